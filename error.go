@@ -1,0 +1,86 @@
+package quire
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code classifies an error. httpapi turns each code into an HTTP status in
+// one table; nothing else in quire knows about status codes.
+type Code string
+
+// Error codes. Append only: clients may match on them.
+const (
+	EINVALID       Code = "invalid"              // malformed input (400)
+	EUNAUTHORIZED  Code = "unauthorized"         // missing or bad credential (401)
+	EFORBIDDEN     Code = "forbidden"            // authenticated, not allowed (403)
+	ENOTFOUND      Code = "not_found"            // unknown or invisible resource (404)
+	ECONFLICT      Code = "conflict"             // wrong state, duplicate (409)
+	EPRECONDITION  Code = "precondition"         // If-Match mismatch (412)
+	ETOOLARGE      Code = "too_large"            // over a size limit (413)
+	EUNPROCESSABLE Code = "unprocessable"        // valid JSON breaking a rule (422)
+	ERATELIMIT     Code = "rate_limited"         // too many requests (429)
+	EUNAVAILABLE   Code = "unavailable"          // a dependency is down (503)
+	ENOSPACE       Code = "insufficient_storage" // data root full or unwritable (507)
+	EINTERNAL      Code = "internal"             // a bug or unexpected failure (500)
+)
+
+// Error is quire's error type. Message is safe to show to a client; Err is
+// the underlying cause and is only logged.
+type Error struct {
+	Code    Code
+	Message string
+	Details map[string]any
+	Err     error
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %v", e.Message, e.Err)
+	}
+	return e.Message
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf returns an *Error with the given code and a formatted message.
+func Errorf(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// WithDetail returns e with a machine-readable detail added.
+func (e *Error) WithDetail(key string, v any) *Error {
+	if e.Details == nil {
+		e.Details = map[string]any{}
+	}
+	e.Details[key] = v
+	return e
+}
+
+// ErrorCode returns the code of the first *Error in err's chain, or
+// EINTERNAL when there is none.
+func ErrorCode(err error) Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return EINTERNAL
+}
+
+// ErrorMessage returns the client-safe message of err.
+func ErrorMessage(err error) string {
+	var e *Error
+	if errors.As(err, &e) && e.Code != EINTERNAL {
+		return e.Message
+	}
+	return "internal error"
+}
+
+// ErrorDetails returns the details of the first *Error in err's chain.
+func ErrorDetails(err error) map[string]any {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Details
+	}
+	return nil
+}

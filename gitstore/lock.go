@@ -1,0 +1,71 @@
+package gitstore
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+)
+
+// lockFile is the name of the per-repository lock file. Every quire
+// process sharing a data root takes it (flock) before changing refs.
+const lockFile = "quire.lock"
+
+// locker serializes writers to one repository: first within the process
+// (a mutex per path, so goroutines do not pile onto flock), then across
+// processes (flock on the repository's lock file).
+type locker struct {
+	mu sync.Mutex
+	m  map[string]*lockEntry
+}
+
+type lockEntry struct {
+	mu   sync.Mutex
+	refs int
+}
+
+func newLocker() *locker { return &locker{m: map[string]*lockEntry{}} }
+
+// lock takes the write lock of the repository at dir and returns its release.
+func (l *locker) lock(dir string) (func(), error) {
+	l.mu.Lock()
+	e := l.m[dir]
+	if e == nil {
+		e = &lockEntry{}
+		l.m[dir] = e
+	}
+	e.refs++
+	l.mu.Unlock()
+
+	e.mu.Lock()
+	release := func() {
+		e.mu.Unlock()
+		l.mu.Lock()
+		if e.refs--; e.refs == 0 {
+			delete(l.m, dir)
+		}
+		l.mu.Unlock()
+	}
+	f, err := os.OpenFile(filepath.Join(dir, lockFile), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		release()
+		return nil, fmt.Errorf("open lock: %w", err)
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		release()
+		return nil, fmt.Errorf("flock: %w", err)
+	}
+	return func() {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+		release()
+	}, nil
+}

@@ -1,0 +1,237 @@
+// Package gitstore keeps quire's data in bare git repositories with go-git:
+// one repository per skill or prompt, and a system repository for users,
+// API keys, projects and asset metadata. It is the only package that
+// imports go-git.
+package gitstore
+
+import (
+	"container/list"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/quire/quire"
+)
+
+// Options configures a Store.
+type Options struct {
+	// Root is the data root.
+	Root string
+	// CacheBytes bounds the object cache shared by every repository.
+	CacheBytes int64
+	// MaxOpenRepos bounds the repositories held open at once.
+	MaxOpenRepos int
+	// Fsync makes objects and refs durable on disk before a write returns.
+	Fsync bool
+	// Limits bound what clients may store.
+	Limits quire.Limits
+	// Now returns the current time; tests may fix it.
+	Now func() time.Time
+}
+
+// Validate checks o and fills in defaults.
+func (o *Options) Validate() error {
+	if o.Root == "" {
+		return errors.New("gitstore: Root is required")
+	}
+	if o.CacheBytes <= 0 {
+		o.CacheBytes = 64 << 20
+	}
+	if o.MaxOpenRepos <= 0 {
+		o.MaxOpenRepos = 512
+	}
+	if o.Limits == (quire.Limits{}) {
+		o.Limits = quire.DefaultLimits()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return nil
+}
+
+// Store is the git-backed implementation of quire's stores.
+type Store struct {
+	opts  Options
+	cache cache.Object
+	locks *locker
+	stats *statsCache
+
+	mu    sync.Mutex
+	open  map[string]*list.Element // path -> element holding *repo
+	lru   *list.List
+	meta  *metaIndex
+	hooks []func(quire.Kind, string)
+}
+
+// Open opens (creating if needed) the data root.
+func Open(opts Options) (*Store, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	root, err := filepath.Abs(opts.Root)
+	if err != nil {
+		return nil, err
+	}
+	opts.Root = root
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return nil, fmt.Errorf("create data root: %w", err)
+	}
+	s := &Store{
+		opts:  opts,
+		cache: cache.NewObjectLRU(cache.FileSize(opts.CacheBytes)),
+		locks: newLocker(),
+		stats: newStatsCache(1 << 14),
+		open:  map[string]*list.Element{},
+		lru:   list.New(),
+	}
+	sys, err := s.initRepo(s.systemPath())
+	if err != nil {
+		return nil, err
+	}
+	s.meta = newMetaIndex(s, sys)
+	return s, nil
+}
+
+// Root is the absolute data root.
+func (s *Store) Root() string { return s.opts.Root }
+
+// Limits are the limits the store enforces.
+func (s *Store) Limits() quire.Limits { return s.opts.Limits }
+
+// OnChange registers fn to be called after any change to an asset's
+// repository (kind, asset id). Caches use it to invalidate.
+func (s *Store) OnChange(fn func(kind quire.Kind, assetID string)) {
+	s.mu.Lock()
+	s.hooks = append(s.hooks, fn)
+	s.mu.Unlock()
+}
+
+func (s *Store) changed(a *quire.Asset) {
+	s.mu.Lock()
+	hooks := s.hooks
+	s.mu.Unlock()
+	for _, fn := range hooks {
+		fn(a.Kind, a.ID)
+	}
+}
+
+func (s *Store) systemPath() string { return filepath.Join(s.opts.Root, "_system.git") }
+
+// RepoPath is where an asset's bare repository lives.
+func (s *Store) RepoPath(a *quire.Asset) string {
+	return filepath.Join(s.opts.Root, a.ProjectID, a.Kind.Plural(), a.ID+".git")
+}
+
+// repo is one open bare repository.
+type repo struct {
+	path string
+	st   *storer
+}
+
+// repo returns the open repository at path, opening it if needed. It does
+// not create it: a missing repository is ENOTFOUND.
+func (s *Store) repo(path string) (*repo, error) {
+	s.mu.Lock()
+	if el, ok := s.open[path]; ok {
+		s.lru.MoveToFront(el)
+		r := el.Value.(*repo)
+		s.mu.Unlock()
+		return r, nil
+	}
+	s.mu.Unlock()
+
+	if _, err := os.Stat(filepath.Join(path, "HEAD")); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, quire.Errorf(quire.ENOTFOUND, "repository not found")
+		}
+		return nil, err
+	}
+	r := &repo{path: path, st: s.newStorer(path)}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if el, ok := s.open[path]; ok {
+		return el.Value.(*repo), nil
+	}
+	s.open[path] = s.lru.PushFront(r)
+	for s.lru.Len() > s.opts.MaxOpenRepos {
+		el := s.lru.Back()
+		s.lru.Remove(el)
+		old := el.Value.(*repo)
+		delete(s.open, old.path)
+	}
+	return r, nil
+}
+
+func (s *Store) newStorer(path string) *storer {
+	fs := filesystem.NewStorageWithOptions(osfs.New(path), s.cache, filesystem.Options{})
+	return &storer{Storage: fs, dir: path, fsync: s.opts.Fsync}
+}
+
+// forget drops an open repository from the pool (after it is removed).
+func (s *Store) forget(path string) {
+	s.mu.Lock()
+	if el, ok := s.open[path]; ok {
+		s.lru.Remove(el)
+		delete(s.open, path)
+	}
+	s.mu.Unlock()
+}
+
+// initRepo creates a bare repository at path unless one is there, and
+// opens it. It is built in a temporary directory and renamed into place so
+// no reader ever sees half a repository.
+func (s *Store) initRepo(path string) (*repo, error) {
+	if _, err := os.Stat(filepath.Join(path, "HEAD")); err == nil {
+		return s.repo(path)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("create repository parent: %w", err)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(path), ".init-*")
+	if err != nil {
+		return nil, fmt.Errorf("create repository: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	_, err = git.PlainInitWithOptions(tmp, &git.PlainInitOptions{
+		Bare:        true,
+		InitOptions: git.InitOptions{DefaultBranch: plumbing.Main},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("init repository: %w", err)
+	}
+	// Pushes must not be thin (go-git cannot resolve deltas against our
+	// objects) and the repository must pass git fsck --strict.
+	if err := os.WriteFile(filepath.Join(tmp, lockFile), nil, 0o644); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		if _, statErr := os.Stat(filepath.Join(path, "HEAD")); statErr == nil {
+			return s.repo(path) // another process won the race
+		}
+		return nil, fmt.Errorf("create repository: %w", err)
+	}
+	return s.repo(path)
+}
+
+// removeRepo deletes the repository at path: renamed aside first, so a
+// crash never leaves half a repository at the real path.
+func (s *Store) removeRepo(path string) error {
+	s.forget(path)
+	trash := filepath.Join(filepath.Dir(path), fmt.Sprintf(".trash-%d-%s", time.Now().UnixNano(), filepath.Base(path)))
+	if err := os.Rename(path, trash); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	return os.RemoveAll(trash)
+}

@@ -1,0 +1,102 @@
+package gitstore
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/quire/quire"
+)
+
+var tester = quire.Actor{Name: "Tess Ter", Email: "tess@example.com"}
+
+func newTestStore(t testing.TB) *Store {
+	t.Helper()
+	s, err := Open(Options{Root: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func newTestSkill(t testing.TB, s *Store) *quire.Asset {
+	t.Helper()
+	ctx := context.Background()
+	p := &quire.Project{Name: "P", Slug: "p"}
+	if err := s.CreateProject(ctx, tester, p); err != nil {
+		t.Fatal(err)
+	}
+	a := &quire.Asset{ProjectID: p.ID, Kind: quire.KindSkill, Name: "S", Slug: "s"}
+	if err := s.CreateAsset(ctx, tester, a); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// gitCLI runs the real git binary in dir and returns its trimmed output.
+func gitCLI(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func TestVersionLifecycleInGit(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t)
+	a := newTestSkill(t, s)
+	v, err := s.CreateVersion(ctx, tester, a, quire.Base{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Number != 1 || v.State != quire.StateDraft {
+		t.Fatalf("got %+v", v)
+	}
+	if _, err := s.PutFiles(ctx, tester, a, 1, []quire.FileContent{{Path: "SKILL.md", Content: []byte("hi\n")}}, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutFiles(ctx, tester, a, 1, []quire.FileContent{{Path: "a/b/c.txt", Content: []byte("x")}}, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	// Same content again: no new commit.
+	before := gitCLI(t, s.RepoPath(a), "rev-parse", "refs/heads/draft/1")
+	if _, err := s.PutFiles(ctx, tester, a, 1, []quire.FileContent{{Path: "a/b/c.txt", Content: []byte("x")}}, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	if after := gitCLI(t, s.RepoPath(a), "rev-parse", "refs/heads/draft/1"); after != before {
+		t.Fatalf("identical upsert made a commit")
+	}
+	if got := gitCLI(t, s.RepoPath(a), "show", "draft/1:a/b/c.txt"); got != "x" {
+		t.Fatalf("git show = %q", got)
+	}
+	if _, err := s.PublishVersion(ctx, tester, a, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	refs := gitCLI(t, s.RepoPath(a), "for-each-ref", "--format=%(refname) %(objecttype)")
+	for _, want := range []string{"refs/heads/main commit", "refs/tags/v1 tag"} {
+		if !strings.Contains(refs, want) {
+			t.Fatalf("refs missing %q:\n%s", want, refs)
+		}
+	}
+	if strings.Contains(refs, "draft/1") {
+		t.Fatalf("draft branch kept after publish:\n%s", refs)
+	}
+	v2, err := s.CreateVersion(ctx, tester, a, quire.Base{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := gitCLI(t, s.RepoPath(a), "rev-parse", "draft/2^"); got != gitCLI(t, s.RepoPath(a), "rev-parse", "v1^{commit}") {
+		t.Fatalf("draft 2 not parented on v1")
+	}
+	if _, err := s.ArchiveVersion(ctx, tester, a, 1); quire.ErrorCode(err) != quire.ECONFLICT {
+		t.Fatalf("archive live: %v", err)
+	}
+	if _, err := s.ArchiveVersion(ctx, tester, a, v2.Number); err != nil {
+		t.Fatal(err)
+	}
+	gitCLI(t, s.RepoPath(a), "fsck", "--strict")
+	gitCLI(t, s.systemPath(), "fsck", "--strict")
+}

@@ -1,0 +1,737 @@
+package gitstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage"
+	"github.com/quire/quire"
+	"github.com/quire/quire/valid"
+)
+
+// Refs that carry version state (DESIGN.md §2).
+const (
+	mainRef     = plumbing.ReferenceName("refs/heads/main")
+	versionsRef = plumbing.ReferenceName("refs/quire/versions")
+	versionsLog = "versions.json"
+)
+
+// DraftRef is the branch of draft n.
+func DraftRef(n int) plumbing.ReferenceName {
+	return plumbing.ReferenceName("refs/heads/draft/" + strconv.Itoa(n))
+}
+
+// TagRef is the tag of published version n.
+func TagRef(n int) plumbing.ReferenceName {
+	return plumbing.ReferenceName("refs/tags/v" + strconv.Itoa(n))
+}
+
+// ArchiveRef is the tag of archived version n.
+func ArchiveRef(n int) plumbing.ReferenceName {
+	return plumbing.ReferenceName("refs/tags/archive/v" + strconv.Itoa(n))
+}
+
+// versionLog is the allocation record of an asset's versions, kept as
+// versions.json on refs/quire/versions so numbers are never reused.
+type versionLog struct {
+	Next     int                     `json:"next"`
+	Versions map[string]*versionInfo `json:"versions"`
+}
+
+type versionInfo struct {
+	CreatedAt time.Time  `json:"created_at"`
+	CreatedBy string     `json:"created_by"`
+	Base      int        `json:"base,omitempty"`
+	DeletedAt *time.Time `json:"deleted_at,omitempty"`
+}
+
+func (r *repo) readLog() (*versionLog, plumbing.Hash, error) {
+	log := &versionLog{Next: 1, Versions: map[string]*versionInfo{}}
+	tip, err := r.ref(versionsRef)
+	if err != nil || tip.IsZero() {
+		return log, tip, err
+	}
+	c, err := r.commit(tip)
+	if err != nil {
+		return nil, tip, err
+	}
+	e, ok, err := r.lookup(c.TreeHash, versionsLog)
+	if err != nil || !ok {
+		return log, tip, err
+	}
+	b, err := r.readBlob(e.Hash)
+	if err != nil {
+		return nil, tip, err
+	}
+	if err := json.Unmarshal(b, log); err != nil {
+		return nil, tip, fmt.Errorf("decode %s: %w", versionsLog, err)
+	}
+	return log, tip, nil
+}
+
+func (r *repo) writeLog(by quire.Actor, when time.Time, log *versionLog, tip plumbing.Hash, msg string) error {
+	b, err := json.MarshalIndent(log, "", "  ")
+	if err != nil {
+		return err
+	}
+	blob, err := r.writeBlob(append(b, '\n'))
+	if err != nil {
+		return err
+	}
+	tree, err := r.writeObject(&object.Tree{Entries: []object.TreeEntry{{Name: versionsLog, Mode: 0o100644, Hash: blob}}})
+	if err != nil {
+		return err
+	}
+	c, err := r.writeCommit(by, when, tree, tip, msg)
+	if err != nil {
+		return err
+	}
+	return r.casRef(versionsRef, tip, c)
+}
+
+// vstate is what the refs say about one version.
+type vstate struct {
+	n        int
+	state    quire.VersionState
+	commit   plumbing.Hash
+	tag      *object.Tag // the vN tag, when published or archived
+	archived *object.Tag // the archive/vN tag, when archived
+}
+
+// state reads the refs of version n. It returns ENOTFOUND when none exists.
+func (r *repo) state(n int) (*vstate, error) {
+	v := &vstate{n: n}
+	if h, err := r.ref(ArchiveRef(n)); err != nil {
+		return nil, err
+	} else if !h.IsZero() {
+		v.state = quire.StateArchived
+		if v.archived, v.commit, err = r.peel(h); err != nil {
+			return nil, err
+		}
+	}
+	if h, err := r.ref(TagRef(n)); err != nil {
+		return nil, err
+	} else if !h.IsZero() {
+		if v.state == "" {
+			v.state = quire.StatePublished
+		}
+		if v.tag, v.commit, err = r.peel(h); err != nil {
+			return nil, err
+		}
+	}
+	if v.state == "" {
+		h, err := r.ref(DraftRef(n))
+		if err != nil {
+			return nil, err
+		}
+		if h.IsZero() {
+			return nil, quire.Errorf(quire.ENOTFOUND, "version %d not found", n)
+		}
+		v.state, v.commit = quire.StateDraft, h
+	}
+	return v, nil
+}
+
+// peel resolves a tag ref's target: an annotated tag or a bare commit.
+func (r *repo) peel(h plumbing.Hash) (*object.Tag, plumbing.Hash, error) {
+	t, err := object.GetTag(r.st, h)
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		return nil, h, nil // a lightweight tag
+	}
+	if err != nil {
+		return nil, h, err
+	}
+	return t, t.Target, nil
+}
+
+// draft returns the state of version n, which must be a draft.
+func (r *repo) draft(n int) (*vstate, error) {
+	v, err := r.state(n)
+	if err != nil {
+		return nil, err
+	}
+	if v.state != quire.StateDraft {
+		return nil, quire.Errorf(quire.ECONFLICT, "version %d is %s; only a draft can be changed", n, v.state)
+	}
+	return v, nil
+}
+
+// record builds the Version record of v.
+func (r *repo) record(a *quire.Asset, v *vstate, log *versionLog, live plumbing.Hash) (*quire.Version, error) {
+	out := &quire.Version{
+		AssetID: a.ID, Kind: a.Kind, Number: v.n, State: v.state,
+		Commit: v.commit.String(),
+		Live:   v.state == quire.StatePublished && v.commit == live,
+	}
+	c, err := r.commit(v.commit)
+	if err != nil {
+		return nil, err
+	}
+	out.UpdatedAt = c.Committer.When.UTC()
+	if info := log.Versions[strconv.Itoa(v.n)]; info != nil {
+		out.CreatedAt, out.CreatedBy, out.Base = info.CreatedAt.UTC(), info.CreatedBy, info.Base
+	} else {
+		out.CreatedAt, out.CreatedBy = c.Author.When.UTC(), c.Author.Email
+	}
+	if v.tag != nil {
+		t := v.tag.Tagger.When.UTC()
+		out.PublishedAt, out.UpdatedAt = &t, t
+	}
+	if v.archived != nil {
+		t := v.archived.Tagger.When.UTC()
+		out.ArchivedAt, out.UpdatedAt = &t, t
+	}
+	return out, nil
+}
+
+func (s *Store) assetRepo(a *quire.Asset) (*repo, error) {
+	return s.repo(s.RepoPath(a))
+}
+
+// lockAsset opens an asset's repository and takes its write lock.
+func (s *Store) lockAsset(a *quire.Asset) (*repo, func(), error) {
+	r, err := s.assetRepo(a)
+	if err != nil {
+		return nil, nil, err
+	}
+	unlock, err := s.locks.lock(r.path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, unlock, nil
+}
+
+// InitAsset creates the bare repository of a new asset.
+func (s *Store) InitAsset(ctx context.Context, a *quire.Asset) error {
+	_, err := s.initRepo(s.RepoPath(a))
+	return err
+}
+
+// RemoveRepository deletes an asset's repository.
+func (s *Store) RemoveRepository(ctx context.Context, a *quire.Asset) error {
+	return s.removeRepo(s.RepoPath(a))
+}
+
+// CreateVersion opens draft N (the next number) from base, with files
+// written into its first commit.
+func (s *Store) CreateVersion(ctx context.Context, by quire.Actor, a *quire.Asset, base quire.Base, files []quire.FileContent) (*quire.Version, error) {
+	edits, _, err := s.prepareFiles(files)
+	if err != nil {
+		return nil, err
+	}
+	r, unlock, err := s.lockAsset(a)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+
+	log, logTip, err := r.readLog()
+	if err != nil {
+		return nil, err
+	}
+	var parent plumbing.Hash
+	var from int
+	switch {
+	case base.Empty:
+	case base.Version > 0:
+		v, err := r.state(base.Version)
+		if err != nil {
+			return nil, quire.Errorf(quire.ENOTFOUND, "base version %d not found", base.Version)
+		}
+		parent, from = v.commit, base.Version
+	default:
+		if parent, err = r.ref(mainRef); err != nil {
+			return nil, err
+		}
+		from = s.versionAt(r, parent)
+	}
+	var tree plumbing.Hash
+	if !parent.IsZero() {
+		c, err := r.commit(parent)
+		if err != nil {
+			return nil, err
+		}
+		tree = c.TreeHash
+	}
+	if len(edits) > 0 {
+		if err := r.writeBlobs(edits, files); err != nil {
+			return nil, err
+		}
+		if tree, err = r.editTree(tree, edits); err != nil {
+			return nil, err
+		}
+		st, err := s.treeStats(r, tree)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.checkVersionLimits(st); err != nil {
+			return nil, err
+		}
+	} else if tree.IsZero() {
+		if tree, err = r.writeObject(&object.Tree{}); err != nil {
+			return nil, err
+		}
+	}
+
+	n := log.Next
+	now := s.opts.Now()
+	msg := fmt.Sprintf("Open draft %d", n)
+	if from > 0 {
+		msg += fmt.Sprintf(" from v%d", from)
+	}
+	c, err := r.writeCommit(by, now, tree, parent, msg+"\n")
+	if err != nil {
+		return nil, err
+	}
+	log.Next = n + 1
+	log.Versions[strconv.Itoa(n)] = &versionInfo{CreatedAt: now.UTC(), CreatedBy: by.Email, Base: from}
+	if err := r.writeLog(by, now, log, logTip, fmt.Sprintf("Allocate version %d\n", n)); err != nil {
+		return nil, err
+	}
+	if err := r.casRef(DraftRef(n), plumbing.ZeroHash, c); err != nil {
+		return nil, err
+	}
+	s.changed(a)
+	return r.record(a, &vstate{n: n, state: quire.StateDraft, commit: c}, log, plumbing.ZeroHash)
+}
+
+// versionAt returns the published version whose tag points at commit c, or 0.
+func (s *Store) versionAt(r *repo, c plumbing.Hash) int {
+	if c.IsZero() {
+		return 0
+	}
+	log, _, err := r.readLog()
+	if err != nil {
+		return 0
+	}
+	for n := log.Next - 1; n > 0; n-- {
+		if h, err := r.ref(TagRef(n)); err == nil && !h.IsZero() {
+			if _, target, err := r.peel(h); err == nil && target == c {
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+// Versions lists every version of an asset, oldest first.
+func (s *Store) Versions(ctx context.Context, a *quire.Asset) ([]*quire.Version, error) {
+	r, err := s.assetRepo(a)
+	if err != nil {
+		return nil, err
+	}
+	log, _, err := r.readLog()
+	if err != nil {
+		return nil, err
+	}
+	live, err := r.ref(mainRef)
+	if err != nil {
+		return nil, err
+	}
+	out := []*quire.Version{}
+	for n := 1; n < log.Next; n++ {
+		v, err := r.state(n)
+		if quire.ErrorCode(err) == quire.ENOTFOUND {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		rec, err := r.record(a, v, log, live)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rec)
+	}
+	return out, nil
+}
+
+// Version returns version n.
+func (s *Store) Version(ctx context.Context, a *quire.Asset, n int) (*quire.Version, error) {
+	r, err := s.assetRepo(a)
+	if err != nil {
+		return nil, err
+	}
+	return s.versionRecord(r, a, n)
+}
+
+func (s *Store) versionRecord(r *repo, a *quire.Asset, n int) (*quire.Version, error) {
+	v, err := r.state(n)
+	if err != nil {
+		return nil, err
+	}
+	log, _, err := r.readLog()
+	if err != nil {
+		return nil, err
+	}
+	live, err := r.ref(mainRef)
+	if err != nil {
+		return nil, err
+	}
+	return r.record(a, v, log, live)
+}
+
+// LiveVersion returns the version main points at.
+func (s *Store) LiveVersion(ctx context.Context, a *quire.Asset) (*quire.Version, error) {
+	r, err := s.assetRepo(a)
+	if err != nil {
+		return nil, err
+	}
+	live, err := r.ref(mainRef)
+	if err != nil {
+		return nil, err
+	}
+	n := s.versionAt(r, live)
+	if n == 0 {
+		return nil, quire.Errorf(quire.ENOTFOUND, "no live version: publish one first")
+	}
+	return s.versionRecord(r, a, n)
+}
+
+// DeleteVersion deletes draft n. Its number is not reused.
+func (s *Store) DeleteVersion(ctx context.Context, by quire.Actor, a *quire.Asset, n int) error {
+	r, unlock, err := s.lockAsset(a)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	v, err := r.state(n)
+	if err != nil {
+		return err
+	}
+	if v.state != quire.StateDraft {
+		return quire.Errorf(quire.ECONFLICT, "version %d is %s; only a draft can be deleted", n, v.state)
+	}
+	log, tip, err := r.readLog()
+	if err != nil {
+		return err
+	}
+	now := s.opts.Now().UTC()
+	if info := log.Versions[strconv.Itoa(n)]; info != nil {
+		info.DeletedAt = &now
+	}
+	if err := r.writeLog(by, now, log, tip, fmt.Sprintf("Delete draft %d\n", n)); err != nil {
+		return err
+	}
+	if err := r.st.RemoveReference(DraftRef(n)); err != nil {
+		return err
+	}
+	s.changed(a)
+	return nil
+}
+
+// PublishVersion tags draft n as vN, makes it live and removes its branch.
+func (s *Store) PublishVersion(ctx context.Context, by quire.Actor, a *quire.Asset, n int, check func(quire.ReadFunc) error) (*quire.Version, error) {
+	r, unlock, err := s.lockAsset(a)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	v, err := r.state(n)
+	if err != nil {
+		return nil, err
+	}
+	if v.state != quire.StateDraft {
+		return nil, quire.Errorf(quire.ECONFLICT, "version %d is already %s", n, v.state)
+	}
+	if check != nil {
+		c, err := r.commit(v.commit)
+		if err != nil {
+			return nil, err
+		}
+		if err := check(r.reader(c.TreeHash)); err != nil {
+			return nil, err
+		}
+	}
+	now := s.opts.Now()
+	if err := r.tag(by, now, TagRef(n), fmt.Sprintf("v%d", n), v.commit, fmt.Sprintf("Publish version %d\n", n)); err != nil {
+		return nil, err
+	}
+	live, err := r.ref(mainRef)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.casRef(mainRef, live, v.commit); err != nil {
+		return nil, err
+	}
+	if err := r.st.RemoveReference(DraftRef(n)); err != nil {
+		return nil, err
+	}
+	s.changed(a)
+	return s.versionRecord(r, a, n)
+}
+
+// reader returns a ReadFunc over the tree at root.
+func (r *repo) reader(root plumbing.Hash) quire.ReadFunc {
+	return func(path string) ([]byte, bool, error) {
+		e, ok, err := r.lookup(root, path)
+		if err != nil || !ok {
+			return nil, false, err
+		}
+		b, err := r.readBlob(e.Hash)
+		return b, err == nil, err
+	}
+}
+
+// tag writes an annotated tag object and creates its ref, which must not exist.
+func (r *repo) tag(by quire.Actor, when time.Time, ref plumbing.ReferenceName, name string, target plumbing.Hash, msg string) error {
+	h, err := r.writeObject(&object.Tag{
+		Name: name, Tagger: signature(by, when), Message: msg,
+		TargetType: plumbing.CommitObject, Target: target,
+	})
+	if err != nil {
+		return err
+	}
+	if err := r.casRef(ref, plumbing.ZeroHash, h); errors.Is(err, storage.ErrReferenceHasChanged) {
+		return quire.Errorf(quire.ECONFLICT, "tag %s already exists", name)
+	} else if err != nil {
+		return err
+	}
+	return nil
+}
+
+// PromoteVersion makes published version n live (a rollback when n is older).
+func (s *Store) PromoteVersion(ctx context.Context, by quire.Actor, a *quire.Asset, n int) (*quire.Version, error) {
+	r, unlock, err := s.lockAsset(a)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	v, err := r.state(n)
+	if err != nil {
+		return nil, err
+	}
+	if v.state != quire.StatePublished {
+		return nil, quire.Errorf(quire.ECONFLICT, "version %d is %s; only a published version can be promoted", n, v.state)
+	}
+	live, err := r.ref(mainRef)
+	if err != nil {
+		return nil, err
+	}
+	if live != v.commit {
+		if err := r.casRef(mainRef, live, v.commit); err != nil {
+			return nil, err
+		}
+		s.changed(a)
+	}
+	return s.versionRecord(r, a, n)
+}
+
+// ArchiveVersion archives a draft or a published version that is not live.
+func (s *Store) ArchiveVersion(ctx context.Context, by quire.Actor, a *quire.Asset, n int) (*quire.Version, error) {
+	r, unlock, err := s.lockAsset(a)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	v, err := r.state(n)
+	if err != nil {
+		return nil, err
+	}
+	live, err := r.ref(mainRef)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case v.state == quire.StateArchived:
+		return nil, quire.Errorf(quire.ECONFLICT, "version %d is already archived", n)
+	case v.state == quire.StatePublished && v.commit == live:
+		return nil, quire.Errorf(quire.ECONFLICT, "version %d is live; promote another version before archiving it", n)
+	}
+	if err := r.tag(by, s.opts.Now(), ArchiveRef(n), fmt.Sprintf("archive/v%d", n), v.commit, fmt.Sprintf("Archive version %d\n", n)); err != nil {
+		return nil, err
+	}
+	if v.state == quire.StateDraft {
+		if err := r.st.RemoveReference(DraftRef(n)); err != nil {
+			return nil, err
+		}
+	}
+	s.changed(a)
+	return s.versionRecord(r, a, n)
+}
+
+// prepareFiles validates files and turns them into edits once blobs are
+// written. It returns the edits (blobs still zero) and the total bytes.
+func (s *Store) prepareFiles(files []quire.FileContent) ([]treeEdit, int64, error) {
+	seen := map[string]bool{}
+	var total int64
+	edits := make([]treeEdit, 0, len(files))
+	for _, f := range files {
+		if err := valid.FilePath(f.Path); err != nil {
+			return nil, 0, err
+		}
+		if err := s.checkFile(f); err != nil {
+			return nil, 0, err
+		}
+		if seen[f.Path] {
+			return nil, 0, quire.Errorf(quire.EINVALID, "file %s is given twice", f.Path)
+		}
+		seen[f.Path] = true
+		total += int64(len(f.Content))
+		edits = append(edits, treeEdit{Path: f.Path})
+	}
+	if len(files) > s.opts.Limits.MaxVersionFiles {
+		return nil, 0, quire.Errorf(quire.ETOOLARGE, "a version may hold at most %d files", s.opts.Limits.MaxVersionFiles)
+	}
+	return edits, total, nil
+}
+
+// writeBlobs stores the content of files into the edits prepared for them.
+func (r *repo) writeBlobs(edits []treeEdit, files []quire.FileContent) error {
+	for i, f := range files {
+		h, err := r.writeBlob(f.Content)
+		if err != nil {
+			return err
+		}
+		edits[i].Blob = h
+	}
+	return nil
+}
+
+// PutFiles writes files into draft n as one commit. Writing content equal
+// to what is there makes no commit.
+func (s *Store) PutFiles(ctx context.Context, by quire.Actor, a *quire.Asset, n int, files []quire.FileContent, ifMatch, message string) (*quire.Version, error) {
+	edits, _, err := s.prepareFiles(files)
+	if err != nil {
+		return nil, err
+	}
+	if len(edits) == 0 {
+		return nil, quire.Errorf(quire.EINVALID, "no files given")
+	}
+	r, unlock, err := s.lockAsset(a)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	v, err := r.draft(n)
+	if err != nil {
+		return nil, err
+	}
+	if ifMatch != "" && ifMatch != v.commit.String() {
+		return nil, quire.Errorf(quire.EPRECONDITION, "version %d is at %s, not %s", n, v.commit, ifMatch)
+	}
+	if err := r.writeBlobs(edits, files); err != nil {
+		return nil, err
+	}
+	return s.commitEdits(r, by, a, v, edits, message)
+}
+
+// DeleteFile removes one file from draft n as one commit.
+func (s *Store) DeleteFile(ctx context.Context, by quire.Actor, a *quire.Asset, n int, path, ifMatch string) (*quire.Version, error) {
+	if err := valid.FilePath(path); err != nil {
+		return nil, err
+	}
+	r, unlock, err := s.lockAsset(a)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	v, err := r.draft(n)
+	if err != nil {
+		return nil, err
+	}
+	if ifMatch != "" && ifMatch != v.commit.String() {
+		return nil, quire.Errorf(quire.EPRECONDITION, "version %d is at %s, not %s", n, v.commit, ifMatch)
+	}
+	return s.commitEdits(r, by, a, v, []treeEdit{{Path: path}}, "Delete "+path)
+}
+
+// commitEdits applies edits to draft v and commits them. The caller holds
+// the repository lock.
+func (s *Store) commitEdits(r *repo, by quire.Actor, a *quire.Asset, v *vstate, edits []treeEdit, message string) (*quire.Version, error) {
+	parent, err := r.commit(v.commit)
+	if err != nil {
+		return nil, err
+	}
+	tree, err := r.editTree(parent.TreeHash, edits)
+	if err != nil {
+		return nil, err
+	}
+	if tree != parent.TreeHash {
+		if err := s.checkEditedStats(r, parent.TreeHash, tree, edits); err != nil {
+			return nil, err
+		}
+		if message == "" {
+			message = editMessage(r, parent.TreeHash, edits)
+		}
+		c, err := r.writeCommit(by, s.opts.Now(), tree, v.commit, strings.TrimRight(message, "\n")+"\n")
+		if err != nil {
+			return nil, err
+		}
+		if err := r.casRef(DraftRef(v.n), v.commit, c); errors.Is(err, storage.ErrReferenceHasChanged) {
+			return nil, quire.Errorf(quire.ECONFLICT, "draft %d changed concurrently; retry", v.n)
+		} else if err != nil {
+			return nil, err
+		}
+		v.commit = c
+		s.changed(a)
+	}
+	log, _, err := r.readLog()
+	if err != nil {
+		return nil, err
+	}
+	return r.record(a, v, log, plumbing.ZeroHash)
+}
+
+// checkEditedStats derives the new tree's totals from the old tree's and
+// the edits, so a limit check does not walk a large tree on every write.
+func (s *Store) checkEditedStats(r *repo, oldTree, newTree plumbing.Hash, edits []treeEdit) error {
+	st, err := s.treeStats(r, oldTree)
+	if err != nil {
+		return err
+	}
+	for _, e := range edits {
+		old, ok, err := r.lookup(oldTree, e.Path)
+		if err != nil {
+			return err
+		}
+		if ok {
+			size, err := r.st.EncodedObjectSize(old.Hash)
+			if err != nil {
+				return err
+			}
+			st.files--
+			st.bytes -= size
+		}
+		if !e.Blob.IsZero() {
+			size, err := r.st.EncodedObjectSize(e.Blob)
+			if err != nil {
+				return err
+			}
+			st.files++
+			st.bytes += size
+		}
+	}
+	if err := s.checkVersionLimits(st); err != nil {
+		return err
+	}
+	s.stats.put(newTree, st)
+	return nil
+}
+
+func editMessage(r *repo, oldTree plumbing.Hash, edits []treeEdit) string {
+	if len(edits) != 1 {
+		paths := make([]string, len(edits))
+		for i, e := range edits {
+			paths[i] = e.Path
+		}
+		sort.Strings(paths)
+		return fmt.Sprintf("Update %d files\n\n%s", len(edits), strings.Join(paths, "\n"))
+	}
+	e := edits[0]
+	if e.Blob.IsZero() {
+		return "Delete " + e.Path
+	}
+	if _, ok, _ := r.lookup(oldTree, e.Path); ok {
+		return "Update " + e.Path
+	}
+	return "Add " + e.Path
+}
