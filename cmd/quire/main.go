@@ -1,0 +1,263 @@
+// Command quire runs the quire server.
+//
+//	quire serve [flags]   run the server
+//	quire version         print the version
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/quire/quire"
+	"github.com/quire/quire/cache"
+	"github.com/quire/quire/gitstore"
+	"github.com/quire/quire/httpapi"
+	"golang.org/x/crypto/bcrypt"
+)
+
+// Version is set at build time with -ldflags "-X main.Version=...".
+var Version = "dev"
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "quire:", err)
+		}
+		os.Exit(2)
+	}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "usage: quire serve [flags] | quire version")
+		return flag.ErrHelp
+	}
+	switch args[0] {
+	case "version":
+		fmt.Fprintln(stdout, "quire", Version)
+		return nil
+	case "serve":
+		m := NewMain(stderr)
+		if err := m.ParseFlags(args[1:]); err != nil {
+			return err
+		}
+		ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+		defer stop()
+		if err := m.Run(ctx); err != nil {
+			return err
+		}
+		<-ctx.Done()
+		m.log.Info("shutting down")
+		return m.Close()
+	}
+	fmt.Fprintf(stderr, "quire: unknown command %q\nusage: quire serve [flags] | quire version\n", args[0])
+	return flag.ErrHelp
+}
+
+// Config is what quire serve is configured with.
+type Config struct {
+	Addr          string
+	Data          string
+	Redis         string
+	RedisPrefix   string
+	SessionTTL    time.Duration
+	Fsync         bool
+	LogLevel      string
+	AdminEmail    string
+	AdminPassword string
+	BcryptCost    int
+}
+
+// Main is a running quire server; end-to-end tests drive it too.
+type Main struct {
+	Config Config
+
+	out    io.Writer
+	log    *slog.Logger
+	store  *gitstore.Store
+	redis  *cache.Redis
+	http   *http.Server
+	ln     net.Listener
+	served chan error
+}
+
+// NewMain returns a Main with default configuration, logging to out.
+func NewMain(out io.Writer) *Main {
+	return &Main{out: out, Config: Config{
+		Addr: "127.0.0.1:8080", Data: "./repos", SessionTTL: 24 * time.Hour, LogLevel: "info", RedisPrefix: "quire:",
+	}}
+}
+
+// ParseFlags reads flags, each with a QUIRE_* environment equivalent.
+func (m *Main) ParseFlags(args []string) error {
+	c := &m.Config
+	fs := flag.NewFlagSet("quire serve", flag.ContinueOnError)
+	fs.SetOutput(m.out)
+	str := func(p *string, name, env, usage string) {
+		if v := os.Getenv(env); v != "" {
+			*p = v
+		}
+		fs.StringVar(p, name, *p, usage+" ($"+env+")")
+	}
+	str(&c.Addr, "addr", "QUIRE_ADDR", "address to listen on")
+	str(&c.Data, "data", "QUIRE_DATA", "data root: every repository lives here")
+	str(&c.Redis, "redis", "QUIRE_REDIS", "redis:// URL; empty runs an embedded Redis")
+	str(&c.RedisPrefix, "redis-prefix", "QUIRE_REDIS_PREFIX", "prefix of every Redis key")
+	str(&c.LogLevel, "log-level", "QUIRE_LOG_LEVEL", "debug, info, warn or error")
+	if v := os.Getenv("QUIRE_SESSION_TTL"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return fmt.Errorf("QUIRE_SESSION_TTL: %w", err)
+		}
+		c.SessionTTL = d
+	}
+	fs.DurationVar(&c.SessionTTL, "session-ttl", c.SessionTTL, "how long a login session lasts ($QUIRE_SESSION_TTL)")
+	if v := os.Getenv("QUIRE_FSYNC"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("QUIRE_FSYNC: %w", err)
+		}
+		c.Fsync = b
+	}
+	fs.BoolVar(&c.Fsync, "fsync", c.Fsync, "fsync objects and refs before acknowledging a write: survives power loss ($QUIRE_FSYNC)")
+	c.AdminEmail = os.Getenv("QUIRE_ADMIN_EMAIL")
+	c.AdminPassword = os.Getenv("QUIRE_ADMIN_PASSWORD")
+	fs.Usage = func() {
+		fmt.Fprintln(m.out, "usage: quire serve [flags]\n\nOn first start, with no user yet, an admin is created from\n$QUIRE_ADMIN_EMAIL and $QUIRE_ADMIN_PASSWORD (or a generated password\nprinted once to the log).\n\nFlags:")
+		fs.PrintDefaults()
+	}
+	return fs.Parse(args)
+}
+
+// Run opens the stores, creates the first admin if needed and starts
+// serving. It returns once the listener is open.
+func (m *Main) Run(ctx context.Context) error {
+	c := m.Config
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		return fmt.Errorf("log level: %w", err)
+	}
+	m.log = slog.New(slog.NewJSONHandler(m.out, &slog.HandlerOptions{Level: level}))
+
+	store, err := gitstore.Open(gitstore.Options{Root: c.Data, Fsync: c.Fsync})
+	if err != nil {
+		return err
+	}
+	m.store = store
+	m.redis, err = cache.Open(ctx, cache.Options{
+		URL: c.Redis, Prefix: c.RedisPrefix,
+		SnapshotPath: filepath.Join(store.Root(), "sessions.snapshot.json"),
+	})
+	if err != nil {
+		return err
+	}
+	if err := m.bootstrap(ctx); err != nil {
+		return err
+	}
+	api := httpapi.New(httpapi.Config{
+		Meta: store, Versions: store, Sessions: m.redis, Logger: m.log,
+		Limits: store.Limits(), SessionTTL: c.SessionTTL, BcryptCost: c.BcryptCost,
+		Ready: m.ready,
+	})
+	m.ln, err = net.Listen("tcp", c.Addr)
+	if err != nil {
+		return err
+	}
+	m.http = &http.Server{
+		Handler:           api,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       2 * time.Minute,
+		WriteTimeout:      5 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}
+	m.served = make(chan error, 1)
+	go func() { m.served <- m.http.Serve(m.ln) }()
+	m.log.Info("quire started", "addr", m.ln.Addr().String(), "data", store.Root(), "redis_embedded", m.redis.Embedded(), "version", Version)
+	return nil
+}
+
+// Addr is the address the server listens on.
+func (m *Main) Addr() string { return m.ln.Addr().String() }
+
+// ready reports whether the data root is writable and Redis answers.
+func (m *Main) ready(ctx context.Context) error {
+	f, err := os.CreateTemp(m.store.Root(), ".readyz-*")
+	if err != nil {
+		return fmt.Errorf("data root not writable")
+	}
+	f.Close()
+	os.Remove(f.Name())
+	if err := m.redis.Ping(ctx); err != nil {
+		return fmt.Errorf("redis unreachable")
+	}
+	return nil
+}
+
+// Close stops accepting requests, lets in-flight ones finish, and closes
+// Redis (snapshotting embedded sessions).
+func (m *Main) Close() error {
+	var err error
+	if m.http != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err = m.http.Shutdown(ctx)
+		cancel()
+	}
+	if m.redis != nil {
+		if cerr := m.redis.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if m.log != nil {
+		m.log.Info("quire stopped")
+	}
+	return err
+}
+
+// bootstrap creates the first admin when there is no user at all.
+func (m *Main) bootstrap(ctx context.Context) error {
+	users, err := m.store.Users(ctx)
+	if err != nil || len(users) > 0 {
+		return err
+	}
+	email, password := m.Config.AdminEmail, m.Config.AdminPassword
+	if email == "" {
+		email = "admin@localhost"
+	}
+	generated := password == ""
+	if generated {
+		password = quire.NewSecret()[:24]
+	}
+	cost := m.Config.BcryptCost
+	if cost == 0 {
+		cost = bcrypt.DefaultCost
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), cost)
+	if err != nil {
+		return err
+	}
+	u := &quire.User{Email: email, Name: "Administrator", Role: quire.RoleAdmin, PasswordHash: string(hash)}
+	if err := m.store.CreateUser(ctx, quire.Actor{Name: "quire", Email: "quire@localhost"}, u); err != nil {
+		return err
+	}
+	if generated {
+		// Printed once, to the console only: this is the one log line that
+		// carries a secret, because there is no other way to hand it over.
+		fmt.Fprintf(m.out, "quire: created admin %s with password %s (set QUIRE_ADMIN_PASSWORD to choose it)\n", email, password)
+	} else {
+		m.log.Info("created admin user", "email", email)
+	}
+	return nil
+}

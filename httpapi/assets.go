@@ -1,0 +1,369 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+	"github.com/quire/quire"
+)
+
+// Skills and prompts share their metadata and version life cycle; the
+// handlers here serve both, keyed by kind.
+
+func (s *Server) assetRoutes(g *gin.RouterGroup, kind quire.Kind) {
+	pl := "/" + kind.Plural()
+	g.POST("/projects/:projectID"+pl, s.createAsset(kind))
+	g.GET("/projects/:projectID"+pl, s.listAssets(kind))
+	g.GET(pl+"/:id", s.getAsset(kind))
+	g.PATCH(pl+"/:id", s.updateAsset(kind))
+	g.DELETE(pl+"/:id", s.deleteAsset(kind))
+	g.GET(pl+"/:id/versions", s.listVersions(kind))
+	g.GET(pl+"/:id/versions/:version", s.getVersion(kind))
+	g.DELETE(pl+"/:id/versions/:version", s.deleteVersion(kind))
+	g.POST(pl+"/:id/versions/:version/publish", s.publishVersion(kind))
+	g.POST(pl+"/:id/versions/:version/promote", s.promoteVersion(kind))
+	g.POST(pl+"/:id/versions/:version/archive", s.archiveVersion(kind))
+	g.GET(pl+"/:id/diff", s.diffVersions(kind))
+	g.GET(pl+"/:id/history", s.history(kind))
+}
+
+// asset resolves the {id} path parameter (id or slug) to an asset the
+// caller can see, and checks the caller has want on its project. A slug
+// matching assets in several visible projects is a conflict.
+func (s *Server) asset(c *gin.Context, kind quire.Kind, want quire.Access) (*quire.Asset, error) {
+	ctx := c.Request.Context()
+	p := principal(c)
+	found, err := s.meta.FindAssets(ctx, kind, c.Param("id"))
+	if err != nil {
+		return nil, err
+	}
+	var match *quire.Asset
+	var proj *quire.Project
+	for _, a := range found {
+		pr, err := s.meta.Project(ctx, a.ProjectID)
+		if err != nil || p.ProjectAccess(pr) == quire.AccessNone {
+			continue
+		}
+		if match != nil {
+			return nil, quire.Errorf(quire.ECONFLICT, "slug %q names a %s in several projects; use its id", c.Param("id"), kind).
+				WithDetail("ids", []string{match.ID, a.ID})
+		}
+		match, proj = a, pr
+	}
+	if match == nil {
+		return nil, quire.Errorf(quire.ENOTFOUND, "%s not found", kind)
+	}
+	if err := p.CheckProject(proj, want); err != nil {
+		return nil, err
+	}
+	return match, nil
+}
+
+// assetVersion resolves {id} and {version}.
+func (s *Server) assetVersion(c *gin.Context, kind quire.Kind, want quire.Access) (*quire.Asset, int, error) {
+	n, err := versionParam(c)
+	if err != nil {
+		return nil, 0, err
+	}
+	a, err := s.asset(c, kind, want)
+	return a, n, err
+}
+
+func (s *Server) createAsset(kind quire.Kind) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		pr, err := s.project(c, quire.AccessWrite)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		var req metaRequest
+		if err := s.decode(c, &req); err != nil {
+			s.fail(c, err)
+			return
+		}
+		p := principal(c)
+		a := &quire.Asset{ProjectID: pr.ID, Kind: kind, CreatedBy: p.User.ID}
+		if err := s.applyMeta(&req, true, &a.Name, &a.Slug, &a.Description); err != nil {
+			s.fail(c, err)
+			return
+		}
+		if err := s.meta.CreateAsset(c.Request.Context(), p.Actor(), a); err != nil {
+			s.fail(c, err)
+			return
+		}
+		c.JSON(http.StatusCreated, gin.H{string(kind): a})
+	}
+}
+
+func (s *Server) listAssets(kind quire.Kind) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		pr, err := s.project(c, quire.AccessRead)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		opts, err := listOptions(c)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		all, err := s.meta.Assets(c.Request.Context(), kind, pr.ID)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		pg, next, err := paginate(all, opts)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		c.JSON(http.StatusOK, gin.H{kind.Plural(): pg, "next_cursor": next})
+	}
+}
+
+func (s *Server) getAsset(kind quire.Kind) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		a, err := s.asset(c, kind, quire.AccessRead)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		c.JSON(http.StatusOK, gin.H{string(kind): a})
+	}
+}
+
+func (s *Server) updateAsset(kind quire.Kind) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		a, err := s.asset(c, kind, quire.AccessWrite)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		var req metaRequest
+		if err := s.decode(c, &req); err != nil {
+			s.fail(c, err)
+			return
+		}
+		if err := s.applyMeta(&req, false, &a.Name, &a.Slug, &a.Description); err != nil {
+			s.fail(c, err)
+			return
+		}
+		if err := s.meta.UpdateAsset(c.Request.Context(), principal(c).Actor(), a); err != nil {
+			s.fail(c, err)
+			return
+		}
+		c.JSON(http.StatusOK, gin.H{string(kind): a})
+	}
+}
+
+func (s *Server) deleteAsset(kind quire.Kind) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		a, err := s.asset(c, kind, quire.AccessWrite)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		if err := s.meta.DeleteAsset(c.Request.Context(), principal(c).Actor(), a); err != nil {
+			s.fail(c, err)
+			return
+		}
+		c.Status(http.StatusNoContent)
+	}
+}
+
+// versionView is a version as clients see it: skill_id or prompt_id, and
+// for prompts the template and config.
+func (s *Server) versionView(ctx context.Context, a *quire.Asset, v *quire.Version) (any, error) {
+	if a.Kind == quire.KindPrompt {
+		return s.promptVersionView(ctx, a, v)
+	}
+	return struct {
+		SkillID string `json:"skill_id"`
+		*quire.Version
+	}{a.ID, v}, nil
+}
+
+// writeVersion answers with {"version": ...} and the commit as ETag.
+func (s *Server) writeVersion(c *gin.Context, status int, a *quire.Asset, v *quire.Version, extra gin.H) {
+	view, err := s.versionView(c.Request.Context(), a, v)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	out := gin.H{"version": view}
+	for k, x := range extra {
+		out[k] = x
+	}
+	c.Header("ETag", `"`+v.Commit+`"`)
+	c.JSON(status, out)
+}
+
+func (s *Server) listVersions(kind quire.Kind) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		a, err := s.asset(c, kind, quire.AccessRead)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		opts, err := listOptions(c)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		ctx := c.Request.Context()
+		all, err := s.versions.Versions(ctx, a)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		if st := c.Query("state"); st != "" {
+			kept := all[:0]
+			for _, v := range all {
+				if string(v.State) == st {
+					kept = append(kept, v)
+				}
+			}
+			all = kept
+		}
+		pg, next, err := paginate(all, opts)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		out := make([]any, len(pg))
+		for i, v := range pg {
+			if out[i], err = s.versionView(ctx, a, v); err != nil {
+				s.fail(c, err)
+				return
+			}
+		}
+		c.JSON(http.StatusOK, gin.H{"versions": out, "next_cursor": next})
+	}
+}
+
+func (s *Server) getVersion(kind quire.Kind) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		a, n, err := s.assetVersion(c, kind, quire.AccessRead)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		v, err := s.versions.Version(c.Request.Context(), a, n)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		if notModified(c, v.Commit) {
+			return
+		}
+		s.writeVersion(c, http.StatusOK, a, v, nil)
+	}
+}
+
+func (s *Server) deleteVersion(kind quire.Kind) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		a, n, err := s.assetVersion(c, kind, quire.AccessWrite)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		if err := s.versions.DeleteVersion(c.Request.Context(), principal(c).Actor(), a, n); err != nil {
+			s.fail(c, err)
+			return
+		}
+		c.Status(http.StatusNoContent)
+	}
+}
+
+// publishCheck is the rule a version must pass to be published.
+func (s *Server) publishCheck(a *quire.Asset) func(quire.ReadFunc) error {
+	if a.Kind == quire.KindPrompt {
+		return s.promptPublishCheck(a)
+	}
+	return skillPublishCheck(a)
+}
+
+// versionAction serves publish, promote and archive, which differ only in
+// the store call.
+func (s *Server) versionAction(kind quire.Kind, do func(ctx context.Context, by quire.Actor, a *quire.Asset, n int) (*quire.Version, error)) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		a, n, err := s.assetVersion(c, kind, quire.AccessWrite)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		v, err := do(c.Request.Context(), principal(c).Actor(), a, n)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		s.writeVersion(c, http.StatusOK, a, v, nil)
+	}
+}
+
+func (s *Server) publishVersion(kind quire.Kind) gin.HandlerFunc {
+	return s.versionAction(kind, func(ctx context.Context, by quire.Actor, a *quire.Asset, n int) (*quire.Version, error) {
+		return s.versions.PublishVersion(ctx, by, a, n, s.publishCheck(a))
+	})
+}
+
+func (s *Server) promoteVersion(kind quire.Kind) gin.HandlerFunc {
+	return s.versionAction(kind, s.versions.PromoteVersion)
+}
+
+func (s *Server) archiveVersion(kind quire.Kind) gin.HandlerFunc {
+	return s.versionAction(kind, s.versions.ArchiveVersion)
+}
+
+func (s *Server) diffVersions(kind quire.Kind) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		from, err1 := strconv.Atoi(c.Query("from"))
+		to, err2 := strconv.Atoi(c.Query("to"))
+		if err1 != nil || err2 != nil || from <= 0 || to <= 0 {
+			s.fail(c, quire.Errorf(quire.EINVALID, "from and to must be positive version numbers"))
+			return
+		}
+		a, err := s.asset(c, kind, quire.AccessRead)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		files, err := s.versions.Diff(c.Request.Context(), a, from, to)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		if c.Query("format") == "patch" || c.GetHeader("Accept") == "text/x-diff" {
+			var b []byte
+			for _, f := range files {
+				b = append(b, f.Patch...)
+			}
+			c.Data(http.StatusOK, "text/x-diff; charset=utf-8", b)
+			return
+		}
+		c.JSON(http.StatusOK, gin.H{"from": from, "to": to, "files": files})
+	}
+}
+
+func (s *Server) history(kind quire.Kind) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		a, err := s.asset(c, kind, quire.AccessRead)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		opts, err := listOptions(c)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		commits, next, err := s.versions.History(c.Request.Context(), a, opts)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		c.JSON(http.StatusOK, gin.H{"commits": commits, "next_cursor": next})
+	}
+}

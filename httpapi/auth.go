@@ -1,0 +1,240 @@
+package httpapi
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+	"github.com/quire/quire"
+	"golang.org/x/crypto/bcrypt"
+)
+
+// defaultBcryptCost is tuned to take tens of milliseconds here: slow for
+// guessing, quick enough for a login.
+const defaultBcryptCost = 11
+
+// dummyHash is compared against when no user has the email, so a login
+// takes the same time whether or not the account exists.
+var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("quire-dummy-password"), bcrypt.MinCost)
+
+// authenticate resolves the bearer credential into a principal, or fails
+// with 401 (503 when the session store is down).
+func (s *Server) authenticate(c *gin.Context) {
+	p, err := s.Authenticate(c, bearer(c.Request))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.Set(ctxPrincipal, p)
+	c.Next()
+}
+
+// bearer returns the token of an Authorization: Bearer header.
+func bearer(r *http.Request) string {
+	h := r.Header.Get("Authorization")
+	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+		return strings.TrimSpace(h[7:])
+	}
+	return ""
+}
+
+// Authenticate turns a token into a principal. The git handler uses it too.
+func (s *Server) Authenticate(c *gin.Context, token string) (*quire.Principal, error) {
+	ctx := c.Request.Context()
+	unauthorized := quire.Errorf(quire.EUNAUTHORIZED, "missing or invalid credential")
+	if token == "" {
+		return nil, quire.Errorf(quire.EUNAUTHORIZED, "missing credential: send Authorization: Bearer <token>")
+	}
+	prefix, id, secret, ok := quire.ParseToken(token)
+	if !ok {
+		return nil, unauthorized
+	}
+	p := &quire.Principal{}
+	var userID string
+	switch prefix {
+	case quire.SessionPrefix:
+		sess, err := s.sessions.Session(ctx, id)
+		if quire.ErrorCode(err) == quire.ENOTFOUND {
+			return nil, unauthorized
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !quire.SecretMatches(secret, sess.SecretHash) || time.Now().After(sess.ExpiresAt) {
+			return nil, unauthorized
+		}
+		p.SessionID, userID = sess.ID, sess.UserID
+	case quire.APIKeyPrefix:
+		k, err := s.meta.APIKey(ctx, id)
+		if quire.ErrorCode(err) == quire.ENOTFOUND {
+			return nil, unauthorized
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !quire.SecretMatches(secret, k.SecretHash) || k.ExpiresAt != nil && time.Now().After(*k.ExpiresAt) {
+			return nil, unauthorized
+		}
+		p.Key, userID = k, k.UserID
+	}
+	u, err := s.meta.User(ctx, userID)
+	if quire.ErrorCode(err) == quire.ENOTFOUND || err == nil && u.Disabled {
+		return nil, unauthorized
+	}
+	if err != nil {
+		return nil, err
+	}
+	p.User = u
+	return p, nil
+}
+
+func (s *Server) authRoutes(g *gin.RouterGroup) {
+	g.DELETE("/auth/session", s.logout)
+	g.GET("/auth/me", s.me)
+	g.GET("/auth/sessions", s.listSessions)
+	g.DELETE("/auth/sessions/:sessionID", s.revokeSession)
+}
+
+type loginRequest struct {
+	Email    string `json:"email"`
+	Password string `json:"password"`
+}
+
+// sessionView is a session as clients see it (no secret hash).
+type sessionView struct {
+	ID        string    `json:"id"`
+	UserID    string    `json:"user_id"`
+	CreatedAt time.Time `json:"created_at"`
+	ExpiresAt time.Time `json:"expires_at"`
+	UserAgent string    `json:"user_agent,omitempty"`
+	Current   bool      `json:"current"`
+}
+
+func viewSession(s *quire.Session, current string) sessionView {
+	return sessionView{ID: s.ID, UserID: s.UserID, CreatedAt: s.CreatedAt, ExpiresAt: s.ExpiresAt, UserAgent: s.UserAgent, Current: s.ID == current}
+}
+
+func (s *Server) login(c *gin.Context) {
+	var req loginRequest
+	if err := s.decode(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if req.Email == "" || req.Password == "" {
+		s.fail(c, quire.Errorf(quire.EINVALID, "email and password are required"))
+		return
+	}
+	ctx := c.Request.Context()
+	bad := quire.Errorf(quire.EUNAUTHORIZED, "wrong email or password")
+	u, err := s.meta.UserByEmail(ctx, req.Email)
+	if quire.ErrorCode(err) == quire.ENOTFOUND {
+		bcrypt.CompareHashAndPassword(dummyHash, []byte(req.Password))
+		s.fail(c, bad)
+		return
+	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), []byte(req.Password)) != nil || u.Disabled {
+		s.fail(c, bad)
+		return
+	}
+	secret := quire.NewSecret()
+	now := time.Now().UTC()
+	sess := &quire.Session{
+		ID: uuid.NewString(), UserID: u.ID, SecretHash: quire.HashSecret(secret),
+		CreatedAt: now, ExpiresAt: now.Add(s.sessionTTL), UserAgent: truncate(c.Request.UserAgent(), 200),
+	}
+	if err := s.sessions.CreateSession(ctx, sess); err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{
+		"token":   quire.Token(quire.SessionPrefix, sess.ID, secret),
+		"session": viewSession(sess, sess.ID),
+		"user":    viewUser(u),
+	})
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+func (s *Server) logout(c *gin.Context) {
+	p := principal(c)
+	if p.Key != nil {
+		s.fail(c, quire.Errorf(quire.EINVALID, "an API key has no session to end; delete the key instead"))
+		return
+	}
+	if err := s.sessions.DeleteSession(c.Request.Context(), p.SessionID); err != nil && quire.ErrorCode(err) != quire.ENOTFOUND {
+		s.fail(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
+
+func (s *Server) me(c *gin.Context) {
+	p := principal(c)
+	out := gin.H{"user": viewUser(p.User), "kind": p.Kind()}
+	if p.Key != nil {
+		out["api_key"] = viewKey(p.Key)
+	} else {
+		out["session_id"] = p.SessionID
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+func (s *Server) listSessions(c *gin.Context) {
+	p := principal(c)
+	userID := p.User.ID
+	if q := c.Query("user_id"); q != "" && q != userID {
+		if err := p.CheckAdmin(); err != nil {
+			s.fail(c, err)
+			return
+		}
+		userID = q
+	}
+	all, err := s.sessions.Sessions(c.Request.Context(), userID)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	out := make([]sessionView, len(all))
+	for i, ss := range all {
+		out[i] = viewSession(ss, p.SessionID)
+	}
+	c.JSON(http.StatusOK, gin.H{"sessions": out})
+}
+
+// revokeSession is SPEC endpoint 1: 204, 401, or 404 for an unknown id or
+// another user's session (unless the caller is an admin).
+func (s *Server) revokeSession(c *gin.Context) {
+	p := principal(c)
+	id := c.Param("sessionID")
+	notFound := quire.Errorf(quire.ENOTFOUND, "session not found")
+	if uuid.Validate(id) != nil {
+		s.fail(c, notFound)
+		return
+	}
+	ctx := c.Request.Context()
+	sess, err := s.sessions.Session(ctx, id)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if sess.UserID != p.User.ID && !p.IsAdmin() {
+		s.fail(c, notFound)
+		return
+	}
+	if err := s.sessions.DeleteSession(ctx, id); err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}

@@ -1,0 +1,69 @@
+package httpapi
+
+import (
+	"log/slog"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+	"github.com/quire/quire"
+)
+
+// statusOf is the one place quire error codes become HTTP statuses.
+var statusOf = map[quire.Code]int{
+	quire.EINVALID:       http.StatusBadRequest,
+	quire.EUNAUTHORIZED:  http.StatusUnauthorized,
+	quire.EFORBIDDEN:     http.StatusForbidden,
+	quire.ENOTFOUND:      http.StatusNotFound,
+	quire.ECONFLICT:      http.StatusConflict,
+	quire.EPRECONDITION:  http.StatusPreconditionFailed,
+	quire.ETOOLARGE:      http.StatusRequestEntityTooLarge,
+	quire.EUNPROCESSABLE: http.StatusUnprocessableEntity,
+	quire.ERATELIMIT:     http.StatusTooManyRequests,
+	quire.EUNAVAILABLE:   http.StatusServiceUnavailable,
+	quire.ENOSPACE:       http.StatusInsufficientStorage,
+	quire.EINTERNAL:      http.StatusInternalServerError,
+}
+
+// APIError is the error body of every failed request.
+type APIError struct {
+	Error   string         `json:"error"`
+	Code    quire.Code     `json:"code"`
+	Details map[string]any `json:"details,omitempty"`
+}
+
+// fail answers with err as an APIError and stops the handler chain.
+// Internal errors are logged with their cause; clients see only a message.
+func (s *Server) fail(c *gin.Context, err error) {
+	code := quire.ErrorCode(err)
+	if code == quire.EINTERNAL {
+		code = classifyInternal(err)
+	}
+	status := statusOf[code]
+	if status == 0 {
+		status = http.StatusInternalServerError
+	}
+	if status >= 500 {
+		s.log.LogAttrs(c.Request.Context(), slog.LevelError, "request failed",
+			slog.String("request_id", c.GetString(ctxRequestID)),
+			slog.String("route", c.FullPath()),
+			slog.String("error", err.Error()))
+	}
+	body := APIError{Error: quire.ErrorMessage(err), Code: code, Details: quire.ErrorDetails(err)}
+	if code != quire.EINTERNAL && quire.ErrorCode(err) == quire.EINTERNAL {
+		body.Error = string(code)
+	}
+	c.Error(err) // for the request log
+	c.AbortWithStatusJSON(status, body)
+}
+
+// classifyInternal recognises failures of the machine (a full disk, an
+// unwritable data root) that are not bugs, so clients get 507 or 503.
+func classifyInternal(err error) quire.Code {
+	switch {
+	case isNoSpace(err):
+		return quire.ENOSPACE
+	case isReadOnly(err):
+		return quire.EUNAVAILABLE
+	}
+	return quire.EINTERNAL
+}

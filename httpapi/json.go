@@ -1,0 +1,140 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+	"github.com/quire/quire"
+	"github.com/quire/quire/valid"
+)
+
+// decode reads the JSON body of c into v. Unknown fields are ignored; a
+// wrong type, malformed JSON or an empty body is EINVALID; a body over the
+// limit is ETOOLARGE.
+func (s *Server) decode(c *gin.Context, v any) error {
+	body := http.MaxBytesReader(c.Writer, c.Request.Body, s.limits.MaxBody)
+	dec := json.NewDecoder(body)
+	if err := dec.Decode(v); err != nil {
+		return jsonError(err, s.limits.MaxBody)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		var maxErr *http.MaxBytesError
+		if errors.As(err, &maxErr) {
+			return jsonError(err, s.limits.MaxBody)
+		}
+		return quire.Errorf(quire.EINVALID, "malformed JSON: unexpected data after the object")
+	}
+	return nil
+}
+
+func jsonError(err error, limit int64) error {
+	var (
+		maxErr    *http.MaxBytesError
+		typeErr   *json.UnmarshalTypeError
+		syntaxErr *json.SyntaxError
+	)
+	switch {
+	case errors.As(err, &maxErr):
+		return quire.Errorf(quire.ETOOLARGE, "request body is larger than %d bytes", limit)
+	case errors.Is(err, io.EOF):
+		return quire.Errorf(quire.EINVALID, "request body is required")
+	case errors.As(err, &typeErr):
+		if typeErr.Field == "" {
+			return quire.Errorf(quire.EINVALID, "request body must be a JSON object")
+		}
+		return quire.Errorf(quire.EINVALID, "field %s must be %s, not %s", typeErr.Field, jsonKind(typeErr.Type.Kind().String()), typeErr.Value)
+	case errors.As(err, &syntaxErr):
+		return quire.Errorf(quire.EINVALID, "malformed JSON at byte %d: %v", syntaxErr.Offset, syntaxErr)
+	}
+	return quire.Errorf(quire.EINVALID, "malformed JSON: %v", err)
+}
+
+func jsonKind(k string) string {
+	switch k {
+	case "string":
+		return "a string"
+	case "map", "struct", "interface":
+		return "an object"
+	case "slice", "array":
+		return "an array"
+	case "bool":
+		return "a boolean"
+	}
+	return "a number"
+}
+
+// versionParam parses the {version} path parameter.
+func versionParam(c *gin.Context) (int, error) {
+	return valid.VersionNumber(c.Param("version"))
+}
+
+// listOptions reads ?limit= and ?cursor=.
+func listOptions(c *gin.Context) (quire.ListOptions, error) {
+	o := quire.ListOptions{Limit: 50, Cursor: c.Query("cursor")}
+	if l := c.Query("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > 500 {
+			return o, quire.Errorf(quire.EINVALID, "limit must be an integer from 1 to 500")
+		}
+		o.Limit = n
+	}
+	return o, nil
+}
+
+// paginate cuts a page out of all; the cursor is the next offset.
+func paginate[T any](all []T, o quire.ListOptions) ([]T, string, error) {
+	off := 0
+	if o.Cursor != "" {
+		n, err := strconv.Atoi(o.Cursor)
+		if err != nil || n < 0 {
+			return nil, "", quire.Errorf(quire.EINVALID, "invalid cursor")
+		}
+		off = n
+	}
+	if off >= len(all) {
+		return []T{}, "", nil
+	}
+	end := min(off+o.Limit, len(all))
+	next := ""
+	if end < len(all) {
+		next = strconv.Itoa(end)
+	}
+	return all[off:end], next, nil
+}
+
+// etagValue strips quotes and a weak prefix from an If-Match or
+// If-None-Match header value.
+func etagValue(h string) string {
+	h = strings.TrimSpace(h)
+	h = strings.TrimPrefix(h, "W/")
+	return strings.Trim(h, `"`)
+}
+
+// notModified answers 304 when the request's If-None-Match names etag.
+func notModified(c *gin.Context, etag string) bool {
+	c.Header("ETag", `"`+etag+`"`)
+	inm := c.GetHeader("If-None-Match")
+	if inm == "" {
+		return false
+	}
+	for _, v := range strings.Split(inm, ",") {
+		if v := etagValue(v); v == etag || v == "*" {
+			c.Status(http.StatusNotModified)
+			c.Abort()
+			return true
+		}
+	}
+	return false
+}
+
+func requireString(field string, v *string) error {
+	if v == nil {
+		return quire.Errorf(quire.EINVALID, "%s is required", field)
+	}
+	return nil
+}

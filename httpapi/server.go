@@ -1,0 +1,192 @@
+// Package httpapi serves quire's HTTP/JSON API with gin. It is the only
+// package that imports gin, and the only one that knows HTTP statuses.
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/quire/quire"
+)
+
+// Config holds what the server needs.
+type Config struct {
+	Meta     quire.MetaStore
+	Versions quire.VersionStore
+	Sessions quire.SessionStore
+	Logger   *slog.Logger
+	Limits   quire.Limits
+	// SessionTTL is how long a login session lasts.
+	SessionTTL time.Duration
+	// BcryptCost is the cost of password hashes.
+	BcryptCost int
+	// Ready reports whether dependencies are up, for /readyz.
+	Ready func(ctx context.Context) error
+	// Git serves the smart-HTTP git protocol under /git/, if set.
+	Git http.Handler
+}
+
+// Server is quire's HTTP API.
+type Server struct {
+	meta       quire.MetaStore
+	versions   quire.VersionStore
+	sessions   quire.SessionStore
+	log        *slog.Logger
+	limits     quire.Limits
+	sessionTTL time.Duration
+	bcryptCost int
+	ready      func(ctx context.Context) error
+	git        http.Handler
+	engine     *gin.Engine
+}
+
+// New builds the server and its routes.
+func New(cfg Config) *Server {
+	gin.SetMode(gin.ReleaseMode)
+	s := &Server{
+		meta: cfg.Meta, versions: cfg.Versions, sessions: cfg.Sessions,
+		log: cfg.Logger, limits: cfg.Limits, sessionTTL: cfg.SessionTTL,
+		bcryptCost: cfg.BcryptCost, ready: cfg.Ready, git: cfg.Git,
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.limits == (quire.Limits{}) {
+		s.limits = quire.DefaultLimits()
+	}
+	if s.sessionTTL <= 0 {
+		s.sessionTTL = 24 * time.Hour
+	}
+	if s.bcryptCost == 0 {
+		s.bcryptCost = defaultBcryptCost
+	}
+	s.engine = s.routes()
+	return s
+}
+
+// ServeHTTP serves one request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.engine.ServeHTTP(w, r) }
+
+func (s *Server) routes() *gin.Engine {
+	r := gin.New()
+	r.HandleMethodNotAllowed = true
+	r.ContextWithFallback = true
+	r.Use(s.requestID, s.accessLog, s.recover)
+	r.NoRoute(func(c *gin.Context) {
+		s.fail(c, quire.Errorf(quire.ENOTFOUND, "no such route: %s %s", c.Request.Method, c.Request.URL.Path))
+	})
+	r.NoMethod(func(c *gin.Context) {
+		c.AbortWithStatusJSON(http.StatusMethodNotAllowed, APIError{Error: "method not allowed", Code: "method_not_allowed"})
+	})
+
+	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
+	r.GET("/readyz", s.readyz)
+	if s.git != nil {
+		r.Any("/git/*path", gin.WrapH(s.git))
+	}
+
+	v1 := r.Group("/v1")
+	v1.POST("/auth/login", s.login)
+
+	a := v1.Group("", s.authenticate)
+	s.authRoutes(a)
+	s.userRoutes(a)
+	s.keyRoutes(a)
+	s.projectRoutes(a)
+	s.assetRoutes(a, quire.KindSkill)
+	s.skillRoutes(a)
+	s.promptRoutes(a)
+	return r
+}
+
+func (s *Server) readyz(c *gin.Context) {
+	if s.ready != nil {
+		if err := s.ready(c.Request.Context()); err != nil {
+			c.JSON(http.StatusServiceUnavailable, APIError{Error: err.Error(), Code: quire.EUNAVAILABLE})
+			return
+		}
+	}
+	c.JSON(http.StatusOK, gin.H{"status": "ready"})
+}
+
+const (
+	ctxRequestID = "quire.request_id"
+	ctxPrincipal = "quire.principal"
+)
+
+// requestID takes X-Request-ID from the request (when sane) or makes one,
+// and echoes it in the response.
+func (s *Server) requestID(c *gin.Context) {
+	id := c.GetHeader("X-Request-ID")
+	if len(id) == 0 || len(id) > 128 || !printable(id) {
+		var b [12]byte
+		rand.Read(b[:])
+		id = hex.EncodeToString(b[:])
+	}
+	c.Set(ctxRequestID, id)
+	c.Header("X-Request-ID", id)
+	c.Next()
+}
+
+func printable(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// accessLog writes one structured line per request. It never logs headers
+// or bodies, so tokens and passwords cannot leak into it.
+func (s *Server) accessLog(c *gin.Context) {
+	start := time.Now()
+	c.Next()
+	route := c.FullPath()
+	if route == "" {
+		route = "unmatched"
+	}
+	attrs := []slog.Attr{
+		slog.String("request_id", c.GetString(ctxRequestID)),
+		slog.String("method", c.Request.Method),
+		slog.String("route", route),
+		slog.Int("status", c.Writer.Status()),
+		slog.Duration("duration", time.Since(start)),
+		slog.Int("bytes", max(c.Writer.Size(), 0)),
+	}
+	if p, ok := c.Get(ctxPrincipal); ok {
+		pr := p.(*quire.Principal)
+		attrs = append(attrs, slog.String("principal_kind", pr.Kind()), slog.String("principal_id", pr.ID()), slog.String("user_id", pr.User.ID))
+	}
+	if len(c.Errors) > 0 && c.Writer.Status() >= 500 {
+		attrs = append(attrs, slog.String("error", c.Errors.Last().Error()))
+	}
+	s.log.LogAttrs(c.Request.Context(), slog.LevelInfo, "request", attrs...)
+}
+
+// recover turns a panic into a 500 APIError, logged without a stack in the
+// response.
+func (s *Server) recover(c *gin.Context) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.log.Error("panic", "request_id", c.GetString(ctxRequestID), "panic", v)
+			if !c.Writer.Written() {
+				c.AbortWithStatusJSON(http.StatusInternalServerError, APIError{Error: "internal error", Code: quire.EINTERNAL})
+			}
+		}
+	}()
+	c.Next()
+}
+
+// principal returns the authenticated caller.
+func principal(c *gin.Context) *quire.Principal {
+	return c.MustGet(ctxPrincipal).(*quire.Principal)
+}

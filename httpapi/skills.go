@@ -1,0 +1,287 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"mime"
+	"net/http"
+	"path"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+	"github.com/quire/quire"
+	"github.com/quire/quire/valid"
+	"github.com/quire/quire/zipfile"
+)
+
+func (s *Server) skillRoutes(g *gin.RouterGroup) {
+	const v = "/skills/:id/versions"
+	g.POST(v, s.createSkillVersion)
+	g.POST(v+"/upload", s.uploadSkillVersion)
+	g.POST(v+"/:version/files", s.upsertFile)
+	g.GET(v+"/:version/files", s.listFiles)
+	g.GET(v+"/:version/files/*file_path", s.getFile)
+	g.DELETE(v+"/:version/files/*file_path", s.deleteFile)
+	g.GET(v+"/:version/download", s.downloadVersion)
+}
+
+// skillPublishCheck requires a valid SKILL.md whose name is the slug.
+func skillPublishCheck(a *quire.Asset) func(quire.ReadFunc) error {
+	return func(read quire.ReadFunc) error {
+		b, found, err := read(valid.SkillFile)
+		if err != nil {
+			return err
+		}
+		return valid.SkillManifest(b, found, a.Slug)
+	}
+}
+
+// baseRequest says what a new draft starts from: {"from": N} or
+// {"from": "empty"}; the live version when absent.
+type baseRequest struct {
+	From json.RawMessage `json:"from"`
+}
+
+func parseBase(raw json.RawMessage) (quire.Base, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return quire.Base{Live: true}, nil
+	}
+	var n int
+	if json.Unmarshal(raw, &n) == nil {
+		if n <= 0 {
+			return quire.Base{}, quire.Errorf(quire.EINVALID, "from must be a positive version number or \"empty\"")
+		}
+		return quire.Base{Version: n}, nil
+	}
+	var str string
+	if json.Unmarshal(raw, &str) == nil {
+		switch str {
+		case "empty":
+			return quire.Base{Empty: true}, nil
+		case "live", "":
+			return quire.Base{Live: true}, nil
+		}
+		if n, err := valid.VersionNumber(str); err == nil {
+			return quire.Base{Version: n}, nil
+		}
+	}
+	return quire.Base{}, quire.Errorf(quire.EINVALID, "from must be a positive version number or \"empty\"")
+}
+
+// createSkillVersion opens a draft. A JSON body picks the base; a zip body
+// (Content-Type application/zip) becomes the draft's content.
+func (s *Server) createSkillVersion(c *gin.Context) {
+	if isZip(c) {
+		s.uploadSkillVersion(c)
+		return
+	}
+	a, err := s.asset(c, quire.KindSkill, quire.AccessWrite)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	var req baseRequest
+	if c.Request.ContentLength != 0 {
+		if err := s.decode(c, &req); err != nil {
+			s.fail(c, err)
+			return
+		}
+	}
+	base, err := parseBase(req.From)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	v, err := s.versions.CreateVersion(c.Request.Context(), principal(c).Actor(), a, base, nil)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.writeVersion(c, http.StatusCreated, a, v, nil)
+}
+
+func isZip(c *gin.Context) bool {
+	mt, _, _ := mime.ParseMediaType(c.GetHeader("Content-Type"))
+	return mt == "application/zip" || mt == "application/x-zip-compressed"
+}
+
+// uploadSkillVersion makes a new draft from an uploaded zip: the raw body,
+// or the "file" part of a multipart form.
+func (s *Server) uploadSkillVersion(c *gin.Context) {
+	a, err := s.asset(c, quire.KindSkill, quire.AccessWrite)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	limit := s.limits.MaxVersionBytes + s.limits.MaxBody
+	var body io.Reader = http.MaxBytesReader(c.Writer, c.Request.Body, limit)
+	if strings.HasPrefix(c.GetHeader("Content-Type"), "multipart/form-data") {
+		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, limit)
+		f, _, err := c.Request.FormFile("file")
+		if err != nil {
+			s.fail(c, quire.Errorf(quire.EINVALID, "multipart upload needs a \"file\" part holding the zip"))
+			return
+		}
+		defer f.Close()
+		body = f
+	}
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(body); err != nil {
+		s.fail(c, jsonError(err, limit))
+		return
+	}
+	files, err := zipfile.Read(buf.Bytes(), s.limits)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	v, err := s.versions.CreateVersion(c.Request.Context(), principal(c).Actor(), a, quire.Base{Empty: true}, files)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.writeVersion(c, http.StatusCreated, a, v, gin.H{"files": len(files)})
+}
+
+type fileRequest struct {
+	FilePath *string `json:"file_path"`
+	Content  *string `json:"content"`
+	Message  string  `json:"message"`
+}
+
+// upsertFile is SPEC endpoint 2: create or update one file in a draft.
+func (s *Server) upsertFile(c *gin.Context) {
+	a, n, err := s.assetVersion(c, quire.KindSkill, quire.AccessWrite)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	var req fileRequest
+	if err := s.decode(c, &req); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if err := requireString("file_path", req.FilePath); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if err := requireString("content", req.Content); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if err := valid.FilePath(*req.FilePath); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if err := valid.Text("message", req.Message, 10*s.limits.MaxName); err != nil {
+		s.fail(c, err)
+		return
+	}
+	content := []byte(*req.Content)
+	f := quire.FileContent{Path: *req.FilePath, Content: content}
+	v, err := s.versions.PutFiles(c.Request.Context(), principal(c).Actor(), a, n, []quire.FileContent{f}, etagValue(c.GetHeader("If-Match")), req.Message)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.writeVersion(c, http.StatusOK, a, v, gin.H{"file": quire.File{Path: f.Path, Size: int64(len(content)), SHA: blobID(content)}})
+}
+
+func (s *Server) listFiles(c *gin.Context) {
+	a, n, err := s.assetVersion(c, quire.KindSkill, quire.AccessRead)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	opts, err := listOptions(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if c.Query("limit") == "" {
+		opts.Limit = 500
+	}
+	files, err := s.versions.Files(c.Request.Context(), a, n)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	pg, next, err := paginate(files, opts)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"files": pg, "next_cursor": next})
+}
+
+func filePathParam(c *gin.Context) string {
+	return strings.TrimPrefix(c.Param("file_path"), "/")
+}
+
+// getFile answers a file's raw bytes, with its blob id as ETag.
+func (s *Server) getFile(c *gin.Context) {
+	a, n, err := s.assetVersion(c, quire.KindSkill, quire.AccessRead)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	b, f, err := s.versions.ReadFile(c.Request.Context(), a, n, filePathParam(c))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if notModified(c, f.SHA) {
+		return
+	}
+	ct := mime.TypeByExtension(path.Ext(f.Path))
+	if ct == "" || strings.HasSuffix(f.Path, ".md") {
+		ct = http.DetectContentType(b)
+		if strings.HasPrefix(ct, "text/plain") && strings.HasSuffix(f.Path, ".md") {
+			ct = "text/markdown; charset=utf-8"
+		}
+	}
+	c.Header("X-Content-Type-Options", "nosniff")
+	c.Data(http.StatusOK, ct, b)
+}
+
+func (s *Server) deleteFile(c *gin.Context) {
+	a, n, err := s.assetVersion(c, quire.KindSkill, quire.AccessWrite)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	p := filePathParam(c)
+	v, err := s.versions.DeleteFile(c.Request.Context(), principal(c).Actor(), a, n, p, etagValue(c.GetHeader("If-Match")))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.writeVersion(c, http.StatusOK, a, v, nil)
+}
+
+// downloadVersion answers a zip of the version, its files under a folder
+// named for the skill's slug (where Agent Skills expect them).
+func (s *Server) downloadVersion(c *gin.Context) {
+	a, n, err := s.assetVersion(c, quire.KindSkill, quire.AccessRead)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if f := c.Query("format"); f != "" && f != "zip" {
+		s.fail(c, quire.Errorf(quire.EINVALID, "format must be zip"))
+		return
+	}
+	files, err := s.versions.ReadFiles(c.Request.Context(), a, n)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	var buf bytes.Buffer
+	if err := zipfile.Write(&buf, a.Slug, files); err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.Header("Content-Disposition", `attachment; filename="`+a.Slug+"-v"+c.Param("version")+`.zip"`)
+	c.Data(http.StatusOK, "application/zip", buf.Bytes())
+}
