@@ -171,3 +171,18 @@ func (r *Redis) restore(ctx context.Context) error {
 	}
 	return nil
 }
+
+// DeleteAll removes every key under the configured prefix. Tests sharing
+// one Redis use it to clean up after themselves (never FLUSHALL).
+func (r *Redis) DeleteAll(ctx context.Context) error {
+	if r.opts.Prefix == "" {
+		return errors.New("cache: refusing to delete all keys without a prefix")
+	}
+	iter := r.client.Scan(ctx, 0, r.opts.Prefix+"*", 500).Iterator()
+	for iter.Next(ctx) {
+		if err := r.client.Del(ctx, iter.Val()).Err(); err != nil {
+			return err
+		}
+	}
+	return iter.Err()
+}

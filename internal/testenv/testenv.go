@@ -1,0 +1,284 @@
+// Package testenv builds a complete quire server for tests: a git store in
+// a temporary data root, Redis (embedded, or the real one named by
+// QUIRE_TEST_REDIS_URL under a key prefix of the test's own) and the HTTP
+// API on a real listener. Tests talk to it as clients do.
+package testenv
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/quire/quire"
+	"github.com/quire/quire/cache"
+	"github.com/quire/quire/gitstore"
+	"github.com/quire/quire/httpapi"
+	"golang.org/x/crypto/bcrypt"
+)
+
+// AdminEmail and AdminPassword are the first user of every Env.
+const (
+	AdminEmail    = "admin@example.com"
+	AdminPassword = "admin-password"
+)
+
+// Env is one running quire.
+type Env struct {
+	T      testing.TB
+	URL    string
+	Store  *gitstore.Store
+	Redis  *cache.Redis
+	Server *httpapi.Server
+	HTTP   *httptest.Server
+	Log    *SyncBuffer
+	// Admin is a session token of the admin user.
+	Admin string
+}
+
+// Options tweak an Env.
+type Options struct {
+	// Root reuses a data root (for restart and multi-process tests).
+	Root string
+	// RedisURL forces a Redis; "" picks QUIRE_TEST_REDIS_URL or embedded.
+	RedisURL string
+	// Prefix forces a Redis key prefix (to share sessions between Envs).
+	Prefix string
+	// Limits overrides the store limits.
+	Limits quire.Limits
+}
+
+// RedisURL is the real Redis tests should use, or "" for embedded only.
+func RedisURL() string { return os.Getenv("QUIRE_TEST_REDIS_URL") }
+
+// New starts an Env with a fresh data root and its own Redis key prefix.
+func New(t testing.TB) *Env { return NewWith(t, Options{}) }
+
+// NewWith starts an Env with options.
+func NewWith(t testing.TB, o Options) *Env {
+	t.Helper()
+	ctx := context.Background()
+	if o.Root == "" {
+		o.Root = t.TempDir()
+	}
+	if o.RedisURL == "" {
+		o.RedisURL = RedisURL()
+	}
+	if o.Prefix == "" {
+		o.Prefix = "quiretest:" + randomHex(6) + ":"
+	}
+	store, err := gitstore.Open(gitstore.Options{Root: o.Root, Limits: o.Limits})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := cache.Open(ctx, cache.Options{URL: o.RedisURL, Prefix: o.Prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &SyncBuffer{}
+	srv := httpapi.New(httpapi.Config{
+		Meta: store, Versions: store, Sessions: rd,
+		Logger:     slog.New(slog.NewJSONHandler(logs, nil)),
+		Limits:     store.Limits(),
+		BcryptCost: bcrypt.MinCost,
+		Ready:      rd.Ping,
+	})
+	hs := httptest.NewServer(srv)
+	e := &Env{T: t, URL: hs.URL, Store: store, Redis: rd, Server: srv, HTTP: hs, Log: logs}
+	t.Cleanup(func() {
+		hs.Close()
+		if o.RedisURL != "" {
+			rd.DeleteAll(context.Background())
+		}
+		rd.Close()
+	})
+	if _, err := store.UserByEmail(ctx, AdminEmail); quire.ErrorCode(err) == quire.ENOTFOUND {
+		hash, _ := bcrypt.GenerateFromPassword([]byte(AdminPassword), bcrypt.MinCost)
+		u := &quire.User{Email: AdminEmail, Name: "Admin", Role: quire.RoleAdmin, PasswordHash: string(hash)}
+		if err := store.CreateUser(ctx, quire.Actor{Name: "test"}, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.Admin = e.Login(AdminEmail, AdminPassword)
+	return e
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Response is an HTTP answer.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body into a generic map (failing the test if it is not).
+func (r *Response) JSON(t testing.TB) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.Body, &m); err != nil {
+		t.Fatalf("body is not a JSON object: %v\n%s", err, r.Body)
+	}
+	return m
+}
+
+// Decode decodes the body into v.
+func (r *Response) Decode(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("decode body: %v\n%s", err, r.Body)
+	}
+}
+
+// Do sends a request. body may be nil, a string or []byte (sent as is),
+// or anything else (sent as JSON). headers are "Key: value" strings.
+func (e *Env) Do(method, path, token string, body any, headers ...string) *Response {
+	e.T.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			e.T.Fatal(err)
+		}
+		rd = bytes.NewReader(j)
+	}
+	req, err := http.NewRequest(method, e.URL+path, rd)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for _, h := range headers {
+		k, v, _ := strings.Cut(h, ":")
+		req.Header.Set(strings.TrimSpace(k), strings.TrimSpace(v))
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	return &Response{Status: res.StatusCode, Header: res.Header, Body: b}
+}
+
+// Must sends a request and fails the test unless the status is want.
+func (e *Env) Must(want int, method, path, token string, body any, headers ...string) *Response {
+	e.T.Helper()
+	r := e.Do(method, path, token, body, headers...)
+	if r.Status != want {
+		e.T.Fatalf("%s %s: status %d, want %d\n%s", method, path, r.Status, want, r.Body)
+	}
+	return r
+}
+
+// Login logs in and returns the session token.
+func (e *Env) Login(email, password string) string {
+	e.T.Helper()
+	r := e.Must(200, "POST", "/v1/auth/login", "", map[string]string{"email": email, "password": password})
+	return r.JSON(e.T)["token"].(string)
+}
+
+// CreateUser creates a member user (as admin) and returns its id and a
+// session token.
+func (e *Env) CreateUser(email string) (id, token string) {
+	e.T.Helper()
+	r := e.Must(201, "POST", "/v1/users", e.Admin, map[string]string{"email": email, "password": "password-" + email})
+	id = r.JSON(e.T)["user"].(map[string]any)["id"].(string)
+	return id, e.Login(email, "password-"+email)
+}
+
+// CreateKey creates an API key with token's identity and returns its token.
+func (e *Env) CreateKey(token, scope string, projectIDs ...string) string {
+	e.T.Helper()
+	body := map[string]any{"name": "key-" + scope, "scope": scope}
+	if len(projectIDs) > 0 {
+		body["project_ids"] = projectIDs
+	}
+	r := e.Must(201, "POST", "/v1/api-keys", token, body)
+	return r.JSON(e.T)["token"].(string)
+}
+
+// CreateProject creates a project and returns its id.
+func (e *Env) CreateProject(token, slug string) string {
+	e.T.Helper()
+	r := e.Must(201, "POST", "/v1/projects", token, map[string]string{"name": "Project " + slug, "slug": slug})
+	return r.JSON(e.T)["project"].(map[string]any)["id"].(string)
+}
+
+// CreateSkill creates a skill in a project and returns its id.
+func (e *Env) CreateSkill(token, projectID, slug string) string {
+	e.T.Helper()
+	r := e.Must(201, "POST", "/v1/projects/"+projectID+"/skills", token, map[string]string{"name": "Skill " + slug, "slug": slug, "description": "test skill"})
+	return r.JSON(e.T)["skill"].(map[string]any)["id"].(string)
+}
+
+// SkillManifest is a valid SKILL.md for slug.
+func SkillManifest(slug string) string {
+	return "---\nname: " + slug + "\ndescription: A skill for tests.\n---\n# " + slug + "\n"
+}
+
+// RepoPath is the bare repository of an asset.
+func (e *Env) RepoPath(kind quire.Kind, id string) string {
+	e.T.Helper()
+	a, err := e.Store.Asset(context.Background(), kind, id)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	return e.Store.RepoPath(a)
+}
+
+// Git runs the real git binary in dir and returns its trimmed output.
+func Git(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// SyncBuffer is a goroutine-safe log sink.
+type SyncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *SyncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// String returns everything written so far.
+func (b *SyncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
