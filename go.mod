@@ -3,6 +3,7 @@ module github.com/quire/quire
 go 1.26.0
 
 require (
+	github.com/cbroglie/mustache v1.4.2
 	github.com/go-git/go-billy/v5 v5.9.2
 	github.com/go-git/go-git/v5 v5.19.3
 	github.com/google/uuid v1.6.0

@@ -271,10 +271,13 @@ func (m *metaIndex) write(by quire.Actor, msg string, puts map[string]any, dels 
 	return nil
 }
 
-// read runs fn against the fresh index under its read lock.
-func (m *metaIndex) read(fn func() error) error {
-	if err := m.fresh(); err != nil {
-		return err
+// read runs fn against the fresh index under its read lock. Within one
+// quire.ReadScope the index is brought up to date once.
+func (m *metaIndex) read(ctx context.Context, fn func() error) error {
+	if quire.ReadScopeFrom(ctx).First(m) {
+		if err := m.fresh(); err != nil {
+			return err
+		}
 	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -301,7 +304,7 @@ func (s *Store) CreateUser(ctx context.Context, by quire.Actor, u *quire.User) e
 
 func (s *Store) User(ctx context.Context, id string) (*quire.User, error) {
 	var out quire.User
-	err := s.meta.read(func() error {
+	err := s.meta.read(ctx, func() error {
 		u := s.meta.users[id]
 		if u == nil {
 			return quire.Errorf(quire.ENOTFOUND, "user not found")
@@ -314,7 +317,7 @@ func (s *Store) User(ctx context.Context, id string) (*quire.User, error) {
 
 func (s *Store) UserByEmail(ctx context.Context, email string) (*quire.User, error) {
 	var out quire.User
-	err := s.meta.read(func() error {
+	err := s.meta.read(ctx, func() error {
 		u := s.meta.users[s.meta.emails[strings.ToLower(email)]]
 		if u == nil {
 			return quire.Errorf(quire.ENOTFOUND, "user not found")
@@ -327,7 +330,7 @@ func (s *Store) UserByEmail(ctx context.Context, email string) (*quire.User, err
 
 func (s *Store) Users(ctx context.Context) ([]*quire.User, error) {
 	var out []*quire.User
-	err := s.meta.read(func() error {
+	err := s.meta.read(ctx, func() error {
 		for _, u := range s.meta.users {
 			c := *u
 			out = append(out, &c)
@@ -355,7 +358,7 @@ func (s *Store) UpdateUser(ctx context.Context, by quire.Actor, u *quire.User) e
 // DeleteUser deletes a user and the user's API keys.
 func (s *Store) DeleteUser(ctx context.Context, by quire.Actor, id string) error {
 	var dels []string
-	err := s.meta.read(func() error {
+	err := s.meta.read(ctx, func() error {
 		if s.meta.users[id] == nil {
 			return quire.Errorf(quire.ENOTFOUND, "user not found")
 		}
@@ -391,7 +394,7 @@ func (s *Store) CreateAPIKey(ctx context.Context, by quire.Actor, k *quire.APIKe
 
 func (s *Store) APIKey(ctx context.Context, id string) (*quire.APIKey, error) {
 	var out quire.APIKey
-	err := s.meta.read(func() error {
+	err := s.meta.read(ctx, func() error {
 		k := s.meta.keys[id]
 		if k == nil {
 			return quire.Errorf(quire.ENOTFOUND, "API key not found")
@@ -406,7 +409,7 @@ func (s *Store) APIKey(ctx context.Context, id string) (*quire.APIKey, error) {
 // APIKeys lists the keys of userID, or every key when userID is "".
 func (s *Store) APIKeys(ctx context.Context, userID string) ([]*quire.APIKey, error) {
 	var out []*quire.APIKey
-	err := s.meta.read(func() error {
+	err := s.meta.read(ctx, func() error {
 		for _, k := range s.meta.keys {
 			if userID == "" || k.UserID == userID {
 				c := *k
@@ -467,7 +470,7 @@ func (s *Store) CreateProject(ctx context.Context, by quire.Actor, p *quire.Proj
 // Project finds a project by id or slug.
 func (s *Store) Project(ctx context.Context, idOrSlug string) (*quire.Project, error) {
 	var out *quire.Project
-	err := s.meta.read(func() error {
+	err := s.meta.read(ctx, func() error {
 		p := s.meta.projects[idOrSlug]
 		if p == nil {
 			p = s.meta.projects[s.meta.pslugs[idOrSlug]]
@@ -483,7 +486,7 @@ func (s *Store) Project(ctx context.Context, idOrSlug string) (*quire.Project, e
 
 func (s *Store) Projects(ctx context.Context) ([]*quire.Project, error) {
 	var out []*quire.Project
-	err := s.meta.read(func() error {
+	err := s.meta.read(ctx, func() error {
 		for _, p := range s.meta.projects {
 			out = append(out, cloneProject(p))
 		}
@@ -509,7 +512,7 @@ func (s *Store) UpdateProject(ctx context.Context, by quire.Actor, p *quire.Proj
 // DeleteProject deletes a project, its assets' metadata and repositories.
 func (s *Store) DeleteProject(ctx context.Context, by quire.Actor, id string) error {
 	var dels []string
-	err := s.meta.read(func() error {
+	err := s.meta.read(ctx, func() error {
 		if s.meta.projects[id] == nil {
 			return quire.Errorf(quire.ENOTFOUND, "project not found")
 		}
@@ -562,7 +565,7 @@ func (s *Store) CreateAsset(ctx context.Context, by quire.Actor, a *quire.Asset)
 		}
 		return nil
 	}
-	if err := s.meta.read(check); err != nil {
+	if err := s.meta.read(ctx, check); err != nil {
 		return err
 	}
 	if err := s.InitAsset(ctx, a); err != nil {
@@ -577,7 +580,7 @@ func (s *Store) CreateAsset(ctx context.Context, by quire.Actor, a *quire.Asset)
 
 func (s *Store) Asset(ctx context.Context, kind quire.Kind, id string) (*quire.Asset, error) {
 	var out quire.Asset
-	err := s.meta.read(func() error {
+	err := s.meta.read(ctx, func() error {
 		a := s.meta.assets[id]
 		if a == nil || a.Kind != kind {
 			return quire.Errorf(quire.ENOTFOUND, "%s not found", kind)
@@ -591,7 +594,7 @@ func (s *Store) Asset(ctx context.Context, kind quire.Kind, id string) (*quire.A
 // FindAssets returns the assets of kind whose id or slug is idOrSlug.
 func (s *Store) FindAssets(ctx context.Context, kind quire.Kind, idOrSlug string) ([]*quire.Asset, error) {
 	var out []*quire.Asset
-	err := s.meta.read(func() error {
+	err := s.meta.read(ctx, func() error {
 		if a := s.meta.assets[idOrSlug]; a != nil && a.Kind == kind {
 			c := *a
 			out = append(out, &c)
@@ -610,7 +613,7 @@ func (s *Store) FindAssets(ctx context.Context, kind quire.Kind, idOrSlug string
 
 func (s *Store) Assets(ctx context.Context, kind quire.Kind, projectID string) ([]*quire.Asset, error) {
 	out := []*quire.Asset{}
-	err := s.meta.read(func() error {
+	err := s.meta.read(ctx, func() error {
 		for _, a := range s.meta.assets {
 			if a.Kind == kind && a.ProjectID == projectID {
 				c := *a

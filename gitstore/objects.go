@@ -77,6 +77,9 @@ func (r *repo) tree(h plumbing.Hash) (*object.Tree, error) {
 
 // ref resolves a ref to a hash, or ZeroHash when it does not exist.
 func (r *repo) ref(name plumbing.ReferenceName) (plumbing.Hash, error) {
+	if h, ok := r.looseRef(name); ok {
+		return h, nil
+	}
 	ref, err := r.st.Reference(name)
 	if errors.Is(err, plumbing.ErrReferenceNotFound) {
 		return plumbing.ZeroHash, nil

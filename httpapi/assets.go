@@ -278,9 +278,9 @@ func (s *Server) deleteVersion(kind quire.Kind) gin.HandlerFunc {
 }
 
 // publishCheck is the rule a version must pass to be published.
-func (s *Server) publishCheck(a *quire.Asset) func(quire.ReadFunc) error {
+func (s *Server) publishCheck(ctx context.Context, a *quire.Asset, n int) func(quire.ReadFunc) error {
 	if a.Kind == quire.KindPrompt {
-		return s.promptPublishCheck(a)
+		return s.promptPublishCheck(ctx, a, n)
 	}
 	return skillPublishCheck(a)
 }
@@ -305,7 +305,7 @@ func (s *Server) versionAction(kind quire.Kind, do func(ctx context.Context, by 
 
 func (s *Server) publishVersion(kind quire.Kind) gin.HandlerFunc {
 	return s.versionAction(kind, func(ctx context.Context, by quire.Actor, a *quire.Asset, n int) (*quire.Version, error) {
-		return s.versions.PublishVersion(ctx, by, a, n, s.publishCheck(a))
+		return s.versions.PublishVersion(ctx, by, a, n, s.publishCheck(ctx, a, n))
 	})
 }
 

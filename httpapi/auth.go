@@ -20,8 +20,10 @@ const defaultBcryptCost = 11
 var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("quire-dummy-password"), bcrypt.MinCost)
 
 // authenticate resolves the bearer credential into a principal, or fails
-// with 401 (503 when the session store is down).
+// with 401 (503 when the session store is down). The request reads stored
+// metadata in one quire.ReadScope.
 func (s *Server) authenticate(c *gin.Context) {
+	c.Request = c.Request.WithContext(quire.WithReadScope(c.Request.Context()))
 	p, err := s.Authenticate(c, bearer(c.Request))
 	if err != nil {
 		s.fail(c, err)

@@ -29,6 +29,13 @@ type Config struct {
 	Ready func(ctx context.Context) error
 	// Git serves the smart-HTTP git protocol under /git/, if set.
 	Git http.Handler
+	// Prompts reads and writes prompt content, usually through the
+	// prompt cache; Payloads keeps prompt payloads. Both default to
+	// Versions when it implements them.
+	Prompts  quire.PromptStore
+	Payloads quire.PayloadStore
+	// PromptCache purges cached prompt reads, if set.
+	PromptCache quire.PromptCache
 }
 
 // Server is quire's HTTP API.
@@ -43,6 +50,11 @@ type Server struct {
 	ready      func(ctx context.Context) error
 	git        http.Handler
 	engine     *gin.Engine
+
+	prompts     quire.PromptStore
+	payloads    quire.PayloadStore
+	promptCache quire.PromptCache
+	templates   *templateMemo
 }
 
 // New builds the server and its routes.
@@ -53,6 +65,7 @@ func New(cfg Config) *Server {
 		log: cfg.Logger, limits: cfg.Limits, sessionTTL: cfg.SessionTTL,
 		bcryptCost: cfg.BcryptCost, ready: cfg.Ready, git: cfg.Git,
 	}
+	s.setupPrompts(cfg)
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

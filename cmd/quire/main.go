@@ -84,13 +84,15 @@ type Config struct {
 type Main struct {
 	Config Config
 
-	out    io.Writer
-	log    *slog.Logger
-	store  *gitstore.Store
-	redis  *cache.Redis
-	http   *http.Server
-	ln     net.Listener
-	served chan error
+	out   io.Writer
+	log   *slog.Logger
+	store *gitstore.Store
+	redis *cache.Redis
+	// prompts is the prompt cache in front of the store.
+	prompts *cache.Prompts
+	http    *http.Server
+	ln      net.Listener
+	served  chan error
 }
 
 // NewMain returns a Main with default configuration, logging to out.
@@ -166,10 +168,13 @@ func (m *Main) Run(ctx context.Context) error {
 	if err := m.bootstrap(ctx); err != nil {
 		return err
 	}
+	m.prompts = cache.NewPrompts(m.redis, store, cache.PromptOptions{Logger: m.log})
+	store.OnChange(m.prompts.Invalidate)
 	api := httpapi.New(httpapi.Config{
 		Meta: store, Versions: store, Sessions: m.redis, Logger: m.log,
 		Limits: store.Limits(), SessionTTL: c.SessionTTL, BcryptCost: c.BcryptCost,
-		Ready: m.ready,
+		Ready:   m.ready,
+		Prompts: m.prompts, Payloads: store, PromptCache: m.prompts,
 	})
 	m.ln, err = net.Listen("tcp", c.Addr)
 	if err != nil {
@@ -214,6 +219,9 @@ func (m *Main) Close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		err = m.http.Shutdown(ctx)
 		cancel()
+	}
+	if m.prompts != nil {
+		m.prompts.Close()
 	}
 	if m.redis != nil {
 		if cerr := m.redis.Close(); err == nil {

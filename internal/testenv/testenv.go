@@ -35,13 +35,15 @@ const (
 
 // Env is one running quire.
 type Env struct {
-	T      testing.TB
-	URL    string
-	Store  *gitstore.Store
-	Redis  *cache.Redis
-	Server *httpapi.Server
-	HTTP   *httptest.Server
-	Log    *SyncBuffer
+	T     testing.TB
+	URL   string
+	Store *gitstore.Store
+	Redis *cache.Redis
+	// Prompts is the prompt cache in front of Store.
+	Prompts *cache.Prompts
+	Server  *httpapi.Server
+	HTTP    *httptest.Server
+	Log     *SyncBuffer
 	// Admin is a session token of the admin user.
 	Admin string
 }
@@ -86,17 +88,22 @@ func NewWith(t testing.TB, o Options) *Env {
 		t.Fatal(err)
 	}
 	logs := &SyncBuffer{}
+	logger := slog.New(slog.NewJSONHandler(logs, nil))
+	prompts := cache.NewPrompts(rd, store, cache.PromptOptions{Logger: logger})
+	store.OnChange(prompts.Invalidate)
 	srv := httpapi.New(httpapi.Config{
 		Meta: store, Versions: store, Sessions: rd,
-		Logger:     slog.New(slog.NewJSONHandler(logs, nil)),
+		Logger:     logger,
 		Limits:     store.Limits(),
 		BcryptCost: bcrypt.MinCost,
 		Ready:      rd.Ping,
+		Prompts:    prompts, Payloads: store, PromptCache: prompts,
 	})
 	hs := httptest.NewServer(srv)
-	e := &Env{T: t, URL: hs.URL, Store: store, Redis: rd, Server: srv, HTTP: hs, Log: logs}
+	e := &Env{T: t, URL: hs.URL, Store: store, Redis: rd, Prompts: prompts, Server: srv, HTTP: hs, Log: logs}
 	t.Cleanup(func() {
 		hs.Close()
+		prompts.Close()
 		if o.RedisURL != "" {
 			rd.DeleteAll(context.Background())
 		}
@@ -237,6 +244,13 @@ func (e *Env) CreateSkill(token, projectID, slug string) string {
 	e.T.Helper()
 	r := e.Must(201, "POST", "/v1/projects/"+projectID+"/skills", token, map[string]string{"name": "Skill " + slug, "slug": slug, "description": "test skill"})
 	return r.JSON(e.T)["skill"].(map[string]any)["id"].(string)
+}
+
+// CreatePrompt creates a prompt in a project and returns its id.
+func (e *Env) CreatePrompt(token, projectID, slug string) string {
+	e.T.Helper()
+	r := e.Must(201, "POST", "/v1/projects/"+projectID+"/prompts", token, map[string]string{"name": "Prompt " + slug, "slug": slug, "description": "test prompt"})
+	return r.JSON(e.T)["prompt"].(map[string]any)["id"].(string)
 }
 
 // SkillManifest is a valid SKILL.md for slug.

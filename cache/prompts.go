@@ -1,0 +1,358 @@
+package cache
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/quire/quire"
+	"github.com/redis/go-redis/v9"
+	"golang.org/x/sync/singleflight"
+)
+
+// Prompts is a read-through cache in front of a quire.PromptStore, with
+// two tiers for live reads: an in-process map on top of Redis (shared by
+// every quire process on the same Redis, entries with a TTL).
+//
+// Correctness does not rest on invalidation arriving in time. Content at
+// a commit never changes, so every cached live read is stamped with its
+// commit, and each read first asks the store for the live commit (one ref
+// read on the shared data root, no object access) and uses a cached entry
+// only when the stamps agree. A reader that fills a tier with old content
+// right after a publish, a pub/sub message still in flight, or messages
+// lost while Redis was down can therefore cost a miss but never serve a
+// version older than the one live when the request began.
+//
+// Invalidation keeps the tiers small and fresh: every change the store
+// reports (Invalidate, wired to gitstore's OnChange) deletes the Redis
+// entry and publishes the prompt id, and every process drops its
+// in-process entry on the message.
+//
+// When Redis fails, reads go to the in-process tier and git, and Redis is
+// left alone for RetryAfter before it is tried again.
+type Prompts struct {
+	next   quire.PromptStore
+	rdb    *redis.Client
+	key    func(parts ...string) string
+	opts   PromptOptions
+	flight singleflight.Group
+
+	mu       sync.RWMutex
+	live     map[string]*quire.PromptVersion // asset id -> live read
+	contents map[string]*quire.PromptContent // commit -> content
+
+	downUntil atomic.Int64 // unix nanos before which Redis is not tried
+	stats     promptCounters
+
+	sub  *redis.PubSub
+	done chan struct{}
+}
+
+// PromptOptions configures a Prompts cache.
+type PromptOptions struct {
+	// TTL is the life of a Redis entry.
+	TTL time.Duration
+	// MaxLocal bounds the in-process entries of each kind.
+	MaxLocal int
+	// RetryAfter is how long Redis is left alone after a failure.
+	RetryAfter time.Duration
+	// Timeout bounds one Redis call on the read path.
+	Timeout time.Duration
+	Logger  *slog.Logger
+}
+
+func (o *PromptOptions) defaults() {
+	if o.TTL <= 0 {
+		o.TTL = 10 * time.Minute
+	}
+	if o.MaxLocal <= 0 {
+		o.MaxLocal = 10000
+	}
+	if o.RetryAfter <= 0 {
+		o.RetryAfter = time.Second
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 250 * time.Millisecond
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// PromptStats counts cache lookups by tier.
+type PromptStats struct {
+	LocalHits     uint64 // live reads answered in process
+	LocalMisses   uint64
+	RedisHits     uint64 // live reads answered by Redis
+	RedisMisses   uint64
+	RedisErrors   uint64 // failed Redis calls (reads fell back to git)
+	Loads         uint64 // live reads loaded from git
+	ContentHits   uint64 // content-by-commit reads answered in process
+	ContentMisses uint64
+	Invalidations uint64 // invalidations received (local and pub/sub)
+}
+
+type promptCounters struct {
+	localHits, localMisses, redisHits, redisMisses, redisErrors, loads atomic.Uint64
+	contentHits, contentMisses, invalidations                          atomic.Uint64
+}
+
+// allPrompts is the pub/sub message that drops every entry.
+const allPrompts = "*"
+
+// NewPrompts wraps next with the cache on r and starts listening for
+// invalidations. Close stops it.
+func NewPrompts(r *Redis, next quire.PromptStore, opts PromptOptions) *Prompts {
+	opts.defaults()
+	p := &Prompts{
+		next: next, rdb: r.client, key: r.key, opts: opts,
+		live:     map[string]*quire.PromptVersion{},
+		contents: map[string]*quire.PromptContent{},
+		done:     make(chan struct{}),
+	}
+	p.sub = p.rdb.Subscribe(context.Background(), p.channel())
+	go p.listen()
+	return p
+}
+
+func (p *Prompts) channel() string          { return p.key("prompt", "invalidate") }
+func (p *Prompts) liveKey(id string) string { return p.key("prompt", id, "live") }
+
+// listen drops in-process entries named by pub/sub messages. go-redis
+// resubscribes by itself after Redis comes back.
+func (p *Prompts) listen() {
+	defer close(p.done)
+	for msg := range p.sub.Channel() {
+		p.stats.invalidations.Add(1)
+		p.dropLocal(msg.Payload)
+	}
+}
+
+// Close stops listening for invalidations.
+func (p *Prompts) Close() error {
+	err := p.sub.Close()
+	<-p.done
+	return err
+}
+
+// Stats returns the counters.
+func (p *Prompts) Stats() PromptStats {
+	c := &p.stats
+	return PromptStats{
+		LocalHits: c.localHits.Load(), LocalMisses: c.localMisses.Load(),
+		RedisHits: c.redisHits.Load(), RedisMisses: c.redisMisses.Load(),
+		RedisErrors: c.redisErrors.Load(), Loads: c.loads.Load(),
+		ContentHits: c.contentHits.Load(), ContentMisses: c.contentMisses.Load(),
+		Invalidations: c.invalidations.Load(),
+	}
+}
+
+// LiveCommit asks the store: it is what every cached entry is checked by.
+func (p *Prompts) LiveCommit(ctx context.Context, a *quire.Asset) (string, error) {
+	return p.next.LiveCommit(ctx, a)
+}
+
+// LivePrompt returns the live version of a, from the first tier whose
+// entry carries the live commit.
+func (p *Prompts) LivePrompt(ctx context.Context, a *quire.Asset) (*quire.PromptVersion, error) {
+	commit, err := p.next.LiveCommit(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	if commit == "" {
+		return nil, quire.Errorf(quire.ENOTFOUND, "no live version: publish one first")
+	}
+	p.mu.RLock()
+	pv := p.live[a.ID]
+	p.mu.RUnlock()
+	if pv != nil && pv.Version.Commit == commit {
+		p.stats.localHits.Add(1)
+		return pv, nil
+	}
+	p.stats.localMisses.Add(1)
+	v, err, _ := p.flight.Do(a.ID+"@"+commit, func() (any, error) {
+		if pv := p.fromRedis(ctx, a, commit); pv != nil {
+			p.storeLocal(a.ID, pv)
+			return pv, nil
+		}
+		p.stats.loads.Add(1)
+		pv, err := p.next.LivePrompt(ctx, a)
+		if err != nil {
+			return nil, err
+		}
+		p.storeLocal(a.ID, pv)
+		p.toRedis(ctx, a, pv)
+		return pv, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*quire.PromptVersion), nil
+}
+
+// PromptContent caches content by commit in process: it never changes.
+func (p *Prompts) PromptContent(ctx context.Context, a *quire.Asset, commit string) (*quire.PromptContent, error) {
+	p.mu.RLock()
+	c := p.contents[commit]
+	p.mu.RUnlock()
+	if c != nil {
+		p.stats.contentHits.Add(1)
+		return c, nil
+	}
+	p.stats.contentMisses.Add(1)
+	c, err := p.next.PromptContent(ctx, a, commit)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	if len(p.contents) >= p.opts.MaxLocal {
+		clear(p.contents)
+	}
+	p.contents[commit] = c
+	p.mu.Unlock()
+	return c, nil
+}
+
+// WritePrompt writes through; the store reports the change, which
+// invalidates.
+func (p *Prompts) WritePrompt(ctx context.Context, by quire.Actor, a *quire.Asset, n int, c *quire.PromptContent, ifMatch string) (*quire.Version, error) {
+	return p.next.WritePrompt(ctx, by, a, n, c, ifMatch)
+}
+
+// cachedPrompt is a live read as stored in Redis.
+type cachedPrompt struct {
+	Version *quire.Version       `json:"version"`
+	Content *quire.PromptContent `json:"content"`
+}
+
+func (p *Prompts) fromRedis(ctx context.Context, a *quire.Asset, commit string) *quire.PromptVersion {
+	if !p.redisUp() {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.opts.Timeout)
+	defer cancel()
+	b, err := p.rdb.Get(ctx, p.liveKey(a.ID)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		p.stats.redisMisses.Add(1)
+		return nil
+	}
+	if err != nil {
+		p.redisFailed("get", err)
+		return nil
+	}
+	var cp cachedPrompt
+	if json.Unmarshal(b, &cp) != nil || cp.Version == nil || cp.Content == nil || cp.Version.Commit != commit {
+		p.stats.redisMisses.Add(1) // stale or foreign: the refill overwrites it
+		return nil
+	}
+	p.stats.redisHits.Add(1)
+	cp.Version.AssetID, cp.Version.Kind = a.ID, a.Kind
+	return &quire.PromptVersion{Version: cp.Version, Content: cp.Content}
+}
+
+func (p *Prompts) toRedis(ctx context.Context, a *quire.Asset, pv *quire.PromptVersion) {
+	if !p.redisUp() {
+		return
+	}
+	b, err := json.Marshal(cachedPrompt{Version: pv.Version, Content: pv.Content})
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.opts.Timeout)
+	defer cancel()
+	if err := p.rdb.Set(ctx, p.liveKey(a.ID), b, p.opts.TTL).Err(); err != nil {
+		p.redisFailed("set", err)
+	}
+}
+
+func (p *Prompts) storeLocal(id string, pv *quire.PromptVersion) {
+	p.mu.Lock()
+	if len(p.live) >= p.opts.MaxLocal {
+		clear(p.live)
+	}
+	p.live[id] = pv
+	p.mu.Unlock()
+}
+
+func (p *Prompts) dropLocal(id string) {
+	p.mu.Lock()
+	if id == allPrompts {
+		clear(p.live)
+	} else {
+		delete(p.live, id)
+	}
+	p.mu.Unlock()
+}
+
+func (p *Prompts) redisUp() bool { return time.Now().UnixNano() >= p.downUntil.Load() }
+
+func (p *Prompts) redisFailed(op string, err error) {
+	p.stats.redisErrors.Add(1)
+	if p.redisUp() {
+		p.opts.Logger.Warn("prompt cache: redis failed; reading git", "op", op, "error", err.Error(), "retry_after", p.opts.RetryAfter.String())
+	}
+	p.downUntil.Store(time.Now().Add(p.opts.RetryAfter).UnixNano())
+}
+
+// Invalidate drops the cached reads of an asset everywhere. Its signature
+// fits gitstore's OnChange hook; skills are ignored.
+func (p *Prompts) Invalidate(kind quire.Kind, assetID string) {
+	if kind != quire.KindPrompt {
+		return
+	}
+	p.invalidate(context.Background(), assetID)
+}
+
+// invalidate drops id locally, deletes its Redis entry and tells the
+// other processes. It returns the Redis error, if any.
+func (p *Prompts) invalidate(ctx context.Context, id string) error {
+	p.stats.invalidations.Add(1)
+	p.dropLocal(id)
+	ctx, cancel := context.WithTimeout(ctx, p.opts.Timeout)
+	defer cancel()
+	_, err := p.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		if id != allPrompts {
+			pipe.Del(ctx, p.liveKey(id))
+		}
+		pipe.Publish(ctx, p.channel(), id)
+		return nil
+	})
+	if err != nil {
+		p.redisFailed("invalidate", err)
+		return &quire.Error{Code: quire.EUNAVAILABLE, Message: "cache unavailable: dropped in this process only", Err: err}
+	}
+	return nil
+}
+
+// Purge drops every cached read of a on every process.
+func (p *Prompts) Purge(ctx context.Context, a *quire.Asset) error {
+	return p.invalidate(ctx, a.ID)
+}
+
+// PurgeAll drops every cached prompt read on every process.
+func (p *Prompts) PurgeAll(ctx context.Context) error {
+	p.mu.Lock()
+	clear(p.contents)
+	p.mu.Unlock()
+	iter := p.rdb.Scan(ctx, 0, p.key("prompt", "*"), 500).Iterator()
+	for iter.Next(ctx) {
+		if err := p.rdb.Del(ctx, iter.Val()).Err(); err != nil {
+			p.dropLocal(allPrompts)
+			return &quire.Error{Code: quire.EUNAVAILABLE, Message: "cache unavailable", Err: err}
+		}
+	}
+	if err := iter.Err(); err != nil {
+		p.dropLocal(allPrompts)
+		return &quire.Error{Code: quire.EUNAVAILABLE, Message: "cache unavailable", Err: err}
+	}
+	return p.invalidate(ctx, allPrompts)
+}
+
+var (
+	_ quire.PromptStore = (*Prompts)(nil)
+	_ quire.PromptCache = (*Prompts)(nil)
+)

@@ -1,0 +1,129 @@
+package gitstore
+
+import (
+	"context"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/quire/quire"
+)
+
+// Prompt versions are ordinary versions (CreateVersion, PublishVersion, …
+// serve them); this file only maps their files to quire.PromptContent.
+
+// LiveCommit returns the commit main points at, or "" before any publish.
+func (s *Store) LiveCommit(ctx context.Context, a *quire.Asset) (string, error) {
+	r, err := s.assetRepo(a)
+	if err != nil {
+		return "", err
+	}
+	h, err := r.ref(mainRef)
+	if err != nil || h.IsZero() {
+		return "", err
+	}
+	return h.String(), nil
+}
+
+// LivePrompt returns the live version of a prompt and its content.
+func (s *Store) LivePrompt(ctx context.Context, a *quire.Asset) (*quire.PromptVersion, error) {
+	v, err := s.LiveVersion(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.PromptContent(ctx, a, v.Commit)
+	if err != nil {
+		return nil, err
+	}
+	return &quire.PromptVersion{Version: v, Content: c}, nil
+}
+
+// PromptContent reads the prompt files of the version at commit.
+func (s *Store) PromptContent(ctx context.Context, a *quire.Asset, commit string) (*quire.PromptContent, error) {
+	r, err := s.assetRepo(a)
+	if err != nil {
+		return nil, err
+	}
+	c, err := r.commit(plumbing.NewHash(commit))
+	if err != nil {
+		return nil, err
+	}
+	files, err := r.promptFiles(c.TreeHash)
+	if err != nil {
+		return nil, err
+	}
+	return quire.ParsePromptFiles(files)
+}
+
+// promptFiles reads the files of the prompt layout under the tree at root.
+func (r *repo) promptFiles(root plumbing.Hash) (map[string][]byte, error) {
+	t, err := r.tree(root)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]byte{}
+	for _, e := range t.Entries {
+		switch {
+		case e.Mode == filemode.Dir && e.Name == quire.PromptMessagesDir:
+			err = r.walkFiles(e.Hash, e.Name+"/", func(p string, e object.TreeEntry) error {
+				b, err := r.readBlob(e.Hash)
+				out[p] = b
+				return err
+			})
+		case e.Mode != filemode.Dir && quire.IsPromptFile(e.Name):
+			out[e.Name], err = r.readBlob(e.Hash)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// WritePrompt replaces the prompt files of draft n with c in one commit:
+// files of the layout that c no longer has are deleted in the same commit.
+func (s *Store) WritePrompt(ctx context.Context, by quire.Actor, a *quire.Asset, n int, c *quire.PromptContent, ifMatch string) (*quire.Version, error) {
+	files, err := quire.PromptFiles(c)
+	if err != nil {
+		return nil, err
+	}
+	edits, _, err := s.prepareFiles(files)
+	if err != nil {
+		return nil, err
+	}
+	r, unlock, err := s.lockAsset(a)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	v, err := r.draft(n)
+	if err != nil {
+		return nil, err
+	}
+	if ifMatch != "" && ifMatch != v.commit.String() {
+		return nil, quire.Errorf(quire.EPRECONDITION, "version %d is at %s, not %s", n, v.commit, ifMatch)
+	}
+	parent, err := r.commit(v.commit)
+	if err != nil {
+		return nil, err
+	}
+	old, err := r.promptFiles(parent.TreeHash)
+	if err != nil {
+		return nil, err
+	}
+	keep := map[string]bool{}
+	for _, f := range files {
+		keep[f.Path] = true
+	}
+	if err := r.writeBlobs(edits, files); err != nil {
+		return nil, err
+	}
+	for p := range old {
+		if !keep[p] {
+			edits = append(edits, treeEdit{Path: p})
+		}
+	}
+	return s.commitEdits(r, by, a, v, edits, "")
+}
+
+var _ quire.PromptStore = (*Store)(nil)
