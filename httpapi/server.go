@@ -11,7 +11,10 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/quire/quire"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Config holds what the server needs.
@@ -29,6 +32,17 @@ type Config struct {
 	Ready func(ctx context.Context) error
 	// Git serves the smart-HTTP git protocol under /git/, if set.
 	Git http.Handler
+	// Metrics is the registry /metrics serves; HTTP metrics are added to
+	// it. A private registry is made when nil.
+	Metrics *prometheus.Registry
+	// TracerProvider, when set, traces every request (tracing.go), with
+	// Propagator reading the caller's trace context from the headers.
+	TracerProvider trace.TracerProvider
+	Propagator     propagation.TextMapPropagator
+	// Usage records prompt renders and API key use (usage.go).
+	Usage quire.Usage
+	// Activity is the projects' change feed (activity.go).
+	Activity quire.ActivityLog
 }
 
 // Server is quire's HTTP API.
@@ -43,6 +57,13 @@ type Server struct {
 	ready      func(ctx context.Context) error
 	git        http.Handler
 	engine     *gin.Engine
+
+	metrics  *prometheus.Registry
+	http     *httpMetrics
+	tracer   trace.TracerProvider
+	prop     propagation.TextMapPropagator
+	usage    quire.Usage
+	activity quire.ActivityLog
 }
 
 // New builds the server and its routes.
@@ -52,6 +73,7 @@ func New(cfg Config) *Server {
 		meta: cfg.Meta, versions: cfg.Versions, sessions: cfg.Sessions,
 		log: cfg.Logger, limits: cfg.Limits, sessionTTL: cfg.SessionTTL,
 		bcryptCost: cfg.BcryptCost, ready: cfg.Ready, git: cfg.Git,
+		metrics: cfg.Metrics, tracer: cfg.TracerProvider, prop: cfg.Propagator, usage: cfg.Usage, activity: cfg.Activity,
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -65,6 +87,10 @@ func New(cfg Config) *Server {
 	if s.bcryptCost == 0 {
 		s.bcryptCost = defaultBcryptCost
 	}
+	if s.metrics == nil {
+		s.metrics = prometheus.NewRegistry()
+	}
+	s.http = newHTTPMetrics(s.metrics)
 	s.engine = s.routes()
 	return s
 }
@@ -76,7 +102,11 @@ func (s *Server) routes() *gin.Engine {
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true
-	r.Use(s.requestID, s.accessLog, s.recover)
+	r.Use(s.requestID)
+	if s.tracer != nil {
+		r.Use(s.traceRequests(), s.tagSpan)
+	}
+	r.Use(s.accessLog, s.measure, s.recover)
 	r.NoRoute(func(c *gin.Context) {
 		s.fail(c, quire.Errorf(quire.ENOTFOUND, "no such route: %s %s", c.Request.Method, c.Request.URL.Path))
 	})
@@ -86,6 +116,8 @@ func (s *Server) routes() *gin.Engine {
 
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
 	r.GET("/readyz", s.readyz)
+	r.GET("/metrics", s.serveMetrics)
+	r.GET("/openapi.json", s.serveOpenAPI)
 	if s.git != nil {
 		r.Any("/git/*path", gin.WrapH(s.git))
 	}
@@ -93,7 +125,7 @@ func (s *Server) routes() *gin.Engine {
 	v1 := r.Group("/v1")
 	v1.POST("/auth/login", s.login)
 
-	a := v1.Group("", s.authenticate)
+	a := v1.Group("", s.authenticate, s.noteKeyUse)
 	s.authRoutes(a)
 	s.userRoutes(a)
 	s.keyRoutes(a)
@@ -101,6 +133,8 @@ func (s *Server) routes() *gin.Engine {
 	s.assetRoutes(a, quire.KindSkill)
 	s.skillRoutes(a)
 	s.promptRoutes(a)
+	s.usageRoutes(a)
+	s.activityRoutes(a)
 	return r
 }
 
@@ -159,6 +193,7 @@ func (s *Server) accessLog(c *gin.Context) {
 		slog.Duration("duration", time.Since(start)),
 		slog.Int("bytes", max(c.Writer.Size(), 0)),
 	}
+	attrs = append(attrs, traceAttrs(c.Request.Context())...)
 	if p, ok := c.Get(ctxPrincipal); ok {
 		pr := p.(*quire.Principal)
 		attrs = append(attrs, slog.String("principal_kind", pr.Kind()), slog.String("principal_id", pr.ID()), slog.String("user_id", pr.User.ID))

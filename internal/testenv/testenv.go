@@ -20,10 +20,13 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/quire/quire"
 	"github.com/quire/quire/cache"
 	"github.com/quire/quire/gitstore"
 	"github.com/quire/quire/httpapi"
+	"github.com/quire/quire/telemetry"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -42,6 +45,9 @@ type Env struct {
 	Server *httpapi.Server
 	HTTP   *httptest.Server
 	Log    *SyncBuffer
+	// Metrics is the registry /metrics serves; Usage the usage recorder.
+	Metrics *prometheus.Registry
+	Usage   *cache.Usage
 	// Admin is a session token of the admin user.
 	Admin string
 }
@@ -56,6 +62,11 @@ type Options struct {
 	Prefix string
 	// Limits overrides the store limits.
 	Limits quire.Limits
+	// Spans, when set, receives every span (tracetest.NewInMemoryExporter).
+	// Otherwise spans are made, for their trace ids, but not sampled.
+	Spans sdktrace.SpanExporter
+	// CacheStats, when set, is reported on /metrics.
+	CacheStats quire.CacheStats
 }
 
 // RedisURL is the real Redis tests should use, or "" for embedded only.
@@ -77,11 +88,28 @@ func NewWith(t testing.TB, o Options) *Env {
 	if o.Prefix == "" {
 		o.Prefix = "quiretest:" + randomHex(6) + ":"
 	}
-	store, err := gitstore.Open(gitstore.Options{Root: o.Root, Limits: o.Limits})
+	reg := telemetry.NewRegistry("test")
+	tr, err := telemetry.NewTracing(ctx, telemetry.TracingOptions{Exporter: o.Spans, Getenv: func(string) string { return "" }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rd, err := cache.Open(ctx, cache.Options{URL: o.RedisURL, Prefix: o.Prefix})
+	store, err := gitstore.Open(gitstore.Options{Root: o.Root, Limits: o.Limits, Observe: telemetry.GitObserver(reg, tr.Provider)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := cache.Open(ctx, cache.Options{URL: o.RedisURL, Prefix: o.Prefix, Metrics: reg, TracerProvider: telemetry.ChildSpansOnly(tr.Provider)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := telemetry.RegisterSessions(reg, rd.ActiveSessions); err != nil {
+		t.Fatal(err)
+	}
+	if o.CacheStats != nil {
+		if err := telemetry.RegisterCacheStats(reg, o.CacheStats); err != nil {
+			t.Fatal(err)
+		}
+	}
+	usage, err := cache.NewUsage(rd, store, cache.UsageOptions{Metrics: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,15 +120,18 @@ func NewWith(t testing.TB, o Options) *Env {
 		Limits:     store.Limits(),
 		BcryptCost: bcrypt.MinCost,
 		Ready:      rd.Ping,
+		Metrics:    reg, TracerProvider: tr.Provider, Propagator: tr.Propagator,
+		Usage: usage, Activity: store,
 	})
 	hs := httptest.NewServer(srv)
-	e := &Env{T: t, URL: hs.URL, Store: store, Redis: rd, Server: srv, HTTP: hs, Log: logs}
+	e := &Env{T: t, URL: hs.URL, Store: store, Redis: rd, Server: srv, HTTP: hs, Log: logs, Metrics: reg, Usage: usage}
 	t.Cleanup(func() {
 		hs.Close()
 		if o.RedisURL != "" {
 			rd.DeleteAll(context.Background())
 		}
 		rd.Close()
+		tr.Shutdown(context.Background())
 	})
 	if _, err := store.UserByEmail(ctx, AdminEmail); quire.ErrorCode(err) == quire.ENOTFOUND {
 		hash, _ := bcrypt.GenerateFromPassword([]byte(AdminPassword), bcrypt.MinCost)

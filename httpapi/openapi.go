@@ -1,0 +1,5 @@
+package httpapi
+
+import "github.com/gin-gonic/gin"
+
+func (s *Server) serveOpenAPI(c *gin.Context) {}
