@@ -104,9 +104,11 @@ var apiRoutes = []apiRoute{
 
 // apiSchemas are the component schemas, generated from these types.
 var apiSchemas = map[string]any{
-	"APIError":      APIError{},
-	"Status":        struct{ Status string `json:"status"` }{},
-	"LoginRequest":  loginRequest{},
+	"APIError": APIError{},
+	"Status": struct {
+		Status string `json:"status"`
+	}{},
+	"LoginRequest": loginRequest{},
 	"LoginResponse": struct {
 		Token   string      `json:"token"`
 		Session sessionView `json:"session"`
@@ -118,23 +120,31 @@ var apiSchemas = map[string]any{
 		SessionID string   `json:"session_id,omitempty"`
 		APIKey    *keyView `json:"api_key,omitempty"`
 	}{},
-	"Session":     sessionView{},
-	"SessionList": struct{ Sessions []sessionView `json:"sessions"` }{},
+	"Session": sessionView{},
+	"SessionList": struct {
+		Sessions []sessionView `json:"sessions"`
+	}{},
 	"User":        userView{},
 	"UserRequest": userRequest{},
-	"UserList":    struct{ Users []userView `json:"users"` }{},
-	"APIKey":      keyView{},
-	"KeyRequest":  keyRequest{},
+	"UserList": struct {
+		Users []userView `json:"users"`
+	}{},
+	"APIKey":     keyView{},
+	"KeyRequest": keyRequest{},
 	"KeyWithToken": struct {
 		APIKey keyView `json:"api_key"`
 		Token  string  `json:"token"`
 	}{},
-	"KeyList":       struct{ APIKeys []keyView `json:"api_keys"` }{},
+	"KeyList": struct {
+		APIKeys []keyView `json:"api_keys"`
+	}{},
 	"MetaRequest":   metaRequest{},
 	"Project":       quire.Project{},
 	"Member":        quire.Member{},
 	"MemberRequest": memberRequest{},
-	"MemberList":    struct{ Members []quire.Member `json:"members"` }{},
+	"MemberList": struct {
+		Members []quire.Member `json:"members"`
+	}{},
 	"MemberChange": struct {
 		Member  quire.Member   `json:"member"`
 		Members []quire.Member `json:"members"`

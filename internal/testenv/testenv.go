@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/quire/quire"
@@ -67,6 +68,8 @@ type Options struct {
 	Spans sdktrace.SpanExporter
 	// CacheStats, when set, is reported on /metrics.
 	CacheStats quire.CacheStats
+	// Now, when set, is the git store's clock (commit and tag times).
+	Now func() time.Time
 }
 
 // RedisURL is the real Redis tests should use, or "" for embedded only.
@@ -93,7 +96,7 @@ func NewWith(t testing.TB, o Options) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := gitstore.Open(gitstore.Options{Root: o.Root, Limits: o.Limits, Observe: telemetry.GitObserver(reg, tr.Provider)})
+	store, err := gitstore.Open(gitstore.Options{Root: o.Root, Limits: o.Limits, Now: o.Now, Observe: telemetry.GitObserver(reg, tr.Provider)})
 	if err != nil {
 		t.Fatal(err)
 	}
