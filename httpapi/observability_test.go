@@ -216,7 +216,7 @@ func TestTraces(t *testing.T) {
 	}
 	attrs := map[string]string{}
 	for _, a := range server.Attributes {
-		attrs[string(a.Key)] = a.Value.Emit()
+		attrs[string(a.Key)] = a.Value.String()
 	}
 	if attrs["quire.request_id"] != "trace-me" || attrs["http.route"] != "/v1/skills/:id/versions" {
 		t.Errorf("server span attributes: %v", attrs)
@@ -242,7 +242,7 @@ func TestTraces(t *testing.T) {
 	}
 	for _, a := range redisSpan.Attributes {
 		if a.Key == "db.statement" || a.Key == "db.query.text" {
-			t.Errorf("Redis span carries the statement %q", a.Value.Emit())
+			t.Errorf("Redis span carries the statement %q", a.Value.String())
 		}
 	}
 
