@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -275,4 +277,57 @@ func keys[V any](m map[string]V) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// TestOperationsDocs keeps docs/operations.md and the Grafana dashboard
+// in step with /metrics: every quire metric served is documented, and the
+// dashboard queries only documented metrics.
+func TestOperationsDocs(t *testing.T) {
+	doc, err := os.ReadFile("../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := testenv.NewWith(t, testenv.Options{CacheStats: fakeCache{}})
+	e.CreateProject(e.Admin, "demo")
+	if err := e.Usage.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	fams, _ := scrape(t, e)
+	for name := range fams {
+		if strings.HasPrefix(name, "quire_") && !bytes.Contains(doc, []byte("`"+name+"`")) {
+			t.Errorf("metric %s is not in docs/operations.md", name)
+		}
+	}
+
+	b, err := os.ReadFile("../docs/grafana-dashboard.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		Panels []struct {
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	if err := json.Unmarshal(b, &dash); err != nil {
+		t.Fatalf("dashboard: %v", err)
+	}
+	metric := regexp.MustCompile(`quire_[a-z_]+`)
+	n := 0
+	for _, p := range dash.Panels {
+		for _, tg := range p.Targets {
+			for _, m := range metric.FindAllString(tg.Expr, -1) {
+				n++
+				base := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(m, "_bucket"), "_count"), "_sum")
+				if !bytes.Contains(doc, []byte("`"+base+"`")) {
+					t.Errorf("dashboard panel %q queries undocumented %s", p.Title, m)
+				}
+			}
+		}
+	}
+	if n < 10 {
+		t.Fatalf("dashboard queries only %d quire metrics", n)
+	}
 }
