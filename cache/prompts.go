@@ -151,6 +151,16 @@ func (p *Prompts) Stats() PromptStats {
 	}
 }
 
+// CacheStats reports hits and misses by tier for /metrics: "memory" (the
+// in-process tier, live reads and content by commit) and "redis".
+func (p *Prompts) CacheStats() []quire.CacheTierStats {
+	st := p.Stats()
+	return []quire.CacheTierStats{
+		{Tier: "memory", Hits: st.LocalHits + st.ContentHits, Misses: st.LocalMisses + st.ContentMisses},
+		{Tier: "redis", Hits: st.RedisHits, Misses: st.RedisMisses + st.RedisErrors},
+	}
+}
+
 // LiveCommit asks the store: it is what every cached entry is checked by.
 func (p *Prompts) LiveCommit(ctx context.Context, a *quire.Asset) (string, error) {
 	return p.next.LiveCommit(ctx, a)

@@ -14,8 +14,10 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/quire/quire"
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Options configures the Redis connection.
@@ -28,6 +30,10 @@ type Options struct {
 	// SnapshotPath is where the embedded Redis saves sessions on Close
 	// and restores them from on start. Ignored with a real Redis.
 	SnapshotPath string
+	// Metrics, when set, receives quire_redis_* metrics (metrics.go).
+	Metrics prometheus.Registerer
+	// TracerProvider, when set, traces every Redis command.
+	TracerProvider trace.TracerProvider
 }
 
 // Redis is quire's connection to Redis, real or embedded.
@@ -48,6 +54,10 @@ func Open(ctx context.Context, opts Options) (*Redis, error) {
 		}
 		r.embedded = m
 		r.client = redis.NewClient(&redis.Options{Addr: m.Addr()})
+		if err := r.instrument(); err != nil {
+			r.Close()
+			return nil, err
+		}
 		if err := r.restore(ctx); err != nil {
 			r.Close()
 			return nil, err
@@ -63,6 +73,10 @@ func Open(ctx context.Context, opts Options) (*Redis, error) {
 	o.WriteTimeout = time.Second
 	o.MaxRetries = 1
 	r.client = redis.NewClient(o)
+	if err := r.instrument(); err != nil {
+		r.client.Close()
+		return nil, err
+	}
 	return r, nil
 }
 

@@ -24,6 +24,7 @@ func (r *Redis) CreateSession(ctx context.Context, s *quire.Session) error {
 	pipe := r.client.TxPipeline()
 	pipe.Set(ctx, r.key("sess", s.ID), b, ttl)
 	pipe.SAdd(ctx, r.key("usess", s.UserID), s.ID)
+	r.trackSession(ctx, pipe, s)
 	if _, err := pipe.Exec(ctx); err != nil {
 		return unavailable(err)
 	}
@@ -78,6 +79,7 @@ func (r *Redis) DeleteSession(ctx context.Context, id string) error {
 	pipe := r.client.TxPipeline()
 	pipe.Del(ctx, r.key("sess", id))
 	pipe.SRem(ctx, r.key("usess", s.UserID), id)
+	r.untrackSession(ctx, pipe, id)
 	if _, err := pipe.Exec(ctx); err != nil {
 		return unavailable(err)
 	}

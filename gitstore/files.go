@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"sort"
-	"strconv"
-	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/diff"
@@ -32,7 +30,8 @@ func (s *Store) versionTree(a *quire.Asset, n int) (*repo, *vstate, plumbing.Has
 }
 
 // Files lists the files of version n in path order.
-func (s *Store) Files(ctx context.Context, a *quire.Asset, n int) ([]quire.File, error) {
+func (s *Store) Files(ctx context.Context, a *quire.Asset, n int) (_ []quire.File, err error) {
+	defer s.observe(ctx, quire.GitRead, "Files")(&err)
 	r, _, root, err := s.versionTree(a, n)
 	if err != nil {
 		return nil, err
@@ -51,7 +50,8 @@ func (s *Store) Files(ctx context.Context, a *quire.Asset, n int) ([]quire.File,
 }
 
 // ReadFile returns one file of version n.
-func (s *Store) ReadFile(ctx context.Context, a *quire.Asset, n int, path string) ([]byte, quire.File, error) {
+func (s *Store) ReadFile(ctx context.Context, a *quire.Asset, n int, path string) (_ []byte, _ quire.File, err error) {
+	defer s.observe(ctx, quire.GitRead, "ReadFile")(&err)
 	if err := valid.FilePath(path); err != nil {
 		return nil, quire.File{}, err
 	}
@@ -74,7 +74,8 @@ func (s *Store) ReadFile(ctx context.Context, a *quire.Asset, n int, path string
 }
 
 // ReadFiles returns every file of version n.
-func (s *Store) ReadFiles(ctx context.Context, a *quire.Asset, n int) (map[string][]byte, error) {
+func (s *Store) ReadFiles(ctx context.Context, a *quire.Asset, n int) (_ map[string][]byte, err error) {
+	defer s.observe(ctx, quire.GitRead, "ReadFiles")(&err)
 	r, _, root, err := s.versionTree(a, n)
 	if err != nil {
 		return nil, err
@@ -89,7 +90,8 @@ func (s *Store) ReadFiles(ctx context.Context, a *quire.Asset, n int) (map[strin
 }
 
 // Diff returns the unified diff, file by file, from version from to version to.
-func (s *Store) Diff(ctx context.Context, a *quire.Asset, from, to int) ([]quire.FileDiff, error) {
+func (s *Store) Diff(ctx context.Context, a *quire.Asset, from, to int) (_ []quire.FileDiff, err error) {
+	defer s.observe(ctx, quire.GitRead, "Diff")(&err)
 	r, _, fromRoot, err := s.versionTree(a, from)
 	if err != nil {
 		return nil, err
@@ -143,69 +145,3 @@ type onePatch struct{ fp diff.FilePatch }
 
 func (p onePatch) FilePatches() []diff.FilePatch { return []diff.FilePatch{p.fp} }
 func (p onePatch) Message() string               { return "" }
-
-// History lists the commits of every version of an asset, newest first.
-// Each commit is credited to the first version whose history reaches it.
-func (s *Store) History(ctx context.Context, a *quire.Asset, opts quire.ListOptions) ([]quire.Commit, string, error) {
-	r, err := s.assetRepo(a)
-	if err != nil {
-		return nil, "", err
-	}
-	log, _, err := r.readLog()
-	if err != nil {
-		return nil, "", err
-	}
-	seen := map[plumbing.Hash]bool{}
-	var all []quire.Commit
-	for n := 1; n < log.Next; n++ {
-		v, err := r.state(n)
-		if quire.ErrorCode(err) == quire.ENOTFOUND {
-			continue
-		}
-		if err != nil {
-			return nil, "", err
-		}
-		for h := v.commit; !h.IsZero() && !seen[h]; {
-			seen[h] = true
-			c, err := r.commit(h)
-			if err != nil {
-				return nil, "", err
-			}
-			all = append(all, quire.Commit{
-				ID: h.String(), Author: c.Author.Name, Email: c.Author.Email,
-				Message: strings.TrimRight(c.Message, "\n"), Time: c.Author.When.UTC(), Version: n,
-			})
-			h = plumbing.ZeroHash
-			if len(c.ParentHashes) > 0 {
-				h = c.ParentHashes[0]
-			}
-		}
-	}
-	sort.SliceStable(all, func(i, j int) bool { return all[i].Time.After(all[j].Time) })
-	return page(all, opts)
-}
-
-// page cuts one page from a list; the cursor is the offset of the next page.
-func page[T any](all []T, opts quire.ListOptions) ([]T, string, error) {
-	off := 0
-	if opts.Cursor != "" {
-		n, err := strconv.Atoi(opts.Cursor)
-		if err != nil || n < 0 {
-			return nil, "", quire.Errorf(quire.EINVALID, "invalid cursor")
-		}
-		off = n
-	}
-	limit := opts.Limit
-	if limit <= 0 {
-		limit = 50
-	}
-	if off >= len(all) {
-		return []T{}, "", nil
-	}
-	end := min(off+limit, len(all))
-	next := ""
-	if end < len(all) {
-		next = strconv.Itoa(end)
-	}
-	return all[off:end], next, nil
-}

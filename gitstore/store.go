@@ -35,6 +35,9 @@ type Options struct {
 	Limits quire.Limits
 	// Now returns the current time; tests may fix it.
 	Now func() time.Time
+	// Observe, when set, is told about every git operation, for metrics
+	// and traces.
+	Observe quire.ObserveFunc
 }
 
 // Validate checks o and fills in defaults.
@@ -69,6 +72,8 @@ type Store struct {
 	lru   *list.List
 	meta  *metaIndex
 	hooks []func(quire.Kind, string)
+
+	activity metaActivity
 }
 
 // Open opens (creating if needed) the data root.

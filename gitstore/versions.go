@@ -222,7 +222,8 @@ func (s *Store) RemoveRepository(ctx context.Context, a *quire.Asset) error {
 
 // CreateVersion opens draft N (the next number) from base, with files
 // written into its first commit.
-func (s *Store) CreateVersion(ctx context.Context, by quire.Actor, a *quire.Asset, base quire.Base, files []quire.FileContent) (*quire.Version, error) {
+func (s *Store) CreateVersion(ctx context.Context, by quire.Actor, a *quire.Asset, base quire.Base, files []quire.FileContent) (_ *quire.Version, err error) {
+	defer s.observe(ctx, quire.GitCommit, "CreateVersion")(&err)
 	edits, _, err := s.prepareFiles(files)
 	if err != nil {
 		return nil, err
@@ -323,7 +324,8 @@ func (s *Store) versionAt(r *repo, c plumbing.Hash) int {
 }
 
 // Versions lists every version of an asset, oldest first.
-func (s *Store) Versions(ctx context.Context, a *quire.Asset) ([]*quire.Version, error) {
+func (s *Store) Versions(ctx context.Context, a *quire.Asset) (_ []*quire.Version, err error) {
+	defer s.observe(ctx, quire.GitRead, "Versions")(&err)
 	r, err := s.assetRepo(a)
 	if err != nil {
 		return nil, err
@@ -355,7 +357,8 @@ func (s *Store) Versions(ctx context.Context, a *quire.Asset) ([]*quire.Version,
 }
 
 // Version returns version n.
-func (s *Store) Version(ctx context.Context, a *quire.Asset, n int) (*quire.Version, error) {
+func (s *Store) Version(ctx context.Context, a *quire.Asset, n int) (_ *quire.Version, err error) {
+	defer s.observe(ctx, quire.GitRead, "Version")(&err)
 	r, err := s.assetRepo(a)
 	if err != nil {
 		return nil, err
@@ -380,7 +383,8 @@ func (s *Store) versionRecord(r *repo, a *quire.Asset, n int) (*quire.Version, e
 }
 
 // LiveVersion returns the version main points at.
-func (s *Store) LiveVersion(ctx context.Context, a *quire.Asset) (*quire.Version, error) {
+func (s *Store) LiveVersion(ctx context.Context, a *quire.Asset) (_ *quire.Version, err error) {
+	defer s.observe(ctx, quire.GitRead, "LiveVersion")(&err)
 	r, err := s.assetRepo(a)
 	if err != nil {
 		return nil, err
@@ -397,7 +401,8 @@ func (s *Store) LiveVersion(ctx context.Context, a *quire.Asset) (*quire.Version
 }
 
 // DeleteVersion deletes draft n. Its number is not reused.
-func (s *Store) DeleteVersion(ctx context.Context, by quire.Actor, a *quire.Asset, n int) error {
+func (s *Store) DeleteVersion(ctx context.Context, by quire.Actor, a *quire.Asset, n int) (err error) {
+	defer s.observe(ctx, quire.GitCommit, "DeleteVersion")(&err)
 	r, unlock, err := s.lockAsset(a)
 	if err != nil {
 		return err
@@ -429,7 +434,8 @@ func (s *Store) DeleteVersion(ctx context.Context, by quire.Actor, a *quire.Asse
 }
 
 // PublishVersion tags draft n as vN, makes it live and removes its branch.
-func (s *Store) PublishVersion(ctx context.Context, by quire.Actor, a *quire.Asset, n int, check func(quire.ReadFunc) error) (*quire.Version, error) {
+func (s *Store) PublishVersion(ctx context.Context, by quire.Actor, a *quire.Asset, n int, check func(quire.ReadFunc) error) (_ *quire.Version, err error) {
+	defer s.observe(ctx, quire.GitCommit, "PublishVersion")(&err)
 	r, unlock, err := s.lockAsset(a)
 	if err != nil {
 		return nil, err
@@ -499,7 +505,8 @@ func (r *repo) tag(by quire.Actor, when time.Time, ref plumbing.ReferenceName, n
 }
 
 // PromoteVersion makes published version n live (a rollback when n is older).
-func (s *Store) PromoteVersion(ctx context.Context, by quire.Actor, a *quire.Asset, n int) (*quire.Version, error) {
+func (s *Store) PromoteVersion(ctx context.Context, by quire.Actor, a *quire.Asset, n int) (_ *quire.Version, err error) {
+	defer s.observe(ctx, quire.GitCommit, "PromoteVersion")(&err)
 	r, unlock, err := s.lockAsset(a)
 	if err != nil {
 		return nil, err
@@ -520,13 +527,23 @@ func (s *Store) PromoteVersion(ctx context.Context, by quire.Actor, a *quire.Ass
 		if err := r.casRef(mainRef, live, v.commit); err != nil {
 			return nil, err
 		}
+		// Moving main makes no object of its own: record who promoted
+		// what in the versions log, so history shows rollbacks too.
+		log, tip, err := r.readLog()
+		if err != nil {
+			return nil, err
+		}
+		if err := r.writeLog(by, s.opts.Now(), log, tip, fmt.Sprintf("Promote version %d\n", n)); err != nil {
+			return nil, err
+		}
 		s.changed(a)
 	}
 	return s.versionRecord(r, a, n)
 }
 
 // ArchiveVersion archives a draft or a published version that is not live.
-func (s *Store) ArchiveVersion(ctx context.Context, by quire.Actor, a *quire.Asset, n int) (*quire.Version, error) {
+func (s *Store) ArchiveVersion(ctx context.Context, by quire.Actor, a *quire.Asset, n int) (_ *quire.Version, err error) {
+	defer s.observe(ctx, quire.GitCommit, "ArchiveVersion")(&err)
 	r, unlock, err := s.lockAsset(a)
 	if err != nil {
 		return nil, err
@@ -598,7 +615,8 @@ func (r *repo) writeBlobs(edits []treeEdit, files []quire.FileContent) error {
 
 // PutFiles writes files into draft n as one commit. Writing content equal
 // to what is there makes no commit.
-func (s *Store) PutFiles(ctx context.Context, by quire.Actor, a *quire.Asset, n int, files []quire.FileContent, ifMatch, message string) (*quire.Version, error) {
+func (s *Store) PutFiles(ctx context.Context, by quire.Actor, a *quire.Asset, n int, files []quire.FileContent, ifMatch, message string) (_ *quire.Version, err error) {
+	defer s.observe(ctx, quire.GitCommit, "PutFiles")(&err)
 	edits, _, err := s.prepareFiles(files)
 	if err != nil {
 		return nil, err
@@ -625,7 +643,8 @@ func (s *Store) PutFiles(ctx context.Context, by quire.Actor, a *quire.Asset, n 
 }
 
 // DeleteFile removes one file from draft n as one commit.
-func (s *Store) DeleteFile(ctx context.Context, by quire.Actor, a *quire.Asset, n int, path, ifMatch string) (*quire.Version, error) {
+func (s *Store) DeleteFile(ctx context.Context, by quire.Actor, a *quire.Asset, n int, path, ifMatch string) (_ *quire.Version, err error) {
+	defer s.observe(ctx, quire.GitCommit, "DeleteFile")(&err)
 	if err := valid.FilePath(path); err != nil {
 		return nil, err
 	}

@@ -109,6 +109,7 @@ func (s *Server) listKeys(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	s.withLastUsed(c.Request.Context(), all...)
 	out := make([]keyView, len(all))
 	for i, k := range all {
 		out[i] = viewKey(k)
@@ -135,6 +136,7 @@ func (s *Server) getKey(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	s.withLastUsed(c.Request.Context(), k)
 	c.JSON(http.StatusOK, gin.H{"api_key": viewKey(k)})
 }
 

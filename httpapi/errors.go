@@ -43,10 +43,12 @@ func (s *Server) fail(c *gin.Context, err error) {
 		status = http.StatusInternalServerError
 	}
 	if status >= 500 {
-		s.log.LogAttrs(c.Request.Context(), slog.LevelError, "request failed",
+		attrs := []slog.Attr{
 			slog.String("request_id", c.GetString(ctxRequestID)),
 			slog.String("route", c.FullPath()),
-			slog.String("error", err.Error()))
+			slog.String("error", err.Error()),
+		}
+		s.log.LogAttrs(c.Request.Context(), slog.LevelError, "request failed", append(attrs, traceAttrs(c.Request.Context())...)...)
 	}
 	body := APIError{Error: quire.ErrorMessage(err), Code: code, Details: quire.ErrorDetails(err)}
 	if code != quire.EINTERNAL && quire.ErrorCode(err) == quire.EINTERNAL {

@@ -146,6 +146,7 @@ func (s *Server) render(c *gin.Context, a *quire.Asset) {
 		s.fail(c, quire.Errorf(quire.EUNPROCESSABLE, "version %d has no template", v.Number))
 		return
 	}
+	s.RecordRender(ctx, a.ID, v.Number)
 	c.JSON(http.StatusOK, &out)
 }
 

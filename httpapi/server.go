@@ -11,7 +11,10 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/quire/quire"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Config holds what the server needs.
@@ -36,6 +39,17 @@ type Config struct {
 	Payloads quire.PayloadStore
 	// PromptCache purges cached prompt reads, if set.
 	PromptCache quire.PromptCache
+	// Metrics is the registry /metrics serves; HTTP metrics are added to
+	// it. A private registry is made when nil.
+	Metrics *prometheus.Registry
+	// TracerProvider, when set, traces every request (tracing.go), with
+	// Propagator reading the caller's trace context from the headers.
+	TracerProvider trace.TracerProvider
+	Propagator     propagation.TextMapPropagator
+	// Usage records prompt renders and API key use (usage.go).
+	Usage quire.Usage
+	// Activity is the projects' change feed (activity.go).
+	Activity quire.ActivityLog
 }
 
 // Server is quire's HTTP API.
@@ -55,6 +69,12 @@ type Server struct {
 	payloads    quire.PayloadStore
 	promptCache quire.PromptCache
 	templates   *templateMemo
+	metrics     *prometheus.Registry
+	http        *httpMetrics
+	tracer      trace.TracerProvider
+	prop        propagation.TextMapPropagator
+	usage       quire.Usage
+	activity    quire.ActivityLog
 }
 
 // New builds the server and its routes.
@@ -64,6 +84,7 @@ func New(cfg Config) *Server {
 		meta: cfg.Meta, versions: cfg.Versions, sessions: cfg.Sessions,
 		log: cfg.Logger, limits: cfg.Limits, sessionTTL: cfg.SessionTTL,
 		bcryptCost: cfg.BcryptCost, ready: cfg.Ready, git: cfg.Git,
+		metrics: cfg.Metrics, tracer: cfg.TracerProvider, prop: cfg.Propagator, usage: cfg.Usage, activity: cfg.Activity,
 	}
 	s.setupPrompts(cfg)
 	if s.log == nil {
@@ -78,6 +99,10 @@ func New(cfg Config) *Server {
 	if s.bcryptCost == 0 {
 		s.bcryptCost = defaultBcryptCost
 	}
+	if s.metrics == nil {
+		s.metrics = prometheus.NewRegistry()
+	}
+	s.http = newHTTPMetrics(s.metrics)
 	s.engine = s.routes()
 	return s
 }
@@ -89,7 +114,11 @@ func (s *Server) routes() *gin.Engine {
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true
-	r.Use(s.requestID, s.accessLog, s.recover)
+	r.Use(s.requestID)
+	if s.tracer != nil {
+		r.Use(s.traceRequests(), s.tagSpan)
+	}
+	r.Use(s.accessLog, s.measure, s.recover)
 	r.NoRoute(func(c *gin.Context) {
 		s.fail(c, quire.Errorf(quire.ENOTFOUND, "no such route: %s %s", c.Request.Method, c.Request.URL.Path))
 	})
@@ -99,6 +128,8 @@ func (s *Server) routes() *gin.Engine {
 
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
 	r.GET("/readyz", s.readyz)
+	r.GET("/metrics", s.serveMetrics)
+	r.GET("/openapi.json", s.serveOpenAPI)
 	if s.git != nil {
 		r.Any("/git/*path", gin.WrapH(s.git))
 	}
@@ -106,7 +137,7 @@ func (s *Server) routes() *gin.Engine {
 	v1 := r.Group("/v1")
 	v1.POST("/auth/login", s.login)
 
-	a := v1.Group("", s.authenticate)
+	a := v1.Group("", s.authenticate, s.noteKeyUse)
 	s.authRoutes(a)
 	s.userRoutes(a)
 	s.keyRoutes(a)
@@ -114,6 +145,8 @@ func (s *Server) routes() *gin.Engine {
 	s.assetRoutes(a, quire.KindSkill)
 	s.skillRoutes(a)
 	s.promptRoutes(a)
+	s.usageRoutes(a)
+	s.activityRoutes(a)
 	return r
 }
 
@@ -172,6 +205,7 @@ func (s *Server) accessLog(c *gin.Context) {
 		slog.Duration("duration", time.Since(start)),
 		slog.Int("bytes", max(c.Writer.Size(), 0)),
 	}
+	attrs = append(attrs, traceAttrs(c.Request.Context())...)
 	if p, ok := c.Get(ctxPrincipal); ok {
 		pr := p.(*quire.Principal)
 		attrs = append(attrs, slog.String("principal_kind", pr.Kind()), slog.String("principal_id", pr.ID()), slog.String("user_id", pr.User.ID))

@@ -5,6 +5,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -17,13 +18,16 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/quire/quire"
 	"github.com/quire/quire/cache"
 	"github.com/quire/quire/gitstore"
 	"github.com/quire/quire/httpapi"
+	"github.com/quire/quire/telemetry"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -56,11 +60,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 		defer stop()
 		if err := m.Run(ctx); err != nil {
+			if m.log != nil {
+				m.log.Error("quire failed to start", "error", err.Error())
+			}
+			m.Close()
 			return err
 		}
-		<-ctx.Done()
-		m.log.Info("shutting down")
-		return m.Close()
+		return m.Wait(ctx)
 	}
 	fmt.Fprintf(stderr, "quire: unknown command %q\nusage: quire serve [flags] | quire version\n", args[0])
 	return flag.ErrHelp
@@ -78,6 +84,11 @@ type Config struct {
 	AdminEmail    string
 	AdminPassword string
 	BcryptCost    int
+	// UsageFlush is how often usage counts go from Redis to git.
+	UsageFlush time.Duration
+	// ShutdownTimeout bounds how long in-flight requests may take to
+	// finish once a shutdown starts.
+	ShutdownTimeout time.Duration
 }
 
 // Main is a running quire server; end-to-end tests drive it too.
@@ -93,12 +104,21 @@ type Main struct {
 	http    *http.Server
 	ln      net.Listener
 	served  chan error
+
+	metrics    *prometheus.Registry
+	tracing    *telemetry.Tracing
+	usage      *cache.Usage
+	stopUsage  context.CancelFunc
+	usageDone  chan struct{}
+	closeOnce  sync.Once
+	closeError error
 }
 
 // NewMain returns a Main with default configuration, logging to out.
 func NewMain(out io.Writer) *Main {
 	return &Main{out: out, Config: Config{
 		Addr: "127.0.0.1:8080", Data: "./repos", SessionTTL: 24 * time.Hour, LogLevel: "info", RedisPrefix: "quire:",
+		UsageFlush: time.Minute, ShutdownTimeout: 30 * time.Second,
 	}}
 }
 
@@ -118,14 +138,26 @@ func (m *Main) ParseFlags(args []string) error {
 	str(&c.Redis, "redis", "QUIRE_REDIS", "redis:// URL; empty runs an embedded Redis")
 	str(&c.RedisPrefix, "redis-prefix", "QUIRE_REDIS_PREFIX", "prefix of every Redis key")
 	str(&c.LogLevel, "log-level", "QUIRE_LOG_LEVEL", "debug, info, warn or error")
-	if v := os.Getenv("QUIRE_SESSION_TTL"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			return fmt.Errorf("QUIRE_SESSION_TTL: %w", err)
+	dur := func(p *time.Duration, name, env, usage string) error {
+		if v := os.Getenv(env); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				return fmt.Errorf("%s: %w", env, err)
+			}
+			*p = d
 		}
-		c.SessionTTL = d
+		fs.DurationVar(p, name, *p, usage+" ($"+env+")")
+		return nil
 	}
-	fs.DurationVar(&c.SessionTTL, "session-ttl", c.SessionTTL, "how long a login session lasts ($QUIRE_SESSION_TTL)")
+	if err := dur(&c.SessionTTL, "session-ttl", "QUIRE_SESSION_TTL", "how long a login session lasts"); err != nil {
+		return err
+	}
+	if err := dur(&c.UsageFlush, "usage-flush", "QUIRE_USAGE_FLUSH", "how often prompt render counts and API key last use go from Redis to git"); err != nil {
+		return err
+	}
+	if err := dur(&c.ShutdownTimeout, "shutdown-timeout", "QUIRE_SHUTDOWN_TIMEOUT", "how long in-flight requests may run once SIGTERM or SIGINT arrives"); err != nil {
+		return err
+	}
 	if v := os.Getenv("QUIRE_FSYNC"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
@@ -137,7 +169,7 @@ func (m *Main) ParseFlags(args []string) error {
 	c.AdminEmail = os.Getenv("QUIRE_ADMIN_EMAIL")
 	c.AdminPassword = os.Getenv("QUIRE_ADMIN_PASSWORD")
 	fs.Usage = func() {
-		fmt.Fprintln(m.out, "usage: quire serve [flags]\n\nOn first start, with no user yet, an admin is created from\n$QUIRE_ADMIN_EMAIL and $QUIRE_ADMIN_PASSWORD (or a generated password\nprinted once to the log).\n\nFlags:")
+		fmt.Fprintln(m.out, "usage: quire serve [flags]\n\nEvery flag can also be set by the environment variable named after it.\nOn first start, with no user yet, an admin is created from\n$QUIRE_ADMIN_EMAIL and $QUIRE_ADMIN_PASSWORD (or a generated password\nprinted once to the log).\n\nTraces are exported over OTLP when $OTEL_EXPORTER_OTLP_ENDPOINT is set\n(OTLP/HTTP, or gRPC with $OTEL_EXPORTER_OTLP_PROTOCOL=grpc; the other\nstandard OTEL_* variables apply too). Metrics are served at /metrics.\n\nFlags:")
 		fs.PrintDefaults()
 	}
 	return fs.Parse(args)
@@ -152,8 +184,21 @@ func (m *Main) Run(ctx context.Context) error {
 		return fmt.Errorf("log level: %w", err)
 	}
 	m.log = slog.New(slog.NewJSONHandler(m.out, &slog.HandlerOptions{Level: level}))
+	if c.UsageFlush <= 0 {
+		return fmt.Errorf("usage flush interval must be positive")
+	}
 
-	store, err := gitstore.Open(gitstore.Options{Root: c.Data, Fsync: c.Fsync})
+	m.metrics = telemetry.NewRegistry(Version)
+	tr, err := telemetry.NewTracing(ctx, telemetry.TracingOptions{ServiceName: "quire", Version: Version})
+	if err != nil {
+		return err
+	}
+	m.tracing = tr
+	// Background work (usage flushes, metric scrapes) is not traced on
+	// its own: only spans inside a request's trace are kept.
+	childSpans := telemetry.ChildSpansOnly(tr.Provider)
+
+	store, err := gitstore.Open(gitstore.Options{Root: c.Data, Fsync: c.Fsync, Observe: telemetry.GitObserver(m.metrics, tr.Provider)})
 	if err != nil {
 		return err
 	}
@@ -161,6 +206,16 @@ func (m *Main) Run(ctx context.Context) error {
 	m.redis, err = cache.Open(ctx, cache.Options{
 		URL: c.Redis, Prefix: c.RedisPrefix,
 		SnapshotPath: filepath.Join(store.Root(), "sessions.snapshot.json"),
+		Metrics:      m.metrics, TracerProvider: childSpans,
+	})
+	if err != nil {
+		return err
+	}
+	if err := telemetry.RegisterSessions(m.metrics, m.redis.ActiveSessions); err != nil {
+		return err
+	}
+	m.usage, err = cache.NewUsage(m.redis, store, cache.UsageOptions{
+		KeyResolution: 30 * time.Second, Metrics: m.metrics, Logger: m.log,
 	})
 	if err != nil {
 		return err
@@ -170,11 +225,16 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.prompts = cache.NewPrompts(m.redis, store, cache.PromptOptions{Logger: m.log})
 	store.OnChange(m.prompts.Invalidate)
+	if err := telemetry.RegisterCacheStats(m.metrics, m.prompts); err != nil {
+		return err
+	}
 	api := httpapi.New(httpapi.Config{
 		Meta: store, Versions: store, Sessions: m.redis, Logger: m.log,
 		Limits: store.Limits(), SessionTTL: c.SessionTTL, BcryptCost: c.BcryptCost,
 		Ready:   m.ready,
 		Prompts: m.prompts, Payloads: store, PromptCache: m.prompts,
+		Metrics: m.metrics, TracerProvider: tr.Provider, Propagator: tr.Propagator,
+		Usage: m.usage, Activity: store,
 	})
 	m.ln, err = net.Listen("tcp", c.Addr)
 	if err != nil {
@@ -190,8 +250,30 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.served = make(chan error, 1)
 	go func() { m.served <- m.http.Serve(m.ln) }()
-	m.log.Info("quire started", "addr", m.ln.Addr().String(), "data", store.Root(), "redis_embedded", m.redis.Embedded(), "version", Version)
+	usageCtx, stopUsage := context.WithCancel(context.WithoutCancel(ctx))
+	m.stopUsage, m.usageDone = stopUsage, make(chan struct{})
+	go func() {
+		defer close(m.usageDone)
+		m.usage.Run(usageCtx, c.UsageFlush)
+	}()
+	m.log.Info("quire started", "addr", m.ln.Addr().String(), "data", store.Root(),
+		"redis_embedded", m.redis.Embedded(), "version", Version,
+		"tracing", cmp.Or(tr.Exporting, "off"), "usage_flush", c.UsageFlush.String())
 	return nil
+}
+
+// Wait serves until ctx ends (a signal) or the server fails, then shuts
+// down.
+func (m *Main) Wait(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		m.log.Info("shutting down", "reason", context.Cause(ctx).Error())
+		return m.Close()
+	case err := <-m.served:
+		m.log.Error("server stopped unexpectedly", "error", err.Error())
+		m.Close()
+		return err
+	}
 }
 
 // Addr is the address the server listens on.
@@ -211,27 +293,62 @@ func (m *Main) ready(ctx context.Context) error {
 	return nil
 }
 
-// Close stops accepting requests, lets in-flight ones finish, and closes
-// Redis (snapshotting embedded sessions).
+// Close stops accepting requests, lets in-flight ones finish, flushes
+// usage counts to git, exports the last spans and closes Redis
+// (snapshotting embedded sessions). It may be called more than once.
 func (m *Main) Close() error {
-	var err error
+	m.closeOnce.Do(func() { m.closeError = m.close() })
+	return m.closeError
+}
+
+func (m *Main) close() error {
+	var errs []error
+	note := func(step string, err error) {
+		if err == nil {
+			return
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", step, err))
+		if m.log != nil {
+			m.log.Error("shutdown step failed", "step", step, "error", err.Error())
+		}
+	}
 	if m.http != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		err = m.http.Shutdown(ctx)
+		ctx, cancel := context.WithTimeout(context.Background(), m.Config.ShutdownTimeout)
+		err := m.http.Shutdown(ctx)
+		cancel()
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("requests still running after %s: %w", m.Config.ShutdownTimeout, err)
+		}
+		note("stop serving", err)
+	}
+	if m.stopUsage != nil {
+		m.stopUsage()
+		<-m.usageDone
+	}
+	if m.usage != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := m.usage.Flush(ctx)
+		cancel()
+		note("flush usage", err)
+		if err == nil && m.log != nil {
+			m.log.Info("usage flushed")
+		}
+	}
+	if m.tracing != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		note("export traces", m.tracing.Shutdown(ctx))
 		cancel()
 	}
 	if m.prompts != nil {
 		m.prompts.Close()
 	}
 	if m.redis != nil {
-		if cerr := m.redis.Close(); err == nil {
-			err = cerr
-		}
+		note("close redis", m.redis.Close())
 	}
 	if m.log != nil {
 		m.log.Info("quire stopped")
 	}
-	return err
+	return errors.Join(errs...)
 }
 
 // bootstrap creates the first admin when there is no user at all.

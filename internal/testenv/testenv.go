@@ -19,11 +19,15 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/quire/quire"
 	"github.com/quire/quire/cache"
 	"github.com/quire/quire/gitstore"
 	"github.com/quire/quire/httpapi"
+	"github.com/quire/quire/telemetry"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -44,6 +48,9 @@ type Env struct {
 	Server  *httpapi.Server
 	HTTP    *httptest.Server
 	Log     *SyncBuffer
+	// Metrics is the registry /metrics serves; Usage the usage recorder.
+	Metrics *prometheus.Registry
+	Usage   *cache.Usage
 	// Admin is a session token of the admin user.
 	Admin string
 }
@@ -58,6 +65,13 @@ type Options struct {
 	Prefix string
 	// Limits overrides the store limits.
 	Limits quire.Limits
+	// Spans, when set, receives every span (tracetest.NewInMemoryExporter).
+	// Otherwise spans are made, for their trace ids, but not sampled.
+	Spans sdktrace.SpanExporter
+	// CacheStats, when set, is reported on /metrics.
+	CacheStats quire.CacheStats
+	// Now, when set, is the git store's clock (commit and tag times).
+	Now func() time.Time
 }
 
 // RedisURL is the real Redis tests should use, or "" for embedded only.
@@ -79,11 +93,23 @@ func NewWith(t testing.TB, o Options) *Env {
 	if o.Prefix == "" {
 		o.Prefix = "quiretest:" + randomHex(6) + ":"
 	}
-	store, err := gitstore.Open(gitstore.Options{Root: o.Root, Limits: o.Limits})
+	reg := telemetry.NewRegistry("test")
+	tr, err := telemetry.NewTracing(ctx, telemetry.TracingOptions{Exporter: o.Spans, Getenv: func(string) string { return "" }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rd, err := cache.Open(ctx, cache.Options{URL: o.RedisURL, Prefix: o.Prefix})
+	store, err := gitstore.Open(gitstore.Options{Root: o.Root, Limits: o.Limits, Now: o.Now, Observe: telemetry.GitObserver(reg, tr.Provider)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := cache.Open(ctx, cache.Options{URL: o.RedisURL, Prefix: o.Prefix, Metrics: reg, TracerProvider: telemetry.ChildSpansOnly(tr.Provider)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := telemetry.RegisterSessions(reg, rd.ActiveSessions); err != nil {
+		t.Fatal(err)
+	}
+	usage, err := cache.NewUsage(rd, store, cache.UsageOptions{Metrics: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,6 +117,12 @@ func NewWith(t testing.TB, o Options) *Env {
 	logger := slog.New(slog.NewJSONHandler(logs, nil))
 	prompts := cache.NewPrompts(rd, store, cache.PromptOptions{Logger: logger})
 	store.OnChange(prompts.Invalidate)
+	if o.CacheStats == nil {
+		o.CacheStats = prompts
+	}
+	if err := telemetry.RegisterCacheStats(reg, o.CacheStats); err != nil {
+		t.Fatal(err)
+	}
 	srv := httpapi.New(httpapi.Config{
 		Meta: store, Versions: store, Sessions: rd,
 		Logger:     logger,
@@ -98,9 +130,11 @@ func NewWith(t testing.TB, o Options) *Env {
 		BcryptCost: bcrypt.MinCost,
 		Ready:      rd.Ping,
 		Prompts:    prompts, Payloads: store, PromptCache: prompts,
+		Metrics: reg, TracerProvider: tr.Provider, Propagator: tr.Propagator,
+		Usage: usage, Activity: store,
 	})
 	hs := httptest.NewServer(srv)
-	e := &Env{T: t, URL: hs.URL, Store: store, Redis: rd, Prompts: prompts, Server: srv, HTTP: hs, Log: logs}
+	e := &Env{T: t, URL: hs.URL, Store: store, Redis: rd, Prompts: prompts, Server: srv, HTTP: hs, Log: logs, Metrics: reg, Usage: usage}
 	t.Cleanup(func() {
 		hs.Close()
 		prompts.Close()
@@ -108,6 +142,7 @@ func NewWith(t testing.TB, o Options) *Env {
 			rd.DeleteAll(context.Background())
 		}
 		rd.Close()
+		tr.Shutdown(context.Background())
 	})
 	if _, err := store.UserByEmail(ctx, AdminEmail); quire.ErrorCode(err) == quire.ENOTFOUND {
 		hash, _ := bcrypt.GenerateFromPassword([]byte(AdminPassword), bcrypt.MinCost)

@@ -1,0 +1,240 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"io"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+)
+
+// syncBuffer is a goroutine-safe log sink.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// start runs a quire on a free port with data root dir.
+func start(t *testing.T, dir, redisURL string) (*Main, *syncBuffer) {
+	t.Helper()
+	out := &syncBuffer{}
+	m := NewMain(out)
+	m.Config.Addr = "127.0.0.1:0"
+	m.Config.Data = dir
+	m.Config.Redis = redisURL
+	m.Config.AdminEmail, m.Config.AdminPassword = "admin@example.com", "admin-password"
+	m.Config.BcryptCost = bcrypt.MinCost
+	if err := m.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m, out
+}
+
+func call(t *testing.T, m *Main, method, path, token string, body any) (int, map[string]any) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, "http://"+m.Addr()+path, rd)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out map[string]any
+	json.NewDecoder(res.Body).Decode(&out)
+	return res.StatusCode, out
+}
+
+func TestHealthAndReadiness(t *testing.T) {
+	m, _ := start(t, t.TempDir(), "")
+	if code, body := call(t, m, "GET", "/healthz", "", nil); code != 200 || body["status"] != "ok" {
+		t.Fatalf("healthz %d %v", code, body)
+	}
+	if code, body := call(t, m, "GET", "/readyz", "", nil); code != 200 || body["status"] != "ready" {
+		t.Fatalf("readyz %d %v", code, body)
+	}
+	// The data root going away makes the process unready, not unhealthy.
+	if err := os.RemoveAll(m.store.Root()); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := call(t, m, "GET", "/readyz", "", nil); code != 503 || body["error"] != "data root not writable" || body["code"] != "unavailable" {
+		t.Fatalf("readyz without a data root: %d %v", code, body)
+	}
+	if code, _ := call(t, m, "GET", "/healthz", "", nil); code != 200 {
+		t.Fatalf("healthz without a data root: %d", code)
+	}
+}
+
+func TestReadinessWithRedisDown(t *testing.T) {
+	// Nothing listens on port 1: Redis is down from the start.
+	m, _ := start(t, t.TempDir(), "redis://127.0.0.1:1/0")
+	if code, _ := call(t, m, "GET", "/healthz", "", nil); code != 200 {
+		t.Fatalf("healthz %d", code)
+	}
+	code, body := call(t, m, "GET", "/readyz", "", nil)
+	if code != 503 || body["error"] != "redis unreachable" || body["code"] != "unavailable" {
+		t.Fatalf("readyz with Redis down: %d %v", code, body)
+	}
+	// Logins need Redis: 503, never 500.
+	if code, _ := call(t, m, "POST", "/v1/auth/login", "", map[string]string{"email": "admin@example.com", "password": "admin-password"}); code != 503 {
+		t.Fatalf("login with Redis down: %d", code)
+	}
+	// Metrics still answer, and count the Redis failures.
+	res, err := http.Get("http://" + m.Addr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || !regexp.MustCompile(`(?m)^quire_redis_errors_total\{command="ping"\} [1-9]`).Match(b) {
+		t.Fatalf("metrics with Redis down: %d\n%s", res.StatusCode, b)
+	}
+}
+
+// TestShutdownFlushesUsage uses an API key, stops quire as SIGTERM would,
+// and finds the key's last use in a new process on the same data root
+// (whose embedded Redis starts empty).
+func TestShutdownFlushesUsage(t *testing.T) {
+	dir := t.TempDir()
+	m, out := start(t, dir, "")
+	_, login := call(t, m, "POST", "/v1/auth/login", "", map[string]string{"email": "admin@example.com", "password": "admin-password"})
+	sess := login["token"].(string)
+	_, created := call(t, m, "POST", "/v1/api-keys", sess, map[string]string{"name": "ci", "scope": "read"})
+	key := created["token"].(string)
+	if code, _ := call(t, m, "GET", "/v1/auth/me", key, nil); code != 200 {
+		t.Fatal("key refused")
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	log := out.String()
+	for _, want := range []string{`"msg":"quire started"`, `"msg":"usage flushed"`, `"msg":"quire stopped"`} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log lacks %s:\n%s", want, log)
+		}
+	}
+
+	m2, _ := start(t, dir, "")
+	// The session survived too (embedded Redis snapshot).
+	_, keys := call(t, m2, "GET", "/v1/api-keys", sess, nil)
+	list, _ := keys["api_keys"].([]any)
+	if len(list) != 1 || list[0].(map[string]any)["last_used_at"] == nil {
+		t.Fatalf("keys after restart: %v", keys)
+	}
+}
+
+func TestServeWaitsForSignal(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	m, out := start(t, t.TempDir(), "")
+	done := make(chan error, 1)
+	go func() { done <- m.Wait(ctx) }()
+	cancel(errors.New("terminated"))
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Wait did not return")
+	}
+	if !strings.Contains(out.String(), `"msg":"shutting down","reason":"terminated"`) {
+		t.Fatalf("no shutdown line:\n%s", out.String())
+	}
+	if _, err := http.Get("http://" + m.Addr() + "/healthz"); err == nil {
+		t.Fatal("still serving after shutdown")
+	}
+}
+
+func TestServerTimeouts(t *testing.T) {
+	m, _ := start(t, t.TempDir(), "")
+	h := m.http
+	if h.ReadHeaderTimeout <= 0 || h.ReadTimeout <= 0 || h.WriteTimeout <= 0 || h.IdleTimeout <= 0 || h.MaxHeaderBytes <= 0 {
+		t.Fatalf("timeouts not all set: %+v", h)
+	}
+	if h.ReadHeaderTimeout > 30*time.Second {
+		t.Fatalf("ReadHeaderTimeout %s lets slow clients hold connections", h.ReadHeaderTimeout)
+	}
+}
+
+// TestServeHelp checks that --help documents every flag with its QUIRE_*
+// variable, and that the variables work.
+func TestServeHelp(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"serve", "--help"}, &stdout, &stderr)
+	if !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("run --help: %v", err)
+	}
+	help := stderr.String()
+	flagLine := regexp.MustCompile(`(?m)^  -([a-z-]+)`)
+	found := flagLine.FindAllStringSubmatch(help, -1)
+	want := []string{"addr", "data", "fsync", "log-level", "redis", "redis-prefix", "session-ttl", "shutdown-timeout", "usage-flush"}
+	got := map[string]bool{}
+	for _, f := range found {
+		got[f[1]] = true
+	}
+	for _, w := range want {
+		if !got[w] {
+			t.Errorf("--help does not list -%s", w)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("--help lists %d flags, the test knows %d: update it and the docs", len(got), len(want))
+	}
+	// Each flag's entry (its line and the usage under it) names its variable.
+	entries := flagLine.Split(help, -1)[1:]
+	for i, f := range found {
+		env := "$QUIRE_" + strings.ToUpper(strings.ReplaceAll(f[1], "-", "_"))
+		if !strings.Contains(entries[i], env) {
+			t.Errorf("-%s does not name %s:%s", f[1], env, entries[i])
+		}
+	}
+	for _, v := range []string{"QUIRE_ADMIN_EMAIL", "QUIRE_ADMIN_PASSWORD", "OTEL_EXPORTER_OTLP_ENDPOINT"} {
+		if !strings.Contains(help, v) {
+			t.Errorf("--help does not mention %s", v)
+		}
+	}
+
+	t.Setenv("QUIRE_USAGE_FLUSH", "5s")
+	t.Setenv("QUIRE_SHUTDOWN_TIMEOUT", "7s")
+	t.Setenv("QUIRE_ADDR", "127.0.0.1:9999")
+	m := NewMain(io.Discard)
+	if err := m.ParseFlags([]string{"--shutdown-timeout", "9s"}); err != nil {
+		t.Fatal(err)
+	}
+	if m.Config.UsageFlush != 5*time.Second || m.Config.ShutdownTimeout != 9*time.Second || m.Config.Addr != "127.0.0.1:9999" {
+		t.Fatalf("config from environment and flags: %+v", m.Config)
+	}
+	t.Setenv("QUIRE_USAGE_FLUSH", "soon")
+	if err := NewMain(io.Discard).ParseFlags(nil); err == nil || !strings.Contains(err.Error(), "QUIRE_USAGE_FLUSH") {
+		t.Fatalf("bad QUIRE_USAGE_FLUSH: %v", err)
+	}
+}

@@ -1,0 +1,245 @@
+package gitstore
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/quire/quire"
+)
+
+// An asset's history is every change a user made to it, newest first:
+//
+//   - the commits of each version (file upserts and deletes), credited to
+//     the first version whose first-parent chain reaches them;
+//   - the tags that publish (vN) and archive (archive/vN) a version, which
+//     git records as tag objects with their own tagger and time;
+//   - the versions-log commits that delete a draft or promote a version
+//     (the ones that allocate a number are left out: "Open draft N", the
+//     draft's first commit, says the same).
+//
+// Git keeps times to the second, so entries of the same second are ordered
+// by rank: a commit's depth in its chain, its tags just above it, log
+// entries above both. Pages are cut by a cursor naming the last entry's
+// sort key, so entries added meanwhile do not shift later pages.
+
+// entry is one history or activity entry and its sort key.
+type entry struct {
+	quire.Commit
+	rank   int64 // orders entries of the same second: higher is newer
+	source string
+}
+
+// logRank puts versions-log entries above content entries of the same
+// second; metadataRank puts system repository entries below them.
+const (
+	logRank      = 1 << 40
+	metadataRank = -(1 << 50)
+)
+
+// History lists the changes to an asset, newest first.
+func (s *Store) History(ctx context.Context, a *quire.Asset, opts quire.ListOptions) (_ []quire.Commit, _ string, err error) {
+	defer s.observe(ctx, quire.GitRead, "History")(&err)
+	all, err := s.history(a)
+	if err != nil {
+		return nil, "", err
+	}
+	pg, next, err := pageEntries(all, opts)
+	if err != nil {
+		return nil, "", err
+	}
+	out := make([]quire.Commit, len(pg))
+	for i, e := range pg {
+		out[i] = e.Commit
+	}
+	return out, next, nil
+}
+
+// history gathers an asset's entries, sorted newest first.
+func (s *Store) history(a *quire.Asset) ([]entry, error) {
+	r, err := s.assetRepo(a)
+	if err != nil {
+		return nil, err
+	}
+	log, logTip, err := r.readLog()
+	if err != nil {
+		return nil, err
+	}
+	depth := map[plumbing.Hash]int64{}
+	var all []entry
+	add := func(e entry) {
+		e.AssetID, e.AssetKind, e.source = a.ID, a.Kind, string(a.Kind)
+		all = append(all, e)
+	}
+	for n := 1; n < log.Next; n++ {
+		v, err := r.state(n)
+		if quire.ErrorCode(err) == quire.ENOTFOUND {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		ref := DraftRef(n)
+		switch v.state {
+		case quire.StatePublished:
+			ref = TagRef(n)
+		case quire.StateArchived:
+			ref = ArchiveRef(n)
+		}
+		// Walk the first-parent chain down to a commit already credited
+		// (or the root), then number the new ones upwards from there.
+		var chain []*object.Commit
+		var hashes []plumbing.Hash
+		var base int64 = -1
+		for h := v.commit; !h.IsZero(); {
+			if d, ok := depth[h]; ok {
+				base = d
+				break
+			}
+			c, err := r.commit(h)
+			if err != nil {
+				return nil, err
+			}
+			chain, hashes = append(chain, c), append(hashes, h)
+			h = plumbing.ZeroHash
+			if len(c.ParentHashes) > 0 {
+				h = c.ParentHashes[0]
+			}
+		}
+		for i := len(chain) - 1; i >= 0; i-- {
+			base++
+			depth[hashes[i]] = base
+			c := chain[i]
+			add(entry{Commit: quire.Commit{
+				ID: hashes[i].String(), Author: c.Author.Name, Email: c.Author.Email,
+				Message: strings.TrimRight(c.Message, "\n"), Time: c.Author.When.UTC(),
+				Version: n, Ref: ref.String(),
+			}, rank: 4 * base})
+		}
+		for _, t := range []struct {
+			tag *object.Tag
+			ref plumbing.ReferenceName
+			up  int64
+		}{{v.tag, TagRef(n), 1}, {v.archived, ArchiveRef(n), 2}} {
+			if t.tag == nil {
+				continue
+			}
+			add(entry{Commit: quire.Commit{
+				ID: t.tag.Hash.String(), Author: t.tag.Tagger.Name, Email: t.tag.Tagger.Email,
+				Message: strings.TrimRight(t.tag.Message, "\n"), Time: t.tag.Tagger.When.UTC(),
+				Version: n, Ref: t.ref.String(),
+			}, rank: 4*depth[v.commit] + t.up})
+		}
+	}
+	// The versions log, newest first; its depth counts down from the tip.
+	var logEntries []entry
+	for h := logTip; !h.IsZero(); {
+		c, err := r.commit(h)
+		if err != nil {
+			return nil, err
+		}
+		msg := strings.TrimRight(c.Message, "\n")
+		if !strings.HasPrefix(msg, "Allocate version") {
+			logEntries = append(logEntries, entry{Commit: quire.Commit{
+				ID: h.String(), Author: c.Author.Name, Email: c.Author.Email,
+				Message: msg, Time: c.Author.When.UTC(), Version: trailingNumber(msg), Ref: versionsRef.String(),
+			}})
+		}
+		h = plumbing.ZeroHash
+		if len(c.ParentHashes) > 0 {
+			h = c.ParentHashes[0]
+		}
+	}
+	for i := range logEntries {
+		logEntries[i].rank = logRank + int64(len(logEntries)-i)
+		add(logEntries[i])
+	}
+	sortNewestFirst(all)
+	return all, nil
+}
+
+// trailingNumber is the number that ends a message's first line
+// ("Promote version 3" → 3), or 0.
+func trailingNumber(msg string) int {
+	line, _, _ := strings.Cut(msg, "\n")
+	f := strings.Fields(line)
+	if len(f) == 0 {
+		return 0
+	}
+	n, _ := strconv.Atoi(f[len(f)-1])
+	return n
+}
+
+// before reports whether a sorts before b: newer first, then higher rank,
+// then by id so the order is total.
+func before(a, b *entry) bool {
+	if !a.Time.Equal(b.Time) {
+		return a.Time.After(b.Time)
+	}
+	if a.rank != b.rank {
+		return a.rank > b.rank
+	}
+	return a.ID < b.ID
+}
+
+func sortNewestFirst(all []entry) {
+	sort.Slice(all, func(i, j int) bool { return before(&all[i], &all[j]) })
+}
+
+// cursor encodes an entry's sort key.
+func cursor(e *entry) string {
+	return base64.RawURLEncoding.EncodeToString(fmt.Appendf(nil, "%d.%d.%d.%s", e.Time.Unix(), e.Time.Nanosecond(), e.rank, e.ID))
+}
+
+func parseCursor(c string) (*entry, error) {
+	bad := quire.Errorf(quire.EINVALID, "invalid cursor")
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return nil, bad
+	}
+	f := strings.SplitN(string(b), ".", 4)
+	if len(f) != 4 {
+		return nil, bad
+	}
+	sec, err1 := strconv.ParseInt(f[0], 10, 64)
+	nsec, err2 := strconv.ParseInt(f[1], 10, 64)
+	rank, err3 := strconv.ParseInt(f[2], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return nil, bad
+	}
+	e := &entry{rank: rank}
+	e.ID = f[3]
+	e.Time = time.Unix(sec, nsec).UTC()
+	return e, nil
+}
+
+// pageEntries cuts the page after opts.Cursor from sorted entries.
+func pageEntries(all []entry, opts quire.ListOptions) ([]entry, string, error) {
+	start := 0
+	if opts.Cursor != "" {
+		after, err := parseCursor(opts.Cursor)
+		if err != nil {
+			return nil, "", err
+		}
+		start = sort.Search(len(all), func(i int) bool { return before(after, &all[i]) })
+	}
+	limit := opts.Limit
+	if limit <= 0 {
+		limit = 50
+	}
+	end := min(start+limit, len(all))
+	if start >= end {
+		return []entry{}, "", nil
+	}
+	next := ""
+	if end < len(all) {
+		next = cursor(&all[end-1])
+	}
+	return all[start:end], next, nil
+}

@@ -1,0 +1,78 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/quire/quire/telemetry"
+)
+
+// httpMetrics are the request metrics, labelled by route template (never a
+// raw path, so ids do not explode the series), method and status.
+type httpMetrics struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	inFlight prometheus.Gauge
+	handler  http.Handler
+}
+
+func newHTTPMetrics(reg *prometheus.Registry) *httpMetrics {
+	labels := []string{"route", "method", "status"}
+	m := &httpMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "quire", Name: "http_requests_total",
+			Help: "HTTP requests served, by route template, method and status.",
+		}, labels),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: "quire", Name: "http_request_duration_seconds",
+			Help:    "Time to serve an HTTP request, by route template, method and status.",
+			Buckets: telemetry.DurationBuckets,
+		}, labels),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: "quire", Name: "http_requests_in_flight",
+			Help: "HTTP requests being served now.",
+		}),
+	}
+	reg.MustRegister(m.requests, m.duration, m.inFlight)
+	m.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+		// A collector that fails (Redis down) leaves its series out; the
+		// rest of the scrape still answers.
+		ErrorHandling:     promhttp.ContinueOnError,
+		EnableOpenMetrics: true,
+	})
+	return m
+}
+
+// measure counts and times every request.
+func (s *Server) measure(c *gin.Context) {
+	start := time.Now()
+	s.http.inFlight.Inc()
+	defer s.http.inFlight.Dec()
+	c.Next()
+	route := c.FullPath()
+	if route == "" {
+		route = "unmatched"
+	}
+	labels := prometheus.Labels{"route": route, "method": methodLabel(c.Request.Method), "status": strconv.Itoa(c.Writer.Status())}
+	s.http.requests.With(labels).Inc()
+	s.http.duration.With(labels).Observe(time.Since(start).Seconds())
+}
+
+// methodLabel keeps the method label to the standard methods.
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions:
+		return m
+	}
+	return "OTHER"
+}
+
+// serveMetrics answers the Prometheus exposition of the registry.
+func (s *Server) serveMetrics(c *gin.Context) {
+	s.http.handler.ServeHTTP(c.Writer, c.Request)
+}

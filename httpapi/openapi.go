@@ -1,0 +1,493 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3gen"
+	"github.com/gin-gonic/gin"
+	"github.com/quire/quire"
+)
+
+// GET /openapi.json is an OpenAPI 3.1 document built from the table below
+// and from the Go types the handlers send and receive (schemas are
+// generated from them, so they cannot drift). A test checks the table
+// against the router both ways and validates the document with
+// kin-openapi. To document a new route, add a line to apiRoutes: method,
+// path ({name} for parameters, as OpenAPI writes them), tag, summary,
+// then what it takes and answers.
+
+// apiRoutes documents every route.
+var apiRoutes = []apiRoute{
+	// Operations.
+	route("GET", "/healthz", "operations", "The process answers", public(), ok(200, "Status")),
+	route("GET", "/readyz", "operations", "Dependencies are up (data root writable, Redis reachable); 503 with the reason otherwise", public(), ok(200, "Status"), fails(503)),
+	route("GET", "/metrics", "operations", "Prometheus metrics (text exposition format)", public(), text(200, "text/plain")),
+	route("GET", "/openapi.json", "operations", "This document", public(), ok(200, "")),
+
+	// Authentication.
+	route("POST", "/v1/auth/login", "auth", "Log in with email and password; the token is a sess_ bearer token", public(), body("LoginRequest"), ok(200, "LoginResponse")),
+	route("DELETE", "/v1/auth/session", "auth", "Log out: revoke the calling session", ok(204, "")),
+	route("GET", "/v1/auth/me", "auth", "The caller: user, and the session or API key used", ok(200, "Me")),
+	route("GET", "/v1/auth/sessions", "auth", "The caller's live sessions (an admin may ask for another user's)", query("user_id"), ok(200, "SessionList")),
+	route("DELETE", "/v1/auth/sessions/{sessionID}", "auth", "Revoke a session", ok(204, "")),
+
+	// Users.
+	route("POST", "/v1/users", "users", "Create a user (admin)", body("UserRequest"), wrap(201, "user", "User")),
+	route("GET", "/v1/users", "users", "List users (admin)", ok(200, "UserList")),
+	route("GET", "/v1/users/{userID}", "users", "A user (\"me\" for the caller)", wrap(200, "user", "User")),
+	route("PATCH", "/v1/users/{userID}", "users", "Update a user", body("UserRequest"), wrap(200, "user", "User")),
+	route("DELETE", "/v1/users/{userID}", "users", "Delete a user, the user's keys and sessions (admin)", ok(204, "")),
+
+	// API keys.
+	route("POST", "/v1/api-keys", "api-keys", "Create an API key; its token is shown once", body("KeyRequest"), ok(201, "KeyWithToken")),
+	route("GET", "/v1/api-keys", "api-keys", "The caller's API keys (all of them for an admin with all=true)", query("all"), ok(200, "KeyList")),
+	route("GET", "/v1/api-keys/{keyID}", "api-keys", "An API key, with last_used_at", wrap(200, "api_key", "APIKey")),
+	route("DELETE", "/v1/api-keys/{keyID}", "api-keys", "Delete an API key", ok(204, "")),
+	route("POST", "/v1/api-keys/{keyID}/rotate", "api-keys", "Give an API key a new secret; the new token is shown once", ok(200, "KeyWithToken")),
+
+	// Projects.
+	route("POST", "/v1/projects", "projects", "Create a project", body("MetaRequest"), wrap(201, "project", "Project")),
+	route("GET", "/v1/projects", "projects", "Projects the caller can see", query("limit", "cursor"), list(200, "projects", "Project")),
+	route("GET", "/v1/projects/{projectID}", "projects", "A project (id or slug)", wrap(200, "project", "Project")),
+	route("PATCH", "/v1/projects/{projectID}", "projects", "Update a project", body("MetaRequest"), wrap(200, "project", "Project")),
+	route("DELETE", "/v1/projects/{projectID}", "projects", "Delete a project with its skills and prompts", ok(204, "")),
+	route("GET", "/v1/projects/{projectID}/members", "projects", "A project's members", ok(200, "MemberList")),
+	route("POST", "/v1/projects/{projectID}/members", "projects", "Add a member or change a member's role", body("MemberRequest"), ok(200, "MemberChange")),
+	route("PUT", "/v1/projects/{projectID}/members/{userID}", "projects", "Set a member's role", body("MemberRequest"), ok(200, "MemberChange")),
+	route("DELETE", "/v1/projects/{projectID}/members/{userID}", "projects", "Remove a member", ok(204, "")),
+	route("GET", "/v1/projects/{projectID}/activity", "history", "Changes to the project, its skills and prompts, newest first", query("limit", "cursor"), list(200, "activity", "Activity")),
+
+	// Skills.
+	route("POST", "/v1/projects/{projectID}/skills", "skills", "Create a skill", body("MetaRequest"), wrap(201, "skill", "Asset")),
+	route("GET", "/v1/projects/{projectID}/skills", "skills", "A project's skills", query("limit", "cursor"), list(200, "skills", "Asset")),
+	route("GET", "/v1/skills/{id}", "skills", "A skill (id or slug)", wrap(200, "skill", "Asset")),
+	route("PATCH", "/v1/skills/{id}", "skills", "Update a skill", body("MetaRequest"), wrap(200, "skill", "Asset")),
+	route("DELETE", "/v1/skills/{id}", "skills", "Delete a skill and its repository", ok(204, "")),
+	route("POST", "/v1/skills/{id}/versions", "skill versions", "Open a draft (from the live version, {\"from\": N} or {\"from\": \"empty\"}), or upload a zip as one", body("BaseRequest"), wrap(201, "version", "SkillVersion")),
+	route("POST", "/v1/skills/{id}/versions/upload", "skill versions", "Upload a zip (raw or multipart \"file\") as a new draft", zip(), wrap(201, "version", "SkillVersion")),
+	route("GET", "/v1/skills/{id}/versions", "skill versions", "A skill's versions, oldest first", query("limit", "cursor", "state"), list(200, "versions", "SkillVersion")),
+	route("GET", "/v1/skills/{id}/versions/{version}", "skill versions", "A version; ETag is its commit", wrap(200, "version", "SkillVersion")),
+	route("DELETE", "/v1/skills/{id}/versions/{version}", "skill versions", "Delete a draft", ok(204, "")),
+	route("POST", "/v1/skills/{id}/versions/{version}/publish", "skill versions", "Publish a draft (needs a valid SKILL.md); it goes live", wrap(200, "version", "SkillVersion")),
+	route("POST", "/v1/skills/{id}/versions/{version}/promote", "skill versions", "Make a published version live (a rollback when older)", wrap(200, "version", "SkillVersion")),
+	route("POST", "/v1/skills/{id}/versions/{version}/archive", "skill versions", "Archive a draft or a published version that is not live", wrap(200, "version", "SkillVersion")),
+	route("GET", "/v1/skills/{id}/diff", "skill versions", "Unified diff between two versions", query("from", "to", "format"), ok(200, "Diff")),
+	route("GET", "/v1/skills/{id}/history", "history", "A skill's changes, newest first: commits, publish and archive tags, deletions and promotions", query("limit", "cursor"), list(200, "commits", "Commit")),
+	route("POST", "/v1/skills/{id}/versions/{version}/files", "skill files", "Create or update one file of a draft (a commit); honours If-Match", body("FileRequest"), ok(200, "FileWritten")),
+	route("GET", "/v1/skills/{id}/versions/{version}/files", "skill files", "A version's files", query("limit", "cursor"), list(200, "files", "File")),
+	route("GET", "/v1/skills/{id}/versions/{version}/files/{file_path}", "skill files", "A file's raw bytes; ETag is its blob id", text(200, "application/octet-stream")),
+	route("DELETE", "/v1/skills/{id}/versions/{version}/files/{file_path}", "skill files", "Delete a file of a draft (a commit); honours If-Match", wrap(200, "version", "SkillVersion")),
+	route("GET", "/v1/skills/{id}/versions/{version}/download", "skill files", "A zip of the version, its files under a folder named for the slug", query("format"), text(200, "application/zip")),
+
+	// Prompts.
+	route("POST", "/v1/projects/{projectID}/prompts", "prompts", "Create a prompt", body("MetaRequest"), wrap(201, "prompt", "Asset")),
+	route("GET", "/v1/projects/{projectID}/prompts", "prompts", "A project's prompts", query("limit", "cursor"), list(200, "prompts", "Asset")),
+	route("GET", "/v1/prompts/{id}", "prompts", "A prompt (id or slug)", wrap(200, "prompt", "Asset")),
+	route("PATCH", "/v1/prompts/{id}", "prompts", "Update a prompt", body("MetaRequest"), wrap(200, "prompt", "Asset")),
+	route("DELETE", "/v1/prompts/{id}", "prompts", "Delete a prompt and its repository", ok(204, "")),
+	route("GET", "/v1/prompts/{id}/versions", "prompt versions", "A prompt's versions, oldest first", query("limit", "cursor", "state"), list(200, "versions", "PromptVersion")),
+	route("GET", "/v1/prompts/{id}/versions/{version}", "prompt versions", "A version; ETag is its commit", wrap(200, "version", "PromptVersion")),
+	route("DELETE", "/v1/prompts/{id}/versions/{version}", "prompt versions", "Delete a draft", ok(204, "")),
+	route("POST", "/v1/prompts/{id}/versions/{version}/publish", "prompt versions", "Publish a draft; it goes live", wrap(200, "version", "PromptVersion")),
+	route("POST", "/v1/prompts/{id}/versions/{version}/promote", "prompt versions", "Make a published version live (a rollback when older)", wrap(200, "version", "PromptVersion")),
+	route("POST", "/v1/prompts/{id}/versions/{version}/archive", "prompt versions", "Archive a draft or a published version that is not live", wrap(200, "version", "PromptVersion")),
+	route("GET", "/v1/prompts/{id}/diff", "prompt versions", "Unified diff between two versions", query("from", "to", "format"), ok(200, "Diff")),
+	route("GET", "/v1/prompts/{id}/history", "history", "A prompt's changes, newest first", query("limit", "cursor"), list(200, "commits", "Commit")),
+	route("POST", "/v1/prompts/{id}/versions", "prompt versions", "Open a draft with a template or chat messages and config (from the live version, a version, or empty)", body("PromptVersionRequest"), wrap(201, "version", "PromptVersion")),
+	route("PATCH", "/v1/prompts/{id}/versions/{version}", "prompt versions", "Edit a draft's template, messages or config (one commit); honours If-Match", body("PromptVersionRequest"), wrap(200, "version", "PromptVersion")),
+	route("GET", "/v1/prompts/{id}/versions/{version}/variables", "prompt versions", "The variables a version's template uses", ok(200, "Variables")),
+	route("GET", "/v1/prompts/{id}/live", "prompts", "The live version, cached; ETag is its commit and If-None-Match answers 304", wrap(200, "version", "PromptVersion")),
+	route("POST", "/v1/prompts/{id}/render", "render", "Render the live (or a given) version with variables and/or a payload; 422 lists missing variables", body("RenderRequest"), ok(200, "RenderResponse"), fails(422)),
+	route("POST", "/v1/projects/{projectID}/prompts/{slug}/render", "render", "Render a prompt addressed by project and slug", body("RenderRequest"), ok(200, "RenderResponse"), fails(422)),
+	route("POST", "/v1/prompts/{id}/payloads", "payloads", "Create a payload: named sample variables (a commit in the prompt's repository)", body("PayloadRequest"), wrap(201, "payload", "Payload")),
+	route("GET", "/v1/prompts/{id}/payloads", "payloads", "A prompt's payloads", query("limit", "cursor"), list(200, "payloads", "Payload")),
+	route("GET", "/v1/prompts/{id}/payloads/{payloadID}", "payloads", "A payload", wrap(200, "payload", "Payload")),
+	route("PUT", "/v1/prompts/{id}/payloads/{payloadID}", "payloads", "Replace a payload's variables and name", body("PayloadRequest"), wrap(200, "payload", "Payload")),
+	route("DELETE", "/v1/prompts/{id}/payloads/{payloadID}", "payloads", "Delete a payload", ok(204, "")),
+	route("POST", "/v1/prompts/{id}/cache/purge", "cache", "Drop a prompt's cached reads on every node (project owner)", ok(200, "Purged")),
+	route("POST", "/v1/cache/purge", "cache", "Drop every cached prompt read on every node (admin)", ok(200, "Purged")),
+	route("GET", "/v1/prompts/{id}/usage", "usage", "Render counts and last use of each version of a prompt", wrap(200, "usage", "PromptUsage")),
+}
+
+// apiSchemas are the component schemas, generated from these types.
+var apiSchemas = map[string]any{
+	"APIError": APIError{},
+	"Status": struct {
+		Status string `json:"status"`
+	}{},
+	"LoginRequest": loginRequest{},
+	"LoginResponse": struct {
+		Token   string      `json:"token"`
+		Session sessionView `json:"session"`
+		User    userView    `json:"user"`
+	}{},
+	"Me": struct {
+		User      userView `json:"user"`
+		Kind      string   `json:"kind"`
+		SessionID string   `json:"session_id,omitempty"`
+		APIKey    *keyView `json:"api_key,omitempty"`
+	}{},
+	"Session": sessionView{},
+	"SessionList": struct {
+		Sessions []sessionView `json:"sessions"`
+	}{},
+	"User":        userView{},
+	"UserRequest": userRequest{},
+	"UserList": struct {
+		Users []userView `json:"users"`
+	}{},
+	"APIKey":     keyView{},
+	"KeyRequest": keyRequest{},
+	"KeyWithToken": struct {
+		APIKey keyView `json:"api_key"`
+		Token  string  `json:"token"`
+	}{},
+	"KeyList": struct {
+		APIKeys []keyView `json:"api_keys"`
+	}{},
+	"MetaRequest":   metaRequest{},
+	"Project":       quire.Project{},
+	"Member":        quire.Member{},
+	"MemberRequest": memberRequest{},
+	"MemberList": struct {
+		Members []quire.Member `json:"members"`
+	}{},
+	"MemberChange": struct {
+		Member  quire.Member   `json:"member"`
+		Members []quire.Member `json:"members"`
+	}{},
+	"Asset":       quire.Asset{},
+	"BaseRequest": baseRequest{},
+	"SkillVersion": struct {
+		SkillID string `json:"skill_id"`
+		quire.Version
+	}{},
+	"PromptVersion":        promptView{},
+	"PromptVersionRequest": promptVersionRequest{},
+	"RenderRequest":        renderRequest{},
+	"RenderResponse":       renderResponse{},
+	"PayloadRequest":       payloadRequest{},
+	"Payload":              quire.Payload{},
+	"Variables": struct {
+		PromptID  string   `json:"prompt_id"`
+		Version   int      `json:"version"`
+		Commit    string   `json:"commit"`
+		Variables []any    `json:"variables"`
+		Required  []string `json:"required"`
+	}{},
+	"Purged": struct {
+		Purged string `json:"purged"`
+	}{},
+	"File":        quire.File{},
+	"FileRequest": fileRequest{},
+	"FileWritten": struct {
+		Version struct {
+			SkillID string `json:"skill_id"`
+			quire.Version
+		} `json:"version"`
+		File quire.File `json:"file"`
+	}{},
+	"Diff": struct {
+		From  int              `json:"from"`
+		To    int              `json:"to"`
+		Files []quire.FileDiff `json:"files"`
+	}{},
+	"Commit":      quire.Commit{},
+	"Activity":    quire.Activity{},
+	"PromptUsage": quire.PromptUsage{},
+}
+
+// apiQuery describes the query parameters routes take.
+var apiQuery = map[string]struct {
+	typ, desc string
+}{
+	"limit":   {"integer", "page size, 1 to 500 (default 50)"},
+	"cursor":  {"string", "the next_cursor of the previous page"},
+	"state":   {"string", "only versions in this state: draft, published or archived"},
+	"from":    {"integer", "the version to diff from"},
+	"to":      {"integer", "the version to diff to"},
+	"format":  {"string", "diff: \"patch\" for text/x-diff; download: \"zip\""},
+	"user_id": {"string", "another user's sessions (admin)"},
+	"all":     {"boolean", "every user's keys (admin)"},
+}
+
+// apiRoute is one documented route; opts say what it takes and answers.
+type apiRoute struct {
+	method, path, tag, summary string
+	opts                       []routeOpt
+}
+
+func route(method, path, tag, summary string, opts ...routeOpt) apiRoute {
+	return apiRoute{method, path, tag, summary, opts}
+}
+
+type routeOpt func(*openapi3.Operation, *docBuilder)
+
+func public() routeOpt {
+	return func(op *openapi3.Operation, _ *docBuilder) { op.Security = &openapi3.SecurityRequirements{} }
+}
+
+func query(names ...string) routeOpt {
+	return func(op *openapi3.Operation, _ *docBuilder) {
+		for _, n := range names {
+			q := apiQuery[n]
+			op.AddParameter(openapi3.NewQueryParameter(n).WithDescription(q.desc).WithSchema(&openapi3.Schema{Type: &openapi3.Types{q.typ}}))
+		}
+	}
+}
+
+func body(schema string) routeOpt {
+	return func(op *openapi3.Operation, b *docBuilder) {
+		op.RequestBody = &openapi3.RequestBodyRef{Value: openapi3.NewRequestBody().WithRequired(true).WithJSONSchemaRef(b.ref(schema))}
+	}
+}
+
+func zip() routeOpt {
+	return func(op *openapi3.Operation, _ *docBuilder) {
+		bin := &openapi3.Schema{Type: &openapi3.Types{"string"}, ContentMediaType: "application/zip"}
+		op.RequestBody = &openapi3.RequestBodyRef{Value: openapi3.NewRequestBody().WithRequired(true).WithContent(openapi3.Content{
+			"application/zip":     openapi3.NewMediaType().WithSchema(bin),
+			"multipart/form-data": openapi3.NewMediaType().WithSchema(openapi3.NewObjectSchema().WithProperty("file", bin)),
+		})}
+	}
+}
+
+// ok answers status with a JSON body of schema ("" for none or any).
+func ok(status int, schema string) routeOpt {
+	return func(op *openapi3.Operation, b *docBuilder) {
+		r := openapi3.NewResponse().WithDescription(http.StatusText(status))
+		if status != http.StatusNoContent {
+			if schema == "" {
+				r = r.WithJSONSchema(&openapi3.Schema{})
+			} else {
+				r = r.WithJSONSchemaRef(b.ref(schema))
+			}
+		}
+		op.AddResponse(status, r)
+	}
+}
+
+// wrap answers {"<key>": <schema>}.
+func wrap(status int, key, schema string) routeOpt {
+	return func(op *openapi3.Operation, b *docBuilder) {
+		s := openapi3.NewObjectSchema()
+		s.Properties = openapi3.Schemas{key: b.ref(schema)}
+		op.AddResponse(status, openapi3.NewResponse().WithDescription(http.StatusText(status)).WithJSONSchema(s))
+	}
+}
+
+// list answers {"<key>": [<schema>], "next_cursor": "..."}.
+func list(status int, key, schema string) routeOpt {
+	return func(op *openapi3.Operation, b *docBuilder) {
+		s := openapi3.NewObjectSchema()
+		s.Properties = openapi3.Schemas{
+			key:           openapi3.NewSchemaRef("", openapi3.NewArraySchema().WithItems(b.ref(schema).Value)),
+			"next_cursor": openapi3.NewSchemaRef("", &openapi3.Schema{Type: &openapi3.Types{"string"}, Description: "empty on the last page"}),
+		}
+		s.Properties[key].Value.Items = b.ref(schema)
+		op.AddResponse(status, openapi3.NewResponse().WithDescription(http.StatusText(status)).WithJSONSchema(s))
+	}
+}
+
+// text answers status with a body of the given media type.
+func text(status int, mediaType string) routeOpt {
+	return func(op *openapi3.Operation, _ *docBuilder) {
+		op.AddResponse(status, openapi3.NewResponse().WithDescription(http.StatusText(status)).WithContent(openapi3.Content{
+			mediaType: openapi3.NewMediaType().WithSchema(&openapi3.Schema{Type: &openapi3.Types{"string"}}),
+		}))
+	}
+}
+
+// fails documents a specific error status (every route has the default).
+func fails(status int) routeOpt {
+	return func(op *openapi3.Operation, b *docBuilder) {
+		op.AddResponse(status, openapi3.NewResponse().WithDescription(http.StatusText(status)).WithJSONSchemaRef(b.ref("APIError")))
+	}
+}
+
+// docBuilder builds the document, generating component schemas on demand.
+type docBuilder struct {
+	gen     *openapi3gen.Generator
+	schemas openapi3.Schemas
+	err     error
+}
+
+// ref returns a reference to the component schema name, generating it
+// from its Go type the first time.
+func (b *docBuilder) ref(name string) *openapi3.SchemaRef {
+	if _, done := b.schemas[name]; !done {
+		v, known := apiSchemas[name]
+		if !known {
+			panic("openapi: no schema named " + name + " in apiSchemas")
+		}
+		sr, err := b.gen.NewSchemaRefForValue(v, b.schemas)
+		if err != nil && b.err == nil {
+			b.err = err
+		}
+		if sr == nil {
+			sr = openapi3.NewSchemaRef("", openapi3.NewObjectSchema())
+		}
+		to31(sr.Value)
+		b.schemas[name] = sr
+	}
+	return openapi3.NewSchemaRef("#/components/schemas/"+name, b.schemas[name].Value)
+}
+
+// to31 rewrites OpenAPI 3.0's nullable as a 3.1 type array with "null".
+func to31(s *openapi3.Schema) {
+	if s == nil {
+		return
+	}
+	if s.Nullable && s.Type != nil && len(*s.Type) == 1 {
+		t := openapi3.Types{(*s.Type)[0], "null"}
+		s.Type, s.Nullable = &t, false
+	}
+	for _, p := range s.Properties {
+		if p.Ref == "" {
+			to31(p.Value)
+		}
+	}
+	if s.Items != nil && s.Items.Ref == "" {
+		to31(s.Items.Value)
+	}
+}
+
+var pathParam = regexp.MustCompile(`\{([^}]+)\}`)
+
+// buildOpenAPI builds the document from apiRoutes.
+func buildOpenAPI() (*openapi3.T, error) {
+	b := &docBuilder{
+		gen:     openapi3gen.NewGenerator(),
+		schemas: openapi3.Schemas{},
+	}
+	doc := &openapi3.T{
+		OpenAPI: "3.1.0",
+		Info: &openapi3.Info{
+			Title:   "quire",
+			Version: "1",
+			Description: "Versioned prompt templates and agent skills, each a bare git repository. " +
+				"Authenticate with Authorization: Bearer <token>: a sess_ login session or an ak_ API key. " +
+				"Every error is an APIError.",
+		},
+		Paths: openapi3.NewPaths(),
+		Components: &openapi3.Components{
+			Schemas: b.schemas,
+			SecuritySchemes: openapi3.SecuritySchemes{
+				"bearer": &openapi3.SecuritySchemeRef{Value: openapi3.NewJWTSecurityScheme().WithBearerFormat("sess_… or ak_… token")},
+			},
+		},
+		Security: openapi3.SecurityRequirements{openapi3.NewSecurityRequirement().Authenticate("bearer")},
+	}
+	tags := map[string]bool{}
+	for _, rt := range apiRoutes {
+		op := openapi3.NewOperation()
+		op.Summary = rt.summary
+		op.Tags = []string{rt.tag}
+		tags[rt.tag] = true
+		op.OperationID = operationID(rt.method, rt.path)
+		for _, m := range pathParam.FindAllStringSubmatch(rt.path, -1) {
+			p := openapi3.NewPathParameter(m[1]).WithSchema(&openapi3.Schema{Type: &openapi3.Types{"string"}})
+			switch m[1] {
+			case "version":
+				p.Schema = openapi3.NewSchemaRef("", &openapi3.Schema{Type: &openapi3.Types{"integer"}, Min: ptr(1.0)})
+				p.Description = "version number"
+			case "id", "projectID":
+				p.Description = "id or slug"
+			case "file_path":
+				p.Description = "path of the file in the version; may hold /"
+			}
+			op.AddParameter(p)
+		}
+		for _, o := range rt.opts {
+			o(op, b)
+		}
+		op.AddResponse(0, openapi3.NewResponse().WithDescription("An error").WithJSONSchemaRef(b.ref("APIError")))
+		if op.Security == nil && strings.HasPrefix(rt.path, "/v1/") {
+			op.AddResponse(http.StatusUnauthorized, openapi3.NewResponse().WithDescription("Missing or invalid credential").WithJSONSchemaRef(b.ref("APIError")))
+		}
+		item := doc.Paths.Value(rt.path)
+		if item == nil {
+			item = &openapi3.PathItem{}
+			doc.Paths.Set(rt.path, item)
+		}
+		item.SetOperation(rt.method, op)
+	}
+	names := make([]string, 0, len(tags))
+	for t := range tags {
+		names = append(names, t)
+	}
+	sort.Strings(names)
+	for _, t := range names {
+		doc.Tags = append(doc.Tags, &openapi3.Tag{Name: t})
+	}
+	return doc, b.err
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// operationID makes an id like "get_v1_skills_id_versions_version".
+func operationID(method, path string) string {
+	r := strings.NewReplacer("/", "_", "{", "", "}", "", "-", "_", ".", "_")
+	return strings.ToLower(method) + strings.TrimRight(r.Replace(path), "_")
+}
+
+var openAPI struct {
+	once sync.Once
+	json []byte
+	err  error
+}
+
+// OpenAPI returns the document as JSON.
+func OpenAPI() ([]byte, error) {
+	openAPI.once.Do(func() {
+		doc, err := buildOpenAPI()
+		if err != nil {
+			openAPI.err = err
+			return
+		}
+		openAPI.json, openAPI.err = json.MarshalIndent(doc, "", "  ")
+	})
+	return openAPI.json, openAPI.err
+}
+
+func (s *Server) serveOpenAPI(c *gin.Context) {
+	b, err := OpenAPI()
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.Data(http.StatusOK, "application/json", b)
+}
+
+// Route is one route the server answers, as gin writes it (":id", "*path").
+type Route struct {
+	Method string
+	Path   string
+}
+
+// Routes lists the routes the server answers.
+func (s *Server) Routes() []Route {
+	var out []Route
+	for _, r := range s.engine.Routes() {
+		out = append(out, Route{Method: r.Method, Path: r.Path})
+	}
+	return out
+}
+
+// OpenAPIPath turns a gin path into the OpenAPI form: ":id" and "*path"
+// become "{id}" and "{path}".
+func OpenAPIPath(ginPath string) string {
+	parts := strings.Split(ginPath, "/")
+	for i, p := range parts {
+		if strings.HasPrefix(p, ":") || strings.HasPrefix(p, "*") {
+			parts[i] = "{" + p[1:] + "}"
+		}
+	}
+	return strings.Join(parts, "/")
+}

@@ -1,0 +1,79 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/quire/quire"
+)
+
+func (s *Server) usageRoutes(g *gin.RouterGroup) {
+	g.GET("/prompts/:id/usage", s.promptUsage)
+}
+
+// RecordRender counts one render of a prompt version; the render handler
+// calls it once a render succeeds:
+//
+//	s.RecordRender(c.Request.Context(), prompt.ID, version.Number)
+//
+// A failure to count is logged, never returned: usage must not fail a render.
+func (s *Server) RecordRender(ctx context.Context, promptID string, version int) {
+	if s.usage == nil {
+		return
+	}
+	if err := s.usage.RecordRender(ctx, promptID, version); err != nil {
+		s.log.WarnContext(ctx, "render not counted", "prompt_id", promptID, "version", version, "error", err.Error())
+	}
+}
+
+// noteKeyUse records that the request's API key was used, for its
+// last_used_at. Like RecordRender, it never fails the request.
+func (s *Server) noteKeyUse(c *gin.Context) {
+	if p, ok := c.Get(ctxPrincipal); ok && s.usage != nil {
+		if k := p.(*quire.Principal).Key; k != nil {
+			if err := s.usage.RecordKeyUse(c.Request.Context(), k.ID); err != nil {
+				s.log.WarnContext(c.Request.Context(), "API key use not recorded", "key_id", k.ID, "error", err.Error())
+			}
+		}
+	}
+	c.Next()
+}
+
+// withLastUsed fills in the keys' last_used_at from the usage records.
+func (s *Server) withLastUsed(ctx context.Context, keys ...*quire.APIKey) {
+	if s.usage == nil || len(keys) == 0 {
+		return
+	}
+	last, err := s.usage.KeysLastUsed(ctx)
+	if err != nil {
+		s.log.WarnContext(ctx, "API key last use unknown", "error", err.Error())
+		return
+	}
+	for _, k := range keys {
+		if t, ok := last[k.ID]; ok && (k.LastUsedAt == nil || t.After(*k.LastUsedAt)) {
+			t := t.UTC().Truncate(time.Millisecond)
+			k.LastUsedAt = &t
+		}
+	}
+}
+
+// promptUsage answers the render counts and last use of a prompt's versions.
+func (s *Server) promptUsage(c *gin.Context) {
+	a, err := s.asset(c, quire.KindPrompt, quire.AccessRead)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if s.usage == nil {
+		s.fail(c, quire.Errorf(quire.EUNAVAILABLE, "usage is not recorded by this server"))
+		return
+	}
+	u, err := s.usage.PromptUsage(c.Request.Context(), a.ID)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"usage": u})
+}
