@@ -181,7 +181,15 @@ func (s *Store) History(ctx context.Context, a *quire.Asset, opts quire.ListOpti
 			}
 		}
 	}
-	sort.SliceStable(all, func(i, j int) bool { return all[i].Time.After(all[j].Time) })
+	// Newest first. Commit times have whole seconds, so within one second
+	// a later version's commits come first; a version's own commits keep
+	// their child-before-parent order (the sort is stable).
+	sort.SliceStable(all, func(i, j int) bool {
+		if !all[i].Time.Equal(all[j].Time) {
+			return all[i].Time.After(all[j].Time)
+		}
+		return all[i].Version > all[j].Version
+	})
 	return page(all, opts)
 }
 
