@@ -61,7 +61,7 @@ func TestConcurrentUpserts(t *testing.T) {
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	var readers sync.WaitGroup
-	for i := 0; i < 4; i++ {
+	for i := 0; i < 2; i++ {
 		readers.Add(1)
 		go func() {
 			defer readers.Done()
