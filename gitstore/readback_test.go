@@ -379,3 +379,48 @@ func TestLooseObjectsAreGitObjects(t *testing.T) {
 	}
 	gitCLI(t, dir, "fsck", "--strict", "--full")
 }
+
+// TestConcurrentReadsOfPackedRepository: once a repository has packs
+// (after a push or git gc), concurrent reads and writes must not race in
+// go-git's lazily filled pack maps (run with -race). A tiny object cache
+// makes every read reach the packs.
+func TestConcurrentReadsOfPackedRepository(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t)
+	a := newTestSkill(t, s)
+	var files []quire.FileContent
+	for i := 0; i < 40; i++ {
+		files = append(files, quire.FileContent{Path: fmt.Sprint("f", i), Content: []byte(fmt.Sprint("content ", i))})
+	}
+	if _, err := s.CreateVersion(ctx, tester, a, quire.Base{}, files); err != nil {
+		t.Fatal(err)
+	}
+	gitCLI(t, s.RepoPath(a), "gc", "--quiet", "--prune=now")
+	cold, err := Open(Options{Root: s.Root(), CacheBytes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for g := 0; g < 6; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 40; i++ {
+				n := (i + g) % 40
+				b, _, err := cold.ReadFile(ctx, a, 1, fmt.Sprint("f", n))
+				if err != nil || string(b) != fmt.Sprint("content ", n) {
+					t.Errorf("read f%d: %q %v", n, b, err)
+					return
+				}
+				if g == 0 && i%8 == 0 {
+					if _, err := cold.PutFiles(ctx, tester, a, 1, []quire.FileContent{{Path: fmt.Sprint("new", i), Content: []byte{byte(i)}}}, "", ""); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	gitCLI(t, s.RepoPath(a), "fsck", "--strict")
+}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
+	gitstorer "github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 )
@@ -37,6 +38,7 @@ type storer struct {
 	fsync   bool         // fsync objects and refs before a write returns
 	objects cache.Object // shared by every repository of the store
 	trees   *treeCache   // likewise
+	omu     sync.Mutex   // guards go-git's object storage (see EncodedObject)
 }
 
 // Reference reads a ref. A loose ref is read straight from its file, and a
@@ -145,8 +147,15 @@ func (s *storer) writeRef(r *plumbing.Reference) error {
 	return nil
 }
 
+// go-git's object storage keeps its pack indexes and open packfiles in
+// maps it fills lazily, without a lock, so two goroutines reading one
+// repository that has packs (after a push or a git gc) race and can crash
+// the process. Every call that reaches those maps goes through s.omu.
+
 // EncodedObject retries once after a reindex when the object is missing.
 func (s *storer) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	s.omu.Lock()
+	defer s.omu.Unlock()
 	obj, err := s.Storage.EncodedObject(t, h)
 	if errors.Is(err, plumbing.ErrObjectNotFound) {
 		s.Storage.Reindex()
@@ -157,12 +166,77 @@ func (s *storer) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing
 
 // HasEncodedObject retries once after a reindex when the object is missing.
 func (s *storer) HasEncodedObject(h plumbing.Hash) error {
+	s.omu.Lock()
+	defer s.omu.Unlock()
 	err := s.Storage.HasEncodedObject(h)
 	if errors.Is(err, plumbing.ErrObjectNotFound) {
 		s.Storage.Reindex()
 		err = s.Storage.HasEncodedObject(h)
 	}
 	return err
+}
+
+// EncodedObjectSize retries once after a reindex when the object is missing.
+func (s *storer) EncodedObjectSize(h plumbing.Hash) (int64, error) {
+	s.omu.Lock()
+	defer s.omu.Unlock()
+	n, err := s.Storage.EncodedObjectSize(h)
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		s.Storage.Reindex()
+		n, err = s.Storage.EncodedObjectSize(h)
+	}
+	return n, err
+}
+
+// DeltaObject is EncodedObject for pack writers.
+func (s *storer) DeltaObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	s.omu.Lock()
+	defer s.omu.Unlock()
+	return s.Storage.DeltaObject(t, h)
+}
+
+// Reindex forgets the pack indexes, under the lock.
+func (s *storer) Reindex() {
+	s.omu.Lock()
+	defer s.omu.Unlock()
+	s.Storage.Reindex()
+}
+
+// HashesWithPrefix looks up abbreviated ids, under the lock.
+func (s *storer) HashesWithPrefix(prefix []byte) ([]plumbing.Hash, error) {
+	s.omu.Lock()
+	defer s.omu.Unlock()
+	return s.Storage.HashesWithPrefix(prefix)
+}
+
+// IterEncodedObjects opens its iterators under the lock.
+func (s *storer) IterEncodedObjects(t plumbing.ObjectType) (gitstorer.EncodedObjectIter, error) {
+	s.omu.Lock()
+	defer s.omu.Unlock()
+	return s.Storage.IterEncodedObjects(t)
+}
+
+// PackfileWriter receives a pack (a push). Its Close records the new
+// pack's index in go-git's map, so it is taken under the lock too.
+func (s *storer) PackfileWriter() (io.WriteCloser, error) {
+	s.omu.Lock()
+	defer s.omu.Unlock()
+	w, err := s.Storage.PackfileWriter()
+	if err != nil {
+		return nil, err
+	}
+	return &lockedCloser{WriteCloser: w, mu: &s.omu}, nil
+}
+
+type lockedCloser struct {
+	io.WriteCloser
+	mu *sync.Mutex
+}
+
+func (w *lockedCloser) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.WriteCloser.Close()
 }
 
 // tmpSeq numbers the temporary files of loose objects.
