@@ -114,6 +114,9 @@ func TestVersionLifecycle(t *testing.T) {
 		wantError(t, e.Do("DELETE", s.vurl(1, "/files/notes.txt"), e.Admin, nil, `If-Match: "`+draft1+`"`), 412)
 		sameRefs(t, before, s.refs(t))
 		e.Must(200, "POST", s.vurl(1, "/files"), e.Admin, map[string]string{"file_path": "x.txt", "content": "x"}, `If-Match: "`+head+`"`)
+		// "*" matches any current version; a weak tag compares by value.
+		e.Must(200, "POST", s.vurl(1, "/files"), e.Admin, map[string]string{"file_path": "x.txt", "content": "x2"}, "If-Match: *")
+		e.Must(200, "POST", s.vurl(1, "/files"), e.Admin, map[string]string{"file_path": "x.txt", "content": "x3"}, `If-Match: W/"`+s.git(t, "rev-parse", "draft/1")+`"`)
 
 		// Delete a file: one commit; the file is gone; deleting again is 404.
 		r = e.Must(200, "DELETE", s.vurl(1, "/files/x.txt"), e.Admin, nil)
