@@ -183,6 +183,11 @@ func (r *Redis) restore(ctx context.Context) error {
 			}
 		}
 	}
+	// The snapshot is consumed: were it kept, a crash (no new snapshot)
+	// would bring back sessions revoked since this start.
+	if err := os.Remove(r.opts.SnapshotPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove sessions snapshot: %w", err)
+	}
 	return nil
 }
 

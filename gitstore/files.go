@@ -38,7 +38,7 @@ func (s *Store) Files(ctx context.Context, a *quire.Asset, n int) (_ []quire.Fil
 	}
 	out := []quire.File{}
 	err = r.walkFiles(root, "", func(p string, e object.TreeEntry) error {
-		size, err := r.st.EncodedObjectSize(e.Hash)
+		size, err := r.size(e.Hash)
 		if err != nil {
 			return err
 		}

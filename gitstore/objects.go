@@ -1,9 +1,11 @@
 package gitstore
 
 import (
+	"container/list"
 	"errors"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -25,11 +27,9 @@ func (r *repo) writeObject(o interface {
 	return r.storeObject(obj)
 }
 
+// storeObject writes obj as a loose object unless it is there already
+// (the storer checks).
 func (r *repo) storeObject(obj plumbing.EncodedObject) (plumbing.Hash, error) {
-	h := obj.Hash()
-	if r.st.Storage.HasEncodedObject(h) == nil {
-		return h, nil
-	}
 	return r.st.SetEncodedObject(obj)
 }
 
@@ -51,8 +51,29 @@ func (r *repo) writeBlob(content []byte) (plumbing.Hash, error) {
 	return r.storeObject(obj)
 }
 
+// object reads an object of this repository, from the shared cache when
+// it is there. go-git's own read opens the object's file before it looks
+// in the cache; quire's hot path (every upsert reads the draft's commit
+// and trees) skips that. Objects are content-addressed, so a cached object
+// is the object; the callers only reach hashes through this repository's
+// refs and trees.
+func (r *repo) object(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	if o, ok := r.st.objects.Get(h); ok && o.Type() == t {
+		return o, nil
+	}
+	return r.st.EncodedObject(t, h)
+}
+
+// size is the size of an object, from the shared cache when it is there.
+func (r *repo) size(h plumbing.Hash) (int64, error) {
+	if o, ok := r.st.objects.Get(h); ok {
+		return o.Size(), nil
+	}
+	return r.st.EncodedObjectSize(h)
+}
+
 func (r *repo) readBlob(h plumbing.Hash) ([]byte, error) {
-	obj, err := r.st.EncodedObject(plumbing.BlobObject, h)
+	obj, err := r.object(plumbing.BlobObject, h)
 	if err != nil {
 		return nil, err
 	}
@@ -65,14 +86,89 @@ func (r *repo) readBlob(h plumbing.Hash) ([]byte, error) {
 }
 
 func (r *repo) commit(h plumbing.Hash) (*object.Commit, error) {
-	return object.GetCommit(r.st, h)
+	obj, err := r.object(plumbing.CommitObject, h)
+	if err != nil {
+		return nil, err
+	}
+	return object.DecodeCommit(r.st, obj)
 }
 
+// tree returns a tree bound to this repository's storage, for go-git's
+// tree walks and diffs.
 func (r *repo) tree(h plumbing.Hash) (*object.Tree, error) {
 	if h.IsZero() {
 		return &object.Tree{}, nil
 	}
 	return object.GetTree(r.st, h)
+}
+
+// entries returns the entries of tree h, which callers must not modify.
+// Decoded trees are cached by id: an upsert reads the draft's root tree
+// several times, and decoding a tree of 1,000 entries is not free.
+func (r *repo) entries(h plumbing.Hash) ([]object.TreeEntry, error) {
+	if h.IsZero() || h == emptyTree {
+		return nil, nil
+	}
+	if e, ok := r.st.trees.get(h); ok {
+		return e, nil
+	}
+	obj, err := r.object(plumbing.TreeObject, h)
+	if err != nil {
+		return nil, err
+	}
+	t, err := object.DecodeTree(r.st, obj)
+	if err != nil {
+		return nil, err
+	}
+	r.st.trees.put(h, t.Entries)
+	return t.Entries, nil
+}
+
+// treeCache holds decoded tree entries by tree id, up to a total number of
+// entries, dropping the least recently used.
+type treeCache struct {
+	mu    sync.Mutex
+	max   int
+	n     int
+	lru   *list.List
+	items map[plumbing.Hash]*list.Element
+}
+
+type treeItem struct {
+	h       plumbing.Hash
+	entries []object.TreeEntry
+}
+
+func newTreeCache(maxEntries int) *treeCache {
+	return &treeCache{max: maxEntries, lru: list.New(), items: map[plumbing.Hash]*list.Element{}}
+}
+
+func (c *treeCache) get(h plumbing.Hash) ([]object.TreeEntry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.items[h]
+	if !ok {
+		return nil, false
+	}
+	c.lru.MoveToFront(el)
+	return el.Value.(*treeItem).entries, true
+}
+
+func (c *treeCache) put(h plumbing.Hash, entries []object.TreeEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.items[h]; ok || len(entries) > c.max {
+		return
+	}
+	c.items[h] = c.lru.PushFront(&treeItem{h, entries})
+	c.n += len(entries) + 1
+	for c.n > c.max {
+		el := c.lru.Back()
+		it := el.Value.(*treeItem)
+		c.lru.Remove(el)
+		delete(c.items, it.h)
+		c.n -= len(it.entries) + 1
+	}
 }
 
 // ref resolves a ref to a hash, or ZeroHash when it does not exist.
@@ -130,12 +226,12 @@ type treeEdit struct {
 // editTree applies edits to the tree at root and returns the new root. It
 // writes only the trees along the edited paths.
 func (r *repo) editTree(root plumbing.Hash, edits []treeEdit) (plumbing.Hash, error) {
-	t, err := r.tree(root)
+	old, err := r.entries(root)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	entries := make([]object.TreeEntry, len(t.Entries))
-	copy(entries, t.Entries)
+	entries := make([]object.TreeEntry, len(old), len(old)+len(edits))
+	copy(entries, old)
 
 	sub := map[string][]treeEdit{}
 	var order []string
@@ -189,7 +285,42 @@ func (r *repo) editTree(root plumbing.Hash, edits []treeEdit) (plumbing.Hash, er
 		}
 	}
 	sortEntries(entries)
-	return r.writeObject(&object.Tree{Entries: entries})
+	h, err := r.writeTree(entries)
+	if err == nil {
+		r.st.trees.put(h, entries) // the next upsert starts from it
+	}
+	return h, err
+}
+
+// writeTree encodes and stores a tree. It encodes the entries itself:
+// go-git's Tree.Encode formats every entry with fmt.Fprintf.
+func (r *repo) writeTree(entries []object.TreeEntry) (plumbing.Hash, error) {
+	n := 0
+	for _, e := range entries {
+		n += 7 + len(e.Name) + 1 + len(e.Hash)
+	}
+	b := make([]byte, 0, n)
+	for _, e := range entries {
+		b = strconv.AppendUint(b, uint64(e.Mode), 8)
+		b = append(b, ' ')
+		b = append(b, e.Name...)
+		b = append(b, 0)
+		b = append(b, e.Hash[:]...)
+	}
+	obj := r.st.NewEncodedObject()
+	obj.SetType(plumbing.TreeObject)
+	obj.SetSize(int64(len(b)))
+	w, err := obj.Writer()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if _, err := w.Write(b); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if err := w.Close(); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return r.storeObject(obj)
 }
 
 // emptyTree is the id of the empty tree.
@@ -218,11 +349,11 @@ func sortEntries(entries []object.TreeEntry) {
 
 // walkFiles calls fn for every file under the tree at root, in git order.
 func (r *repo) walkFiles(root plumbing.Hash, prefix string, fn func(path string, e object.TreeEntry) error) error {
-	t, err := r.tree(root)
+	entries, err := r.entries(root)
 	if err != nil {
 		return err
 	}
-	for _, e := range t.Entries {
+	for _, e := range entries {
 		p := prefix + e.Name
 		if e.Mode == filemode.Dir {
 			if err := r.walkFiles(e.Hash, p+"/", fn); err != nil {
@@ -242,15 +373,15 @@ func (r *repo) lookup(root plumbing.Hash, path string) (object.TreeEntry, bool, 
 	h := root
 	for {
 		head, rest, nested := strings.Cut(path, "/")
-		t, err := r.tree(h)
+		entries, err := r.entries(h)
 		if err != nil {
 			return object.TreeEntry{}, false, err
 		}
-		i := findEntry(t.Entries, head)
+		i := findEntry(entries, head)
 		if i < 0 {
 			return object.TreeEntry{}, false, nil
 		}
-		e := t.Entries[i]
+		e := entries[i]
 		if !nested {
 			return e, e.Mode != filemode.Dir, nil
 		}
@@ -308,7 +439,7 @@ func (s *Store) treeStats(r *repo, root plumbing.Hash) (treeStats, error) {
 	}
 	var st treeStats
 	err := r.walkFiles(root, "", func(_ string, e object.TreeEntry) error {
-		size, err := r.st.EncodedObjectSize(e.Hash)
+		size, err := r.size(e.Hash)
 		if err != nil {
 			return err
 		}

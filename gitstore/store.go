@@ -66,6 +66,7 @@ type Store struct {
 	cache cache.Object
 	locks *locker
 	stats *statsCache
+	trees *treeCache
 
 	mu    sync.Mutex
 	open  map[string]*list.Element // path -> element holding *repo
@@ -94,6 +95,7 @@ func Open(opts Options) (*Store, error) {
 		cache: cache.NewObjectLRU(cache.FileSize(opts.CacheBytes)),
 		locks: newLocker(),
 		stats: newStatsCache(1 << 14),
+		trees: newTreeCache(1 << 18),
 		open:  map[string]*list.Element{},
 		lru:   list.New(),
 	}
@@ -178,7 +180,7 @@ func (s *Store) repo(path string) (*repo, error) {
 
 func (s *Store) newStorer(path string) *storer {
 	fs := filesystem.NewStorageWithOptions(osfs.New(path), s.cache, filesystem.Options{})
-	return &storer{Storage: fs, dir: path, fsync: s.opts.Fsync}
+	return &storer{Storage: fs, dir: path, fsync: s.opts.Fsync, objects: s.cache, trees: s.trees}
 }
 
 // forget drops an open repository from the pool (after it is removed).

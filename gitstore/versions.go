@@ -713,7 +713,7 @@ func (s *Store) checkEditedStats(r *repo, oldTree, newTree plumbing.Hash, edits 
 			return err
 		}
 		if ok {
-			size, err := r.st.EncodedObjectSize(old.Hash)
+			size, err := r.size(old.Hash)
 			if err != nil {
 				return err
 			}
@@ -721,7 +721,7 @@ func (s *Store) checkEditedStats(r *repo, oldTree, newTree plumbing.Hash, edits 
 			st.bytes -= size
 		}
 		if !e.Blob.IsZero() {
-			size, err := r.st.EncodedObjectSize(e.Blob)
+			size, err := r.size(e.Blob)
 			if err != nil {
 				return err
 			}

@@ -1,12 +1,14 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 	"github.com/quire/quire"
@@ -17,8 +19,17 @@ import (
 // wrong type, malformed JSON or an empty body is EINVALID; a body over the
 // limit is ETOOLARGE.
 func (s *Server) decode(c *gin.Context, v any) error {
-	body := http.MaxBytesReader(c.Writer, c.Request.Body, s.limits.MaxBody)
-	dec := json.NewDecoder(body)
+	// Read it whole (it is bounded) so invalid UTF-8 is refused: the JSON
+	// decoder would quietly turn it into U+FFFD, and a file path the client
+	// never sent would be stored.
+	b, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, s.limits.MaxBody))
+	if err != nil {
+		return jsonError(err, s.limits.MaxBody)
+	}
+	if !utf8.Valid(b) {
+		return quire.Errorf(quire.EINVALID, "request body must be valid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(v); err != nil {
 		return jsonError(err, s.limits.MaxBody)
 	}
@@ -113,6 +124,16 @@ func etagValue(h string) string {
 	h = strings.TrimSpace(h)
 	h = strings.TrimPrefix(h, "W/")
 	return strings.Trim(h, `"`)
+}
+
+// ifMatch is the commit a write's If-Match header requires, or "" for
+// none. "*" matches any existing version, so it requires nothing more.
+func ifMatch(c *gin.Context) string {
+	v := etagValue(c.GetHeader("If-Match"))
+	if v == "*" {
+		return ""
+	}
+	return v
 }
 
 // notModified answers 304 when the request's If-None-Match names etag.

@@ -26,11 +26,6 @@ func field(t testing.TB, m map[string]any, path ...string) any {
 	return cur
 }
 
-func str(t testing.TB, m map[string]any, path ...string) string {
-	t.Helper()
-	s, _ := field(t, m, path...).(string)
-	return s
-}
 
 // newPrompt creates project "p" and a prompt with slug, and returns the
 // prompt id.

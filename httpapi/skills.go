@@ -180,7 +180,7 @@ func (s *Server) upsertFile(c *gin.Context) {
 	}
 	content := []byte(*req.Content)
 	f := quire.FileContent{Path: *req.FilePath, Content: content}
-	v, err := s.versions.PutFiles(c.Request.Context(), principal(c).Actor(), a, n, []quire.FileContent{f}, etagValue(c.GetHeader("If-Match")), req.Message)
+	v, err := s.versions.PutFiles(c.Request.Context(), principal(c).Actor(), a, n, []quire.FileContent{f}, ifMatch(c), req.Message)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -252,7 +252,7 @@ func (s *Server) deleteFile(c *gin.Context) {
 		return
 	}
 	p := filePathParam(c)
-	v, err := s.versions.DeleteFile(c.Request.Context(), principal(c).Actor(), a, n, p, etagValue(c.GetHeader("If-Match")))
+	v, err := s.versions.DeleteFile(c.Request.Context(), principal(c).Actor(), a, n, p, ifMatch(c))
 	if err != nil {
 		s.fail(c, err)
 		return

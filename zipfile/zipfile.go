@@ -41,10 +41,12 @@ func Read(data []byte, l quire.Limits) ([]quire.FileContent, error) {
 	var total int64
 	out := make([]quire.FileContent, 0, len(entries))
 	for _, f := range entries {
-		name := strings.TrimPrefix(f.Name, strip)
-		if err := valid.FilePath(name); err != nil {
+		// The whole name obeys the path rules, the stripped folder too: a
+		// lone top folder named .git must not vanish into a strip.
+		if err := valid.FilePath(f.Name); err != nil {
 			return nil, quire.Errorf(quire.EINVALID, "zip entry %q: %s", f.Name, quire.ErrorMessage(err))
 		}
+		name := strings.TrimPrefix(f.Name, strip)
 		if f.UncompressedSize64 > uint64(l.MaxFile) {
 			return nil, quire.Errorf(quire.ETOOLARGE, "zip entry %q is larger than %d bytes", f.Name, l.MaxFile)
 		}

@@ -61,6 +61,9 @@ type Options struct {
 	Root string
 	// RedisURL forces a Redis; "" picks QUIRE_TEST_REDIS_URL or embedded.
 	RedisURL string
+	// Embedded forces the in-process Redis even when QUIRE_TEST_REDIS_URL
+	// is set, so a test can run against both.
+	Embedded bool
 	// Prefix forces a Redis key prefix (to share sessions between Envs).
 	Prefix string
 	// Limits overrides the store limits.
@@ -77,6 +80,16 @@ type Options struct {
 // RedisURL is the real Redis tests should use, or "" for embedded only.
 func RedisURL() string { return os.Getenv("QUIRE_TEST_REDIS_URL") }
 
+// RedisModes are the Redis set-ups a test should run against: embedded
+// always, and the real Redis too when QUIRE_TEST_REDIS_URL is set.
+func RedisModes() map[string]Options {
+	m := map[string]Options{"miniredis": {Embedded: true}}
+	if u := RedisURL(); u != "" {
+		m["redis"] = Options{RedisURL: u}
+	}
+	return m
+}
+
 // New starts an Env with a fresh data root and its own Redis key prefix.
 func New(t testing.TB) *Env { return NewWith(t, Options{}) }
 
@@ -87,7 +100,7 @@ func NewWith(t testing.TB, o Options) *Env {
 	if o.Root == "" {
 		o.Root = t.TempDir()
 	}
-	if o.RedisURL == "" {
+	if o.RedisURL == "" && !o.Embedded {
 		o.RedisURL = RedisURL()
 	}
 	if o.Prefix == "" {
