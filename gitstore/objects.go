@@ -27,7 +27,7 @@ func (r *repo) writeObject(o interface {
 
 func (r *repo) storeObject(obj plumbing.EncodedObject) (plumbing.Hash, error) {
 	h := obj.Hash()
-	if r.st.Storage.HasEncodedObject(h) == nil {
+	if r.st.hasObject(h) == nil {
 		return h, nil
 	}
 	return r.st.SetEncodedObject(obj)

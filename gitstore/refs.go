@@ -3,12 +3,16 @@ package gitstore
 import (
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/storage"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 )
 
 // storer is go-git's filesystem storage with two fixes quire depends on:
@@ -18,7 +22,11 @@ import (
 //     the ref file in place, so a concurrent reader can see it empty.
 //   - An object missing from the pack index loaded earlier is looked up
 //     again after a reindex, because another process (or a push) may have
-//     added a pack since.
+//     added a pack since, or a repack may have replaced the pack it was in.
+//   - Object reads are safe from several goroutines: go-git keeps the pack
+//     index in a map it fills lazily and drops on Reindex, unguarded, so
+//     every index access goes through idxMu and the index is loaded under
+//     the write lock before readers share it.
 //
 // Callers hold the repository's write lock around every ref change, so the
 // compare-and-swap below is safe across goroutines and processes.
@@ -26,6 +34,9 @@ type storer struct {
 	*filesystem.Storage
 	dir   string
 	fsync bool // fsync objects and refs before a write returns
+
+	idxMu     sync.RWMutex
+	idxLoaded bool // go-git's index is loaded; readers may share it
 }
 
 // SetReference writes r unconditionally.
@@ -103,23 +114,126 @@ func (s *storer) writeRef(r *plumbing.Reference) error {
 	return nil
 }
 
+// rlock takes the read side of idxMu with go-git's pack index loaded.
+func (s *storer) rlock() {
+	s.idxMu.RLock()
+	if s.idxLoaded {
+		return
+	}
+	s.idxMu.RUnlock()
+	s.idxMu.Lock()
+	if !s.idxLoaded {
+		s.loadIndex()
+	}
+	s.idxMu.Unlock()
+	s.idxMu.RLock()
+}
+
+// loadIndex makes go-git (re)read the pack indexes. Callers hold idxMu.
+func (s *storer) loadIndex() {
+	s.Storage.Reindex()
+	// Looking up an absent object loads every pack index.
+	s.Storage.HasEncodedObject(plumbing.ZeroHash)
+	s.idxLoaded = true
+}
+
+// Reindex drops and reloads the pack indexes, so packs added or removed by
+// a push, a repack or another process are seen.
+func (s *storer) Reindex() {
+	s.idxMu.Lock()
+	s.loadIndex()
+	s.idxMu.Unlock()
+}
+
+// stale reports whether err may come from an outdated pack index: the
+// object was not found, or the pack it was listed in has been removed.
+func stale(err error) bool {
+	return errors.Is(err, plumbing.ErrObjectNotFound) || errors.Is(err, dotgit.ErrPackfileNotFound) || errors.Is(err, fs.ErrNotExist)
+}
+
 // EncodedObject retries once after a reindex when the object is missing.
 func (s *storer) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	s.rlock()
 	obj, err := s.Storage.EncodedObject(t, h)
-	if errors.Is(err, plumbing.ErrObjectNotFound) {
-		s.Storage.Reindex()
+	s.idxMu.RUnlock()
+	if stale(err) {
+		s.Reindex()
+		s.rlock()
 		obj, err = s.Storage.EncodedObject(t, h)
+		s.idxMu.RUnlock()
+	}
+	return obj, err
+}
+
+// DeltaObject is EncodedObject keeping stored deltas (the pack encoder uses it).
+func (s *storer) DeltaObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	s.rlock()
+	obj, err := s.Storage.DeltaObject(t, h)
+	s.idxMu.RUnlock()
+	if stale(err) {
+		s.Reindex()
+		s.rlock()
+		obj, err = s.Storage.DeltaObject(t, h)
+		s.idxMu.RUnlock()
 	}
 	return obj, err
 }
 
 // HasEncodedObject retries once after a reindex when the object is missing.
 func (s *storer) HasEncodedObject(h plumbing.Hash) error {
-	err := s.Storage.HasEncodedObject(h)
-	if errors.Is(err, plumbing.ErrObjectNotFound) {
-		s.Storage.Reindex()
-		err = s.Storage.HasEncodedObject(h)
+	err := s.hasObject(h)
+	if stale(err) {
+		s.Reindex()
+		err = s.hasObject(h)
 	}
+	return err
+}
+
+// hasObject looks h up without a reindex.
+func (s *storer) hasObject(h plumbing.Hash) error {
+	s.rlock()
+	defer s.idxMu.RUnlock()
+	return s.Storage.HasEncodedObject(h)
+}
+
+// EncodedObjectSize retries once after a reindex when the object is missing.
+func (s *storer) EncodedObjectSize(h plumbing.Hash) (int64, error) {
+	s.rlock()
+	n, err := s.Storage.EncodedObjectSize(h)
+	s.idxMu.RUnlock()
+	if stale(err) {
+		s.Reindex()
+		s.rlock()
+		n, err = s.Storage.EncodedObjectSize(h)
+		s.idxMu.RUnlock()
+	}
+	return n, err
+}
+
+// PackfileWriter holds the index write lock from start to close: go-git
+// adds the new pack to its index when the writer closes.
+func (s *storer) PackfileWriter() (io.WriteCloser, error) {
+	s.idxMu.Lock()
+	if !s.idxLoaded {
+		s.loadIndex()
+	}
+	w, err := s.Storage.PackfileWriter()
+	if err != nil {
+		s.idxMu.Unlock()
+		return nil, err
+	}
+	return &unlockOnClose{WriteCloser: w, unlock: s.idxMu.Unlock}, nil
+}
+
+type unlockOnClose struct {
+	io.WriteCloser
+	unlock func()
+	once   sync.Once
+}
+
+func (u *unlockOnClose) Close() error {
+	err := u.WriteCloser.Close()
+	u.once.Do(u.unlock)
 	return err
 }
 

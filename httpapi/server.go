@@ -28,7 +28,7 @@ type Config struct {
 	// Ready reports whether dependencies are up, for /readyz.
 	Ready func(ctx context.Context) error
 	// Git serves the smart-HTTP git protocol under /git/, if set.
-	Git http.Handler
+	Git quire.GitService
 }
 
 // Server is quire's HTTP API.
@@ -41,7 +41,7 @@ type Server struct {
 	sessionTTL time.Duration
 	bcryptCost int
 	ready      func(ctx context.Context) error
-	git        http.Handler
+	git        quire.GitService
 	engine     *gin.Engine
 }
 
@@ -87,7 +87,7 @@ func (s *Server) routes() *gin.Engine {
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
 	r.GET("/readyz", s.readyz)
 	if s.git != nil {
-		r.Any("/git/*path", gin.WrapH(s.git))
+		r.Any("/git/*path", s.serveGit)
 	}
 
 	v1 := r.Group("/v1")

@@ -87,6 +87,7 @@ type Main struct {
 	out    io.Writer
 	log    *slog.Logger
 	store  *gitstore.Store
+	git    *gitstore.Git
 	redis  *cache.Redis
 	http   *http.Server
 	ln     net.Listener
@@ -166,10 +167,13 @@ func (m *Main) Run(ctx context.Context) error {
 	if err := m.bootstrap(ctx); err != nil {
 		return err
 	}
+	m.git = gitstore.NewGit(store, gitstore.GitOptions{
+		OnError: func(op string, err error) { m.log.Error("git", "op", op, "error", err.Error()) },
+	})
 	api := httpapi.New(httpapi.Config{
 		Meta: store, Versions: store, Sessions: m.redis, Logger: m.log,
 		Limits: store.Limits(), SessionTTL: c.SessionTTL, BcryptCost: c.BcryptCost,
-		Ready: m.ready,
+		Ready: m.ready, Git: m.git,
 	})
 	m.ln, err = net.Listen("tcp", c.Addr)
 	if err != nil {
@@ -214,6 +218,9 @@ func (m *Main) Close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		err = m.http.Shutdown(ctx)
 		cancel()
+	}
+	if m.git != nil {
+		m.git.Close() // waits for a background repack to finish
 	}
 	if m.redis != nil {
 		if cerr := m.redis.Close(); err == nil {

@@ -39,6 +39,7 @@ type Env struct {
 	URL    string
 	Store  *gitstore.Store
 	Redis  *cache.Redis
+	Git    *gitstore.Git
 	Server *httpapi.Server
 	HTTP   *httptest.Server
 	Log    *SyncBuffer
@@ -56,6 +57,8 @@ type Options struct {
 	Prefix string
 	// Limits overrides the store limits.
 	Limits quire.Limits
+	// Git tunes the git service (smart HTTP under /git/).
+	Git gitstore.GitOptions
 }
 
 // RedisURL is the real Redis tests should use, or "" for embedded only.
@@ -86,17 +89,24 @@ func NewWith(t testing.TB, o Options) *Env {
 		t.Fatal(err)
 	}
 	logs := &SyncBuffer{}
+	gitLog := slog.New(slog.NewJSONHandler(logs, nil))
+	if o.Git.OnError == nil {
+		o.Git.OnError = func(op string, err error) { gitLog.Error("git", "op", op, "error", err.Error()) }
+	}
+	git := gitstore.NewGit(store, o.Git)
 	srv := httpapi.New(httpapi.Config{
 		Meta: store, Versions: store, Sessions: rd,
 		Logger:     slog.New(slog.NewJSONHandler(logs, nil)),
 		Limits:     store.Limits(),
 		BcryptCost: bcrypt.MinCost,
 		Ready:      rd.Ping,
+		Git:        git,
 	})
 	hs := httptest.NewServer(srv)
-	e := &Env{T: t, URL: hs.URL, Store: store, Redis: rd, Server: srv, HTTP: hs, Log: logs}
+	e := &Env{T: t, URL: hs.URL, Store: store, Redis: rd, Git: git, Server: srv, HTTP: hs, Log: logs}
 	t.Cleanup(func() {
 		hs.Close()
+		git.Close()
 		if o.RedisURL != "" {
 			rd.DeleteAll(context.Background())
 		}
