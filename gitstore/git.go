@@ -118,7 +118,7 @@ var _ quire.GitService = (*Git)(nil)
 // against objects outside a pack, and a full pack keeps the server simple.
 const (
 	gitAgent       = "agent=quire/1"
-	uploadPackCaps = "multi_ack multi_ack_detailed no-done side-band side-band-64k ofs-delta shallow no-progress include-tag allow-tip-sha1-in-want allow-reachable-sha1-in-want " + gitAgent
+	uploadPackCaps = "multi_ack multi_ack_detailed no-done side-band side-band-64k ofs-delta shallow deepen-relative no-progress include-tag allow-tip-sha1-in-want allow-reachable-sha1-in-want " + gitAgent
 	// report-status-v2 is not offered: quire never rewrites a pushed ref.
 	receivePackCaps = "report-status delete-refs side-band-64k quiet atomic ofs-delta no-thin " + gitAgent
 )

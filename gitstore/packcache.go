@@ -79,13 +79,6 @@ func (c *packCache) dropAsset(assetID string) {
 	}
 }
 
-// bytes is the memory held, for tests and metrics.
-func (c *packCache) bytes() int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.size
-}
-
 func (c *packCache) drop() {
 	c.mu.Lock()
 	defer c.mu.Unlock()

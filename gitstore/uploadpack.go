@@ -177,7 +177,7 @@ func (g *Git) UploadPack(ctx context.Context, a *quire.Asset, body io.Reader, w 
 	}
 	sh := &shallowInfo{cut: map[plumbing.Hash]bool{}}
 	if req.depth > 0 {
-		if sh, err = wk.deepen(req.wants, clientShallow, req.depth); err != nil {
+		if sh, err = wk.deepen(req.wants, clientShallow, req.depth, req.caps["deepen-relative"]); err != nil {
 			return err
 		}
 		for _, h := range sh.shallow {
@@ -307,7 +307,7 @@ func (g *Git) sendPack(ctx context.Context, a *quire.Asset, r *repo, st *refStat
 	}
 	sb.close()
 	if keep != nil && !keep.over {
-		g.packs.put(&packEntry{key: key, assetID: a.ID, pack: keep.buf.Bytes(), objects: len(stats.written)})
+		g.packs.put(&packEntry{key: key, assetID: a.ID, pack: bytes.Clone(keep.buf.Bytes()), objects: len(stats.written)})
 	}
 	return nil
 }
@@ -581,8 +581,10 @@ type shallowInfo struct {
 }
 
 // deepen computes the shallow boundary of wants at depth (1 = the wanted
-// commits alone), as upload-pack.c deepen() does for "deepen N".
-func (w *walker) deepen(wants []plumbing.Hash, clientShallow map[plumbing.Hash]bool, depth int) (*shallowInfo, error) {
+// commits alone), as upload-pack.c deepen() does for "deepen N"; with
+// deepen-relative (git fetch --deepen=N), depth counts from the client's
+// current shallow commits instead.
+func (w *walker) deepen(wants []plumbing.Hash, clientShallow map[plumbing.Hash]bool, depth int, relative bool) (*shallowInfo, error) {
 	sh := &shallowInfo{cut: map[plumbing.Hash]bool{}}
 	depthOf := map[plumbing.Hash]int{}
 	type item struct {
@@ -590,7 +592,17 @@ func (w *walker) deepen(wants []plumbing.Hash, clientShallow map[plumbing.Hash]b
 		d int
 	}
 	var queue []item
-	for _, h := range wants {
+	starts := wants
+	if relative && depth < infiniteDepth {
+		starts = nil
+		for _, h := range sortedHashes(clientShallow) {
+			if t, _, err := w.obj.read(h); err == nil && t == plumbing.CommitObject {
+				starts = append(starts, h)
+			}
+		}
+		depth++
+	}
+	for _, h := range starts {
 		target, typ, err := w.peel(h, nil)
 		if err != nil {
 			return nil, err

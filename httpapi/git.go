@@ -161,7 +161,11 @@ func (s *Server) serveGit(c *gin.Context) {
 	if service == quire.GitUploadPack {
 		err = s.git.UploadPack(ctx, a, body, w)
 	} else {
-		err = s.git.ReceivePack(ctx, quire.GitPush{Asset: a, By: p.Actor(), Refused: p.CheckProject(pr, quire.AccessWrite)}, body, w)
+		push := quire.GitPush{Asset: a, By: p.Actor()}
+		if p.CheckProject(pr, quire.AccessWrite) != nil {
+			push.Refused = quire.Errorf(quire.EFORBIDDEN, "this credential may read but not push to project %s", pr.Slug)
+		}
+		err = s.git.ReceivePack(ctx, push, body, w)
 	}
 	if err != nil {
 		if !w.started {
