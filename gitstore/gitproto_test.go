@@ -366,3 +366,57 @@ func TestReceivePackMissingObjects(t *testing.T) {
 		t.Fatalf("report %q", rep)
 	}
 }
+
+// TestUploadPackNegotiation checks the answers of stateless rounds.
+func TestUploadPackNegotiation(t *testing.T) {
+	pe := newPushEnv(t, GitOptions{})
+	ctx := context.Background()
+	var commits []string
+	for i := range 3 {
+		v, err := pe.s.PutFiles(ctx, tester, pe.a, 1, []quire.FileContent{{Path: fmt.Sprintf("f%d.md", i), Content: []byte("x\n")}}, "", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		commits = append(commits, v.Commit)
+	}
+	tip, mid := commits[2], commits[0]
+	unknown := strings.Repeat("3", 40)
+	ask := func(body string) string {
+		var out bytes.Buffer
+		if err := pe.g.UploadPack(ctx, pe.a, strings.NewReader(body), &out); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	want := pkts("want "+tip+" multi_ack_detailed no-done side-band-64k ofs-delta\n") + "0000"
+
+	// A round with an unknown have: common ACKed, no ready, NAK, no pack.
+	got := ask(want + pkts("have "+unknown+"\n", "have "+mid+"\n") + "0000")
+	if got != pkts("ACK "+mid+" common\n", "NAK\n") {
+		t.Fatalf("round 1: %q", got)
+	}
+	// Only commons: ready, NAK, then with no-done the final ACK and the pack.
+	got = ask(want + pkts("have "+mid+"\n") + "0000")
+	prefix := pkts("ACK "+mid+" common\n", "ACK "+mid+" ready\n", "NAK\n", "ACK "+mid+"\n")
+	if !strings.HasPrefix(got, prefix) || !strings.Contains(got, "PACK") {
+		t.Fatalf("round 2: %q", got)
+	}
+	// done with a common have: ACK common, ACK, then the pack of what is
+	// new: 2 commits and 2 trees (their files' blob is the client's already).
+	got = ask(want + pkts("have "+mid+"\n", "done\n"))
+	if !strings.HasPrefix(got, pkts("ACK "+mid+" common\n", "ACK "+mid+"\n")) || !strings.Contains(got, "quire: 4 objects") {
+		t.Fatalf("done: %q", got)
+	}
+	// Nothing in common: NAK then the whole pack.
+	got = ask(want + pkts("have "+unknown+"\n", "done\n"))
+	if !strings.HasPrefix(got, pkts("NAK\n")) || !strings.Contains(got, "PACK") {
+		t.Fatalf("no common: %q", got)
+	}
+	// A want nobody advertises, such as the hidden version log.
+	r, _ := pe.s.assetRepo(pe.a)
+	hidden, _ := r.ref(versionsRef)
+	got = ask(pkts("want "+hidden.String()+" side-band-64k\n") + "0000" + pkts("done\n"))
+	if got != pkts("ERR upload-pack: not our ref "+hidden.String()+"\n") {
+		t.Fatalf("hidden want: %q", got)
+	}
+}

@@ -73,6 +73,18 @@ func (o *objectReader) read(h plumbing.Hash) (plumbing.ObjectType, []byte, error
 	return obj.Type(), b, err
 }
 
+// has reports whether the repository holds h, as of the packs opened for
+// this request and the loose objects now. It never reloads indexes: a
+// have it misses only makes negotiation slower.
+func (o *objectReader) has(h plumbing.Hash) bool {
+	if _, _, ok := o.ps.find(h); ok {
+		return true
+	}
+	hex := h.String()
+	_, err := os.Stat(filepath.Join(o.r.path, "objects", hex[:2], hex[2:]))
+	return err == nil
+}
+
 // readPacked reads the entry at off of pack i, resolving deltas.
 func (o *objectReader) readPacked(i int, off int64) (plumbing.ObjectType, []byte, error) {
 	key := baseKey{i, off}

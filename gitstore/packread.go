@@ -254,8 +254,7 @@ func (c *idxCache) tryOpenPacks(dir string) (*packSet, error) {
 		}
 		ps.packs = append(ps.packs, &openPack{name: base, data: data, idx: idx})
 	}
-	// Newest packs are most likely to hold what a fetch wants; order is
-	// otherwise irrelevant.
+	// A stable order, so an object stored twice is always read from the same pack.
 	sort.Slice(ps.packs, func(i, j int) bool { return ps.packs[i].name < ps.packs[j].name })
 	return ps, nil
 }

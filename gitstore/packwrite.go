@@ -92,7 +92,7 @@ func writePack(obj *objectReader, objs []plumbing.Hash, ofsDelta bool, w io.Writ
 	for i, entries := range packed {
 		sort.Slice(entries, func(a, b int) bool { return entries[a].off < entries[b].off })
 		for _, e := range entries {
-			if err := pw.copyEntry(ps.packs[i], e, want); err != nil {
+			if err := pw.copyEntry(ps.packs[i], e); err != nil {
 				return pw, err
 			}
 		}
@@ -105,7 +105,7 @@ func writePack(obj *objectReader, objs []plumbing.Hash, ofsDelta bool, w io.Writ
 
 // copyEntry copies one stored entry, rewriting a delta's base reference
 // for the output, or writes the object whole when its base is not sent.
-func (pw *packWriter) copyEntry(p *openPack, e *idxEntry, want map[plumbing.Hash]bool) error {
+func (pw *packWriter) copyEntry(p *openPack, e *idxEntry) error {
 	raw, err := p.slice(e.off, e.end)
 	if err != nil {
 		return err
@@ -131,7 +131,8 @@ func (pw *packWriter) copyEntry(p *openPack, e *idxEntry, want map[plumbing.Hash
 			base = be.hash
 		}
 		baseOff, ok := pw.written[base]
-		if !ok || !want[base] {
+		if !ok {
+			// The base is not sent (the client has it) or not yet written.
 			return pw.writeWhole(e.hash)
 		}
 		if pw.ofsDelta {

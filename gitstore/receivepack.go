@@ -45,6 +45,9 @@ const (
 	reasonAtomic   = "atomic push failed: another ref was refused"
 )
 
+// maxPushCommands bounds the ref updates of one push.
+const maxPushCommands = 1000
+
 func parseCommands(pr *pktReader) ([]*pushCommand, map[string]bool, error) {
 	bad := func(format string, args ...any) error {
 		return quire.Errorf(quire.EINVALID, "git receive-pack: "+format, args...)
@@ -83,6 +86,9 @@ func parseCommands(pr *pktReader) ([]*pushCommand, map[string]bool, error) {
 		nw, ok2 := parseHash(f[1])
 		if !ok1 || !ok2 || f[2] == "" {
 			return nil, nil, bad("malformed command %q", line)
+		}
+		if len(cmds) >= maxPushCommands {
+			return nil, nil, bad("more than %d ref updates in one push", maxPushCommands)
 		}
 		cmds = append(cmds, &pushCommand{old: old, new: nw, ref: f[2]})
 	}

@@ -210,7 +210,7 @@ func (g *Git) UploadPack(ctx context.Context, a *quire.Asset, body io.Reader, w 
 	var last plumbing.Hash
 	gotCommon, gotOther, sentReady := false, false, false
 	for _, h := range req.haves {
-		if r.st.HasEncodedObject(h) != nil {
+		if !wk.obj.has(h) {
 			gotOther = true
 			if multiAck > 0 && neg.okToGiveUp(req.wants) {
 				if multiAck == 2 {
@@ -478,6 +478,8 @@ type negotiation struct {
 	theyHave      map[plumbing.Hash]bool // common commits and their parents
 	oldest        int64
 	reached       map[plumbing.Hash]bool // wants known to reach theyHave
+	gen           int                    // bumped when theyHave grows
+	failedGen     int                    // gen of the last okToGiveUp that failed, plus one
 }
 
 func (n *negotiation) have(h plumbing.Hash) error {
@@ -498,6 +500,7 @@ func (n *negotiation) have(h plumbing.Hash) error {
 			return nil
 		}
 		n.theyHave[target] = true
+		n.gen++
 		if n.oldest == 0 || c.when < n.oldest {
 			n.oldest = c.when
 		}
@@ -525,7 +528,7 @@ func contains(list []plumbing.Hash, h plumbing.Hash) bool {
 // okToGiveUp reports whether every wanted commit reaches a commit the
 // client has: the pack then need not grow with more negotiation.
 func (n *negotiation) okToGiveUp(wants []plumbing.Hash) bool {
-	if len(n.common) == 0 {
+	if len(n.common) == 0 || n.failedGen == n.gen+1 {
 		return false
 	}
 	for _, want := range wants {
@@ -540,6 +543,7 @@ func (n *negotiation) okToGiveUp(wants []plumbing.Hash) bool {
 			continue
 		}
 		if !n.reaches(target) {
+			n.failedGen = n.gen + 1
 			return false
 		}
 		n.reached[want] = true

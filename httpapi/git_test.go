@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"os"
@@ -578,6 +579,25 @@ func TestGitPush(t *testing.T) {
 	g.must(w, "pull", "-q", "--ff-only")
 	if got := g.must(w, "rev-parse", "HEAD"); got != after {
 		t.Errorf("pull: HEAD %s, want %s", got, after)
+	}
+
+	// Over git's 1 MiB post buffer the pack goes chunked, after a probe.
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for i := range 3 {
+		b := make([]byte, 700<<10)
+		for j := range b {
+			b[j] = byte(rnd.Uint32())
+		}
+		if err := os.WriteFile(filepath.Join(w, fmt.Sprintf("blob%d.bin", i)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g.must(w, "add", ".")
+	g.must(w, "commit", "-q", "-m", "Large files")
+	big := g.must(w, "rev-parse", "HEAD")
+	g.must(w, "push", "-q", "origin", "draft/2")
+	if got := f.version(2)["commit"]; got != big {
+		t.Errorf("after a large push draft 2 is at %v, want %s", got, big)
 	}
 	f.fsck()
 }
