@@ -6,6 +6,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -85,6 +86,7 @@ type Git struct {
 	packs  *packCache
 	idx    *idxCache
 	repack *repacker
+	zlib   *sync.Pool
 }
 
 // NewGit returns the git service of store s. Close stops its background work.
@@ -95,6 +97,7 @@ func NewGit(s *Store, opts GitOptions) *Git {
 		opts:  opts,
 		packs: newPackCache(opts.PackCacheBytes, opts.PackCacheEntry),
 		idx:   newIdxCache(256),
+		zlib:  newZlibPool(),
 	}
 	g.repack = newRepacker(g)
 	s.OnChange(func(kind quire.Kind, assetID string) {

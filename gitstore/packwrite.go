@@ -21,6 +21,7 @@ import (
 // already has) is written whole. It never computes a delta: that is the
 // repacker's job, done once instead of per clone.
 type packWriter struct {
+	zlib     *sync.Pool
 	obj      *objectReader
 	ps       *packSet
 	ofsDelta bool // the client accepts OFS_DELTA entries
@@ -35,10 +36,14 @@ type packWriter struct {
 	reused, deltas, whole int
 }
 
-var zlibPool = sync.Pool{New: func() any {
-	w, _ := zlib.NewWriterLevel(io.Discard, zlib.BestSpeed)
-	return w
-}}
+// newZlibPool returns a pool of compressors for objects written whole.
+// Fast compression: a clone waits for it.
+func newZlibPool() *sync.Pool {
+	return &sync.Pool{New: func() any {
+		w, _ := zlib.NewWriterLevel(io.Discard, zlib.BestSpeed)
+		return w
+	}}
+}
 
 type zlibBuffer struct{ b []byte }
 
@@ -57,10 +62,10 @@ func (pw *packWriter) write(b []byte) error {
 }
 
 // writePack writes the pack of objs to w.
-func writePack(obj *objectReader, objs []plumbing.Hash, ofsDelta bool, w io.Writer) (*packWriter, error) {
+func writePack(zp *sync.Pool, obj *objectReader, objs []plumbing.Hash, ofsDelta bool, w io.Writer) (*packWriter, error) {
 	ps := obj.ps
 	pw := &packWriter{
-		obj: obj, ps: ps, ofsDelta: ofsDelta, w: w, sum: sha1.New(),
+		zlib: zp, obj: obj, ps: ps, ofsDelta: ofsDelta, w: w, sum: sha1.New(),
 		written: make(map[plumbing.Hash]int64, len(objs)),
 	}
 	packed := make([][]*idxEntry, len(ps.packs))
@@ -173,13 +178,13 @@ func (pw *packWriter) writeWhole(h plumbing.Hash) error {
 		return errors.New("unexpected object type " + t.String())
 	}
 	pw.zbuf.b = pw.zbuf.b[:0]
-	zw := zlibPool.Get().(*zlib.Writer)
+	zw := pw.zlib.Get().(*zlib.Writer)
 	zw.Reset(&pw.zbuf)
 	_, err = zw.Write(data)
 	if cerr := zw.Close(); err == nil {
 		err = cerr
 	}
-	zlibPool.Put(zw)
+	pw.zlib.Put(zw)
 	if err != nil {
 		return err
 	}

@@ -294,7 +294,7 @@ func (g *Git) sendPack(ctx context.Context, a *quire.Asset, r *repo, st *refStat
 		keep = &capBuffer{max: g.opts.PackCacheEntry}
 		out = io.MultiWriter(sb, keep)
 	}
-	stats, err := writePack(wk.obj, objs, ofs, out)
+	stats, err := writePack(g.zlib, wk.obj, objs, ofs, out)
 	if err != nil {
 		if sb.err == nil {
 			g.opts.OnError("upload-pack", err)
