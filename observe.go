@@ -12,10 +12,10 @@ type ObserveFunc func(ctx context.Context, op, name string) (context.Context, fu
 
 // Git operations an ObserveFunc is told about, as the op argument.
 const (
-	GitCommit = "commit" // a write: a commit, tag or ref change
-	GitRead   = "read"   // a read of versions, files, diffs or history
-	GitClone  = "clone"  // serving a clone or fetch (upload-pack)
-	GitPush   = "push"   // receiving a push (receive-pack)
+	GitOpCommit = "commit" // a write: a commit, tag or ref change
+	GitOpRead   = "read"   // a read of versions, files, diffs or history
+	GitOpClone  = "clone"  // serving a clone or fetch (upload-pack)
+	GitOpPush   = "push"   // receiving a push (receive-pack)
 )
 
 // Observe calls fn, or does nothing when fn is nil.

@@ -17,7 +17,7 @@ import (
 // changed the project's record or its assets' metadata (create, rename,
 // delete, members).
 func (s *Store) Activity(ctx context.Context, p *quire.Project, assets []*quire.Asset, opts quire.ListOptions) (_ []quire.Activity, _ string, err error) {
-	defer s.observe(ctx, quire.GitRead, "Activity")(&err)
+	defer s.observe(ctx, quire.GitOpRead, "Activity")(&err)
 	var all []entry
 	for _, a := range assets {
 		h, err := s.history(a)

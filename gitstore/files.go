@@ -31,7 +31,7 @@ func (s *Store) versionTree(a *quire.Asset, n int) (*repo, *vstate, plumbing.Has
 
 // Files lists the files of version n in path order.
 func (s *Store) Files(ctx context.Context, a *quire.Asset, n int) (_ []quire.File, err error) {
-	defer s.observe(ctx, quire.GitRead, "Files")(&err)
+	defer s.observe(ctx, quire.GitOpRead, "Files")(&err)
 	r, _, root, err := s.versionTree(a, n)
 	if err != nil {
 		return nil, err
@@ -51,7 +51,7 @@ func (s *Store) Files(ctx context.Context, a *quire.Asset, n int) (_ []quire.Fil
 
 // ReadFile returns one file of version n.
 func (s *Store) ReadFile(ctx context.Context, a *quire.Asset, n int, path string) (_ []byte, _ quire.File, err error) {
-	defer s.observe(ctx, quire.GitRead, "ReadFile")(&err)
+	defer s.observe(ctx, quire.GitOpRead, "ReadFile")(&err)
 	if err := valid.FilePath(path); err != nil {
 		return nil, quire.File{}, err
 	}
@@ -75,7 +75,7 @@ func (s *Store) ReadFile(ctx context.Context, a *quire.Asset, n int, path string
 
 // ReadFiles returns every file of version n.
 func (s *Store) ReadFiles(ctx context.Context, a *quire.Asset, n int) (_ map[string][]byte, err error) {
-	defer s.observe(ctx, quire.GitRead, "ReadFiles")(&err)
+	defer s.observe(ctx, quire.GitOpRead, "ReadFiles")(&err)
 	r, _, root, err := s.versionTree(a, n)
 	if err != nil {
 		return nil, err
@@ -91,7 +91,7 @@ func (s *Store) ReadFiles(ctx context.Context, a *quire.Asset, n int) (_ map[str
 
 // Diff returns the unified diff, file by file, from version from to version to.
 func (s *Store) Diff(ctx context.Context, a *quire.Asset, from, to int) (_ []quire.FileDiff, err error) {
-	defer s.observe(ctx, quire.GitRead, "Diff")(&err)
+	defer s.observe(ctx, quire.GitOpRead, "Diff")(&err)
 	r, _, fromRoot, err := s.versionTree(a, from)
 	if err != nil {
 		return nil, err

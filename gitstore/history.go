@@ -45,7 +45,7 @@ const (
 
 // History lists the changes to an asset, newest first.
 func (s *Store) History(ctx context.Context, a *quire.Asset, opts quire.ListOptions) (_ []quire.Commit, _ string, err error) {
-	defer s.observe(ctx, quire.GitRead, "History")(&err)
+	defer s.observe(ctx, quire.GitOpRead, "History")(&err)
 	all, err := s.history(a)
 	if err != nil {
 		return nil, "", err

@@ -208,7 +208,7 @@ func (m *metaIndex) remove(path string) {
 // under its lock, after check approves them against the fresh index.
 func (m *metaIndex) write(by quire.Actor, msg string, puts map[string]any, dels []string, check func() error) (err error) {
 	// Metadata writes carry no context, so they are timed but not traced.
-	defer m.s.observe(context.Background(), quire.GitCommit, "metadata")(&err)
+	defer m.s.observe(context.Background(), quire.GitOpCommit, "metadata")(&err)
 	unlock, err := m.s.locks.lock(m.r.path)
 	if err != nil {
 		return err

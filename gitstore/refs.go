@@ -19,6 +19,7 @@ import (
 	gitstorer "github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 )
 
 // storer is go-git's filesystem storage with two fixes quire depends on:
@@ -157,7 +158,7 @@ func (s *storer) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing
 	s.omu.Lock()
 	defer s.omu.Unlock()
 	obj, err := s.Storage.EncodedObject(t, h)
-	if errors.Is(err, plumbing.ErrObjectNotFound) {
+	if stale(err) {
 		s.Storage.Reindex()
 		obj, err = s.Storage.EncodedObject(t, h)
 	}
@@ -169,7 +170,7 @@ func (s *storer) HasEncodedObject(h plumbing.Hash) error {
 	s.omu.Lock()
 	defer s.omu.Unlock()
 	err := s.Storage.HasEncodedObject(h)
-	if errors.Is(err, plumbing.ErrObjectNotFound) {
+	if stale(err) {
 		s.Storage.Reindex()
 		err = s.Storage.HasEncodedObject(h)
 	}
@@ -181,18 +182,37 @@ func (s *storer) EncodedObjectSize(h plumbing.Hash) (int64, error) {
 	s.omu.Lock()
 	defer s.omu.Unlock()
 	n, err := s.Storage.EncodedObjectSize(h)
-	if errors.Is(err, plumbing.ErrObjectNotFound) {
+	if stale(err) {
 		s.Storage.Reindex()
 		n, err = s.Storage.EncodedObjectSize(h)
 	}
 	return n, err
 }
 
-// DeltaObject is EncodedObject for pack writers.
+// DeltaObject is EncodedObject keeping stored deltas, for pack writers.
 func (s *storer) DeltaObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
 	s.omu.Lock()
 	defer s.omu.Unlock()
-	return s.Storage.DeltaObject(t, h)
+	obj, err := s.Storage.DeltaObject(t, h)
+	if stale(err) {
+		s.Storage.Reindex()
+		obj, err = s.Storage.DeltaObject(t, h)
+	}
+	return obj, err
+}
+
+// hasObject looks h up without a reindex.
+func (s *storer) hasObject(h plumbing.Hash) error {
+	s.omu.Lock()
+	defer s.omu.Unlock()
+	return s.Storage.HasEncodedObject(h)
+}
+
+// stale reports whether err may come from an outdated pack index: the
+// object was not found, or the pack it was listed in has been removed (a
+// repack, here or in another process).
+func stale(err error) bool {
+	return errors.Is(err, plumbing.ErrObjectNotFound) || errors.Is(err, dotgit.ErrPackfileNotFound) || errors.Is(err, fs.ErrNotExist)
 }
 
 // Reindex forgets the pack indexes, under the lock.

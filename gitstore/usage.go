@@ -45,7 +45,7 @@ func (s *Store) AddUsage(ctx context.Context, d *quire.UsageDelta) (err error) {
 	if d.Empty() {
 		return nil
 	}
-	defer s.observe(ctx, quire.GitCommit, "AddUsage")(&err)
+	defer s.observe(ctx, quire.GitOpCommit, "AddUsage")(&err)
 	r := s.meta.r
 	unlock, err := s.locks.lock(r.path)
 	if err != nil {
@@ -189,7 +189,7 @@ func readJSON(r *repo, root plumbing.Hash, path string, v any) error {
 
 // PromptUsage returns the stored usage totals of a prompt.
 func (s *Store) PromptUsage(ctx context.Context, promptID string) (_ *quire.PromptUsage, err error) {
-	defer s.observe(ctx, quire.GitRead, "PromptUsage")(&err)
+	defer s.observe(ctx, quire.GitOpRead, "PromptUsage")(&err)
 	_, root, err := s.usageRoot()
 	if err != nil {
 		return nil, err
@@ -212,7 +212,7 @@ func (s *Store) PromptUsage(ctx context.Context, promptID string) (_ *quire.Prom
 
 // KeysLastUsed returns the stored last-use time of every API key.
 func (s *Store) KeysLastUsed(ctx context.Context) (_ map[string]time.Time, err error) {
-	defer s.observe(ctx, quire.GitRead, "KeysLastUsed")(&err)
+	defer s.observe(ctx, quire.GitOpRead, "KeysLastUsed")(&err)
 	_, root, err := s.usageRoot()
 	if err != nil {
 		return nil, err

@@ -223,7 +223,7 @@ func (s *Store) RemoveRepository(ctx context.Context, a *quire.Asset) error {
 // CreateVersion opens draft N (the next number) from base, with files
 // written into its first commit.
 func (s *Store) CreateVersion(ctx context.Context, by quire.Actor, a *quire.Asset, base quire.Base, files []quire.FileContent) (_ *quire.Version, err error) {
-	defer s.observe(ctx, quire.GitCommit, "CreateVersion")(&err)
+	defer s.observe(ctx, quire.GitOpCommit, "CreateVersion")(&err)
 	edits, _, err := s.prepareFiles(files)
 	if err != nil {
 		return nil, err
@@ -325,7 +325,7 @@ func (s *Store) versionAt(r *repo, c plumbing.Hash) int {
 
 // Versions lists every version of an asset, oldest first.
 func (s *Store) Versions(ctx context.Context, a *quire.Asset) (_ []*quire.Version, err error) {
-	defer s.observe(ctx, quire.GitRead, "Versions")(&err)
+	defer s.observe(ctx, quire.GitOpRead, "Versions")(&err)
 	r, err := s.assetRepo(a)
 	if err != nil {
 		return nil, err
@@ -358,7 +358,7 @@ func (s *Store) Versions(ctx context.Context, a *quire.Asset) (_ []*quire.Versio
 
 // Version returns version n.
 func (s *Store) Version(ctx context.Context, a *quire.Asset, n int) (_ *quire.Version, err error) {
-	defer s.observe(ctx, quire.GitRead, "Version")(&err)
+	defer s.observe(ctx, quire.GitOpRead, "Version")(&err)
 	r, err := s.assetRepo(a)
 	if err != nil {
 		return nil, err
@@ -384,7 +384,7 @@ func (s *Store) versionRecord(r *repo, a *quire.Asset, n int) (*quire.Version, e
 
 // LiveVersion returns the version main points at.
 func (s *Store) LiveVersion(ctx context.Context, a *quire.Asset) (_ *quire.Version, err error) {
-	defer s.observe(ctx, quire.GitRead, "LiveVersion")(&err)
+	defer s.observe(ctx, quire.GitOpRead, "LiveVersion")(&err)
 	r, err := s.assetRepo(a)
 	if err != nil {
 		return nil, err
@@ -402,7 +402,7 @@ func (s *Store) LiveVersion(ctx context.Context, a *quire.Asset) (_ *quire.Versi
 
 // DeleteVersion deletes draft n. Its number is not reused.
 func (s *Store) DeleteVersion(ctx context.Context, by quire.Actor, a *quire.Asset, n int) (err error) {
-	defer s.observe(ctx, quire.GitCommit, "DeleteVersion")(&err)
+	defer s.observe(ctx, quire.GitOpCommit, "DeleteVersion")(&err)
 	r, unlock, err := s.lockAsset(a)
 	if err != nil {
 		return err
@@ -435,7 +435,7 @@ func (s *Store) DeleteVersion(ctx context.Context, by quire.Actor, a *quire.Asse
 
 // PublishVersion tags draft n as vN, makes it live and removes its branch.
 func (s *Store) PublishVersion(ctx context.Context, by quire.Actor, a *quire.Asset, n int, check func(quire.ReadFunc) error) (_ *quire.Version, err error) {
-	defer s.observe(ctx, quire.GitCommit, "PublishVersion")(&err)
+	defer s.observe(ctx, quire.GitOpCommit, "PublishVersion")(&err)
 	r, unlock, err := s.lockAsset(a)
 	if err != nil {
 		return nil, err
@@ -506,7 +506,7 @@ func (r *repo) tag(by quire.Actor, when time.Time, ref plumbing.ReferenceName, n
 
 // PromoteVersion makes published version n live (a rollback when n is older).
 func (s *Store) PromoteVersion(ctx context.Context, by quire.Actor, a *quire.Asset, n int) (_ *quire.Version, err error) {
-	defer s.observe(ctx, quire.GitCommit, "PromoteVersion")(&err)
+	defer s.observe(ctx, quire.GitOpCommit, "PromoteVersion")(&err)
 	r, unlock, err := s.lockAsset(a)
 	if err != nil {
 		return nil, err
@@ -543,7 +543,7 @@ func (s *Store) PromoteVersion(ctx context.Context, by quire.Actor, a *quire.Ass
 
 // ArchiveVersion archives a draft or a published version that is not live.
 func (s *Store) ArchiveVersion(ctx context.Context, by quire.Actor, a *quire.Asset, n int) (_ *quire.Version, err error) {
-	defer s.observe(ctx, quire.GitCommit, "ArchiveVersion")(&err)
+	defer s.observe(ctx, quire.GitOpCommit, "ArchiveVersion")(&err)
 	r, unlock, err := s.lockAsset(a)
 	if err != nil {
 		return nil, err
@@ -616,7 +616,7 @@ func (r *repo) writeBlobs(edits []treeEdit, files []quire.FileContent) error {
 // PutFiles writes files into draft n as one commit. Writing content equal
 // to what is there makes no commit.
 func (s *Store) PutFiles(ctx context.Context, by quire.Actor, a *quire.Asset, n int, files []quire.FileContent, ifMatch, message string) (_ *quire.Version, err error) {
-	defer s.observe(ctx, quire.GitCommit, "PutFiles")(&err)
+	defer s.observe(ctx, quire.GitOpCommit, "PutFiles")(&err)
 	edits, _, err := s.prepareFiles(files)
 	if err != nil {
 		return nil, err
@@ -644,7 +644,7 @@ func (s *Store) PutFiles(ctx context.Context, by quire.Actor, a *quire.Asset, n 
 
 // DeleteFile removes one file from draft n as one commit.
 func (s *Store) DeleteFile(ctx context.Context, by quire.Actor, a *quire.Asset, n int, path, ifMatch string) (_ *quire.Version, err error) {
-	defer s.observe(ctx, quire.GitCommit, "DeleteFile")(&err)
+	defer s.observe(ctx, quire.GitOpCommit, "DeleteFile")(&err)
 	if err := valid.FilePath(path); err != nil {
 		return nil, err
 	}

@@ -30,6 +30,11 @@ var apiRoutes = []apiRoute{
 	route("GET", "/metrics", "operations", "Prometheus metrics (text exposition format)", public(), text(200, "text/plain")),
 	route("GET", "/openapi.json", "operations", "This document", public(), ok(200, "")),
 
+	// Git smart HTTP (see docs/git.md): {path} is {project}/skills/{skill}.git/info/refs,
+	// …/git-upload-pack or …/git-receive-pack (and the same for prompts).
+	route("GET", "/git/{path}", "git", "Ref advertisement for git clone, fetch and push (info/refs?service=…); Basic auth with a token as password, or Bearer", text(200, "application/x-git-upload-pack-advertisement"), fails(401), fails(404)),
+	route("POST", "/git/{path}", "git", "git-upload-pack (clone, fetch) or git-receive-pack (push to a draft)", text(200, "application/x-git-upload-pack-result"), fails(401), fails(404)),
+
 	// Authentication.
 	route("POST", "/v1/auth/login", "auth", "Log in with email and password; the token is a sess_ bearer token", public(), body("LoginRequest"), ok(200, "LoginResponse")),
 	route("DELETE", "/v1/auth/session", "auth", "Log out: revoke the calling session", ok(204, "")),

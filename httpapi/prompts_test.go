@@ -26,7 +26,6 @@ func field(t testing.TB, m map[string]any, path ...string) any {
 	return cur
 }
 
-
 // newPrompt creates project "p" and a prompt with slug, and returns the
 // prompt id.
 func newPrompt(e *testenv.Env, slug string) string {

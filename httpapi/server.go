@@ -31,7 +31,7 @@ type Config struct {
 	// Ready reports whether dependencies are up, for /readyz.
 	Ready func(ctx context.Context) error
 	// Git serves the smart-HTTP git protocol under /git/, if set.
-	Git http.Handler
+	Git quire.GitService
 	// Prompts reads and writes prompt content, usually through the
 	// prompt cache; Payloads keeps prompt payloads. Both default to
 	// Versions when it implements them.
@@ -62,7 +62,7 @@ type Server struct {
 	sessionTTL time.Duration
 	bcryptCost int
 	ready      func(ctx context.Context) error
-	git        http.Handler
+	git        quire.GitService
 	engine     *gin.Engine
 
 	prompts     quire.PromptStore
@@ -131,7 +131,7 @@ func (s *Server) routes() *gin.Engine {
 	r.GET("/metrics", s.serveMetrics)
 	r.GET("/openapi.json", s.serveOpenAPI)
 	if s.git != nil {
-		r.Any("/git/*path", gin.WrapH(s.git))
+		r.Any("/git/*path", s.serveGit)
 	}
 
 	v1 := r.Group("/v1")

@@ -59,7 +59,7 @@ func GitObserver(reg prometheus.Registerer, tp trace.TracerProvider) quire.Obser
 		Buckets: DurationBuckets,
 	}, []string{"op", "result"})
 	reg.MustRegister(hist)
-	for _, op := range []string{quire.GitCommit, quire.GitRead, quire.GitClone, quire.GitPush} {
+	for _, op := range []string{quire.GitOpCommit, quire.GitOpRead, quire.GitOpClone, quire.GitOpPush} {
 		for _, res := range []string{"ok", "error"} {
 			hist.WithLabelValues(op, res) // export every series from the start
 		}

@@ -98,6 +98,7 @@ type Main struct {
 	out   io.Writer
 	log   *slog.Logger
 	store *gitstore.Store
+	git   *gitstore.Git
 	redis *cache.Redis
 	// prompts is the prompt cache in front of the store.
 	prompts *cache.Prompts
@@ -223,6 +224,9 @@ func (m *Main) Run(ctx context.Context) error {
 	if err := m.bootstrap(ctx); err != nil {
 		return err
 	}
+	m.git = gitstore.NewGit(store, gitstore.GitOptions{
+		OnError: func(op string, err error) { m.log.Error("git", "op", op, "error", err.Error()) },
+	})
 	m.prompts = cache.NewPrompts(m.redis, store, cache.PromptOptions{Logger: m.log})
 	store.OnChange(m.prompts.Invalidate)
 	if err := telemetry.RegisterCacheStats(m.metrics, m.prompts); err != nil {
@@ -231,7 +235,7 @@ func (m *Main) Run(ctx context.Context) error {
 	api := httpapi.New(httpapi.Config{
 		Meta: store, Versions: store, Sessions: m.redis, Logger: m.log,
 		Limits: store.Limits(), SessionTTL: c.SessionTTL, BcryptCost: c.BcryptCost,
-		Ready:   m.ready,
+		Ready: m.ready, Git: m.git,
 		Prompts: m.prompts, Payloads: store, PromptCache: m.prompts,
 		Metrics: m.metrics, TracerProvider: tr.Provider, Propagator: tr.Propagator,
 		Usage: m.usage, Activity: store,
@@ -338,6 +342,9 @@ func (m *Main) close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		note("export traces", m.tracing.Shutdown(ctx))
 		cancel()
+	}
+	if m.git != nil {
+		m.git.Close() // waits for a background repack to finish
 	}
 	if m.prompts != nil {
 		m.prompts.Close()

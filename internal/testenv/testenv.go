@@ -43,6 +43,7 @@ type Env struct {
 	URL   string
 	Store *gitstore.Store
 	Redis *cache.Redis
+	Git   *gitstore.Git
 	// Prompts is the prompt cache in front of Store.
 	Prompts *cache.Prompts
 	Server  *httpapi.Server
@@ -75,6 +76,8 @@ type Options struct {
 	CacheStats quire.CacheStats
 	// Now, when set, is the git store's clock (commit and tag times).
 	Now func() time.Time
+	// Git tunes the git service (smart HTTP under /git/).
+	Git gitstore.GitOptions
 }
 
 // RedisURL is the real Redis tests should use, or "" for embedded only.
@@ -136,6 +139,10 @@ func NewWith(t testing.TB, o Options) *Env {
 	if err := telemetry.RegisterCacheStats(reg, o.CacheStats); err != nil {
 		t.Fatal(err)
 	}
+	if o.Git.OnError == nil {
+		o.Git.OnError = func(op string, err error) { logger.Error("git", "op", op, "error", err.Error()) }
+	}
+	git := gitstore.NewGit(store, o.Git)
 	srv := httpapi.New(httpapi.Config{
 		Meta: store, Versions: store, Sessions: rd,
 		Logger:     logger,
@@ -144,13 +151,14 @@ func NewWith(t testing.TB, o Options) *Env {
 		Ready:      rd.Ping,
 		Prompts:    prompts, Payloads: store, PromptCache: prompts,
 		Metrics: reg, TracerProvider: tr.Provider, Propagator: tr.Propagator,
-		Usage: usage, Activity: store,
+		Usage: usage, Activity: store, Git: git,
 	})
 	hs := httptest.NewServer(srv)
-	e := &Env{T: t, URL: hs.URL, Store: store, Redis: rd, Prompts: prompts, Server: srv, HTTP: hs, Log: logs, Metrics: reg, Usage: usage}
+	e := &Env{T: t, URL: hs.URL, Store: store, Redis: rd, Git: git, Prompts: prompts, Server: srv, HTTP: hs, Log: logs, Metrics: reg, Usage: usage}
 	t.Cleanup(func() {
 		hs.Close()
 		prompts.Close()
+		git.Close()
 		if o.RedisURL != "" {
 			rd.DeleteAll(context.Background())
 		}

@@ -1,0 +1,41 @@
+package quire
+
+import (
+	"context"
+	"io"
+)
+
+// Git services, as smart HTTP names them in ?service= and in its URLs.
+const (
+	GitUploadPack  = "git-upload-pack"  // clone and fetch
+	GitReceivePack = "git-receive-pack" // push
+)
+
+// GitService serves asset repositories over git's smart protocol in its
+// stateless form, one request and one response, as smart HTTP carries it
+// (DESIGN.md §6). gitstore implements it; httpapi maps URLs, credentials
+// and errors onto it.
+//
+// A method returns a quire error only when it has written nothing; once a
+// response has started, failures are reported in the git protocol itself
+// (an ERR line or a side-band error), which the git client prints.
+type GitService interface {
+	// AdvertiseRefs writes the body of GET info/refs?service=service: the
+	// "# service=" preamble, then the refs and capabilities.
+	AdvertiseRefs(ctx context.Context, a *Asset, service string, w io.Writer) error
+	// UploadPack answers one upload-pack request: a negotiation round, or
+	// the pack once the client is done.
+	UploadPack(ctx context.Context, a *Asset, r io.Reader, w io.Writer) error
+	// ReceivePack applies one push and writes its report.
+	ReceivePack(ctx context.Context, p GitPush, r io.Reader, w io.Writer) error
+}
+
+// GitPush is who pushes into which asset's repository.
+type GitPush struct {
+	Asset *Asset
+	By    Actor
+	// Refused, when set, refuses every ref update of the push with its
+	// message (for example a credential that may only read). The pack is
+	// read and discarded so the client gets the report.
+	Refused error
+}

@@ -1,0 +1,229 @@
+package httpapi
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+	"github.com/quire/quire"
+)
+
+// Git smart HTTP (DESIGN.md §6):
+//
+//	GET  /git/{project}/{skills|prompts}/{asset}.git/info/refs?service=git-upload-pack|git-receive-pack
+//	POST /git/{project}/{skills|prompts}/{asset}.git/git-upload-pack
+//	POST /git/{project}/{skills|prompts}/{asset}.git/git-receive-pack
+//
+// {project} and {asset} are ids or slugs; ".git" may be left out. The
+// token is the password of HTTP Basic (any user name) or a Bearer header.
+// Reading needs read access to the project; a push with less than write
+// access is read and every ref update refused with the reason, so git
+// prints it. The protocol itself is gitstore's (quire.GitService).
+
+// gitTarget is a parsed /git/ path.
+type gitTarget struct {
+	project  string
+	kind     quire.Kind
+	asset    string
+	endpoint string // info/refs, git-upload-pack or git-receive-pack
+}
+
+func parseGitPath(p string) (gitTarget, bool) {
+	parts := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	if len(parts) < 4 {
+		return gitTarget{}, false
+	}
+	t := gitTarget{project: parts[0], asset: strings.TrimSuffix(parts[2], ".git"), endpoint: strings.Join(parts[3:], "/")}
+	switch parts[1] {
+	case "skills":
+		t.kind = quire.KindSkill
+	case "prompts":
+		t.kind = quire.KindPrompt
+	default:
+		return gitTarget{}, false
+	}
+	if t.project == "" || t.asset == "" {
+		return gitTarget{}, false
+	}
+	return t, true
+}
+
+// gitToken finds the credential of a git request: a Bearer header, or the
+// Basic password (or user name, for https://TOKEN@host/... URLs).
+func gitToken(r *http.Request) string {
+	if t := bearer(r); t != "" {
+		return t
+	}
+	user, pass, ok := r.BasicAuth()
+	if !ok {
+		return ""
+	}
+	isToken := func(s string) bool {
+		return strings.HasPrefix(s, quire.SessionPrefix) || strings.HasPrefix(s, quire.APIKeyPrefix)
+	}
+	if pass == "" || !isToken(pass) && isToken(user) {
+		return user
+	}
+	return pass
+}
+
+// gitFail answers a git request with an error. A 401 carries the challenge
+// that makes git ask for (or fetch from a helper) a user name and token.
+func (s *Server) gitFail(c *gin.Context, err error) {
+	if quire.ErrorCode(err) == quire.EUNAUTHORIZED {
+		c.Header("WWW-Authenticate", `Basic realm="quire"`)
+	}
+	s.fail(c, err)
+}
+
+func (s *Server) serveGit(c *gin.Context) {
+	// As git http-backend does: never cache anything of the protocol.
+	c.Header("Cache-Control", "no-cache, max-age=0, must-revalidate")
+	c.Header("Pragma", "no-cache")
+	c.Header("Expires", "Fri, 01 Jan 1980 00:00:00 GMT")
+
+	t, ok := parseGitPath(c.Param("path"))
+	if !ok {
+		s.fail(c, quire.Errorf(quire.ENOTFOUND, "no such git repository path; use /git/{project}/skills/{skill}.git or /git/{project}/prompts/{prompt}.git"))
+		return
+	}
+	var service, method string
+	switch t.endpoint {
+	case "info/refs":
+		service, method = c.Query("service"), http.MethodGet
+	case quire.GitUploadPack, quire.GitReceivePack:
+		service, method = t.endpoint, http.MethodPost
+	default:
+		s.fail(c, quire.Errorf(quire.ENOTFOUND, "%s is not served: quire speaks git's smart HTTP protocol only", t.endpoint))
+		return
+	}
+	if c.Request.Method != method && !(method == http.MethodGet && c.Request.Method == http.MethodHead) {
+		c.Header("Allow", method)
+		c.AbortWithStatusJSON(http.StatusMethodNotAllowed, APIError{Error: "method not allowed", Code: "method_not_allowed"})
+		return
+	}
+
+	token := gitToken(c.Request)
+	if token == "" {
+		s.gitFail(c, quire.Errorf(quire.EUNAUTHORIZED, "missing credential: use a token as the password of HTTP Basic, or send Authorization: Bearer <token>"))
+		return
+	}
+	p, err := s.Authenticate(c, token)
+	if err != nil {
+		s.gitFail(c, err)
+		return
+	}
+	c.Set(ctxPrincipal, p)
+	a, pr, err := s.gitAsset(c, p, t)
+	if err != nil {
+		s.gitFail(c, err)
+		return
+	}
+	if service != quire.GitUploadPack && service != quire.GitReceivePack {
+		s.fail(c, quire.Errorf(quire.EFORBIDDEN, "the dumb HTTP protocol is not supported; use git 1.6.6 or newer"))
+		return
+	}
+
+	ctx := c.Request.Context()
+	if t.endpoint == "info/refs" {
+		var buf bytes.Buffer
+		if err := s.git.AdvertiseRefs(ctx, a, service, &buf); err != nil {
+			s.fail(c, err)
+			return
+		}
+		c.Data(http.StatusOK, "application/x-"+service+"-advertisement", buf.Bytes())
+		return
+	}
+
+	if ct := c.ContentType(); ct != "application/x-"+service+"-request" {
+		s.fail(c, quire.Errorf(quire.EINVALID, "Content-Type must be application/x-%s-request", service))
+		return
+	}
+	body := io.Reader(c.Request.Body)
+	switch enc := strings.ToLower(c.GetHeader("Content-Encoding")); enc {
+	case "", "identity":
+	case "gzip", "x-gzip":
+		zr, err := gzip.NewReader(c.Request.Body)
+		if err != nil {
+			s.fail(c, quire.Errorf(quire.EINVALID, "request body is not valid gzip"))
+			return
+		}
+		defer zr.Close()
+		body = zr
+	default:
+		s.fail(c, quire.Errorf(quire.EINVALID, "unsupported Content-Encoding %q", enc))
+		return
+	}
+	w := &gitResponse{w: c.Writer, contentType: "application/x-" + service + "-result"}
+	if service == quire.GitUploadPack {
+		err = s.git.UploadPack(ctx, a, body, w)
+	} else {
+		push := quire.GitPush{Asset: a, By: p.Actor()}
+		if p.CheckProject(pr, quire.AccessWrite) != nil {
+			push.Refused = quire.Errorf(quire.EFORBIDDEN, "this credential may read but not push to project %s", pr.Slug)
+		}
+		err = s.git.ReceivePack(ctx, push, body, w)
+	}
+	if err != nil {
+		if !w.started {
+			s.fail(c, err)
+			return
+		}
+		c.Error(err) // for the request log; the client saw an in-band error
+		return
+	}
+	if !w.started {
+		// Nothing to say (a client that wanted nothing): an empty result.
+		c.Data(http.StatusOK, w.contentType, nil)
+	}
+}
+
+// gitAsset resolves the project and the asset of a git path, as the
+// principal may see them: anything else is not found.
+func (s *Server) gitAsset(c *gin.Context, p *quire.Principal, t gitTarget) (*quire.Asset, *quire.Project, error) {
+	ctx := c.Request.Context()
+	notFound := quire.Errorf(quire.ENOTFOUND, "repository not found")
+	pr, err := s.meta.Project(ctx, t.project)
+	if quire.ErrorCode(err) == quire.ENOTFOUND {
+		return nil, nil, notFound
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := p.CheckProject(pr, quire.AccessRead); err != nil {
+		if quire.ErrorCode(err) == quire.ENOTFOUND {
+			return nil, nil, notFound
+		}
+		return nil, nil, err
+	}
+	found, err := s.meta.FindAssets(ctx, t.kind, t.asset)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, a := range found {
+		if a.ProjectID == pr.ID {
+			return a, pr, nil
+		}
+	}
+	return nil, nil, notFound
+}
+
+// gitResponse sets the result's content type on the first write, so an
+// error before any output can still be an APIError.
+type gitResponse struct {
+	w           gin.ResponseWriter
+	contentType string
+	started     bool
+}
+
+func (g *gitResponse) Write(p []byte) (int, error) {
+	if !g.started {
+		g.started = true
+		g.w.Header().Set("Content-Type", g.contentType)
+		g.w.WriteHeader(http.StatusOK)
+	}
+	return g.w.Write(p)
+}
