@@ -21,6 +21,7 @@ func forEachRedis(t *testing.T, fn func(t *testing.T, o testenv.Options)) {
 }
 
 func TestLogin(t *testing.T) {
+	t.Parallel()
 	forEachRedis(t, func(t *testing.T, o testenv.Options) {
 		e := newEnv(t, o)
 		r := e.Must(200, "POST", "/v1/auth/login", "", map[string]string{"email": testenv.AdminEmail, "password": testenv.AdminPassword})
@@ -51,6 +52,7 @@ func TestLogin(t *testing.T) {
 }
 
 func TestCredentials(t *testing.T) {
+	t.Parallel()
 	forEachRedis(t, func(t *testing.T, o testenv.Options) {
 		e := newEnv(t, o)
 		good := e.Admin
@@ -89,6 +91,7 @@ func TestCredentials(t *testing.T) {
 }
 
 func TestSessions(t *testing.T) {
+	t.Parallel()
 	forEachRedis(t, func(t *testing.T, o testenv.Options) {
 		e := newEnv(t, o)
 		second := e.Login(testenv.AdminEmail, testenv.AdminPassword)
@@ -154,6 +157,7 @@ func TestSessions(t *testing.T) {
 }
 
 func TestUsers(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.Must(201, "POST", "/v1/users", e.Admin, map[string]string{"email": "carol@example.com", "password": "carol-password", "name": "Carol"})
 	m := r.JSON(t)
@@ -225,6 +229,7 @@ func TestUsers(t *testing.T) {
 }
 
 func TestAPIKeys(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.Must(201, "POST", "/v1/api-keys", e.Admin, map[string]string{"name": "ci", "scope": "write"})
 	m := r.JSON(t)
@@ -304,6 +309,7 @@ func TestAPIKeys(t *testing.T) {
 // TestAccess checks who may do what: key scopes, keys limited to projects,
 // and the project roles viewer, editor and owner.
 func TestAccess(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	a := newSkill(t, e, "alpha")
 	b := newSkill(t, e, "beta")

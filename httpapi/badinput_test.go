@@ -67,6 +67,7 @@ func (f *badInputFixture) run(t *testing.T, cases []badCase) {
 }
 
 func TestBadJSON(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	f := newBadInputFixture(t, e)
 	files := f.vurl(3, "/files")
@@ -145,6 +146,7 @@ func TestBadJSON(t *testing.T) {
 }
 
 func TestBadFilePaths(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	f := newBadInputFixture(t, e)
 	var cases []badCase
@@ -207,6 +209,7 @@ func TestBadFilePaths(t *testing.T) {
 }
 
 func TestBadVersionNumbers(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	f := newBadInputFixture(t, e)
 	var cases []badCase
@@ -226,6 +229,7 @@ func TestBadVersionNumbers(t *testing.T) {
 }
 
 func TestUnknownResources(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	f := newBadInputFixture(t, e)
 	ghost := uuid.NewString()
@@ -274,6 +278,7 @@ func TestUnknownResources(t *testing.T) {
 }
 
 func TestStateConflicts(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	f := newBadInputFixture(t, e)
 	file := map[string]string{"file_path": "b.txt", "content": "x"}
@@ -302,6 +307,7 @@ func TestStateConflicts(t *testing.T) {
 // TestSkillManifestRules: publishing needs a SKILL.md that follows the
 // Agent Skills front matter rules, and a 422 lists every broken one.
 func TestSkillManifestRules(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	f := newBadInputFixture(t, e)
 	long := strings.Repeat("a", 65)
@@ -370,6 +376,7 @@ func TestSkillManifestRules(t *testing.T) {
 }
 
 func TestSizeLimits(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	f := newBadInputFixture(t, e)
 	mib := 1 << 20

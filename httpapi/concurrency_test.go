@@ -52,6 +52,7 @@ func do(t *testing.T, e *testenv.Env, method, path, token string, body any) (int
 // draft at once, while others read it. Every write lands: 32 files and
 // exactly 32 new commits, one per file.
 func TestConcurrentUpserts(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	s := newSkill(t, e, "busy")
 	s.draft(t, nil)
@@ -132,6 +133,7 @@ func TestConcurrentUpserts(t *testing.T) {
 // TestConcurrentSameFile: racing writes to one file are serialized; each
 // makes its own commit on top of the last, so none is lost.
 func TestConcurrentSameFile(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	s := newSkill(t, e, "race")
 	s.draft(t, nil)
@@ -165,6 +167,7 @@ func TestConcurrentSameFile(t *testing.T) {
 // TestConcurrentCreates: version numbers and metadata writes stay unique
 // and complete under concurrent creation.
 func TestConcurrentCreates(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	s := newSkill(t, e, "many")
 	const n = 12

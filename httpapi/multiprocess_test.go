@@ -15,6 +15,7 @@ import (
 // and one real Redis, as two processes on two machines would. Everything
 // written through one is read back through the other.
 func TestTwoServersOneDataRoot(t *testing.T) {
+	t.Parallel()
 	if testenv.RedisURL() == "" {
 		t.Skip("QUIRE_TEST_REDIS_URL is not set: two servers need one real Redis")
 	}

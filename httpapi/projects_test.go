@@ -13,6 +13,7 @@ import (
 )
 
 func TestProjects(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.Must(201, "POST", "/v1/projects", e.Admin, map[string]string{"name": "My First Project!", "description": "d"})
 	p := r.JSON(t)
@@ -99,6 +100,7 @@ func TestProjects(t *testing.T) {
 }
 
 func TestSkills(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	pid := e.CreateProject(e.Admin, "tools")
 	r := e.Must(201, "POST", "/v1/projects/"+pid+"/skills", e.Admin, map[string]string{"name": "PDF Tools", "description": "Fill PDFs"})
@@ -192,6 +194,7 @@ func TestSkills(t *testing.T) {
 }
 
 func TestOperations(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.Must(200, "GET", "/healthz", "", nil)
 	e.Must(200, "GET", "/readyz", "", nil)

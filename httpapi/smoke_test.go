@@ -7,6 +7,7 @@ import (
 )
 
 func TestSkillFlowSmoke(t *testing.T) {
+	t.Parallel()
 	e := testenv.New(t)
 	pid := e.CreateProject(e.Admin, "demo")
 	e.CreateSkill(e.Admin, pid, "pdf")

@@ -9,6 +9,7 @@ import (
 // versions, broken bodies) and requires a 4xx APIError from each: never a
 // 5xx, never an empty or non-JSON error.
 func TestNoServerErrorForJunk(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	s := newSkill(t, e, "junk")
 	s.draft(t, nil)

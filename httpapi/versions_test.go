@@ -17,6 +17,7 @@ import (
 // TestVersionLifecycle walks a skill through every version transition over
 // HTTP and checks each step in the repository with the git CLI.
 func TestVersionLifecycle(t *testing.T) {
+	t.Parallel()
 	forEachRedis(t, func(t *testing.T, o testenv.Options) {
 		e := newEnv(t, o)
 		s := newSkill(t, e, "pdf")
@@ -348,6 +349,7 @@ func unzip(t *testing.T, b []byte) map[string]string {
 // TestNestedPaths covers directories: nested files, a file where a
 // directory is (and the reverse), and empty directories disappearing.
 func TestNestedPaths(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	s := newSkill(t, e, "nest")
 	s.draft(t, nil)
@@ -402,6 +404,7 @@ func zipOf(t *testing.T, files ...string) []byte {
 }
 
 func TestUploadZip(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	s := newSkill(t, e, "zipped")
 
