@@ -201,13 +201,6 @@ func (s *storer) DeltaObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.E
 	return obj, err
 }
 
-// hasObject looks h up without a reindex.
-func (s *storer) hasObject(h plumbing.Hash) error {
-	s.omu.Lock()
-	defer s.omu.Unlock()
-	return s.Storage.HasEncodedObject(h)
-}
-
 // stale reports whether err may come from an outdated pack index: the
 // object was not found, or the pack it was listed in has been removed (a
 // repack, here or in another process).
