@@ -28,7 +28,7 @@ func (r *repo) writeObject(o interface {
 func (r *repo) storeObject(obj plumbing.EncodedObject) (plumbing.Hash, error) {
 	h := obj.Hash()
 	if r.st.Storage.HasEncodedObject(h) == nil {
-		return h, nil
+		return h, r.st.syncExisting(h)
 	}
 	return r.st.SetEncodedObject(obj)
 }

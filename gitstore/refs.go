@@ -3,6 +3,7 @@ package gitstore
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -11,11 +12,17 @@ import (
 	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
-// storer is go-git's filesystem storage with two fixes quire depends on:
+// storer is go-git's filesystem storage with the fixes quire depends on:
 //
-//   - Ref updates are atomic for every reader, as C git makes them: the new
-//     value goes to <ref>.lock and is renamed over the ref. go-git rewrites
-//     the ref file in place, so a concurrent reader can see it empty.
+//   - Ref updates are atomic for every reader: the new value goes to a
+//     temporary file in the repository's top directory and is renamed over
+//     the ref. go-git rewrites the ref file in place, so a concurrent reader
+//     can see it empty. The temporary file is kept out of refs/ (C git
+//     uses <ref>.lock there) because go-git's ref listing reads every file
+//     under refs/: it fails on an empty <ref>.lock and lists a full one as
+//     a ref, during a write or forever after a crash.
+//   - With fsync on, objects, refs and every directory entry leading to
+//     them reach the disk before a write returns, removals too.
 //   - An object missing from the pack index loaded earlier is looked up
 //     again after a reindex, because another process (or a push) may have
 //     added a pack since.
@@ -64,41 +71,57 @@ func (s *storer) writeRef(r *plumbing.Reference) error {
 	}
 	path := filepath.Join(s.dir, filepath.FromSlash(r.Name().String()))
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
+		return fmt.Errorf("write ref %s: %w", r.Name(), err)
 	}
-	lock := path + ".lock"
-	f, err := os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-	if errors.Is(err, os.ErrExist) {
-		// A lock left by a crashed writer: we hold the repository lock, so
-		// no live writer owns it.
-		os.Remove(lock)
-		f, err = os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	f, err := os.CreateTemp(s.dir, refTempPrefix+"*")
+	if err != nil {
+		return fmt.Errorf("write ref %s: %w", r.Name(), err)
+	}
+	tmp := f.Name()
+	err = writeSyncClose(f, []byte(content), s.fsync)
+	if err == nil {
+		err = os.Chmod(tmp, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
 	}
 	if err != nil {
-		return err
-	}
-	if _, err := f.WriteString(content); err != nil {
-		f.Close()
-		os.Remove(lock)
-		return err
+		os.Remove(tmp)
+		return fmt.Errorf("write ref %s: %w", r.Name(), err)
 	}
 	if s.fsync {
-		if err := f.Sync(); err != nil {
-			f.Close()
-			os.Remove(lock)
-			return err
+		if err := syncDirs(s.dir, filepath.Dir(path)); err != nil {
+			return fmt.Errorf("write ref %s: %w", r.Name(), err)
 		}
 	}
-	if err := f.Close(); err != nil {
-		os.Remove(lock)
-		return err
+	return nil
+}
+
+// refTempPrefix names the temporary files refs are staged in.
+const refTempPrefix = "quire-ref-"
+
+// writeSyncClose writes b to f, fsyncs it when asked, and closes it.
+func writeSyncClose(f *os.File, b []byte, fsync bool) error {
+	_, err := f.Write(b)
+	if err == nil && fsync {
+		err = f.Sync()
 	}
-	if err := os.Rename(lock, path); err != nil {
-		os.Remove(lock)
-		return err
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// RemoveReference deletes a ref and, with fsync on, makes the removal durable.
+func (s *storer) RemoveReference(name plumbing.ReferenceName) error {
+	if err := s.Storage.RemoveReference(name); err != nil {
+		return fmt.Errorf("remove ref %s: %w", name, err)
 	}
 	if s.fsync {
-		return syncPath(path)
+		dir := filepath.Dir(filepath.Join(s.dir, filepath.FromSlash(name.String())))
+		if err := syncDirs(s.dir, dir); err != nil {
+			return fmt.Errorf("remove ref %s: %w", name, err)
+		}
 	}
 	return nil
 }
@@ -126,17 +149,57 @@ func (s *storer) HasEncodedObject(h plumbing.Hash) error {
 // SetEncodedObject stores o and, with fsync on, makes it durable.
 func (s *storer) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Hash, error) {
 	h, err := s.Storage.SetEncodedObject(o)
-	if err != nil || !s.fsync {
-		return h, err
+	if err != nil {
+		return h, fmt.Errorf("write object: %w", err)
+	}
+	if !s.fsync {
+		return h, nil
 	}
 	hex := h.String()
-	return h, syncPath(filepath.Join(s.dir, "objects", hex[:2], hex[2:]))
+	if err := syncPath(s.dir, filepath.Join(s.dir, "objects", hex[:2], hex[2:])); err != nil {
+		return h, fmt.Errorf("write object: %w", err)
+	}
+	return h, nil
 }
 
-// syncPath fsyncs a file and the directory holding it.
-func syncPath(path string) error {
-	for _, p := range []string{path, filepath.Dir(path)} {
-		f, err := os.Open(p)
+// syncExisting makes an object that was already stored durable, with fsync
+// on, before a new object or ref refers to it: it may have been written
+// without fsync (by a write that failed later, or a push).
+func (s *storer) syncExisting(h plumbing.Hash) error {
+	if !s.fsync {
+		return nil
+	}
+	hex := h.String()
+	path := filepath.Join(s.dir, "objects", hex[:2], hex[2:])
+	if _, err := os.Stat(path); err != nil {
+		return nil // packed: whoever wrote the pack (a push) syncs it
+	}
+	if err := syncPath(s.dir, path); err != nil {
+		return fmt.Errorf("sync object: %w", err)
+	}
+	return nil
+}
+
+// syncPath fsyncs a file and every directory from its own up to root, so
+// a directory created for it (objects/ab/, refs/heads/draft/) is durable
+// too.
+func syncPath(root, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	f.Close()
+	if err != nil {
+		return err
+	}
+	return syncDirs(root, filepath.Dir(path))
+}
+
+// syncDirs fsyncs dir and each of its parents up to and including root.
+func syncDirs(root, dir string) error {
+	for {
+		f, err := os.Open(dir)
 		if err != nil {
 			return err
 		}
@@ -145,6 +208,25 @@ func syncPath(path string) error {
 		if err != nil {
 			return err
 		}
+		if dir == root || len(dir) <= len(root) {
+			return nil
+		}
+		dir = filepath.Dir(dir)
 	}
-	return nil
+}
+
+// syncTree fsyncs every file and directory under dir.
+func syncTree(dir string) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		err = f.Sync()
+		f.Close()
+		return err
+	})
 }
