@@ -22,7 +22,8 @@ import (
 const leftoverAge = 10 * time.Minute
 
 // sweepRepo clears what an interrupted writer left in the repository at r:
-// staged ref files (quire-ref-*), <ref>.lock files under refs/ (from C git
+// staged ref files (quire-ref-*), object temporaries older than
+// leftoverAge, <ref>.lock files under refs/ (from C git
 // or older quire versions; go-git's ref listing fails on an empty one and
 // lists a full one as a ref), and the branch of a draft whose publish or
 // archive stopped after its tag was written (the tag decides the state; the
@@ -38,6 +39,16 @@ func (s *Store) sweepRepo(r *repo) {
 	if tmps, err := filepath.Glob(filepath.Join(r.path, refTempPrefix+"*")); err == nil {
 		for _, p := range tmps {
 			os.Remove(p)
+		}
+	}
+	// Object temporaries: quire's, and go-git's (a push may write one).
+	// Only old ones, as object writes need not hold the lock.
+	for _, pattern := range []string{objTempPrefix + "*", "objects/pack/tmp_obj_*"} {
+		tmps, _ := filepath.Glob(filepath.Join(r.path, pattern))
+		for _, p := range tmps {
+			if info, err := os.Stat(p); err == nil && time.Since(info.ModTime()) > leftoverAge {
+				os.Remove(p)
+			}
 		}
 	}
 	refs := filepath.Join(r.path, "refs")

@@ -3,11 +3,13 @@ package gitstore
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/objfile"
 	"github.com/go-git/go-git/v5/storage"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 )
@@ -21,11 +23,15 @@ import (
 //     uses <ref>.lock there) because go-git's ref listing reads every file
 //     under refs/: it fails on an empty <ref>.lock and lists a full one as
 //     a ref, during a write or forever after a crash.
+//   - Objects are written by quire (temporary file, fsync when asked,
+//     rename), so a failed write leaves nothing behind and an object file
+//     under its name is whole.
 //   - With fsync on, objects, refs and every directory entry leading to
 //     them reach the disk before a write returns, removals too.
 //   - An object missing from the pack index loaded earlier is looked up
 //     again after a reindex, because another process (or a push) may have
 //     added a pack since.
+//   - Reading an object's size closes the object file (go-git's does not).
 //
 // Callers hold the repository's write lock around every ref change, so the
 // compare-and-swap below is safe across goroutines and processes.
@@ -146,20 +152,113 @@ func (s *storer) HasEncodedObject(h plumbing.Hash) error {
 	return err
 }
 
-// SetEncodedObject stores o and, with fsync on, makes it durable.
-func (s *storer) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Hash, error) {
-	h, err := s.Storage.SetEncodedObject(o)
-	if err != nil {
-		return h, fmt.Errorf("write object: %w", err)
-	}
-	if !s.fsync {
-		return h, nil
-	}
+// EncodedObjectSize reads the size of a loose object itself and closes
+// the file: go-git's version leaves it open until the garbage collector
+// finalizes it, so listing a large version could exhaust the process's
+// file descriptors.
+func (s *storer) EncodedObjectSize(h plumbing.Hash) (int64, error) {
 	hex := h.String()
-	if err := syncPath(s.dir, filepath.Join(s.dir, "objects", hex[:2], hex[2:])); err != nil {
-		return h, fmt.Errorf("write object: %w", err)
+	f, err := os.Open(filepath.Join(s.dir, "objects", hex[:2], hex[2:]))
+	if errors.Is(err, os.ErrNotExist) {
+		size, err := s.Storage.EncodedObjectSize(h) // packed
+		if errors.Is(err, plumbing.ErrObjectNotFound) {
+			s.Storage.Reindex()
+			size, err = s.Storage.EncodedObjectSize(h)
+		}
+		return size, err
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read object: %w", err)
+	}
+	defer f.Close()
+	r, err := objfile.NewReader(f)
+	if err != nil {
+		return 0, fmt.Errorf("read object %s: %w", hex, err)
+	}
+	defer r.Close()
+	_, size, err := r.Header()
+	if err != nil {
+		return 0, fmt.Errorf("read object %s: %w", hex, err)
+	}
+	return size, nil
+}
+
+// SetEncodedObject stores o as a loose object: written to a temporary
+// file in the repository's top directory, fsynced when asked, and renamed
+// into objects/, so an object file under its name is always whole. go-git's
+// own writer renames before the data could be synced, and on a failed
+// write (a full disk) leaves its temporary file behind, open.
+func (s *storer) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Hash, error) {
+	if o.Type() == plumbing.OFSDeltaObject || o.Type() == plumbing.REFDeltaObject {
+		return plumbing.ZeroHash, plumbing.ErrInvalidType
+	}
+	h := o.Hash()
+	hex := h.String()
+	path := filepath.Join(s.dir, "objects", hex[:2], hex[2:])
+	if _, err := os.Stat(path); err == nil {
+		return h, s.syncExisting(h)
+	}
+	if err := s.writeLoose(o, path); err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("write object %s: %w", hex, err)
 	}
 	return h, nil
+}
+
+// objTempPrefix names the temporary files objects are written to.
+const objTempPrefix = "quire-obj-"
+
+func (s *storer) writeLoose(o plumbing.EncodedObject, path string) (err error) {
+	f, err := os.CreateTemp(s.dir, objTempPrefix+"*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	rd, err := o.Reader()
+	if err != nil {
+		return err
+	}
+	defer rd.Close()
+	w := objfile.NewWriter(f)
+	if err := w.WriteHeader(o.Type(), o.Size()); err != nil {
+		w.Close()
+		return err
+	}
+	if _, err := io.Copy(w, rd); err != nil {
+		w.Close()
+		return err
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	if got := w.Hash(); got != o.Hash() {
+		return fmt.Errorf("content hashes to %s", got)
+	}
+	if s.fsync {
+		if err := f.Sync(); err != nil {
+			return err
+		}
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(f.Name(), 0o444); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return err
+	}
+	if s.fsync {
+		return syncDirs(s.dir, filepath.Dir(path))
+	}
+	return nil
 }
 
 // syncExisting makes an object that was already stored durable, with fsync

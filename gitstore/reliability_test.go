@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -242,4 +243,44 @@ func TestSweepLeftoversByAge(t *testing.T) {
 
 func manifestFor(slug string) string {
 	return "---\nname: " + slug + "\ndescription: test\n---\n"
+}
+
+func openFDs(t testing.TB) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd")
+	}
+	return len(ents)
+}
+
+// Listing files reads each object's size. go-git's size lookup leaves the
+// loose object file open until the garbage collector finalizes it, so a
+// busy server listing large versions ran out of descriptors (and a data
+// root could not be unmounted); the store must close what it opens.
+func TestNoFileDescriptorLeak(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t)
+	a := newTestSkill(t, s)
+	var files []quire.FileContent
+	for i := range 40 {
+		files = append(files, quire.FileContent{Path: fmt.Sprintf("f/%d.txt", i), Content: []byte(strconv.Itoa(i))})
+	}
+	if _, err := s.CreateVersion(ctx, tester, a, quire.Base{}, files); err != nil {
+		t.Fatal(err)
+	}
+	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // no finalizer may close them for us
+	before := openFDs(t)
+	for i := range 10 {
+		if _, err := s.Files(ctx, a, 1); err != nil {
+			t.Fatal(err)
+		}
+		f := quire.FileContent{Path: "f/0.txt", Content: []byte("edit " + strconv.Itoa(i))}
+		if _, err := s.PutFiles(ctx, tester, a, 1, []quire.FileContent{f}, "", ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after := openFDs(t); after > before+5 {
+		t.Fatalf("%d descriptors open after listing 40 files 10 times, %d before", after, before)
+	}
 }
