@@ -16,10 +16,11 @@ import (
 
 // TestFsyncOption watches the server's system calls with strace while it
 // answers a file upsert and a publish, and checks what --fsync promises:
-// before the response is written, every object file the request created
-// is fsynced with each directory up to the repository (and before any ref
-// is moved to point at it), every ref is fsynced before it is renamed into
-// place, and the directories of every renamed or removed ref are fsynced.
+// before the response is written, every object and ref is fsynced before
+// it is renamed into place, the directories up to the repository of every
+// new object are fsynced before any ref moves (so no ref can point at an
+// object a power loss may take), and the directories of every renamed or
+// removed ref are fsynced.
 // Without --fsync no fsync happens at all (the weaker default that
 // docs/reliability.md describes).
 func TestFsyncOption(t *testing.T) {
@@ -228,11 +229,14 @@ func checkDurable(win []event) []string {
 		switch {
 		case e.kind == "rename" && strings.Contains(e.path, "/objects/"):
 			objects++
-			// The object and every directory up to the repository, before
-			// any ref moves.
-			for _, p := range append([]string{e.path}, dirsUp(e.path)...) {
+			// The object's content before it gets its name, and every
+			// directory up to the repository before any ref moves.
+			if !synced(e.from, 0, i) {
+				problems = append(problems, fmt.Sprintf("object %s: its content %s was not fsynced before the rename", filepath.Base(e.path), e.from))
+			}
+			for _, p := range dirsUp(e.path) {
 				if !synced(p, i+1, firstRef) {
-					problems = append(problems, fmt.Sprintf("object %s: %s not fsynced before the first ref update", filepath.Base(e.path), p))
+					problems = append(problems, fmt.Sprintf("object %s: directory %s not fsynced before the first ref update", filepath.Base(e.path), p))
 				}
 			}
 		case e.kind == "rename" && strings.Contains(e.path, "/refs/"):
