@@ -187,20 +187,24 @@ func SlugFrom(name string) string {
 	var b strings.Builder
 	dash := false
 	for _, r := range strings.ToLower(name) {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			if dash && b.Len() > 0 {
-				b.WriteByte('-')
-			}
-			dash = false
-			b.WriteRune(r)
-		} else {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9') {
 			dash = true
+			continue
 		}
-		if b.Len() >= 63 {
+		need := 1
+		if dash && b.Len() > 0 {
+			need = 2
+		}
+		if b.Len()+need > 63 {
 			break
 		}
+		if need == 2 {
+			b.WriteByte('-')
+		}
+		dash = false
+		b.WriteRune(r)
 	}
-	return strings.TrimRight(b.String(), "-")
+	return b.String()
 }
 
 // Name checks a display name: required, at most max characters, no
