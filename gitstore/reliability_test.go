@@ -23,7 +23,7 @@ import (
 func TestMetaIndexNeverGoesBack(t *testing.T) {
 	ctx := context.Background()
 	s := newTestStore(t)
-	const writers, each = 4, 12
+	const writers, each = 4, 6
 	stop := make(chan struct{})
 	var readers sync.WaitGroup
 	for i := 0; i < 4; i++ {

@@ -8,5 +8,6 @@
 //
 //	QUIRE_CRASH_TRIALS=300 go test -run TestCrash -timeout 60m ./internal/crashtest
 //
-// or -args -crash.trials=300; docs/reliability.md describes what is checked.
+// or -args -crash.trials=300 (QUIRE_CRASH_RACE=1 builds the server with
+// -race); docs/reliability.md describes what is checked.
 package crashtest
