@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -66,12 +65,10 @@ var build struct {
 func quireBinary(t testing.TB) string {
 	t.Helper()
 	build.once.Do(func() {
-		goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-		if _, err := os.Stat(goTool); err != nil {
-			if goTool, err = exec.LookPath("go"); err != nil {
-				build.err = errors.New("no go tool to build quire with")
-				return
-			}
+		goTool, err := exec.LookPath("go")
+		if err != nil {
+			build.err = errors.New("no go tool to build quire with")
+			return
 		}
 		dir, err := os.MkdirTemp("", "quire-crashtest-bin-")
 		if err != nil {
