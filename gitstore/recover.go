@@ -30,12 +30,26 @@ const leftoverAge = 10 * time.Minute
 // stray branch would only be advertised to git clients). It holds the
 // repository's write lock, so no live writer owns any of these. It is best
 // effort: on a read-only data root it leaves things as they are.
+//
+// It runs when a process opens the repository, which a caller may do while
+// holding the repository's lock; so when the lock is taken it sweeps in
+// the background, once the holder lets go.
 func (s *Store) sweepRepo(r *repo) {
-	unlock, err := s.locks.lock(r.path)
-	if err != nil {
+	if unlock, ok := s.locks.tryLock(r.path); ok {
+		defer unlock()
+		r.sweep()
 		return
 	}
-	defer unlock()
+	go func() {
+		if unlock, err := s.locks.lock(r.path); err == nil {
+			defer unlock()
+			r.sweep()
+		}
+	}()
+}
+
+// sweep does sweepRepo's work; the caller holds the repository's lock.
+func (r *repo) sweep() {
 	if tmps, err := filepath.Glob(filepath.Join(r.path, refTempPrefix+"*")); err == nil {
 		for _, p := range tmps {
 			os.Remove(p)

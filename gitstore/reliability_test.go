@@ -284,3 +284,34 @@ func TestNoFileDescriptorLeak(t *testing.T) {
 		t.Fatalf("%d descriptors open after listing 40 files 10 times, %d before", after, before)
 	}
 }
+
+// Opening a repository (for instance after the pool of open repositories
+// evicted it) while its lock is held must not wait for that lock.
+func TestOpenWhileLocked(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t)
+	a := newTestSkill(t, s)
+	if _, err := s.CreateVersion(ctx, tester, a, quire.Base{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	path := s.RepoPath(a)
+	unlock, err := s.locks.lock(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.forget(path)
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Version(ctx, a, 1)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("opening a locked repository waited for its lock")
+	}
+	unlock()
+}
