@@ -69,3 +69,44 @@ func (l *locker) lock(dir string) (func(), error) {
 		release()
 	}, nil
 }
+
+// tryLock takes the write lock of the repository at dir only if no one
+// holds it, in this process or another; ok reports whether it did.
+func (l *locker) tryLock(dir string) (unlock func(), ok bool) {
+	l.mu.Lock()
+	e := l.m[dir]
+	if e == nil {
+		e = &lockEntry{}
+		l.m[dir] = e
+	}
+	e.refs++
+	l.mu.Unlock()
+	drop := func() {
+		l.mu.Lock()
+		if e.refs--; e.refs == 0 {
+			delete(l.m, dir)
+		}
+		l.mu.Unlock()
+	}
+	if !e.mu.TryLock() {
+		drop()
+		return nil, false
+	}
+	f, err := os.OpenFile(filepath.Join(dir, lockFile), os.O_CREATE|os.O_RDWR, 0o644)
+	if err == nil {
+		if err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		e.mu.Unlock()
+		drop()
+		return nil, false
+	}
+	return func() {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+		e.mu.Unlock()
+		drop()
+	}, true
+}

@@ -79,6 +79,12 @@ func (m *metaIndex) fresh() error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	// Read main again under the lock: the value read above may be older
+	// than what a writer has applied since, and main only moves forward,
+	// so only a value read while holding the lock may replace m.tip.
+	if tip, err = m.r.ref(mainRef); err != nil {
+		return err
+	}
 	return m.advance(tip)
 }
 

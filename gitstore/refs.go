@@ -12,24 +12,35 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/format/objfile"
 	gitstorer "github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 )
 
-// storer is go-git's filesystem storage with two fixes quire depends on:
+// storer is go-git's filesystem storage with the fixes quire depends on:
 //
-//   - Ref updates are atomic for every reader, as C git makes them: the new
-//     value goes to <ref>.lock and is renamed over the ref. go-git rewrites
-//     the ref file in place, so a concurrent reader can see it empty.
+//   - Ref updates are atomic for every reader: the new value goes to a
+//     temporary file in the repository's top directory and is renamed over
+//     the ref. go-git rewrites the ref file in place, so a concurrent reader
+//     can see it empty. The temporary file is kept out of refs/ (C git uses
+//     <ref>.lock there) because go-git's ref listing reads every file under
+//     refs/: it fails on an empty <ref>.lock and lists a full one as a ref,
+//     during a write or forever after a crash.
+//   - Objects are written by quire (temporary file, fsync when asked,
+//     rename), so a failed write leaves nothing behind and an object file
+//     under its name is whole.
+//   - With fsync on, objects, refs and every directory entry leading to
+//     them reach the disk before a write returns, removals too.
 //   - An object missing from the pack index loaded earlier is looked up
 //     again after a reindex, because another process (or a push) may have
-//     added a pack since.
+//     added a pack since, or a repack removed the pack it was in.
+//   - go-git's pack maps are guarded (omu), and reading an object's size
+//     closes the object file (go-git's does not).
 //
 // Callers hold the repository's write lock around every ref change, so the
 // compare-and-swap below is safe across goroutines and processes.
@@ -109,41 +120,57 @@ func (s *storer) writeRef(r *plumbing.Reference) error {
 	}
 	path := filepath.Join(s.dir, filepath.FromSlash(r.Name().String()))
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
+		return fmt.Errorf("write ref %s: %w", r.Name(), err)
 	}
-	lock := path + ".lock"
-	f, err := os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-	if errors.Is(err, os.ErrExist) {
-		// A lock left by a crashed writer: we hold the repository lock, so
-		// no live writer owns it.
-		os.Remove(lock)
-		f, err = os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	f, err := os.CreateTemp(s.dir, refTempPrefix+"*")
+	if err != nil {
+		return fmt.Errorf("write ref %s: %w", r.Name(), err)
+	}
+	tmp := f.Name()
+	err = writeSyncClose(f, []byte(content), s.fsync)
+	if err == nil {
+		err = os.Chmod(tmp, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
 	}
 	if err != nil {
-		return err
-	}
-	if _, err := f.WriteString(content); err != nil {
-		f.Close()
-		os.Remove(lock)
-		return err
+		os.Remove(tmp)
+		return fmt.Errorf("write ref %s: %w", r.Name(), err)
 	}
 	if s.fsync {
-		if err := f.Sync(); err != nil {
-			f.Close()
-			os.Remove(lock)
-			return err
+		if err := syncDirs(s.dir, filepath.Dir(path)); err != nil {
+			return fmt.Errorf("write ref %s: %w", r.Name(), err)
 		}
 	}
-	if err := f.Close(); err != nil {
-		os.Remove(lock)
-		return err
+	return nil
+}
+
+// refTempPrefix names the temporary files refs are staged in.
+const refTempPrefix = "quire-ref-"
+
+// writeSyncClose writes b to f, fsyncs it when asked, and closes it.
+func writeSyncClose(f *os.File, b []byte, fsync bool) error {
+	_, err := f.Write(b)
+	if err == nil && fsync {
+		err = f.Sync()
 	}
-	if err := os.Rename(lock, path); err != nil {
-		os.Remove(lock)
-		return err
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// RemoveReference deletes a ref and, with fsync on, makes the removal durable.
+func (s *storer) RemoveReference(name plumbing.ReferenceName) error {
+	if err := s.Storage.RemoveReference(name); err != nil {
+		return fmt.Errorf("remove ref %s: %w", name, err)
 	}
 	if s.fsync {
-		return syncPath(path)
+		dir := filepath.Dir(filepath.Join(s.dir, filepath.FromSlash(name.String())))
+		if err := syncDirs(s.dir, dir); err != nil {
+			return fmt.Errorf("remove ref %s: %w", name, err)
+		}
 	}
 	return nil
 }
@@ -177,16 +204,37 @@ func (s *storer) HasEncodedObject(h plumbing.Hash) error {
 	return err
 }
 
-// EncodedObjectSize retries once after a reindex when the object is missing.
+// EncodedObjectSize reads the size of a loose object itself and closes
+// the file: go-git's version leaves it open until the garbage collector
+// finalizes it, so listing a large version could exhaust the process's
+// file descriptors. Packed objects go through go-git, under the lock.
 func (s *storer) EncodedObjectSize(h plumbing.Hash) (int64, error) {
-	s.omu.Lock()
-	defer s.omu.Unlock()
-	n, err := s.Storage.EncodedObjectSize(h)
-	if stale(err) {
-		s.Storage.Reindex()
-		n, err = s.Storage.EncodedObjectSize(h)
+	hex := h.String()
+	f, err := os.Open(filepath.Join(s.dir, "objects", hex[:2], hex[2:]))
+	if errors.Is(err, os.ErrNotExist) {
+		s.omu.Lock()
+		defer s.omu.Unlock()
+		size, err := s.Storage.EncodedObjectSize(h)
+		if stale(err) {
+			s.Storage.Reindex()
+			size, err = s.Storage.EncodedObjectSize(h)
+		}
+		return size, err
 	}
-	return n, err
+	if err != nil {
+		return 0, fmt.Errorf("read object: %w", err)
+	}
+	defer f.Close()
+	r, err := objfile.NewReader(f)
+	if err != nil {
+		return 0, fmt.Errorf("read object %s: %w", hex, err)
+	}
+	defer r.Close()
+	_, size, err := r.Header()
+	if err != nil {
+		return 0, fmt.Errorf("read object %s: %w", hex, err)
+	}
+	return size, nil
 }
 
 // DeltaObject is EncodedObject keeping stored deltas, for pack writers.
@@ -252,9 +300,6 @@ func (w *lockedCloser) Close() error {
 	return w.WriteCloser.Close()
 }
 
-// tmpSeq numbers the temporary files of loose objects.
-var tmpSeq atomic.Uint64
-
 // Compressors are recycled: each holds about a megabyte of state. Blobs
 // and commits are compressed at level 1, as git writes loose objects
 // (core.looseCompression). Trees are stored uncompressed: they are mostly
@@ -274,71 +319,73 @@ var (
 )
 
 // SetEncodedObject stores o as a loose object unless a loose copy is
-// there, as git does: compressed into a temporary file beside its final
-// place, then renamed, so no reader sees half an object. With fsync on,
-// the file and its directory are synced before it counts as written.
+// there, as git does: compressed into a temporary file in the repository's
+// top directory, then renamed into objects/, so no reader sees half an
+// object and a crash leaves only a temporary file (cleared on open). With
+// fsync on, the file and every directory up to the repository are synced
+// before it counts as written.
 //
 // It does this itself rather than through go-git, whose writer compresses
 // at zlib's default level (git writes loose objects at level 1,
-// core.looseCompression), makes the file in objects/pack and moves it
-// across directories, and stats every directory on the way.
+// core.looseCompression), renames before the data could be synced, leaves
+// its temporary file open on a failed write, and stats every directory on
+// the way.
 func (s *storer) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Hash, error) {
 	if !o.Type().Valid() || o.Type() == plumbing.OFSDeltaObject || o.Type() == plumbing.REFDeltaObject {
-		return s.Storage.SetEncodedObject(o) // go-git refuses these
+		return plumbing.ZeroHash, plumbing.ErrInvalidType
 	}
 	h := o.Hash()
 	hex := h.String()
 	dir := filepath.Join(s.dir, "objects", hex[:2])
 	path := filepath.Join(dir, hex[2:])
 	if _, err := os.Lstat(path); err == nil {
-		return h, nil
+		return h, s.syncExisting(path)
 	}
-	var tmp string
-	var f *os.File
-	var err error
-	newDir := false
-	for try := 0; try < 3; try++ { // a name left by a crashed process is skipped
-		tmp = filepath.Join(dir, fmt.Sprintf("tmp_obj_%d_%d", os.Getpid(), tmpSeq.Add(1)))
-		f, err = os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o444)
-		if errors.Is(err, fs.ErrNotExist) {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return plumbing.ZeroHash, err
-			}
-			newDir = true
-			f, err = os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o444)
-		}
-		if !errors.Is(err, fs.ErrExist) {
-			break
-		}
+	f, err := os.CreateTemp(s.dir, objTempPrefix+"*")
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("write object %s: %w", hex, err)
+	}
+	tmp := f.Name()
+	err = writeLoose(f, o, s.fsync)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o444)
+	}
+	if err == nil {
+		err = os.MkdirAll(dir, 0o755)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
 	}
 	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	if err := writeLoose(f, o, s.fsync); err != nil {
-		f.Close()
 		os.Remove(tmp)
-		return plumbing.ZeroHash, err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return plumbing.ZeroHash, err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return plumbing.ZeroHash, err
+		return plumbing.ZeroHash, fmt.Errorf("write object %s: %w", hex, err)
 	}
 	if s.fsync {
-		if err := syncDir(dir); err != nil {
-			return plumbing.ZeroHash, err
-		}
-		if newDir { // the new fan-out directory's own entry
-			if err := syncDir(filepath.Dir(dir)); err != nil {
-				return plumbing.ZeroHash, err
-			}
+		if err := syncDirs(s.dir, dir); err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("write object %s: %w", hex, err)
 		}
 	}
 	s.objects.Put(o)
 	return h, nil
+}
+
+// objTempPrefix names the temporary files objects are written to.
+const objTempPrefix = "quire-obj-"
+
+// syncExisting makes an object that was already stored durable, with fsync
+// on, before a new object or ref refers to it: it may have been written
+// without fsync (by a write that failed later, or a push).
+func (s *storer) syncExisting(path string) error {
+	if !s.fsync {
+		return nil
+	}
+	if err := syncPath(path); err != nil {
+		return fmt.Errorf("sync object: %w", err)
+	}
+	return syncDirs(s.dir, filepath.Dir(path))
 }
 
 // writeLoose writes o in the loose object format: zlib of "type size\0"
@@ -403,4 +450,35 @@ func syncPath(path string) error {
 		}
 	}
 	return nil
+}
+
+// syncDirs fsyncs dir and each of its parents up to and including root,
+// so a directory created for a file (objects/ab/, refs/heads/draft/) is
+// durable too.
+func syncDirs(root, dir string) error {
+	for {
+		if err := syncDir(dir); err != nil {
+			return err
+		}
+		if dir == root || len(dir) <= len(root) {
+			return nil
+		}
+		dir = filepath.Dir(dir)
+	}
+}
+
+// syncTree fsyncs every file and directory under dir.
+func syncTree(dir string) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		err = f.Sync()
+		f.Close()
+		return err
+	})
 }

@@ -90,6 +90,7 @@ func Open(opts Options) (*Store, error) {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, fmt.Errorf("create data root: %w", err)
 	}
+	sweepLeftovers(root, opts.Now())
 	s := &Store{
 		opts:  opts,
 		cache: cache.NewObjectLRU(cache.FileSize(opts.CacheBytes)),
@@ -162,6 +163,7 @@ func (s *Store) repo(path string) (*repo, error) {
 		return nil, err
 	}
 	r := &repo{path: path, st: s.newStorer(path)}
+	s.sweepRepo(r)
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -218,13 +220,23 @@ func (s *Store) initRepo(path string) (*repo, error) {
 	// Pushes must not be thin (go-git cannot resolve deltas against our
 	// objects) and the repository must pass git fsck --strict.
 	if err := os.WriteFile(filepath.Join(tmp, lockFile), nil, 0o644); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("create repository: %w", err)
+	}
+	if s.opts.Fsync {
+		if err := syncTree(tmp); err != nil {
+			return nil, fmt.Errorf("create repository: %w", err)
+		}
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		if _, statErr := os.Stat(filepath.Join(path, "HEAD")); statErr == nil {
 			return s.repo(path) // another process won the race
 		}
 		return nil, fmt.Errorf("create repository: %w", err)
+	}
+	if s.opts.Fsync {
+		if err := syncDirs(s.opts.Root, filepath.Dir(path)); err != nil {
+			return nil, fmt.Errorf("create repository: %w", err)
+		}
 	}
 	return s.repo(path)
 }

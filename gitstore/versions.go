@@ -585,6 +585,9 @@ func (s *Store) prepareFiles(files []quire.FileContent) ([]treeEdit, int64, erro
 		if err := valid.FilePath(f.Path); err != nil {
 			return nil, 0, err
 		}
+		if err := valid.FileContent(f.Path, f.Content); err != nil {
+			return nil, 0, err
+		}
 		if err := s.checkFile(f); err != nil {
 			return nil, 0, err
 		}

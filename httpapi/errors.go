@@ -52,10 +52,17 @@ func (s *Server) fail(c *gin.Context, err error) {
 	}
 	body := APIError{Error: quire.ErrorMessage(err), Code: code, Details: quire.ErrorDetails(err)}
 	if code != quire.EINTERNAL && quire.ErrorCode(err) == quire.EINTERNAL {
-		body.Error = string(code)
+		body.Error = machineFault[code]
 	}
 	c.Error(err) // for the request log
 	c.AbortWithStatusJSON(status, body)
+}
+
+// machineFault is what a client is told when classifyInternal finds the
+// cause of an internal error.
+var machineFault = map[quire.Code]string{
+	quire.ENOSPACE:     "the server's storage is full; retry once space has been freed",
+	quire.EUNAVAILABLE: "the server's storage is not writable; retry later",
 }
 
 // classifyInternal recognises failures of the machine (a full disk, an

@@ -40,14 +40,131 @@ func FilePath(p string) error {
 			return bad("must not contain NUL or control characters")
 		}
 	}
-	for _, c := range strings.Split(p, "/") {
+	comps := strings.Split(p, "/")
+	for i, c := range comps {
 		switch {
 		case c == "":
 			return bad("must not have empty components")
 		case c == "." || c == "..":
 			return bad("must not have . or .. components")
-		case strings.EqualFold(c, ".git"):
+		case gitName(c, "git", "", true):
 			return bad("must not have a .git component")
+		case gitName(c, "gitmodules", "gi7eba", false):
+			return bad("must not have a .gitmodules component")
+		case i < len(comps)-1 && gitName(c, "gitattributes", "gi7d29", false):
+			return bad("must not have a .gitattributes directory")
+		}
+	}
+	return nil
+}
+
+// gitName reports whether git treats the path component c as the special
+// name ".<name>" on some filesystem, so git fsck and clients refuse it (or
+// check it) even on Linux: in any case, with code points HFS+ ignores
+// inserted, or with what NTFS drops or aliases (trailing dots and spaces,
+// an alternate data stream after ':', 8.3 short names such as git~1). It
+// mirrors is_hfs_dotgit and is_ntfs_dotgit of git's path.c; short is the
+// hashed short-name prefix git checks for the name ("" for .git, whose
+// only short name is git~1).
+func gitName(c, name, short string, dotgit bool) bool {
+	if strings.EqualFold(hfsFold(c), "."+name) {
+		return true
+	}
+	// NTFS: ".name" or a short name, then only dots and spaces, or ':'.
+	rest, ok := "", false
+	switch {
+	case len(c) > len(name) && c[0] == '.' && strings.EqualFold(c[1:1+len(name)], name):
+		rest, ok = c[1+len(name):], true
+	case dotgit && len(c) >= 5 && strings.EqualFold(c[:5], "git~1"):
+		rest, ok = c[5:], true
+	case !dotgit && len(c) >= 8 && strings.EqualFold(c[:6], name[:6]) && c[6] == '~' && c[7] >= '1' && c[7] <= '4':
+		rest, ok = c[8:], true
+	case !dotgit:
+		rest, ok = ntfsFallbackShortName(c, short)
+	}
+	if !ok {
+		return false
+	}
+	for i := 0; i < len(rest); i++ {
+		switch rest[i] {
+		case ':':
+			return true
+		case '.', ' ':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// ntfsFallbackShortName matches the hashed 8.3 short name NTFS may give a
+// long name: up to six characters of prefix, '~', then digits, eight
+// characters in all. It returns what follows.
+func ntfsFallbackShortName(c, prefix string) (string, bool) {
+	if len(c) < 8 {
+		return "", false
+	}
+	sawTilde := false
+	for i := 0; i < 8; i++ {
+		ch := c[i]
+		switch {
+		case sawTilde:
+			if ch < '0' || ch > '9' {
+				return "", false
+			}
+		case ch == '~':
+			i++
+			if i >= 8 || c[i] < '1' || c[i] > '9' {
+				return "", false
+			}
+			sawTilde = true
+		case i >= 6 || ch >= 0x80:
+			return "", false
+		case toLowerASCII(ch) != prefix[i]:
+			return "", false
+		}
+	}
+	return c[8:], true
+}
+
+func toLowerASCII(b byte) byte {
+	if b >= 'A' && b <= 'Z' {
+		return b + 'a' - 'A'
+	}
+	return b
+}
+
+// hfsFold drops the code points HFS+ ignores when it compares names.
+func hfsFold(c string) string {
+	if !strings.ContainsFunc(c, hfsIgnorable) {
+		return c
+	}
+	return strings.Map(func(r rune) rune {
+		if hfsIgnorable(r) {
+			return -1
+		}
+		return r
+	}, c)
+}
+
+func hfsIgnorable(r rune) bool {
+	return r >= 0x200c && r <= 0x200f || r >= 0x202a && r <= 0x202e || r >= 0x206a && r <= 0x206f || r == 0xfeff
+}
+
+// MaxAttributesLine is the longest line (without its newline) git accepts
+// in a .gitattributes file.
+const MaxAttributesLine = 2047
+
+// FileContent checks content that git itself inspects: a .gitattributes
+// file with a longer line fails git fsck and is ignored by clients.
+func FileContent(p string, content []byte) error {
+	base := p[strings.LastIndexByte(p, '/')+1:]
+	if !gitName(base, "gitattributes", "gi7d29", false) {
+		return nil
+	}
+	for line := range bytes.Lines(content) {
+		if len(bytes.TrimSuffix(line, []byte("\n"))) > MaxAttributesLine {
+			return quire.Errorf(quire.EINVALID, "%s: a line is longer than %d bytes, which git refuses", p, MaxAttributesLine).WithDetail("rule", "gitattributes line length")
 		}
 	}
 	return nil
@@ -70,20 +187,24 @@ func SlugFrom(name string) string {
 	var b strings.Builder
 	dash := false
 	for _, r := range strings.ToLower(name) {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			if dash && b.Len() > 0 {
-				b.WriteByte('-')
-			}
-			dash = false
-			b.WriteRune(r)
-		} else {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9') {
 			dash = true
+			continue
 		}
-		if b.Len() >= 63 {
+		need := 1
+		if dash && b.Len() > 0 {
+			need = 2
+		}
+		if b.Len()+need > 63 {
 			break
 		}
+		if need == 2 {
+			b.WriteByte('-')
+		}
+		dash = false
+		b.WriteRune(r)
 	}
-	return strings.TrimRight(b.String(), "-")
+	return b.String()
 }
 
 // Name checks a display name: required, at most max characters, no

@@ -1,0 +1,120 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/quire/quire"
+	"github.com/quire/quire/internal/testenv"
+)
+
+// fuzzRoute is a write endpoint taking a body. {p}, {s}, {u} stand for a
+// project, a skill with an open draft 1, and a member user.
+type fuzzRoute struct {
+	method, path, contentType string
+	seed                      string // a body the endpoint accepts
+}
+
+var fuzzRoutes = []fuzzRoute{
+	{"POST", "/v1/auth/login", "application/json", `{"email":"admin@example.com","password":"admin-password"}`},
+	{"POST", "/v1/users", "application/json", `{"email":"new@example.com","password":"password-123","name":"New","role":"member"}`},
+	{"PATCH", "/v1/users/{u}", "application/json", `{"name":"Renamed","disabled":false}`},
+	{"POST", "/v1/api-keys", "application/json", `{"name":"ci","scope":"write","project_ids":["{p}"],"expires_at":"2099-01-01T00:00:00Z"}`},
+	{"POST", "/v1/projects", "application/json", `{"name":"Fuzz project","slug":"fuzz-project","description":"d"}`},
+	{"PATCH", "/v1/projects/{p}", "application/json", `{"description":"changed"}`},
+	{"POST", "/v1/projects/{p}/members", "application/json", `{"email":"victim@example.com","role":"editor"}`},
+	{"PUT", "/v1/projects/{p}/members/{u}", "application/json", `{"role":"viewer"}`},
+	{"POST", "/v1/projects/{p}/skills", "application/json", `{"name":"Another skill","description":"d"}`},
+	{"POST", "/v1/projects/{p}/prompts", "application/json", `{"name":"A prompt","slug":"a-prompt"}`},
+	{"PATCH", "/v1/skills/{s}", "application/json", `{"description":"new description"}`},
+	{"POST", "/v1/skills/{s}/versions", "application/json", `{"from":"empty"}`},
+	{"POST", "/v1/skills/{s}/versions/1/files", "application/json", `{"file_path":"scripts/run.py","content":"print(1)\n","message":"m"}`},
+	{"POST", "/v1/skills/{s}/versions/upload", "application/zip", "PK\x05\x06" + strings.Repeat("\x00", 18)},
+}
+
+// hostileBodies are tried against every route.
+var hostileBodies = []string{
+	``, `null`, `[]`, `"str"`, `0`, `{}`, `{"a":1}{"b":2}`, `{`, `{"email":`, `{"file_path":1,"content":[]}`,
+	`{"name":{"x":1}}`, `{"from":-1}`, `{"from":1e309}`, `{"from":"2"}`, `{"scope":"root"}`, `{"role":"owner","email":null}`,
+	`{"file_path":"../../etc/passwd","content":"x"}`, `{"file_path":".git/config","content":"x"}`, `{"file_path":"git~1/x","content":"x"}`,
+	`{"file_path":"a\u0000b","content":"x"}`, "{\"name\":\"\xff\xfe\"}", `{"name":"` + strings.Repeat("n", 300) + `"}`,
+	strings.Repeat(`[`, 10000) + strings.Repeat(`]`, 10000), strings.Repeat(`{"a":`, 5000) + `1` + strings.Repeat(`}`, 5000),
+	`{"expires_at":"yesterday"}`, `{"project_ids":"p"}`, `{"project_ids":[1,2]}`, `{"disabled":"yes"}`, `{"slug":"UPPER"}`,
+	`{"name":"x","name":"y"}`, `{"password":""}`, `{"email":"a@b","password":"` + strings.Repeat("p", 100) + `"}`,
+}
+
+func FuzzWriteEndpoints(f *testing.F) {
+	e := testenv.New(f)
+	ctx := context.Background()
+	pid := e.CreateProject(e.Admin, "fz")
+	sid := e.CreateSkill(e.Admin, pid, "fz-skill")
+	e.Must(201, "POST", "/v1/skills/fz-skill/versions", e.Admin, nil)
+	uid, _ := e.CreateUser("victim@example.com")
+	skill, err := e.Store.Asset(ctx, quire.KindSkill, sid)
+	if err != nil {
+		f.Fatal(err)
+	}
+	expand := strings.NewReplacer("{p}", pid, "{s}", sid, "{u}", uid)
+	_, adminSecret, _ := strings.Cut(strings.TrimPrefix(e.Admin, "sess_"), "_")
+
+	for i, r := range fuzzRoutes {
+		f.Add(uint8(i), []byte(expand.Replace(r.seed)))
+		for _, b := range hostileBodies {
+			f.Add(uint8(i), []byte(b))
+		}
+	}
+	f.Fuzz(func(t *testing.T, route uint8, body []byte) {
+		r := fuzzRoutes[int(route)%len(fuzzRoutes)]
+		path := expand.Replace(r.path)
+		draft, err := e.Store.Version(ctx, skill, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, err := http.NewRequest(r.method, e.URL+path, bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", r.contentType)
+		req.Header.Set("Authorization", "Bearer "+e.Admin)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		what := r.method + " " + r.path
+		if res.StatusCode >= 500 {
+			t.Fatalf("%s: status %d for body %.200q: %s", what, res.StatusCode, body, b)
+		}
+		if res.StatusCode == http.StatusNoContent {
+			return
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatalf("%s: %d answer is not a JSON object: %v: %.300s", what, res.StatusCode, err, b)
+		}
+		if strings.Contains(string(b), adminSecret) || strings.Contains(string(b), "goroutine ") || strings.Contains(string(b), ".go:") {
+			t.Fatalf("%s: answer leaks a secret or a stack: %.300s", what, b)
+		}
+		if res.StatusCode < 400 {
+			return
+		}
+		if msg, _ := m["error"].(string); msg == "" {
+			t.Fatalf("%s: %d answer has no error message: %s", what, res.StatusCode, b)
+		}
+		if code, _ := m["code"].(string); code == "" {
+			t.Fatalf("%s: %d answer has no error code: %s", what, res.StatusCode, b)
+		}
+		if after, err := e.Store.Version(ctx, skill, 1); err != nil || after.Commit != draft.Commit {
+			t.Fatalf("%s: answered %d, yet draft 1 moved from %s to %v (%v)", what, res.StatusCode, draft.Commit, after, err)
+		}
+	})
+}
