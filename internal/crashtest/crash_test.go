@@ -135,6 +135,10 @@ func (h *harness) epoch(first, k int) bool {
 			t.Errorf("trial %d: %v\nserver log:\n%s", trial, err, srv.logs.Tail(3000))
 			return false
 		}
+		if bad := srv.logs.Lines("WARNING: DATA RACE"); len(bad) > 0 || len(srv.logs.Lines("panic")) > 0 {
+			t.Errorf("trial %d: the server reported a data race or a panic:\n%s", trial, srv.logs.Tail(8000))
+			return false
+		}
 		h.totals.trials.Add(1)
 		if graceful {
 			h.totals.terms.Add(1)
