@@ -744,6 +744,11 @@ func (pc *pushChecker) tree(h plumbing.Hash, prefix string) (treeStats, error) {
 			if size > pc.limits.MaxFile {
 				return st, quire.Errorf(quire.ETOOLARGE, "file %s is %d bytes; the limit is %d", p, size, pc.limits.MaxFile)
 			}
+			if valid.ContentChecked(p) {
+				if err := pc.checkContent(p, e.Hash); err != nil {
+					return st, err
+				}
+			}
 			st.files++
 			st.bytes += size
 		case filemode.Symlink:
@@ -759,4 +764,23 @@ func (pc *pushChecker) tree(h plumbing.Hash, prefix string) (treeStats, error) {
 	}
 	pc.trees[key] = st
 	return st, nil
+}
+
+// checkContent applies the API's content rules (valid.FileContent) to a
+// pushed blob.
+func (pc *pushChecker) checkContent(p string, h plumbing.Hash) error {
+	obj, err := pc.objs.EncodedObject(plumbing.BlobObject, h)
+	if err != nil {
+		return quire.Errorf(quire.EINVALID, "missing necessary objects: blob %s", short(h))
+	}
+	rd, err := obj.Reader()
+	if err != nil {
+		return err
+	}
+	defer rd.Close()
+	b, err := io.ReadAll(rd)
+	if err != nil {
+		return err
+	}
+	return valid.FileContent(p, b)
 }

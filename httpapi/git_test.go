@@ -644,6 +644,9 @@ var pushRefusals = []pushRefusal{
 	{name: "file too large", setup: func(f *gitFixture, w string) {
 		f.g.commitFile(w, "big.bin", strings.Repeat("x", 1<<20+1))
 	}, args: []string{"draft/2"}, reason: "file big.bin is 1048577 bytes; the limit is 1048576"},
+	{name: "gitattributes line git refuses", setup: func(f *gitFixture, w string) {
+		f.g.commitFile(w, ".gitattributes", "*.md "+strings.Repeat("x", 3000)+"\n")
+	}, args: []string{"draft/2"}, reason: ".gitattributes: a line is longer than 2047 bytes, which git refuses"},
 	{name: "symlink", setup: func(f *gitFixture, w string) {
 		if err := os.Symlink("/etc/passwd", filepath.Join(w, "link")); err != nil {
 			f.t.Fatal(err)

@@ -158,8 +158,7 @@ const MaxAttributesLine = 2047
 // FileContent checks content that git itself inspects: a .gitattributes
 // file with a longer line fails git fsck and is ignored by clients.
 func FileContent(p string, content []byte) error {
-	base := p[strings.LastIndexByte(p, '/')+1:]
-	if !gitName(base, "gitattributes", "gi7d29", false) {
+	if !ContentChecked(p) {
 		return nil
 	}
 	for line := range bytes.Lines(content) {
@@ -320,4 +319,11 @@ func frontMatterReasons(content []byte, slug string) []string {
 		}
 	}
 	return reasons
+}
+
+// ContentChecked reports whether FileContent reads the content of the file
+// at p, so callers that must load content to check it (a push) load only
+// those files.
+func ContentChecked(p string) bool {
+	return gitName(p[strings.LastIndexByte(p, '/')+1:], "gitattributes", "gi7d29", false)
 }
