@@ -37,8 +37,7 @@ type RateLimitOptions struct {
 	// clock (TIME) is used, so processes need not agree on the time.
 	Now func() time.Time
 	// MaxLease caps the tokens one process takes at once (default 100; 1
-	// asks Redis for every event). A lease is at most a tenth of a
-	// bucket's capacity, so small limits are always exact.
+	// asks Redis for every event).
 	MaxLease int
 	// LeaseTTL is how long a lease may be spent (default 1s).
 	LeaseTTL time.Duration
@@ -118,7 +117,9 @@ func (rl *RateLimits) Allow(ctx context.Context, key string, l quire.Limit) (qui
 	}
 	rl.mu.Unlock()
 
-	want := min(rl.opts.MaxLease, max(1, l.Capacity()/10))
+	// A lease holds at most a tenth of the bucket and what the bucket
+	// regains while the lease lives, so slow limits (logins) stay exact.
+	want := max(1, min(rl.opts.MaxLease, l.Capacity()/10, int(rl.opts.LeaseTTL/l.Interval())))
 	taken, left, retry, err := rl.run(ctx, key, l, want)
 	if err != nil {
 		return quire.Decision{Allowed: true}, err

@@ -26,6 +26,12 @@ func (s *Server) authenticate(c *gin.Context) {
 	c.Request = c.Request.WithContext(quire.WithReadScope(c.Request.Context()))
 	p, err := s.Authenticate(c, bearer(c.Request))
 	if err != nil {
+		if quire.ErrorCode(err) == quire.EUNAUTHORIZED {
+			// Without a credential the client address is what is limited.
+			if lerr := s.allowRequest(c); lerr != nil {
+				err = lerr
+			}
+		}
 		s.fail(c, err)
 		return
 	}
@@ -129,10 +135,16 @@ func (s *Server) login(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
+	account, address := loginKeys(c, req.Email)
+	if err := s.allowLogin(c, account, address); err != nil {
+		s.fail(c, err)
+		return
+	}
 	bad := quire.Errorf(quire.EUNAUTHORIZED, "wrong email or password")
 	u, err := s.meta.UserByEmail(ctx, req.Email)
 	if quire.ErrorCode(err) == quire.ENOTFOUND {
 		bcrypt.CompareHashAndPassword(dummyHash, []byte(req.Password))
+		s.loginFailed(c, address)
 		s.fail(c, bad)
 		return
 	}
@@ -141,9 +153,11 @@ func (s *Server) login(c *gin.Context) {
 		return
 	}
 	if bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), []byte(req.Password)) != nil || u.Disabled {
+		s.loginFailed(c, address)
 		s.fail(c, bad)
 		return
 	}
+	s.loginSucceeded(c, account)
 	secret := quire.NewSecret()
 	now := time.Now().UTC()
 	sess := &quire.Session{

@@ -50,6 +50,9 @@ type Config struct {
 	Usage quire.Usage
 	// Activity is the projects' change feed (activity.go).
 	Activity quire.ActivityLog
+	// RateLimiter, when set, enforces RateLimits (ratelimit.go).
+	RateLimiter quire.RateLimiter
+	RateLimits  RateLimits
 }
 
 // Server is quire's HTTP API.
@@ -75,6 +78,7 @@ type Server struct {
 	prop        propagation.TextMapPropagator
 	usage       quire.Usage
 	activity    quire.ActivityLog
+	rl          rateLimiting
 }
 
 // New builds the server and its routes.
@@ -103,6 +107,7 @@ func New(cfg Config) *Server {
 		s.metrics = prometheus.NewRegistry()
 	}
 	s.http = newHTTPMetrics(s.metrics)
+	s.setupRateLimits(cfg)
 	s.engine = s.routes()
 	return s
 }
@@ -135,9 +140,15 @@ func (s *Server) routes() *gin.Engine {
 	}
 
 	v1 := r.Group("/v1")
-	v1.POST("/auth/login", s.login)
+	auth := []gin.HandlerFunc{s.authenticate, s.noteKeyUse}
+	if s.requestLimited() {
+		v1.POST("/auth/login", s.limitAddress, s.login)
+		auth = []gin.HandlerFunc{s.authenticate, s.limitRequests, s.noteKeyUse}
+	} else {
+		v1.POST("/auth/login", s.login)
+	}
 
-	a := v1.Group("", s.authenticate, s.noteKeyUse)
+	a := v1.Group("", auth...)
 	s.authRoutes(a)
 	s.userRoutes(a)
 	s.keyRoutes(a)
