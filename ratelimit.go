@@ -36,11 +36,24 @@ func (l Limit) String() string {
 	if !l.Enabled() {
 		return "0"
 	}
-	s := strconv.Itoa(l.Rate) + "/" + l.Period.String()
+	s := strconv.Itoa(l.Rate) + "/" + shortDuration(l.Period)
 	if l.Burst > 0 && l.Burst != l.Rate {
 		s += ":" + strconv.Itoa(l.Burst)
 	}
 	return s
+}
+
+// shortDuration is d as people write it: "15m", not "15m0s".
+func shortDuration(d time.Duration) string {
+	for _, u := range []struct {
+		d    time.Duration
+		unit string
+	}{{time.Hour, "h"}, {time.Minute, "m"}, {time.Second, "s"}} {
+		if d%u.d == 0 {
+			return strconv.FormatInt(int64(d/u.d), 10) + u.unit
+		}
+	}
+	return d.String()
 }
 
 // ParseLimit reads "RATE/PERIOD[:BURST]", e.g. "100/1s", "10/15m" or
@@ -100,4 +113,16 @@ type RateLimiter interface {
 	Peek(ctx context.Context, key string, l Limit) (Decision, error)
 	// Reset forgets key's count.
 	Reset(ctx context.Context, key string) error
+}
+
+// MarshalText and UnmarshalText let a Limit be a flag (flag.TextVar).
+func (l Limit) MarshalText() ([]byte, error) { return []byte(l.String()), nil }
+
+func (l *Limit) UnmarshalText(b []byte) error {
+	v, err := ParseLimit(string(b))
+	if err != nil {
+		return err
+	}
+	*l = v
+	return nil
 }

@@ -3,6 +3,8 @@ package httpapi_test
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -197,4 +199,40 @@ func grepLines(s, sub string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// BenchmarkRenderLiveRateLimited is BenchmarkRenderLive with a request
+// limit no client reaches: "lease" takes up to 100 tokens from Redis at a
+// time, "per-request" (a bucket of 10, so leases of 1) asks Redis on
+// every request.
+func BenchmarkRenderLiveRateLimited(b *testing.B) {
+	for name, l := range map[string]quire.Limit{
+		"lease":       {Rate: 1_000_000, Period: time.Second},
+		"per-request": {Rate: 1_000_000, Period: time.Second, Burst: 10},
+	} {
+		b.Run(name, func(b *testing.B) {
+			e := testenv.NewWith(b, testenv.Options{RateLimits: &httpapi.RateLimits{Request: l}})
+			id := newPrompt(e, "bench")
+			publishTemplate(e, id, "Hello {{name}}, here is a short note about {{topic}}.")
+			key := e.CreateKey(e.Admin, "read")
+			body := `{"variables":{"name":"Ann","topic":"caching"}}`
+			path := "/v1/prompts/" + id + "/render"
+			do := func() *httptest.ResponseRecorder {
+				req := httptest.NewRequest("POST", path, strings.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Authorization", "Bearer "+key)
+				w := httptest.NewRecorder()
+				e.Server.ServeHTTP(w, req)
+				return w
+			}
+			if w := do(); w.Code != http.StatusOK {
+				b.Fatalf("%d %s", w.Code, w.Body)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				do()
+			}
+		})
+	}
 }
