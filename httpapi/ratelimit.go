@@ -44,7 +44,32 @@ type rateLimiting struct {
 	// keep the hot path free.
 	limited  *prometheus.CounterVec
 	failOpen prometheus.Counter
-	lastLog  atomic.Int64 // unix ns of the last fail-open log line
+	warn     quietLog
+}
+
+// quietLog lets a warning through at most every 10s: while a dependency is
+// down, a few lines say so instead of one per request.
+type quietLog struct {
+	last    atomic.Int64 // unix ns of the last line written
+	skipped atomic.Int64 // lines held back since
+}
+
+// ok reports whether to write a line now, and how many were held back.
+func (q *quietLog) ok() (bool, int64) {
+	now := time.Now().UnixNano()
+	last := q.last.Load()
+	if now-last < int64(10*time.Second) || !q.last.CompareAndSwap(last, now) {
+		q.skipped.Add(1)
+		return false, 0
+	}
+	return true, q.skipped.Swap(0)
+}
+
+// warn logs msg through q.
+func (s *Server) warn(ctx context.Context, q *quietLog, msg string, args ...any) {
+	if ok, skipped := q.ok(); ok {
+		s.log.WarnContext(ctx, msg, append(args, "similar_lines_skipped", skipped)...)
+	}
 }
 
 func (s *Server) setupRateLimits(cfg Config) {
@@ -132,16 +157,10 @@ func rateLimited(msg string, retry time.Duration) error {
 	return quire.Errorf(quire.ERATELIMIT, "%s; retry in %d s", msg, secs).WithDetail("retry_after", secs)
 }
 
-// limiterFailed counts a failed check and logs it, at most every 10s: an
-// outage must not flood the log.
+// limiterFailed counts a failed check and logs it (quietly).
 func (s *Server) limiterFailed(ctx context.Context, err error) {
 	s.rl.failOpen.Inc()
-	now := time.Now().UnixNano()
-	last := s.rl.lastLog.Load()
-	if now-last < int64(10*time.Second) || !s.rl.lastLog.CompareAndSwap(last, now) {
-		return
-	}
-	s.log.WarnContext(ctx, "rate limit unknown, request let through", "error", err.Error())
+	s.warn(ctx, &s.rl.warn, "rate limit unknown, request let through", "error", err.Error())
 }
 
 // loginKeys are the buckets of a login attempt: the account (by email,

@@ -79,6 +79,7 @@ type Server struct {
 	usage       quire.Usage
 	activity    quire.ActivityLog
 	rl          rateLimiting
+	usageWarn   quietLog // usage lost while Redis is down
 }
 
 // New builds the server and its routes.

@@ -166,6 +166,7 @@ func TestRedisOutage(t *testing.T) {
 	waitFor("load running", func() bool { return keyOK.Load() > 10 })
 
 	rs.stop()
+	downAt := time.Now()
 	waitFor("a session check answered 503 under load", func() bool { return sessionDown.Load() > 0 })
 
 	// Redis is down. Checked one by one, besides the load:
@@ -205,6 +206,11 @@ func TestRedisOutage(t *testing.T) {
 
 	// Redis comes back, empty: quire reconnects by itself.
 	rs = startRedisServer(t, port)
+	// Each lost count is a warning, but at most one every 10s is written.
+	outage := time.Since(downAt)
+	if n := strings.Count(out.String(), "render not counted"); n > 2+int(outage/(10*time.Second)) {
+		t.Errorf("%d warnings about uncounted renders in a %v outage: the log is flooded", n, outage)
+	}
 	// The client probes a refused Redis about once a second: poll until
 	// a new session works end to end.
 	var fresh string
