@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -80,6 +81,8 @@ type Server struct {
 	activity    quire.ActivityLog
 	rl          rateLimiting
 	usageWarn   quietLog // usage lost while Redis is down
+	dummyOnce   sync.Once
+	dummy       []byte
 }
 
 // New builds the server and its routes.
@@ -102,7 +105,7 @@ func New(cfg Config) *Server {
 		s.sessionTTL = 24 * time.Hour
 	}
 	if s.bcryptCost == 0 {
-		s.bcryptCost = defaultBcryptCost
+		s.bcryptCost = DefaultBcryptCost
 	}
 	if s.metrics == nil {
 		s.metrics = prometheus.NewRegistry()
