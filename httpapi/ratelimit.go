@@ -92,19 +92,9 @@ func (s *Server) requestLimited() bool {
 	return s.rl.limiter != nil && s.rl.limits.Request.Enabled()
 }
 
-// limitRequests applies the per-credential request limit; it runs after
-// authenticate.
+// limitRequests applies the request limit: after authenticate to the
+// credential, on routes that take none (login) to the client address.
 func (s *Server) limitRequests(c *gin.Context) {
-	if err := s.allowRequest(c); err != nil {
-		s.fail(c, err)
-		return
-	}
-	c.Next()
-}
-
-// limitAddress applies the request limit by client address, for routes
-// that take no credential (login).
-func (s *Server) limitAddress(c *gin.Context) {
 	if err := s.allowRequest(c); err != nil {
 		s.fail(c, err)
 		return
@@ -119,14 +109,13 @@ func (s *Server) allowRequest(c *gin.Context) error {
 	if !s.requestLimited() {
 		return nil
 	}
-	key := "req:addr:" + c.RemoteIP()
-	if v, ok := c.Get(ctxPrincipal); ok {
-		p := v.(*quire.Principal)
-		if p.Key != nil {
-			key = "req:key:" + p.Key.ID
-		} else {
-			key = "req:user:" + p.User.ID
-		}
+	var key string
+	if v, ok := c.Get(ctxPrincipal); !ok {
+		key = "req:addr:" + c.RemoteIP()
+	} else if p := v.(*quire.Principal); p.Key != nil {
+		key = "req:key:" + p.Key.ID
+	} else {
+		key = "req:user:" + p.User.ID
 	}
 	return s.allow(c, key, s.rl.limits.Request, "request", "too many requests for this credential")
 }

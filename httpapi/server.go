@@ -146,7 +146,7 @@ func (s *Server) routes() *gin.Engine {
 	v1 := r.Group("/v1")
 	auth := []gin.HandlerFunc{s.authenticate, s.noteKeyUse}
 	if s.requestLimited() {
-		v1.POST("/auth/login", s.limitAddress, s.login)
+		v1.POST("/auth/login", s.limitRequests, s.login)
 		auth = []gin.HandlerFunc{s.authenticate, s.limitRequests, s.noteKeyUse}
 	} else {
 		v1.POST("/auth/login", s.login)
