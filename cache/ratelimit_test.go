@@ -189,3 +189,33 @@ func TestRateLimitRedisDown(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRateLimitAllow is the cost of one request's check: from a
+// lease (one Redis call per 100 requests) or from Redis every time.
+func BenchmarkRateLimitAllow(b *testing.B) {
+	m := miniredis.RunT(b)
+	urls := map[string]string{"miniredis": "redis://" + m.Addr()}
+	if u := os.Getenv("QUIRE_TEST_REDIS_URL"); u != "" {
+		urls["redis"] = u
+	}
+	for name, url := range urls {
+		r, err := Open(context.Background(), Options{URL: url, Prefix: "quiretest:rlbench:"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { r.DeleteAll(context.Background()); r.Close() })
+		for lease, maxLease := range map[string]int{"lease": 0, "per-request": 1} {
+			b.Run(name+"/"+lease, func(b *testing.B) {
+				rl := NewRateLimits(r, RateLimitOptions{MaxLease: maxLease})
+				l := quire.Limit{Rate: 1_000_000_000, Period: time.Second}
+				ctx := context.Background()
+				b.ReportAllocs()
+				for b.Loop() {
+					if d, err := rl.Allow(ctx, "bench", l); err != nil || !d.Allowed {
+						b.Fatal(d, err)
+					}
+				}
+			})
+		}
+	}
+}
