@@ -75,7 +75,7 @@ func ParseLimit(s string) (Limit, error) {
 	if l.Rate, err = strconv.Atoi(rate); err != nil || l.Rate <= 0 {
 		return Limit{}, bad
 	}
-	if period != "" && strings.IndexAny(period[:1], "0123456789") < 0 {
+	if period != "" && (period[0] < '0' || period[0] > '9') {
 		period = "1" + period
 	}
 	if l.Period, err = time.ParseDuration(period); err != nil || l.Period <= 0 {

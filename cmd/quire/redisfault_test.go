@@ -205,7 +205,7 @@ func TestRedisOutage(t *testing.T) {
 	}
 
 	// Redis comes back, empty: quire reconnects by itself.
-	rs = startRedisServer(t, port)
+	startRedisServer(t, port) // stopped by its cleanup
 	// Each lost count is a warning, but at most one every 10s is written.
 	outage := time.Since(downAt)
 	if n := strings.Count(out.String(), "render not counted"); n > 2+int(outage/(10*time.Second)) {
