@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"math"
 	"strconv"
 	"strings"
@@ -153,9 +155,11 @@ func (s *Server) limiterFailed(ctx context.Context, err error) {
 }
 
 // loginKeys are the buckets of a login attempt: the account (by email,
-// case folded) and the client address.
+// case folded) and the client address. The email is hashed: a key of
+// fixed size whatever a client sends, and no addresses in Redis.
 func loginKeys(c *gin.Context, email string) (account, address string) {
-	return "login:acct:" + strings.ToLower(strings.TrimSpace(email)), "login:addr:" + c.RemoteIP()
+	sum := sha256.Sum256([]byte(strings.ToLower(strings.TrimSpace(email))))
+	return "login:acct:" + hex.EncodeToString(sum[:16]), "login:addr:" + c.RemoteIP()
 }
 
 // allowLogin is asked before a password is checked. The account's bucket
