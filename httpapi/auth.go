@@ -11,13 +11,19 @@ import (
 	"golang.org/x/crypto/bcrypt"
 )
 
-// defaultBcryptCost is tuned to take tens of milliseconds here: slow for
+// DefaultBcryptCost is tuned to take tens of milliseconds here: slow for
 // guessing, quick enough for a login.
-const defaultBcryptCost = 11
+const DefaultBcryptCost = 11
 
 // dummyHash is compared against when no user has the email, so a login
-// takes the same time whether or not the account exists.
-var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("quire-dummy-password"), bcrypt.MinCost)
+// takes as long whether or not the account exists. It has the server's
+// cost: a cheaper one would tell the two cases apart by timing.
+func (s *Server) dummyHash() []byte {
+	s.dummyOnce.Do(func() {
+		s.dummy, _ = bcrypt.GenerateFromPassword([]byte("quire-dummy-password"), s.bcryptCost)
+	})
+	return s.dummy
+}
 
 // authenticate resolves the bearer credential into a principal, or fails
 // with 401 (503 when the session store is down). The request reads stored
@@ -26,6 +32,12 @@ func (s *Server) authenticate(c *gin.Context) {
 	c.Request = c.Request.WithContext(quire.WithReadScope(c.Request.Context()))
 	p, err := s.Authenticate(c, bearer(c.Request))
 	if err != nil {
+		if quire.ErrorCode(err) == quire.EUNAUTHORIZED {
+			// Without a credential the client address is what is limited.
+			if lerr := s.allowRequest(c); lerr != nil {
+				err = lerr
+			}
+		}
 		s.fail(c, err)
 		return
 	}
@@ -129,10 +141,16 @@ func (s *Server) login(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
+	account, address := loginKeys(c, req.Email)
+	if err := s.allowLogin(c, account, address); err != nil {
+		s.fail(c, err)
+		return
+	}
 	bad := quire.Errorf(quire.EUNAUTHORIZED, "wrong email or password")
 	u, err := s.meta.UserByEmail(ctx, req.Email)
 	if quire.ErrorCode(err) == quire.ENOTFOUND {
-		bcrypt.CompareHashAndPassword(dummyHash, []byte(req.Password))
+		bcrypt.CompareHashAndPassword(s.dummyHash(), []byte(req.Password))
+		s.loginFailed(c, address)
 		s.fail(c, bad)
 		return
 	}
@@ -141,9 +159,11 @@ func (s *Server) login(c *gin.Context) {
 		return
 	}
 	if bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), []byte(req.Password)) != nil || u.Disabled {
+		s.loginFailed(c, address)
 		s.fail(c, bad)
 		return
 	}
+	s.loginSucceeded(c, account)
 	secret := quire.NewSecret()
 	now := time.Now().UTC()
 	sess := &quire.Session{

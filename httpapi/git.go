@@ -117,6 +117,10 @@ func (s *Server) serveGit(c *gin.Context) {
 		return
 	}
 	c.Set(ctxPrincipal, p)
+	if err := s.allowRequest(c); err != nil {
+		s.fail(c, err)
+		return
+	}
 	a, pr, err := s.gitAsset(c, p, t)
 	if err != nil {
 		s.gitFail(c, err)

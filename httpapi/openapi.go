@@ -36,7 +36,7 @@ var apiRoutes = []apiRoute{
 	route("POST", "/git/{path}", "git", "git-upload-pack (clone, fetch) or git-receive-pack (push to a draft)", text(200, "application/x-git-upload-pack-result"), fails(401), fails(404)),
 
 	// Authentication.
-	route("POST", "/v1/auth/login", "auth", "Log in with email and password; the token is a sess_ bearer token", public(), body("LoginRequest"), ok(200, "LoginResponse")),
+	route("POST", "/v1/auth/login", "auth", "Log in with email and password; the token is a sess_ bearer token. Failed logins are throttled per account and per address: 429 with Retry-After", public(), body("LoginRequest"), ok(200, "LoginResponse"), fails(401), fails(429)),
 	route("DELETE", "/v1/auth/session", "auth", "Log out: revoke the calling session", ok(204, "")),
 	route("GET", "/v1/auth/me", "auth", "The caller: user, and the session or API key used", ok(200, "Me")),
 	route("GET", "/v1/auth/sessions", "auth", "The caller's live sessions (an admin may ask for another user's)", query("user_id"), ok(200, "SessionList")),

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -50,6 +51,9 @@ type Config struct {
 	Usage quire.Usage
 	// Activity is the projects' change feed (activity.go).
 	Activity quire.ActivityLog
+	// RateLimiter, when set, enforces RateLimits (ratelimit.go).
+	RateLimiter quire.RateLimiter
+	RateLimits  RateLimits
 }
 
 // Server is quire's HTTP API.
@@ -75,6 +79,10 @@ type Server struct {
 	prop        propagation.TextMapPropagator
 	usage       quire.Usage
 	activity    quire.ActivityLog
+	rl          rateLimiting
+	usageWarn   quietLog // usage lost while Redis is down
+	dummyOnce   sync.Once
+	dummy       []byte
 }
 
 // New builds the server and its routes.
@@ -97,12 +105,13 @@ func New(cfg Config) *Server {
 		s.sessionTTL = 24 * time.Hour
 	}
 	if s.bcryptCost == 0 {
-		s.bcryptCost = defaultBcryptCost
+		s.bcryptCost = DefaultBcryptCost
 	}
 	if s.metrics == nil {
 		s.metrics = prometheus.NewRegistry()
 	}
 	s.http = newHTTPMetrics(s.metrics)
+	s.setupRateLimits(cfg)
 	s.engine = s.routes()
 	return s
 }
@@ -135,9 +144,15 @@ func (s *Server) routes() *gin.Engine {
 	}
 
 	v1 := r.Group("/v1")
-	v1.POST("/auth/login", s.login)
+	auth := []gin.HandlerFunc{s.authenticate, s.noteKeyUse}
+	if s.requestLimited() {
+		v1.POST("/auth/login", s.limitRequests, s.login)
+		auth = []gin.HandlerFunc{s.authenticate, s.limitRequests, s.noteKeyUse}
+	} else {
+		v1.POST("/auth/login", s.login)
+	}
 
-	a := v1.Group("", s.authenticate, s.noteKeyUse)
+	a := v1.Group("", auth...)
 	s.authRoutes(a)
 	s.userRoutes(a)
 	s.keyRoutes(a)
