@@ -64,7 +64,7 @@ func (s *Server) Authenticate(c *gin.Context, token string) (*quire.Principal, e
 		if err != nil {
 			return nil, err
 		}
-		if !quire.SecretMatches(secret, sess.SecretHash) || time.Now().After(sess.ExpiresAt) {
+		if !quire.SecretMatches(secret, sess.SecretHash) || s.now().After(sess.ExpiresAt) {
 			return nil, unauthorized
 		}
 		p.SessionID, userID = sess.ID, sess.UserID
@@ -76,7 +76,7 @@ func (s *Server) Authenticate(c *gin.Context, token string) (*quire.Principal, e
 		if err != nil {
 			return nil, err
 		}
-		if !quire.SecretMatches(secret, k.SecretHash) || k.ExpiresAt != nil && time.Now().After(*k.ExpiresAt) {
+		if !quire.SecretMatches(secret, k.SecretHash) || k.ExpiresAt != nil && s.now().After(*k.ExpiresAt) {
 			return nil, unauthorized
 		}
 		p.Key, userID = k, k.UserID
@@ -145,7 +145,7 @@ func (s *Server) login(c *gin.Context) {
 		return
 	}
 	secret := quire.NewSecret()
-	now := time.Now().UTC()
+	now := s.now().UTC()
 	sess := &quire.Session{
 		ID: uuid.NewString(), UserID: u.ID, SecretHash: quire.HashSecret(secret),
 		CreatedAt: now, ExpiresAt: now.Add(s.sessionTTL), UserAgent: truncate(c.Request.UserAgent(), 200),

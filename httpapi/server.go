@@ -50,6 +50,9 @@ type Config struct {
 	Usage quire.Usage
 	// Activity is the projects' change feed (activity.go).
 	Activity quire.ActivityLog
+	// Now is the clock sessions and API keys are issued and expire by;
+	// time.Now when nil. Tests move it to expire a session without waiting.
+	Now func() time.Time
 }
 
 // Server is quire's HTTP API.
@@ -75,6 +78,7 @@ type Server struct {
 	prop        propagation.TextMapPropagator
 	usage       quire.Usage
 	activity    quire.ActivityLog
+	now         func() time.Time
 }
 
 // New builds the server and its routes.
@@ -85,6 +89,7 @@ func New(cfg Config) *Server {
 		log: cfg.Logger, limits: cfg.Limits, sessionTTL: cfg.SessionTTL,
 		bcryptCost: cfg.BcryptCost, ready: cfg.Ready, git: cfg.Git,
 		metrics: cfg.Metrics, tracer: cfg.TracerProvider, prop: cfg.Propagator, usage: cfg.Usage, activity: cfg.Activity,
+		now: cfg.Now,
 	}
 	s.setupPrompts(cfg)
 	if s.log == nil {
@@ -92,6 +97,9 @@ func New(cfg Config) *Server {
 	}
 	if s.limits == (quire.Limits{}) {
 		s.limits = quire.DefaultLimits()
+	}
+	if s.now == nil {
+		s.now = time.Now
 	}
 	if s.sessionTTL <= 0 {
 		s.sessionTTL = 24 * time.Hour

@@ -78,6 +78,9 @@ type Options struct {
 	Now func() time.Time
 	// Git tunes the git service (smart HTTP under /git/).
 	Git gitstore.GitOptions
+	// Clock, when set, is the API's clock for issuing and expiring
+	// sessions and API keys (httpapi.Config.Now).
+	Clock func() time.Time
 }
 
 // RedisURL is the real Redis tests should use, or "" for embedded only.
@@ -152,6 +155,7 @@ func NewWith(t testing.TB, o Options) *Env {
 		Prompts:    prompts, Payloads: store, PromptCache: prompts,
 		Metrics: reg, TracerProvider: tr.Provider, Propagator: tr.Propagator,
 		Usage: usage, Activity: store, Git: git,
+		Now: o.Clock,
 	})
 	hs := httptest.NewServer(srv)
 	e := &Env{T: t, URL: hs.URL, Store: store, Redis: rd, Git: git, Prompts: prompts, Server: srv, HTTP: hs, Log: logs, Metrics: reg, Usage: usage}
