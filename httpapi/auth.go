@@ -234,6 +234,10 @@ func (s *Server) revokeSession(c *gin.Context) {
 		s.fail(c, notFound)
 		return
 	}
+	if err := p.CheckAccount(); err != nil {
+		s.fail(c, err)
+		return
+	}
 	if err := s.sessions.DeleteSession(ctx, id); err != nil {
 		s.fail(c, err)
 		return
