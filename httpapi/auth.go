@@ -11,13 +11,9 @@ import (
 	"golang.org/x/crypto/bcrypt"
 )
 
-// defaultBcryptCost is tuned to take tens of milliseconds here: slow for
+// DefaultBcryptCost is tuned to take tens of milliseconds here: slow for
 // guessing, quick enough for a login.
-const defaultBcryptCost = 11
-
-// dummyHash is compared against when no user has the email, so a login
-// takes the same time whether or not the account exists.
-var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("quire-dummy-password"), bcrypt.MinCost)
+const DefaultBcryptCost = 11
 
 // authenticate resolves the bearer credential into a principal, or fails
 // with 401 (503 when the session store is down). The request reads stored
@@ -132,7 +128,7 @@ func (s *Server) login(c *gin.Context) {
 	bad := quire.Errorf(quire.EUNAUTHORIZED, "wrong email or password")
 	u, err := s.meta.UserByEmail(ctx, req.Email)
 	if quire.ErrorCode(err) == quire.ENOTFOUND {
-		bcrypt.CompareHashAndPassword(dummyHash, []byte(req.Password))
+		bcrypt.CompareHashAndPassword(s.dummyHash, []byte(req.Password))
 		s.fail(c, bad)
 		return
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/quire/quire"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+	"golang.org/x/crypto/bcrypt"
 )
 
 // Config holds what the server needs.
@@ -64,9 +65,13 @@ type Server struct {
 	limits     quire.Limits
 	sessionTTL time.Duration
 	bcryptCost int
-	ready      func(ctx context.Context) error
-	git        quire.GitService
-	engine     *gin.Engine
+	// dummyHash is compared against when no user has the email, so a
+	// login takes as long whether or not the account exists: it must have
+	// the cost real hashes have.
+	dummyHash []byte
+	ready     func(ctx context.Context) error
+	git       quire.GitService
+	engine    *gin.Engine
 
 	prompts     quire.PromptStore
 	payloads    quire.PayloadStore
@@ -105,8 +110,9 @@ func New(cfg Config) *Server {
 		s.sessionTTL = 24 * time.Hour
 	}
 	if s.bcryptCost == 0 {
-		s.bcryptCost = defaultBcryptCost
+		s.bcryptCost = DefaultBcryptCost
 	}
+	s.dummyHash, _ = bcrypt.GenerateFromPassword([]byte("quire-dummy-password"), s.bcryptCost)
 	if s.metrics == nil {
 		s.metrics = prometheus.NewRegistry()
 	}
