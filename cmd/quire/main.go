@@ -374,7 +374,7 @@ func (m *Main) bootstrap(ctx context.Context) error {
 	}
 	cost := m.Config.BcryptCost
 	if cost == 0 {
-		cost = bcrypt.DefaultCost
+		cost = httpapi.DefaultBcryptCost // as the API hashes every other password
 	}
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), cost)
 	if err != nil {
