@@ -81,6 +81,9 @@ type Options struct {
 	// Clock, when set, is the API's clock for issuing and expiring
 	// sessions and API keys (httpapi.Config.Now).
 	Clock func() time.Time
+	// BcryptCost is the API's password hash cost; 0 is bcrypt.MinCost,
+	// which keeps tests fast.
+	BcryptCost int
 }
 
 // RedisURL is the real Redis tests should use, or "" for embedded only.
@@ -146,11 +149,14 @@ func NewWith(t testing.TB, o Options) *Env {
 		o.Git.OnError = func(op string, err error) { logger.Error("git", "op", op, "error", err.Error()) }
 	}
 	git := gitstore.NewGit(store, o.Git)
+	if o.BcryptCost == 0 {
+		o.BcryptCost = bcrypt.MinCost
+	}
 	srv := httpapi.New(httpapi.Config{
 		Meta: store, Versions: store, Sessions: rd,
 		Logger:     logger,
 		Limits:     store.Limits(),
-		BcryptCost: bcrypt.MinCost,
+		BcryptCost: o.BcryptCost,
 		Ready:      rd.Ping,
 		Prompts:    prompts, Payloads: store, PromptCache: prompts,
 		Metrics: reg, TracerProvider: tr.Provider, Propagator: tr.Propagator,
