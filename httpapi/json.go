@@ -40,7 +40,61 @@ func (s *Server) decode(c *gin.Context, v any) error {
 		}
 		return quire.Errorf(quire.EINVALID, "malformed JSON: unexpected data after the object")
 	}
-	return nil
+	return checkJSON(b)
+}
+
+// checkJSON refuses what encoding/json accepts quietly but a client (or a
+// proxy checking requests) may read otherwise: a key given twice, where
+// the decoder keeps the last. At the top level, which maps to a request struct
+// whose fields match case-insensitively, keys differing only in case are
+// twice the same key too. b is a JSON value that decoded without error.
+func checkJSON(b []byte) error {
+	// open holds the containers being read: the keys seen in an object
+	// (nil for an array), and whether a key comes next.
+	type container struct {
+		keys    map[string]bool
+		wantKey bool
+	}
+	var open []*container
+	valueDone := func() {
+		if n := len(open); n > 0 && open[n-1].keys != nil {
+			open[n-1].wantKey = true
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return jsonError(err, 0)
+		}
+		if n := len(open); n > 0 && open[n-1].wantKey {
+			if k, isKey := tok.(string); isKey {
+				top := open[n-1]
+				if n == 1 {
+					k = strings.ToLower(k)
+				}
+				if top.keys[k] {
+					return quire.Errorf(quire.EINVALID, "malformed JSON: key %q appears twice in an object", tok)
+				}
+				top.keys[k], top.wantKey = true, false
+				continue
+			}
+		}
+		switch tok {
+		case json.Delim('{'):
+			open = append(open, &container{keys: map[string]bool{}, wantKey: true})
+		case json.Delim('['):
+			open = append(open, &container{})
+		case json.Delim('}'), json.Delim(']'):
+			open = open[:len(open)-1]
+			valueDone()
+		default:
+			valueDone()
+		}
+	}
 }
 
 func jsonError(err error, limit int64) error {
