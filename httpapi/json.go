@@ -45,10 +45,35 @@ func (s *Server) decode(c *gin.Context, v any) error {
 
 // checkJSON refuses what encoding/json accepts quietly but a client (or a
 // proxy checking requests) may read otherwise: a key given twice, where
-// the decoder keeps the last. At the top level, which maps to a request struct
+// the decoder keeps the last, and an escaped lone UTF-16 surrogate, which
+// it turns into U+FFFD. At the top level, which maps to a request struct
 // whose fields match case-insensitively, keys differing only in case are
 // twice the same key too. b is a JSON value that decoded without error.
 func checkJSON(b []byte) error {
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' {
+			continue
+		}
+		i++
+		if b[i] != 'u' {
+			continue
+		}
+		r, _ := strconv.ParseUint(string(b[i+1:i+5]), 16, 32)
+		i += 4
+		switch {
+		case r >= 0xdc00 && r <= 0xdfff:
+			return quire.Errorf(quire.EINVALID, "malformed JSON: a lone UTF-16 surrogate \\u%04x", r)
+		case r >= 0xd800 && r <= 0xdbff:
+			if i+6 >= len(b) || b[i+1] != '\\' || b[i+2] != 'u' {
+				return quire.Errorf(quire.EINVALID, "malformed JSON: a lone UTF-16 surrogate \\u%04x", r)
+			}
+			lo, _ := strconv.ParseUint(string(b[i+3:i+7]), 16, 32)
+			if lo < 0xdc00 || lo > 0xdfff {
+				return quire.Errorf(quire.EINVALID, "malformed JSON: a lone UTF-16 surrogate \\u%04x", r)
+			}
+			i += 6
+		}
+	}
 	// open holds the containers being read: the keys seen in an object
 	// (nil for an array), and whether a key comes next.
 	type container struct {
