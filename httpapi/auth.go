@@ -20,6 +20,10 @@ const DefaultBcryptCost = 11
 // metadata in one quire.ReadScope.
 func (s *Server) authenticate(c *gin.Context) {
 	c.Request = c.Request.WithContext(quire.WithReadScope(c.Request.Context()))
+	if err := oneAuthorization(c.Request); err != nil {
+		s.fail(c, err)
+		return
+	}
 	p, err := s.Authenticate(c, bearer(c.Request))
 	if err != nil {
 		s.fail(c, err)
@@ -27,6 +31,16 @@ func (s *Server) authenticate(c *gin.Context) {
 	}
 	c.Set(ctxPrincipal, p)
 	c.Next()
+}
+
+// oneAuthorization refuses a request with several Authorization headers:
+// which one counts would be up to each party (quire reads the first, a
+// proxy in front may check the last), so none does.
+func oneAuthorization(r *http.Request) error {
+	if len(r.Header.Values("Authorization")) > 1 {
+		return quire.Errorf(quire.EINVALID, "send one Authorization header, not %d", len(r.Header.Values("Authorization")))
+	}
+	return nil
 }
 
 // bearer returns the token of an Authorization: Bearer header.
