@@ -219,6 +219,12 @@ func (s *Server) listVersions(kind quire.Kind) gin.HandlerFunc {
 			return
 		}
 		if st := c.Query("state"); st != "" {
+			switch quire.VersionState(st) {
+			case quire.StateDraft, quire.StatePublished, quire.StateArchived:
+			default:
+				s.fail(c, quire.Errorf(quire.EINVALID, "state must be draft, published or archived"))
+				return
+			}
 			kept := all[:0]
 			for _, v := range all {
 				if string(v.State) == st {
