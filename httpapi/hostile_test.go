@@ -276,6 +276,24 @@ func hostileRows(t *testing.T) []hostileRow {
 		{name: "git dumb protocol file", method: "GET", path: "/git/{project}/skills/guard.git/objects/info/packs", status: 404},
 		{name: "git config file", method: "GET", path: "/git/{project}/skills/guard.git/config", status: 404},
 
+		{name: "session id dot dot", method: "DELETE", path: "/v1/auth/sessions/..%2f..%2fsess", status: 404},
+		{name: "session id glob", method: "DELETE", path: "/v1/auth/sessions/*", status: 404},
+		{name: "render by project slug dot dot", method: "POST", path: "/v1/projects/{project}/prompts/..%2f..%2fx/render", status: 404},
+		{name: "render payload_id dot dot", method: "POST", path: "{prompt}/render", body: `{"payload_id": "../../x"}`, status: 404},
+		{name: "live prompt id encoded dots", method: "GET", path: "/v1/prompts/%2e%2e/live", status: 404},
+		{name: "variables version junk", method: "GET", path: "{prompt}/versions/1;/variables", status: 400},
+
+		// Lookalikes and injections in names the rules define.
+		{name: "slug Cyrillic lookalike", method: "POST", path: "/v1/projects", body: `{"name": "x", "slug": "аdmin"}`, status: 400},
+		{name: "slug dot dot", method: "PATCH", path: "{skill}", body: `{"slug": "../x"}`, status: 400},
+		{name: "slug fullwidth", method: "POST", path: "/v1/projects/{project}/skills", body: `{"name": "x", "slug": "ｇuard"}`, status: 400},
+		{name: "email with CRLF", method: "POST", path: "/v1/users", body: `{"email": "a@example.com\r\nBcc: b@example.com", "password": "long-enough"}`, status: 400},
+		{name: "email with display name", method: "POST", path: "/v1/users", body: `{"email": "\"Admin\" <evil@example.com>", "password": "long-enough"}`, status: 400},
+		{name: "login email with CRLF", method: "POST", path: "/v1/auth/login", body: `{"email": "admin@example.com\r\n", "password": "admin-password"}`, status: 401},
+		{name: "member role with space", method: "POST", path: "/v1/projects/{project}/members", body: `{"email": "admin@example.com", "role": "owner "}`, status: 400},
+		{name: "key scope upper case", method: "POST", path: "/v1/api-keys", body: `{"name": "k", "scope": "ADMIN"}`, status: 400},
+		{name: "key project id dot dot", method: "POST", path: "/v1/api-keys", body: `{"name": "k", "project_ids": ["../_system"]}`, status: 400},
+
 		// Deeply nested and huge JSON.
 		{name: "nested arrays as body", method: "POST", path: "{draft}/files", body: nested(10001, "[", "]"), status: 400},
 		{name: "nested objects in file_path", method: "POST", path: "{draft}/files", body: `{"file_path": ` + nested(10001, `{"a":`, "}") + `}`, status: 400},
