@@ -42,32 +42,32 @@ var credNames = [numCreds]string{"none", "malformed", "unknown", "expired-sessio
 
 func (c cred) String() string { return credNames[c] }
 
-// ok in a policy stands for the row's success status.
-const ok = 0
+// OK in a policy stands for the row's success status.
+const OK = 0
 
 // policies give the status of each kind of caller, in cred order.
 var policies = map[string][numCreds]int{
 	// No credential needed; whatever is sent is ignored.
-	"public": {ok, ok, ok, ok, ok, ok, ok, ok, ok, ok, ok, ok, ok},
+	"public": {OK, OK, OK, OK, OK, OK, OK, OK, OK, OK, OK, OK, OK},
 	// Any valid credential.
-	"any-user": {401, 401, 401, 401, 401, ok, ok, ok, ok, ok, ok, ok, ok},
+	"any-user": {401, 401, 401, 401, 401, OK, OK, OK, OK, OK, OK, OK, OK},
 	// Account management (keys, projects of one's own): a session, or a
 	// key with the admin scope reaching every project the user can.
-	"account-admin": {401, 401, 401, 401, 401, 403, 403, ok, 403, ok, ok, ok, ok},
+	"account-admin": {401, 401, 401, 401, 401, 403, 403, OK, 403, OK, OK, OK, OK},
 	// Global admin: an admin user's session or unrestricted admin key.
-	"admin-only": {401, 401, 401, 401, 401, 403, 403, ok, 403, 403, 403, 403, ok},
+	"admin-only": {401, 401, 401, 401, 401, 403, 403, OK, 403, 403, 403, 403, OK},
 	// Another user's record: invisible (404) unless admin.
-	"admin-else-404": {401, 401, 401, 401, 401, 404, 404, ok, 404, 404, 404, 404, ok},
+	"admin-else-404": {401, 401, 401, 401, 401, 404, 404, OK, 404, 404, 404, 404, OK},
 	// The admin user's own record (the keys act as the admin user):
 	// visible to the admin's credentials, 404 to the members.
-	"admin-user-else-404": {401, 401, 401, 401, 401, ok, ok, ok, ok, 404, 404, 404, ok},
+	"admin-user-else-404": {401, 401, 401, 401, 401, OK, OK, OK, OK, 404, 404, 404, OK},
 	// Managing one of the admin user's keys: needs an unrestricted admin
 	// key or a session; the members cannot see it.
-	"own-key-admin": {401, 401, 401, 401, 401, 403, 403, ok, 403, 404, 404, 404, ok},
+	"own-key-admin": {401, 401, 401, 401, 401, 403, 403, OK, 403, 404, 404, 404, OK},
 	// Inside the project: read (viewer), write (editor), admin (owner).
-	"project-read":  {401, 401, 401, 401, 401, ok, ok, ok, 404, ok, ok, ok, ok},
-	"project-write": {401, 401, 401, 401, 401, 403, ok, ok, 404, 403, ok, ok, ok},
-	"project-owner": {401, 401, 401, 401, 401, 403, 403, ok, 404, 403, 403, ok, ok},
+	"project-read":  {401, 401, 401, 401, 401, OK, OK, OK, 404, OK, OK, OK, OK},
+	"project-write": {401, 401, 401, 401, 401, 403, OK, OK, 404, 403, OK, OK, OK},
+	"project-owner": {401, 401, 401, 401, 401, 403, 403, OK, 404, 403, 403, OK, OK},
 	// Methods the git endpoints do not speak: 405 before any credential
 	// is looked at.
 	"method-not-allowed": {405, 405, 405, 405, 405, 405, 405, 405, 405, 405, 405, 405, 405},
@@ -98,7 +98,7 @@ func (r authzRow) want(c cred) int {
 		return s
 	}
 	s := policies[r.policy][c]
-	if s == ok {
+	if s == OK {
 		return r.ok
 	}
 	return s
