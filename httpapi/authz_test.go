@@ -104,11 +104,11 @@ func (r authzRow) want(c cred) int {
 	return s
 }
 
-func at(path string) func(*authzFixture, bool) authzReq {
+func authzPath(path string) func(*authzFixture, bool) authzReq {
 	return func(f *authzFixture, _ bool) authzReq { return authzReq{path: f.expand(path)} }
 }
 
-func send(path string, body any, headers ...string) func(*authzFixture, bool) authzReq {
+func authzBody(path string, body any, headers ...string) func(*authzFixture, bool) authzReq {
 	return func(f *authzFixture, _ bool) authzReq {
 		return authzReq{path: f.expand(path), body: body, headers: headers}
 	}
@@ -117,16 +117,16 @@ func send(path string, body any, headers ...string) func(*authzFixture, bool) au
 var keysAre400 = map[cred]int{credReadKey: 400, credWriteKey: 400, credAdminKey: 400, credOtherKey: 400}
 
 var authzTable = map[string]authzRow{
-	"GET /healthz":        {policy: "public", ok: 200, req: at("/healthz")},
-	"GET /readyz":         {policy: "public", ok: 200, req: at("/readyz")},
-	"GET /metrics":        {policy: "public", ok: 200, req: at("/metrics")},
-	"GET /openapi.json":   {policy: "public", ok: 200, req: at("/openapi.json")},
-	"POST /v1/auth/login": {policy: "public", ok: 200, req: send("/v1/auth/login", map[string]string{"email": testenv.AdminEmail, "password": testenv.AdminPassword})},
+	"GET /healthz":        {policy: "public", ok: 200, req: authzPath("/healthz")},
+	"GET /readyz":         {policy: "public", ok: 200, req: authzPath("/readyz")},
+	"GET /metrics":        {policy: "public", ok: 200, req: authzPath("/metrics")},
+	"GET /openapi.json":   {policy: "public", ok: 200, req: authzPath("/openapi.json")},
+	"POST /v1/auth/login": {policy: "public", ok: 200, req: authzBody("/v1/auth/login", map[string]string{"email": testenv.AdminEmail, "password": testenv.AdminPassword})},
 
 	// Auth.
-	"GET /v1/auth/me":         {policy: "any-user", ok: 200, req: at("/v1/auth/me")},
-	"GET /v1/auth/sessions":   {policy: "any-user", ok: 200, req: at("/v1/auth/sessions")},
-	"DELETE /v1/auth/session": {policy: "any-user", ok: 204, over: keysAre400, consumes: true, req: at("/v1/auth/session")},
+	"GET /v1/auth/me":         {policy: "any-user", ok: 200, req: authzPath("/v1/auth/me")},
+	"GET /v1/auth/sessions":   {policy: "any-user", ok: 200, req: authzPath("/v1/auth/sessions")},
+	"DELETE /v1/auth/session": {policy: "any-user", ok: 204, over: keysAre400, consumes: true, req: authzPath("/v1/auth/session")},
 	"DELETE /v1/auth/sessions/:sessionID #own": {policy: "account-admin", ok: 204, over: map[cred]int{credViewer: 404, credEditor: 404, credOwner: 404},
 		req: func(f *authzFixture, fresh bool) authzReq {
 			id := f.adminSession
@@ -147,11 +147,11 @@ var authzTable = map[string]authzRow{
 	"POST /v1/users": {policy: "admin-only", ok: 201, req: func(f *authzFixture, _ bool) authzReq {
 		return authzReq{path: "/v1/users", body: map[string]string{"email": f.unique("u") + "@authz.test", "password": "long-enough"}}
 	}},
-	"GET /v1/users":               {policy: "admin-only", ok: 200, req: at("/v1/users")},
-	"GET /v1/users/:userID":       {policy: "admin-else-404", ok: 200, req: at("/v1/users/{user}")},
-	"PATCH /v1/users/:userID":     {policy: "admin-else-404", ok: 200, req: send("/v1/users/{user}", map[string]string{"name": "Target"})},
-	"GET /v1/users/:userID #me":   {policy: "any-user", ok: 200, req: at("/v1/users/me")},
-	"PATCH /v1/users/:userID #me": {policy: "account-admin", ok: 200, req: send("/v1/users/me", map[string]string{"name": "Me"})},
+	"GET /v1/users":               {policy: "admin-only", ok: 200, req: authzPath("/v1/users")},
+	"GET /v1/users/:userID":       {policy: "admin-else-404", ok: 200, req: authzPath("/v1/users/{user}")},
+	"PATCH /v1/users/:userID":     {policy: "admin-else-404", ok: 200, req: authzBody("/v1/users/{user}", map[string]string{"name": "Target"})},
+	"GET /v1/users/:userID #me":   {policy: "any-user", ok: 200, req: authzPath("/v1/users/me")},
+	"PATCH /v1/users/:userID #me": {policy: "account-admin", ok: 200, req: authzBody("/v1/users/me", map[string]string{"name": "Me"})},
 	"DELETE /v1/users/:userID": {policy: "admin-only", ok: 204, req: func(f *authzFixture, fresh bool) authzReq {
 		id := f.targetUser
 		if fresh {
@@ -161,9 +161,9 @@ var authzTable = map[string]authzRow{
 	}},
 
 	// API keys (all of the admin user).
-	"POST /v1/api-keys":       {policy: "account-admin", ok: 201, req: send("/v1/api-keys", map[string]string{"name": "made", "scope": "read"})},
-	"GET /v1/api-keys":        {policy: "any-user", ok: 200, req: at("/v1/api-keys")},
-	"GET /v1/api-keys/:keyID": {policy: "admin-user-else-404", ok: 200, req: at("/v1/api-keys/{key}")},
+	"POST /v1/api-keys":       {policy: "account-admin", ok: 201, req: authzBody("/v1/api-keys", map[string]string{"name": "made", "scope": "read"})},
+	"GET /v1/api-keys":        {policy: "any-user", ok: 200, req: authzPath("/v1/api-keys")},
+	"GET /v1/api-keys/:keyID": {policy: "admin-user-else-404", ok: 200, req: authzPath("/v1/api-keys/{key}")},
 	"DELETE /v1/api-keys/:keyID": {policy: "own-key-admin", ok: 204, req: func(f *authzFixture, fresh bool) authzReq {
 		id := f.targetKey
 		if fresh {
@@ -171,17 +171,17 @@ var authzTable = map[string]authzRow{
 		}
 		return authzReq{path: "/v1/api-keys/" + id}
 	}},
-	"POST /v1/api-keys/:keyID/rotate": {policy: "own-key-admin", ok: 200, req: at("/v1/api-keys/{key}/rotate")},
+	"POST /v1/api-keys/:keyID/rotate": {policy: "own-key-admin", ok: 200, req: authzPath("/v1/api-keys/{key}/rotate")},
 
 	// Projects and members.
 	"POST /v1/projects": {policy: "account-admin", ok: 201, req: func(f *authzFixture, _ bool) authzReq {
 		return authzReq{path: "/v1/projects", body: map[string]string{"name": f.unique("Made")}}
 	}},
-	"GET /v1/projects":                     {policy: "any-user", ok: 200, req: at("/v1/projects")},
-	"GET /v1/projects/:projectID":          {policy: "project-read", ok: 200, req: at("/v1/projects/{project}")},
-	"PATCH /v1/projects/:projectID":        {policy: "project-owner", ok: 200, req: send("/v1/projects/{project}", map[string]string{"description": "changed"})},
-	"GET /v1/projects/:projectID/members":  {policy: "project-read", ok: 200, req: at("/v1/projects/{project}/members")},
-	"GET /v1/projects/:projectID/activity": {policy: "project-read", ok: 200, req: at("/v1/projects/{project}/activity")},
+	"GET /v1/projects":                     {policy: "any-user", ok: 200, req: authzPath("/v1/projects")},
+	"GET /v1/projects/:projectID":          {policy: "project-read", ok: 200, req: authzPath("/v1/projects/{project}")},
+	"PATCH /v1/projects/:projectID":        {policy: "project-owner", ok: 200, req: authzBody("/v1/projects/{project}", map[string]string{"description": "changed"})},
+	"GET /v1/projects/:projectID/members":  {policy: "project-read", ok: 200, req: authzPath("/v1/projects/{project}/members")},
+	"GET /v1/projects/:projectID/activity": {policy: "project-read", ok: 200, req: authzPath("/v1/projects/{project}/activity")},
 	"DELETE /v1/projects/:projectID": {policy: "project-owner", ok: 204, req: func(f *authzFixture, fresh bool) authzReq {
 		id := f.project
 		if fresh {
@@ -192,7 +192,7 @@ var authzTable = map[string]authzRow{
 	"POST /v1/projects/:projectID/members": {policy: "project-owner", ok: 200, req: func(f *authzFixture, _ bool) authzReq {
 		return authzReq{path: f.expand("/v1/projects/{project}/members"), body: map[string]string{"user_id": f.extraUser, "role": "viewer"}}
 	}},
-	"PUT /v1/projects/:projectID/members/:userID": {policy: "project-owner", ok: 200, req: send("/v1/projects/{project}/members/{extra}", map[string]string{"role": "viewer"})},
+	"PUT /v1/projects/:projectID/members/:userID": {policy: "project-owner", ok: 200, req: authzBody("/v1/projects/{project}/members/{extra}", map[string]string{"role": "viewer"})},
 	"DELETE /v1/projects/:projectID/members/:userID": {policy: "project-owner", ok: 204, req: func(f *authzFixture, _ bool) authzReq {
 		f.e.Must(200, "PUT", f.expand("/v1/projects/{project}/members/{extra}"), f.e.Admin, map[string]string{"role": "viewer"})
 		return authzReq{path: f.expand("/v1/projects/{project}/members/{extra}")}
@@ -202,9 +202,9 @@ var authzTable = map[string]authzRow{
 	"POST /v1/projects/:projectID/skills": {policy: "project-write", ok: 201, req: func(f *authzFixture, _ bool) authzReq {
 		return authzReq{path: f.expand("/v1/projects/{project}/skills"), body: map[string]string{"name": f.unique("Skill")}}
 	}},
-	"GET /v1/projects/:projectID/skills": {policy: "project-read", ok: 200, req: at("/v1/projects/{project}/skills")},
-	"GET /v1/skills/:id":                 {policy: "project-read", ok: 200, req: at("/v1/skills/{skill}")},
-	"PATCH /v1/skills/:id":               {policy: "project-write", ok: 200, req: send("/v1/skills/{skill}", map[string]string{"description": "changed"})},
+	"GET /v1/projects/:projectID/skills": {policy: "project-read", ok: 200, req: authzPath("/v1/projects/{project}/skills")},
+	"GET /v1/skills/:id":                 {policy: "project-read", ok: 200, req: authzPath("/v1/skills/{skill}")},
+	"PATCH /v1/skills/:id":               {policy: "project-write", ok: 200, req: authzBody("/v1/skills/{skill}", map[string]string{"description": "changed"})},
 	"DELETE /v1/skills/:id": {policy: "project-write", ok: 204, req: func(f *authzFixture, fresh bool) authzReq {
 		id := f.skill
 		if fresh {
@@ -212,26 +212,26 @@ var authzTable = map[string]authzRow{
 		}
 		return authzReq{path: "/v1/skills/" + id}
 	}},
-	"GET /v1/skills/:id/versions":  {policy: "project-read", ok: 200, req: at("/v1/skills/{skill}/versions")},
-	"POST /v1/skills/:id/versions": {policy: "project-write", ok: 201, req: at("/v1/skills/{skill}/versions")},
+	"GET /v1/skills/:id/versions":  {policy: "project-read", ok: 200, req: authzPath("/v1/skills/{skill}/versions")},
+	"POST /v1/skills/:id/versions": {policy: "project-write", ok: 201, req: authzPath("/v1/skills/{skill}/versions")},
 	"POST /v1/skills/:id/versions/upload": {policy: "project-write", ok: 201, req: func(f *authzFixture, _ bool) authzReq {
 		return authzReq{path: f.expand("/v1/skills/{skill}/versions/upload"), body: f.zip, headers: []string{"Content-Type: application/zip"}}
 	}},
-	"GET /v1/skills/:id/versions/:version": {policy: "project-read", ok: 200, req: at("/v1/skills/{skill}/versions/1")},
+	"GET /v1/skills/:id/versions/:version": {policy: "project-read", ok: 200, req: authzPath("/v1/skills/{skill}/versions/1")},
 	"DELETE /v1/skills/:id/versions/:version": {policy: "project-write", ok: 204, req: func(f *authzFixture, fresh bool) authzReq {
 		return authzReq{path: f.skillVersion(fresh, "")}
 	}},
 	"POST /v1/skills/:id/versions/:version/publish": {policy: "project-write", ok: 200, req: func(f *authzFixture, fresh bool) authzReq {
 		return authzReq{path: f.skillVersion(fresh, "/publish")}
 	}},
-	"POST /v1/skills/:id/versions/:version/promote": {policy: "project-write", ok: 200, req: at("/v1/skills/{skill}/versions/1/promote")},
+	"POST /v1/skills/:id/versions/:version/promote": {policy: "project-write", ok: 200, req: authzPath("/v1/skills/{skill}/versions/1/promote")},
 	"POST /v1/skills/:id/versions/:version/archive": {policy: "project-write", ok: 200, req: func(f *authzFixture, fresh bool) authzReq {
 		return authzReq{path: f.skillVersion(fresh, "/archive")}
 	}},
-	"GET /v1/skills/:id/versions/:version/files": {policy: "project-read", ok: 200, req: at("/v1/skills/{skill}/versions/1/files")},
+	"GET /v1/skills/:id/versions/:version/files": {policy: "project-read", ok: 200, req: authzPath("/v1/skills/{skill}/versions/1/files")},
 	"POST /v1/skills/:id/versions/:version/files": {policy: "project-write", ok: 200,
-		req: send("/v1/skills/{skill}/versions/2/files", map[string]string{"file_path": "notes.txt", "content": "x"})},
-	"GET /v1/skills/:id/versions/:version/files/*file_path": {policy: "project-read", ok: 200, req: at("/v1/skills/{skill}/versions/1/files/a.txt")},
+		req: authzBody("/v1/skills/{skill}/versions/2/files", map[string]string{"file_path": "notes.txt", "content": "x"})},
+	"GET /v1/skills/:id/versions/:version/files/*file_path": {policy: "project-read", ok: 200, req: authzPath("/v1/skills/{skill}/versions/1/files/a.txt")},
 	"DELETE /v1/skills/:id/versions/:version/files/*file_path": {policy: "project-write", ok: 200, req: func(f *authzFixture, fresh bool) authzReq {
 		name := "keep.txt"
 		if fresh {
@@ -240,19 +240,19 @@ var authzTable = map[string]authzRow{
 		}
 		return authzReq{path: f.expand("/v1/skills/{skill}/versions/2/files/" + name)}
 	}},
-	"GET /v1/skills/:id/versions/:version/download": {policy: "project-read", ok: 200, req: at("/v1/skills/{skill}/versions/1/download")},
-	"GET /v1/skills/:id/diff":                       {policy: "project-read", ok: 200, req: at("/v1/skills/{skill}/diff?from=1&to=2")},
-	"GET /v1/skills/:id/history":                    {policy: "project-read", ok: 200, req: at("/v1/skills/{skill}/history")},
+	"GET /v1/skills/:id/versions/:version/download": {policy: "project-read", ok: 200, req: authzPath("/v1/skills/{skill}/versions/1/download")},
+	"GET /v1/skills/:id/diff":                       {policy: "project-read", ok: 200, req: authzPath("/v1/skills/{skill}/diff?from=1&to=2")},
+	"GET /v1/skills/:id/history":                    {policy: "project-read", ok: 200, req: authzPath("/v1/skills/{skill}/history")},
 
 	// Prompts.
 	"POST /v1/projects/:projectID/prompts": {policy: "project-write", ok: 201, req: func(f *authzFixture, _ bool) authzReq {
 		return authzReq{path: f.expand("/v1/projects/{project}/prompts"), body: map[string]string{"name": f.unique("Prompt")}}
 	}},
-	"GET /v1/projects/:projectID/prompts": {policy: "project-read", ok: 200, req: at("/v1/projects/{project}/prompts")},
+	"GET /v1/projects/:projectID/prompts": {policy: "project-read", ok: 200, req: authzPath("/v1/projects/{project}/prompts")},
 	"POST /v1/projects/:projectID/prompts/:slug/render": {policy: "project-read", ok: 200,
-		req: send("/v1/projects/{project}/prompts/authz-prompt/render", map[string]any{"variables": map[string]string{"name": "Ann"}})},
-	"GET /v1/prompts/:id":   {policy: "project-read", ok: 200, req: at("/v1/prompts/{prompt}")},
-	"PATCH /v1/prompts/:id": {policy: "project-write", ok: 200, req: send("/v1/prompts/{prompt}", map[string]string{"description": "changed"})},
+		req: authzBody("/v1/projects/{project}/prompts/authz-prompt/render", map[string]any{"variables": map[string]string{"name": "Ann"}})},
+	"GET /v1/prompts/:id":   {policy: "project-read", ok: 200, req: authzPath("/v1/prompts/{prompt}")},
+	"PATCH /v1/prompts/:id": {policy: "project-write", ok: 200, req: authzBody("/v1/prompts/{prompt}", map[string]string{"description": "changed"})},
 	"DELETE /v1/prompts/:id": {policy: "project-write", ok: 204, req: func(f *authzFixture, fresh bool) authzReq {
 		id := f.prompt
 		if fresh {
@@ -260,34 +260,34 @@ var authzTable = map[string]authzRow{
 		}
 		return authzReq{path: "/v1/prompts/" + id}
 	}},
-	"GET /v1/prompts/:id/versions":          {policy: "project-read", ok: 200, req: at("/v1/prompts/{prompt}/versions")},
-	"POST /v1/prompts/:id/versions":         {policy: "project-write", ok: 201, req: send("/v1/prompts/{prompt}/versions", map[string]string{"template": "Hey {{name}}"})},
-	"GET /v1/prompts/:id/versions/:version": {policy: "project-read", ok: 200, req: at("/v1/prompts/{prompt}/versions/1")},
+	"GET /v1/prompts/:id/versions":          {policy: "project-read", ok: 200, req: authzPath("/v1/prompts/{prompt}/versions")},
+	"POST /v1/prompts/:id/versions":         {policy: "project-write", ok: 201, req: authzBody("/v1/prompts/{prompt}/versions", map[string]string{"template": "Hey {{name}}"})},
+	"GET /v1/prompts/:id/versions/:version": {policy: "project-read", ok: 200, req: authzPath("/v1/prompts/{prompt}/versions/1")},
 	"PATCH /v1/prompts/:id/versions/:version": {policy: "project-write", ok: 200,
-		req: send("/v1/prompts/{prompt}/versions/2", map[string]string{"template": "Hi there {{name}}"})},
+		req: authzBody("/v1/prompts/{prompt}/versions/2", map[string]string{"template": "Hi there {{name}}"})},
 	"DELETE /v1/prompts/:id/versions/:version": {policy: "project-write", ok: 204, req: func(f *authzFixture, fresh bool) authzReq {
 		return authzReq{path: f.promptVersion(fresh, "")}
 	}},
 	"POST /v1/prompts/:id/versions/:version/publish": {policy: "project-write", ok: 200, req: func(f *authzFixture, fresh bool) authzReq {
 		return authzReq{path: f.promptVersion(fresh, "/publish")}
 	}},
-	"POST /v1/prompts/:id/versions/:version/promote": {policy: "project-write", ok: 200, req: at("/v1/prompts/{prompt}/versions/1/promote")},
+	"POST /v1/prompts/:id/versions/:version/promote": {policy: "project-write", ok: 200, req: authzPath("/v1/prompts/{prompt}/versions/1/promote")},
 	"POST /v1/prompts/:id/versions/:version/archive": {policy: "project-write", ok: 200, req: func(f *authzFixture, fresh bool) authzReq {
 		return authzReq{path: f.promptVersion(fresh, "/archive")}
 	}},
-	"GET /v1/prompts/:id/versions/:version/variables": {policy: "project-read", ok: 200, req: at("/v1/prompts/{prompt}/versions/1/variables")},
-	"GET /v1/prompts/:id/diff":                        {policy: "project-read", ok: 200, req: at("/v1/prompts/{prompt}/diff?from=1&to=2")},
-	"GET /v1/prompts/:id/history":                     {policy: "project-read", ok: 200, req: at("/v1/prompts/{prompt}/history")},
-	"GET /v1/prompts/:id/live":                        {policy: "project-read", ok: 200, req: at("/v1/prompts/{prompt}/live")},
-	"GET /v1/prompts/:id/usage":                       {policy: "project-read", ok: 200, req: at("/v1/prompts/{prompt}/usage")},
+	"GET /v1/prompts/:id/versions/:version/variables": {policy: "project-read", ok: 200, req: authzPath("/v1/prompts/{prompt}/versions/1/variables")},
+	"GET /v1/prompts/:id/diff":                        {policy: "project-read", ok: 200, req: authzPath("/v1/prompts/{prompt}/diff?from=1&to=2")},
+	"GET /v1/prompts/:id/history":                     {policy: "project-read", ok: 200, req: authzPath("/v1/prompts/{prompt}/history")},
+	"GET /v1/prompts/:id/live":                        {policy: "project-read", ok: 200, req: authzPath("/v1/prompts/{prompt}/live")},
+	"GET /v1/prompts/:id/usage":                       {policy: "project-read", ok: 200, req: authzPath("/v1/prompts/{prompt}/usage")},
 	"POST /v1/prompts/:id/render": {policy: "project-read", ok: 200,
-		req: send("/v1/prompts/{prompt}/render", map[string]any{"variables": map[string]string{"name": "Ann"}})},
+		req: authzBody("/v1/prompts/{prompt}/render", map[string]any{"variables": map[string]string{"name": "Ann"}})},
 	"POST /v1/prompts/:id/payloads": {policy: "project-write", ok: 201,
-		req: send("/v1/prompts/{prompt}/payloads", map[string]any{"variables": map[string]string{"name": "Bo"}})},
-	"GET /v1/prompts/:id/payloads":            {policy: "project-read", ok: 200, req: at("/v1/prompts/{prompt}/payloads")},
-	"GET /v1/prompts/:id/payloads/:payloadID": {policy: "project-read", ok: 200, req: at("/v1/prompts/{prompt}/payloads/{payload}")},
+		req: authzBody("/v1/prompts/{prompt}/payloads", map[string]any{"variables": map[string]string{"name": "Bo"}})},
+	"GET /v1/prompts/:id/payloads":            {policy: "project-read", ok: 200, req: authzPath("/v1/prompts/{prompt}/payloads")},
+	"GET /v1/prompts/:id/payloads/:payloadID": {policy: "project-read", ok: 200, req: authzPath("/v1/prompts/{prompt}/payloads/{payload}")},
 	"PUT /v1/prompts/:id/payloads/:payloadID": {policy: "project-write", ok: 200,
-		req: send("/v1/prompts/{prompt}/payloads/{payload}", map[string]any{"variables": map[string]string{"name": "Cy"}})},
+		req: authzBody("/v1/prompts/{prompt}/payloads/{payload}", map[string]any{"variables": map[string]string{"name": "Cy"}})},
 	"DELETE /v1/prompts/:id/payloads/:payloadID": {policy: "project-write", ok: 204, req: func(f *authzFixture, fresh bool) authzReq {
 		id := f.payload
 		if fresh {
@@ -295,24 +295,24 @@ var authzTable = map[string]authzRow{
 		}
 		return authzReq{path: f.expand("/v1/prompts/{prompt}/payloads/" + id)}
 	}},
-	"POST /v1/prompts/:id/cache/purge": {policy: "project-owner", ok: 200, req: at("/v1/prompts/{prompt}/cache/purge")},
-	"POST /v1/cache/purge":             {policy: "admin-only", ok: 200, req: at("/v1/cache/purge")},
+	"POST /v1/prompts/:id/cache/purge": {policy: "project-owner", ok: 200, req: authzPath("/v1/prompts/{prompt}/cache/purge")},
+	"POST /v1/cache/purge":             {policy: "admin-only", ok: 200, req: authzPath("/v1/cache/purge")},
 
 	// Git smart HTTP: clone and fetch need read access; a push with less
 	// than write is refused inside the protocol, after authentication.
-	"GET /git/*path":               {policy: "project-read", ok: 200, req: at("/git/{project}/skills/{skill}.git/info/refs?service=git-upload-pack")},
-	"GET /git/*path #receive-pack": {policy: "project-read", ok: 200, req: at("/git/{project}/skills/{skill}.git/info/refs?service=git-receive-pack")},
-	"HEAD /git/*path":              {policy: "project-read", ok: 200, req: at("/git/{project}/skills/{skill}.git/info/refs?service=git-upload-pack")},
+	"GET /git/*path":               {policy: "project-read", ok: 200, req: authzPath("/git/{project}/skills/{skill}.git/info/refs?service=git-upload-pack")},
+	"GET /git/*path #receive-pack": {policy: "project-read", ok: 200, req: authzPath("/git/{project}/skills/{skill}.git/info/refs?service=git-receive-pack")},
+	"HEAD /git/*path":              {policy: "project-read", ok: 200, req: authzPath("/git/{project}/skills/{skill}.git/info/refs?service=git-upload-pack")},
 	"POST /git/*path": {policy: "project-read", ok: 200, req: func(f *authzFixture, _ bool) authzReq {
 		return authzReq{path: f.expand("/git/{project}/skills/{skill}.git/git-upload-pack"), body: uploadRequest(f.skillCommit),
 			headers: []string{"Content-Type: application/x-git-upload-pack-request"}}
 	}},
-	"PUT /git/*path":     {policy: "method-not-allowed", req: at("/git/{project}/skills/{skill}.git/info/refs")},
-	"PATCH /git/*path":   {policy: "method-not-allowed", req: at("/git/{project}/skills/{skill}.git/info/refs")},
-	"DELETE /git/*path":  {policy: "method-not-allowed", req: at("/git/{project}/skills/{skill}.git/git-receive-pack")},
-	"OPTIONS /git/*path": {policy: "method-not-allowed", req: at("/git/{project}/skills/{skill}.git/info/refs")},
-	"CONNECT /git/*path": {policy: "method-not-allowed", req: at("/git/{project}/skills/{skill}.git/info/refs")},
-	"TRACE /git/*path":   {policy: "method-not-allowed", req: at("/git/{project}/skills/{skill}.git/info/refs")},
+	"PUT /git/*path":     {policy: "method-not-allowed", req: authzPath("/git/{project}/skills/{skill}.git/info/refs")},
+	"PATCH /git/*path":   {policy: "method-not-allowed", req: authzPath("/git/{project}/skills/{skill}.git/info/refs")},
+	"DELETE /git/*path":  {policy: "method-not-allowed", req: authzPath("/git/{project}/skills/{skill}.git/git-receive-pack")},
+	"OPTIONS /git/*path": {policy: "method-not-allowed", req: authzPath("/git/{project}/skills/{skill}.git/info/refs")},
+	"CONNECT /git/*path": {policy: "method-not-allowed", req: authzPath("/git/{project}/skills/{skill}.git/info/refs")},
+	"TRACE /git/*path":   {policy: "method-not-allowed", req: authzPath("/git/{project}/skills/{skill}.git/info/refs")},
 }
 
 // skewClock is the API's clock, moved forward to expire sessions.

@@ -174,9 +174,9 @@ func rawRequest(t *testing.T, url, req string) *testenv.Response {
 	return &testenv.Response{Status: res.StatusCode, Header: res.Header, Body: b}
 }
 
-// crlf joins lines as an HTTP request: a request line, headers (the
+// rawHTTP joins lines as an HTTP request: a request line, headers (the
 // admin's token unless one is given), a blank line and the body.
-func crlf(lines ...string) string {
+func rawHTTP(lines ...string) string {
 	head, body := lines[:len(lines)-1], lines[len(lines)-1]
 	auth := "Authorization: Bearer {admin}\r\n"
 	for _, h := range head {
@@ -187,7 +187,7 @@ func crlf(lines ...string) string {
 	return strings.Join(head, "\r\n") + "\r\nHost: quire\r\n" + auth + "Connection: close\r\n\r\n" + body
 }
 
-func nested(depth int, open, close string) string {
+func nestedJSON(depth int, open, close string) string {
 	return strings.Repeat(open, depth) + strings.Repeat(close, depth)
 }
 
@@ -295,11 +295,11 @@ func hostileRows(t *testing.T) []hostileRow {
 		{name: "key project id dot dot", method: "POST", path: "/v1/api-keys", body: `{"name": "k", "project_ids": ["../_system"]}`, status: 400},
 
 		// Deeply nested and huge JSON.
-		{name: "nested arrays as body", method: "POST", path: "{draft}/files", body: nested(10001, "[", "]"), status: 400},
-		{name: "nested objects in file_path", method: "POST", path: "{draft}/files", body: `{"file_path": ` + nested(10001, `{"a":`, "}") + `}`, status: 400},
-		{name: "nested arrays in variables", method: "POST", path: "{prompt}/payloads", body: `{"variables": {"a": ` + nested(10001, "[", "]") + `}}`, status: 400},
-		{name: "nested arrays in render variables", method: "POST", path: "{prompt}/render", body: `{"variables": {"a": ` + nested(10001, "[", "]") + `}}`, status: 400},
-		{name: "nested objects in model_params", method: "PATCH", path: "{prompt}/versions/2", body: `{"model_params": ` + nested(10001, `{"a":`, "}") + `}`, status: 400},
+		{name: "nested arrays as body", method: "POST", path: "{draft}/files", body: nestedJSON(10001, "[", "]"), status: 400},
+		{name: "nested objects in file_path", method: "POST", path: "{draft}/files", body: `{"file_path": ` + nestedJSON(10001, `{"a":`, "}") + `}`, status: 400},
+		{name: "nested arrays in variables", method: "POST", path: "{prompt}/payloads", body: `{"variables": {"a": ` + nestedJSON(10001, "[", "]") + `}}`, status: 400},
+		{name: "nested arrays in render variables", method: "POST", path: "{prompt}/render", body: `{"variables": {"a": ` + nestedJSON(10001, "[", "]") + `}}`, status: 400},
+		{name: "nested objects in model_params", method: "PATCH", path: "{prompt}/versions/2", body: `{"model_params": ` + nestedJSON(10001, `{"a":`, "}") + `}`, status: 400},
 		{name: "nested arrays unclosed", method: "POST", path: "/v1/projects", body: strings.Repeat("[", 100000), status: 400},
 		{name: "huge payload body", method: "POST", path: "{prompt}/payloads", body: `{"variables": {"a": "` + strings.Repeat("x", 2*mib) + `"}}`, status: 413},
 		{name: "huge render body", method: "POST", path: "{prompt}/render", body: `{"variables": {"a": "` + strings.Repeat("x", 2*mib) + `"}}`, status: 413},
@@ -395,19 +395,19 @@ func hostileRows(t *testing.T) []hostileRow {
 			headers: []string{"Authorization: Bearer ak_x_y", "Authorization: Bearer {admin}"}, status: 400},
 		{name: "two Authorization headers on git", method: "GET", path: "/git/{project}/skills/guard.git/info/refs?service=git-upload-pack",
 			headers: []string{"Authorization: Bearer {admin}", "Authorization: Basic eDp5"}, status: 400},
-		{name: "token with control characters", method: "POST", raw: crlf("POST /v1/projects HTTP/1.1", "Authorization: Bearer x\x01y", "Content-Length: 13", `{"name": "x"}`), status: 400, plain: true},
-		{name: "CRLF smuggled in a header value", method: "POST", raw: crlf("POST /v1/projects HTTP/1.1", "X-Request-ID: a\rSet-Cookie: x=y", "Content-Length: 13", `{"name": "x"}`), status: 400, plain: true},
+		{name: "token with control characters", method: "POST", raw: rawHTTP("POST /v1/projects HTTP/1.1", "Authorization: Bearer x\x01y", "Content-Length: 13", `{"name": "x"}`), status: 400, plain: true},
+		{name: "CRLF smuggled in a header value", method: "POST", raw: rawHTTP("POST /v1/projects HTTP/1.1", "X-Request-ID: a\rSet-Cookie: x=y", "Content-Length: 13", `{"name": "x"}`), status: 400, plain: true},
 		// Folded lines join the header before them (RFC 9112 allows it): the
 		// token is part of X-Note, and no credential was sent.
-		{name: "header line folding", method: "POST", raw: crlf("POST /v1/projects HTTP/1.1", "X-Note: a", " Authorization: Bearer {admin}", "Authorization:", "Content-Length: 13", `{"name": "x"}`), status: 401},
-		{name: "header too large", method: "GET", raw: crlf("GET /v1/auth/me HTTP/1.1", "X-Big: "+strings.Repeat("b", 1<<20+4096), ""), status: 431, plain: true},
-		{name: "Content-Length longer than body", method: "POST", raw: crlf("POST {draft}/files HTTP/1.1", "Content-Type: application/json", "Content-Length: 100", `{"file_path": "cl.txt", "content": "x"}`), status: 400},
-		{name: "Content-Length shorter than body", method: "POST", raw: crlf("POST {draft}/files HTTP/1.1", "Content-Type: application/json", "Content-Length: 20", `{"file_path": "cl.txt", "content": "x"}`), status: 400},
-		{name: "two Content-Lengths", method: "POST", raw: crlf("POST {draft}/files HTTP/1.1", "Content-Length: 38", "Content-Length: 10", `{"file_path": "cl.txt", "content": "x"}`), status: 400, plain: true},
-		{name: "negative Content-Length", method: "POST", raw: crlf("POST {draft}/files HTTP/1.1", "Content-Length: -1", `{"file_path": "cl.txt", "content": "x"}`), status: 400, plain: true},
-		{name: "chunked and Content-Length", method: "POST", raw: crlf("POST {draft}/files HTTP/1.1", "Content-Length: 38", "Transfer-Encoding: chunked", "26\r\n"+`{"file_path": "cl.txt", "content": "x"}`+"\r\n0\r\n\r\n"), status: 400, plain: true},
-		{name: "bad chunk size", method: "POST", raw: crlf("POST {draft}/files HTTP/1.1", "Transfer-Encoding: chunked", "zz\r\n"+`{"file_path": "cl.txt", "content": "x"}`+"\r\n0\r\n\r\n"), status: 400},
-		{name: "chunked body over the limit", method: "POST", raw: crlf("POST {draft}/files HTTP/1.1", "Transfer-Encoding: chunked",
+		{name: "header line folding", method: "POST", raw: rawHTTP("POST /v1/projects HTTP/1.1", "X-Note: a", " Authorization: Bearer {admin}", "Authorization:", "Content-Length: 13", `{"name": "x"}`), status: 401},
+		{name: "header too large", method: "GET", raw: rawHTTP("GET /v1/auth/me HTTP/1.1", "X-Big: "+strings.Repeat("b", 1<<20+4096), ""), status: 431, plain: true},
+		{name: "Content-Length longer than body", method: "POST", raw: rawHTTP("POST {draft}/files HTTP/1.1", "Content-Type: application/json", "Content-Length: 100", `{"file_path": "cl.txt", "content": "x"}`), status: 400},
+		{name: "Content-Length shorter than body", method: "POST", raw: rawHTTP("POST {draft}/files HTTP/1.1", "Content-Type: application/json", "Content-Length: 20", `{"file_path": "cl.txt", "content": "x"}`), status: 400},
+		{name: "two Content-Lengths", method: "POST", raw: rawHTTP("POST {draft}/files HTTP/1.1", "Content-Length: 38", "Content-Length: 10", `{"file_path": "cl.txt", "content": "x"}`), status: 400, plain: true},
+		{name: "negative Content-Length", method: "POST", raw: rawHTTP("POST {draft}/files HTTP/1.1", "Content-Length: -1", `{"file_path": "cl.txt", "content": "x"}`), status: 400, plain: true},
+		{name: "chunked and Content-Length", method: "POST", raw: rawHTTP("POST {draft}/files HTTP/1.1", "Content-Length: 38", "Transfer-Encoding: chunked", "26\r\n"+`{"file_path": "cl.txt", "content": "x"}`+"\r\n0\r\n\r\n"), status: 400, plain: true},
+		{name: "bad chunk size", method: "POST", raw: rawHTTP("POST {draft}/files HTTP/1.1", "Transfer-Encoding: chunked", "zz\r\n"+`{"file_path": "cl.txt", "content": "x"}`+"\r\n0\r\n\r\n"), status: 400},
+		{name: "chunked body over the limit", method: "POST", raw: rawHTTP("POST {draft}/files HTTP/1.1", "Transfer-Encoding: chunked",
 			fmt.Sprintf("%x\r\n", 2*mib+1)+strings.Repeat("x", 2*mib+1)+"\r\n0\r\n\r\n"), status: 413},
 		{name: "zip Content-Type on a JSON body", method: "POST", path: "{skill}/versions", body: `{"from": 1}`, headers: []string{"Content-Type: application/zip"}, status: 400},
 		{name: "git request Content-Type JSON", method: "POST", path: "/git/{project}/skills/guard.git/git-receive-pack", body: "0000", status: 400},
@@ -484,7 +484,7 @@ func TestHostileRequests(t *testing.T) {
 	// asks of a server.
 	t.Run("unknown Transfer-Encoding", func(t *testing.T) {
 		before := allRefs(t, root)
-		r := rawRequest(t, f.e.URL, f.expand(crlf("POST {draft}/files HTTP/1.1", "Transfer-Encoding: bogus", `{"file_path": "te.txt", "content": "x"}`)))
+		r := rawRequest(t, f.e.URL, f.expand(rawHTTP("POST {draft}/files HTTP/1.1", "Transfer-Encoding: bogus", `{"file_path": "te.txt", "content": "x"}`)))
 		if r.Status != http.StatusNotImplemented {
 			t.Errorf("status %d, want 501 from net/http: %s", r.Status, r.Body)
 		}
