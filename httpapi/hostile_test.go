@@ -318,6 +318,8 @@ func hostileRows(t *testing.T) []hostileRow {
 		{name: "duplicate variable", method: "POST", path: "{prompt}/payloads", body: `{"variables": {"a": 1, "a": 2}}`, status: 400},
 		{name: "duplicate key in nested variables", method: "POST", path: "{prompt}/render", body: `{"variables": {"o": {"k": 1, "k": 2}}}`, status: 400},
 		{name: "duplicate key case-folded", method: "POST", path: "/v1/projects", body: `{"name": "a", "NAME": "b"}`, status: 400},
+		{name: "duplicate key Unicode-folded", method: "POST", path: "/v1/api-keys", body: `{"name": "k", "scope": "read", "\u017fcope": "admin"}`, status: 400},
+		{name: "duplicate slug with a long s", method: "POST", path: "/v1/projects", body: `{"name": "a", "\u017flug": "x", "slug": "b"}`, status: 400},
 
 		// Trailing garbage and broken documents.
 		{name: "trailing garbage payload", method: "POST", path: "{prompt}/payloads", body: `{"variables": {}} x`, status: 400},

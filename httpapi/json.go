@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
@@ -47,8 +48,9 @@ func (s *Server) decode(c *gin.Context, v any) error {
 // proxy checking requests) may read otherwise: a key given twice, where
 // the decoder keeps the last, and an escaped lone UTF-16 surrogate, which
 // it turns into U+FFFD. At the top level, which maps to a request struct
-// whose fields match case-insensitively, keys differing only in case are
-// twice the same key too. b is a JSON value that decoded without error.
+// whose fields match keys case-insensitively, keys equal under Unicode
+// case folding are the same key. b is a JSON value that decoded without
+// error.
 func checkJSON(b []byte) error {
 	for i := 0; i < len(b); i++ {
 		if b[i] != '\\' {
@@ -99,7 +101,7 @@ func checkJSON(b []byte) error {
 			if k, isKey := tok.(string); isKey {
 				top := open[n-1]
 				if n == 1 {
-					k = strings.ToLower(k)
+					k = foldKey(k)
 				}
 				if top.keys[k] {
 					return quire.Errorf(quire.EINVALID, "malformed JSON: key %q appears twice in an object", tok)
@@ -120,6 +122,20 @@ func checkJSON(b []byte) error {
 			valueDone()
 		}
 	}
+}
+
+// foldKey maps every rune of k to the least rune of its Unicode simple
+// case folding orbit, so foldKey(a) == foldKey(b) exactly when
+// strings.EqualFold(a, b): how encoding/json matches keys to struct
+// fields ("\u017fcope", with a long s, sets Scope).
+func foldKey(k string) string {
+	return strings.Map(func(r rune) rune {
+		least := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			least = min(least, f)
+		}
+		return least
+	}, k)
 }
 
 func jsonError(err error, limit int64) error {
