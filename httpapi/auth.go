@@ -15,21 +15,15 @@ import (
 // guessing, quick enough for a login.
 const DefaultBcryptCost = 11
 
-// dummyHash is compared against when no user has the email, so a login
-// takes as long whether or not the account exists. It has the server's
-// cost: a cheaper one would tell the two cases apart by timing.
-func (s *Server) dummyHash() []byte {
-	s.dummyOnce.Do(func() {
-		s.dummy, _ = bcrypt.GenerateFromPassword([]byte("quire-dummy-password"), s.bcryptCost)
-	})
-	return s.dummy
-}
-
 // authenticate resolves the bearer credential into a principal, or fails
 // with 401 (503 when the session store is down). The request reads stored
 // metadata in one quire.ReadScope.
 func (s *Server) authenticate(c *gin.Context) {
 	c.Request = c.Request.WithContext(quire.WithReadScope(c.Request.Context()))
+	if err := oneAuthorization(c.Request); err != nil {
+		s.fail(c, err)
+		return
+	}
 	p, err := s.Authenticate(c, bearer(c.Request))
 	if err != nil {
 		if quire.ErrorCode(err) == quire.EUNAUTHORIZED {
@@ -43,6 +37,16 @@ func (s *Server) authenticate(c *gin.Context) {
 	}
 	c.Set(ctxPrincipal, p)
 	c.Next()
+}
+
+// oneAuthorization refuses a request with several Authorization headers:
+// which one counts would be up to each party (quire reads the first, a
+// proxy in front may check the last), so none does.
+func oneAuthorization(r *http.Request) error {
+	if len(r.Header.Values("Authorization")) > 1 {
+		return quire.Errorf(quire.EINVALID, "send one Authorization header, not %d", len(r.Header.Values("Authorization")))
+	}
+	return nil
 }
 
 // bearer returns the token of an Authorization: Bearer header.
@@ -76,7 +80,7 @@ func (s *Server) Authenticate(c *gin.Context, token string) (*quire.Principal, e
 		if err != nil {
 			return nil, err
 		}
-		if !quire.SecretMatches(secret, sess.SecretHash) || time.Now().After(sess.ExpiresAt) {
+		if !quire.SecretMatches(secret, sess.SecretHash) || s.now().After(sess.ExpiresAt) {
 			return nil, unauthorized
 		}
 		p.SessionID, userID = sess.ID, sess.UserID
@@ -88,7 +92,7 @@ func (s *Server) Authenticate(c *gin.Context, token string) (*quire.Principal, e
 		if err != nil {
 			return nil, err
 		}
-		if !quire.SecretMatches(secret, k.SecretHash) || k.ExpiresAt != nil && time.Now().After(*k.ExpiresAt) {
+		if !quire.SecretMatches(secret, k.SecretHash) || k.ExpiresAt != nil && s.now().After(*k.ExpiresAt) {
 			return nil, unauthorized
 		}
 		p.Key, userID = k, k.UserID
@@ -149,7 +153,7 @@ func (s *Server) login(c *gin.Context) {
 	bad := quire.Errorf(quire.EUNAUTHORIZED, "wrong email or password")
 	u, err := s.meta.UserByEmail(ctx, req.Email)
 	if quire.ErrorCode(err) == quire.ENOTFOUND {
-		bcrypt.CompareHashAndPassword(s.dummyHash(), []byte(req.Password))
+		bcrypt.CompareHashAndPassword(s.dummyHash, []byte(req.Password))
 		s.loginFailed(c, address)
 		s.fail(c, bad)
 		return
@@ -165,7 +169,7 @@ func (s *Server) login(c *gin.Context) {
 	}
 	s.loginSucceeded(c, account)
 	secret := quire.NewSecret()
-	now := time.Now().UTC()
+	now := s.now().UTC()
 	sess := &quire.Session{
 		ID: uuid.NewString(), UserID: u.ID, SecretHash: quire.HashSecret(secret),
 		CreatedAt: now, ExpiresAt: now.Add(s.sessionTTL), UserAgent: truncate(c.Request.UserAgent(), 200),
@@ -252,6 +256,10 @@ func (s *Server) revokeSession(c *gin.Context) {
 	}
 	if sess.UserID != p.User.ID && !p.IsAdmin() {
 		s.fail(c, notFound)
+		return
+	}
+	if err := p.CheckAccount(); err != nil {
+		s.fail(c, err)
 		return
 	}
 	if err := s.sessions.DeleteSession(ctx, id); err != nil {

@@ -214,10 +214,10 @@ var apiQuery = map[string]struct {
 }{
 	"limit":   {"integer", "page size, 1 to 500 (default 50)"},
 	"cursor":  {"string", "the next_cursor of the previous page"},
-	"state":   {"string", "only versions in this state: draft, published or archived"},
+	"state":   {"string", "only versions in this state: draft, published or archived (anything else is 400)"},
 	"from":    {"integer", "the version to diff from"},
 	"to":      {"integer", "the version to diff to"},
-	"format":  {"string", "diff: \"patch\" for text/x-diff; download: \"zip\""},
+	"format":  {"string", "diff: \"json\" (default) or \"patch\" for text/x-diff; download: \"zip\"; anything else is 400"},
 	"user_id": {"string", "another user's sessions (admin)"},
 	"all":     {"boolean", "every user's keys (admin)"},
 }

@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -16,6 +15,7 @@ import (
 	"github.com/quire/quire"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+	"golang.org/x/crypto/bcrypt"
 )
 
 // Config holds what the server needs.
@@ -54,6 +54,9 @@ type Config struct {
 	// RateLimiter, when set, enforces RateLimits (ratelimit.go).
 	RateLimiter quire.RateLimiter
 	RateLimits  RateLimits
+	// Now is the clock sessions and API keys are issued and expire by;
+	// time.Now when nil. Tests move it to expire a session without waiting.
+	Now func() time.Time
 }
 
 // Server is quire's HTTP API.
@@ -65,9 +68,13 @@ type Server struct {
 	limits     quire.Limits
 	sessionTTL time.Duration
 	bcryptCost int
-	ready      func(ctx context.Context) error
-	git        quire.GitService
-	engine     *gin.Engine
+	// dummyHash is compared against when no user has the email, so a
+	// login takes as long whether or not the account exists: it must have
+	// the cost real hashes have.
+	dummyHash []byte
+	ready     func(ctx context.Context) error
+	git       quire.GitService
+	engine    *gin.Engine
 
 	prompts     quire.PromptStore
 	payloads    quire.PayloadStore
@@ -81,8 +88,7 @@ type Server struct {
 	activity    quire.ActivityLog
 	rl          rateLimiting
 	usageWarn   quietLog // usage lost while Redis is down
-	dummyOnce   sync.Once
-	dummy       []byte
+	now         func() time.Time
 }
 
 // New builds the server and its routes.
@@ -93,6 +99,7 @@ func New(cfg Config) *Server {
 		log: cfg.Logger, limits: cfg.Limits, sessionTTL: cfg.SessionTTL,
 		bcryptCost: cfg.BcryptCost, ready: cfg.Ready, git: cfg.Git,
 		metrics: cfg.Metrics, tracer: cfg.TracerProvider, prop: cfg.Propagator, usage: cfg.Usage, activity: cfg.Activity,
+		now: cfg.Now,
 	}
 	s.setupPrompts(cfg)
 	if s.log == nil {
@@ -101,12 +108,16 @@ func New(cfg Config) *Server {
 	if s.limits == (quire.Limits{}) {
 		s.limits = quire.DefaultLimits()
 	}
+	if s.now == nil {
+		s.now = time.Now
+	}
 	if s.sessionTTL <= 0 {
 		s.sessionTTL = 24 * time.Hour
 	}
 	if s.bcryptCost == 0 {
 		s.bcryptCost = DefaultBcryptCost
 	}
+	s.dummyHash, _ = bcrypt.GenerateFromPassword([]byte("quire-dummy-password"), s.bcryptCost)
 	if s.metrics == nil {
 		s.metrics = prometheus.NewRegistry()
 	}

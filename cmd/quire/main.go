@@ -392,7 +392,7 @@ func (m *Main) bootstrap(ctx context.Context) error {
 	}
 	cost := m.Config.BcryptCost
 	if cost == 0 {
-		cost = httpapi.DefaultBcryptCost // as for users created later
+		cost = httpapi.DefaultBcryptCost // as the API hashes every other password
 	}
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), cost)
 	if err != nil {

@@ -84,6 +84,12 @@ type Options struct {
 	// are never throttled); RateLimitClock, when set, is its clock.
 	RateLimits     *httpapi.RateLimits
 	RateLimitClock func() time.Time
+	// Clock, when set, is the API's clock for issuing and expiring
+	// sessions and API keys (httpapi.Config.Now).
+	Clock func() time.Time
+	// BcryptCost is the API's password hash cost; 0 is bcrypt.MinCost,
+	// which keeps tests fast.
+	BcryptCost int
 }
 
 // RedisURL is the real Redis tests should use, or "" for embedded only.
@@ -149,6 +155,9 @@ func NewWith(t testing.TB, o Options) *Env {
 		o.Git.OnError = func(op string, err error) { logger.Error("git", "op", op, "error", err.Error()) }
 	}
 	git := gitstore.NewGit(store, o.Git)
+	if o.BcryptCost == 0 {
+		o.BcryptCost = bcrypt.MinCost
+	}
 	var limiter *cache.RateLimits
 	var limits httpapi.RateLimits
 	if o.RateLimits != nil {
@@ -158,12 +167,13 @@ func NewWith(t testing.TB, o Options) *Env {
 		Meta: store, Versions: store, Sessions: rd,
 		Logger:     logger,
 		Limits:     store.Limits(),
-		BcryptCost: bcrypt.MinCost,
+		BcryptCost: o.BcryptCost,
 		Ready:      rd.Ping,
 		Prompts:    prompts, Payloads: store, PromptCache: prompts,
 		Metrics: reg, TracerProvider: tr.Provider, Propagator: tr.Propagator,
 		Usage: usage, Activity: store, Git: git,
 		RateLimits: limits,
+		Now:        o.Clock,
 	}
 	if limiter != nil {
 		cfg.RateLimiter = limiter // a nil *RateLimits must not become a non-nil interface
