@@ -58,7 +58,7 @@ func FuzzPushCommands(f *testing.F) {
 	f.Add([]byte(pkts(hexA+" "+hexB+" refs/heads/draft/1\n", hexA+" "+zero+" refs/tags/v1\n", "shallow "+hexB+"\n") + "0000"))
 	f.Add([]byte(pkts(hexA+" "+hexB+"\n") + "0000"))
 	f.Add([]byte(pkts(hexA+" "+hexB+" \n") + "0000"))
-	f.Add([]byte(pkts(hexA+" "+hexB+" refs/heads/draft/1\x00\x00\n")))
+	f.Add([]byte(pkts(hexA + " " + hexB + " refs/heads/draft/1\x00\x00\n")))
 	f.Add([]byte("0000"))
 	f.Add([]byte(strings.Repeat(pkts(hexA+" "+hexB+" refs/heads/x\n"), 3) + "0000"))
 	f.Fuzz(func(t *testing.T, body []byte) {
