@@ -174,8 +174,9 @@ func Merge(base, over Vars) Vars {
 // otherwise expand a small template into gigabytes.
 const MaxOutput = 1 << 20
 
-// maxSteps bounds the tags one render visits, since nested sections can
-// take exponential time while producing no output at all.
+// maxSteps bounds the work of one render: tags visited, each weighed by
+// the lookups it makes. Nested sections can take exponential time while
+// producing no output at all.
 const maxSteps = 1 << 18
 
 // TooLargeError is the error for a render that would exceed MaxOutput or
@@ -259,7 +260,10 @@ func (w *walker) exceeded() bool { return w.steps > maxSteps || w.out > MaxOutpu
 
 func (w *walker) tags(tags []mustache.Tag, stack []any) {
 	for _, tag := range tags {
-		if w.steps++; w.exceeded() {
+		// A name is looked up through every enclosing section's value,
+		// and a dotted one part by part, here and in the library: charge
+		// each, or deep nesting or a long chain makes every visit slow.
+		if w.steps += len(stack) + strings.Count(tag.Name(), "."); w.exceeded() {
 			return
 		}
 		switch tag.Type() {

@@ -33,6 +33,16 @@ var expanding = []struct {
 		`{"l": [` + strings.Repeat(`"abcdefgh",`, 99) + `"x"]}`,
 	},
 	{
+		"a long dotted name into deeply nested variables, looked up often",
+		"{{#l}}{{#l}}{{#l}}{{a" + strings.Repeat(".a", 8999) + "}}{{/l}}{{/l}}{{/l}}",
+		`{"l": [` + strings.Repeat("1,", 59) + `1], ` + strings.Repeat(`"a": {`, 8999) + `"a": 1` + strings.Repeat("}", 8999) + `}`,
+	},
+	{
+		"many tags inside deeply nested sections",
+		strings.Repeat("{{#m}}", 3000) + strings.Repeat("{{x}}", 100000) + strings.Repeat("{{/m}}", 3000),
+		`{"m": {"k": 1}, "x": ""}`,
+	},
+	{
 		"inverted sections do not hide the expansion",
 		strings.Repeat("{{#l}}{{^no}}", 7) + "{{x}}" + strings.Repeat("{{/no}}{{/l}}", 7),
 		`{"l": [1,2,3,4,5,6,7,8,9,10], "x": "some text"}`,
