@@ -209,6 +209,11 @@ type PromptStore interface {
 	// commit (none when nothing changes). ifMatch, when set, must equal
 	// the draft's commit.
 	WritePrompt(ctx context.Context, by Actor, a *Asset, n int, c *PromptContent, ifMatch string) (*Version, error)
+	// EditPrompt is WritePrompt of edit(current content), read and
+	// written under the draft's lock, so concurrent edits of one draft
+	// queue rather than fail or overwrite each other's fields. A draft
+	// whose files break the prompt layout is edited from empty content.
+	EditPrompt(ctx context.Context, by Actor, a *Asset, n int, edit func(cur *PromptContent) *PromptContent, ifMatch string) (*Version, error)
 }
 
 // PromptCache is the admin side of a prompt cache.

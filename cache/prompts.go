@@ -233,6 +233,11 @@ func (p *Prompts) WritePrompt(ctx context.Context, by quire.Actor, a *quire.Asse
 	return p.next.WritePrompt(ctx, by, a, n, c, ifMatch)
 }
 
+// EditPrompt writes through, as WritePrompt.
+func (p *Prompts) EditPrompt(ctx context.Context, by quire.Actor, a *quire.Asset, n int, edit func(*quire.PromptContent) *quire.PromptContent, ifMatch string) (*quire.Version, error) {
+	return p.next.EditPrompt(ctx, by, a, n, edit, ifMatch)
+}
+
 // cachedPrompt is a live read as stored in Redis.
 type cachedPrompt struct {
 	Version *quire.Version       `json:"version"`

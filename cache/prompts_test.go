@@ -50,6 +50,10 @@ func (f *fakePrompts) WritePrompt(ctx context.Context, by quire.Actor, a *quire.
 	return nil, nil
 }
 
+func (f *fakePrompts) EditPrompt(ctx context.Context, by quire.Actor, a *quire.Asset, n int, edit func(*quire.PromptContent) *quire.PromptContent, ifMatch string) (*quire.Version, error) {
+	return nil, nil
+}
+
 func newTestPrompts(t *testing.T, m *miniredis.Miniredis, f *fakePrompts) *Prompts {
 	t.Helper()
 	r, err := Open(context.Background(), Options{URL: "redis://" + m.Addr(), Prefix: "t:"})

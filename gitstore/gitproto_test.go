@@ -159,7 +159,7 @@ type pushEnv struct {
 	base plumbing.Hash
 }
 
-func newPushEnv(t *testing.T, opts GitOptions) *pushEnv {
+func newPushEnv(t testing.TB, opts GitOptions) *pushEnv {
 	t.Helper()
 	s := newTestStore(t)
 	a := newTestSkill(t, s)
@@ -175,7 +175,7 @@ func newPushEnv(t *testing.T, opts GitOptions) *pushEnv {
 
 // commitPack returns a pack holding one new commit on top of parent (with
 // parent's tree) and the commit's id.
-func (pe *pushEnv) commitPack(t *testing.T, parent plumbing.Hash, msg string) ([]byte, plumbing.Hash) {
+func (pe *pushEnv) commitPack(t testing.TB, parent plumbing.Hash, msg string) ([]byte, plumbing.Hash) {
 	t.Helper()
 	r, err := pe.s.assetRepo(pe.a)
 	if err != nil {

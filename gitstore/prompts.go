@@ -83,14 +83,14 @@ func (r *repo) promptFiles(root plumbing.Hash) (map[string][]byte, error) {
 // WritePrompt replaces the prompt files of draft n with c in one commit:
 // files of the layout that c no longer has are deleted in the same commit.
 func (s *Store) WritePrompt(ctx context.Context, by quire.Actor, a *quire.Asset, n int, c *quire.PromptContent, ifMatch string) (*quire.Version, error) {
-	files, err := quire.PromptFiles(c)
-	if err != nil {
-		return nil, err
-	}
-	edits, _, err := s.prepareFiles(files)
-	if err != nil {
-		return nil, err
-	}
+	return s.EditPrompt(ctx, by, a, n, func(*quire.PromptContent) *quire.PromptContent { return c }, ifMatch)
+}
+
+// EditPrompt writes edit(current content) to draft n, reading the
+// current content under the repository lock: an edit that sets some
+// fields keeps the others as the last write left them, however many
+// edits of the draft run at once.
+func (s *Store) EditPrompt(ctx context.Context, by quire.Actor, a *quire.Asset, n int, edit func(*quire.PromptContent) *quire.PromptContent, ifMatch string) (*quire.Version, error) {
 	r, unlock, err := s.lockAsset(a)
 	if err != nil {
 		return nil, err
@@ -108,6 +108,21 @@ func (s *Store) WritePrompt(ctx context.Context, by quire.Actor, a *quire.Asset,
 		return nil, err
 	}
 	old, err := r.promptFiles(parent.TreeHash)
+	if err != nil {
+		return nil, err
+	}
+	cur, err := quire.ParsePromptFiles(old)
+	if quire.ErrorCode(err) == quire.EUNPROCESSABLE {
+		cur, err = &quire.PromptContent{}, nil // a broken layout is replaced whole
+	}
+	if err != nil {
+		return nil, err
+	}
+	files, err := quire.PromptFiles(edit(cur))
+	if err != nil {
+		return nil, err
+	}
+	edits, _, err := s.prepareFiles(files)
 	if err != nil {
 		return nil, err
 	}

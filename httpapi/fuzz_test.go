@@ -14,7 +14,9 @@ import (
 )
 
 // fuzzRoute is a write endpoint taking a body. {p}, {s}, {u} stand for a
-// project, a skill with an open draft 1, and a member user.
+// project, a skill with an open draft 1, and a member user; {q} for a
+// prompt with version 1 live and draft 2 open, {y} for its payload.
+// New routes go at the end: the committed corpus names routes by index.
 type fuzzRoute struct {
 	method, path, contentType string
 	seed                      string // a body the endpoint accepts
@@ -35,6 +37,81 @@ var fuzzRoutes = []fuzzRoute{
 	{"POST", "/v1/skills/{s}/versions", "application/json", `{"from":"empty"}`},
 	{"POST", "/v1/skills/{s}/versions/1/files", "application/json", `{"file_path":"scripts/run.py","content":"print(1)\n","message":"m"}`},
 	{"POST", "/v1/skills/{s}/versions/upload", "application/zip", "PK\x05\x06" + strings.Repeat("\x00", 18)},
+	{"PATCH", "/v1/prompts/{q}", "application/json", `{"name":"Renamed prompt","description":"d"}`},
+	{"POST", "/v1/prompts/{q}/versions", "application/json", `{"from":"empty","template":"Hi {{name}}","model":"gpt-x","model_params":{"temperature":0.2}}`},
+	{"PATCH", "/v1/prompts/{q}/versions/2", "application/json", `{"messages":[{"role":"system","content":"{{#items}}- {{.}}\n{{/items}}"}],"model":"m"}`},
+	{"POST", "/v1/prompts/{q}/payloads", "application/json", `{"name":"p","variables":{"name":"Ada","items":[1,2]}}`},
+	{"PUT", "/v1/prompts/{q}/payloads/{y}", "application/json", `{"variables":{"name":"Bob"}}`},
+	{"POST", "/v1/prompts/{q}/render", "application/json", `{"variables":{"name":"Ada"},"payload_id":"{y}","version":1}`},
+	{"POST", "/v1/projects/{p}/prompts/fz-prompt/render", "application/json", `{"variables":{"name":"` + strings.Repeat("x", 100) + `"}}`},
+}
+
+// bodylessWrites are the write routes whose handlers read no body, so
+// there is nothing to fuzz: actions named by their path alone. The git
+// routes have their own target, FuzzGitEndpoints.
+var bodylessWrites = map[string]bool{
+	"DELETE /v1/api-keys/:keyID":                               true,
+	"POST /v1/api-keys/:keyID/rotate":                          true,
+	"DELETE /v1/auth/session":                                  true,
+	"DELETE /v1/auth/sessions/:sessionID":                      true,
+	"POST /v1/cache/purge":                                     true,
+	"DELETE /v1/projects/:projectID":                           true,
+	"DELETE /v1/projects/:projectID/members/:userID":           true,
+	"DELETE /v1/users/:userID":                                 true,
+	"DELETE /v1/skills/:id":                                    true,
+	"DELETE /v1/skills/:id/versions/:version":                  true,
+	"DELETE /v1/skills/:id/versions/:version/files/*file_path": true,
+	"POST /v1/skills/:id/versions/:version/archive":            true,
+	"POST /v1/skills/:id/versions/:version/promote":            true,
+	"POST /v1/skills/:id/versions/:version/publish":            true,
+	"DELETE /v1/prompts/:id":                                   true,
+	"DELETE /v1/prompts/:id/payloads/:payloadID":               true,
+	"DELETE /v1/prompts/:id/versions/:version":                 true,
+	"POST /v1/prompts/:id/cache/purge":                         true,
+	"POST /v1/prompts/:id/versions/:version/archive":           true,
+	"POST /v1/prompts/:id/versions/:version/promote":           true,
+	"POST /v1/prompts/:id/versions/:version/publish":           true,
+	"* /git/*path": true,
+}
+
+// TestFuzzRoutesCoverEveryWrite fails when a route that changes state is
+// neither fuzzed by FuzzWriteEndpoints nor listed as reading no body, so
+// a new write endpoint cannot miss the fuzzer by being forgotten here.
+func TestFuzzRoutesCoverEveryWrite(t *testing.T) {
+	e := testenv.New(t)
+	fuzzed := map[string]bool{}
+	for _, r := range fuzzRoutes {
+		fuzzed[r.method+" "+r.path] = true
+	}
+	// The fuzz list names concrete paths; gin names parameters.
+	concrete := strings.NewReplacer(
+		":projectID/prompts/:slug", "{p}/prompts/fz-prompt",
+		":projectID", "{p}", ":userID", "{u}", ":payloadID", "{y}", ":version", "{n}")
+	for _, r := range e.Server.Routes() {
+		if r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions {
+			continue
+		}
+		key := r.Method + " " + r.Path
+		if bodylessWrites[key] || (strings.HasPrefix(r.Path, "/git/") && bodylessWrites["* "+r.Path]) {
+			continue
+		}
+		path := concrete.Replace(r.Path)
+		kind := "{s}"
+		if strings.HasPrefix(path, "/v1/prompts/") {
+			kind = "{q}"
+		}
+		path = strings.Replace(path, ":id", kind, 1)
+		found := false
+		for f := range fuzzed {
+			m, p, _ := strings.Cut(f, " ")
+			if m == r.Method && (p == path || strings.Replace(path, "{n}", "1", 1) == p || strings.Replace(path, "{n}", "2", 1) == p) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%s is a write route missing from fuzzRoutes (or, if it reads no body, from bodylessWrites)", key)
+		}
+	}
 }
 
 // hostileBodies are tried against every route.
@@ -59,7 +136,16 @@ func FuzzWriteEndpoints(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	expand := strings.NewReplacer("{p}", pid, "{s}", sid, "{u}", uid)
+	qid := e.CreatePrompt(e.Admin, pid, "fz-prompt")
+	e.Must(201, "POST", "/v1/prompts/"+qid+"/versions", e.Admin, map[string]any{"template": "Hello {{name}}"})
+	e.Must(200, "POST", "/v1/prompts/"+qid+"/versions/1/publish", e.Admin, nil)
+	e.Must(201, "POST", "/v1/prompts/"+qid+"/versions", e.Admin, nil)
+	yid := e.Must(201, "POST", "/v1/prompts/"+qid+"/payloads", e.Admin, map[string]any{"variables": map[string]any{"name": "Ada"}}).JSON(f)["payload"].(map[string]any)["id"].(string)
+	prompt, err := e.Store.Asset(ctx, quire.KindPrompt, qid)
+	if err != nil {
+		f.Fatal(err)
+	}
+	expand := strings.NewReplacer("{p}", pid, "{s}", sid, "{u}", uid, "{q}", qid, "{y}", yid)
 	_, adminSecret, _ := strings.Cut(strings.TrimPrefix(e.Admin, "sess_"), "_")
 
 	for i, r := range fuzzRoutes {
@@ -72,6 +158,10 @@ func FuzzWriteEndpoints(f *testing.F) {
 		r := fuzzRoutes[int(route)%len(fuzzRoutes)]
 		path := expand.Replace(r.path)
 		draft, err := e.Store.Version(ctx, skill, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		promptDraft, err := e.Store.Version(ctx, prompt, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,6 +205,9 @@ func FuzzWriteEndpoints(f *testing.F) {
 		}
 		if after, err := e.Store.Version(ctx, skill, 1); err != nil || after.Commit != draft.Commit {
 			t.Fatalf("%s: answered %d, yet draft 1 moved from %s to %v (%v)", what, res.StatusCode, draft.Commit, after, err)
+		}
+		if after, err := e.Store.Version(ctx, prompt, 2); err != nil || after.Commit != promptDraft.Commit {
+			t.Fatalf("%s: answered %d, yet prompt draft 2 moved from %s to %v (%v)", what, res.StatusCode, promptDraft.Commit, after, err)
 		}
 	})
 }

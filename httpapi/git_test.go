@@ -115,13 +115,13 @@ func (g *gitClient) commitFile(dir, path, content string) string {
 // gitFixture is project demo with skill pdf: v1 published (live) and
 // draft 2 open with one more file.
 type gitFixture struct {
-	t        *testing.T
+	t        testing.TB
 	e        *testenv.Env
 	g        *gitClient
 	pid, sid string
 }
 
-func newGitFixture(t *testing.T, opts ...testenv.Options) *gitFixture {
+func newGitFixture(t testing.TB, opts ...testenv.Options) *gitFixture {
 	t.Helper()
 	var o testenv.Options
 	if len(opts) > 0 {

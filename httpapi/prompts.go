@@ -170,7 +170,7 @@ func (s *Server) createPromptVersion(c *gin.Context) {
 		return
 	}
 	if !req.empty() {
-		nv, err := s.writePrompt(ctx, by, a, v, &req)
+		nv, err := s.writePrompt(ctx, by, a, v.Number, &req, v.Commit)
 		if err != nil {
 			// Leave no half-made draft behind.
 			s.versions.DeleteVersion(context.WithoutCancel(ctx), by, a, v.Number)
@@ -182,16 +182,11 @@ func (s *Server) createPromptVersion(c *gin.Context) {
 	s.writeVersion(c, http.StatusCreated, a, v, nil)
 }
 
-// writePrompt applies req to draft v in one commit.
-func (s *Server) writePrompt(ctx context.Context, by quire.Actor, a *quire.Asset, v *quire.Version, req *promptVersionRequest) (*quire.Version, error) {
-	cur, err := s.prompts.PromptContent(ctx, a, v.Commit)
-	if quire.ErrorCode(err) == quire.EUNPROCESSABLE {
-		cur, err = &quire.PromptContent{}, nil // a broken layout is replaced whole
-	}
-	if err != nil {
-		return nil, err
-	}
-	return s.prompts.WritePrompt(ctx, by, a, v.Number, req.apply(cur), v.Commit)
+// writePrompt applies req to draft n in one commit, on the content the
+// draft holds when the store has it locked; ifMatch, when set, must be
+// the draft's commit then.
+func (s *Server) writePrompt(ctx context.Context, by quire.Actor, a *quire.Asset, n int, req *promptVersionRequest, ifMatch string) (*quire.Version, error) {
+	return s.prompts.EditPrompt(ctx, by, a, n, req.apply, ifMatch)
 }
 
 // updatePromptVersion edits a draft: 409 for any other state, 412 when
@@ -225,14 +220,12 @@ func (s *Server) updatePromptVersion(c *gin.Context) {
 		s.fail(c, quire.Errorf(quire.ECONFLICT, "version %d is %s; only a draft can be changed", n, v.State))
 		return
 	}
-	if m := etagValue(c.GetHeader("If-Match")); m != "" && m != v.Commit {
-		s.fail(c, quire.Errorf(quire.EPRECONDITION, "version %d is at %s, not %s", n, v.Commit, m))
+	ifMatch := etagValue(c.GetHeader("If-Match"))
+	if ifMatch != "" && ifMatch != v.Commit {
+		s.fail(c, quire.Errorf(quire.EPRECONDITION, "version %d is at %s, not %s", n, v.Commit, ifMatch))
 		return
 	}
-	nv, err := s.writePrompt(ctx, principal(c).Actor(), a, v, &req)
-	if quire.ErrorCode(err) == quire.EPRECONDITION {
-		err = quire.Errorf(quire.ECONFLICT, "draft %d changed while it was being edited; retry", n)
-	}
+	nv, err := s.writePrompt(ctx, principal(c).Actor(), a, n, &req, ifMatch)
 	if err != nil {
 		s.fail(c, err)
 		return

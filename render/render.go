@@ -169,18 +169,62 @@ func Merge(base, over Vars) Vars {
 	return out
 }
 
+// MaxOutput bounds the text one render may produce. Sections over lists
+// multiply: a few nested sections over a list of a hundred items would
+// otherwise expand a small template into gigabytes.
+const MaxOutput = 1 << 20
+
+// maxSteps bounds the work of one render: tags visited, each weighed by
+// the lookups it makes. Nested sections can take exponential time while
+// producing no output at all.
+const maxSteps = 1 << 18
+
+// TooLargeError is the error for a render that would exceed MaxOutput or
+// maxSteps. It is the template and variables together that are at fault,
+// so it is EUNPROCESSABLE rather than a limit on the request's size.
+func TooLargeError() error {
+	return quire.Errorf(quire.EUNPROCESSABLE, "the template expands to more than %d bytes (or %d tags) with these variables", MaxOutput, maxSteps).
+		WithDetail("limit", MaxOutput)
+}
+
+// errOutputLimit stops the library's writes once MaxOutput is reached.
+var errOutputLimit = errors.New("render: output limit reached")
+
+// limitedWriter is a second line of defence behind the walk's estimate.
+type limitedWriter struct {
+	b    strings.Builder
+	over bool
+}
+
+func (w *limitedWriter) Write(p []byte) (int, error) {
+	if w.over || w.b.Len()+len(p) > MaxOutput {
+		w.over = true
+		return 0, errOutputLimit
+	}
+	return w.b.Write(p)
+}
+
 // Render renders t with vars. A plain {{var}} that resolves to nothing is
 // EUNPROCESSABLE with the detail "missing": every such name. A section
-// over an absent name is false, as Mustache says.
+// over an absent name is false, as Mustache says. A render that would
+// produce more than MaxOutput bytes is refused before it starts.
 func (t *Template) Render(vars Vars) (string, error) {
-	if missing := t.Missing(vars); len(missing) > 0 {
-		return "", MissingError(missing)
+	w := t.walk(vars)
+	if w.exceeded() {
+		return "", TooLargeError()
 	}
-	var b strings.Builder
-	if err := t.t.FRender(&b, map[string]any(vars)); err != nil {
+	if len(w.missing) > 0 {
+		return "", MissingError(w.missing)
+	}
+	var out limitedWriter
+	err := t.t.FRender(&out, map[string]any(vars))
+	if out.over || errors.Is(err, errOutputLimit) {
+		return "", TooLargeError()
+	}
+	if err != nil {
 		return "", quire.Errorf(quire.EUNPROCESSABLE, "render: %v", err)
 	}
-	return b.String(), nil
+	return out.b.String(), nil
 }
 
 // MissingError is the error for variables without a value.
@@ -191,26 +235,48 @@ func MissingError(missing []string) error {
 
 // Missing lists, in order, the plain variables that would render from no
 // value. It walks the template as the library renders it: the same
-// lookup through the context stack, the same falsiness for sections.
+// lookup through the context stack, the same falsiness for sections. On
+// a template that expands too far it stops early; Render then refuses it.
 func (t *Template) Missing(vars Vars) []string {
-	var missing []string
-	seen := map[string]bool{}
-	walkMissing(t.t.Tags(), []any{map[string]any(vars)}, func(name string) {
-		if !seen[name] {
-			seen[name] = true
-			missing = append(missing, name)
-		}
-	})
-	return missing
+	return t.walk(vars).missing
 }
 
-func walkMissing(tags []mustache.Tag, stack []any, report func(string)) {
+func (t *Template) walk(vars Vars) *walker {
+	w := &walker{seen: map[string]bool{}}
+	w.tags(t.t.Tags(), []any{map[string]any(vars)})
+	return w
+}
+
+// walker follows a render without producing it: it collects missing
+// variables and counts tags visited and the bytes variables would write.
+type walker struct {
+	missing []string
+	seen    map[string]bool
+	steps   int
+	out     int64
+}
+
+func (w *walker) exceeded() bool { return w.steps > maxSteps || w.out > MaxOutput }
+
+func (w *walker) tags(tags []mustache.Tag, stack []any) {
 	for _, tag := range tags {
+		// A name is looked up through every enclosing section's value,
+		// and a dotted one part by part, here and in the library: charge
+		// each, or deep nesting or a long chain makes every visit slow.
+		if w.steps += len(stack) + strings.Count(tag.Name(), "."); w.exceeded() {
+			return
+		}
 		switch tag.Type() {
 		case mustache.Variable:
-			if _, ok := lookup(stack, tag.Name()); !ok {
-				report(tag.Name())
+			v, ok := lookup(stack, tag.Name())
+			if !ok {
+				if !w.seen[tag.Name()] {
+					w.seen[tag.Name()] = true
+					w.missing = append(w.missing, tag.Name())
+				}
+				continue
 			}
+			w.out += size(v, MaxOutput-w.out+1)
 		case mustache.Section:
 			v, ok := lookup(stack, tag.Name())
 			if !ok || empty(v) {
@@ -218,17 +284,51 @@ func walkMissing(tags []mustache.Tag, stack []any, report func(string)) {
 			}
 			if list, isList := v.([]any); isList {
 				for _, item := range list {
-					walkMissing(tag.Tags(), push(stack, item), report)
+					w.steps++
+					if w.tags(tag.Tags(), push(stack, item)); w.exceeded() {
+						return
+					}
 				}
 				continue
 			}
-			walkMissing(tag.Tags(), push(stack, v), report)
+			w.tags(tag.Tags(), push(stack, v))
 		case mustache.InvertedSection:
 			if v, ok := lookup(stack, tag.Name()); !ok || empty(v) {
-				walkMissing(tag.Tags(), stack, report)
+				w.tags(tag.Tags(), stack)
 			}
 		}
 	}
+}
+
+// size estimates the bytes a value renders to (fmt.Sprint of it), looking
+// no further than limit bytes, so that estimating costs no more than the
+// output it stands for.
+func size(v any, limit int64) int64 {
+	switch x := v.(type) {
+	case string:
+		return int64(len(x))
+	case number:
+		return int64(len(x))
+	case bool:
+		return 5
+	case []any:
+		n := int64(2)
+		for _, e := range x {
+			if n += 1 + size(e, limit-n); n > limit {
+				break
+			}
+		}
+		return n
+	case map[string]any:
+		n := int64(5)
+		for k, e := range x {
+			if n += int64(len(k)) + 2 + size(e, limit-n); n > limit {
+				break
+			}
+		}
+		return n
+	}
+	return 8
 }
 
 func push(stack []any, v any) []any {

@@ -15,8 +15,7 @@ cd "$(dirname "$0")/.."
 fuzztime=${FUZZTIME:-10s}
 only=${1:-}
 
-# "package target". Template rendering and git smart-HTTP request parsing
-# get their targets from the packages that own them; list them here.
+# "package target".
 targets=(
   "./valid FuzzFilePath"
   "./valid FuzzSlug"
@@ -24,6 +23,11 @@ targets=(
   "./valid FuzzVersionNumber"
   "./zipfile FuzzRead"
   "./httpapi FuzzWriteEndpoints"
+  "./render FuzzRender"
+  "./gitstore FuzzUploadRequest"
+  "./gitstore FuzzPushCommands"
+  "./gitstore FuzzReceivePack"
+  "./httpapi FuzzGitEndpoints"
 )
 
 log=$(mktemp)

@@ -1,0 +1,66 @@
+package render
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/quire/quire"
+)
+
+// FuzzRender renders any template with any variables: it never panics,
+// every error is one the API answers with a 4xx, and no output exceeds
+// MaxOutput. The seeds in testdata/fuzz/FuzzRender hold real prompts and
+// templates that expand exponentially.
+func FuzzRender(f *testing.F) {
+	f.Add("Hello {{name}}!", []byte(`{"name": "Ada"}`))
+	f.Add("{{#items}}- {{title}} ({{price}})\n{{/items}}{{^items}}none{{/items}}", []byte(`{"items": [{"title": "a", "price": 1.50}, {"title": "b", "price": null}]}`))
+	f.Add("{{user.name.first}} {{{raw}}} {{& amp}} {{! comment }}{{=<% %>=}}<% name %>", []byte(`{"user": {"name": {"first": "A"}}, "raw": "<b>", "amp": "&", "name": 1}`))
+	f.Add("{{#a}}{{#a}}{{#a}}{{.}}{{/a}}{{/a}}{{/a}}", []byte(`{"a": [1, 2, 3]}`))
+	f.Add("{{>partial}}", []byte(`{}`))
+	f.Add("{{#a}}unclosed", []byte(`{"a": true}`))
+	f.Add("{{.}}{{..}}{{a.}}{{.a}}{{a..b}}", []byte(`{"": 1, "a": {"": {"b": 2}}}`))
+	for _, tc := range expanding {
+		if len(tc.template)+len(tc.vars) < 4<<10 { // big seeds slow every mutation of them
+			f.Add(tc.template, []byte(tc.vars))
+		}
+	}
+	f.Fuzz(func(t *testing.T, text string, raw []byte) {
+		if len(raw) > int(quire.DefaultLimits().MaxVariables) {
+			return // the API refuses these before rendering
+		}
+		tmpl, err := Parse(text)
+		if err != nil {
+			if quire.ErrorCode(err) != quire.EUNPROCESSABLE {
+				t.Fatalf("Parse: %v is %s, want unprocessable", err, quire.ErrorCode(err))
+			}
+			return
+		}
+		tmpl.Variables()
+		required := tmpl.Required()
+		vars, err := DecodeVars(raw)
+		if err != nil {
+			if quire.ErrorCode(err) != quire.EINVALID {
+				t.Fatalf("DecodeVars: %v is %s, want invalid", err, quire.ErrorCode(err))
+			}
+			return
+		}
+		out, err := tmpl.Render(vars)
+		if err != nil {
+			if quire.ErrorCode(err) != quire.EUNPROCESSABLE {
+				t.Fatalf("Render: %v is %s, want unprocessable", err, quire.ErrorCode(err))
+			}
+			return
+		}
+		if len(out) > MaxOutput {
+			t.Fatalf("rendered %d bytes, more than MaxOutput", len(out))
+		}
+		for _, name := range required {
+			if _, ok := lookup([]any{map[string]any(vars)}, name); !ok {
+				t.Fatalf("rendered although the required %q has no value", name)
+			}
+		}
+		if !strings.Contains(text, "{{") && out != text {
+			t.Fatalf("a template with no tags rendered %q, want it unchanged", out)
+		}
+	})
+}
