@@ -238,3 +238,43 @@ func TestServeHelp(t *testing.T) {
 		t.Fatalf("bad QUIRE_USAGE_FLUSH: %v", err)
 	}
 }
+
+func TestDebugListener(t *testing.T) {
+	out := &syncBuffer{}
+	m := NewMain(out)
+	m.Config.Addr, m.Config.DebugAddr, m.Config.Data = "127.0.0.1:0", "127.0.0.1:0", t.TempDir()
+	m.Config.BcryptCost = bcrypt.MinCost
+	if err := m.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	get := func(url string) (int, string) {
+		t.Helper()
+		res, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	if code, body := get("http://" + m.debug.Addr + "/debug/pprof/"); code != 200 || !strings.Contains(body, "goroutine") {
+		t.Fatalf("pprof index on the debug listener: %d %.200s", code, body)
+	}
+	if code, body := get("http://" + m.Addr() + "/debug/pprof/"); code != 404 {
+		t.Fatalf("pprof index on the API listener: %d %.200s", code, body)
+	}
+}
+
+func TestDebugListenerRefusesNonLoopback(t *testing.T) {
+	for _, addr := range []string{"0.0.0.0:0", ":0", "192.0.2.1:6060"} {
+		m := NewMain(&syncBuffer{})
+		m.Config.Addr, m.Config.DebugAddr, m.Config.Data = "127.0.0.1:0", addr, t.TempDir()
+		m.Config.BcryptCost = bcrypt.MinCost
+		err := m.Run(context.Background())
+		m.Close()
+		if err == nil || !strings.Contains(err.Error(), "loopback") {
+			t.Errorf("debug address %q: Run error %v, want a refusal", addr, err)
+		}
+	}
+}
