@@ -29,8 +29,9 @@ type Quire struct {
 	Usage   *cache.Usage
 	// Handler is the API, for in-process benchmarks without the network.
 	Handler http.Handler
-	// Admin is an admin session; Key a read API key; PromptID the prompt.
-	Admin, Key, PromptID string
+	// Admin is an admin session; Key a read API key; ProjectID the
+	// project ("bench") holding the prompt PromptID.
+	Admin, Key, ProjectID, PromptID string
 
 	close []func()
 }
@@ -139,6 +140,7 @@ func (q *Quire) seed(ctx context.Context) error {
 	if err := q.Call("POST", "/v1/projects", q.Admin, map[string]string{"name": "Bench", "slug": "bench"}, &proj); err != nil {
 		return err
 	}
+	q.ProjectID = proj.Project.ID
 	var prompt struct{ Prompt struct{ ID string } }
 	if err := q.Call("POST", "/v1/projects/"+proj.Project.ID+"/prompts", q.Admin, map[string]string{"name": "Greeting"}, &prompt); err != nil {
 		return err
