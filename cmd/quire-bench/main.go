@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 )
@@ -48,6 +49,8 @@ func main() {
 
 // config is what one run measures.
 type config struct {
+	// only, when set, names the sections to run (comma-separated).
+	only     string
 	out      string
 	includes []string
 	redis    string
@@ -79,6 +82,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.SetOutput(stderr)
 	var includes multi
 	quick := fs.Bool("quick", false, "smoke run: every section, tiny durations (figures not meaningful)")
+	fs.StringVar(&c.only, "only", "", "run only these sections, comma-separated: hot,alloc,writes,git (the report then lacks the others)")
 	fs.StringVar(&c.out, "out", "docs/benchmarks.md", "markdown report to write")
 	fs.Var(&includes, "include", "markdown fragment to append (repeatable)")
 	fs.StringVar(&c.redis, "redis", "", "redis:// URL for quire (default: embedded)")
@@ -108,15 +112,18 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	r := newReport(stderr)
 	sections := []struct {
-		name string
-		run  func(context.Context, *config, *report) error
+		name, short string
+		run         func(context.Context, *config, *report) error
 	}{
-		{"hot path", hotPath},
-		{"allocations", allocations},
-		{"writes", writes},
-		{"git", gitSection},
+		{"hot path", "hot", hotPath},
+		{"allocations", "alloc", allocations},
+		{"writes", "writes", writes},
+		{"git", "git", gitSection},
 	}
 	for _, s := range sections {
+		if c.only != "" && !slices.Contains(strings.Split(c.only, ","), s.short) {
+			continue
+		}
 		r.logf("%s ...", s.name)
 		if err := s.run(ctx, c, r); err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
