@@ -243,7 +243,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Limits: store.Limits(), SessionTTL: c.SessionTTL, BcryptCost: c.BcryptCost,
 		Ready: m.ready, Git: m.git,
 		Prompts: m.prompts, Payloads: store, PromptCache: m.prompts,
-		Metrics: m.metrics, TracerProvider: tr.Provider, Propagator: tr.Propagator,
+		Metrics: m.metrics, TracerProvider: tr.Provider, Propagator: tr.Propagator, SpansRecorded: tr.Exporting != "",
 		Usage: m.usage, Activity: store,
 	})
 	if c.DebugAddr != "" {

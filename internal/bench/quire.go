@@ -100,7 +100,7 @@ func Start(ctx context.Context, o Options) (q *Quire, err error) {
 		Meta: q.Store, Versions: q.Store, Sessions: rd, Logger: logger,
 		Limits: q.Store.Limits(), BcryptCost: bcrypt.MinCost, Ready: rd.Ping, Git: q.Git,
 		Prompts: q.Prompts, Payloads: q.Store, PromptCache: q.Prompts,
-		Metrics: reg, TracerProvider: tr.Provider, Propagator: tr.Propagator,
+		Metrics: reg, TracerProvider: tr.Provider, Propagator: tr.Propagator, SpansRecorded: tr.Exporting != "",
 		Usage: q.Usage, Activity: q.Store,
 	})
 	url, stop, err := Serve(q.Handler)

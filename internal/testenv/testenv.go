@@ -150,7 +150,7 @@ func NewWith(t testing.TB, o Options) *Env {
 		BcryptCost: bcrypt.MinCost,
 		Ready:      rd.Ping,
 		Prompts:    prompts, Payloads: store, PromptCache: prompts,
-		Metrics: reg, TracerProvider: tr.Provider, Propagator: tr.Propagator,
+		Metrics: reg, TracerProvider: tr.Provider, Propagator: tr.Propagator, SpansRecorded: tr.Exporting != "",
 		Usage: usage, Activity: store, Git: git,
 	})
 	hs := httptest.NewServer(srv)
