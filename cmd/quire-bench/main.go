@@ -87,7 +87,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.Var(&includes, "include", "markdown fragment to append (repeatable)")
 	fs.StringVar(&c.redis, "redis", "", "redis:// URL for quire (default: embedded)")
 	fs.DurationVar(&c.dur, "d", 3*time.Second, "duration of each hot-path load run")
-	fs.IntVar(&c.rounds, "rounds", 2, "rounds of floor, render and live read per connection count; medians are reported")
+	fs.IntVar(&c.rounds, "rounds", 3, "rounds of floor, render and live read per connection count; medians are reported")
 	fs.DurationVar(&c.writeDur, "write-d", 3*time.Second, "duration of each write throughput run")
 	fs.IntVar(&c.upserts, "upserts", 200, "upserts per write latency figure")
 	fs.IntVar(&c.files, "git-files", 1000, "files in the git benchmark repository")

@@ -65,8 +65,9 @@ func (r Request) Do(c *http.Client) (int, []byte, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	req.Body = io.NopCloser(bytes.NewReader(r.Body))
-	req.ContentLength = int64(len(r.Body))
+	if len(r.Body) > 0 {
+		req.Body, req.ContentLength = io.NopCloser(bytes.NewReader(r.Body)), int64(len(r.Body))
+	}
 	res, err := c.Do(req)
 	if err != nil {
 		return 0, nil, err
@@ -129,8 +130,12 @@ func Measure(req Request, conns int, dur, warm time.Duration) Result {
 			body := bytes.NewReader(req.Body)
 			rc := io.NopCloser(body)
 			for !stop.Load() {
-				body.Reset(req.Body)
-				hr.Body, hr.ContentLength = rc, int64(len(req.Body))
+				// A request without a body keeps http.NoBody: a non-nil
+				// body of length 0 would be sent chunked.
+				if len(req.Body) > 0 {
+					body.Reset(req.Body)
+					hr.Body, hr.ContentLength = rc, int64(len(req.Body))
+				}
 				t0 := time.Now()
 				res, err := client.Do(hr)
 				ok := err == nil && res.StatusCode == http.StatusOK
