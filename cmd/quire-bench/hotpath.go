@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -54,7 +55,7 @@ func serveChild(role string) error {
 		return err
 	}
 	_, err := bufio.NewReader(os.Stdin).ReadString('\n') // returns at EOF
-	if err != nil && err.Error() != "EOF" {
+	if err != nil && !errors.Is(err, io.EOF) {
 		return err
 	}
 	return nil
@@ -132,8 +133,8 @@ A render of a published two-variable prompt (POST /v1/prompts/{id}/render)
 and a read of its live version (GET /v1/prompts/{id}/live), both with a
 read API key, against the floor: a net/http handler answering a fixed
 120-byte JSON body. quire runs as quire serve wires it (embedded Redis,
-metrics, tracing without an exporter, usage counting, JSON logs) on a
-fresh data root. Each server runs in a child process of quire-bench; the
+metrics, tracing without an exporter, usage counting, a JSON access log
+line per request, formatted then discarded) on a fresh data root. Each server runs in a child process of quire-bench; the
 load client (keep-alive connections, one prepared request per
 connection, up to 256 goroutines) runs in the parent and shares the %d
 cores with the server, alike for both. Per connection count: %d rounds of
