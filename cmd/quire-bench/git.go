@@ -87,7 +87,7 @@ func gitSection(ctx context.Context, c *config, r *report) error {
 			}
 			clones[(i+k)%len(servers)] = append(clones[(i+k)%len(servers)], d)
 		}
-		if _, err := q.Store.PutFiles(ctx, benchActor, a, 2, revision(c.files, c.commits+i), "", fmt.Sprintf("Fetch round %d", i)); err != nil {
+		if _, err := q.Store.PutFiles(ctx, benchActor, a, 2, bench.Revision(c.files, c.commits+i), "", fmt.Sprintf("Fetch round %d", i)); err != nil {
 			return err
 		}
 		for k := range servers {
@@ -126,15 +126,11 @@ func bigSkill(ctx context.Context, q *bench.Quire, files, commits int) (*quire.A
 	if err != nil {
 		return nil, err
 	}
-	first := []quire.FileContent{{Path: "SKILL.md", Content: []byte("---\nname: big\ndescription: A benchmark skill.\n---\n# big\n")}}
-	for i := 1; i < files; i++ {
-		first = append(first, quire.FileContent{Path: benchFile(i), Content: fileContent(i, 0)})
-	}
-	if _, err := q.Store.CreateVersion(ctx, benchActor, a, quire.Base{Empty: true}, first); err != nil {
+	if _, err := q.Store.CreateVersion(ctx, benchActor, a, quire.Base{Empty: true}, bench.SkillFiles("big", files)); err != nil {
 		return nil, err
 	}
 	for c := 1; c < commits; c++ {
-		if _, err := q.Store.PutFiles(ctx, benchActor, a, 1, revision(files, c), "", fmt.Sprintf("Revision %d", c)); err != nil {
+		if _, err := q.Store.PutFiles(ctx, benchActor, a, 1, bench.Revision(files, c), "", fmt.Sprintf("Revision %d", c)); err != nil {
 			return nil, err
 		}
 	}
@@ -142,20 +138,4 @@ func bigSkill(ctx context.Context, q *bench.Quire, files, commits int) (*quire.A
 		return nil, err
 	}
 	return a, nil
-}
-
-// revision is commit c's batch: 10 files of the skill, rewritten.
-func revision(files, c int) []quire.FileContent {
-	var batch []quire.FileContent
-	for k := range 10 {
-		i := 1 + (c*37+k*101)%(files-1)
-		batch = append(batch, quire.FileContent{Path: benchFile(i), Content: fileContent(i, c)})
-	}
-	return batch
-}
-
-func benchFile(i int) string { return fmt.Sprintf("dir%02d/sub%d/file%04d.md", i%20, i%3, i) }
-
-func fileContent(i, rev int) []byte {
-	return []byte(fmt.Sprintf("# file %d, revision %d\n\n%s\n", i, rev, strings.Repeat(fmt.Sprintf("line %d of a small skill file\n", i), 8)))
 }
