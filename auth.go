@@ -140,8 +140,10 @@ func (p *Principal) Actor() Actor {
 }
 
 // IsAdmin reports whether the principal acts with global admin rights.
+// A key limited to projects is never one: it could otherwise create an
+// admin user or an unlimited key and so escape its project list.
 func (p *Principal) IsAdmin() bool {
-	return p.User.Role == RoleAdmin && (p.Key == nil || p.Key.Scope == ScopeAdmin)
+	return p.User.Role == RoleAdmin && p.CheckAccount() == nil
 }
 
 // ProjectAccess is the access the principal has to project pr: the user's
@@ -176,11 +178,19 @@ func (p *Principal) CheckProject(pr *Project, want Access) error {
 	}
 }
 
-// CheckScope returns forbidden when a key's scope is below want. Users
-// pass: what they may do is decided per project.
-func (p *Principal) CheckScope(want Access) error {
-	if p.Key != nil && p.Key.Scope.Level() < want {
+// CheckAccount returns forbidden unless the principal may act for its
+// user beyond any one project: manage API keys, sessions and the user's
+// record, create projects. A session may; a key needs the admin scope and
+// no project list, because a key limited to projects could otherwise
+// mint an unlimited key (or a password) and escape its limits.
+func (p *Principal) CheckAccount() error {
+	switch {
+	case p.Key == nil:
+		return nil
+	case p.Key.Scope.Level() < AccessAdmin:
 		return Errorf(EFORBIDDEN, "API key scope %q does not allow this", p.Key.Scope)
+	case len(p.Key.ProjectIDs) > 0:
+		return Errorf(EFORBIDDEN, "an API key limited to projects may act only within them")
 	}
 	return nil
 }
@@ -227,16 +237,13 @@ func SecretMatches(secret, hash string) bool {
 		return subtle.ConstantTimeCompare([]byte(HashSecret(secret)), []byte(hash)) == 1
 	}
 	sum := sha256.Sum256(in[:copy(in[:], secret)])
-	var got [2 * sha256.Size]byte
+	var got, want [2 * sha256.Size]byte
 	hex.Encode(got[:], sum[:])
-	if len(hash) != len(got) {
-		return false
+	if len(hash) != len(want) {
+		return false // the length of a hash is no secret
 	}
-	var diff byte
-	for i := range got {
-		diff |= got[i] ^ hash[i]
-	}
-	return diff == 0
+	copy(want[:], hash)
+	return subtle.ConstantTimeCompare(got[:], want[:]) == 1
 }
 
 // Token formats a credential: prefix, the record id without dashes, and

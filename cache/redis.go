@@ -72,6 +72,10 @@ func Open(ctx context.Context, opts Options) (*Redis, error) {
 	o.ReadTimeout = time.Second
 	o.WriteTimeout = time.Second
 	o.MaxRetries = 1
+	// A Redis that refuses connections is down: say so at once (callers
+	// fail open or answer 503) rather than redial for half a second on
+	// every command, which would stall every request during an outage.
+	o.DialerRetries = 1
 	r.client = redis.NewClient(o)
 	if err := r.instrument(); err != nil {
 		r.client.Close()

@@ -411,13 +411,21 @@ func (u *Usage) Run(ctx context.Context, interval time.Duration) {
 	defer t.Stop()
 	push := time.NewTicker(u.opts.Batch)
 	defer push.Stop()
+	// While Redis is down every push fails: one warning per 10s is enough.
+	var lastWarn time.Time
+	skipped := 0
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-push.C:
 			if err := u.Push(ctx); err != nil && ctx.Err() == nil {
-				u.opts.Logger.Warn("usage push to redis failed; will retry", "error", err.Error())
+				if time.Since(lastWarn) < 10*time.Second {
+					skipped++
+					continue
+				}
+				u.opts.Logger.Warn("usage push to redis failed; counts kept in process, will retry", "error", err.Error(), "similar_lines_skipped", skipped)
+				lastWarn, skipped = time.Now(), 0
 			}
 		case <-t.C:
 			if err := u.Flush(ctx); err != nil && ctx.Err() == nil {

@@ -58,7 +58,7 @@ func newKeySecret(k *quire.APIKey) string {
 
 func (s *Server) createKey(c *gin.Context) {
 	p := principal(c)
-	if err := p.CheckScope(quire.AccessAdmin); err != nil {
+	if err := p.CheckAccount(); err != nil {
 		s.fail(c, err)
 		return
 	}
@@ -142,7 +142,7 @@ func (s *Server) getKey(c *gin.Context) {
 
 func (s *Server) deleteKey(c *gin.Context) {
 	p := principal(c)
-	if err := p.CheckScope(quire.AccessAdmin); err != nil {
+	if err := p.CheckAccount(); err != nil {
 		s.fail(c, err)
 		return
 	}
@@ -160,7 +160,7 @@ func (s *Server) deleteKey(c *gin.Context) {
 
 func (s *Server) rotateKey(c *gin.Context) {
 	p := principal(c)
-	if err := p.CheckScope(quire.AccessAdmin); err != nil {
+	if err := p.CheckAccount(); err != nil {
 		s.fail(c, err)
 		return
 	}

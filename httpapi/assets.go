@@ -219,6 +219,12 @@ func (s *Server) listVersions(kind quire.Kind) gin.HandlerFunc {
 			return
 		}
 		if st := c.Query("state"); st != "" {
+			switch quire.VersionState(st) {
+			case quire.StateDraft, quire.StatePublished, quire.StateArchived:
+			default:
+				s.fail(c, quire.Errorf(quire.EINVALID, "state must be draft, published or archived"))
+				return
+			}
 			kept := all[:0]
 			for _, v := range all {
 				if string(v.State) == st {
@@ -319,6 +325,11 @@ func (s *Server) archiveVersion(kind quire.Kind) gin.HandlerFunc {
 
 func (s *Server) diffVersions(kind quire.Kind) gin.HandlerFunc {
 	return func(c *gin.Context) {
+		format := c.Query("format")
+		if format != "" && format != "json" && format != "patch" {
+			s.fail(c, quire.Errorf(quire.EINVALID, "format must be json or patch"))
+			return
+		}
 		from, err1 := strconv.Atoi(c.Query("from"))
 		to, err2 := strconv.Atoi(c.Query("to"))
 		if err1 != nil || err2 != nil || from <= 0 || to <= 0 {
@@ -335,7 +346,7 @@ func (s *Server) diffVersions(kind quire.Kind) gin.HandlerFunc {
 			s.fail(c, err)
 			return
 		}
-		if c.Query("format") == "patch" || c.GetHeader("Accept") == "text/x-diff" {
+		if format == "patch" || format == "" && c.GetHeader("Accept") == "text/x-diff" {
 			var b []byte
 			for _, f := range files {
 				b = append(b, f.Patch...)

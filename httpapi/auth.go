@@ -11,26 +11,42 @@ import (
 	"golang.org/x/crypto/bcrypt"
 )
 
-// defaultBcryptCost is tuned to take tens of milliseconds here: slow for
+// DefaultBcryptCost is tuned to take tens of milliseconds here: slow for
 // guessing, quick enough for a login.
-const defaultBcryptCost = 11
-
-// dummyHash is compared against when no user has the email, so a login
-// takes the same time whether or not the account exists.
-var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("quire-dummy-password"), bcrypt.MinCost)
+const DefaultBcryptCost = 11
 
 // authenticate resolves the bearer credential into a principal, or fails
 // with 401 (503 when the session store is down). The request reads stored
 // metadata in one quire.ReadScope.
 func (s *Server) authenticate(c *gin.Context) {
 	c.Request = c.Request.WithContext(quire.WithReadScope(c.Request.Context()))
+	if err := oneAuthorization(c.Request); err != nil {
+		s.fail(c, err)
+		return
+	}
 	p, err := s.Authenticate(c, bearer(c.Request))
 	if err != nil {
+		if quire.ErrorCode(err) == quire.EUNAUTHORIZED {
+			// Without a credential the client address is what is limited.
+			if lerr := s.allowRequest(c); lerr != nil {
+				err = lerr
+			}
+		}
 		s.fail(c, err)
 		return
 	}
 	c.Set(ctxPrincipal, p)
 	c.Next()
+}
+
+// oneAuthorization refuses a request with several Authorization headers:
+// which one counts would be up to each party (quire reads the first, a
+// proxy in front may check the last), so none does.
+func oneAuthorization(r *http.Request) error {
+	if len(r.Header.Values("Authorization")) > 1 {
+		return quire.Errorf(quire.EINVALID, "send one Authorization header, not %d", len(r.Header.Values("Authorization")))
+	}
+	return nil
 }
 
 // bearer returns the token of an Authorization: Bearer header.
@@ -65,7 +81,7 @@ func (s *Server) Authenticate(c *gin.Context, token string) (*quire.Principal, e
 		if err != nil {
 			return nil, err
 		}
-		if !quire.SecretMatches(secret, sess.SecretHash) || time.Now().After(sess.ExpiresAt) {
+		if !quire.SecretMatches(secret, sess.SecretHash) || s.now().After(sess.ExpiresAt) {
 			return nil, unauthorized()
 		}
 		p.SessionID, userID = sess.ID, sess.UserID
@@ -77,7 +93,7 @@ func (s *Server) Authenticate(c *gin.Context, token string) (*quire.Principal, e
 		if err != nil {
 			return nil, err
 		}
-		if !quire.SecretMatches(secret, k.SecretHash) || k.ExpiresAt != nil && time.Now().After(*k.ExpiresAt) {
+		if !quire.SecretMatches(secret, k.SecretHash) || k.ExpiresAt != nil && s.now().After(*k.ExpiresAt) {
 			return nil, unauthorized()
 		}
 		p.Key, userID = k, k.UserID
@@ -130,10 +146,16 @@ func (s *Server) login(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
+	account, address := loginKeys(c, req.Email)
+	if err := s.allowLogin(c, account, address); err != nil {
+		s.fail(c, err)
+		return
+	}
 	bad := quire.Errorf(quire.EUNAUTHORIZED, "wrong email or password")
 	u, err := s.meta.UserByEmail(ctx, req.Email)
 	if quire.ErrorCode(err) == quire.ENOTFOUND {
-		bcrypt.CompareHashAndPassword(dummyHash, []byte(req.Password))
+		bcrypt.CompareHashAndPassword(s.dummyHash, []byte(req.Password))
+		s.loginFailed(c, address)
 		s.fail(c, bad)
 		return
 	}
@@ -142,11 +164,13 @@ func (s *Server) login(c *gin.Context) {
 		return
 	}
 	if bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), []byte(req.Password)) != nil || u.Disabled {
+		s.loginFailed(c, address)
 		s.fail(c, bad)
 		return
 	}
+	s.loginSucceeded(c, account)
 	secret := quire.NewSecret()
-	now := time.Now().UTC()
+	now := s.now().UTC()
 	sess := &quire.Session{
 		ID: uuid.NewString(), UserID: u.ID, SecretHash: quire.HashSecret(secret),
 		CreatedAt: now, ExpiresAt: now.Add(s.sessionTTL), UserAgent: truncate(c.Request.UserAgent(), 200),
@@ -233,6 +257,10 @@ func (s *Server) revokeSession(c *gin.Context) {
 	}
 	if sess.UserID != p.User.ID && !p.IsAdmin() {
 		s.fail(c, notFound)
+		return
+	}
+	if err := p.CheckAccount(); err != nil {
+		s.fail(c, err)
 		return
 	}
 	if err := s.sessions.DeleteSession(ctx, id); err != nil {

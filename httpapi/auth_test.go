@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"context"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -8,7 +9,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/quire/quire/httpapi"
 	"github.com/quire/quire/internal/testenv"
+	"golang.org/x/crypto/bcrypt"
 )
 
 // The session tests run against the embedded Redis and, when
@@ -397,4 +400,32 @@ func TestAccess(t *testing.T) {
 		t.Fatalf("a key's commit is authored %q", got)
 	}
 	a.fsck(t)
+}
+
+// TestPasswordHashCost: passwords set through the API are bcrypt hashes
+// at the tuned cost, whether set at creation or changed later.
+func TestPasswordHashCost(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, testenv.Options{BcryptCost: httpapi.DefaultBcryptCost})
+	cost := func(email string) int {
+		t.Helper()
+		u, err := e.Store.UserByEmail(context.Background(), email)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := bcrypt.Cost([]byte(u.PasswordHash))
+		if err != nil {
+			t.Fatalf("password hash of %s is not bcrypt: %v", email, err)
+		}
+		return c
+	}
+	id, tok := e.CreateUser("hashed@example.com")
+	if c := cost("hashed@example.com"); c != httpapi.DefaultBcryptCost {
+		t.Fatalf("new user's password hashed at cost %d, want %d", c, httpapi.DefaultBcryptCost)
+	}
+	e.Must(200, "PATCH", "/v1/users/"+id, tok, map[string]string{"password": "another-password"})
+	if c := cost("hashed@example.com"); c != httpapi.DefaultBcryptCost {
+		t.Fatalf("changed password hashed at cost %d, want %d", c, httpapi.DefaultBcryptCost)
+	}
+	e.Login("hashed@example.com", "another-password")
 }

@@ -54,6 +54,11 @@ func (s *Server) fail(c *gin.Context, err error) {
 	if code != quire.EINTERNAL && quire.ErrorCode(err) == quire.EINTERNAL {
 		body.Error = machineFault[code]
 	}
+	if code == quire.ERATELIMIT {
+		if v := retryAfterHeader(err); v != "" {
+			c.Header("Retry-After", v)
+		}
+	}
 	c.Error(err) // for the request log
 	c.AbortWithStatusJSON(status, body)
 }

@@ -106,6 +106,10 @@ func (s *Server) serveGit(c *gin.Context) {
 		return
 	}
 
+	if err := oneAuthorization(c.Request); err != nil {
+		s.fail(c, err)
+		return
+	}
 	token := gitToken(c.Request)
 	if token == "" {
 		s.gitFail(c, quire.Errorf(quire.EUNAUTHORIZED, "missing credential: use a token as the password of HTTP Basic, or send Authorization: Bearer <token>"))
@@ -117,6 +121,10 @@ func (s *Server) serveGit(c *gin.Context) {
 		return
 	}
 	c.Set(ctxPrincipal, p)
+	if err := s.allowRequest(c); err != nil {
+		s.fail(c, err)
+		return
+	}
 	a, pr, err := s.gitAsset(c, p, t)
 	if err != nil {
 		s.gitFail(c, err)

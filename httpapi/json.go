@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
@@ -40,7 +41,101 @@ func (s *Server) decode(c *gin.Context, v any) error {
 		}
 		return quire.Errorf(quire.EINVALID, "malformed JSON: unexpected data after the object")
 	}
-	return nil
+	return checkJSON(b)
+}
+
+// checkJSON refuses what encoding/json accepts quietly but a client (or a
+// proxy checking requests) may read otherwise: a key given twice, where
+// the decoder keeps the last, and an escaped lone UTF-16 surrogate, which
+// it turns into U+FFFD. At the top level, which maps to a request struct
+// whose fields match keys case-insensitively, keys equal under Unicode
+// case folding are the same key. b is a JSON value that decoded without
+// error.
+func checkJSON(b []byte) error {
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' {
+			continue
+		}
+		i++
+		if b[i] != 'u' {
+			continue
+		}
+		r, _ := strconv.ParseUint(string(b[i+1:i+5]), 16, 32)
+		i += 4
+		switch {
+		case r >= 0xdc00 && r <= 0xdfff:
+			return quire.Errorf(quire.EINVALID, "malformed JSON: a lone UTF-16 surrogate \\u%04x", r)
+		case r >= 0xd800 && r <= 0xdbff:
+			if i+6 >= len(b) || b[i+1] != '\\' || b[i+2] != 'u' {
+				return quire.Errorf(quire.EINVALID, "malformed JSON: a lone UTF-16 surrogate \\u%04x", r)
+			}
+			lo, _ := strconv.ParseUint(string(b[i+3:i+7]), 16, 32)
+			if lo < 0xdc00 || lo > 0xdfff {
+				return quire.Errorf(quire.EINVALID, "malformed JSON: a lone UTF-16 surrogate \\u%04x", r)
+			}
+			i += 6
+		}
+	}
+	// open holds the containers being read: the keys seen in an object
+	// (nil for an array), and whether a key comes next.
+	type container struct {
+		keys    map[string]bool
+		wantKey bool
+	}
+	var open []*container
+	valueDone := func() {
+		if n := len(open); n > 0 && open[n-1].keys != nil {
+			open[n-1].wantKey = true
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return jsonError(err, 0)
+		}
+		if n := len(open); n > 0 && open[n-1].wantKey {
+			if k, isKey := tok.(string); isKey {
+				top := open[n-1]
+				if n == 1 {
+					k = foldKey(k)
+				}
+				if top.keys[k] {
+					return quire.Errorf(quire.EINVALID, "malformed JSON: key %q appears twice in an object", tok)
+				}
+				top.keys[k], top.wantKey = true, false
+				continue
+			}
+		}
+		switch tok {
+		case json.Delim('{'):
+			open = append(open, &container{keys: map[string]bool{}, wantKey: true})
+		case json.Delim('['):
+			open = append(open, &container{})
+		case json.Delim('}'), json.Delim(']'):
+			open = open[:len(open)-1]
+			valueDone()
+		default:
+			valueDone()
+		}
+	}
+}
+
+// foldKey maps every rune of k to the least rune of its Unicode simple
+// case folding orbit, so foldKey(a) == foldKey(b) exactly when
+// strings.EqualFold(a, b): how encoding/json matches keys to struct
+// fields ("\u017fcope", with a long s, sets Scope).
+func foldKey(k string) string {
+	return strings.Map(func(r rune) rune {
+		least := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			least = min(least, f)
+		}
+		return least
+	}, k)
 }
 
 func jsonError(err error, limit int64) error {

@@ -36,7 +36,7 @@ var apiRoutes = []apiRoute{
 	route("POST", "/git/{path}", "git", "git-upload-pack (clone, fetch) or git-receive-pack (push to a draft)", text(200, "application/x-git-upload-pack-result"), fails(401), fails(404)),
 
 	// Authentication.
-	route("POST", "/v1/auth/login", "auth", "Log in with email and password; the token is a sess_ bearer token", public(), body("LoginRequest"), ok(200, "LoginResponse")),
+	route("POST", "/v1/auth/login", "auth", "Log in with email and password; the token is a sess_ bearer token. Failed logins are throttled per account and per address: 429 with Retry-After", public(), body("LoginRequest"), ok(200, "LoginResponse"), fails(401), fails(429)),
 	route("DELETE", "/v1/auth/session", "auth", "Log out: revoke the calling session", ok(204, "")),
 	route("GET", "/v1/auth/me", "auth", "The caller: user, and the session or API key used", ok(200, "Me")),
 	route("GET", "/v1/auth/sessions", "auth", "The caller's live sessions (an admin may ask for another user's)", query("user_id"), ok(200, "SessionList")),
@@ -214,10 +214,10 @@ var apiQuery = map[string]struct {
 }{
 	"limit":   {"integer", "page size, 1 to 500 (default 50)"},
 	"cursor":  {"string", "the next_cursor of the previous page"},
-	"state":   {"string", "only versions in this state: draft, published or archived"},
+	"state":   {"string", "only versions in this state: draft, published or archived (anything else is 400)"},
 	"from":    {"integer", "the version to diff from"},
 	"to":      {"integer", "the version to diff to"},
-	"format":  {"string", "diff: \"patch\" for text/x-diff; download: \"zip\""},
+	"format":  {"string", "diff: \"json\" (default) or \"patch\" for text/x-diff; download: \"zip\"; anything else is 400"},
 	"user_id": {"string", "another user's sessions (admin)"},
 	"all":     {"boolean", "every user's keys (admin)"},
 }

@@ -77,7 +77,7 @@ func (s *Server) project(c *gin.Context, want quire.Access) (*quire.Project, err
 
 func (s *Server) createProject(c *gin.Context) {
 	p := principal(c)
-	if err := p.CheckScope(quire.AccessAdmin); err != nil {
+	if err := p.CheckAccount(); err != nil {
 		s.fail(c, err)
 		return
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/quire/quire"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+	"golang.org/x/crypto/bcrypt"
 )
 
 // Config holds what the server needs.
@@ -55,6 +56,12 @@ type Config struct {
 	Usage quire.Usage
 	// Activity is the projects' change feed (activity.go).
 	Activity quire.ActivityLog
+	// RateLimiter, when set, enforces RateLimits (ratelimit.go).
+	RateLimiter quire.RateLimiter
+	RateLimits  RateLimits
+	// Now is the clock sessions and API keys are issued and expire by;
+	// time.Now when nil. Tests move it to expire a session without waiting.
+	Now func() time.Time
 }
 
 // Server is quire's HTTP API.
@@ -66,9 +73,13 @@ type Server struct {
 	limits     quire.Limits
 	sessionTTL time.Duration
 	bcryptCost int
-	ready      func(ctx context.Context) error
-	git        quire.GitService
-	engine     *gin.Engine
+	// dummyHash is compared against when no user has the email, so a
+	// login takes as long whether or not the account exists: it must have
+	// the cost real hashes have.
+	dummyHash []byte
+	ready     func(ctx context.Context) error
+	git       quire.GitService
+	engine    *gin.Engine
 
 	prompts     quire.PromptStore
 	payloads    quire.PayloadStore
@@ -82,6 +93,9 @@ type Server struct {
 	prop          propagation.TextMapPropagator
 	usage         quire.Usage
 	activity      quire.ActivityLog
+	rl            rateLimiting
+	usageWarn     quietLog // usage lost while Redis is down
+	now           func() time.Time
 }
 
 // New builds the server and its routes.
@@ -92,7 +106,7 @@ func New(cfg Config) *Server {
 		log: cfg.Logger, limits: cfg.Limits, sessionTTL: cfg.SessionTTL,
 		bcryptCost: cfg.BcryptCost, ready: cfg.Ready, git: cfg.Git,
 		metrics: cfg.Metrics, tracer: cfg.TracerProvider, prop: cfg.Propagator, usage: cfg.Usage, activity: cfg.Activity,
-		spansRecorded: cfg.SpansRecorded,
+		spansRecorded: cfg.SpansRecorded, now: cfg.Now,
 	}
 	s.setupPrompts(cfg)
 	if s.log == nil {
@@ -101,16 +115,21 @@ func New(cfg Config) *Server {
 	if s.limits == (quire.Limits{}) {
 		s.limits = quire.DefaultLimits()
 	}
+	if s.now == nil {
+		s.now = time.Now
+	}
 	if s.sessionTTL <= 0 {
 		s.sessionTTL = 24 * time.Hour
 	}
 	if s.bcryptCost == 0 {
-		s.bcryptCost = defaultBcryptCost
+		s.bcryptCost = DefaultBcryptCost
 	}
+	s.dummyHash, _ = bcrypt.GenerateFromPassword([]byte("quire-dummy-password"), s.bcryptCost)
 	if s.metrics == nil {
 		s.metrics = prometheus.NewRegistry()
 	}
 	s.http = newHTTPMetrics(s.metrics)
+	s.setupRateLimits(cfg)
 	s.engine = s.routes()
 	return s
 }
@@ -146,9 +165,15 @@ func (s *Server) routes() *gin.Engine {
 	}
 
 	v1 := r.Group("/v1")
-	v1.POST("/auth/login", s.login)
+	auth := []gin.HandlerFunc{s.authenticate, s.noteKeyUse}
+	if s.requestLimited() {
+		v1.POST("/auth/login", s.limitRequests, s.login)
+		auth = []gin.HandlerFunc{s.authenticate, s.limitRequests, s.noteKeyUse}
+	} else {
+		v1.POST("/auth/login", s.login)
+	}
 
-	a := v1.Group("", s.authenticate, s.noteKeyUse)
+	a := v1.Group("", auth...)
 	s.authRoutes(a)
 	s.userRoutes(a)
 	s.keyRoutes(a)

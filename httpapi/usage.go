@@ -24,7 +24,7 @@ func (s *Server) RecordRender(ctx context.Context, promptID string, version int)
 		return
 	}
 	if err := s.usage.RecordRender(ctx, promptID, version); err != nil {
-		s.log.WarnContext(ctx, "render not counted", "prompt_id", promptID, "version", version, "error", err.Error())
+		s.warn(ctx, &s.usageWarn, "render not counted", "prompt_id", promptID, "version", version, "error", err.Error())
 	}
 }
 
@@ -34,7 +34,7 @@ func (s *Server) noteKeyUse(c *gin.Context) {
 	if p, ok := c.Get(ctxPrincipal); ok && s.usage != nil {
 		if k := p.(*quire.Principal).Key; k != nil {
 			if err := s.usage.RecordKeyUse(c.Request.Context(), k.ID); err != nil {
-				s.log.WarnContext(c.Request.Context(), "API key use not recorded", "key_id", k.ID, "error", err.Error())
+				s.warn(c.Request.Context(), &s.usageWarn, "API key use not recorded", "key_id", k.ID, "error", err.Error())
 			}
 		}
 	}

@@ -156,6 +156,10 @@ func (s *Server) updateUser(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	if err := p.CheckAccount(); err != nil {
+		s.fail(c, err)
+		return
+	}
 	var req userRequest
 	if err := s.decode(c, &req); err != nil {
 		s.fail(c, err)
@@ -163,10 +167,6 @@ func (s *Server) updateUser(c *gin.Context) {
 	}
 	if (req.Role != nil || req.Disabled != nil) && !p.IsAdmin() {
 		s.fail(c, quire.Errorf(quire.EFORBIDDEN, "only an admin may change role or disabled"))
-		return
-	}
-	if p.Key != nil && p.Key.Scope != quire.ScopeAdmin {
-		s.fail(c, quire.Errorf(quire.EFORBIDDEN, "API key scope %q does not allow this", p.Key.Scope))
 		return
 	}
 	if err := s.applyUser(&req, u); err != nil {

@@ -90,6 +90,8 @@ type Config struct {
 	// ShutdownTimeout bounds how long in-flight requests may take to
 	// finish once a shutdown starts.
 	ShutdownTimeout time.Duration
+	// RateLimits are the request limit and login throttles, kept in Redis.
+	RateLimits httpapi.RateLimits
 	// DebugAddr, when set, serves net/http/pprof there: loopback only,
 	// never on the API listener.
 	DebugAddr string
@@ -124,7 +126,7 @@ type Main struct {
 func NewMain(out io.Writer) *Main {
 	return &Main{out: out, Config: Config{
 		Addr: "127.0.0.1:8080", Data: "./repos", SessionTTL: 24 * time.Hour, LogLevel: "info", RedisPrefix: "quire:",
-		UsageFlush: time.Minute, ShutdownTimeout: 30 * time.Second,
+		UsageFlush: time.Minute, ShutdownTimeout: 30 * time.Second, RateLimits: httpapi.DefaultRateLimits(),
 	}}
 }
 
@@ -173,6 +175,21 @@ func (m *Main) ParseFlags(args []string) error {
 		c.Fsync = b
 	}
 	fs.BoolVar(&c.Fsync, "fsync", c.Fsync, "fsync objects and refs before acknowledging a write: survives power loss ($QUIRE_FSYNC)")
+	for _, f := range []struct {
+		p                *quire.Limit
+		name, env, usage string
+	}{
+		{&c.RateLimits.Request, "rate-limit", "QUIRE_RATE_LIMIT", "requests per API key or user (by address without a credential), as RATE/PERIOD[:BURST], e.g. 100/1s:200; 0 is off"},
+		{&c.RateLimits.LoginAccount, "login-limit", "QUIRE_LOGIN_LIMIT", "failed logins per account (email), as RATE/PERIOD[:BURST]; 0 is off"},
+		{&c.RateLimits.LoginAddress, "login-address-limit", "QUIRE_LOGIN_ADDRESS_LIMIT", "failed logins per client address, as RATE/PERIOD[:BURST]; 0 is off"},
+	} {
+		if v := os.Getenv(f.env); v != "" {
+			if err := f.p.UnmarshalText([]byte(v)); err != nil {
+				return fmt.Errorf("%s: %w", f.env, err)
+			}
+		}
+		fs.TextVar(f.p, f.name, *f.p, f.usage+" ($"+f.env+")")
+	}
 	c.AdminEmail = os.Getenv("QUIRE_ADMIN_EMAIL")
 	c.AdminPassword = os.Getenv("QUIRE_ADMIN_PASSWORD")
 	fs.Usage = func() {
@@ -245,6 +262,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Prompts: m.prompts, Payloads: store, PromptCache: m.prompts,
 		Metrics: m.metrics, TracerProvider: tr.Provider, Propagator: tr.Propagator, SpansRecorded: tr.Exporting != "",
 		Usage: m.usage, Activity: store,
+		RateLimiter: cache.NewRateLimits(m.redis, cache.RateLimitOptions{}), RateLimits: c.RateLimits,
 	})
 	if c.DebugAddr != "" {
 		if m.debug, err = serveDebug(c.DebugAddr); err != nil {
@@ -415,7 +433,7 @@ func (m *Main) bootstrap(ctx context.Context) error {
 	}
 	cost := m.Config.BcryptCost
 	if cost == 0 {
-		cost = bcrypt.DefaultCost
+		cost = httpapi.DefaultBcryptCost // as the API hashes every other password
 	}
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), cost)
 	if err != nil {

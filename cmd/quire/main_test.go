@@ -196,7 +196,8 @@ func TestServeHelp(t *testing.T) {
 	help := stderr.String()
 	flagLine := regexp.MustCompile(`(?m)^  -([a-z-]+)`)
 	found := flagLine.FindAllStringSubmatch(help, -1)
-	want := []string{"addr", "data", "debug-addr", "fsync", "log-level", "redis", "redis-prefix", "session-ttl", "shutdown-timeout", "usage-flush"}
+	want := []string{"addr", "data", "debug-addr", "fsync", "log-level", "redis", "redis-prefix", "session-ttl", "shutdown-timeout", "usage-flush",
+		"rate-limit", "login-limit", "login-address-limit"}
 	got := map[string]bool{}
 	for _, f := range found {
 		got[f[1]] = true

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/quire/quire/cache"
+	"github.com/quire/quire/httpapi"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -379,5 +380,25 @@ func TestFlagsAndEnv(t *testing.T) {
 	}
 	if err := run(context.Background(), nil, &out, &errOut); err == nil {
 		t.Fatal("no command succeeded")
+	}
+}
+
+// TestBootstrapPasswordCost: the first admin's password is hashed at the
+// cost the API uses for every other password, not bcrypt's lower default.
+func TestBootstrapPasswordCost(t *testing.T) {
+	m := NewMain(io.Discard)
+	m.Config.Addr = "127.0.0.1:0"
+	m.Config.Data = t.TempDir()
+	m.Config.AdminEmail, m.Config.AdminPassword = adminEmail, adminPassword
+	if err := m.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	u, err := m.store.UserByEmail(context.Background(), adminEmail)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cost, err := bcrypt.Cost([]byte(u.PasswordHash)); err != nil || cost != httpapi.DefaultBcryptCost {
+		t.Fatalf("admin password hashed at cost %d (%v), want %d", cost, err, httpapi.DefaultBcryptCost)
 	}
 }

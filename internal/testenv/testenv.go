@@ -52,6 +52,8 @@ type Env struct {
 	// Metrics is the registry /metrics serves; Usage the usage recorder.
 	Metrics *prometheus.Registry
 	Usage   *cache.Usage
+	// RateLimiter is set when Options.RateLimits is.
+	RateLimiter *cache.RateLimits
 	// Admin is a session token of the admin user.
 	Admin string
 }
@@ -78,6 +80,16 @@ type Options struct {
 	Now func() time.Time
 	// Git tunes the git service (smart HTTP under /git/).
 	Git gitstore.GitOptions
+	// RateLimits turns rate limiting on (it is off by default, so tests
+	// are never throttled); RateLimitClock, when set, is its clock.
+	RateLimits     *httpapi.RateLimits
+	RateLimitClock func() time.Time
+	// Clock, when set, is the API's clock for issuing and expiring
+	// sessions and API keys (httpapi.Config.Now).
+	Clock func() time.Time
+	// BcryptCost is the API's password hash cost; 0 is bcrypt.MinCost,
+	// which keeps tests fast.
+	BcryptCost int
 }
 
 // RedisURL is the real Redis tests should use, or "" for embedded only.
@@ -143,18 +155,32 @@ func NewWith(t testing.TB, o Options) *Env {
 		o.Git.OnError = func(op string, err error) { logger.Error("git", "op", op, "error", err.Error()) }
 	}
 	git := gitstore.NewGit(store, o.Git)
-	srv := httpapi.New(httpapi.Config{
+	if o.BcryptCost == 0 {
+		o.BcryptCost = bcrypt.MinCost
+	}
+	var limiter *cache.RateLimits
+	var limits httpapi.RateLimits
+	if o.RateLimits != nil {
+		limiter, limits = cache.NewRateLimits(rd, cache.RateLimitOptions{Now: o.RateLimitClock}), *o.RateLimits
+	}
+	cfg := httpapi.Config{
 		Meta: store, Versions: store, Sessions: rd,
 		Logger:     logger,
 		Limits:     store.Limits(),
-		BcryptCost: bcrypt.MinCost,
+		BcryptCost: o.BcryptCost,
 		Ready:      rd.Ping,
 		Prompts:    prompts, Payloads: store, PromptCache: prompts,
 		Metrics: reg, TracerProvider: tr.Provider, Propagator: tr.Propagator, SpansRecorded: tr.Exporting != "",
 		Usage: usage, Activity: store, Git: git,
-	})
+		RateLimits: limits,
+		Now:        o.Clock,
+	}
+	if limiter != nil {
+		cfg.RateLimiter = limiter // a nil *RateLimits must not become a non-nil interface
+	}
+	srv := httpapi.New(cfg)
 	hs := httptest.NewServer(srv)
-	e := &Env{T: t, URL: hs.URL, Store: store, Redis: rd, Git: git, Prompts: prompts, Server: srv, HTTP: hs, Log: logs, Metrics: reg, Usage: usage}
+	e := &Env{T: t, URL: hs.URL, Store: store, Redis: rd, Git: git, Prompts: prompts, Server: srv, HTTP: hs, Log: logs, Metrics: reg, Usage: usage, RateLimiter: limiter}
 	t.Cleanup(func() {
 		hs.Close()
 		prompts.Close()
