@@ -173,6 +173,12 @@ func (p *Prompts) LivePrompt(ctx context.Context, a *quire.Asset) (*quire.Prompt
 	if err != nil {
 		return nil, err
 	}
+	return p.LivePromptAt(ctx, a, commit)
+}
+
+// LivePromptAt is LivePrompt for a caller that has just read the live
+// commit (LiveCommit), so the ref is not read twice.
+func (p *Prompts) LivePromptAt(ctx context.Context, a *quire.Asset, commit string) (*quire.PromptVersion, error) {
 	if commit == "" {
 		return nil, quire.Errorf(quire.ENOTFOUND, "no live version: publish one first")
 	}

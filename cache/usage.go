@@ -28,6 +28,12 @@ import (
 // processes sharing a Redis never flush the same count twice; if the git
 // write fails the counts are merged back. Reads add the pending counts to
 // the durable totals.
+//
+// Renders and key uses are first counted in this process and pushed to
+// Redis in one pipeline every UsageOptions.Batch (and before each flush):
+// a round trip per render would cost more than the render. Another
+// process sees the counts up to one batch interval late; this one sees
+// them at once.
 type Usage struct {
 	r       *Redis
 	durable quire.UsageLog
@@ -36,6 +42,8 @@ type Usage struct {
 
 	mu      sync.Mutex
 	keySeen map[string]time.Time
+	// local holds the counts not pushed to Redis yet.
+	local *quire.UsageDelta
 }
 
 // UsageOptions configure Usage.
@@ -50,6 +58,9 @@ type UsageOptions struct {
 	Logger *slog.Logger
 	// Now returns the current time; tests may fix it.
 	Now func() time.Time
+	// Batch is how often Run pushes the counts held in this process to
+	// Redis; zero means one second.
+	Batch time.Duration
 }
 
 // NewUsage returns a Usage keeping pending counts in r and totals in durable.
@@ -60,7 +71,10 @@ func NewUsage(r *Redis, durable quire.UsageLog, opts UsageOptions) (*Usage, erro
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	u := &Usage{r: r, durable: durable, opts: opts, keySeen: map[string]time.Time{}}
+	if opts.Batch <= 0 {
+		opts.Batch = time.Second
+	}
+	u := &Usage{r: r, durable: durable, opts: opts, keySeen: map[string]time.Time{}, local: newDelta()}
 	u.flushes = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "quire", Name: "usage_flushes_total",
 		Help: "Flushes of usage counts from Redis to git, by result (ok, error).",
@@ -76,29 +90,12 @@ func NewUsage(r *Redis, durable quire.UsageLog, opts UsageOptions) (*Usage, erro
 func (u *Usage) dirtyKey() string           { return u.r.key("usage", "dirty") }
 func (u *Usage) promptKey(id string) string { return u.r.key("usage", "p", id) }
 func (u *Usage) keysKey() string            { return u.r.key("usage", "keys") }
-func (u *Usage) nowMillis() int64           { return u.opts.Now().UnixMilli() }
 func millis(ms int64) time.Time             { return time.UnixMilli(ms).UTC() }
 func usageUnavailable(err error) error {
 	return &quire.Error{Code: quire.EUNAVAILABLE, Message: "usage store unavailable", Err: err}
 }
 
-// maxSet sets a hash field to a time unless it already holds a later one.
-const maxSetLua = `
-local cur = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
-if cur < tonumber(ARGV[2]) then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end
-return 1`
-
 var (
-	recordRender = redis.NewScript(`
-redis.call('SADD', KEYS[1], ARGV[1])
-redis.call('HINCRBY', KEYS[2], 'r:' .. ARGV[2], 1)
-local f = 't:' .. ARGV[2]
-local cur = tonumber(redis.call('HGET', KEYS[2], f) or '0')
-if cur < tonumber(ARGV[3]) then redis.call('HSET', KEYS[2], f, ARGV[3]) end
-return 1`)
-
-	recordKey = redis.NewScript(maxSetLua)
-
 	// takeUsage empties the pending counts and returns them:
 	// {{id1, {field, value, …}, id2, …}, {key id, ms, …}}.
 	takeUsage = redis.NewScript(`
@@ -132,33 +129,73 @@ return 1`)
 )
 
 // RecordRender counts one render of version of promptID. The render
-// handler calls it after a successful render; an error means the count
-// was lost (Redis is down), never that the render failed.
-func (u *Usage) RecordRender(ctx context.Context, promptID string, version int) error {
-	err := recordRender.Run(ctx, u.r.client, []string{u.dirtyKey(), u.promptKey(promptID)},
-		promptID, version, u.nowMillis()).Err()
-	if err != nil {
-		return usageUnavailable(err)
+// handler calls it after a successful render; it only counts in memory,
+// so it does not fail (a Redis outage shows when the batch is pushed).
+func (u *Usage) RecordRender(_ context.Context, promptID string, version int) error {
+	now := u.opts.Now()
+	pv := quire.VersionKey{PromptID: promptID, Version: version}
+	u.mu.Lock()
+	u.local.Renders[pv]++
+	if now.After(u.local.LastUsed[pv]) {
+		u.local.LastUsed[pv] = now
 	}
+	u.mu.Unlock()
 	return nil
 }
 
 // RecordKeyUse notes that an API key was used now.
-func (u *Usage) RecordKeyUse(ctx context.Context, keyID string) error {
+func (u *Usage) RecordKeyUse(_ context.Context, keyID string) error {
 	now := u.opts.Now()
-	if u.opts.KeyResolution > 0 {
-		u.mu.Lock()
-		last, seen := u.keySeen[keyID]
-		if seen && now.Sub(last) < u.opts.KeyResolution {
-			u.mu.Unlock()
-			return nil
-		}
-		u.keySeen[keyID] = now
-		u.mu.Unlock()
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if last, seen := u.keySeen[keyID]; seen && u.opts.KeyResolution > 0 && now.Sub(last) < u.opts.KeyResolution {
+		return nil
 	}
-	if err := recordKey.Run(ctx, u.r.client, []string{u.keysKey()}, keyID, now.UnixMilli()).Err(); err != nil {
+	u.keySeen[keyID] = now
+	if now.After(u.local.KeysUsed[keyID]) {
+		u.local.KeysUsed[keyID] = now
+	}
+	return nil
+}
+
+func newDelta() *quire.UsageDelta {
+	return &quire.UsageDelta{
+		Renders:  map[quire.VersionKey]int64{},
+		LastUsed: map[quire.VersionKey]time.Time{},
+		KeysUsed: map[string]time.Time{},
+	}
+}
+
+// merge adds d's counts to into.
+func merge(into, d *quire.UsageDelta) {
+	for pv, n := range d.Renders {
+		into.Renders[pv] += n
+	}
+	for pv, t := range d.LastUsed {
+		if t.After(into.LastUsed[pv]) {
+			into.LastUsed[pv] = t
+		}
+	}
+	for id, t := range d.KeysUsed {
+		if t.After(into.KeysUsed[id]) {
+			into.KeysUsed[id] = t
+		}
+	}
+}
+
+// Push sends the counts held in this process to Redis. On failure they
+// stay here for the next push.
+func (u *Usage) Push(ctx context.Context) error {
+	u.mu.Lock()
+	d := u.local
+	u.local = newDelta()
+	u.mu.Unlock()
+	if d.Empty() {
+		return nil
+	}
+	if err := u.putBack(ctx, d); err != nil {
 		u.mu.Lock()
-		delete(u.keySeen, keyID) // try again next time
+		merge(u.local, d)
 		u.mu.Unlock()
 		return usageUnavailable(err)
 	}
@@ -174,8 +211,26 @@ func (u *Usage) PromptUsage(ctx context.Context, promptID string) (*quire.Prompt
 	}
 	pending, err := u.r.client.HGetAll(ctx, u.promptKey(promptID)).Result()
 	if err != nil {
-		pending = nil
+		pending = map[string]string{}
 	}
+	// Add what this process has not pushed yet.
+	u.mu.Lock()
+	for pv, n := range u.local.Renders {
+		if pv.PromptID == promptID {
+			f := "r:" + strconv.Itoa(pv.Version)
+			x, _ := strconv.ParseInt(pending[f], 10, 64)
+			pending[f] = strconv.FormatInt(x+n, 10)
+		}
+	}
+	for pv, t := range u.local.LastUsed {
+		if pv.PromptID == promptID {
+			f := "t:" + strconv.Itoa(pv.Version)
+			if x, _ := strconv.ParseInt(pending[f], 10, 64); t.UnixMilli() > x {
+				pending[f] = strconv.FormatInt(t.UnixMilli(), 10)
+			}
+		}
+	}
+	u.mu.Unlock()
 	byVersion := map[int]quire.VersionUsage{}
 	for _, v := range out.Versions {
 		byVersion[v.Version] = v
@@ -223,6 +278,13 @@ func (u *Usage) KeysLastUsed(ctx context.Context) (map[string]time.Time, error) 
 	if err != nil {
 		return nil, err
 	}
+	u.mu.Lock()
+	for id, t := range u.local.KeysUsed {
+		if t.After(out[id]) {
+			out[id] = t
+		}
+	}
+	u.mu.Unlock()
 	pending, err := u.r.client.HGetAll(ctx, u.keysKey()).Result()
 	if err != nil {
 		return out, nil
@@ -239,7 +301,8 @@ func (u *Usage) KeysLastUsed(ctx context.Context) (map[string]time.Time, error) 
 	return out, nil
 }
 
-// Flush moves the pending counts into the durable log.
+// Flush pushes this process's counts, then moves every pending count
+// into the durable log.
 func (u *Usage) Flush(ctx context.Context) (err error) {
 	defer func() {
 		result := "ok"
@@ -248,6 +311,9 @@ func (u *Usage) Flush(ctx context.Context) (err error) {
 		}
 		u.flushes.WithLabelValues(result).Inc()
 	}()
+	if err := u.Push(ctx); err != nil {
+		return err
+	}
 	res, err := takeUsage.Run(ctx, u.r.client, []string{u.dirtyKey(), u.keysKey()}, u.promptKey("")).Slice()
 	if err != nil {
 		return usageUnavailable(err)
@@ -337,15 +403,30 @@ func (u *Usage) putBack(ctx context.Context, d *quire.UsageDelta) error {
 	return err
 }
 
-// Run flushes every interval until ctx ends. Call Flush once more after
-// it returns (at shutdown) to keep what came in since.
+// Run pushes this process's counts every Batch and flushes every
+// interval until ctx ends. Call Flush once more after it returns (at
+// shutdown) to keep what came in since.
 func (u *Usage) Run(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	push := time.NewTicker(u.opts.Batch)
+	defer push.Stop()
+	// While Redis is down every push fails: one warning per 10s is enough.
+	var lastWarn time.Time
+	skipped := 0
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-push.C:
+			if err := u.Push(ctx); err != nil && ctx.Err() == nil {
+				if time.Since(lastWarn) < 10*time.Second {
+					skipped++
+					continue
+				}
+				u.opts.Logger.Warn("usage push to redis failed; counts kept in process, will retry", "error", err.Error(), "similar_lines_skipped", skipped)
+				lastWarn, skipped = time.Now(), 0
+			}
 		case <-t.C:
 			if err := u.Flush(ctx); err != nil && ctx.Err() == nil {
 				u.opts.Logger.Warn("usage flush failed; will retry", "error", err.Error())

@@ -1,18 +1,15 @@
 package gitstore
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/quire/quire"
+	"github.com/quire/quire/internal/gitcli"
 )
 
 // The benchmarks here measure one file upsert into a draft that holds 10
@@ -112,35 +109,17 @@ func BenchmarkUpsertGitCLI(b *testing.B) {
 		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
 			s, a := benchDraft(b, n, false)
 			dir := s.RepoPath(a)
-			index := filepath.Join(b.TempDir(), "index")
-			env := append(os.Environ(), "GIT_INDEX_FILE="+index,
-				"GIT_AUTHOR_NAME=Tess Ter", "GIT_AUTHOR_EMAIL=tess@example.com",
-				"GIT_COMMITTER_NAME=Tess Ter", "GIT_COMMITTER_EMAIL=tess@example.com")
-			run := func(stdin string, args ...string) string {
-				cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-				cmd.Env = env
-				if stdin != "" {
-					cmd.Stdin = strings.NewReader(stdin)
-				}
-				var out, errb bytes.Buffer
-				cmd.Stdout, cmd.Stderr = &out, &errb
-				if err := cmd.Run(); err != nil {
-					b.Fatalf("git %v: %v\n%s", args, err, errb.String())
-				}
-				return strings.TrimSpace(out.String())
+			u, err := gitcli.NewUpserter(dir, "refs/heads/draft/1", b.TempDir())
+			if err != nil {
+				b.Fatal(err)
 			}
 			path := benchPath(n / 2)
-			parent := run("", "rev-parse", "refs/heads/draft/1")
 			b.ResetTimer()
 			cpu := cpuTime()
 			for i := 0; i < b.N; i++ {
-				blob := run(fmt.Sprintf("revision %d\n", i), "hash-object", "-w", "--stdin")
-				run("", "read-tree", parent)
-				run("", "update-index", "--add", "--cacheinfo", "100644,"+blob+","+path)
-				tree := run("", "write-tree")
-				commit := run("", "commit-tree", tree, "-p", parent, "-m", "Update "+path)
-				run("", "update-ref", "refs/heads/draft/1", commit, parent)
-				parent = commit
+				if err := u.Upsert(path, []byte(fmt.Sprintf("revision %d\n", i))); err != nil {
+					b.Fatal(err)
+				}
 			}
 			b.StopTimer()
 			reportCPU(b, cpu)

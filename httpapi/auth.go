@@ -60,14 +60,15 @@ func bearer(r *http.Request) string {
 
 // Authenticate turns a token into a principal. The git handler uses it too.
 func (s *Server) Authenticate(c *gin.Context, token string) (*quire.Principal, error) {
+	// Made only when needed: most requests are authorized.
+	unauthorized := func() error { return quire.Errorf(quire.EUNAUTHORIZED, "missing or invalid credential") }
 	ctx := c.Request.Context()
-	unauthorized := quire.Errorf(quire.EUNAUTHORIZED, "missing or invalid credential")
 	if token == "" {
 		return nil, quire.Errorf(quire.EUNAUTHORIZED, "missing credential: send Authorization: Bearer <token>")
 	}
 	prefix, id, secret, ok := quire.ParseToken(token)
 	if !ok {
-		return nil, unauthorized
+		return nil, unauthorized()
 	}
 	p := &quire.Principal{}
 	var userID string
@@ -75,31 +76,31 @@ func (s *Server) Authenticate(c *gin.Context, token string) (*quire.Principal, e
 	case quire.SessionPrefix:
 		sess, err := s.sessions.Session(ctx, id)
 		if quire.ErrorCode(err) == quire.ENOTFOUND {
-			return nil, unauthorized
+			return nil, unauthorized()
 		}
 		if err != nil {
 			return nil, err
 		}
 		if !quire.SecretMatches(secret, sess.SecretHash) || s.now().After(sess.ExpiresAt) {
-			return nil, unauthorized
+			return nil, unauthorized()
 		}
 		p.SessionID, userID = sess.ID, sess.UserID
 	case quire.APIKeyPrefix:
 		k, err := s.meta.APIKey(ctx, id)
 		if quire.ErrorCode(err) == quire.ENOTFOUND {
-			return nil, unauthorized
+			return nil, unauthorized()
 		}
 		if err != nil {
 			return nil, err
 		}
 		if !quire.SecretMatches(secret, k.SecretHash) || k.ExpiresAt != nil && s.now().After(*k.ExpiresAt) {
-			return nil, unauthorized
+			return nil, unauthorized()
 		}
 		p.Key, userID = k, k.UserID
 	}
 	u, err := s.meta.User(ctx, userID)
 	if quire.ErrorCode(err) == quire.ENOTFOUND || err == nil && u.Disabled {
-		return nil, unauthorized
+		return nil, unauthorized()
 	}
 	if err != nil {
 		return nil, err

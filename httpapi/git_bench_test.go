@@ -18,6 +18,7 @@ import (
 
 	"github.com/quire/quire"
 	"github.com/quire/quire/gitstore"
+	"github.com/quire/quire/internal/bench"
 	"github.com/quire/quire/internal/testenv"
 )
 
@@ -34,24 +35,11 @@ func benchSkill(tb testing.TB, e *testenv.Env, files, commits int) *quire.Asset 
 		tb.Fatal(err)
 	}
 	by := quire.Actor{Name: "Bench", Email: "bench@example.com"}
-	content := func(i, rev int) []byte {
-		return []byte(fmt.Sprintf("# file %d, revision %d\n\n%s\n", i, rev, strings.Repeat(fmt.Sprintf("line %d of a small skill file\n", i), 8)))
-	}
-	var first []quire.FileContent
-	first = append(first, quire.FileContent{Path: "SKILL.md", Content: []byte(testenv.SkillManifest("big"))})
-	for i := 1; i < files; i++ {
-		first = append(first, quire.FileContent{Path: fmt.Sprintf("dir%02d/sub%d/file%04d.md", i%20, i%3, i), Content: content(i, 0)})
-	}
-	if _, err := e.Store.CreateVersion(ctx, by, a, quire.Base{Empty: true}, first); err != nil {
+	if _, err := e.Store.CreateVersion(ctx, by, a, quire.Base{Empty: true}, bench.SkillFiles("big", files)); err != nil {
 		tb.Fatal(err)
 	}
 	for c := 1; c < commits; c++ {
-		var batch []quire.FileContent
-		for k := 0; k < 10; k++ {
-			i := 1 + (c*37+k*101)%(files-1)
-			batch = append(batch, quire.FileContent{Path: fmt.Sprintf("dir%02d/sub%d/file%04d.md", i%20, i%3, i), Content: content(i, c)})
-		}
-		if _, err := e.Store.PutFiles(ctx, by, a, 1, batch, "", fmt.Sprintf("Revision %d", c)); err != nil {
+		if _, err := e.Store.PutFiles(ctx, by, a, 1, bench.Revision(files, c), "", fmt.Sprintf("Revision %d", c)); err != nil {
 			tb.Fatal(err)
 		}
 	}

@@ -76,6 +76,17 @@ func checkJSON(b []byte) error {
 			i += 6
 		}
 	}
+	if dup, found, ok := scanKeys(b); ok {
+		if found {
+			return quire.Errorf(quire.EINVALID, "malformed JSON: key %q appears twice in an object", dup)
+		}
+		return nil
+	}
+	return walkKeys(b)
+}
+
+// walkKeys is checkJSON's duplicate key search over decoded tokens.
+func walkKeys(b []byte) error {
 	// open holds the containers being read: the keys seen in an object
 	// (nil for an array), and whether a key comes next.
 	type container struct {
@@ -122,6 +133,73 @@ func checkJSON(b []byte) error {
 			valueDone()
 		}
 	}
+}
+
+// scanKeys is checkJSON's duplicate key search without building tokens:
+// every request body goes through it, and a token walk costs an
+// allocation or more per token. b is well-formed JSON. It returns the
+// first key given twice in an object (at the top level, twice under
+// Unicode case folding), if found. ok is false when it cannot tell cheaply,
+// for a key with an escape or an object of more than 64 keys, and the
+// caller walks tokens instead.
+func scanKeys(b []byte) (dup string, found, ok bool) {
+	const maxKeys = 64
+	// keys holds the keys of every open object, innermost last; open the
+	// index in keys where each open container's keys start (-1: array).
+	var keyBuf [32][]byte
+	var openBuf [16]int
+	keys, open := keyBuf[:0], openBuf[:0]
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '{':
+			open = append(open, len(keys))
+		case '[':
+			open = append(open, -1)
+		case '}', ']':
+			if len(open) == 0 {
+				return "", false, false
+			}
+			if start := open[len(open)-1]; start >= 0 {
+				keys = keys[:start]
+			}
+			open = open[:len(open)-1]
+		case '"':
+			j, escaped := i+1, false
+			for j < len(b) && b[j] != '"' {
+				if b[j] == '\\' {
+					escaped = true
+					j++
+				}
+				j++
+			}
+			if j >= len(b) {
+				return "", false, false
+			}
+			str := b[i+1 : j]
+			i = j
+			k := j + 1
+			for k < len(b) && (b[k] == ' ' || b[k] == '\t' || b[k] == '\n' || b[k] == '\r') {
+				k++
+			}
+			if k == len(b) || b[k] != ':' {
+				continue // a value, not a key
+			}
+			if escaped || len(open) == 0 || open[len(open)-1] < 0 {
+				return "", false, false
+			}
+			start := open[len(open)-1]
+			if len(keys)-start >= maxKeys {
+				return "", false, false
+			}
+			for _, seen := range keys[start:] {
+				if len(open) == 1 && bytes.EqualFold(seen, str) || bytes.Equal(seen, str) {
+					return string(str), true, true
+				}
+			}
+			keys = append(keys, str)
+		}
+	}
+	return "", false, true
 }
 
 // foldKey maps every rune of k to the least rune of its Unicode simple

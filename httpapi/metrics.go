@@ -57,9 +57,10 @@ func (s *Server) measure(c *gin.Context) {
 	if route == "" {
 		route = "unmatched"
 	}
-	labels := prometheus.Labels{"route": route, "method": methodLabel(c.Request.Method), "status": strconv.Itoa(c.Writer.Status())}
-	s.http.requests.With(labels).Inc()
-	s.http.duration.With(labels).Observe(time.Since(start).Seconds())
+	// Values in the order of the vectors' labels: no map per request.
+	method, status := methodLabel(c.Request.Method), strconv.Itoa(c.Writer.Status())
+	s.http.requests.WithLabelValues(route, method, status).Inc()
+	s.http.duration.WithLabelValues(route, method, status).Observe(time.Since(start).Seconds())
 }
 
 // methodLabel keeps the method label to the standard methods.

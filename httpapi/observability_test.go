@@ -331,3 +331,29 @@ func TestOperationsDocs(t *testing.T) {
 		t.Fatalf("dashboard queries only %d quire metrics", n)
 	}
 }
+
+// TestLogTraceIDsWithoutExporter: with no span exporter (the default)
+// requests still continue the caller's trace, or start one, so log lines
+// carry trace ids to join with the caller's traces.
+func TestLogTraceIDsWithoutExporter(t *testing.T) {
+	e := testenv.New(t)
+	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
+	e.Must(200, "GET", "/v1/auth/me", e.Admin, nil, "X-Request-ID: with-parent", "traceparent: 00-"+traceID+"-00f067aa0ba902b7-01")
+	e.Must(200, "GET", "/v1/auth/me", e.Admin, nil, "X-Request-ID: no-parent")
+	e.Must(200, "GET", "/healthz", "", nil, "X-Request-ID: probe")
+	got := map[string]map[string]any{}
+	for _, l := range logLines(t, e) {
+		if id, ok := l["request_id"].(string); ok {
+			got[id] = l
+		}
+	}
+	if l := got["with-parent"]; l["trace_id"] != traceID || l["span_id"] == nil || l["span_id"] == "00f067aa0ba902b7" {
+		t.Errorf("request with a traceparent logged trace_id %v span_id %v, want %s and a span of its own", l["trace_id"], l["span_id"], traceID)
+	}
+	if l := got["no-parent"]; l["trace_id"] == nil || l["trace_id"] == traceID {
+		t.Errorf("request without a traceparent logged trace_id %v, want a new one", l["trace_id"])
+	}
+	if l := got["probe"]; l == nil || l["trace_id"] != nil {
+		t.Errorf("probe log line %v: want one, without a trace id", l)
+	}
+}

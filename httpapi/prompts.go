@@ -296,13 +296,25 @@ func (s *Server) livePrompt(c *gin.Context) {
 	if notModified(c, commit) {
 		return
 	}
-	pv, err := s.prompts.LivePrompt(ctx, a)
+	pv, err := s.livePromptAt(ctx, a, commit)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
 	c.Header("ETag", `"`+pv.Version.Commit+`"`)
 	c.JSON(http.StatusOK, gin.H{"version": newPromptView(a, pv.Version, pv.Content)})
+}
+
+// livePromptAt reads the live version at commit, just read with
+// LiveCommit: the prompt cache then skips reading the ref again (one file
+// open per request on the hot path); a plain store reads it again.
+func (s *Server) livePromptAt(ctx context.Context, a *quire.Asset, commit string) (*quire.PromptVersion, error) {
+	if at, ok := s.prompts.(interface {
+		LivePromptAt(context.Context, *quire.Asset, string) (*quire.PromptVersion, error)
+	}); ok {
+		return at.LivePromptAt(ctx, a, commit)
+	}
+	return s.prompts.LivePrompt(ctx, a)
 }
 
 // compiledPrompt is the parsed templates of one commit.

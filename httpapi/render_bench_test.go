@@ -36,3 +36,27 @@ func BenchmarkRenderLive(b *testing.B) {
 		do()
 	}
 }
+
+// BenchmarkLiveRead is one read of a prompt's live version with an API
+// key, through the whole handler, without the network.
+func BenchmarkLiveRead(b *testing.B) {
+	e := testenv.New(b)
+	id := newPrompt(e, "bench")
+	publishTemplate(e, id, "Hello {{name}}, here is a short note about {{topic}}.")
+	key := e.CreateKey(e.Admin, "read")
+	path := "/v1/prompts/" + id + "/live"
+	do := func() *httptest.ResponseRecorder {
+		req := httptest.NewRequest("GET", path, nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		w := httptest.NewRecorder()
+		e.Server.ServeHTTP(w, req)
+		return w
+	}
+	if w := do(); w.Code != http.StatusOK {
+		b.Fatalf("%d %s", w.Code, w.Body)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		do()
+	}
+}

@@ -47,6 +47,11 @@ type Config struct {
 	// Propagator reading the caller's trace context from the headers.
 	TracerProvider trace.TracerProvider
 	Propagator     propagation.TextMapPropagator
+	// SpansRecorded says TracerProvider may record spans (an exporter is
+	// set). When false, requests still get a span context, for the trace
+	// ids in logs and child spans, but skip building the attributes of
+	// spans nobody records.
+	SpansRecorded bool
 	// Usage records prompt renders and API key use (usage.go).
 	Usage quire.Usage
 	// Activity is the projects' change feed (activity.go).
@@ -83,12 +88,14 @@ type Server struct {
 	metrics     *prometheus.Registry
 	http        *httpMetrics
 	tracer      trace.TracerProvider
-	prop        propagation.TextMapPropagator
-	usage       quire.Usage
-	activity    quire.ActivityLog
-	rl          rateLimiting
-	usageWarn   quietLog // usage lost while Redis is down
-	now         func() time.Time
+	// spansRecorded: see Config.SpansRecorded.
+	spansRecorded bool
+	prop          propagation.TextMapPropagator
+	usage         quire.Usage
+	activity      quire.ActivityLog
+	rl            rateLimiting
+	usageWarn     quietLog // usage lost while Redis is down
+	now           func() time.Time
 }
 
 // New builds the server and its routes.
@@ -99,7 +106,7 @@ func New(cfg Config) *Server {
 		log: cfg.Logger, limits: cfg.Limits, sessionTTL: cfg.SessionTTL,
 		bcryptCost: cfg.BcryptCost, ready: cfg.Ready, git: cfg.Git,
 		metrics: cfg.Metrics, tracer: cfg.TracerProvider, prop: cfg.Propagator, usage: cfg.Usage, activity: cfg.Activity,
-		now: cfg.Now,
+		spansRecorded: cfg.SpansRecorded, now: cfg.Now,
 	}
 	s.setupPrompts(cfg)
 	if s.log == nil {
@@ -135,8 +142,11 @@ func (s *Server) routes() *gin.Engine {
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true
 	r.Use(s.requestID)
-	if s.tracer != nil {
+	switch {
+	case s.tracer != nil && s.spansRecorded:
 		r.Use(s.traceRequests(), s.tagSpan)
+	case s.tracer != nil:
+		r.Use(s.traceContext())
 	}
 	r.Use(s.accessLog, s.measure, s.recover)
 	r.NoRoute(func(c *gin.Context) {

@@ -24,14 +24,42 @@ func (s *Server) traceRequests() gin.HandlerFunc {
 		otelgin.WithTracerProvider(s.tracer),
 		otelgin.WithPropagators(prop),
 		otelgin.WithMeterProvider(noop.NewMeterProvider()), // metrics come from Prometheus
-		otelgin.WithGinFilter(func(c *gin.Context) bool {
-			switch c.FullPath() {
-			case "/healthz", "/readyz", "/metrics":
-				return false
-			}
-			return true
-		}),
+		otelgin.WithGinFilter(func(c *gin.Context) bool { return traced(c.FullPath()) }),
 	)
+}
+
+// traceContext is traceRequests for a provider that records no span: it
+// continues the caller's trace (or starts one) so logs and child spans
+// carry trace ids, without the attributes, status and metrics otelgin
+// builds for every request only for the span to drop them.
+func (s *Server) traceContext() gin.HandlerFunc {
+	prop := s.prop
+	if prop == nil {
+		prop = propagation.TraceContext{}
+	}
+	tracer := s.tracer.Tracer(otelgin.ScopeName)
+	return func(c *gin.Context) {
+		route := c.FullPath()
+		if !traced(route) {
+			c.Next()
+			return
+		}
+		ctx := prop.Extract(c.Request.Context(), propagation.HeaderCarrier(c.Request.Header))
+		ctx, span := tracer.Start(ctx, route, trace.WithSpanKind(trace.SpanKindServer))
+		c.Request = c.Request.WithContext(ctx)
+		c.Next()
+		span.End()
+	}
+}
+
+// traced says whether requests to route are traced: probes and scrapes
+// are not.
+func traced(route string) bool {
+	switch route {
+	case "/healthz", "/readyz", "/metrics":
+		return false
+	}
+	return true
 }
 
 // tagSpan puts the request id on the request's span, so a trace can be

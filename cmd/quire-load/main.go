@@ -6,33 +6,22 @@
 // prompt and an API key, and the floor server. Then, for each in turn, it
 // runs -c connections sending requests back to back for -d and prints
 // requests per second, p50 and p99 latency, and the ratios of render to
-// floor.
+// floor. cmd/quire-bench runs the whole suite, with the servers in
+// processes of their own.
 //
 //	go run ./cmd/quire-load -c 32 -d 5s
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
-	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"runtime"
-	"sort"
-	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/quire/quire"
-	"github.com/quire/quire/cache"
-	"github.com/quire/quire/gitstore"
-	"github.com/quire/quire/httpapi"
-	"golang.org/x/crypto/bcrypt"
+	"github.com/quire/quire/internal/bench"
 )
 
 func main() {
@@ -48,59 +37,46 @@ func main() {
 	}
 }
 
-// floorBody is the floor's fixed answer: 120 bytes of JSON.
-var floorBody = []byte(`{"status":"ok","rendered":"Hello Ann, here is a short note about caching.","version":1,"model":"gpt-test","pad":"xxxxx"}`)
-
 func run(conns, rounds int, dur, warm time.Duration, redisURL string) error {
-	if len(floorBody) != 120 {
-		return fmt.Errorf("floor body is %d bytes, not 120", len(floorBody))
-	}
-	ctx := context.Background()
-	floorURL, stopFloor, err := serve(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(floorBody)
-	}))
+	floorURL, stopFloor, err := bench.Serve(bench.Floor())
 	if err != nil {
 		return err
 	}
 	defer stopFloor()
-
-	q, err := startQuire(ctx, redisURL)
+	q, err := bench.Start(context.Background(), bench.Options{RedisURL: redisURL})
 	if err != nil {
 		return err
 	}
-	defer q.close()
+	defer q.Close()
 
-	renderReq := request{method: "POST", url: q.url + "/v1/prompts/" + q.promptID + "/render", token: q.key,
-		body: []byte(`{"variables":{"name":"Ann","topic":"caching"}}`)}
+	renderReq := bench.Request{Method: "POST", URL: q.URL + "/v1/prompts/" + q.PromptID + "/render", Token: q.Key, Body: bench.RenderBody}
 	// Check the render answers before measuring it.
-	if status, body, err := renderReq.once(http.DefaultClient); err != nil || status != 200 {
+	if status, body, err := renderReq.Do(http.DefaultClient); err != nil || status != 200 {
 		return fmt.Errorf("render check: %d %s %v", status, body, err)
 	}
 
-	fmt.Printf("quire-load: %d connections, %d rounds of %s per target (after %s warm-up), GOMAXPROCS=%d\n", conns, rounds, dur, warm, runtimeProcs())
+	fmt.Printf("quire-load: %d connections, %d rounds of %s per target (after %s warm-up), GOMAXPROCS=%d\n", conns, rounds, dur, warm, runtime.GOMAXPROCS(0))
 	fmt.Printf("%-8s %5s %10s %10s %10s %8s\n", "target", "round", "req/s", "p50", "p99", "errors")
-	var floors, renders []result
+	var floors, renders []bench.Result
 	for i := range rounds {
 		// Alternate, so a burst of load from elsewhere on the machine
 		// hits both targets alike.
-		floors = append(floors, measure(request{method: "POST", url: floorURL + "/", body: renderReq.body}, conns, dur, warm))
-		renders = append(renders, measure(renderReq, conns, dur, warm))
+		floors = append(floors, bench.Measure(bench.Request{Method: "POST", URL: floorURL + "/", Body: renderReq.Body}, conns, dur, warm))
+		renders = append(renders, bench.Measure(renderReq, conns, dur, warm))
 		for _, r := range []struct {
 			name string
-			res  result
+			res  bench.Result
 		}{{"floor", floors[i]}, {"render", renders[i]}} {
-			fmt.Printf("%-8s %5d %10.0f %10s %10s %8d\n", r.name, i+1, r.res.rps, r.res.p50, r.res.p99, r.res.errors)
+			fmt.Printf("%-8s %5d %10.0f %10s %10s %8d\n", r.name, i+1, r.res.RPS, r.res.P50, r.res.P99, r.res.Errors)
 		}
 	}
-	floor, render := median(floors), median(renders)
-	fmt.Printf("%-8s %5s %10.0f %10s %10s\n", "floor", "med", floor.rps, floor.p50, floor.p99)
-	fmt.Printf("%-8s %5s %10.0f %10s %10s\n", "render", "med", render.rps, render.p50, render.p99)
-	rpsRatio := render.rps / floor.rps
-	p99Ratio := float64(render.p99) / float64(floor.p99)
+	floor, render := bench.Median(floors), bench.Median(renders)
+	fmt.Printf("%-8s %5s %10.0f %10s %10s\n", "floor", "med", floor.RPS, floor.P50, floor.P99)
+	fmt.Printf("%-8s %5s %10.0f %10s %10s\n", "render", "med", render.RPS, render.P50, render.P99)
+	rpsRatio := render.RPS / floor.RPS
+	p99Ratio := float64(render.P99) / float64(floor.P99)
 	fmt.Printf("render/floor: req/s %.2fx (goal >= 0.50x), p99 %.2fx (goal <= 2.00x)\n", rpsRatio, p99Ratio)
-	st := q.prompts.Stats()
+	st := q.Prompts.Stats()
 	fmt.Printf("cache: local hits %d misses %d, redis hits %d misses %d errors %d, git loads %d\n",
 		st.LocalHits, st.LocalMisses, st.RedisHits, st.RedisMisses, st.RedisErrors, st.Loads)
 	if rpsRatio < 0.5 || p99Ratio > 2 {
@@ -108,214 +84,3 @@ func run(conns, rounds int, dur, warm time.Duration, redisURL string) error {
 	}
 	return nil
 }
-
-// serve runs h on a fresh 127.0.0.1 port.
-func serve(h http.Handler) (string, func(), error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(ln)
-	return "http://" + ln.Addr().String(), func() { srv.Close() }, nil
-}
-
-// quireUnderTest is a quire with one published prompt and an API key.
-type quireUnderTest struct {
-	url, promptID, key string
-	prompts            *cache.Prompts
-	close              func()
-}
-
-func startQuire(ctx context.Context, redisURL string) (*quireUnderTest, error) {
-	root, err := os.MkdirTemp("", "quire-load-*")
-	if err != nil {
-		return nil, err
-	}
-	store, err := gitstore.Open(gitstore.Options{Root: root})
-	if err != nil {
-		return nil, err
-	}
-	rd, err := cache.Open(ctx, cache.Options{URL: redisURL, Prefix: fmt.Sprintf("quire-load:%d:", time.Now().UnixNano())})
-	if err != nil {
-		return nil, err
-	}
-	prompts := cache.NewPrompts(rd, store, cache.PromptOptions{})
-	store.OnChange(prompts.Invalidate)
-	api := httpapi.New(httpapi.Config{
-		Meta: store, Versions: store, Sessions: rd, Logger: slog.New(slog.DiscardHandler),
-		Limits: store.Limits(), BcryptCost: bcrypt.MinCost,
-		Prompts: prompts, Payloads: store, PromptCache: prompts,
-	})
-	url, stop, err := serve(api)
-	if err != nil {
-		return nil, err
-	}
-	q := &quireUnderTest{url: url, prompts: prompts, close: func() {
-		stop()
-		prompts.Close()
-		rd.DeleteAll(context.Background())
-		rd.Close()
-		os.RemoveAll(root)
-	}}
-	if err := q.seed(ctx, store); err != nil {
-		q.close()
-		return nil, err
-	}
-	return q, nil
-}
-
-// seed creates the admin, a project, the prompt (published) and a read key.
-func (q *quireUnderTest) seed(ctx context.Context, store *gitstore.Store) error {
-	hash, _ := bcrypt.GenerateFromPassword([]byte("load-password"), bcrypt.MinCost)
-	if err := store.CreateUser(ctx, quire.Actor{Name: "load"}, &quire.User{Email: "load@example.com", Name: "Load", Role: quire.RoleAdmin, PasswordHash: string(hash)}); err != nil {
-		return err
-	}
-	var login struct{ Token string }
-	if err := q.call("POST", "/v1/auth/login", "", map[string]string{"email": "load@example.com", "password": "load-password"}, &login); err != nil {
-		return err
-	}
-	var proj struct{ Project struct{ ID string } }
-	if err := q.call("POST", "/v1/projects", login.Token, map[string]string{"name": "Load"}, &proj); err != nil {
-		return err
-	}
-	var prompt struct{ Prompt struct{ ID string } }
-	if err := q.call("POST", "/v1/projects/"+proj.Project.ID+"/prompts", login.Token, map[string]string{"name": "Greeting"}, &prompt); err != nil {
-		return err
-	}
-	q.promptID = prompt.Prompt.ID
-	body := map[string]any{"template": "Hello {{name}}, here is a short note about {{topic}}.", "model": "gpt-test", "model_params": map[string]any{"temperature": 0.2}}
-	if err := q.call("POST", "/v1/prompts/"+q.promptID+"/versions", login.Token, body, nil); err != nil {
-		return err
-	}
-	if err := q.call("POST", "/v1/prompts/"+q.promptID+"/versions/1/publish", login.Token, nil, nil); err != nil {
-		return err
-	}
-	var key struct{ Token string }
-	if err := q.call("POST", "/v1/api-keys", login.Token, map[string]any{"name": "load", "scope": "read"}, &key); err != nil {
-		return err
-	}
-	q.key = key.Token
-	return nil
-}
-
-func (q *quireUnderTest) call(method, path, token string, body, out any) error {
-	var b []byte
-	if body != nil {
-		b, _ = json.Marshal(body)
-	}
-	status, resp, err := request{method: method, url: q.url + path, token: token, body: b}.once(http.DefaultClient)
-	if err != nil {
-		return err
-	}
-	if status >= 300 {
-		return fmt.Errorf("%s %s: %d %s", method, path, status, resp)
-	}
-	if out != nil {
-		return json.Unmarshal(resp, out)
-	}
-	return nil
-}
-
-type request struct {
-	method, url, token string
-	body               []byte
-}
-
-func (r request) once(c *http.Client) (int, []byte, error) {
-	req, err := http.NewRequest(r.method, r.url, bytes.NewReader(r.body))
-	if err != nil {
-		return 0, nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if r.token != "" {
-		req.Header.Set("Authorization", "Bearer "+r.token)
-	}
-	res, err := c.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	return res.StatusCode, b, err
-}
-
-// median takes the median of each figure on its own.
-func median(rs []result) result {
-	pick := func(f func(result) float64) float64 {
-		v := make([]float64, len(rs))
-		for i, r := range rs {
-			v[i] = f(r)
-		}
-		sort.Float64s(v)
-		return v[len(v)/2]
-	}
-	return result{
-		rps: pick(func(r result) float64 { return r.rps }),
-		p50: time.Duration(pick(func(r result) float64 { return float64(r.p50) })),
-		p99: time.Duration(pick(func(r result) float64 { return float64(r.p99) })),
-	}
-}
-
-type result struct {
-	rps      float64
-	p50, p99 time.Duration
-	errors   int64
-}
-
-// measure runs conns workers, each on its own keep-alive connection,
-// sending req back to back: warm first, then dur measured.
-func measure(req request, conns int, dur, warm time.Duration) result {
-	tr := &http.Transport{MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns, DisableCompression: true}
-	defer tr.CloseIdleConnections()
-	client := &http.Client{Transport: tr}
-	var (
-		recording atomic.Bool
-		stop      atomic.Bool
-		errs      atomic.Int64
-		wg        sync.WaitGroup
-	)
-	lat := make([][]time.Duration, conns)
-	for i := range conns {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			own := make([]time.Duration, 0, 1<<16)
-			for !stop.Load() {
-				t0 := time.Now()
-				status, _, err := req.once(client)
-				d := time.Since(t0)
-				if !recording.Load() {
-					continue
-				}
-				if err != nil || status != 200 {
-					errs.Add(1)
-					continue
-				}
-				own = append(own, d)
-			}
-			lat[i] = own
-		}(i)
-	}
-	time.Sleep(warm)
-	recording.Store(true)
-	start := time.Now()
-	time.Sleep(dur)
-	recording.Store(false)
-	elapsed := time.Since(start)
-	stop.Store(true)
-	wg.Wait()
-	var all []time.Duration
-	for _, l := range lat {
-		all = append(all, l...)
-	}
-	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
-	res := result{rps: float64(len(all)) / elapsed.Seconds(), errors: errs.Load()}
-	if len(all) > 0 {
-		res.p50 = all[len(all)*50/100]
-		res.p99 = all[len(all)*99/100]
-	}
-	return res
-}
-
-func runtimeProcs() int { return runtime.GOMAXPROCS(0) }

@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -91,6 +92,9 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	// RateLimits are the request limit and login throttles, kept in Redis.
 	RateLimits httpapi.RateLimits
+	// DebugAddr, when set, serves net/http/pprof there: loopback only,
+	// never on the API listener.
+	DebugAddr string
 }
 
 // Main is a running quire server; end-to-end tests drive it too.
@@ -107,6 +111,7 @@ type Main struct {
 	http    *http.Server
 	ln      net.Listener
 	served  chan error
+	debug   *http.Server
 
 	metrics    *prometheus.Registry
 	tracing    *telemetry.Tracing
@@ -141,6 +146,7 @@ func (m *Main) ParseFlags(args []string) error {
 	str(&c.Redis, "redis", "QUIRE_REDIS", "redis:// URL; empty runs an embedded Redis")
 	str(&c.RedisPrefix, "redis-prefix", "QUIRE_REDIS_PREFIX", "prefix of every Redis key")
 	str(&c.LogLevel, "log-level", "QUIRE_LOG_LEVEL", "debug, info, warn or error")
+	str(&c.DebugAddr, "debug-addr", "QUIRE_DEBUG_ADDR", "loopback address serving net/http/pprof; empty is off")
 	dur := func(p *time.Duration, name, env, usage string) error {
 		if v := os.Getenv(env); v != "" {
 			d, err := time.ParseDuration(v)
@@ -254,10 +260,16 @@ func (m *Main) Run(ctx context.Context) error {
 		Limits: store.Limits(), SessionTTL: c.SessionTTL, BcryptCost: c.BcryptCost,
 		Ready: m.ready, Git: m.git,
 		Prompts: m.prompts, Payloads: store, PromptCache: m.prompts,
-		Metrics: m.metrics, TracerProvider: tr.Provider, Propagator: tr.Propagator,
+		Metrics: m.metrics, TracerProvider: tr.Provider, Propagator: tr.Propagator, SpansRecorded: tr.Exporting != "",
 		Usage: m.usage, Activity: store,
 		RateLimiter: cache.NewRateLimits(m.redis, cache.RateLimitOptions{}), RateLimits: c.RateLimits,
 	})
+	if c.DebugAddr != "" {
+		if m.debug, err = serveDebug(c.DebugAddr); err != nil {
+			return err
+		}
+		m.log.Info("debug listener started", "addr", m.debug.Addr)
+	}
 	m.ln, err = net.Listen("tcp", c.Addr)
 	if err != nil {
 		return err
@@ -343,6 +355,9 @@ func (m *Main) close() error {
 		}
 		note("stop serving", err)
 	}
+	if m.debug != nil {
+		m.debug.Close()
+	}
 	if m.stopUsage != nil {
 		m.stopUsage()
 		<-m.usageDone
@@ -374,6 +389,32 @@ func (m *Main) close() error {
 		m.log.Info("quire stopped")
 	}
 	return errors.Join(errs...)
+}
+
+// serveDebug serves the pprof handlers on addr, which must be a loopback
+// address: profiles expose memory contents and cost CPU, so they are never
+// reachable from the network nor mixed into the API's mux.
+func serveDebug(addr string) (*http.Server, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("debug address: %w", err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return nil, fmt.Errorf("debug address %q is not a loopback address", addr)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("debug listener: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	srv := &http.Server{Addr: ln.Addr().String(), Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	return srv, nil
 }
 
 // bootstrap creates the first admin when there is no user at all.

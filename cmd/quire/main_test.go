@@ -196,7 +196,7 @@ func TestServeHelp(t *testing.T) {
 	help := stderr.String()
 	flagLine := regexp.MustCompile(`(?m)^  -([a-z-]+)`)
 	found := flagLine.FindAllStringSubmatch(help, -1)
-	want := []string{"addr", "data", "fsync", "log-level", "redis", "redis-prefix", "session-ttl", "shutdown-timeout", "usage-flush",
+	want := []string{"addr", "data", "debug-addr", "fsync", "log-level", "redis", "redis-prefix", "session-ttl", "shutdown-timeout", "usage-flush",
 		"rate-limit", "login-limit", "login-address-limit"}
 	got := map[string]bool{}
 	for _, f := range found {
@@ -227,15 +227,56 @@ func TestServeHelp(t *testing.T) {
 	t.Setenv("QUIRE_USAGE_FLUSH", "5s")
 	t.Setenv("QUIRE_SHUTDOWN_TIMEOUT", "7s")
 	t.Setenv("QUIRE_ADDR", "127.0.0.1:9999")
+	t.Setenv("QUIRE_DEBUG_ADDR", "127.0.0.1:6060")
 	m := NewMain(io.Discard)
 	if err := m.ParseFlags([]string{"--shutdown-timeout", "9s"}); err != nil {
 		t.Fatal(err)
 	}
-	if m.Config.UsageFlush != 5*time.Second || m.Config.ShutdownTimeout != 9*time.Second || m.Config.Addr != "127.0.0.1:9999" {
+	if m.Config.UsageFlush != 5*time.Second || m.Config.ShutdownTimeout != 9*time.Second || m.Config.Addr != "127.0.0.1:9999" || m.Config.DebugAddr != "127.0.0.1:6060" {
 		t.Fatalf("config from environment and flags: %+v", m.Config)
 	}
 	t.Setenv("QUIRE_USAGE_FLUSH", "soon")
 	if err := NewMain(io.Discard).ParseFlags(nil); err == nil || !strings.Contains(err.Error(), "QUIRE_USAGE_FLUSH") {
 		t.Fatalf("bad QUIRE_USAGE_FLUSH: %v", err)
+	}
+}
+
+func TestDebugListener(t *testing.T) {
+	out := &syncBuffer{}
+	m := NewMain(out)
+	m.Config.Addr, m.Config.DebugAddr, m.Config.Data = "127.0.0.1:0", "127.0.0.1:0", t.TempDir()
+	m.Config.BcryptCost = bcrypt.MinCost
+	if err := m.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	get := func(url string) (int, string) {
+		t.Helper()
+		res, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	if code, body := get("http://" + m.debug.Addr + "/debug/pprof/"); code != 200 || !strings.Contains(body, "goroutine") {
+		t.Fatalf("pprof index on the debug listener: %d %.200s", code, body)
+	}
+	if code, body := get("http://" + m.Addr() + "/debug/pprof/"); code != 404 {
+		t.Fatalf("pprof index on the API listener: %d %.200s", code, body)
+	}
+}
+
+func TestDebugListenerRefusesNonLoopback(t *testing.T) {
+	for _, addr := range []string{"0.0.0.0:0", ":0", "192.0.2.1:6060"} {
+		m := NewMain(&syncBuffer{})
+		m.Config.Addr, m.Config.DebugAddr, m.Config.Data = "127.0.0.1:0", addr, t.TempDir()
+		m.Config.BcryptCost = bcrypt.MinCost
+		err := m.Run(context.Background())
+		m.Close()
+		if err == nil || !strings.Contains(err.Error(), "loopback") {
+			t.Errorf("debug address %q: Run error %v, want a refusal", addr, err)
+		}
 	}
 }

@@ -170,7 +170,7 @@ func NewWith(t testing.TB, o Options) *Env {
 		BcryptCost: o.BcryptCost,
 		Ready:      rd.Ping,
 		Prompts:    prompts, Payloads: store, PromptCache: prompts,
-		Metrics: reg, TracerProvider: tr.Provider, Propagator: tr.Propagator,
+		Metrics: reg, TracerProvider: tr.Provider, Propagator: tr.Propagator, SpansRecorded: tr.Exporting != "",
 		Usage: usage, Activity: store, Git: git,
 		RateLimits: limits,
 		Now:        o.Clock,

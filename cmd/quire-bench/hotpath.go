@@ -1,0 +1,248 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"runtime"
+	"testing"
+
+	"github.com/quire/quire/internal/bench"
+)
+
+// serveEnv, when set in the environment, makes this binary a server
+// child: "floor" or "quire".
+const serveEnv = "QUIRE_BENCH_SERVE"
+
+// target is what a server child reports on its first line of output.
+type target struct {
+	URL      string `json:"url"`
+	PromptID string `json:"prompt_id,omitempty"`
+	Key      string `json:"key,omitempty"`
+}
+
+// serveChild runs one server until its standard input closes.
+func serveChild(role string) error {
+	var t target
+	switch role {
+	case "floor":
+		url, stop, err := bench.Serve(bench.Floor())
+		if err != nil {
+			return err
+		}
+		defer stop()
+		t.URL = url
+	case "quire":
+		q, err := bench.Start(context.Background(), bench.Options{RedisURL: os.Getenv("QUIRE_BENCH_REDIS")})
+		if err != nil {
+			return err
+		}
+		defer q.Close()
+		t = target{URL: q.URL, PromptID: q.PromptID, Key: q.Key}
+	default:
+		return fmt.Errorf("unknown server role %q", role)
+	}
+	if err := json.NewEncoder(os.Stdout).Encode(t); err != nil {
+		return err
+	}
+	_, err := bufio.NewReader(os.Stdin).ReadString('\n') // returns at EOF
+	if err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return nil
+}
+
+// child is a running server child.
+type child struct {
+	target
+	cmd   *exec.Cmd
+	stdin interface{ Close() error }
+}
+
+// startChild runs this binary again as role's server.
+func startChild(role, redisURL string) (*child, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), serveEnv+"="+role, "QUIRE_BENCH_REDIS="+redisURL)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	c := &child{cmd: cmd, stdin: stdin}
+	if err := json.NewDecoder(stdout).Decode(&c.target); err != nil {
+		c.stop()
+		return nil, fmt.Errorf("%s server: %w", role, err)
+	}
+	return c, nil
+}
+
+func (c *child) stop() {
+	c.stdin.Close()
+	c.cmd.Wait()
+}
+
+// hotPath measures cached render and live read over HTTP with an API key
+// against the floor, at each connection count, alternating the three
+// runs so drift hits them alike.
+func hotPath(ctx context.Context, c *config, r *report) error {
+	floor, err := startChild("floor", c.redis)
+	if err != nil {
+		return err
+	}
+	defer floor.stop()
+	q, err := startChild("quire", c.redis)
+	if err != nil {
+		return err
+	}
+	defer q.stop()
+	reqs := []struct {
+		name string
+		req  bench.Request
+	}{
+		{"floor", bench.Request{Method: "POST", URL: floor.URL + "/", Body: bench.RenderBody}},
+		{"render", bench.Request{Method: "POST", URL: q.URL + "/v1/prompts/" + q.PromptID + "/render", Token: q.Key, Body: bench.RenderBody}},
+		{"live", bench.Request{Method: "GET", URL: q.URL + "/v1/prompts/" + q.PromptID + "/live", Token: q.Key}},
+	}
+	for _, x := range reqs {
+		if status, body, err := x.req.Do(http.DefaultClient); err != nil || status != http.StatusOK {
+			return fmt.Errorf("%s check: %d %s %v", x.name, status, body, err)
+		}
+	}
+	r.section("Hot path: cached render and live read over HTTP", fmt.Sprintf(`
+A render of a published two-variable prompt (POST /v1/prompts/{id}/render)
+and a read of its live version (GET /v1/prompts/{id}/live), both with a
+read API key, against the floor: a net/http handler answering a fixed
+120-byte JSON body. quire runs as quire serve wires it (embedded Redis,
+metrics, tracing without an exporter, usage counting, a JSON access log
+line per request, formatted then discarded) on a fresh data root. Each server runs in a child process of quire-bench; the
+load client (keep-alive connections, one prepared request per
+connection, up to 256 goroutines) runs in the parent and shares the %d
+cores with the server, alike for both. Per connection count: %d rounds of
+floor, render, live, %s each after %s warm-up; medians of the rounds.
+Goals at 32 connections: req/s at least 0.5x the floor's, p99 at most 2x.`,
+		numCPU(), c.rounds, c.dur, c.warm))
+	var rows []row
+	for _, n := range c.conns {
+		res := make([][]bench.Result, len(reqs))
+		for range c.rounds {
+			for i, x := range reqs {
+				res[i] = append(res[i], bench.Measure(x.req, n, c.dur, c.warm))
+			}
+		}
+		fl := bench.Median(res[0])
+		for i, x := range reqs[1:] {
+			m := bench.Median(res[i+1])
+			rpsGoal, p99Goal := "", ""
+			if n == 32 {
+				rpsGoal, p99Goal = "≥ 0.50x", "≤ 2.00x"
+			}
+			rps := m.RPS / fl.RPS
+			p99 := float64(m.P99) / float64(fl.P99)
+			rows = append(rows,
+				row{figure: fmt.Sprintf("%s, %d conns: req/s", x.name, n), quire: fmt.Sprintf("%.0f", m.RPS), baseline: fmt.Sprintf("%.0f", fl.RPS), ratio: rps, goal: rpsGoal, pass: rps >= 0.5},
+				row{figure: fmt.Sprintf("%s, %d conns: p50", x.name, n), quire: ms(m.P50), baseline: ms(fl.P50), ratio: float64(m.P50) / float64(fl.P50)},
+				row{figure: fmt.Sprintf("%s, %d conns: p99", x.name, n), quire: ms(m.P99), baseline: ms(fl.P99), ratio: p99, goal: p99Goal, pass: p99 <= 2},
+			)
+			if m.Errors > 0 {
+				return fmt.Errorf("%s at %d connections: %d failed requests", x.name, n, m.Errors)
+			}
+		}
+	}
+	r.table("floor", rows)
+	return nil
+}
+
+// allocations measures one render and one live read through the handler
+// in process (no network), with testing.Benchmark, against the floor
+// handler served the same way.
+func allocations(ctx context.Context, c *config, r *report) error {
+	q, err := bench.Start(ctx, bench.Options{RedisURL: c.redis})
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+	if err := setBenchtime(c.benchtime); err != nil {
+		return err
+	}
+	handler := func(h http.Handler, method, path, token string, body []byte) func(*testing.B) {
+		return func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				req := httptest.NewRequest(method, path, bytesReader(body))
+				if body != nil {
+					req.Header.Set("Content-Type", "application/json")
+				}
+				if token != "" {
+					req.Header.Set("Authorization", "Bearer "+token)
+				}
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, req)
+				if w.Code != http.StatusOK {
+					b.Fatalf("%s %s: %d %s", method, path, w.Code, w.Body)
+				}
+			}
+		}
+	}
+	floor := testing.Benchmark(handler(bench.Floor(), "POST", "/", "", bench.RenderBody))
+	render := testing.Benchmark(handler(q.Handler, "POST", "/v1/prompts/"+q.PromptID+"/render", q.Key, bench.RenderBody))
+	live := testing.Benchmark(handler(q.Handler, "GET", "/v1/prompts/"+q.PromptID+"/live", q.Key, nil))
+	if floor.N == 0 || render.N == 0 || live.N == 0 {
+		return fmt.Errorf("a benchmark failed (run go test -bench RenderLive ./httpapi to see why)")
+	}
+	r.section("Allocations per request, in process", `
+The same render and live read through quire's http.Handler with
+httptest (no network, no load client), measured by testing.Benchmark with
+ReportAllocs, against the floor handler measured the same way. These
+figures do not depend on the machine's load: allocs/op is exact and
+drives the HTTP figures above.`)
+	var rows []row
+	for _, x := range []struct {
+		name string
+		res  testing.BenchmarkResult
+	}{{"render", render}, {"live read", live}} {
+		rows = append(rows,
+			row{figure: x.name + ": ns/op", quire: fmt.Sprint(x.res.NsPerOp()), baseline: fmt.Sprint(floor.NsPerOp()), ratio: float64(x.res.NsPerOp()) / float64(floor.NsPerOp())},
+			row{figure: x.name + ": allocs/op", quire: fmt.Sprint(x.res.AllocsPerOp()), baseline: fmt.Sprint(floor.AllocsPerOp()), ratio: float64(x.res.AllocsPerOp()) / float64(floor.AllocsPerOp())},
+			row{figure: x.name + ": bytes/op", quire: fmt.Sprint(x.res.AllocedBytesPerOp()), baseline: fmt.Sprint(floor.AllocedBytesPerOp()), ratio: float64(x.res.AllocedBytesPerOp()) / float64(floor.AllocedBytesPerOp())},
+		)
+	}
+	r.table("floor", rows)
+	return nil
+}
+
+// setBenchtime sets the duration testing.Benchmark runs each function.
+func setBenchtime(v string) error {
+	if flag.Lookup("test.benchtime") == nil {
+		testing.Init()
+	}
+	return flag.Set("test.benchtime", v)
+}
+
+func numCPU() int { return runtime.NumCPU() }
+
+func bytesReader(b []byte) io.Reader {
+	if b == nil {
+		return nil
+	}
+	return bytes.NewReader(b)
+}

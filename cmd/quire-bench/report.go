@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// report collects the tables of a run and writes them as markdown.
+type report struct {
+	log        io.Writer
+	start      time.Time
+	loadStart  string
+	body       bytes.Buffer
+	includes   [][]byte
+	passed     int
+	failed     int
+	goalsTotal int
+}
+
+func newReport(log io.Writer) *report {
+	return &report{log: log, start: time.Now(), loadStart: loadAvg()}
+}
+
+func (r *report) logf(format string, args ...any) {
+	fmt.Fprintf(r.log, "quire-bench: "+format+"\n", args...)
+}
+
+// section starts a section: a heading and what it measures.
+func (r *report) section(title, text string) {
+	fmt.Fprintf(&r.body, "\n## %s\n\n%s\n\n", title, strings.TrimSpace(text))
+}
+
+// row is one line of a figures table.
+type row struct {
+	figure          string
+	quire, baseline string
+	// ratio is quire / baseline, written as "0.42x"; goal is "≥ 0.50x" and
+	// such, empty when the figure has none.
+	ratio float64
+	goal  string
+	pass  bool
+}
+
+// table writes rows under the baseline's name.
+func (r *report) table(baseline string, rows []row) {
+	fmt.Fprintf(&r.body, "| figure | quire | %s | ratio | goal | result |\n|---|---:|---:|---:|---|---|\n", baseline)
+	for _, x := range rows {
+		result := ""
+		if x.goal != "" {
+			r.goalsTotal++
+			if x.pass {
+				result = "pass"
+				r.passed++
+			} else {
+				result = "**miss**"
+				r.failed++
+			}
+		}
+		fmt.Fprintf(&r.body, "| %s | %s | %s | %.2fx | %s | %s |\n", x.figure, x.quire, x.baseline, x.ratio, x.goal, result)
+		r.logf("  %-44s quire %-12s base %-12s %.2fx %s %s", x.figure, x.quire, x.baseline, x.ratio, x.goal, result)
+	}
+	r.body.WriteString("\n")
+}
+
+func (r *report) text(s string) { r.body.WriteString(strings.TrimSpace(s) + "\n\n") }
+
+func (r *report) include(b []byte) { r.includes = append(r.includes, b) }
+
+func (r *report) markdown(c *config) []byte {
+	var b bytes.Buffer
+	host, _ := os.Hostname()
+	fmt.Fprintf(&b, `# Benchmarks
+
+Written by `+"`make bench`"+` (`+"`go run ./cmd/quire-bench`"+`); do not edit by hand.
+Every figure stands beside a baseline measured in the same run, and the
+ratio between them is what to read: absolute numbers on a shared machine
+drift with its other load, ratios taken minutes apart on the same cores
+hold far better.
+
+| | |
+|---|---|
+| date | %s |
+| machine | %s, %d CPUs (runtime.NumCPU), %s/%s |
+| Go | %s |
+| load average at start | %s |
+| load average at end | %s |
+| duration | %s |
+| goals | %d met, %d missed |
+`, r.start.UTC().Format("2006-01-02 15:04 MST"), host, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH,
+		runtime.Version(), r.loadStart, loadAvg(), time.Since(r.start).Round(time.Second), r.passed, r.failed)
+	fmt.Fprintf(&b, "| settings | hot path %s per run after %s warm-up, %d rounds; in-process benchtime %s; write runs %s, %d upserts per latency; git repository %d files, %d commits, %d rounds |\n",
+		c.dur, c.warm, c.rounds, c.benchtime, c.writeDur, c.upserts, c.files, c.commits, c.gitRounds)
+	b.Write(r.body.Bytes())
+	for _, inc := range r.includes {
+		b.WriteString("\n")
+		b.Write(bytes.TrimSpace(inc))
+		b.WriteString("\n")
+	}
+	return b.Bytes()
+}
+
+// loadAvg is the 1, 5 and 15 minute load averages, or "unknown".
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }

@@ -1,0 +1,86 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// scanKeysCases are bodies that decoded, with the error checkJSON must
+// give ("" for none).
+var scanKeysCases = []struct{ body, want string }{
+	{`{"":{},"":0}`, `key "" appears twice`}, // found by fuzzing
+	{`{"variables":{"name":"Ann","topic":"caching"}}`, ""},
+	{`{"a":1,"a":2}`, `key "a" appears twice`},
+	{`{"Scope":"read","scope":"admin"}`, `key "scope" appears twice`},
+	{`{"v":{"A":1,"a":2}}`, ""}, // below the top level, case matters
+	{`{"v":{"a":1,"a":2}}`, `key "a" appears twice`},
+	{`{"v":[{"a":1},{"a":2}]}`, ""},
+	{`{"a":{"b":1},"b":2}`, ""},
+	{`{"a":{"b":1},"c":{"b":2}}`, ""},
+	{`{"a":"x:y","b":"\"a\":","a":3}`, `key "a" appears twice`},
+	{` { "k" : 1 , "k" : 2 } `, `key "k" appears twice`},
+	{`{"café":1,"CAFÉ":2}`, `key "CAFÉ" appears twice`},
+	{"{\"\u017fcope\":\"read\",\"scope\":\"x\"}", `key "scope" appears twice`},
+	{`{"a\u0062":1,"ab":2}`, `key "ab" appears twice`}, // escaped key: the token walk decides
+	{`{"x":"\\","x":1}`, `key "x" appears twice`},      // an escaped backslash ends no string
+	{`["a","a",{"a":1}]`, ""},
+	{`"a"`, ""},
+	{`{}`, ""},
+}
+
+func TestCheckJSONDuplicateKeys(t *testing.T) {
+	for _, tc := range scanKeysCases {
+		err := checkJSON([]byte(tc.body))
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v, want no error", tc.body, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: %v, want %s", tc.body, err, tc.want)
+		}
+	}
+	// Past 64 keys in one object the token walk takes over, with the same answer.
+	var many []string
+	for i := range 100 {
+		many = append(many, fmt.Sprintf(`"k%d":1`, i))
+	}
+	if err := checkJSON([]byte("{" + strings.Join(many, ",") + "}")); err != nil {
+		t.Errorf("100 distinct keys: %v", err)
+	}
+	if err := checkJSON([]byte("{" + strings.Join(many, ",") + `,"k7":2}`)); err == nil {
+		t.Error("a duplicate after 100 keys went through")
+	}
+}
+
+// TestCheckJSONAllocs: a render body is checked without allocating.
+func TestCheckJSONAllocs(t *testing.T) {
+	b := []byte(`{"variables":{"name":"Ann","topic":"caching"},"version":1}`)
+	if n := testing.AllocsPerRun(100, func() { checkJSON(b) }); n != 0 {
+		t.Fatalf("checkJSON allocates %v times for a render body", n)
+	}
+}
+
+// FuzzScanKeys checks the fast duplicate key search against the token
+// walk on any valid JSON.
+//
+//	go test ./httpapi -run xxx -fuzz FuzzScanKeys -fuzztime 30s
+func FuzzScanKeys(f *testing.F) {
+	for _, tc := range scanKeysCases {
+		f.Add(tc.body)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		b := []byte(body)
+		if !json.Valid(b) {
+			return
+		}
+		dup, found, ok := scanKeys(b)
+		if !ok {
+			return
+		}
+		walked := walkKeys(b)
+		if found != (walked != nil) || walked != nil && !strings.Contains(walked.Error(), fmt.Sprintf("key %q appears twice", dup)) {
+			t.Fatalf("%s: scan found %q, token walk %v", body, dup, walked)
+		}
+	})
+}

@@ -1,0 +1,185 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/quire/quire"
+	"github.com/quire/quire/cache"
+	"github.com/quire/quire/gitstore"
+	"github.com/quire/quire/httpapi"
+	"github.com/quire/quire/telemetry"
+	"golang.org/x/crypto/bcrypt"
+)
+
+// Quire is a quire under measurement, wired as quire serve wires it
+// (metrics, tracing without an exporter, usage counting, prompt cache,
+// git service, JSON logs at info level, discarded), on a temporary data
+// root, with a published prompt, a payload and a read API key.
+type Quire struct {
+	URL     string
+	Store   *gitstore.Store
+	Git     *gitstore.Git
+	Prompts *cache.Prompts
+	Usage   *cache.Usage
+	// Handler is the API, for in-process benchmarks without the network.
+	Handler http.Handler
+	// Admin is an admin session; Key a read API key; ProjectID the
+	// project ("bench") holding the prompt PromptID.
+	Admin, Key, ProjectID, PromptID string
+
+	close []func()
+}
+
+// Options configure Start.
+type Options struct {
+	// RedisURL is quire's Redis; empty runs an embedded one.
+	RedisURL string
+	// Git tunes the git service.
+	Git gitstore.GitOptions
+}
+
+// AdminEmail and AdminPassword are the seeded admin's credentials.
+const (
+	AdminEmail    = "bench@example.com"
+	AdminPassword = "bench-password"
+)
+
+// RenderBody is the render request the benchmarks send.
+var RenderBody = []byte(`{"variables":{"name":"Ann","topic":"caching"}}`)
+
+// Start runs a seeded quire on a fresh 127.0.0.1 port.
+func Start(ctx context.Context, o Options) (q *Quire, err error) {
+	q = &Quire{}
+	defer func() {
+		if err != nil {
+			q.Close()
+		}
+	}()
+	root, err := os.MkdirTemp("", "quire-bench-*")
+	if err != nil {
+		return nil, err
+	}
+	q.close = append(q.close, func() { os.RemoveAll(root) })
+	reg := telemetry.NewRegistry("bench")
+	tr, err := telemetry.NewTracing(ctx, telemetry.TracingOptions{ServiceName: "quire", Getenv: func(string) string { return "" }})
+	if err != nil {
+		return nil, err
+	}
+	q.close = append(q.close, func() { tr.Shutdown(context.Background()) })
+	if q.Store, err = gitstore.Open(gitstore.Options{Root: root, Observe: telemetry.GitObserver(reg, tr.Provider)}); err != nil {
+		return nil, err
+	}
+	rd, err := cache.Open(ctx, cache.Options{URL: o.RedisURL, Prefix: fmt.Sprintf("quire-bench:%d:", time.Now().UnixNano()),
+		Metrics: reg, TracerProvider: telemetry.ChildSpansOnly(tr.Provider)})
+	if err != nil {
+		return nil, err
+	}
+	q.close = append(q.close, func() {
+		rd.DeleteAll(context.Background())
+		rd.Close()
+	})
+	logger := slog.New(slog.NewJSONHandler(discard{}, nil))
+	if q.Usage, err = cache.NewUsage(rd, q.Store, cache.UsageOptions{KeyResolution: 30 * time.Second, Metrics: reg, Logger: logger}); err != nil {
+		return nil, err
+	}
+	q.Prompts = cache.NewPrompts(rd, q.Store, cache.PromptOptions{Logger: logger})
+	q.close = append(q.close, func() { q.Prompts.Close() })
+	q.Store.OnChange(q.Prompts.Invalidate)
+	if err := telemetry.RegisterCacheStats(reg, q.Prompts); err != nil {
+		return nil, err
+	}
+	q.Git = gitstore.NewGit(q.Store, o.Git)
+	q.close = append(q.close, func() { q.Git.Close() })
+	q.Handler = httpapi.New(httpapi.Config{
+		Meta: q.Store, Versions: q.Store, Sessions: rd, Logger: logger,
+		Limits: q.Store.Limits(), BcryptCost: bcrypt.MinCost, Ready: rd.Ping, Git: q.Git,
+		Prompts: q.Prompts, Payloads: q.Store, PromptCache: q.Prompts,
+		Metrics: reg, TracerProvider: tr.Provider, Propagator: tr.Propagator, SpansRecorded: tr.Exporting != "",
+		Usage: q.Usage, Activity: q.Store,
+	})
+	url, stop, err := Serve(q.Handler)
+	if err != nil {
+		return nil, err
+	}
+	q.URL = url
+	q.close = append(q.close, stop)
+	return q, q.seed(ctx)
+}
+
+// Close stops the server and removes its data.
+func (q *Quire) Close() {
+	for i := len(q.close) - 1; i >= 0; i-- {
+		q.close[i]()
+	}
+	q.close = nil
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// seed creates the admin, a project, the prompt (published, with a
+// payload) and a read key.
+func (q *Quire) seed(ctx context.Context) error {
+	hash, _ := bcrypt.GenerateFromPassword([]byte(AdminPassword), bcrypt.MinCost)
+	if err := q.Store.CreateUser(ctx, quire.Actor{Name: "bench"}, &quire.User{Email: AdminEmail, Name: "Bench", Role: quire.RoleAdmin, PasswordHash: string(hash)}); err != nil {
+		return err
+	}
+	var login struct{ Token string }
+	if err := q.Call("POST", "/v1/auth/login", "", map[string]string{"email": AdminEmail, "password": AdminPassword}, &login); err != nil {
+		return err
+	}
+	q.Admin = login.Token
+	var proj struct{ Project struct{ ID string } }
+	if err := q.Call("POST", "/v1/projects", q.Admin, map[string]string{"name": "Bench", "slug": "bench"}, &proj); err != nil {
+		return err
+	}
+	q.ProjectID = proj.Project.ID
+	var prompt struct{ Prompt struct{ ID string } }
+	if err := q.Call("POST", "/v1/projects/"+proj.Project.ID+"/prompts", q.Admin, map[string]string{"name": "Greeting"}, &prompt); err != nil {
+		return err
+	}
+	q.PromptID = prompt.Prompt.ID
+	body := map[string]any{"template": "Hello {{name}}, here is a short note about {{topic}}.", "model": "gpt-test", "model_params": map[string]any{"temperature": 0.2}}
+	if err := q.Call("POST", "/v1/prompts/"+q.PromptID+"/versions", q.Admin, body, nil); err != nil {
+		return err
+	}
+	if err := q.Call("POST", "/v1/prompts/"+q.PromptID+"/versions/1/publish", q.Admin, nil, nil); err != nil {
+		return err
+	}
+	payload := map[string]any{"name": "sample", "variables": map[string]any{"name": "Bo", "topic": "git"}}
+	if err := q.Call("POST", "/v1/prompts/"+q.PromptID+"/payloads", q.Admin, payload, nil); err != nil {
+		return err
+	}
+	var key struct{ Token string }
+	if err := q.Call("POST", "/v1/api-keys", q.Admin, map[string]any{"name": "bench", "scope": "read"}, &key); err != nil {
+		return err
+	}
+	q.Key = key.Token
+	return nil
+}
+
+// Call sends one API request and decodes the answer into out (if not nil).
+func (q *Quire) Call(method, path, token string, body, out any) error {
+	var b []byte
+	if body != nil {
+		b, _ = json.Marshal(body)
+	}
+	status, resp, err := Request{Method: method, URL: q.URL + path, Token: token, Body: b}.Do(http.DefaultClient)
+	if err != nil {
+		return err
+	}
+	if status >= 300 {
+		return fmt.Errorf("%s %s: %d %s", method, path, status, resp)
+	}
+	if out != nil {
+		return json.Unmarshal(resp, out)
+	}
+	return nil
+}
