@@ -12,7 +12,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -23,15 +22,13 @@ import (
 	"net/http"
 	"os"
 	"runtime"
-	"sort"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/quire/quire"
 	"github.com/quire/quire/cache"
 	"github.com/quire/quire/gitstore"
 	"github.com/quire/quire/httpapi"
+	"github.com/quire/quire/internal/loadgen"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -72,33 +69,33 @@ func run(conns, rounds int, dur, warm time.Duration, redisURL string) error {
 	}
 	defer q.close()
 
-	renderReq := request{method: "POST", url: q.url + "/v1/prompts/" + q.promptID + "/render", token: q.key,
-		body: []byte(`{"variables":{"name":"Ann","topic":"caching"}}`)}
+	renderReq := loadgen.Request{Method: "POST", URL: q.url + "/v1/prompts/" + q.promptID + "/render", Token: q.key,
+		Body: []byte(`{"variables":{"name":"Ann","topic":"caching"}}`)}
 	// Check the render answers before measuring it.
-	if status, body, err := renderReq.once(http.DefaultClient); err != nil || status != 200 {
+	if status, body, err := renderReq.Do(http.DefaultClient); err != nil || status != 200 {
 		return fmt.Errorf("render check: %d %s %v", status, body, err)
 	}
 
 	fmt.Printf("quire-load: %d connections, %d rounds of %s per target (after %s warm-up), GOMAXPROCS=%d\n", conns, rounds, dur, warm, runtimeProcs())
 	fmt.Printf("%-8s %5s %10s %10s %10s %8s\n", "target", "round", "req/s", "p50", "p99", "errors")
-	var floors, renders []result
+	var floors, renders []loadgen.Result
 	for i := range rounds {
 		// Alternate, so a burst of load from elsewhere on the machine
 		// hits both targets alike.
-		floors = append(floors, measure(request{method: "POST", url: floorURL + "/", body: renderReq.body}, conns, dur, warm))
-		renders = append(renders, measure(renderReq, conns, dur, warm))
+		floors = append(floors, loadgen.Measure(loadgen.Request{Method: "POST", URL: floorURL + "/", Body: renderReq.Body}, conns, dur, warm))
+		renders = append(renders, loadgen.Measure(renderReq, conns, dur, warm))
 		for _, r := range []struct {
 			name string
-			res  result
+			res  loadgen.Result
 		}{{"floor", floors[i]}, {"render", renders[i]}} {
-			fmt.Printf("%-8s %5d %10.0f %10s %10s %8d\n", r.name, i+1, r.res.rps, r.res.p50, r.res.p99, r.res.errors)
+			fmt.Printf("%-8s %5d %10.0f %10s %10s %8d\n", r.name, i+1, r.res.RPS, r.res.P50, r.res.P99, r.res.Errors)
 		}
 	}
-	floor, render := median(floors), median(renders)
-	fmt.Printf("%-8s %5s %10.0f %10s %10s\n", "floor", "med", floor.rps, floor.p50, floor.p99)
-	fmt.Printf("%-8s %5s %10.0f %10s %10s\n", "render", "med", render.rps, render.p50, render.p99)
-	rpsRatio := render.rps / floor.rps
-	p99Ratio := float64(render.p99) / float64(floor.p99)
+	floor, render := loadgen.Median(floors), loadgen.Median(renders)
+	fmt.Printf("%-8s %5s %10.0f %10s %10s\n", "floor", "med", floor.RPS, floor.P50, floor.P99)
+	fmt.Printf("%-8s %5s %10.0f %10s %10s\n", "render", "med", render.RPS, render.P50, render.P99)
+	rpsRatio := render.RPS / floor.RPS
+	p99Ratio := float64(render.P99) / float64(floor.P99)
 	fmt.Printf("render/floor: req/s %.2fx (goal >= 0.50x), p99 %.2fx (goal <= 2.00x)\n", rpsRatio, p99Ratio)
 	st := q.prompts.Stats()
 	fmt.Printf("cache: local hits %d misses %d, redis hits %d misses %d errors %d, git loads %d\n",
@@ -204,7 +201,7 @@ func (q *quireUnderTest) call(method, path, token string, body, out any) error {
 	if body != nil {
 		b, _ = json.Marshal(body)
 	}
-	status, resp, err := request{method: method, url: q.url + path, token: token, body: b}.once(http.DefaultClient)
+	status, resp, err := loadgen.Request{Method: method, URL: q.url + path, Token: token, Body: b}.Do(http.DefaultClient)
 	if err != nil {
 		return err
 	}
@@ -215,107 +212,6 @@ func (q *quireUnderTest) call(method, path, token string, body, out any) error {
 		return json.Unmarshal(resp, out)
 	}
 	return nil
-}
-
-type request struct {
-	method, url, token string
-	body               []byte
-}
-
-func (r request) once(c *http.Client) (int, []byte, error) {
-	req, err := http.NewRequest(r.method, r.url, bytes.NewReader(r.body))
-	if err != nil {
-		return 0, nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if r.token != "" {
-		req.Header.Set("Authorization", "Bearer "+r.token)
-	}
-	res, err := c.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	return res.StatusCode, b, err
-}
-
-// median takes the median of each figure on its own.
-func median(rs []result) result {
-	pick := func(f func(result) float64) float64 {
-		v := make([]float64, len(rs))
-		for i, r := range rs {
-			v[i] = f(r)
-		}
-		sort.Float64s(v)
-		return v[len(v)/2]
-	}
-	return result{
-		rps: pick(func(r result) float64 { return r.rps }),
-		p50: time.Duration(pick(func(r result) float64 { return float64(r.p50) })),
-		p99: time.Duration(pick(func(r result) float64 { return float64(r.p99) })),
-	}
-}
-
-type result struct {
-	rps      float64
-	p50, p99 time.Duration
-	errors   int64
-}
-
-// measure runs conns workers, each on its own keep-alive connection,
-// sending req back to back: warm first, then dur measured.
-func measure(req request, conns int, dur, warm time.Duration) result {
-	tr := &http.Transport{MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns, DisableCompression: true}
-	defer tr.CloseIdleConnections()
-	client := &http.Client{Transport: tr}
-	var (
-		recording atomic.Bool
-		stop      atomic.Bool
-		errs      atomic.Int64
-		wg        sync.WaitGroup
-	)
-	lat := make([][]time.Duration, conns)
-	for i := range conns {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			own := make([]time.Duration, 0, 1<<16)
-			for !stop.Load() {
-				t0 := time.Now()
-				status, _, err := req.once(client)
-				d := time.Since(t0)
-				if !recording.Load() {
-					continue
-				}
-				if err != nil || status != 200 {
-					errs.Add(1)
-					continue
-				}
-				own = append(own, d)
-			}
-			lat[i] = own
-		}(i)
-	}
-	time.Sleep(warm)
-	recording.Store(true)
-	start := time.Now()
-	time.Sleep(dur)
-	recording.Store(false)
-	elapsed := time.Since(start)
-	stop.Store(true)
-	wg.Wait()
-	var all []time.Duration
-	for _, l := range lat {
-		all = append(all, l...)
-	}
-	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
-	res := result{rps: float64(len(all)) / elapsed.Seconds(), errors: errs.Load()}
-	if len(all) > 0 {
-		res.p50 = all[len(all)*50/100]
-		res.p99 = all[len(all)*99/100]
-	}
-	return res
 }
 
 func runtimeProcs() int { return runtime.GOMAXPROCS(0) }
