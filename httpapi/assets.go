@@ -109,12 +109,7 @@ func (s *Server) listAssets(kind quire.Kind) gin.HandlerFunc {
 			s.fail(c, err)
 			return
 		}
-		all, err := s.meta.Assets(c.Request.Context(), kind, pr.ID)
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		pg, next, err := paginate(all, opts)
+		pg, next, err := s.meta.AssetsPage(c.Request.Context(), kind, pr.ID, opts)
 		if err != nil {
 			s.fail(c, err)
 			return
