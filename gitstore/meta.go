@@ -49,9 +49,16 @@ type metaIndex struct {
 	lists map[assetList][]*quire.Asset
 	slugs map[assetSlug][]*quire.Asset
 
+	// snapTree is the tree of the saved index (metasnap.go), snapChanges
+	// the records changed since, snapEvery how many trigger a save.
+	snapTree    plumbing.Hash
+	snapChanges int
+	snapEvery   int
+
 	// visit, when set (by tests), is called for every asset record a
-	// read looks at.
-	visit func(*quire.Asset)
+	// read looks at; decoded, for every record read from git.
+	visit   func(*quire.Asset)
+	decoded func(path string)
 }
 
 // assetList names the assets of one kind in one project.
@@ -67,7 +74,7 @@ type assetSlug struct {
 }
 
 func newMetaIndex(s *Store, r *repo) *metaIndex {
-	m := &metaIndex{s: s, r: r}
+	m := &metaIndex{s: s, r: r, snapEvery: metaSnapEvery}
 	m.reset()
 	return m
 }
@@ -188,8 +195,13 @@ func (m *metaIndex) advance(tip plumbing.Hash) error {
 		}
 		newTree = c.TreeHash
 	}
+	if m.tree.IsZero() && !newTree.IsZero() && m.loadSnap() && m.tip == tip {
+		return nil
+	}
+	changed := 0
 	if m.tree.IsZero() {
 		err := m.r.walkFiles(newTree, "", func(p string, e object.TreeEntry) error {
+			changed++
 			b, err := m.r.readBlob(e.Hash)
 			if err != nil {
 				return err
@@ -213,6 +225,7 @@ func (m *metaIndex) advance(tip plumbing.Hash) error {
 		if err != nil {
 			return err
 		}
+		changed = len(changes)
 		for _, ch := range changes {
 			if ch.To.Name == "" {
 				m.remove(ch.From.Name)
@@ -228,11 +241,15 @@ func (m *metaIndex) advance(tip plumbing.Hash) error {
 		}
 	}
 	m.tip, m.tree = tip, newTree
+	m.noteChanges(changed)
 	return nil
 }
 
 // apply sets the record stored at path. Callers hold m.mu.
 func (m *metaIndex) apply(path string, b []byte) error {
+	if m.decoded != nil {
+		m.decoded(path)
+	}
 	dir, _, _ := strings.Cut(path, "/")
 	m.remove(path)
 	switch dir {
@@ -363,6 +380,7 @@ func (m *metaIndex) write(by quire.Actor, msg string, puts map[string]any, dels 
 		}
 	}
 	m.tip, m.tree = c, newTree
+	m.noteChanges(len(edits))
 	return nil
 }
 
