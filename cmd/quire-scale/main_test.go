@@ -38,6 +38,7 @@ func TestGenerateAndMeasure(t *testing.T) {
 		"3 projects, 20 skills and 5 prompts (25 repositories)",
 		"| start-up (exec to /healthz 200) |",
 		"| RSS after touching every repository |",
+		"| RSS after touching every repository twice |",
 		"| touch every repository once (25, 2 conns) |",
 		"| list skills of a project (page of 50) p50 / p99 |",
 		"| list files of a skill version (page of 50) p50 / p99 |",
