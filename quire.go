@@ -229,6 +229,10 @@ type MetaStore interface {
 type VersionStore interface {
 	CreateVersion(ctx context.Context, by Actor, a *Asset, base Base, files []FileContent) (*Version, error)
 	Versions(ctx context.Context, a *Asset) ([]*Version, error)
+	// VersionsPage is a page of Versions in state ("" for any) and the
+	// cursor of the next ("" on the last page); it reads the versions up
+	// to the page's end, not all of them.
+	VersionsPage(ctx context.Context, a *Asset, state VersionState, opts ListOptions) ([]*Version, string, error)
 	Version(ctx context.Context, a *Asset, n int) (*Version, error)
 	LiveVersion(ctx context.Context, a *Asset) (*Version, error)
 	DeleteVersion(ctx context.Context, by Actor, a *Asset, n int) error

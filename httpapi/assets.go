@@ -208,21 +208,7 @@ func (s *Server) listVersions(kind quire.Kind) gin.HandlerFunc {
 			return
 		}
 		ctx := c.Request.Context()
-		all, err := s.versions.Versions(ctx, a)
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		if st := c.Query("state"); st != "" {
-			kept := all[:0]
-			for _, v := range all {
-				if string(v.State) == st {
-					kept = append(kept, v)
-				}
-			}
-			all = kept
-		}
-		pg, next, err := paginate(all, opts)
+		pg, next, err := s.versions.VersionsPage(ctx, a, quire.VersionState(c.Query("state")), opts)
 		if err != nil {
 			s.fail(c, err)
 			return
