@@ -40,9 +40,9 @@ func TestGenerateAndMeasure(t *testing.T) {
 		"| RSS after touching every repository |",
 		"| RSS after touching every repository twice |",
 		"| touch every repository once (25, 2 conns) |",
-		"| list skills of a project (page of 50) p50 / p99 |",
-		"| list files of a skill version (page of 50) p50 / p99 |",
-		"| render req/s, full root (4 conns) |",
+		"| list skills of a project (page of 50) p50 / p99 (server CPU per request) |",
+		"| list files of a skill version (page of 50) p50 / p99 (server CPU per request) |",
+		"| render req/s, full root (4 conns; server CPU per request) |",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("report lacks %q:\n%s", want, got)

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -147,10 +148,14 @@ func (m *measurer) run(ctx context.Context, out io.Writer) error {
 		figure{"RSS after touching every repository twice", fmt.Sprintf("%s (%+.0f MiB)", mib(twice), float64(twice-touched)/(1<<20)), "bounded by configuration (< 300 MiB)", passed(twice < 300<<20)})
 
 	for _, l := range inv.lists(full.url, token) {
-		r := loadgen.Run(m.listConns, m.listDur, m.warm/2, l.next)
-		fmt.Fprintf(out, "measure: %s: %d requests, p50 %s, p99 %s, %d errors\n", l.name, r.Requests, r.P50, r.P99, r.Errors)
-		figs = append(figs, figure{fmt.Sprintf("list %s (page of 50) p50 / p99", l.name),
-			fmt.Sprintf("%s / %s", r.P50.Round(10*time.Microsecond), r.P99.Round(10*time.Microsecond)),
+		var r loadgen.Result
+		cpu, err := full.cpuPer(func() int64 { r = loadgen.Run(m.listConns, m.listDur, m.warm/2, l.next); return r.Sent })
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "measure: %s: %d requests, p50 %s, p99 %s, server CPU %s per request, %d errors\n", l.name, r.Requests, r.P50, r.P99, cpu, r.Errors)
+		figs = append(figs, figure{fmt.Sprintf("list %s (page of 50) p50 / p99 (server CPU per request)", l.name),
+			fmt.Sprintf("%s / %s (%s)", r.P50.Round(10*time.Microsecond), r.P99.Round(10*time.Microsecond), cpu.Round(10*time.Microsecond)),
 			"p99 < 20ms", passed(r.P99 < 20*time.Millisecond && r.Errors == 0 && r.Requests > 0)})
 	}
 
@@ -174,19 +179,28 @@ func (m *measurer) run(ctx context.Context, out io.Writer) error {
 		"full":  {Method: "POST", URL: full.url + "/v1/prompts/" + inv.prompts[0].id + "/render", Token: token, Body: renderBody},
 	}
 	results := map[string][]loadgen.Result{}
+	cpus := map[string][]time.Duration{}
+	servers := map[string]*server{"empty": empty, "full": full}
 	for i := range m.rounds {
 		// Alternate, so load from elsewhere on the machine hits both alike.
 		for _, root := range []string{"empty", "full"} {
-			r := loadgen.Measure(reqs[root], m.conns, m.dur, m.warm)
+			var r loadgen.Result
+			cpu, err := servers[root].cpuPer(func() int64 { r = loadgen.Measure(reqs[root], m.conns, m.dur, m.warm); return r.Sent })
+			if err != nil {
+				return err
+			}
 			results[root] = append(results[root], r)
-			fmt.Fprintf(out, "measure: render %s round %d: %.0f req/s, p50 %s, p99 %s, %d errors\n", root, i+1, r.RPS, r.P50, r.P99, r.Errors)
+			cpus[root] = append(cpus[root], cpu)
+			fmt.Fprintf(out, "measure: render %s round %d: %.0f req/s, p50 %s, p99 %s, server CPU %s per request, %d errors\n", root, i+1, r.RPS, r.P50, r.P99, cpu, r.Errors)
 		}
 	}
 	re, rf := loadgen.Median(results["empty"]), loadgen.Median(results["full"])
+	ce, cf := medianDuration(cpus["empty"]), medianDuration(cpus["full"])
 	ratio := rf.RPS / re.RPS
 	figs = append(figs,
-		figure{fmt.Sprintf("render req/s, empty root (%d conns)", m.conns), fmt.Sprintf("%.0f", re.RPS), "", ""},
-		figure{fmt.Sprintf("render req/s, full root (%d conns)", m.conns), fmt.Sprintf("%.0f (%.2fx of empty)", rf.RPS, ratio), ">= 0.90x of empty", passed(ratio >= 0.9 && rf.Errors == 0)})
+		figure{fmt.Sprintf("render req/s, empty root (%d conns; server CPU per request)", m.conns), fmt.Sprintf("%.0f (%s)", re.RPS, ce.Round(time.Microsecond)), "", ""},
+		figure{fmt.Sprintf("render req/s, full root (%d conns; server CPU per request)", m.conns), fmt.Sprintf("%.0f, %.2fx of empty (%s, %.2fx)", rf.RPS, ratio, cf.Round(time.Microsecond), float64(cf)/float64(ce)),
+			">= 0.90x of empty", passed(ratio >= 0.9 && rf.Errors == 0)})
 	final, err := full.rss()
 	if err != nil {
 		return err
@@ -215,9 +229,15 @@ func report(figs []figure, inv *inventory, load string, m *measurer) string {
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", f.name, f.value, goal, pass)
 	}
-	fmt.Fprintf(&b, "\nList latencies: %d connections for %s per endpoint, each request on a random project or asset. Render: %d connections, %d rounds of %s alternating empty and full root, medians.\n",
+	fmt.Fprintf(&b, "\nList latencies: %d connections for %s per endpoint, each request on a random project or asset. Render: %d connections, %d rounds of %s alternating empty and full root, medians. Server CPU per request is the server process's user+system time over a run divided by the requests sent in it (warm-up included): unlike latency it hardly depends on what else the machine runs.\n",
 		m.listConns, m.listDur, m.conns, m.rounds, m.dur)
 	return b.String()
+}
+
+func medianDuration(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 func mib(n int64) string { return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20)) }
@@ -316,6 +336,46 @@ func (s *server) rss() (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("read RSS: no VmRSS in /proc status")
+}
+
+// cpu is the user and system CPU time the server has used, from /proc.
+func (s *server) cpu() (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	if err != nil {
+		return 0, fmt.Errorf("read CPU time: %w", err)
+	}
+	// Fields after the command name, which is in parentheses: utime and
+	// stime are the 12th and 13th, in clock ticks (100 a second on Linux).
+	_, rest, ok := strings.Cut(string(b), ") ")
+	f := strings.Fields(rest)
+	if !ok || len(f) < 13 {
+		return 0, fmt.Errorf("read CPU time: unexpected /proc stat")
+	}
+	var ticks int64
+	for _, v := range f[11:13] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("read CPU time: %w", err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond, nil
+}
+
+// cpuPer runs load, which returns how many requests it sent, and returns
+// the server's CPU time per request: unlike latency, it hardly depends on
+// what else the machine is running.
+func (s *server) cpuPer(load func() int64) (time.Duration, error) {
+	c0, err := s.cpu()
+	if err != nil {
+		return 0, err
+	}
+	n := load()
+	c1, err := s.cpu()
+	if err != nil || n == 0 {
+		return 0, err
+	}
+	return (c1 - c0) / time.Duration(n), nil
 }
 
 // call sends one request and decodes a 2xx answer into out.

@@ -45,6 +45,9 @@ type Result struct {
 	P50, P99 time.Duration
 	Requests int
 	Errors   int64
+	// Sent counts every request sent, warm-up included, for figures
+	// measured over the whole run (such as the server's CPU time).
+	Sent int64
 }
 
 // Median takes the median of each figure on its own.
@@ -83,6 +86,7 @@ func Run(conns int, dur, warm time.Duration, next func(worker int) Request) Resu
 		recording atomic.Bool
 		stop      atomic.Bool
 		errs      atomic.Int64
+		sent      atomic.Int64
 		wg        sync.WaitGroup
 	)
 	lat := make([][]time.Duration, conns)
@@ -96,6 +100,7 @@ func Run(conns int, dur, warm time.Duration, next func(worker int) Request) Resu
 				t0 := time.Now()
 				status, _, err := req.Do(client)
 				d := time.Since(t0)
+				sent.Add(1)
 				if !recording.Load() {
 					continue
 				}
@@ -121,7 +126,7 @@ func Run(conns int, dur, warm time.Duration, next func(worker int) Request) Resu
 		all = append(all, l...)
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
-	res := Result{RPS: float64(len(all)) / elapsed.Seconds(), Requests: len(all), Errors: errs.Load()}
+	res := Result{RPS: float64(len(all)) / elapsed.Seconds(), Requests: len(all), Errors: errs.Load(), Sent: sent.Load()}
 	if len(all) > 0 {
 		res.P50 = all[len(all)*50/100]
 		res.P99 = all[len(all)*99/100]
