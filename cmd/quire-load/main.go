@@ -13,7 +13,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -197,21 +196,7 @@ func (q *quireUnderTest) seed(ctx context.Context, store *gitstore.Store) error 
 }
 
 func (q *quireUnderTest) call(method, path, token string, body, out any) error {
-	var b []byte
-	if body != nil {
-		b, _ = json.Marshal(body)
-	}
-	status, resp, err := loadgen.Request{Method: method, URL: q.url + path, Token: token, Body: b}.Do(http.DefaultClient)
-	if err != nil {
-		return err
-	}
-	if status >= 300 {
-		return fmt.Errorf("%s %s: %d %s", method, path, status, resp)
-	}
-	if out != nil {
-		return json.Unmarshal(resp, out)
-	}
-	return nil
+	return loadgen.Call(q.url, method, path, token, body, out)
 }
 
 func runtimeProcs() int { return runtime.GOMAXPROCS(0) }

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -380,21 +379,7 @@ func (s *server) cpuPer(load func() int64) (time.Duration, error) {
 
 // call sends one request and decodes a 2xx answer into out.
 func (s *server) call(method, path, token string, body, out any) error {
-	var b []byte
-	if body != nil {
-		b, _ = json.Marshal(body)
-	}
-	status, resp, err := loadgen.Request{Method: method, URL: s.url + path, Token: token, Body: b}.Do(http.DefaultClient)
-	if err != nil {
-		return err
-	}
-	if status/100 != 2 {
-		return fmt.Errorf("%s %s: %d %s", method, path, status, resp)
-	}
-	if out != nil {
-		return json.Unmarshal(resp, out)
-	}
-	return nil
+	return loadgen.Call(s.url, method, path, token, body, out)
 }
 
 func (s *server) login() (string, error) {

@@ -5,6 +5,8 @@ package loadgen
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"sort"
@@ -36,6 +38,29 @@ func (r Request) Do(c *http.Client) (int, []byte, error) {
 	defer res.Body.Close()
 	b, err := io.ReadAll(res.Body)
 	return res.StatusCode, b, err
+}
+
+// Call sends one JSON request to baseURL+path and decodes a 2xx answer
+// into out (when not nil); any other status is an error quoting the body.
+func Call(baseURL, method, path, token string, body, out any) error {
+	var b []byte
+	if body != nil {
+		var err error
+		if b, err = json.Marshal(body); err != nil {
+			return err
+		}
+	}
+	status, resp, err := Request{Method: method, URL: baseURL + path, Token: token, Body: b}.Do(http.DefaultClient)
+	if err != nil {
+		return err
+	}
+	if status/100 != 2 {
+		return fmt.Errorf("%s %s: %d %s", method, path, status, resp)
+	}
+	if out != nil {
+		return json.Unmarshal(resp, out)
+	}
+	return nil
 }
 
 // Result is what one measured run saw. Errors counts transport failures
