@@ -215,7 +215,11 @@ type MetaStore interface {
 	Asset(ctx context.Context, kind Kind, id string) (*Asset, error)
 	// FindAssets returns the assets whose id or slug is idOrSlug.
 	FindAssets(ctx context.Context, kind Kind, idOrSlug string) ([]*Asset, error)
+	// Assets lists a project's assets of kind, ordered by slug.
 	Assets(ctx context.Context, kind Kind, projectID string) ([]*Asset, error)
+	// AssetsPage is a page of Assets and the cursor of the next ("" on
+	// the last page); it costs the page, not the project or the store.
+	AssetsPage(ctx context.Context, kind Kind, projectID string, opts ListOptions) ([]*Asset, string, error)
 	UpdateAsset(ctx context.Context, by Actor, a *Asset) error
 	DeleteAsset(ctx context.Context, by Actor, a *Asset) error
 }
@@ -225,6 +229,10 @@ type MetaStore interface {
 type VersionStore interface {
 	CreateVersion(ctx context.Context, by Actor, a *Asset, base Base, files []FileContent) (*Version, error)
 	Versions(ctx context.Context, a *Asset) ([]*Version, error)
+	// VersionsPage is a page of Versions in state ("" for any) and the
+	// cursor of the next ("" on the last page); it reads the versions up
+	// to the page's end, not all of them.
+	VersionsPage(ctx context.Context, a *Asset, state VersionState, opts ListOptions) ([]*Version, string, error)
 	Version(ctx context.Context, a *Asset, n int) (*Version, error)
 	LiveVersion(ctx context.Context, a *Asset) (*Version, error)
 	DeleteVersion(ctx context.Context, by Actor, a *Asset, n int) error

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -41,10 +43,38 @@ type metaIndex struct {
 	projects map[string]*quire.Project
 	pslugs   map[string]string // project slug -> id
 	assets   map[string]*quire.Asset
+	// lists holds each project's assets of each kind ordered by slug, so
+	// a list page is a slice of one and a slug check looks at one project;
+	// slugs finds the assets of a kind with a slug across projects.
+	lists map[assetList][]*quire.Asset
+	slugs map[assetSlug][]*quire.Asset
+
+	// snapTree is the tree of the saved index (metasnap.go), snapChanges
+	// the records changed since, snapEvery how many trigger a save.
+	snapTree    plumbing.Hash
+	snapChanges int
+	snapEvery   int
+
+	// visit, when set (by tests), is called for every asset record a
+	// read looks at; decoded, for every record read from git.
+	visit   func(*quire.Asset)
+	decoded func(path string)
+}
+
+// assetList names the assets of one kind in one project.
+type assetList struct {
+	project string
+	kind    quire.Kind
+}
+
+// assetSlug names the assets of one kind with one slug.
+type assetSlug struct {
+	kind quire.Kind
+	slug string
 }
 
 func newMetaIndex(s *Store, r *repo) *metaIndex {
-	m := &metaIndex{s: s, r: r}
+	m := &metaIndex{s: s, r: r, snapEvery: metaSnapEvery}
 	m.reset()
 	return m
 }
@@ -55,6 +85,70 @@ func (m *metaIndex) reset() {
 	m.keys = map[string]*quire.APIKey{}
 	m.projects, m.pslugs = map[string]*quire.Project{}, map[string]string{}
 	m.assets = map[string]*quire.Asset{}
+	m.lists = map[assetList][]*quire.Asset{}
+	m.slugs = map[assetSlug][]*quire.Asset{}
+}
+
+// slugBefore orders a project's assets: by slug, then id.
+func slugBefore(a, b *quire.Asset) bool {
+	return a.Slug < b.Slug || a.Slug == b.Slug && a.ID < b.ID
+}
+
+// addAsset indexes a. Callers hold m.mu.
+func (m *metaIndex) addAsset(a *quire.Asset) {
+	m.assets[a.ID] = a
+	k := assetList{a.ProjectID, a.Kind}
+	l := m.lists[k]
+	i := sort.Search(len(l), func(i int) bool { return !slugBefore(l[i], a) })
+	m.lists[k] = slices.Insert(l, i, a)
+	sk := assetSlug{a.Kind, a.Slug}
+	m.slugs[sk] = append(m.slugs[sk], a)
+}
+
+// removeAsset drops the asset id from the indexes. Callers hold m.mu.
+func (m *metaIndex) removeAsset(id string) {
+	a := m.assets[id]
+	if a == nil {
+		return
+	}
+	delete(m.assets, id)
+	k := assetList{a.ProjectID, a.Kind}
+	l := m.lists[k]
+	i := sort.Search(len(l), func(i int) bool { return !slugBefore(l[i], a) })
+	if i < len(l) && l[i] == a {
+		l = slices.Delete(l, i, i+1)
+	}
+	if len(l) == 0 {
+		delete(m.lists, k)
+	} else {
+		m.lists[k] = l
+	}
+	sk := assetSlug{a.Kind, a.Slug}
+	same := slices.DeleteFunc(m.slugs[sk], func(o *quire.Asset) bool { return o == a })
+	if len(same) == 0 {
+		delete(m.slugs, sk)
+	} else {
+		m.slugs[sk] = same
+	}
+}
+
+// seen reports a to the visit hook.
+func (m *metaIndex) seen(a *quire.Asset) {
+	if m.visit != nil {
+		m.visit(a)
+	}
+}
+
+// slugTaken reports whether another asset of a's kind in a's project
+// has a's slug. Callers hold m.mu.
+func (m *metaIndex) slugTaken(a *quire.Asset) bool {
+	for _, o := range m.slugs[assetSlug{a.Kind, a.Slug}] {
+		m.seen(o)
+		if o.ID != a.ID && o.ProjectID == a.ProjectID {
+			return true
+		}
+	}
+	return false
 }
 
 func metaPath(dir, id string) string {
@@ -101,8 +195,13 @@ func (m *metaIndex) advance(tip plumbing.Hash) error {
 		}
 		newTree = c.TreeHash
 	}
+	if m.tree.IsZero() && !newTree.IsZero() && m.loadSnap() && m.tip == tip {
+		return nil
+	}
+	changed := 0
 	if m.tree.IsZero() {
 		err := m.r.walkFiles(newTree, "", func(p string, e object.TreeEntry) error {
+			changed++
 			b, err := m.r.readBlob(e.Hash)
 			if err != nil {
 				return err
@@ -126,6 +225,7 @@ func (m *metaIndex) advance(tip plumbing.Hash) error {
 		if err != nil {
 			return err
 		}
+		changed = len(changes)
 		for _, ch := range changes {
 			if ch.To.Name == "" {
 				m.remove(ch.From.Name)
@@ -141,11 +241,15 @@ func (m *metaIndex) advance(tip plumbing.Hash) error {
 		}
 	}
 	m.tip, m.tree = tip, newTree
+	m.noteChanges(changed)
 	return nil
 }
 
 // apply sets the record stored at path. Callers hold m.mu.
 func (m *metaIndex) apply(path string, b []byte) error {
+	if m.decoded != nil {
+		m.decoded(path)
+	}
 	dir, _, _ := strings.Cut(path, "/")
 	m.remove(path)
 	switch dir {
@@ -176,7 +280,7 @@ func (m *metaIndex) apply(path string, b []byte) error {
 		}
 		a := rec.Asset
 		a.Kind = quire.Kind(strings.TrimSuffix(dir, "s"))
-		m.assets[a.ID] = &a
+		m.addAsset(&a)
 	}
 	return nil
 }
@@ -206,7 +310,7 @@ func (m *metaIndex) remove(path string) {
 			delete(m.projects, id)
 		}
 	case "skills", "prompts":
-		delete(m.assets, id)
+		m.removeAsset(id)
 	}
 }
 
@@ -276,6 +380,7 @@ func (m *metaIndex) write(by quire.Actor, msg string, puts map[string]any, dels 
 		}
 	}
 	m.tip, m.tree = c, newTree
+	m.noteChanges(len(edits))
 	return nil
 }
 
@@ -525,8 +630,8 @@ func (s *Store) DeleteProject(ctx context.Context, by quire.Actor, id string) er
 			return quire.Errorf(quire.ENOTFOUND, "project not found")
 		}
 		dels = append(dels, metaPath("projects", id))
-		for _, a := range s.meta.assets {
-			if a.ProjectID == id {
+		for _, kind := range []quire.Kind{quire.KindSkill, quire.KindPrompt} {
+			for _, a := range s.meta.lists[assetList{id, kind}] {
 				dels = append(dels, metaPath(a.Kind.Plural(), a.ID))
 			}
 		}
@@ -566,10 +671,8 @@ func (s *Store) CreateAsset(ctx context.Context, by quire.Actor, a *quire.Asset)
 		if s.meta.projects[a.ProjectID] == nil {
 			return quire.Errorf(quire.ENOTFOUND, "project not found")
 		}
-		for _, o := range s.meta.assets {
-			if o.ProjectID == a.ProjectID && o.Kind == a.Kind && o.Slug == a.Slug {
-				return quire.Errorf(quire.ECONFLICT, "a %s with slug %q exists in this project", a.Kind, a.Slug)
-			}
+		if s.meta.slugTaken(a) {
+			return quire.Errorf(quire.ECONFLICT, "a %s with slug %q exists in this project", a.Kind, a.Slug)
 		}
 		return nil
 	}
@@ -608,30 +711,54 @@ func (s *Store) FindAssets(ctx context.Context, kind quire.Kind, idOrSlug string
 			out = append(out, &c)
 			return nil
 		}
-		for _, a := range s.meta.assets {
-			if a.Kind == kind && a.Slug == idOrSlug {
-				c := *a
-				out = append(out, &c)
-			}
+		for _, a := range s.meta.slugs[assetSlug{kind, idOrSlug}] {
+			s.meta.seen(a)
+			c := *a
+			out = append(out, &c)
 		}
 		return nil
 	})
 	return out, err
 }
 
+// Assets lists the assets of kind in a project, ordered by slug.
 func (s *Store) Assets(ctx context.Context, kind quire.Kind, projectID string) ([]*quire.Asset, error) {
+	out, _, err := s.AssetsPage(ctx, kind, projectID, quire.ListOptions{})
+	return out, err
+}
+
+// AssetsPage lists a page of the assets of kind in a project, ordered by
+// slug. The cursor is the offset of the page's first asset; a zero Limit
+// means no limit.
+func (s *Store) AssetsPage(ctx context.Context, kind quire.Kind, projectID string, opts quire.ListOptions) ([]*quire.Asset, string, error) {
+	off := 0
+	if opts.Cursor != "" {
+		n, err := strconv.Atoi(opts.Cursor)
+		if err != nil || n < 0 {
+			return nil, "", quire.Errorf(quire.EINVALID, "invalid cursor")
+		}
+		off = n
+	}
 	out := []*quire.Asset{}
+	next := ""
 	err := s.meta.read(ctx, func() error {
-		for _, a := range s.meta.assets {
-			if a.Kind == kind && a.ProjectID == projectID {
-				c := *a
-				out = append(out, &c)
-			}
+		l := s.meta.lists[assetList{projectID, kind}]
+		if off >= len(l) {
+			return nil
+		}
+		end := len(l)
+		if opts.Limit > 0 && off+opts.Limit < end {
+			end = off + opts.Limit
+			next = strconv.Itoa(end)
+		}
+		for _, a := range l[off:end] {
+			s.meta.seen(a)
+			c := *a
+			out = append(out, &c)
 		}
 		return nil
 	})
-	sort.Slice(out, func(i, j int) bool { return out[i].Slug < out[j].Slug })
-	return out, err
+	return out, next, err
 }
 
 func (s *Store) UpdateAsset(ctx context.Context, by quire.Actor, a *quire.Asset) error {
@@ -640,10 +767,8 @@ func (s *Store) UpdateAsset(ctx context.Context, by quire.Actor, a *quire.Asset)
 		if o := s.meta.assets[a.ID]; o == nil || o.Kind != a.Kind {
 			return quire.Errorf(quire.ENOTFOUND, "%s not found", a.Kind)
 		}
-		for _, o := range s.meta.assets {
-			if o.ID != a.ID && o.ProjectID == a.ProjectID && o.Kind == a.Kind && o.Slug == a.Slug {
-				return quire.Errorf(quire.ECONFLICT, "a %s with slug %q exists in this project", a.Kind, a.Slug)
-			}
+		if s.meta.slugTaken(a) {
+			return quire.Errorf(quire.ECONFLICT, "a %s with slug %q exists in this project", a.Kind, a.Slug)
 		}
 		return nil
 	})

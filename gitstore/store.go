@@ -74,6 +74,10 @@ type Store struct {
 	meta  *metaIndex
 	hooks []func(quire.Kind, string)
 
+	// versionRead, when set (by tests), is told of every version whose
+	// refs a version list reads.
+	versionRead func(n int)
+
 	activity metaActivity
 }
 

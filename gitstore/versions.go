@@ -324,36 +324,64 @@ func (s *Store) versionAt(r *repo, c plumbing.Hash) int {
 }
 
 // Versions lists every version of an asset, oldest first.
-func (s *Store) Versions(ctx context.Context, a *quire.Asset) (_ []*quire.Version, err error) {
+func (s *Store) Versions(ctx context.Context, a *quire.Asset) ([]*quire.Version, error) {
+	out, _, err := s.VersionsPage(ctx, a, "", quire.ListOptions{})
+	return out, err
+}
+
+// VersionsPage lists a page of an asset's versions in state ("" for any),
+// oldest first. The cursor is the number of the last version of the page
+// before (so, with no deleted versions and no state, the count of versions
+// before the page); a page reads the refs of the versions it passes over,
+// not of every version. A zero Limit means no limit.
+func (s *Store) VersionsPage(ctx context.Context, a *quire.Asset, state quire.VersionState, opts quire.ListOptions) (_ []*quire.Version, _ string, err error) {
 	defer s.observe(ctx, quire.GitOpRead, "Versions")(&err)
+	after := 0
+	if opts.Cursor != "" {
+		n, err := strconv.Atoi(opts.Cursor)
+		if err != nil || n < 0 {
+			return nil, "", quire.Errorf(quire.EINVALID, "invalid cursor")
+		}
+		after = n
+	}
 	r, err := s.assetRepo(a)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	log, _, err := r.readLog()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	live, err := r.ref(mainRef)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	out := []*quire.Version{}
-	for n := 1; n < log.Next; n++ {
+	last := 0
+	for n := after + 1; n < log.Next; n++ {
+		if s.versionRead != nil {
+			s.versionRead(n)
+		}
 		v, err := r.state(n)
 		if quire.ErrorCode(err) == quire.ENOTFOUND {
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return nil, "", err
+		}
+		if state != "" && v.state != state {
+			continue
+		}
+		if opts.Limit > 0 && len(out) == opts.Limit {
+			return out, strconv.Itoa(last), nil // there is a next page
 		}
 		rec, err := r.record(a, v, log, live)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
-		out = append(out, rec)
+		out, last = append(out, rec), n
 	}
-	return out, nil
+	return out, "", nil
 }
 
 // Version returns version n.

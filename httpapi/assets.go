@@ -109,12 +109,7 @@ func (s *Server) listAssets(kind quire.Kind) gin.HandlerFunc {
 			s.fail(c, err)
 			return
 		}
-		all, err := s.meta.Assets(c.Request.Context(), kind, pr.ID)
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		pg, next, err := paginate(all, opts)
+		pg, next, err := s.meta.AssetsPage(c.Request.Context(), kind, pr.ID, opts)
 		if err != nil {
 			s.fail(c, err)
 			return
@@ -213,27 +208,14 @@ func (s *Server) listVersions(kind quire.Kind) gin.HandlerFunc {
 			return
 		}
 		ctx := c.Request.Context()
-		all, err := s.versions.Versions(ctx, a)
-		if err != nil {
-			s.fail(c, err)
+		st := quire.VersionState(c.Query("state"))
+		switch st {
+		case "", quire.StateDraft, quire.StatePublished, quire.StateArchived:
+		default:
+			s.fail(c, quire.Errorf(quire.EINVALID, "state must be draft, published or archived"))
 			return
 		}
-		if st := c.Query("state"); st != "" {
-			switch quire.VersionState(st) {
-			case quire.StateDraft, quire.StatePublished, quire.StateArchived:
-			default:
-				s.fail(c, quire.Errorf(quire.EINVALID, "state must be draft, published or archived"))
-				return
-			}
-			kept := all[:0]
-			for _, v := range all {
-				if string(v.State) == st {
-					kept = append(kept, v)
-				}
-			}
-			all = kept
-		}
-		pg, next, err := paginate(all, opts)
+		pg, next, err := s.versions.VersionsPage(ctx, a, st, opts)
 		if err != nil {
 			s.fail(c, err)
 			return

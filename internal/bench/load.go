@@ -5,9 +5,12 @@ package bench
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -77,11 +80,40 @@ func (r Request) Do(c *http.Client) (int, []byte, error) {
 	return res.StatusCode, b, err
 }
 
+// Call sends one JSON request to baseURL+path and decodes a 2xx answer
+// into out (when not nil); any other status is an error quoting the body.
+func Call(baseURL, method, path, token string, body, out any) error {
+	var b []byte
+	if body != nil {
+		var err error
+		if b, err = json.Marshal(body); err != nil {
+			return err
+		}
+	}
+	status, resp, err := Request{Method: method, URL: baseURL + path, Token: token, Body: b}.Do(http.DefaultClient)
+	if err != nil {
+		return err
+	}
+	if status/100 != 2 {
+		return fmt.Errorf("%s %s: %d %s", method, path, status, resp)
+	}
+	if out != nil {
+		return json.Unmarshal(resp, out)
+	}
+	return nil
+}
+
 // Result is one load run: throughput and latency of successful requests.
+// Errors counts transport failures and answers other than 200; they are
+// left out of the latencies.
 type Result struct {
 	RPS      float64
 	P50, P99 time.Duration
+	Requests int
 	Errors   int64
+	// Sent counts every request sent, warm-up included, for figures
+	// measured over the whole run (such as the server's CPU time).
+	Sent int64
 }
 
 // Median takes the median of each figure on its own.
@@ -95,10 +127,11 @@ func Median(rs []Result) Result {
 		return v[len(v)/2]
 	}
 	return Result{
-		RPS:    pick(func(r Result) float64 { return r.RPS }),
-		P50:    time.Duration(pick(func(r Result) float64 { return float64(r.P50) })),
-		P99:    time.Duration(pick(func(r Result) float64 { return float64(r.P99) })),
-		Errors: int64(pick(func(r Result) float64 { return float64(r.Errors) })),
+		RPS:      pick(func(r Result) float64 { return r.RPS }),
+		P50:      time.Duration(pick(func(r Result) float64 { return float64(r.P50) })),
+		P99:      time.Duration(pick(func(r Result) float64 { return float64(r.P99) })),
+		Requests: int(pick(func(r Result) float64 { return float64(r.Requests) })),
+		Errors:   int64(pick(func(r Result) float64 { return float64(r.Errors) })),
 	}
 }
 
@@ -107,6 +140,46 @@ func Median(rs []Result) Result {
 // builds its request once and only renews the body reader, so the client
 // spends as little CPU as it can on a machine it shares with the server.
 func Measure(req Request, conns int, dur, warm time.Duration) Result {
+	return load(conns, dur, warm, func(int) func(*http.Client) bool {
+		hr, err := req.build()
+		if err != nil {
+			return func(*http.Client) bool { return false }
+		}
+		body := bytes.NewReader(req.Body)
+		rc := io.NopCloser(body)
+		return func(client *http.Client) bool {
+			// A request without a body keeps http.NoBody: a non-nil
+			// body of length 0 would be sent chunked.
+			if len(req.Body) > 0 {
+				body.Reset(req.Body)
+				hr.Body, hr.ContentLength = rc, int64(len(req.Body))
+			}
+			res, err := client.Do(hr)
+			if err != nil {
+				return false
+			}
+			io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			return res.StatusCode == http.StatusOK
+		}
+	})
+}
+
+// Run is Measure with a request chosen by next for each send; next is
+// called from the worker goroutines with the worker's index and must be
+// safe for that.
+func Run(conns int, dur, warm time.Duration, next func(worker int) Request) Result {
+	return load(conns, dur, warm, func(i int) func(*http.Client) bool {
+		return func(client *http.Client) bool {
+			status, _, err := next(i).Do(client)
+			return err == nil && status == http.StatusOK
+		}
+	})
+}
+
+// load runs conns workers, each sending with the function worker(i)
+// returns until stopped, and times the sends made after warm for dur.
+func load(conns int, dur, warm time.Duration, worker func(i int) func(*http.Client) bool) Result {
 	tr := &http.Transport{MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns, DisableCompression: true}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr}
@@ -114,6 +187,7 @@ func Measure(req Request, conns int, dur, warm time.Duration) Result {
 		recording atomic.Bool
 		stop      atomic.Bool
 		errs      atomic.Int64
+		sent      atomic.Int64
 		wg        sync.WaitGroup
 	)
 	lat := make([][]time.Duration, conns)
@@ -122,28 +196,12 @@ func Measure(req Request, conns int, dur, warm time.Duration) Result {
 		go func(i int) {
 			defer wg.Done()
 			own := make([]time.Duration, 0, 1<<14)
-			hr, err := req.build()
-			if err != nil {
-				errs.Add(1)
-				return
-			}
-			body := bytes.NewReader(req.Body)
-			rc := io.NopCloser(body)
+			send := worker(i)
 			for !stop.Load() {
-				// A request without a body keeps http.NoBody: a non-nil
-				// body of length 0 would be sent chunked.
-				if len(req.Body) > 0 {
-					body.Reset(req.Body)
-					hr.Body, hr.ContentLength = rc, int64(len(req.Body))
-				}
 				t0 := time.Now()
-				res, err := client.Do(hr)
-				ok := err == nil && res.StatusCode == http.StatusOK
-				if err == nil {
-					io.Copy(io.Discard, res.Body)
-					res.Body.Close()
-				}
+				ok := send(client)
 				d := time.Since(t0)
+				sent.Add(1)
 				if !recording.Load() {
 					continue
 				}
@@ -168,8 +226,8 @@ func Measure(req Request, conns int, dur, warm time.Duration) Result {
 	for _, l := range lat {
 		all = append(all, l...)
 	}
-	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
-	res := Result{RPS: float64(len(all)) / elapsed.Seconds(), Errors: errs.Load()}
+	slices.Sort(all)
+	res := Result{RPS: float64(len(all)) / elapsed.Seconds(), Requests: len(all), Errors: errs.Load(), Sent: sent.Load()}
 	if len(all) > 0 {
 		res.P50 = all[len(all)*50/100]
 		res.P99 = all[len(all)*99/100]
