@@ -29,6 +29,19 @@ type client struct {
 	fails []string
 }
 
+// newClient returns a client whose requests end three minutes from now,
+// or ten seconds before the test's own deadline, whichever comes first, so
+// a hang is reported with a goroutine dump rather than killed silently.
+func newClient(t *testing.T, e *testenv.Env) *client {
+	deadline := 3 * time.Minute
+	if d, ok := t.Deadline(); ok && time.Until(d) < deadline+10*time.Second {
+		deadline = time.Until(d) - 10*time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	t.Cleanup(cancel)
+	return &client{e: e, ctx: ctx}
+}
+
 func (c *client) fail(format string, args ...any) {
 	c.mu.Lock()
 	c.fails = append(c.fails, fmt.Sprintf(format, args...))
@@ -92,13 +105,7 @@ func TestConcurrentWriters(t *testing.T) {
 		rounds  = 2 // writes by each writer
 	)
 	e := testenv.New(t)
-	deadline := 3 * time.Minute
-	if d, ok := t.Deadline(); ok && time.Until(d) < deadline+10*time.Second {
-		deadline = time.Until(d) - 10*time.Second
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), deadline)
-	defer cancel()
-	c := &client{e: e, ctx: ctx}
+	c := newClient(t, e)
 
 	pid := e.CreateProject(e.Admin, "conc")
 	shared := e.CreateSkill(e.Admin, pid, "shared")
@@ -122,7 +129,7 @@ func TestConcurrentWriters(t *testing.T) {
 			own[w] = out.Version.Version
 		}()
 	}
-	if !waitFor(t, ctx, &wg) {
+	if !waitFor(t, c.ctx, &wg) {
 		return
 	}
 	for s := range skills {
@@ -181,7 +188,7 @@ func TestConcurrentWriters(t *testing.T) {
 				case <-stop:
 					reads.Store(r, n)
 					return
-				case <-ctx.Done():
+				case <-c.ctx.Done():
 					return
 				default:
 				}
@@ -198,9 +205,9 @@ func TestConcurrentWriters(t *testing.T) {
 			}
 		}()
 	}
-	ok := waitFor(t, ctx, &writing)
+	ok := waitFor(t, c.ctx, &writing)
 	close(stop)
-	if !ok || !waitFor(t, ctx, &reading) {
+	if !ok || !waitFor(t, c.ctx, &reading) {
 		return
 	}
 	for _, f := range c.fails {

@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -9,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/quire/quire"
 	"github.com/quire/quire/internal/testenv"
@@ -34,13 +32,7 @@ func TestConcurrentPromptWriters(t *testing.T) {
 		publishers = 2 // writers per prompt that publish their draft
 	)
 	e := testenv.New(t)
-	deadline := 3 * time.Minute
-	if d, ok := t.Deadline(); ok && time.Until(d) < deadline+10*time.Second {
-		deadline = time.Until(d) - 10*time.Second
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), deadline)
-	defer cancel()
-	c := &client{e: e, ctx: ctx}
+	c := newClient(t, e)
 
 	pid := e.CreateProject(e.Admin, "pconc")
 	live := func(name string) string { return name + " v1 {{name}}" }
@@ -78,7 +70,7 @@ func TestConcurrentPromptWriters(t *testing.T) {
 			own[w] = draft{out.Version.Number, out.Version.Commit}
 		}()
 	}
-	if !waitFor(t, ctx, &wg) {
+	if !waitFor(t, c.ctx, &wg) {
 		return
 	}
 	for i := range prompts {
@@ -176,7 +168,7 @@ func TestConcurrentPromptWriters(t *testing.T) {
 				select {
 				case <-stop:
 					return
-				case <-ctx.Done():
+				case <-c.ctx.Done():
 					return
 				default:
 				}
@@ -225,9 +217,9 @@ func TestConcurrentPromptWriters(t *testing.T) {
 			}
 		}()
 	}
-	ok := waitFor(t, ctx, &writing)
+	ok := waitFor(t, c.ctx, &writing)
 	close(stop)
-	if !ok || !waitFor(t, ctx, &reading) {
+	if !ok || !waitFor(t, c.ctx, &reading) {
 		return
 	}
 	for _, f := range c.fails {

@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/quire/quire/internal/bench"
 )
 
 // report collects the tables of a run and writes them as markdown.
@@ -23,7 +25,7 @@ type report struct {
 }
 
 func newReport(log io.Writer) *report {
-	return &report{log: log, start: time.Now(), loadStart: loadAvg()}
+	return &report{log: log, start: time.Now(), loadStart: bench.LoadAvg()}
 }
 
 func (r *report) logf(format string, args ...any) {
@@ -92,7 +94,7 @@ hold far better.
 | duration | %s |
 | goals | %d met, %d missed |
 `, r.start.UTC().Format("2006-01-02 15:04 MST"), host, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH,
-		runtime.Version(), r.loadStart, loadAvg(), time.Since(r.start).Round(time.Second), r.passed, r.failed)
+		runtime.Version(), r.loadStart, bench.LoadAvg(), time.Since(r.start).Round(time.Second), r.passed, r.failed)
 	fmt.Fprintf(&b, "| settings | hot path %s per run after %s warm-up, %d rounds; in-process benchtime %s; write runs %s, %d upserts per latency; git repository %d files, %d commits, %d rounds |\n",
 		c.dur, c.warm, c.rounds, c.benchtime, c.writeDur, c.upserts, c.files, c.commits, c.gitRounds)
 	b.Write(r.body.Bytes())
@@ -102,19 +104,6 @@ hold far better.
 		b.WriteString("\n")
 	}
 	return b.Bytes()
-}
-
-// loadAvg is the 1, 5 and 15 minute load averages, or "unknown".
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }

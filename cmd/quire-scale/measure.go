@@ -92,7 +92,7 @@ func (m *measurer) run(ctx context.Context, out io.Writer) error {
 			return fmt.Errorf("build quire: %w", err)
 		}
 	}
-	load := loadAvg()
+	load := bench.LoadAvg()
 
 	full, err := startServer(ctx, bin, m.data, tmp, "full")
 	if err != nil {
@@ -240,18 +240,6 @@ func medianDuration(ds []time.Duration) time.Duration {
 }
 
 func mib(n int64) string { return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20)) }
-
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
-}
 
 // server is a quire serve subprocess.
 type server struct {

@@ -10,8 +10,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -233,4 +235,18 @@ func load(conns int, dur, warm time.Duration, worker func(i int) func(*http.Clie
 		res.P99 = all[len(all)*99/100]
 	}
 	return res
+}
+
+// LoadAvg is the machine's 1, 5 and 15 minute load averages, or
+// "unknown": reports print it beside figures a busy machine skews.
+func LoadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
 }
