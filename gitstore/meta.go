@@ -161,7 +161,7 @@ func metaPath(dir, id string) string {
 
 // fresh brings the index up to the system repository's current commit.
 func (m *metaIndex) fresh() error {
-	tip, err := m.r.ref(mainRef)
+	tip, err := m.r.recentRef(mainRef)
 	if err != nil {
 		return err
 	}

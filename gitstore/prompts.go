@@ -18,7 +18,7 @@ func (s *Store) LiveCommit(ctx context.Context, a *quire.Asset) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	h, err := r.ref(mainRef)
+	h, err := r.recentRef(mainRef)
 	if err != nil || h.IsZero() {
 		return "", err
 	}

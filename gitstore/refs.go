@@ -51,6 +51,7 @@ type storer struct {
 	objects cache.Object // shared by every repository of the store
 	trees   *treeCache   // likewise
 	omu     sync.Mutex   // guards go-git's object storage (see EncodedObject)
+	gen     *refGen      // bumped after every ref change
 }
 
 // Reference reads a ref. A loose ref is read straight from its file, and a
@@ -138,6 +139,7 @@ func (s *storer) writeRef(r *plumbing.Reference) error {
 		os.Remove(tmp)
 		return fmt.Errorf("write ref %s: %w", r.Name(), err)
 	}
+	s.gen.bump()
 	if s.fsync {
 		if err := syncDirs(s.dir, filepath.Dir(path)); err != nil {
 			return fmt.Errorf("write ref %s: %w", r.Name(), err)
@@ -163,7 +165,9 @@ func writeSyncClose(f *os.File, b []byte, fsync bool) error {
 
 // RemoveReference deletes a ref and, with fsync on, makes the removal durable.
 func (s *storer) RemoveReference(name plumbing.ReferenceName) error {
-	if err := s.Storage.RemoveReference(name); err != nil {
+	err := s.Storage.RemoveReference(name)
+	s.gen.bump() // even on an error: the ref may be gone all the same
+	if err != nil {
 		return fmt.Errorf("remove ref %s: %w", name, err)
 	}
 	if s.fsync {

@@ -65,6 +65,7 @@ type Store struct {
 	opts  Options
 	cache cache.Object
 	locks *locker
+	gen   *refGen // nil when the data root's counter could not be mapped
 	stats *statsCache
 	trees *treeCache
 
@@ -95,8 +96,12 @@ func Open(opts Options) (*Store, error) {
 		return nil, fmt.Errorf("create data root: %w", err)
 	}
 	sweepLeftovers(root, opts.Now())
+	// Without the counter every read goes to the ref files: slower, as
+	// correct (a read-only or full data root, a file system without mmap).
+	gen, _ := openRefGen(root)
 	s := &Store{
 		opts:  opts,
+		gen:   gen,
 		cache: cache.NewObjectLRU(cache.FileSize(opts.CacheBytes)),
 		locks: newLocker(),
 		stats: newStatsCache(1 << 14),
@@ -110,6 +115,14 @@ func Open(opts Options) (*Store, error) {
 	}
 	s.meta = newMetaIndex(s, sys)
 	return s, nil
+}
+
+// Close releases the data root's ref counter, so that its file system can
+// be unmounted; reads after it go to the ref files. Background work the
+// store started may still be running.
+func (s *Store) Close() error {
+	s.gen.close()
+	return nil
 }
 
 // Root is the absolute data root.
@@ -146,6 +159,7 @@ func (s *Store) RepoPath(a *quire.Asset) string {
 type repo struct {
 	path string
 	st   *storer
+	memo refMemo // recentRef's
 }
 
 // repo returns the open repository at path, opening it if needed. It does
@@ -186,7 +200,7 @@ func (s *Store) repo(path string) (*repo, error) {
 
 func (s *Store) newStorer(path string) *storer {
 	fs := filesystem.NewStorageWithOptions(osfs.New(path), s.cache, filesystem.Options{})
-	return &storer{Storage: fs, dir: path, fsync: s.opts.Fsync, objects: s.cache, trees: s.trees}
+	return &storer{Storage: fs, dir: path, fsync: s.opts.Fsync, objects: s.cache, trees: s.trees, gen: s.gen}
 }
 
 // forget drops an open repository from the pool (after it is removed).
@@ -256,5 +270,6 @@ func (s *Store) removeRepo(path string) error {
 		}
 		return err
 	}
+	s.gen.bump() // its refs are gone
 	return os.RemoveAll(trash)
 }

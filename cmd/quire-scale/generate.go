@@ -69,6 +69,7 @@ func (g *generator) run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	defer store.Close()
 	by := quire.Actor{Name: "quire-scale", Email: adminEmail}
 	hash, err := bcrypt.GenerateFromPassword([]byte(adminPassword), bcrypt.MinCost)
 	if err != nil {

@@ -385,6 +385,9 @@ func (m *Main) close() error {
 	if m.redis != nil {
 		note("close redis", m.redis.Close())
 	}
+	if m.store != nil {
+		note("close store", m.store.Close())
+	}
 	if m.log != nil {
 		m.log.Info("quire stopped")
 	}

@@ -75,6 +75,7 @@ func Start(ctx context.Context, o Options) (q *Quire, err error) {
 	if q.Store, err = gitstore.Open(gitstore.Options{Root: root, Observe: telemetry.GitObserver(reg, tr.Provider)}); err != nil {
 		return nil, err
 	}
+	q.close = append(q.close, func() { q.Store.Close() })
 	rd, err := cache.Open(ctx, cache.Options{URL: o.RedisURL, Prefix: fmt.Sprintf("quire-bench:%d:", time.Now().UnixNano()),
 		Metrics: reg, TracerProvider: telemetry.ChildSpansOnly(tr.Provider)})
 	if err != nil {

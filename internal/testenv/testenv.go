@@ -190,6 +190,7 @@ func NewWith(t testing.TB, o Options) *Env {
 		}
 		rd.Close()
 		tr.Shutdown(context.Background())
+		store.Close()
 	})
 	if _, err := store.UserByEmail(ctx, AdminEmail); quire.ErrorCode(err) == quire.ENOTFOUND {
 		hash, _ := bcrypt.GenerateFromPassword([]byte(AdminPassword), bcrypt.MinCost)

@@ -1,0 +1,196 @@
+package gitstore
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// Every request reads two refs to know it answers with what every process
+// sharing the data root has written: the system repository's main (the
+// metadata index) and, for a prompt read or render, the prompt's main.
+// Each is an open, a read and a close, about a quarter of a cached
+// render's CPU. refGen lets a reader skip them while nothing has changed.
+
+// refGenFile is the counter's file in the data root. Its name starts with
+// a dot, so nothing that lists projects takes it for one.
+const refGenFile = ".quire-refgen"
+
+// refSeenFor bounds how long a remembered ref is used without reading it
+// again, for ref changes that do not bump the counter: a process killed
+// between moving a ref and bumping it, or a person running git on the data
+// root by hand.
+const refSeenFor = time.Second
+
+// refGen is a counter in a file that every quire process sharing the data
+// root maps into memory. A writer adds one after every ref it moves or
+// removes, before the write is acknowledged; so a reader that loaded the
+// counter, then read a ref, may reuse that value while the counter holds
+// the same number. A nil *refGen (the file could not be made or mapped)
+// remembers nothing: every read goes to the file.
+//
+// Readers keep a read-only mapping; a writer maps the file writable only
+// for the moment of its bump. A writable file held open would stop the
+// data root's file system from being remounted read-only.
+type refGen struct {
+	path string
+	mu   sync.RWMutex   // guards mem against Close
+	mem  []byte         // read-only; nil once closed
+	n    *atomic.Uint64 // the first 8 bytes of mem
+}
+
+// openRefGen maps the counter of the data root at root, creating it if
+// needed, and bumps it: whatever a killed process moved without bumping is
+// then read again by everyone.
+func openRefGen(root string) (*refGen, error) {
+	path := filepath.Join(root, refGenFile)
+	if err := createRefGen(path); err != nil {
+		return nil, err
+	}
+	mem, err := mapRefGen(path, false)
+	if err != nil {
+		return nil, err
+	}
+	g := &refGen{path: path, mem: mem, n: counterIn(mem)}
+	if err := g.bump(); err != nil {
+		syscall.Munmap(mem)
+		return nil, err
+	}
+	return g, nil
+}
+
+// mapRefGen maps the counter's file, writable or not.
+func mapRefGen(path string, writable bool) ([]byte, error) {
+	flag, prot := os.O_RDONLY, syscall.PROT_READ
+	if writable {
+		flag, prot = os.O_RDWR, syscall.PROT_READ|syscall.PROT_WRITE
+	}
+	f, err := os.OpenFile(path, flag, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open ref counter: %w", err)
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() || info.Size() < 8 {
+		return nil, fmt.Errorf("ref counter %s is not an 8-byte file", path)
+	}
+	mem, err := syscall.Mmap(int(f.Fd()), 0, 8, prot, syscall.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("map ref counter: %w", err)
+	}
+	return mem, nil
+}
+
+// counterIn is the counter at the start of a mapping (page-aligned, so
+// aligned for atomic access).
+func counterIn(mem []byte) *atomic.Uint64 { return (*atomic.Uint64)(unsafe.Pointer(&mem[0])) }
+
+// createRefGen writes the counter's file whole, unless it exists: written
+// and linked into place, so no process maps a file shorter than the
+// counter, and its block is allocated (a store to a mapped hole on a full
+// disk would kill the process).
+func createRefGen(path string) error {
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), refGenFile+"-*")
+	if err != nil {
+		return fmt.Errorf("create ref counter: %w", err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	if err := writeSyncClose(f, make([]byte, 8), false); err != nil {
+		return fmt.Errorf("create ref counter: %w", err)
+	}
+	if err := os.Link(tmp, path); err != nil && !os.IsExist(err) {
+		return fmt.Errorf("create ref counter: %w", err)
+	}
+	return nil
+}
+
+// load returns the counter; ok is false for a nil or closed refGen.
+func (g *refGen) load() (n uint64, ok bool) {
+	if g == nil {
+		return 0, false
+	}
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	if g.mem == nil {
+		return 0, false
+	}
+	return g.n.Load(), true
+}
+
+// bump says a ref has moved. Its error is only worth reporting at open:
+// after a ref change that succeeded, a failed bump leaves other readers
+// behind by at most refSeenFor.
+func (g *refGen) bump() error {
+	if g == nil {
+		return nil
+	}
+	mem, err := mapRefGen(g.path, true)
+	if err != nil {
+		return err
+	}
+	counterIn(mem).Add(1)
+	return syscall.Munmap(mem)
+}
+
+// close unmaps the counter; reads then go to the ref files.
+func (g *refGen) close() {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.mem != nil {
+		syscall.Munmap(g.mem)
+		g.mem, g.n = nil, nil
+	}
+}
+
+// refMemo is what one repository's hot refs were last read as.
+type refMemo struct {
+	mu   sync.Mutex
+	seen map[plumbing.ReferenceName]refSeen
+}
+
+type refSeen struct {
+	h   plumbing.Hash
+	gen uint64    // the counter before the ref was read
+	at  time.Time // when it was read
+}
+
+// recentRef is ref for the hot read paths: the value read last, while no
+// ref anywhere has moved since and it is younger than refSeenFor; else
+// read from the file. Writers read with ref, under the repository's lock.
+func (r *repo) recentRef(name plumbing.ReferenceName) (plumbing.Hash, error) {
+	gen, ok := r.st.gen.load()
+	if !ok {
+		return r.ref(name)
+	}
+	now := time.Now()
+	r.memo.mu.Lock()
+	s, ok := r.memo.seen[name]
+	r.memo.mu.Unlock()
+	if ok && s.gen == gen && now.Sub(s.at) < refSeenFor {
+		return s.h, nil
+	}
+	h, err := r.ref(name)
+	if err != nil {
+		return h, err
+	}
+	r.memo.mu.Lock()
+	if r.memo.seen == nil {
+		r.memo.seen = map[plumbing.ReferenceName]refSeen{}
+	}
+	r.memo.seen[name] = refSeen{h: h, gen: gen, at: now}
+	r.memo.mu.Unlock()
+	return h, nil
+}
