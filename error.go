@@ -60,8 +60,7 @@ func (e *Error) WithDetail(key string, v any) *Error {
 // ErrorCode returns the code of the first *Error in err's chain, or
 // EINTERNAL when there is none.
 func ErrorCode(err error) Code {
-	var e *Error
-	if errors.As(err, &e) {
+	if e, ok := errors.AsType[*Error](err); ok { // no allocation, unlike errors.As
 		return e.Code
 	}
 	return EINTERNAL
@@ -69,8 +68,7 @@ func ErrorCode(err error) Code {
 
 // ErrorMessage returns the client-safe message of err.
 func ErrorMessage(err error) string {
-	var e *Error
-	if errors.As(err, &e) && e.Code != EINTERNAL {
+	if e, ok := errors.AsType[*Error](err); ok && e.Code != EINTERNAL {
 		return e.Message
 	}
 	return "internal error"

@@ -20,25 +20,38 @@ import (
 // wrong type, malformed JSON or an empty body is EINVALID; a body over the
 // limit is ETOOLARGE.
 func (s *Server) decode(c *gin.Context, v any) error {
-	// Read it whole (it is bounded) so invalid UTF-8 is refused: the JSON
-	// decoder would quietly turn it into U+FFFD, and a file path the client
-	// never sent would be stored.
+	b, err := s.readBody(c)
+	if err != nil {
+		return err
+	}
+	return decodeJSON(b, v, false)
+}
+
+// readBody reads the body of c whole (it is bounded), and refuses invalid
+// UTF-8: the JSON decoder would quietly turn it into U+FFFD, and a file
+// path the client never sent would be stored.
+func (s *Server) readBody(c *gin.Context) ([]byte, error) {
 	b, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, s.limits.MaxBody))
 	if err != nil {
-		return jsonError(err, s.limits.MaxBody)
+		return nil, jsonError(err, s.limits.MaxBody)
 	}
 	if !utf8.Valid(b) {
-		return quire.Errorf(quire.EINVALID, "request body must be valid UTF-8")
+		return nil, quire.Errorf(quire.EINVALID, "request body must be valid UTF-8")
 	}
+	return b, nil
+}
+
+// decodeJSON decodes the body b into v, numbers as json.Number if asked,
+// and refuses trailing data and what checkJSON refuses.
+func decodeJSON(b []byte, v any, useNumber bool) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
+	if useNumber {
+		dec.UseNumber()
+	}
 	if err := dec.Decode(v); err != nil {
-		return jsonError(err, s.limits.MaxBody)
+		return jsonError(err, 0)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		var maxErr *http.MaxBytesError
-		if errors.As(err, &maxErr) {
-			return jsonError(err, s.limits.MaxBody)
-		}
 		return quire.Errorf(quire.EINVALID, "malformed JSON: unexpected data after the object")
 	}
 	return checkJSON(b)

@@ -3,8 +3,12 @@ package httpapi
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/quire/quire"
+	"github.com/quire/quire/render"
 )
 
 // scanKeysCases are bodies that decoded, with the error checkJSON must
@@ -81,6 +85,46 @@ func FuzzScanKeys(f *testing.F) {
 		walked := walkKeys(b)
 		if found != (walked != nil) || walked != nil && !strings.Contains(walked.Error(), fmt.Sprintf("key %q appears twice", dup)) {
 			t.Fatalf("%s: scan found %q, token walk %v", body, dup, walked)
+		}
+	})
+}
+
+// FuzzRenderBodyOnePass: the one-pass decoding of a render body
+// (renderBody) accepts only what the long way (renderRequest, then the
+// variables on their own) accepts, and reads the same request from it.
+func FuzzRenderBodyOnePass(f *testing.F) {
+	for _, body := range []string{
+		`{"variables":{"name":"Ann","topic":"caching"}}`,
+		`{"variables":{"n":1e400,"f":1.50,"neg":-0,"null":null,"t":true,"list":[1,{"a":null}],"obj":{"x":{"y":"z"}}}}`,
+		`{"variables":null,"version":3,"payload_id":"p"}`,
+		`{"Variables":{"a":"b"},"VERSION":2}`,
+		`{"variables":{}}`, `{}`, `{"variables":[]}`, `{"variables":"x"}`, `{"variables":1}`,
+		`{"variables":{"a":1},"variables":{"a":2}}`, `{"variables":{"a":1,"a":2}}`,
+		`{"variables":{"\u00e9":"\ud83d\ude00"}}`, `{"variables":{"s":"\ud800"}}`,
+		`{"version":"1"}`, `{"version":1.5}`, `{"payload_id":7}`, `[]`, `null`, `{"variables":{"a":1}} x`,
+	} {
+		f.Add(body)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		b := []byte(body)
+		var fast renderBody
+		if decodeJSON(b, &fast, true) != nil {
+			return // the long way then says what is wrong
+		}
+		var slow renderRequest
+		if err := decodeJSON(b, &slow, false); err != nil {
+			t.Fatalf("%s: one pass accepts, the long way refuses: %v", body, err)
+		}
+		s := &Server{limits: quire.DefaultLimits()}
+		vars, err := s.decodeVariables(slow.Variables, false)
+		if err != nil {
+			t.Fatalf("%s: one pass accepts, the variables refuse: %v", body, err)
+		}
+		if got := render.VarsOf(fast.Variables); !reflect.DeepEqual(got, vars) {
+			t.Fatalf("%s: one pass reads variables %#v, the long way %#v", body, got, vars)
+		}
+		if fast.PayloadID != slow.PayloadID || (fast.Version == nil) != (slow.Version == nil) || fast.Version != nil && *fast.Version != *slow.Version {
+			t.Fatalf("%s: one pass reads version %v payload %q, the long way %v %q", body, fast.Version, fast.PayloadID, slow.Version, slow.PayloadID)
 		}
 	})
 }

@@ -60,15 +60,41 @@ func (s *Server) renderProjectPrompt(c *gin.Context) {
 	s.fail(c, quire.Errorf(quire.ENOTFOUND, "prompt not found"))
 }
 
-func (s *Server) render(c *gin.Context, a *quire.Asset) {
+// renderBody is a renderRequest with its variables decoded in the same
+// pass, as every render on the hot path is.
+type renderBody struct {
+	Variables map[string]any `json:"variables"`
+	Version   *int           `json:"version"`
+	PayloadID string         `json:"payload_id"`
+}
+
+// readRender reads a render request. A body within the variables limit is
+// decoded once, variables and all; any other, or one that fails, goes the
+// long way (renderRequest, then decodeVariables), which says what is wrong.
+func (s *Server) readRender(c *gin.Context) (renderRequest, render.Vars, error) {
 	var req renderRequest
-	if c.Request.ContentLength != 0 {
-		if err := s.decode(c, &req); err != nil {
-			s.fail(c, err)
-			return
+	if c.Request.ContentLength == 0 {
+		return req, render.Vars{}, nil
+	}
+	b, err := s.readBody(c)
+	if err != nil {
+		return req, nil, err
+	}
+	if int64(len(b)) <= s.limits.MaxVariables {
+		var fast renderBody
+		if decodeJSON(b, &fast, true) == nil {
+			return renderRequest{Version: fast.Version, PayloadID: fast.PayloadID}, render.VarsOf(fast.Variables), nil
 		}
 	}
+	if err := decodeJSON(b, &req, false); err != nil {
+		return req, nil, err
+	}
 	vars, err := s.decodeVariables(req.Variables, false)
+	return req, vars, err
+}
+
+func (s *Server) render(c *gin.Context, a *quire.Asset) {
+	req, vars, err := s.readRender(c)
 	if err != nil {
 		s.fail(c, err)
 		return

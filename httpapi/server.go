@@ -233,14 +233,15 @@ func (s *Server) accessLog(c *gin.Context) {
 	if route == "" {
 		route = "unmatched"
 	}
-	attrs := []slog.Attr{
+	attrs := make([]slog.Attr, 0, 12)
+	attrs = append(attrs,
 		slog.String("request_id", c.GetString(ctxRequestID)),
 		slog.String("method", c.Request.Method),
 		slog.String("route", route),
 		slog.Int("status", c.Writer.Status()),
 		slog.Duration("duration", time.Since(start)),
 		slog.Int("bytes", max(c.Writer.Size(), 0)),
-	}
+	)
 	attrs = append(attrs, traceAttrs(c.Request.Context())...)
 	if p, ok := c.Get(ctxPrincipal); ok {
 		pr := p.(*quire.Principal)

@@ -128,7 +128,17 @@ func DecodeVars(raw []byte) (Vars, error) {
 	if err := dec.Decode(&m); err != nil || m == nil {
 		return nil, quire.Errorf(quire.EINVALID, "variables must be a JSON object")
 	}
-	return Vars(normalize(m).(map[string]any)), nil
+	return VarsOf(m), nil
+}
+
+// VarsOf makes variables of an object decoded with json.Decoder.UseNumber
+// (as DecodeVars does), for a caller that decoded it with the rest of a
+// request. A nil m is no variables.
+func VarsOf(m map[string]any) Vars {
+	if m == nil {
+		return Vars{}
+	}
+	return Vars(normalize(m).(map[string]any))
 }
 
 // number is a JSON number as sent. Unlike json.Number it has no methods

@@ -23,6 +23,8 @@ targets=(
   "./valid FuzzVersionNumber"
   "./zipfile FuzzRead"
   "./httpapi FuzzWriteEndpoints"
+  "./httpapi FuzzScanKeys"
+  "./httpapi FuzzRenderBodyOnePass"
   "./render FuzzRender"
   "./gitstore FuzzUploadRequest"
   "./gitstore FuzzPushCommands"

@@ -14,7 +14,10 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/pprof"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/quire/quire/internal/bench"
 )
@@ -22,6 +25,10 @@ import (
 // serveEnv, when set in the environment, makes this binary a server
 // child: "floor" or "quire".
 const serveEnv = "QUIRE_BENCH_SERVE"
+
+// profileEnv names the file a quire server child writes its CPU profile
+// to, covering its whole life (-cpuprofile).
+const profileEnv = "QUIRE_BENCH_CPUPROFILE"
 
 // target is what a server child reports on its first line of output.
 type target struct {
@@ -47,6 +54,17 @@ func serveChild(role string) error {
 			return err
 		}
 		defer q.Close()
+		if path := os.Getenv(profileEnv); path != "" {
+			f, err := os.Create(path)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			if err := pprof.StartCPUProfile(f); err != nil {
+				return err
+			}
+			defer pprof.StopCPUProfile()
+		}
 		t = target{URL: q.URL, PromptID: q.PromptID, Key: q.Key}
 	default:
 		return fmt.Errorf("unknown server role %q", role)
@@ -69,13 +87,13 @@ type child struct {
 }
 
 // startChild runs this binary again as role's server.
-func startChild(role, redisURL string) (*child, error) {
+func startChild(role, redisURL, profile string) (*child, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), serveEnv+"="+role, "QUIRE_BENCH_REDIS="+redisURL)
+	cmd.Env = append(os.Environ(), serveEnv+"="+role, "QUIRE_BENCH_REDIS="+redisURL, profileEnv+"="+profile)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -105,23 +123,24 @@ func (c *child) stop() {
 // against the floor, at each connection count, alternating the three
 // runs so drift hits them alike.
 func hotPath(ctx context.Context, c *config, r *report) error {
-	floor, err := startChild("floor", c.redis)
+	floor, err := startChild("floor", c.redis, "")
 	if err != nil {
 		return err
 	}
 	defer floor.stop()
-	q, err := startChild("quire", c.redis)
+	q, err := startChild("quire", c.redis, c.cpuprofile)
 	if err != nil {
 		return err
 	}
 	defer q.stop()
 	reqs := []struct {
-		name string
-		req  bench.Request
+		name   string
+		req    bench.Request
+		server *child
 	}{
-		{"floor", bench.Request{Method: "POST", URL: floor.URL + "/", Body: bench.RenderBody}},
-		{"render", bench.Request{Method: "POST", URL: q.URL + "/v1/prompts/" + q.PromptID + "/render", Token: q.Key, Body: bench.RenderBody}},
-		{"live", bench.Request{Method: "GET", URL: q.URL + "/v1/prompts/" + q.PromptID + "/live", Token: q.Key}},
+		{"floor", bench.Request{Method: "POST", URL: floor.URL + "/", Body: bench.RenderBody}, floor},
+		{"render", bench.Request{Method: "POST", URL: q.URL + "/v1/prompts/" + q.PromptID + "/render", Token: q.Key, Body: bench.RenderBody}, q},
+		{"live", bench.Request{Method: "GET", URL: q.URL + "/v1/prompts/" + q.PromptID + "/live", Token: q.Key}, q},
 	}
 	for _, x := range reqs {
 		if status, body, err := x.req.Do(http.DefaultClient); err != nil || status != http.StatusOK {
@@ -139,19 +158,29 @@ load client (keep-alive connections, one prepared request per
 connection, up to 256 goroutines) runs in the parent and shares the %d
 cores with the server, alike for both. Per connection count: %d rounds of
 floor, render, live, %s each after %s warm-up; medians of the rounds.
+Server CPU per request is the server process's user and system time over
+a run (from /proc, warm-up included) divided by the requests it was
+sent: what the request costs the server, which the machine's other load
+hardly moves, unlike the rates and latencies.
 Goals at 32 connections: req/s at least 0.5x the floor's, p99 at most 2x.`,
 		numCPU(), c.rounds, c.dur, c.warm))
 	var rows []row
 	for _, n := range c.conns {
 		res := make([][]bench.Result, len(reqs))
+		cpu := make([][]time.Duration, len(reqs))
 		for range c.rounds {
 			for i, x := range reqs {
-				res[i] = append(res[i], bench.Measure(x.req, n, c.dur, c.warm))
+				var m bench.Result
+				per, err := bench.CPUPer(x.server.cmd.Process.Pid, func() int64 { m = bench.Measure(x.req, n, c.dur, c.warm); return m.Sent })
+				if err != nil {
+					return err
+				}
+				res[i], cpu[i] = append(res[i], m), append(cpu[i], per)
 			}
 		}
-		fl := bench.Median(res[0])
+		fl, flCPU := bench.Median(res[0]), medianDuration(cpu[0])
 		for i, x := range reqs[1:] {
-			m := bench.Median(res[i+1])
+			m, mCPU := bench.Median(res[i+1]), medianDuration(cpu[i+1])
 			rpsGoal, p99Goal := "", ""
 			if n == 32 {
 				rpsGoal, p99Goal = "≥ 0.50x", "≤ 2.00x"
@@ -162,6 +191,7 @@ Goals at 32 connections: req/s at least 0.5x the floor's, p99 at most 2x.`,
 				row{figure: fmt.Sprintf("%s, %d conns: req/s", x.name, n), quire: fmt.Sprintf("%.0f", m.RPS), baseline: fmt.Sprintf("%.0f", fl.RPS), ratio: rps, goal: rpsGoal, pass: rps >= 0.5},
 				row{figure: fmt.Sprintf("%s, %d conns: p50", x.name, n), quire: ms(m.P50), baseline: ms(fl.P50), ratio: float64(m.P50) / float64(fl.P50)},
 				row{figure: fmt.Sprintf("%s, %d conns: p99", x.name, n), quire: ms(m.P99), baseline: ms(fl.P99), ratio: p99, goal: p99Goal, pass: p99 <= 2},
+				row{figure: fmt.Sprintf("%s, %d conns: server CPU per request", x.name, n), quire: us(mCPU), baseline: us(flCPU), ratio: float64(mCPU) / float64(flCPU)},
 			)
 			if m.Errors > 0 {
 				return fmt.Errorf("%s at %d connections: %d failed requests", x.name, n, m.Errors)
@@ -171,6 +201,15 @@ Goals at 32 connections: req/s at least 0.5x the floor's, p99 at most 2x.`,
 	r.table("floor", rows)
 	return nil
 }
+
+// medianDuration is the median of ds.
+func medianDuration(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func us(d time.Duration) string { return fmt.Sprintf("%.1f µs", float64(d)/float64(time.Microsecond)) }
 
 // allocations measures one render and one live read through the handler
 // in process (no network), with testing.Benchmark, against the floor

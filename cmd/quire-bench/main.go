@@ -54,6 +54,9 @@ type config struct {
 	out      string
 	includes []string
 	redis    string
+	// cpuprofile, when set, is where the hot path's quire server writes
+	// its CPU profile.
+	cpuprofile string
 	// dur and warm are each hot-path load run and its warm-up; rounds
 	// how many times floor and quire alternate.
 	dur, warm time.Duration
@@ -86,6 +89,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.out, "out", "docs/benchmarks.md", "markdown report to write")
 	fs.Var(&includes, "include", "markdown fragment to append (repeatable)")
 	fs.StringVar(&c.redis, "redis", "", "redis:// URL for quire (default: embedded)")
+	fs.StringVar(&c.cpuprofile, "cpuprofile", "", "write the CPU profile of the hot path's quire server to this file (go tool pprof reads it)")
 	fs.DurationVar(&c.dur, "d", 3*time.Second, "duration of each hot-path load run")
 	fs.IntVar(&c.rounds, "rounds", 3, "rounds of floor, render and live read per connection count; medians are reported")
 	fs.DurationVar(&c.writeDur, "write-d", 3*time.Second, "duration of each write throughput run")

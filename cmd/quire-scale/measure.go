@@ -326,44 +326,10 @@ func (s *server) rss() (int64, error) {
 	return 0, fmt.Errorf("read RSS: no VmRSS in /proc status")
 }
 
-// cpu is the user and system CPU time the server has used, from /proc.
-func (s *server) cpu() (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
-	if err != nil {
-		return 0, fmt.Errorf("read CPU time: %w", err)
-	}
-	// Fields after the command name, which is in parentheses: utime and
-	// stime are the 12th and 13th, in clock ticks (100 a second on Linux).
-	_, rest, ok := strings.Cut(string(b), ") ")
-	f := strings.Fields(rest)
-	if !ok || len(f) < 13 {
-		return 0, fmt.Errorf("read CPU time: unexpected /proc stat")
-	}
-	var ticks int64
-	for _, v := range f[11:13] {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("read CPU time: %w", err)
-		}
-		ticks += n
-	}
-	return time.Duration(ticks) * 10 * time.Millisecond, nil
-}
-
 // cpuPer runs load, which returns how many requests it sent, and returns
-// the server's CPU time per request: unlike latency, it hardly depends on
-// what else the machine is running.
+// the server's CPU time per request (bench.CPUPer).
 func (s *server) cpuPer(load func() int64) (time.Duration, error) {
-	c0, err := s.cpu()
-	if err != nil {
-		return 0, err
-	}
-	n := load()
-	c1, err := s.cpu()
-	if err != nil || n == 0 {
-		return 0, err
-	}
-	return (c1 - c0) / time.Duration(n), nil
+	return bench.CPUPer(s.cmd.Process.Pid, load)
 }
 
 // call sends one request and decodes a 2xx answer into out.

@@ -13,6 +13,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -249,4 +250,45 @@ func LoadAvg() string {
 		return "unknown"
 	}
 	return strings.Join(f[:3], " ")
+}
+
+// ProcessCPU is the user and system CPU time process pid has used, from
+// /proc.
+func ProcessCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, fmt.Errorf("read CPU time: %w", err)
+	}
+	// Fields after the command name, which is in parentheses: utime and
+	// stime are the 12th and 13th, in clock ticks (100 a second on Linux).
+	_, rest, ok := strings.Cut(string(b), ") ")
+	f := strings.Fields(rest)
+	if !ok || len(f) < 13 {
+		return 0, fmt.Errorf("read CPU time: unexpected /proc stat")
+	}
+	var ticks int64
+	for _, v := range f[11:13] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("read CPU time: %w", err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond, nil
+}
+
+// CPUPer runs load, which returns how many requests it sent, and returns
+// the CPU time process pid (the server) spent per request: unlike
+// latency, it hardly depends on what else the machine is running.
+func CPUPer(pid int, load func() int64) (time.Duration, error) {
+	c0, err := ProcessCPU(pid)
+	if err != nil {
+		return 0, err
+	}
+	n := load()
+	c1, err := ProcessCPU(pid)
+	if err != nil || n == 0 {
+		return 0, err
+	}
+	return (c1 - c0) / time.Duration(n), nil
 }
