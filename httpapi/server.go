@@ -229,6 +229,9 @@ func printable(s string) bool {
 func (s *Server) accessLog(c *gin.Context) {
 	start := time.Now()
 	c.Next()
+	if !s.log.Enabled(c.Request.Context(), slog.LevelInfo) {
+		return
+	}
 	route := c.FullPath()
 	if route == "" {
 		route = "unmatched"
@@ -250,7 +253,11 @@ func (s *Server) accessLog(c *gin.Context) {
 	if len(c.Errors) > 0 && c.Writer.Status() >= 500 {
 		attrs = append(attrs, slog.String("error", c.Errors.Last().Error()))
 	}
-	s.log.LogAttrs(c.Request.Context(), slog.LevelInfo, "request", attrs...)
+	// The handler directly, with no caller's pc: Logger.LogAttrs would
+	// walk the stack for a source location the line does not carry.
+	r := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
+	r.AddAttrs(attrs...)
+	s.log.Handler().Handle(c.Request.Context(), r)
 }
 
 // recover turns a panic into a 500 APIError, logged without a stack in the

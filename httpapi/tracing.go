@@ -2,7 +2,9 @@ package httpapi
 
 import (
 	"context"
+	"encoding/binary"
 	"log/slog"
+	"math/rand/v2"
 
 	"github.com/gin-gonic/gin"
 	"go.opentelemetry.io/contrib/instrumentation/github.com/gin-gonic/gin/otelgin"
@@ -30,25 +32,36 @@ func (s *Server) traceRequests() gin.HandlerFunc {
 
 // traceContext is traceRequests for a provider that records no span: it
 // continues the caller's trace (or starts one) so logs and child spans
-// carry trace ids, without the attributes, status and metrics otelgin
-// builds for every request only for the span to drop them.
+// carry trace ids, without the span otelgin (or the SDK's tracer) would
+// build for every request only to drop it. The request's span is a span
+// context of its own: the caller's trace id, or a new one, and a new span
+// id.
 func (s *Server) traceContext() gin.HandlerFunc {
 	prop := s.prop
 	if prop == nil {
 		prop = propagation.TraceContext{}
 	}
-	tracer := s.tracer.Tracer(otelgin.ScopeName)
 	return func(c *gin.Context) {
-		route := c.FullPath()
-		if !traced(route) {
+		if !traced(c.FullPath()) {
 			c.Next()
 			return
 		}
-		ctx := prop.Extract(c.Request.Context(), propagation.HeaderCarrier(c.Request.Header))
-		ctx, span := tracer.Start(ctx, route, trace.WithSpanKind(trace.SpanKindServer))
-		c.Request = c.Request.WithContext(ctx)
+		ctx := c.Request.Context()
+		var parent trace.SpanContext
+		if len(c.Request.Header.Values("traceparent"))+len(c.Request.Header.Values("baggage")) > 0 {
+			ctx = prop.Extract(ctx, propagation.HeaderCarrier(c.Request.Header))
+			parent = trace.SpanContextFromContext(ctx)
+		}
+		cfg := trace.SpanContextConfig{TraceID: parent.TraceID(), TraceFlags: parent.TraceFlags()}
+		for !cfg.TraceID.IsValid() {
+			binary.LittleEndian.PutUint64(cfg.TraceID[:8], rand.Uint64())
+			binary.LittleEndian.PutUint64(cfg.TraceID[8:], rand.Uint64())
+		}
+		for !cfg.SpanID.IsValid() {
+			binary.LittleEndian.PutUint64(cfg.SpanID[:], rand.Uint64())
+		}
+		c.Request = c.Request.WithContext(trace.ContextWithSpanContext(ctx, trace.NewSpanContext(cfg)))
 		c.Next()
-		span.End()
 	}
 }
 
