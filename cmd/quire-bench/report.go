@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/quire/quire/internal/bench"
@@ -95,6 +96,7 @@ hold far better.
 | goals | %d met, %d missed |
 `, r.start.UTC().Format("2006-01-02 15:04 MST"), host, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH,
 		runtime.Version(), r.loadStart, bench.LoadAvg(), time.Since(r.start).Round(time.Second), r.passed, r.failed)
+	fmt.Fprintf(&b, "| data roots | %s |\n", dataRootFS())
 	fmt.Fprintf(&b, "| settings | hot path %s per run after %s warm-up, %d rounds; in-process benchtime %s; write runs %s, %d upserts per latency; git repository %d files, %d commits, %d rounds |\n",
 		c.dur, c.warm, c.rounds, c.benchtime, c.writeDur, c.upserts, c.files, c.commits, c.gitRounds)
 	b.Write(r.body.Bytes())
@@ -104,6 +106,23 @@ hold far better.
 		b.WriteString("\n")
 	}
 	return b.Bytes()
+}
+
+// dataRootFS names the file system the benchmarks' data roots (and the
+// git CLI's) are made on, the temporary directory: creating a file, which
+// every object and ref write does, costs far more on some than on others.
+func dataRootFS() string {
+	dir := os.TempDir()
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return dir + " (file system unknown)"
+	}
+	names := map[int64]string{0xef53: "ext4", 0x01021994: "tmpfs", 0x58465342: "xfs", 0x9123683e: "btrfs", 0x794c7630: "overlayfs"}
+	name, ok := names[int64(st.Type)]
+	if !ok {
+		name = fmt.Sprintf("file system type %#x", st.Type)
+	}
+	return fmt.Sprintf("under %s (%s; TMPDIR moves them)", dir, name)
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
