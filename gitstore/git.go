@@ -28,6 +28,10 @@ type GitOptions struct {
 	RepackLoose int
 	// RepackDelay lets a burst of writes settle before a repack.
 	RepackDelay time.Duration
+	// RepackDeltaBytes bounds the repositories repacked with delta search,
+	// which holds every object in memory; larger ones are streamed into
+	// one pack, keeping the deltas they have and computing none.
+	RepackDeltaBytes int64
 	// MaxPushBytes bounds the pack of one push.
 	MaxPushBytes int64
 	// MaxRequestBytes bounds an upload-pack request (wants and haves).
@@ -53,6 +57,9 @@ func (o *GitOptions) Validate(l quire.Limits) error {
 	}
 	if o.RepackDelay <= 0 {
 		o.RepackDelay = 2 * time.Second
+	}
+	if o.RepackDeltaBytes <= 0 {
+		o.RepackDeltaBytes = 64 << 20
 	}
 	if o.MaxPushBytes <= 0 {
 		// A push may carry several versions' worth of history.
@@ -106,6 +113,7 @@ func NewGit(s *Store, opts GitOptions) *Git {
 		// The project id is not known here; the repacker finds the path.
 		g.repack.touchAsset(a)
 	})
+	s.onSystemChange(g.repack.touchSystem)
 	return g
 }
 

@@ -381,6 +381,7 @@ func (m *metaIndex) write(by quire.Actor, msg string, puts map[string]any, dels 
 	}
 	m.tip, m.tree = c, newTree
 	m.noteChanges(len(edits))
+	m.s.systemChanged()
 	return nil
 }
 

@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -33,15 +34,12 @@ import (
 // repackLockFile keeps two processes from repacking one repository at once.
 const repackLockFile = "quire-repack.lock"
 
-// repackMaxBytes bounds the repositories repacked with delta search, which
-// holds every object in memory; larger ones are consolidated without it.
-const repackMaxBytes = 256 << 20
-
 type repacker struct {
 	g       *Git
 	delay   time.Duration
 	mu      sync.Mutex
 	pending map[string]quire.Kind // asset id -> kind
+	system  bool                  // the system repository changed
 	kick    chan struct{}
 	stop    chan struct{}
 	done    chan struct{}
@@ -63,6 +61,18 @@ func newRepacker(g *Git) *repacker {
 func (rp *repacker) touchAsset(a *quire.Asset) {
 	rp.mu.Lock()
 	rp.pending[a.ID] = a.Kind
+	rp.mu.Unlock()
+	select {
+	case rp.kick <- struct{}{}:
+	default:
+	}
+}
+
+// touchSystem notes that the system repository changed: metadata and
+// usage commits add loose objects to it like any write.
+func (rp *repacker) touchSystem() {
+	rp.mu.Lock()
+	rp.system = true
 	rp.mu.Unlock()
 	select {
 	case rp.kick <- struct{}{}:
@@ -94,9 +104,14 @@ func (rp *repacker) run() {
 		case <-time.After(rp.delay):
 		}
 		rp.mu.Lock()
-		pending := rp.pending
-		rp.pending = map[string]quire.Kind{}
+		pending, system := rp.pending, rp.system
+		rp.pending, rp.system = map[string]quire.Kind{}, false
 		rp.mu.Unlock()
+		if system {
+			if _, err := rp.g.maybeRepack(rp.g.s.systemPath()); err != nil {
+				rp.g.opts.OnError("repack", err)
+			}
+		}
 		for id, kind := range pending {
 			select {
 			case <-rp.stop:
@@ -114,12 +129,13 @@ func (rp *repacker) run() {
 	}
 }
 
-// objectCounts counts the packs and loose objects of the repository at dir.
-func objectCounts(dir string) (packs, loose int, err error) {
+// objectCounts counts the packs, the objects in them and the loose
+// objects of the repository at dir.
+func objectCounts(dir string) (packs, packed, loose int, err error) {
 	objects := filepath.Join(dir, "objects")
 	entries, err := os.ReadDir(objects)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	for _, e := range entries {
 		if len(e.Name()) != 2 || !e.IsDir() {
@@ -133,27 +149,47 @@ func objectCounts(dir string) (packs, loose int, err error) {
 	}
 	files, err := os.ReadDir(filepath.Join(objects, "pack"))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	for _, f := range files {
-		if strings.HasPrefix(f.Name(), "pack-") && strings.HasSuffix(f.Name(), ".pack") {
+		if name, ok := strings.CutSuffix(f.Name(), ".pack"); ok && strings.HasPrefix(name, "pack-") {
 			packs++
+			packed += idxObjects(filepath.Join(objects, "pack", name+".idx"))
 		}
 	}
-	return packs, loose, nil
+	return packs, packed, loose, nil
 }
 
-// maybeRepack repacks the repository at dir when it crossed a threshold.
+// idxObjects reads the number of objects in a version 2 pack index: the
+// last entry of its fan-out table. 0 when it cannot.
+func idxObjects(path string) int {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	var b [8 + 256*4]byte
+	if _, err := io.ReadFull(f, b[:]); err != nil || string(b[:4]) != "\377tOc" {
+		return 0
+	}
+	return int(binary.BigEndian.Uint32(b[len(b)-4:]))
+}
+
+// maybeRepack repacks the repository at dir when it crossed a threshold:
+// more than RepackPacks packs, or loose objects numbering RepackLoose or
+// an eighth of those already packed, whichever is more. A repack rewrites
+// every object, so the second keeps a large repository (the system one,
+// at scale) from being rewritten whole every few writes.
 // It reports whether it repacked.
 func (g *Git) maybeRepack(dir string) (bool, error) {
-	packs, loose, err := objectCounts(dir)
+	packs, packed, loose, err := objectCounts(dir)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return false, nil
 		}
 		return false, err
 	}
-	if packs <= g.opts.RepackPacks && loose < g.opts.RepackLoose {
+	if packs <= g.opts.RepackPacks && loose < max(g.opts.RepackLoose, packed/8) {
 		return false, nil
 	}
 	return true, g.Repack(dir)
@@ -216,7 +252,10 @@ func (g *Git) Repack(dir string) error {
 	}
 
 	window := uint(10)
-	if looseBytes+packBytes > repackMaxBytes {
+	// The system repository is streamed whatever its size: tens of
+	// thousands of small records, which delta search would hold in memory
+	// all at once (270 MiB of heap for 62,000 at scale, against 34 MiB).
+	if looseBytes+packBytes > g.opts.RepackDeltaBytes || dir == g.s.systemPath() {
 		window = 0
 	}
 	packDir := filepath.Join(dir, "objects", "pack")
@@ -232,7 +271,11 @@ func (g *Git) Repack(dir string) error {
 	if err != nil {
 		return err
 	}
-	sum, err := packfile.NewEncoder(f, r.st, false).Encode(all, window)
+	if window > 0 {
+		_, err = packfile.NewEncoder(f, r.st, false).Encode(all, window)
+	} else {
+		err = g.streamPack(r, dir, all, f)
+	}
 	if err == nil {
 		err = f.Close()
 	} else {
@@ -245,6 +288,7 @@ func (g *Git) Repack(dir string) error {
 	if err != nil {
 		return fmt.Errorf("repack %s: %w", dir, err)
 	}
+	sum := plumbing.Hash(idx.PackfileChecksum)
 	q := &quarantine{dir: tmp, name: "pack-" + sum.String(), idx: idx, objects: seen}
 	if err := q.install(dir, g.s.opts.Fsync); err != nil {
 		return err
@@ -274,6 +318,20 @@ func (g *Git) Repack(dir string) error {
 	}
 	r.st.Reindex()
 	return nil
+}
+
+// streamPack writes the pack of objs to w one object at a time, as clones
+// are served: stored deltas are copied, none is computed. go-git's encoder
+// holds every object in memory, which a repository past RepackDeltaBytes
+// (the system one, at scale) must not.
+func (g *Git) streamPack(r *repo, dir string, objs []plumbing.Hash, w io.Writer) error {
+	ps, err := g.idx.openPacks(dir)
+	if err != nil {
+		return err
+	}
+	defer ps.close()
+	_, err = writePack(g.zlib, newObjectReader(r, ps), objs, true, w)
+	return err
 }
 
 // indexPack parses the pack name in dir and returns its index.

@@ -74,6 +74,8 @@ type Store struct {
 	lru   *list.List
 	meta  *metaIndex
 	hooks []func(quire.Kind, string)
+	// systemHooks are told of every commit to the system repository.
+	systemHooks []func()
 
 	// versionRead, when set (by tests), is told of every version whose
 	// refs a version list reads.
@@ -137,6 +139,23 @@ func (s *Store) OnChange(fn func(kind quire.Kind, assetID string)) {
 	s.mu.Lock()
 	s.hooks = append(s.hooks, fn)
 	s.mu.Unlock()
+}
+
+// onSystemChange registers fn to be called after every commit to the
+// system repository (metadata, usage), for its repacking.
+func (s *Store) onSystemChange(fn func()) {
+	s.mu.Lock()
+	s.systemHooks = append(s.systemHooks, fn)
+	s.mu.Unlock()
+}
+
+func (s *Store) systemChanged() {
+	s.mu.Lock()
+	hooks := s.systemHooks
+	s.mu.Unlock()
+	for _, fn := range hooks {
+		fn()
+	}
 }
 
 func (s *Store) changed(a *quire.Asset) {

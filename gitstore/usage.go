@@ -143,6 +143,7 @@ func (s *Store) AddUsage(ctx context.Context, d *quire.UsageDelta) (err error) {
 	} else if err != nil {
 		return err
 	}
+	s.systemChanged()
 	return nil
 }
 

@@ -866,3 +866,40 @@ func TestGitRepack(t *testing.T) {
 		t.Errorf("api3.md = %q", r.Body)
 	}
 }
+
+// TestSystemRepack: metadata and usage commits fill the system repository
+// with loose objects like any write; it is repacked in the background too,
+// and everything in it reads the same afterwards, in this process and in
+// a new one.
+func TestSystemRepack(t *testing.T) {
+	root := t.TempDir()
+	e := testenv.NewWith(t, testenv.Options{Root: root, Git: gitstore.GitOptions{RepackPacks: 1, RepackLoose: 20, RepackDelay: 10 * time.Millisecond}})
+	sys := filepath.Join(root, "_system.git")
+	var projects []string
+	for i := range 8 {
+		projects = append(projects, e.CreateProject(e.Admin, fmt.Sprintf("repack-%d", i)))
+	}
+	key := e.CreateKey(e.Admin, "read")
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		packs, _ := filepath.Glob(filepath.Join(sys, "objects", "pack", "*.pack"))
+		loose, _ := filepath.Glob(filepath.Join(sys, "objects", "??", "*"))
+		if len(packs) == 1 && len(loose) < 20 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("system repository not repacked: %d packs, %d loose objects", len(packs), len(loose))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	testenv.Git(t, sys, "fsck", "--strict", "--no-dangling")
+	// Writes and reads go on, here and in a new process's view.
+	projects = append(projects, e.CreateProject(e.Admin, "after-repack"))
+	for _, env := range []*testenv.Env{e, testenv.NewWith(t, testenv.Options{Root: root})} {
+		for _, id := range projects {
+			env.Must(200, "GET", "/v1/projects/"+id, env.Admin, nil)
+		}
+		env.Must(200, "GET", "/v1/projects", key, nil)
+	}
+	testenv.Git(t, sys, "fsck", "--strict", "--no-dangling")
+}
