@@ -241,15 +241,7 @@ func TestBoundedOpenRepositories(t *testing.T) {
 // each other's writes at once, and their writes to one draft serialize.
 func TestTwoStoresOneRoot(t *testing.T) {
 	ctx := context.Background()
-	root := t.TempDir()
-	s1, err := Open(Options{Root: root})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s2, err := Open(Options{Root: root})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s1, s2 := twoStores(t)
 	a := newTestSkill(t, s1)
 	a2, err := s2.Asset(ctx, quire.KindSkill, a.ID)
 	if err != nil {

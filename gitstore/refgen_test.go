@@ -49,15 +49,7 @@ func liveCommit(t testing.TB, s *Store, a *quire.Asset) string {
 // same data root wrote: live commits and metadata alike.
 func TestRecentRefSeesEveryWrite(t *testing.T) {
 	ctx := context.Background()
-	root := t.TempDir()
-	s1, err := Open(Options{Root: root})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s2, err := Open(Options{Root: root})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s1, s2 := twoStores(t)
 	if s1.gen == nil || s2.gen == nil {
 		t.Fatal("the ref counter is not mapped")
 	}

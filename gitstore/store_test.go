@@ -20,6 +20,22 @@ func newTestStore(t testing.TB) *Store {
 	return s
 }
 
+// twoStores opens two stores on one new data root, as two processes
+// sharing it would.
+func twoStores(t testing.TB) (*Store, *Store) {
+	t.Helper()
+	root := t.TempDir()
+	s1, err := Open(Options{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2, err := Open(Options{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s1, s2
+}
+
 func newTestSkill(t testing.TB, s *Store) *quire.Asset {
 	t.Helper()
 	ctx := context.Background()
