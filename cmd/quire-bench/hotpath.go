@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/quire/quire/internal/bench"
+	"github.com/quire/quire/internal/gcfloor"
 )
 
 // serveEnv, when set in the environment, makes this binary a server
@@ -39,6 +40,11 @@ type target struct {
 
 // serveChild runs one server until its standard input closes.
 func serveChild(role string) error {
+	// Both servers run with quire serve's garbage collector floor, so the
+	// floor is not slowed by collections quire is spared.
+	stop := make(chan struct{})
+	done := gcfloor.Tune(gcfloor.DefaultBytes, time.Second, stop)
+	defer func() { close(stop); <-done }()
 	var t target
 	switch role {
 	case "floor":
@@ -153,7 +159,8 @@ and a read of its live version (GET /v1/prompts/{id}/live), both with a
 read API key, against the floor: a net/http handler answering a fixed
 120-byte JSON body. quire runs as quire serve wires it (embedded Redis,
 metrics, tracing without an exporter, usage counting, a JSON access log
-line per request, formatted then discarded) on a fresh data root. Each server runs in a child process of quire-bench; the
+line per request, formatted then discarded, the garbage collector's 64
+MiB floor, which the floor server gets too) on a fresh data root. Each server runs in a child process of quire-bench; the
 load client (keep-alive connections, one prepared request per
 connection, up to 256 goroutines) runs in the parent and shares the %d
 cores with the server, alike for both. Per connection count: %d rounds of

@@ -28,6 +28,7 @@ import (
 	"github.com/quire/quire/cache"
 	"github.com/quire/quire/gitstore"
 	"github.com/quire/quire/httpapi"
+	"github.com/quire/quire/internal/gcfloor"
 	"github.com/quire/quire/telemetry"
 	"golang.org/x/crypto/bcrypt"
 )
@@ -95,6 +96,9 @@ type Config struct {
 	// DebugAddr, when set, serves net/http/pprof there: loopback only,
 	// never on the API listener.
 	DebugAddr string
+	// GCFloorMiB is how far the heap may grow before a garbage collection
+	// whatever the live heap (internal/gcfloor); 0 leaves GOGC alone.
+	GCFloorMiB int
 }
 
 // Main is a running quire server; end-to-end tests drive it too.
@@ -120,6 +124,8 @@ type Main struct {
 	usageDone  chan struct{}
 	closeOnce  sync.Once
 	closeError error
+	stopGC     chan struct{}
+	gcDone     <-chan struct{}
 }
 
 // NewMain returns a Main with default configuration, logging to out.
@@ -127,6 +133,7 @@ func NewMain(out io.Writer) *Main {
 	return &Main{out: out, Config: Config{
 		Addr: "127.0.0.1:8080", Data: "./repos", SessionTTL: 24 * time.Hour, LogLevel: "info", RedisPrefix: "quire:",
 		UsageFlush: time.Minute, ShutdownTimeout: 30 * time.Second, RateLimits: httpapi.DefaultRateLimits(),
+		GCFloorMiB: gcfloor.DefaultBytes >> 20,
 	}}
 }
 
@@ -174,6 +181,14 @@ func (m *Main) ParseFlags(args []string) error {
 		}
 		c.Fsync = b
 	}
+	if v := os.Getenv("QUIRE_GC_FLOOR"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return fmt.Errorf("QUIRE_GC_FLOOR: %w", err)
+		}
+		c.GCFloorMiB = n
+	}
+	fs.IntVar(&c.GCFloorMiB, "gc-floor", c.GCFloorMiB, "MiB the heap may grow to before a garbage collection, whatever the live heap; 0 leaves it to GOGC, which also turns this off when set ($QUIRE_GC_FLOOR)")
 	fs.BoolVar(&c.Fsync, "fsync", c.Fsync, "fsync objects and refs before acknowledging a write: survives power loss ($QUIRE_FSYNC)")
 	for _, f := range []struct {
 		p                *quire.Limit
@@ -211,6 +226,11 @@ func (m *Main) Run(ctx context.Context) error {
 	if c.UsageFlush <= 0 {
 		return fmt.Errorf("usage flush interval must be positive")
 	}
+	if c.GCFloorMiB < 0 {
+		return fmt.Errorf("gc floor must not be negative")
+	}
+	m.stopGC = make(chan struct{})
+	m.gcDone = gcfloor.Tune(uint64(c.GCFloorMiB)<<20, time.Second, m.stopGC)
 
 	m.metrics = telemetry.NewRegistry(Version)
 	tr, err := telemetry.NewTracing(ctx, telemetry.TracingOptions{ServiceName: "quire", Version: Version})
@@ -387,6 +407,10 @@ func (m *Main) close() error {
 	}
 	if m.store != nil {
 		note("close store", m.store.Close())
+	}
+	if m.stopGC != nil {
+		close(m.stopGC)
+		<-m.gcDone
 	}
 	if m.log != nil {
 		m.log.Info("quire stopped")

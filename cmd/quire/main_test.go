@@ -197,7 +197,7 @@ func TestServeHelp(t *testing.T) {
 	flagLine := regexp.MustCompile(`(?m)^  -([a-z-]+)`)
 	found := flagLine.FindAllStringSubmatch(help, -1)
 	want := []string{"addr", "data", "debug-addr", "fsync", "log-level", "redis", "redis-prefix", "session-ttl", "shutdown-timeout", "usage-flush",
-		"rate-limit", "login-limit", "login-address-limit"}
+		"rate-limit", "login-limit", "login-address-limit", "gc-floor"}
 	got := map[string]bool{}
 	for _, f := range found {
 		got[f[1]] = true
@@ -228,11 +228,12 @@ func TestServeHelp(t *testing.T) {
 	t.Setenv("QUIRE_SHUTDOWN_TIMEOUT", "7s")
 	t.Setenv("QUIRE_ADDR", "127.0.0.1:9999")
 	t.Setenv("QUIRE_DEBUG_ADDR", "127.0.0.1:6060")
+	t.Setenv("QUIRE_GC_FLOOR", "32")
 	m := NewMain(io.Discard)
 	if err := m.ParseFlags([]string{"--shutdown-timeout", "9s"}); err != nil {
 		t.Fatal(err)
 	}
-	if m.Config.UsageFlush != 5*time.Second || m.Config.ShutdownTimeout != 9*time.Second || m.Config.Addr != "127.0.0.1:9999" || m.Config.DebugAddr != "127.0.0.1:6060" {
+	if m.Config.UsageFlush != 5*time.Second || m.Config.ShutdownTimeout != 9*time.Second || m.Config.Addr != "127.0.0.1:9999" || m.Config.DebugAddr != "127.0.0.1:6060" || m.Config.GCFloorMiB != 32 {
 		t.Fatalf("config from environment and flags: %+v", m.Config)
 	}
 	t.Setenv("QUIRE_USAGE_FLUSH", "soon")
