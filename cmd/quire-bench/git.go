@@ -108,7 +108,7 @@ git client from quire (/git/, admin session as the Basic password) and
 from C git's http-backend (net/http/cgi, same bare repository, no
 authentication). After one untimed clone each, %d rounds in alternating
 order; medians. Goal: within 1.5x of http-backend.`, c.files, c.commits, c.gitRounds))
-	cl, fe := [2]time.Duration{medianOf(clones[0]), medianOf(clones[1])}, [2]time.Duration{medianOf(fetches[0]), medianOf(fetches[1])}
+	cl, fe := [2]time.Duration{bench.MedianDuration(clones[0]), bench.MedianDuration(clones[1])}, [2]time.Duration{bench.MedianDuration(fetches[0]), bench.MedianDuration(fetches[1])}
 	r.table("git http-backend", []row{
 		{figure: "mirror clone", quire: ms(cl[1]), baseline: ms(cl[0]), ratio: float64(cl[1]) / float64(cl[0]), goal: "≤ 1.50x", pass: float64(cl[1]) <= 1.5*float64(cl[0])},
 		{figure: "incremental fetch", quire: ms(fe[1]), baseline: ms(fe[0]), ratio: float64(fe[1]) / float64(fe[0]), goal: "≤ 1.50x", pass: float64(fe[1]) <= 1.5*float64(fe[0])},

@@ -15,7 +15,6 @@ import (
 	"os/exec"
 	"runtime"
 	"runtime/pprof"
-	"slices"
 	"testing"
 	"time"
 
@@ -185,9 +184,9 @@ Goals at 32 connections: req/s at least 0.5x the floor's, p99 at most 2x.`,
 				res[i], cpu[i] = append(res[i], m), append(cpu[i], per)
 			}
 		}
-		fl, flCPU := bench.Median(res[0]), medianDuration(cpu[0])
+		fl, flCPU := bench.Median(res[0]), bench.MedianDuration(cpu[0])
 		for i, x := range reqs[1:] {
-			m, mCPU := bench.Median(res[i+1]), medianDuration(cpu[i+1])
+			m, mCPU := bench.Median(res[i+1]), bench.MedianDuration(cpu[i+1])
 			rpsGoal, p99Goal := "", ""
 			if n == 32 {
 				rpsGoal, p99Goal = "≥ 0.50x", "≤ 2.00x"
@@ -207,13 +206,6 @@ Goals at 32 connections: req/s at least 0.5x the floor's, p99 at most 2x.`,
 	}
 	r.table("floor", rows)
 	return nil
-}
-
-// medianDuration is the median of ds.
-func medianDuration(ds []time.Duration) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[len(s)/2]
 }
 
 func us(d time.Duration) string { return fmt.Sprintf("%.1f µs", float64(d)/float64(time.Microsecond)) }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -38,12 +37,6 @@ func draft(ctx context.Context, q *bench.Quire, slug string, files int) (*quire.
 		return nil, err
 	}
 	return a, nil
-}
-
-func medianOf(ds []time.Duration) time.Duration {
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[len(s)/2]
 }
 
 // upsertBody is an upsert of file-05.md.
@@ -121,7 +114,7 @@ func writes(ctx context.Context, c *config, r *report) error {
 			}
 		}
 	}
-	mIn, mCLI, mHTTP := medianOf(tIn), medianOf(tCLI), medianOf(tHTTP)
+	mIn, mCLI, mHTTP := bench.MedianDuration(tIn), bench.MedianDuration(tCLI), bench.MedianDuration(tHTTP)
 	r.section("Writes", fmt.Sprintf(`
 One file upsert into a draft of 10 files, each a commit: through the
 store in process (what the API handler calls), and over HTTP (POST

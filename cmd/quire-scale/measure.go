@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -194,7 +193,7 @@ func (m *measurer) run(ctx context.Context, out io.Writer) error {
 		}
 	}
 	re, rf := bench.Median(results["empty"]), bench.Median(results["full"])
-	ce, cf := medianDuration(cpus["empty"]), medianDuration(cpus["full"])
+	ce, cf := bench.MedianDuration(cpus["empty"]), bench.MedianDuration(cpus["full"])
 	ratio := rf.RPS / re.RPS
 	figs = append(figs,
 		figure{fmt.Sprintf("render req/s, empty root (%d conns; server CPU per request)", m.conns), fmt.Sprintf("%.0f (%s)", re.RPS, ce.Round(time.Microsecond)), "", ""},
@@ -231,12 +230,6 @@ func report(figs []figure, inv *inventory, load string, m *measurer) string {
 	fmt.Fprintf(&b, "\nList latencies: %d connections for %s per endpoint, each request on a random project or asset. Render: %d connections, %d rounds of %s alternating empty and full root, medians. Server CPU per request is the server process's user+system time over a run divided by the requests sent in it (warm-up included): unlike latency it hardly depends on what else the machine runs.\n",
 		m.listConns, m.listDur, m.conns, m.rounds, m.dur)
 	return b.String()
-}
-
-func medianDuration(ds []time.Duration) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[len(s)/2]
 }
 
 func mib(n int64) string { return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20)) }

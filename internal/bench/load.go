@@ -119,6 +119,13 @@ type Result struct {
 	Sent int64
 }
 
+// MedianDuration is the median of ds (the upper one of an even count).
+func MedianDuration(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
 // Median takes the median of each figure on its own.
 func Median(rs []Result) Result {
 	pick := func(f func(Result) float64) float64 {
