@@ -226,6 +226,7 @@ func (g *Git) Repack(dir string) error {
 	if err != nil {
 		return err
 	}
+	defer ps.close() // the streamed pack reads from it
 	var packNames []string
 	var packBytes int64
 	seen := map[plumbing.Hash]bool{}
@@ -246,7 +247,6 @@ func (g *Git) Repack(dir string) error {
 			}
 		}
 	}
-	ps.close()
 	if len(all) == 0 || (len(loose) == 0 && len(packNames) <= 1) {
 		return nil
 	}
@@ -274,7 +274,9 @@ func (g *Git) Repack(dir string) error {
 	if window > 0 {
 		_, err = packfile.NewEncoder(f, r.st, false).Encode(all, window)
 	} else {
-		err = g.streamPack(r, dir, all, f)
+		// One object at a time, as clones are served: stored deltas are
+		// copied, none is computed.
+		_, err = writePack(g.zlib, newObjectReader(r, ps), all, true, f)
 	}
 	if err == nil {
 		err = f.Close()
@@ -318,20 +320,6 @@ func (g *Git) Repack(dir string) error {
 	}
 	r.st.Reindex()
 	return nil
-}
-
-// streamPack writes the pack of objs to w one object at a time, as clones
-// are served: stored deltas are copied, none is computed. go-git's encoder
-// holds every object in memory, which a repository past RepackDeltaBytes
-// (the system one, at scale) must not.
-func (g *Git) streamPack(r *repo, dir string, objs []plumbing.Hash, w io.Writer) error {
-	ps, err := g.idx.openPacks(dir)
-	if err != nil {
-		return err
-	}
-	defer ps.close()
-	_, err = writePack(g.zlib, newObjectReader(r, ps), objs, true, w)
-	return err
 }
 
 // indexPack parses the pack name in dir and returns its index.

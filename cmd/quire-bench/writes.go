@@ -80,9 +80,8 @@ func writes(ctx context.Context, c *config, r *report) error {
 	httpURL := q.URL + "/v1/skills/" + httpSkill.ID + "/versions/1/files"
 	var tIn, tCLI, tHTTP []time.Duration
 	// Interleave the three, so a burst of load hits them alike, and rotate
-	// their order: what runs right after git (which fsyncs some of its
-	// files) waits on the file system's journal, so a fixed order would
-	// charge that to one of them.
+	// their order, so none always follows the same other one: file system
+	// work one leaves behind can slow the next.
 	for i := range c.upserts {
 		content := fmt.Sprintf("revision %d\n", i)
 		steps := []func() error{
