@@ -12,7 +12,15 @@
 # -cpuprofile hot.pprof.
 SCALE_DATA ?= /tmp/quire-scale-data
 
-.PHONY: bench bench-fast bench-scale
+.PHONY: test bench bench-fast bench-scale
+
+# make test is the test command (README, .ci/run): every package with the
+# race detector in -short mode, then the benchmark and scale tools' own
+# tests without it, since they measure and -race would only slow them.
+test:
+	go test -short -race -count=1 ./...
+	go test -count=1 -run 'TestQuickRun|TestGenerateAndMeasure' ./cmd/quire-bench ./cmd/quire-scale
+
 bench: bench-scale bench-fast
 
 bench-fast:
