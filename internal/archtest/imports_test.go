@@ -1,0 +1,116 @@
+// Package archtest holds the tests that keep quire's package map true:
+// which package may import which (docs/architecture.md draws the same
+// map), and that every package says in its doc comment what it owns.
+package archtest
+
+import (
+	"go/build"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/quire/quire"
+
+// Dependencies each wrapped by one storage or transport package.
+const (
+	gin      = "github.com/gin-gonic/gin"
+	goGit    = "github.com/go-git/go-git"
+	goRedis  = "github.com/redis/go-redis"
+	mini     = "github.com/alicebob/miniredis"
+	mcpSDK   = "github.com/modelcontextprotocol/go-sdk"
+	chromedp = "github.com/chromedp"
+)
+
+// forbidden lists, per package (a path relative to the module; "." is the
+// root), the import path prefixes its non-test files must not import.
+// Arrows point down only: doors (httpapi, gitproto, web, mcp, cmd) over
+// app, app over the root and the stores' interfaces, stores never over
+// doors. A package not yet present is skipped.
+var forbidden = map[string][]string{
+	".":         {module + "/", gin, goGit, goRedis, mini},
+	"valid":     {module + "/app", module + "/httpapi", module + "/gitstore", module + "/cache", gin, goGit, goRedis},
+	"render":    {module + "/app", module + "/httpapi", module + "/gitstore", module + "/cache", gin, goGit, goRedis},
+	"app":       {module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/web", module + "/mcp", gin, goGit, goRedis, mini},
+	"httpapi":   {module + "/gitstore", module + "/cache", goGit, goRedis, mini},
+	"gitproto":  {module + "/httpapi", module + "/cache", gin, goRedis},
+	"gitstore":  {module + "/app", module + "/httpapi", module + "/cache", module + "/web", module + "/mcp", gin, goRedis, mini},
+	"cache":     {module + "/app", module + "/httpapi", module + "/gitstore", gin, goGit},
+	"telemetry": {module + "/app", module + "/httpapi", module + "/gitstore", module + "/cache", gin, goGit},
+	"zipfile":   {module + "/app", module + "/httpapi", module + "/gitstore", module + "/cache", gin, goGit, goRedis},
+	"web":       {module + "/gitstore", module + "/cache", goGit, goRedis, mini},
+	"mcp":       {module + "/gitstore", module + "/cache", goGit, goRedis, mini, gin},
+	"client":    {module + "/app", module + "/httpapi", module + "/gitstore", module + "/cache", gin, goGit, goRedis, mini},
+}
+
+func root(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
+		t.Fatalf("module root not found from %s: %v", dir, err)
+	}
+	return dir
+}
+
+func TestImportRules(t *testing.T) {
+	top := root(t)
+	checked := 0
+	for pkg, bad := range forbidden {
+		dir := filepath.Join(top, pkg)
+		// A rule covers the package and every package under it.
+		filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || !d.IsDir() {
+				return nil
+			}
+			if path != dir && (pkg == "." || strings.Contains(path, "testdata")) {
+				return filepath.SkipDir
+			}
+			p, err := build.ImportDir(path, 0)
+			if err != nil {
+				return nil // no Go files
+			}
+			checked++
+			for _, imp := range p.Imports {
+				for _, b := range bad {
+					if imp == strings.TrimSuffix(b, "/") || strings.HasPrefix(imp, b) {
+						rel, _ := filepath.Rel(top, path)
+						t.Errorf("%s imports %s; its rule forbids %s (docs/architecture.md)", rel, imp, b)
+					}
+				}
+			}
+			return nil
+		})
+	}
+	if checked < 5 {
+		t.Fatalf("checked only %d packages: the rules no longer find the code", checked)
+	}
+}
+
+// TestPackageDocs asks every package for a doc comment: what it owns, and
+// what it must not import.
+func TestPackageDocs(t *testing.T) {
+	top := root(t)
+	filepath.WalkDir(top, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return nil
+		}
+		name := d.Name()
+		if path != top && (strings.HasPrefix(name, ".") || name == "testdata" || name == "repos" || name == "node_modules") {
+			return filepath.SkipDir
+		}
+		p, err := build.ImportDir(path, build.ImportComment)
+		if err != nil || len(p.GoFiles) == 0 {
+			return nil // no Go files, or tests only
+		}
+		if p.Doc == "" {
+			rel, _ := filepath.Rel(top, path)
+			t.Errorf("package %s (%s) has no doc comment", p.Name, rel)
+		}
+		return nil
+	})
+}
