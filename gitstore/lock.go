@@ -1,11 +1,13 @@
 package gitstore
 
 import (
+	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
 	"syscall"
+
+	"github.com/gofrs/flock"
 )
 
 // lockFile is the name of the per-repository lock file. Every quire
@@ -14,7 +16,7 @@ const lockFile = "quire.lock"
 
 // locker serializes writers to one repository: first within the process
 // (a mutex per path, so goroutines do not pile onto flock), then across
-// processes (flock on the repository's lock file).
+// processes (flock(2) on the repository's lock file, through gofrs/flock).
 type locker struct {
 	mu sync.Mutex
 	m  map[string]*lockEntry
@@ -47,25 +49,21 @@ func (l *locker) lock(dir string) (func(), error) {
 		}
 		l.mu.Unlock()
 	}
-	f, err := os.OpenFile(filepath.Join(dir, lockFile), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		release()
-		return nil, fmt.Errorf("open lock: %w", err)
-	}
+	f := flock.New(filepath.Join(dir, lockFile))
+	var err error
+	// flock(2) may be interrupted by the runtime's own signals; gofrs/flock
+	// does not retry on EINTR, so we do.
 	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-		if err != syscall.EINTR {
+		if err = f.Lock(); !errors.Is(err, syscall.EINTR) {
 			break
 		}
 	}
 	if err != nil {
-		f.Close()
 		release()
 		return nil, fmt.Errorf("flock: %w", err)
 	}
 	return func() {
-		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
+		f.Unlock()
 		release()
 	}, nil
 }
@@ -92,20 +90,14 @@ func (l *locker) tryLock(dir string) (unlock func(), ok bool) {
 		drop()
 		return nil, false
 	}
-	f, err := os.OpenFile(filepath.Join(dir, lockFile), os.O_CREATE|os.O_RDWR, 0o644)
-	if err == nil {
-		if err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-			f.Close()
-		}
-	}
-	if err != nil {
+	f := flock.New(filepath.Join(dir, lockFile))
+	if locked, err := f.TryLock(); !locked || err != nil {
 		e.mu.Unlock()
 		drop()
 		return nil, false
 	}
 	return func() {
-		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
+		f.Unlock()
 		e.mu.Unlock()
 		drop()
 	}, true

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/gosimple/slug"
 	"github.com/quire/quire"
 	"gopkg.in/yaml.v3"
 )
@@ -179,13 +180,14 @@ func Slug(s string) error {
 	return nil
 }
 
-// SlugFrom derives a slug from a name: lower case, runs of anything else
-// turned into one dash, at most 63 characters. It returns "" when nothing
-// usable is left.
+// SlugFrom derives a slug from a name with gosimple/slug (which
+// transliterates: "Café" becomes "cafe", "C++ & Go" "c-and-go"), then keeps
+// it to the slug rule: runs of anything but [a-z0-9] become one dash, at
+// most 63 characters. It returns "" when nothing usable is left.
 func SlugFrom(name string) string {
 	var b strings.Builder
 	dash := false
-	for _, r := range strings.ToLower(name) {
+	for _, r := range slug.Make(name) {
 		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9') {
 			dash = true
 			continue
