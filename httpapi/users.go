@@ -53,7 +53,7 @@ func (s *Server) applyUser(req *userRequest, u *quire.User) error {
 		u.Email = e
 	}
 	if req.Name != nil {
-		if err := valid.Name("name", *req.Name, s.limits.MaxName); err != nil {
+		if err := valid.IdentName("name", *req.Name, s.limits.MaxName); err != nil {
 			return err
 		}
 		u.Name = *req.Name

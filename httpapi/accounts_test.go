@@ -1,0 +1,166 @@
+package httpapi_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/quire/quire/internal/testenv"
+)
+
+// TestIdentNamesRefused: a user's display name and an API key's name
+// become git author names, so LF, CR, NUL, '<' and '>' are refused on every
+// way in, with 400 naming the field, and nothing is stored.
+func TestIdentNamesRefused(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	e := newEnv(t, testenv.Options{Root: root})
+	uid, tok := e.CreateUser("ident@example.com")
+	keyTok := e.CreateKey(tok, "admin")
+	bad := []string{
+		"Mallory\nauthor Mallory <ceo@example.com> 0 +0000",
+		"a\rb",
+		"a\x00b",
+		"Mallory <ceo@example.com>",
+		"x>y",
+		"<",
+	}
+	type call struct {
+		name         string
+		method, path string
+		token        string
+		body         func(name string) any
+		field        string
+	}
+	calls := []call{
+		{"create user", "POST", "/v1/users", e.Admin, func(n string) any {
+			return obj{"email": "new@example.com", "password": "password-123", "name": n}
+		}, "name"},
+		{"admin patches user", "PATCH", "/v1/users/" + uid, e.Admin, func(n string) any { return obj{"name": n} }, "name"},
+		{"user patches self", "PATCH", "/v1/users/" + uid, tok, func(n string) any { return obj{"name": n} }, "name"},
+		{"user patches me", "PATCH", "/v1/users/me", tok, func(n string) any { return obj{"name": n} }, "name"},
+		{"key patches me", "PATCH", "/v1/users/me", keyTok, func(n string) any { return obj{"name": n} }, "name"},
+		{"create key", "POST", "/v1/api-keys", tok, func(n string) any { return obj{"name": n, "scope": "read"} }, "name"},
+		{"create key by key", "POST", "/v1/api-keys", keyTok, func(n string) any { return obj{"name": n, "scope": "read"} }, "name"},
+	}
+	for _, c := range calls {
+		for _, n := range bad {
+			t.Run(fmt.Sprintf("%s/%q", c.name, n), func(t *testing.T) {
+				m := wantError(t, e.Do(c.method, c.path, c.token, c.body(n)), 400, c.field)
+				if got := get(t, m, "details", "field"); got != c.field {
+					t.Errorf("details.field %v, want %s", got, c.field)
+				}
+			})
+		}
+	}
+	// Nothing was stored: the user keeps its name, no key or user was made.
+	if got := str(t, e.Must(200, "GET", "/v1/users/"+uid, e.Admin, nil).JSON(t), "user", "name"); got != "ident@example.com" {
+		t.Errorf("name after refused changes: %q", got)
+	}
+	if n := len(arr(t, e.Must(200, "GET", "/v1/api-keys", tok, nil).JSON(t), "api_keys")); n != 1 {
+		t.Errorf("%d keys, want the one made for the test", n)
+	}
+	wantError(t, e.Do("POST", "/v1/auth/login", "", obj{"email": "new@example.com", "password": "password-123"}), 401)
+	// Names git can carry still work.
+	e.Must(200, "PATCH", "/v1/users/me", tok, obj{"name": "Zoë O'Neil (ops) \"z\" & co"})
+	e.Must(201, "POST", "/v1/api-keys", tok, obj{"name": "ci: deploy/prod #1", "scope": "read"})
+	testenv.Git(t, filepath.Join(root, "_system.git"), "fsck", "--strict", "--no-dangling")
+}
+
+// TestAPIKeyExpiry: a key that would be born expired is refused with 422;
+// one expiring in the future is made, works, and is refused (401) once
+// the server's clock passes its expiry.
+func TestAPIKeyExpiry(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return now
+	}
+	e := newEnv(t, testenv.Options{Clock: clock})
+	for _, at := range []time.Time{time.Now().Add(-time.Hour), time.Now().Add(-time.Second), time.Unix(0, 0), time.Now().AddDate(-10, 0, 0)} {
+		m := wantError(t, e.Do("POST", "/v1/api-keys", e.Admin, obj{"name": "old", "expires_at": at.UTC().Format(time.RFC3339)}), 422, "expires_at")
+		if get(t, m, "details", "field") != "expires_at" {
+			t.Errorf("details: %v", m)
+		}
+	}
+	if n := len(arr(t, e.Must(200, "GET", "/v1/api-keys", e.Admin, nil).JSON(t), "api_keys")); n != 0 {
+		t.Fatalf("%d keys stored after refusals", n)
+	}
+	future := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+	r := e.Must(201, "POST", "/v1/api-keys", e.Admin, obj{"name": "soon", "expires_at": future.Format(time.RFC3339)}).JSON(t)
+	tok := str(t, r, "token")
+	e.Must(200, "GET", "/v1/auth/me", tok, nil)
+	mu.Lock()
+	now = future.Add(time.Second)
+	mu.Unlock()
+	wantError(t, e.Do("GET", "/v1/auth/me", tok, nil), 401)
+}
+
+// TestPromptPatchIfMatchStar: If-Match: * matches whatever commit the
+// draft is at; a stale commit is still 412, and * on no draft is 404.
+func TestPromptPatchIfMatchStar(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	id := newPrompt(e, "star")
+	r := e.Must(201, "POST", "/v1/prompts/"+id+"/versions", e.Admin, obj{"template": "one"}).JSON(t)
+	first := str(t, r, "version", "commit")
+	u := "/v1/prompts/" + id + "/versions/1"
+	for _, h := range []string{"*", `"*"`, " * "} {
+		r := e.Must(200, "PATCH", u, e.Admin, obj{"template": "with " + h}, "If-Match: "+h).JSON(t)
+		if got := str(t, r, "version", "template"); got != "with "+h {
+			t.Errorf("If-Match %s: template %q", h, got)
+		}
+	}
+	wantError(t, e.Do("PATCH", u, e.Admin, obj{"template": "stale"}, "If-Match: \""+first+"\""), 412)
+	wantError(t, e.Do("PATCH", "/v1/prompts/"+id+"/versions/9", e.Admin, obj{"template": "x"}, "If-Match: *"), 404)
+}
+
+// TestActionBodies: publish, promote and archive take no fields; no body,
+// or an empty object, is fine, but a body that is not JSON is 400 and
+// changes nothing.
+func TestActionBodies(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	s := newSkill(t, e, "acts")
+	pid := newPrompt(e, "acts")
+	bad := []string{"{", "not json", `{"a":1}x`, `{"a":1,"a":2}`, "[1,", `"\ud800"`}
+	for _, kind := range []string{"skill", "prompt"} {
+		base := s.url()
+		open := func() int { return s.draft(t, obj{"from": "empty"}) }
+		ready := func(n int) { s.put(t, n, "SKILL.md", testenv.SkillManifest("acts")) }
+		if kind == "prompt" {
+			base = "/v1/prompts/" + pid
+			open = func() int {
+				return num(t, e.Must(201, "POST", base+"/versions", e.Admin, obj{"template": "hi"}).JSON(t), "version", "version")
+			}
+			ready = func(int) {}
+		}
+		vurl := func(n int, action string) string { return fmt.Sprintf("%s/versions/%d/%s", base, n, action) }
+		n := open()
+		ready(n)
+		for _, b := range bad {
+			wantError(t, e.Do("POST", vurl(n, "publish"), e.Admin, b), 400)
+		}
+		if st := str(t, e.Must(200, "GET", fmt.Sprintf("%s/versions/%d", base, n), e.Admin, nil).JSON(t), "version", "state"); st != "draft" {
+			t.Fatalf("%s: after refused publishes the version is %s", kind, st)
+		}
+		e.Must(200, "POST", vurl(n, "publish"), e.Admin, "")
+		m := open()
+		ready(m)
+		e.Must(200, "POST", vurl(m, "publish"), e.Admin, "{}")
+		for _, b := range bad {
+			wantError(t, e.Do("POST", vurl(n, "promote"), e.Admin, b), 400)
+			wantError(t, e.Do("POST", vurl(n, "archive"), e.Admin, b), 400)
+		}
+		if st := str(t, e.Must(200, "GET", fmt.Sprintf("%s/versions/%d", base, n), e.Admin, nil).JSON(t), "version", "state"); st != "published" {
+			t.Fatalf("%s: after refused archives version %d is %s", kind, n, st)
+		}
+		e.Must(200, "POST", vurl(n, "promote"), e.Admin, " \n")
+		e.Must(200, "POST", vurl(m, "archive"), e.Admin, nil)
+	}
+}
