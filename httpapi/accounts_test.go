@@ -164,3 +164,91 @@ func TestActionBodies(t *testing.T) {
 		e.Must(200, "POST", vurl(m, "archive"), e.Admin, nil)
 	}
 }
+
+// TestNoOrphanedProjects: removing or demoting a project's last owner,
+// and deleting a user who is some project's last owner, are refused with
+// 409 naming the project; with another owner they go through.
+func TestNoOrphanedProjects(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	aliceID, alice := e.CreateUser("alice@example.com")
+	bobID, _ := e.CreateUser("bob@example.com")
+	pid := e.CreateProject(alice, "orphan-me")
+	members := "/v1/projects/" + pid + "/members"
+	e.Must(200, "POST", members, alice, obj{"user_id": bobID, "role": "editor"})
+
+	for _, tc := range []struct {
+		name, method, path, token string
+		body                      any
+	}{
+		{"owner removes self", "DELETE", members + "/" + aliceID, alice, nil},
+		{"admin removes last owner", "DELETE", members + "/" + aliceID, e.Admin, nil},
+		{"owner demotes self (PUT)", "PUT", members + "/" + aliceID, alice, obj{"role": "editor"}},
+		{"admin demotes last owner (POST by id)", "POST", members, e.Admin, obj{"user_id": aliceID, "role": "viewer"}},
+		{"admin demotes last owner (POST by email)", "POST", members, e.Admin, obj{"email": "alice@example.com", "role": "viewer"}},
+		{"admin deletes last owner", "DELETE", "/v1/users/" + aliceID, e.Admin, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wantError(t, e.Do(tc.method, tc.path, tc.token, tc.body), 409, "orphan-me", "owner")
+		})
+	}
+	owners := func() []string {
+		var out []string
+		for _, m := range arr(t, e.Must(200, "GET", members, e.Admin, nil).JSON(t), "members") {
+			if str(t, m, "role") == "owner" {
+				out = append(out, str(t, m, "user_id"))
+			}
+		}
+		return out
+	}
+	if got := owners(); len(got) != 1 || got[0] != aliceID {
+		t.Fatalf("owners after refusals: %v", got)
+	}
+	e.Must(200, "GET", "/v1/users/"+aliceID, e.Admin, nil)
+
+	// With a second owner, the first may step down and even be deleted.
+	e.Must(200, "PUT", members+"/"+bobID, alice, obj{"role": "owner"})
+	e.Must(200, "PUT", members+"/"+aliceID, alice, obj{"role": "viewer"})
+	wantError(t, e.Do("DELETE", members+"/"+bobID, e.Admin, nil), 409, "orphan-me")
+	e.Must(200, "PUT", members+"/"+aliceID, e.Admin, obj{"role": "owner"})
+	e.Must(204, "DELETE", "/v1/users/"+bobID, e.Admin, nil)
+	// A deleted user's membership is no owner: alice is the last one again.
+	wantError(t, e.Do("DELETE", members+"/"+aliceID, e.Admin, nil), 409, "orphan-me")
+	wantError(t, e.Do("DELETE", "/v1/users/"+aliceID, e.Admin, nil), 409, "orphan-me")
+	// Deleting the project itself is how an owner gives it up.
+	e.Must(204, "DELETE", "/v1/projects/"+pid, alice, nil)
+	e.Must(204, "DELETE", "/v1/users/"+aliceID, e.Admin, nil)
+}
+
+// TestLastAdmin: the last enabled admin cannot be demoted, disabled or
+// deleted (409); with another admin each goes through.
+func TestLastAdmin(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	adminID := str(t, e.Must(200, "GET", "/v1/auth/me", e.Admin, nil).JSON(t), "user", "id")
+	adminKey := e.CreateKey(e.Admin, "admin")
+	for _, tc := range []struct {
+		name, method, path, token string
+		body                      any
+	}{
+		{"demote self", "PATCH", "/v1/users/me", e.Admin, obj{"role": "member"}},
+		{"demote self by id", "PATCH", "/v1/users/" + adminID, e.Admin, obj{"role": "member"}},
+		{"disable self", "PATCH", "/v1/users/me", e.Admin, obj{"disabled": true}},
+		{"demote self by key", "PATCH", "/v1/users/me", adminKey, obj{"role": "member"}},
+		{"delete self", "DELETE", "/v1/users/" + adminID, e.Admin, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) { wantError(t, e.Do(tc.method, tc.path, tc.token, tc.body), 409) })
+	}
+	if u := e.Must(200, "GET", "/v1/users/me", e.Admin, nil).JSON(t); str(t, u, "user", "role") != "admin" || get(t, u, "user", "disabled") != false {
+		t.Fatalf("admin after refusals: %v", u)
+	}
+	// A disabled admin is no admin: promoting one leaves the rule in force.
+	otherID, other := e.CreateUser("other@example.com")
+	e.Must(200, "PATCH", "/v1/users/"+otherID, e.Admin, obj{"role": "admin", "disabled": true})
+	wantError(t, e.Do("PATCH", "/v1/users/me", e.Admin, obj{"role": "member"}), 409, "last admin")
+	e.Must(200, "PATCH", "/v1/users/"+otherID, e.Admin, obj{"disabled": false})
+	e.Must(200, "PATCH", "/v1/users/me", e.Admin, obj{"role": "member"})
+	wantError(t, e.Do("PATCH", "/v1/users/me", other, obj{"role": "member"}), 409, "last admin")
+	e.Must(200, "PATCH", "/v1/users/"+adminID, other, obj{"role": "admin"})
+	e.Must(204, "DELETE", "/v1/users/"+adminID, other, nil)
+}
