@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -251,4 +252,64 @@ func TestLastAdmin(t *testing.T) {
 	wantError(t, e.Do("PATCH", "/v1/users/me", other, obj{"role": "member"}), 409, "last admin")
 	e.Must(200, "PATCH", "/v1/users/"+adminID, other, obj{"role": "admin"})
 	e.Must(204, "DELETE", "/v1/users/"+adminID, other, nil)
+}
+
+// TestPasswordChangeEndsSessions: a new password ends the user's other
+// sessions (the one that changed it lives on) and says how many.
+func TestPasswordChangeEndsSessions(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	id, s1 := e.CreateUser("pw@example.com")
+	s2 := e.Login("pw@example.com", "password-pw@example.com")
+	key := e.CreateKey(s1, "admin")
+
+	// The user changes it on session 1: session 2 is ended, 1 and the key live.
+	m := e.Must(200, "PATCH", "/v1/users/me", s1, obj{"password": "new-password-1"}).JSON(t)
+	if num(t, m, "sessions_revoked") != 1 {
+		t.Fatalf("own change: %v", m)
+	}
+	wantError(t, e.Do("GET", "/v1/auth/me", s2, nil), 401)
+	e.Must(200, "GET", "/v1/auth/me", s1, nil)
+	e.Must(200, "GET", "/v1/auth/me", key, nil)
+	wantError(t, e.Do("POST", "/v1/auth/login", "", obj{"email": "pw@example.com", "password": "password-pw@example.com"}), 401)
+
+	// An admin changes it: every session of the user ends.
+	s3 := e.Login("pw@example.com", "new-password-1")
+	m = e.Must(200, "PATCH", "/v1/users/"+id, e.Admin, obj{"password": "new-password-2"}).JSON(t)
+	if num(t, m, "sessions_revoked") != 2 {
+		t.Fatalf("admin change: %v", m)
+	}
+	for _, tok := range []string{s1, s3} {
+		wantError(t, e.Do("GET", "/v1/auth/me", tok, nil), 401)
+	}
+	e.Must(200, "GET", "/v1/auth/me", e.Admin, nil)
+
+	// Through an admin-scope key of the user's own: no session is kept.
+	s4 := e.Login("pw@example.com", "new-password-2")
+	m = e.Must(200, "PATCH", "/v1/users/me", key, obj{"password": "new-password-3"}).JSON(t)
+	if num(t, m, "sessions_revoked") != 1 {
+		t.Fatalf("key change: %v", m)
+	}
+	wantError(t, e.Do("GET", "/v1/auth/me", s4, nil), 401)
+
+	// Other changes end nothing and say nothing about sessions.
+	s5 := e.Login("pw@example.com", "new-password-3")
+	if m := e.Must(200, "PATCH", "/v1/users/me", s5, obj{"name": "Pat"}).JSON(t); m["sessions_revoked"] != nil {
+		t.Fatalf("name change: %v", m)
+	}
+	e.Must(200, "GET", "/v1/auth/me", s5, nil)
+}
+
+// TestPasswordChangeRedisDown: when the sessions cannot be ended the
+// answer says so (503), not that all went well.
+func TestPasswordChangeRedisDown(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/redis-server"); err != nil {
+		t.Skip("no /usr/bin/redis-server")
+	}
+	rs := startRedis(t, 0)
+	e := testenv.NewWith(t, testenv.Options{RedisURL: "redis://" + rs.addr(), Prefix: "pwdown:"})
+	id, _ := e.CreateUser("down@example.com")
+	key := e.CreateKey(e.Admin, "admin") // keys live in git, sessions in Redis
+	rs.stop()
+	wantError(t, e.Do("PATCH", "/v1/users/"+id, key, obj{"password": "new-password-1"}), 503, "password was changed", "sessions")
 }
