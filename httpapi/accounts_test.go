@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -312,4 +313,79 @@ func TestPasswordChangeRedisDown(t *testing.T) {
 	key := e.CreateKey(e.Admin, "admin") // keys live in git, sessions in Redis
 	rs.stop()
 	wantError(t, e.Do("PATCH", "/v1/users/"+id, key, obj{"password": "new-password-1"}), 503, "password was changed", "sessions")
+}
+
+// TestNoAccountOracle: what a member may ask about another user's
+// account, key, session or project answers exactly as for one that does
+// not exist (docs/security.md, "What reveals an account"). The chosen
+// exceptions are tested too: adding a member and taking an email in use.
+func TestNoAccountOracle(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	otherID, other := e.CreateUser("other@example.com")
+	_, member := e.CreateUser("member@example.com")
+	otherKey := str(t, e.Must(201, "POST", "/v1/api-keys", other, obj{"name": "k"}).JSON(t), "api_key", "id")
+	otherSession := str(t, e.Must(200, "GET", "/v1/auth/me", other, nil).JSON(t), "session_id")
+	hidden := e.CreateProject(other, "hidden")
+	ghost := "00000000-0000-4000-8000-000000000000"
+
+	same := func(name string, a, b *testenv.Response) {
+		t.Helper()
+		strip := func(r *testenv.Response) string {
+			m := r.JSON(t)
+			delete(m, "request_id")
+			return fmt.Sprintf("%d %v", r.Status, m)
+		}
+		if x, y := strip(a), strip(b); x != y {
+			t.Errorf("%s: an existing one answers %s, a missing one %s", name, x, y)
+		}
+	}
+	for _, tc := range []struct {
+		name, method, path, ghostPath string
+		body                          any
+	}{
+		{"get user", "GET", "/v1/users/" + otherID, "/v1/users/" + ghost, nil},
+		{"patch user", "PATCH", "/v1/users/" + otherID, "/v1/users/" + ghost, obj{"name": "x"}},
+		{"delete user", "DELETE", "/v1/users/" + otherID, "/v1/users/" + ghost, nil},
+		{"list sessions", "GET", "/v1/auth/sessions?user_id=" + otherID, "/v1/auth/sessions?user_id=" + ghost, nil},
+		{"revoke session", "DELETE", "/v1/auth/sessions/" + otherSession, "/v1/auth/sessions/" + ghost, nil},
+		{"get key", "GET", "/v1/api-keys/" + otherKey, "/v1/api-keys/" + ghost, nil},
+		{"rotate key", "POST", "/v1/api-keys/" + otherKey + "/rotate", "/v1/api-keys/" + ghost + "/rotate", nil},
+		{"delete key", "DELETE", "/v1/api-keys/" + otherKey, "/v1/api-keys/" + ghost, nil},
+		{"get project", "GET", "/v1/projects/" + hidden, "/v1/projects/" + ghost, nil},
+		{"key for project", "POST", "/v1/api-keys", "/v1/api-keys", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body, ghostBody := tc.body, tc.body
+			if tc.name == "key for project" {
+				body, ghostBody = obj{"name": "k", "project_ids": []string{hidden}}, obj{"name": "k", "project_ids": []string{ghost}}
+			}
+			r := e.Do(tc.method, tc.path, member, body)
+			if r.Status < 400 {
+				t.Fatalf("member reached another's %s: %d %s", tc.name, r.Status, r.Body)
+			}
+			g := e.Do(tc.method, tc.ghostPath, member, ghostBody)
+			if tc.name == "key for project" {
+				// The project id is in the message: compare with it swapped.
+				g.Body = []byte(strings.ReplaceAll(string(g.Body), ghost, hidden))
+			}
+			same(tc.name, r, g)
+		})
+	}
+	// Untouched by all that.
+	e.Must(200, "GET", "/v1/api-keys/"+otherKey, other, nil)
+	e.Must(200, "GET", "/v1/auth/me", other, nil)
+
+	// Adding a member: an unknown email and an unknown id answer alike
+	// (422 "no such user"); an owner learns that an address has an
+	// account only by adding it, which the member list shows anyway.
+	pid := e.CreateProject(member, "mine")
+	byEmail := e.Do("POST", "/v1/projects/"+pid+"/members", member, obj{"email": "nobody@example.com", "role": "viewer"})
+	byID := e.Do("POST", "/v1/projects/"+pid+"/members", member, obj{"user_id": ghost, "role": "viewer"})
+	wantError(t, byEmail, 422, "no such user")
+	same("add member", byEmail, byID)
+	// An email in use cannot be taken, and the answer must say so: 409
+	// to a member as to an admin (the documented exception).
+	wantError(t, e.Do("PATCH", "/v1/users/me", member, obj{"email": "other@example.com"}), 409)
+	wantError(t, e.Do("PATCH", "/v1/users/"+otherID, e.Admin, obj{"email": "member@example.com"}), 409)
 }
