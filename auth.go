@@ -134,9 +134,9 @@ func (p *Principal) ID() string {
 // Actor is who the principal's changes are authored by.
 func (p *Principal) Actor() Actor {
 	if p.Key != nil {
-		return Actor{Name: p.User.Name + " (key " + p.Key.Name + ")", Email: p.User.Email}
+		return Actor{Name: p.User.Name + " (key " + p.Key.Name + ")", Email: p.User.Email, UserID: p.User.ID, KeyID: p.Key.ID}
 	}
-	return Actor{Name: p.User.Name, Email: p.User.Email}
+	return Actor{Name: p.User.Name, Email: p.User.Email, UserID: p.User.ID}
 }
 
 // IsAdmin reports whether the principal acts with global admin rights.

@@ -24,9 +24,13 @@ func (k Kind) Plural() string { return string(k) + "s" }
 func (k Kind) Valid() bool { return k == KindSkill || k == KindPrompt }
 
 // Actor is who a change is made by; it becomes the author of the commit.
+// UserID and KeyID name the credential; a push records them, since its
+// commits keep the authors the client wrote.
 type Actor struct {
-	Name  string
-	Email string
+	Name   string
+	Email  string
+	UserID string
+	KeyID  string // "" unless an API key acts
 }
 
 // User is a person who logs in.
@@ -145,6 +149,17 @@ type Commit struct {
 	Ref       string    `json:"ref,omitempty"`
 	AssetID   string    `json:"asset_id,omitempty"`
 	AssetKind Kind      `json:"kind,omitempty"`
+	// PushedBy, on commits that came by git push and on the push's own
+	// record, is the credential that pushed: Author and Email are what
+	// the commit claims, PushedBy is who quire let in.
+	PushedBy *Pusher `json:"pushed_by,omitempty"`
+}
+
+// Pusher is the credential of a git push.
+type Pusher struct {
+	UserID string `json:"user_id"`
+	Email  string `json:"email"`
+	KeyID  string `json:"key_id,omitempty"`
 }
 
 // FileDiff is the unified diff of one file between two versions.

@@ -20,9 +20,12 @@ import (
 //     the first version whose first-parent chain reaches them;
 //   - the tags that publish (vN) and archive (archive/vN) a version, which
 //     git records as tag objects with their own tagger and time;
-//   - the versions-log commits that delete a draft or promote a version
-//     (the ones that allocate a number are left out: "Open draft N", the
-//     draft's first commit, says the same).
+//   - the versions-log commits that delete a draft, promote a version or
+//     record a git push (the ones that allocate a number are left out:
+//     "Open draft N", the draft's first commit, says the same).
+//
+// Commits that came by git push, and the push's record, carry PushedBy:
+// the credential that pushed them (pushlog.go).
 //
 // Git keeps times to the second, so entries of the same second are ordered
 // by rank: a commit's depth in its chain, its tags just above it, log
@@ -71,7 +74,38 @@ func (s *Store) history(a *quire.Asset) ([]entry, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The versions log, newest first; its depth counts down from the tip.
+	var logEntries []entry
+	var pushes []*pushRecord
+	for h := logTip; !h.IsZero(); {
+		c, err := r.commit(h)
+		if err != nil {
+			return nil, err
+		}
+		msg := strings.TrimRight(c.Message, "\n")
+		if !strings.HasPrefix(msg, "Allocate version") {
+			msg, push := parsePush(msg)
+			e := entry{Commit: quire.Commit{
+				ID: h.String(), Author: c.Author.Name, Email: c.Author.Email,
+				Message: msg, Time: c.Author.When.UTC(), Version: trailingNumber(msg), Ref: versionsRef.String(),
+			}}
+			if push != nil {
+				e.PushedBy = &push.by
+				pushes = append(pushes, push)
+			}
+			logEntries = append(logEntries, e)
+		}
+		h = plumbing.ZeroHash
+		if len(c.ParentHashes) > 0 {
+			h = c.ParentHashes[0]
+		}
+	}
+
 	depth := map[plumbing.Hash]int64{}
+	// firstParent and index follow the version commits listed, so pushes
+	// can be credited after the walk without reading a commit again.
+	firstParent := map[plumbing.Hash]plumbing.Hash{}
+	index := map[plumbing.Hash]int{}
 	var all []entry
 	add := func(e entry) {
 		e.AssetID, e.AssetKind, e.source = a.ID, a.Kind, string(a.Kind)
@@ -116,6 +150,10 @@ func (s *Store) history(a *quire.Asset) ([]entry, error) {
 			base++
 			depth[hashes[i]] = base
 			c := chain[i]
+			index[hashes[i]] = len(all)
+			if len(c.ParentHashes) > 0 {
+				firstParent[hashes[i]] = c.ParentHashes[0]
+			}
 			add(entry{Commit: quire.Commit{
 				ID: hashes[i].String(), Author: c.Author.Name, Email: c.Author.Email,
 				Message: strings.TrimRight(c.Message, "\n"), Time: c.Author.When.UTC(),
@@ -137,23 +175,15 @@ func (s *Store) history(a *quire.Asset) ([]entry, error) {
 			}, rank: 4*depth[v.commit] + t.up})
 		}
 	}
-	// The versions log, newest first; its depth counts down from the tip.
-	var logEntries []entry
-	for h := logTip; !h.IsZero(); {
-		c, err := r.commit(h)
-		if err != nil {
-			return nil, err
-		}
-		msg := strings.TrimRight(c.Message, "\n")
-		if !strings.HasPrefix(msg, "Allocate version") {
-			logEntries = append(logEntries, entry{Commit: quire.Commit{
-				ID: h.String(), Author: c.Author.Name, Email: c.Author.Email,
-				Message: msg, Time: c.Author.When.UTC(), Version: trailingNumber(msg), Ref: versionsRef.String(),
-			}})
-		}
-		h = plumbing.ZeroHash
-		if len(c.ParentHashes) > 0 {
-			h = c.ParentHashes[0]
+	for _, p := range pushes {
+		h := p.new
+		for range p.commits {
+			i, ok := index[h]
+			if !ok {
+				break // on no version's chain any more (a deleted draft)
+			}
+			all[i].PushedBy = &p.by
+			h = firstParent[h]
 		}
 	}
 	for i := range logEntries {

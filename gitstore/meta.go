@@ -465,7 +465,7 @@ func (s *Store) UpdateUser(ctx context.Context, by quire.Actor, u *quire.User) e
 		if id, ok := s.meta.emails[strings.ToLower(u.Email)]; ok && id != u.ID {
 			return quire.Errorf(quire.ECONFLICT, "a user with email %s exists", u.Email)
 		}
-		return nil
+		return s.meta.keepsAdmin(u.ID, u)
 	})
 }
 
@@ -491,7 +491,7 @@ func (s *Store) DeleteUser(ctx context.Context, by quire.Actor, id string) error
 		if s.meta.users[id] == nil {
 			return quire.Errorf(quire.ENOTFOUND, "user not found")
 		}
-		return nil
+		return s.meta.deletable(id)
 	})
 }
 
@@ -619,7 +619,7 @@ func (s *Store) UpdateProject(ctx context.Context, by quire.Actor, p *quire.Proj
 		if id, ok := s.meta.pslugs[p.Slug]; ok && id != p.ID {
 			return quire.Errorf(quire.ECONFLICT, "a project with slug %q exists", p.Slug)
 		}
-		return nil
+		return s.meta.keepsOwner(p)
 	})
 }
 

@@ -174,7 +174,7 @@ func (g *Git) ReceivePack(ctx context.Context, p quire.GitPush, body io.Reader, 
 		}
 	}
 
-	updated, err := g.applyPush(r, cmds, objs, q, caps["atomic"])
+	updated, err := g.applyPush(r, p.By, cmds, objs, q, caps["atomic"])
 	if err != nil {
 		g.opts.OnError("receive-pack", err)
 		for _, c := range cmds {
@@ -218,8 +218,9 @@ func oneLine(s string) string {
 // applyPush updates the refs of the accepted commands under the
 // repository's write lock: each draft must still be a draft at the commit
 // the client saw (compare-and-swap), and move forward. It reports whether
-// a ref moved.
-func (g *Git) applyPush(r *repo, cmds []*pushCommand, objs *pushObjects, q *quarantine, atomic bool) (bool, error) {
+// a ref moved. Each move is recorded on the versions log as by's
+// (recordPush).
+func (g *Git) applyPush(r *repo, by quire.Actor, cmds []*pushCommand, objs *pushObjects, q *quarantine, atomic bool) (bool, error) {
 	pending := false
 	for _, c := range cmds {
 		pending = pending || c.reason == ""
@@ -286,7 +287,14 @@ func (g *Git) applyPush(r *repo, cmds []*pushCommand, objs *pushObjects, q *quar
 		if c.reason != "" {
 			continue
 		}
-		err := r.casRef(DraftRef(c.draft), c.old, c.new)
+		undo, err := g.recordPush(r, by, objs, c)
+		if err != nil {
+			return moved, err
+		}
+		err = r.casRef(DraftRef(c.draft), c.old, c.new)
+		if err != nil {
+			undo()
+		}
 		if errors.Is(err, storage.ErrReferenceHasChanged) {
 			c.refuse("draft %d changed concurrently; fetch and retry", c.draft)
 			continue

@@ -67,7 +67,7 @@ func (s *Server) createKey(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	if err := valid.Name("name", req.Name, s.limits.MaxName); err != nil {
+	if err := valid.IdentName("name", req.Name, s.limits.MaxName); err != nil {
 		s.fail(c, err)
 		return
 	}
@@ -76,6 +76,10 @@ func (s *Server) createKey(c *gin.Context) {
 	}
 	if req.Scope.Level() == quire.AccessNone {
 		s.fail(c, quire.Errorf(quire.EINVALID, "scope must be read, write or admin"))
+		return
+	}
+	if req.ExpiresAt != nil && !req.ExpiresAt.After(s.now()) {
+		s.fail(c, quire.Errorf(quire.EUNPROCESSABLE, "expires_at %s is not in the future", req.ExpiresAt.UTC().Format(time.RFC3339)).WithDetail("field", "expires_at"))
 		return
 	}
 	ctx := c.Request.Context()

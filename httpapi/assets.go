@@ -282,6 +282,10 @@ func (s *Server) versionAction(kind quire.Kind, do func(ctx context.Context, by 
 			s.fail(c, err)
 			return
 		}
+		if err := s.decodeEmpty(c); err != nil {
+			s.fail(c, err)
+			return
+		}
 		v, err := do(c.Request.Context(), principal(c).Actor(), a, n)
 		if err != nil {
 			s.fail(c, err)

@@ -43,14 +43,14 @@ var apiRoutes = []apiRoute{
 	route("DELETE", "/v1/auth/sessions/{sessionID}", "auth", "Revoke a session", ok(204, "")),
 
 	// Users.
-	route("POST", "/v1/users", "users", "Create a user (admin)", body("UserRequest"), wrap(201, "user", "User")),
+	route("POST", "/v1/users", "users", "Create a user (admin); a name with a line break, NUL, '<' or '>' is 400 (it becomes a git author name)", body("UserRequest"), wrap(201, "user", "User"), fails(409)),
 	route("GET", "/v1/users", "users", "List users (admin)", ok(200, "UserList")),
 	route("GET", "/v1/users/{userID}", "users", "A user (\"me\" for the caller)", wrap(200, "user", "User")),
-	route("PATCH", "/v1/users/{userID}", "users", "Update a user", body("UserRequest"), wrap(200, "user", "User")),
-	route("DELETE", "/v1/users/{userID}", "users", "Delete a user, the user's keys and sessions (admin)", ok(204, "")),
+	route("PATCH", "/v1/users/{userID}", "users", "Update a user. A new password ends the user's other sessions (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin", body("UserRequest"), ok(200, "UserUpdated"), fails(409), fails(503)),
+	route("DELETE", "/v1/users/{userID}", "users", "Delete a user, the user's keys and sessions (admin); 409 for oneself, the last admin, or the last owner of a project", ok(204, ""), fails(409)),
 
 	// API keys.
-	route("POST", "/v1/api-keys", "api-keys", "Create an API key; its token is shown once", body("KeyRequest"), ok(201, "KeyWithToken")),
+	route("POST", "/v1/api-keys", "api-keys", "Create an API key; its token is shown once. expires_at not in the future is 422", body("KeyRequest"), ok(201, "KeyWithToken"), fails(422)),
 	route("GET", "/v1/api-keys", "api-keys", "The caller's API keys (all of them for an admin with all=true)", query("all"), ok(200, "KeyList")),
 	route("GET", "/v1/api-keys/{keyID}", "api-keys", "An API key, with last_used_at", wrap(200, "api_key", "APIKey")),
 	route("DELETE", "/v1/api-keys/{keyID}", "api-keys", "Delete an API key", ok(204, "")),
@@ -63,9 +63,9 @@ var apiRoutes = []apiRoute{
 	route("PATCH", "/v1/projects/{projectID}", "projects", "Update a project", body("MetaRequest"), wrap(200, "project", "Project")),
 	route("DELETE", "/v1/projects/{projectID}", "projects", "Delete a project with its skills and prompts", ok(204, "")),
 	route("GET", "/v1/projects/{projectID}/members", "projects", "A project's members", ok(200, "MemberList")),
-	route("POST", "/v1/projects/{projectID}/members", "projects", "Add a member or change a member's role", body("MemberRequest"), ok(200, "MemberChange")),
-	route("PUT", "/v1/projects/{projectID}/members/{userID}", "projects", "Set a member's role", body("MemberRequest"), ok(200, "MemberChange")),
-	route("DELETE", "/v1/projects/{projectID}/members/{userID}", "projects", "Remove a member", ok(204, "")),
+	route("POST", "/v1/projects/{projectID}/members", "projects", "Add a member or change a member's role; 422 for no such user, 409 when it would demote the last owner", body("MemberRequest"), ok(200, "MemberChange"), fails(409), fails(422)),
+	route("PUT", "/v1/projects/{projectID}/members/{userID}", "projects", "Set a member's role; 409 when it would demote the last owner", body("MemberRequest"), ok(200, "MemberChange"), fails(409), fails(422)),
+	route("DELETE", "/v1/projects/{projectID}/members/{userID}", "projects", "Remove a member; 409 for the last owner", ok(204, ""), fails(409)),
 	route("GET", "/v1/projects/{projectID}/activity", "history", "Changes to the project, its skills and prompts, newest first", query("limit", "cursor"), list(200, "activity", "Activity")),
 
 	// Skills.
@@ -79,9 +79,9 @@ var apiRoutes = []apiRoute{
 	route("GET", "/v1/skills/{id}/versions", "skill versions", "A skill's versions, oldest first", query("limit", "cursor", "state"), list(200, "versions", "SkillVersion")),
 	route("GET", "/v1/skills/{id}/versions/{version}", "skill versions", "A version; ETag is its commit", wrap(200, "version", "SkillVersion")),
 	route("DELETE", "/v1/skills/{id}/versions/{version}", "skill versions", "Delete a draft", ok(204, "")),
-	route("POST", "/v1/skills/{id}/versions/{version}/publish", "skill versions", "Publish a draft (needs a valid SKILL.md); it goes live", wrap(200, "version", "SkillVersion")),
-	route("POST", "/v1/skills/{id}/versions/{version}/promote", "skill versions", "Make a published version live (a rollback when older)", wrap(200, "version", "SkillVersion")),
-	route("POST", "/v1/skills/{id}/versions/{version}/archive", "skill versions", "Archive a draft or a published version that is not live", wrap(200, "version", "SkillVersion")),
+	route("POST", "/v1/skills/{id}/versions/{version}/publish", "skill versions", "Publish a draft (needs a valid SKILL.md); it goes live. Takes no body (or a JSON object); malformed JSON is 400", wrap(200, "version", "SkillVersion")),
+	route("POST", "/v1/skills/{id}/versions/{version}/promote", "skill versions", "Make a published version live (a rollback when older). Takes no body (or a JSON object); malformed JSON is 400", wrap(200, "version", "SkillVersion")),
+	route("POST", "/v1/skills/{id}/versions/{version}/archive", "skill versions", "Archive a draft or a published version that is not live. Takes no body (or a JSON object); malformed JSON is 400", wrap(200, "version", "SkillVersion")),
 	route("GET", "/v1/skills/{id}/diff", "skill versions", "Unified diff between two versions", query("from", "to", "format"), ok(200, "Diff")),
 	route("GET", "/v1/skills/{id}/history", "history", "A skill's changes, newest first: commits, publish and archive tags, deletions and promotions", query("limit", "cursor"), list(200, "commits", "Commit")),
 	route("POST", "/v1/skills/{id}/versions/{version}/files", "skill files", "Create or update one file of a draft (a commit); honours If-Match", body("FileRequest"), ok(200, "FileWritten")),
@@ -99,13 +99,13 @@ var apiRoutes = []apiRoute{
 	route("GET", "/v1/prompts/{id}/versions", "prompt versions", "A prompt's versions, oldest first", query("limit", "cursor", "state"), list(200, "versions", "PromptVersion")),
 	route("GET", "/v1/prompts/{id}/versions/{version}", "prompt versions", "A version; ETag is its commit", wrap(200, "version", "PromptVersion")),
 	route("DELETE", "/v1/prompts/{id}/versions/{version}", "prompt versions", "Delete a draft", ok(204, "")),
-	route("POST", "/v1/prompts/{id}/versions/{version}/publish", "prompt versions", "Publish a draft; it goes live", wrap(200, "version", "PromptVersion")),
-	route("POST", "/v1/prompts/{id}/versions/{version}/promote", "prompt versions", "Make a published version live (a rollback when older)", wrap(200, "version", "PromptVersion")),
-	route("POST", "/v1/prompts/{id}/versions/{version}/archive", "prompt versions", "Archive a draft or a published version that is not live", wrap(200, "version", "PromptVersion")),
+	route("POST", "/v1/prompts/{id}/versions/{version}/publish", "prompt versions", "Publish a draft; it goes live. Takes no body (or a JSON object); malformed JSON is 400", wrap(200, "version", "PromptVersion")),
+	route("POST", "/v1/prompts/{id}/versions/{version}/promote", "prompt versions", "Make a published version live (a rollback when older). Takes no body (or a JSON object); malformed JSON is 400", wrap(200, "version", "PromptVersion")),
+	route("POST", "/v1/prompts/{id}/versions/{version}/archive", "prompt versions", "Archive a draft or a published version that is not live. Takes no body (or a JSON object); malformed JSON is 400", wrap(200, "version", "PromptVersion")),
 	route("GET", "/v1/prompts/{id}/diff", "prompt versions", "Unified diff between two versions", query("from", "to", "format"), ok(200, "Diff")),
 	route("GET", "/v1/prompts/{id}/history", "history", "A prompt's changes, newest first", query("limit", "cursor"), list(200, "commits", "Commit")),
 	route("POST", "/v1/prompts/{id}/versions", "prompt versions", "Open a draft with a template or chat messages and config (from the live version, a version, or empty)", body("PromptVersionRequest"), wrap(201, "version", "PromptVersion")),
-	route("PATCH", "/v1/prompts/{id}/versions/{version}", "prompt versions", "Edit a draft's template, messages or config (one commit); honours If-Match", body("PromptVersionRequest"), wrap(200, "version", "PromptVersion")),
+	route("PATCH", "/v1/prompts/{id}/versions/{version}", "prompt versions", "Edit a draft's template, messages or config (one commit); honours If-Match (\"*\": any commit of the draft)", body("PromptVersionRequest"), wrap(200, "version", "PromptVersion")),
 	route("GET", "/v1/prompts/{id}/versions/{version}/variables", "prompt versions", "The variables a version's template uses", ok(200, "Variables")),
 	route("GET", "/v1/prompts/{id}/live", "prompts", "The live version, cached; ETag is its commit and If-None-Match answers 304", wrap(200, "version", "PromptVersion")),
 	route("POST", "/v1/prompts/{id}/render", "render", "Render the live (or a given) version with variables and/or a payload; 422 lists missing variables", body("RenderRequest"), ok(200, "RenderResponse"), fails(422)),
@@ -142,7 +142,13 @@ var apiSchemas = map[string]any{
 	"SessionList": struct {
 		Sessions []sessionView `json:"sessions"`
 	}{},
-	"User":        userView{},
+	"User": userView{},
+	"UserUpdated": struct {
+		User userView `json:"user"`
+		// SessionsRevoked is set when the password changed: how many of
+		// the user's other sessions it ended.
+		SessionsRevoked *int `json:"sessions_revoked,omitempty"`
+	}{},
 	"UserRequest": userRequest{},
 	"UserList": struct {
 		Users []userView `json:"users"`

@@ -220,12 +220,12 @@ func (s *Server) updatePromptVersion(c *gin.Context) {
 		s.fail(c, quire.Errorf(quire.ECONFLICT, "version %d is %s; only a draft can be changed", n, v.State))
 		return
 	}
-	ifMatch := etagValue(c.GetHeader("If-Match"))
-	if ifMatch != "" && ifMatch != v.Commit {
-		s.fail(c, quire.Errorf(quire.EPRECONDITION, "version %d is at %s, not %s", n, v.Commit, ifMatch))
+	want := ifMatch(c) // "*" matches the draft, whatever its commit
+	if want != "" && want != v.Commit {
+		s.fail(c, quire.Errorf(quire.EPRECONDITION, "version %d is at %s, not %s", n, v.Commit, want))
 		return
 	}
-	nv, err := s.writePrompt(ctx, principal(c).Actor(), a, n, &req, ifMatch)
+	nv, err := s.writePrompt(ctx, principal(c).Actor(), a, n, &req, want)
 	if err != nil {
 		s.fail(c, err)
 		return

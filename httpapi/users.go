@@ -53,7 +53,7 @@ func (s *Server) applyUser(req *userRequest, u *quire.User) error {
 		u.Email = e
 	}
 	if req.Name != nil {
-		if err := valid.Name("name", *req.Name, s.limits.MaxName); err != nil {
+		if err := valid.IdentName("name", *req.Name, s.limits.MaxName); err != nil {
 			return err
 		}
 		u.Name = *req.Name
@@ -173,11 +173,29 @@ func (s *Server) updateUser(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	if err := s.meta.UpdateUser(c.Request.Context(), p.Actor(), u); err != nil {
+	ctx := c.Request.Context()
+	if err := s.meta.UpdateUser(ctx, p.Actor(), u); err != nil {
 		s.fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, gin.H{"user": viewUser(u)})
+	out := gin.H{"user": viewUser(u)}
+	if req.Password != nil {
+		// A new password ends the user's other sessions: whoever knew
+		// the old one may hold one. A user changing their own keeps the
+		// session they did it with.
+		keep := ""
+		if p.Key == nil && p.User.ID == u.ID {
+			keep = p.SessionID
+		}
+		n, err := s.revokeSessions(ctx, u.ID, keep)
+		if err != nil {
+			s.fail(c, &quire.Error{Code: quire.EUNAVAILABLE, Err: err,
+				Message: "the password was changed, but the user's other sessions could not be ended; set it again to retry"})
+			return
+		}
+		out["sessions_revoked"] = n
+	}
+	c.JSON(http.StatusOK, out)
 }
 
 func (s *Server) deleteUser(c *gin.Context) {
@@ -196,10 +214,6 @@ func (s *Server) deleteUser(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	if all, err := s.sessions.Sessions(ctx, id); err == nil {
-		for _, ss := range all {
-			s.sessions.DeleteSession(ctx, ss.ID)
-		}
-	}
+	s.revokeSessions(ctx, id, "") // best effort: a deleted user's sessions no longer authenticate
 	c.Status(http.StatusNoContent)
 }

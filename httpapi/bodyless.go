@@ -1,0 +1,23 @@
+package httpapi
+
+import (
+	"bytes"
+
+	"github.com/gin-gonic/gin"
+)
+
+// decodeEmpty checks the body of an action that takes no fields (publish,
+// promote, archive): none at all (or only white space) is fine, as is any
+// JSON object, but a body that is not JSON is refused like on every other
+// endpoint, not ignored.
+func (s *Server) decodeEmpty(c *gin.Context) error {
+	b, err := s.readBody(c)
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil
+	}
+	var req struct{}
+	return decodeJSON(b, &req, false)
+}
