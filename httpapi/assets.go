@@ -30,35 +30,9 @@ func (s *Server) assetRoutes(g *gin.RouterGroup, kind quire.Kind) {
 }
 
 // asset resolves the {id} path parameter (id or slug) to an asset the
-// caller can see, and checks the caller has want on its project. A slug
-// matching assets in several visible projects is a conflict.
+// caller can see, and checks the caller has want on its project.
 func (s *Server) asset(c *gin.Context, kind quire.Kind, want quire.Access) (*quire.Asset, error) {
-	ctx := c.Request.Context()
-	p := principal(c)
-	found, err := s.meta.FindAssets(ctx, kind, c.Param("id"))
-	if err != nil {
-		return nil, err
-	}
-	var match *quire.Asset
-	var proj *quire.Project
-	for _, a := range found {
-		pr, err := s.meta.Project(ctx, a.ProjectID)
-		if err != nil || p.ProjectAccess(pr) == quire.AccessNone {
-			continue
-		}
-		if match != nil {
-			return nil, quire.Errorf(quire.ECONFLICT, "slug %q names a %s in several projects; use its id", c.Param("id"), kind).
-				WithDetail("ids", []string{match.ID, a.ID})
-		}
-		match, proj = a, pr
-	}
-	if match == nil {
-		return nil, quire.Errorf(quire.ENOTFOUND, "%s not found", kind)
-	}
-	if err := p.CheckProject(proj, want); err != nil {
-		return nil, err
-	}
-	return match, nil
+	return s.app.Asset(c.Request.Context(), principal(c), kind, c.Param("id"), want)
 }
 
 // assetVersion resolves {id} and {version}.

@@ -24,7 +24,7 @@ func (s *Server) authenticate(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	p, err := s.Authenticate(c, bearer(c.Request))
+	p, err := s.app.Authenticate(c.Request.Context(), bearer(c.Request))
 	if err != nil {
 		if quire.ErrorCode(err) == quire.EUNAUTHORIZED {
 			// Without a credential the client address is what is limited.
@@ -56,57 +56,6 @@ func bearer(r *http.Request) string {
 		return strings.TrimSpace(h[7:])
 	}
 	return ""
-}
-
-// Authenticate turns a token into a principal. The git handler uses it too.
-func (s *Server) Authenticate(c *gin.Context, token string) (*quire.Principal, error) {
-	// Made only when needed: most requests are authorized.
-	unauthorized := func() error { return quire.Errorf(quire.EUNAUTHORIZED, "missing or invalid credential") }
-	ctx := c.Request.Context()
-	if token == "" {
-		return nil, quire.Errorf(quire.EUNAUTHORIZED, "missing credential: send Authorization: Bearer <token>")
-	}
-	prefix, id, secret, ok := quire.ParseToken(token)
-	if !ok {
-		return nil, unauthorized()
-	}
-	p := &quire.Principal{}
-	var userID string
-	switch prefix {
-	case quire.SessionPrefix:
-		sess, err := s.sessions.Session(ctx, id)
-		if quire.ErrorCode(err) == quire.ENOTFOUND {
-			return nil, unauthorized()
-		}
-		if err != nil {
-			return nil, err
-		}
-		if !quire.SecretMatches(secret, sess.SecretHash) || s.now().After(sess.ExpiresAt) {
-			return nil, unauthorized()
-		}
-		p.SessionID, userID = sess.ID, sess.UserID
-	case quire.APIKeyPrefix:
-		k, err := s.meta.APIKey(ctx, id)
-		if quire.ErrorCode(err) == quire.ENOTFOUND {
-			return nil, unauthorized()
-		}
-		if err != nil {
-			return nil, err
-		}
-		if !quire.SecretMatches(secret, k.SecretHash) || k.ExpiresAt != nil && s.now().After(*k.ExpiresAt) {
-			return nil, unauthorized()
-		}
-		p.Key, userID = k, k.UserID
-	}
-	u, err := s.meta.User(ctx, userID)
-	if quire.ErrorCode(err) == quire.ENOTFOUND || err == nil && u.Disabled {
-		return nil, unauthorized()
-	}
-	if err != nil {
-		return nil, err
-	}
-	p.User = u
-	return p, nil
 }
 
 func (s *Server) authRoutes(g *gin.RouterGroup) {

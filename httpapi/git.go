@@ -115,7 +115,7 @@ func (s *Server) serveGit(c *gin.Context) {
 		s.gitFail(c, quire.Errorf(quire.EUNAUTHORIZED, "missing credential: use a token as the password of HTTP Basic, or send Authorization: Bearer <token>"))
 		return
 	}
-	p, err := s.Authenticate(c, token)
+	p, err := s.app.Authenticate(c.Request.Context(), token)
 	if err != nil {
 		s.gitFail(c, err)
 		return
@@ -192,31 +192,11 @@ func (s *Server) serveGit(c *gin.Context) {
 // gitAsset resolves the project and the asset of a git path, as the
 // principal may see them: anything else is not found.
 func (s *Server) gitAsset(c *gin.Context, p *quire.Principal, t gitTarget) (*quire.Asset, *quire.Project, error) {
-	ctx := c.Request.Context()
-	notFound := quire.Errorf(quire.ENOTFOUND, "repository not found")
-	pr, err := s.meta.Project(ctx, t.project)
+	a, pr, err := s.app.ProjectAsset(c.Request.Context(), p, t.project, t.kind, t.asset, quire.AccessRead)
 	if quire.ErrorCode(err) == quire.ENOTFOUND {
-		return nil, nil, notFound
+		return nil, nil, quire.Errorf(quire.ENOTFOUND, "repository not found")
 	}
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := p.CheckProject(pr, quire.AccessRead); err != nil {
-		if quire.ErrorCode(err) == quire.ENOTFOUND {
-			return nil, nil, notFound
-		}
-		return nil, nil, err
-	}
-	found, err := s.meta.FindAssets(ctx, t.kind, t.asset)
-	if err != nil {
-		return nil, nil, err
-	}
-	for _, a := range found {
-		if a.ProjectID == pr.ID {
-			return a, pr, nil
-		}
-	}
-	return nil, nil, notFound
+	return a, pr, err
 }
 
 // gitResponse sets the result's content type on the first write, so an

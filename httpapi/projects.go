@@ -65,14 +65,7 @@ func (s *Server) applyMeta(req *metaRequest, create bool, name, slug, desc *stri
 
 // project loads the project in the path and checks the caller's access.
 func (s *Server) project(c *gin.Context, want quire.Access) (*quire.Project, error) {
-	pr, err := s.meta.Project(c.Request.Context(), c.Param("projectID"))
-	if err != nil {
-		return nil, err
-	}
-	if err := principal(c).CheckProject(pr, want); err != nil {
-		return nil, err
-	}
-	return pr, nil
+	return s.app.Project(c.Request.Context(), principal(c), c.Param("projectID"), want)
 }
 
 func (s *Server) createProject(c *gin.Context) {

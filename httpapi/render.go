@@ -41,23 +41,12 @@ func (s *Server) renderPrompt(c *gin.Context) {
 // renderProjectPrompt addresses the prompt by project (id or slug) and
 // the prompt's slug (or id) within it.
 func (s *Server) renderProjectPrompt(c *gin.Context) {
-	pr, err := s.project(c, quire.AccessRead)
+	a, _, err := s.app.ProjectAsset(c.Request.Context(), principal(c), c.Param("projectID"), quire.KindPrompt, c.Param("slug"), quire.AccessRead)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	found, err := s.meta.FindAssets(c.Request.Context(), quire.KindPrompt, c.Param("slug"))
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	for _, a := range found {
-		if a.ProjectID == pr.ID {
-			s.render(c, a)
-			return
-		}
-	}
-	s.fail(c, quire.Errorf(quire.ENOTFOUND, "prompt not found"))
+	s.render(c, a)
 }
 
 // renderBody is a renderRequest with its variables decoded in the same

@@ -13,6 +13,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/quire/quire"
+	"github.com/quire/quire/app"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/crypto/bcrypt"
@@ -66,6 +67,7 @@ type Config struct {
 
 // Server is quire's HTTP API.
 type Server struct {
+	app        *app.App
 	meta       quire.MetaStore
 	versions   quire.VersionStore
 	sessions   quire.SessionStore
@@ -109,6 +111,7 @@ func New(cfg Config) *Server {
 		spansRecorded: cfg.SpansRecorded, now: cfg.Now,
 	}
 	s.setupPrompts(cfg)
+	s.app = app.New(app.Config{Meta: cfg.Meta, Versions: cfg.Versions, Sessions: cfg.Sessions, Now: cfg.Now})
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
