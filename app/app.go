@@ -15,28 +15,64 @@ import (
 	"github.com/quire/quire"
 )
 
-// Config is what the use cases need: the stores, and a clock.
+// Config is what the use cases need: the stores, limits and a clock.
+// Fields left nil are use cases this App does not offer.
 type Config struct {
 	Meta     quire.MetaStore
 	Versions quire.VersionStore
 	Sessions quire.SessionStore
+	// Prompts reads prompt content, usually through the prompt cache;
+	// Payloads keeps prompt payloads; PromptCache purges cached reads.
+	Prompts     quire.PromptStore
+	Payloads    quire.PayloadStore
+	PromptCache quire.PromptCache
+	// Usage counts renders and API key use; Activity is the change feed.
+	Usage    quire.Usage
+	Activity quire.ActivityLog
+	// RateLimiter keeps login throttles and request limits.
+	RateLimiter quire.RateLimiter
+	Limits      quire.Limits
+	// SessionTTL is how long a login session lasts; BcryptCost the cost
+	// of password hashes.
+	SessionTTL time.Duration
+	BcryptCost int
 	// Now is the clock sessions and API keys expire by; time.Now when nil.
 	Now func() time.Time
 }
 
 // App is quire's use cases over its stores.
 type App struct {
-	meta     quire.MetaStore
-	versions quire.VersionStore
-	sessions quire.SessionStore
-	now      func() time.Time
+	meta        quire.MetaStore
+	versions    quire.VersionStore
+	sessions    quire.SessionStore
+	prompts     quire.PromptStore
+	payloads    quire.PayloadStore
+	promptCache quire.PromptCache
+	usage       quire.Usage
+	activity    quire.ActivityLog
+	limiter     quire.RateLimiter
+	limits      quire.Limits
+	sessionTTL  time.Duration
+	bcryptCost  int
+	now         func() time.Time
 }
 
 // New returns the use cases over cfg's stores.
 func New(cfg Config) *App {
-	a := &App{meta: cfg.Meta, versions: cfg.Versions, sessions: cfg.Sessions, now: cfg.Now}
+	a := &App{
+		meta: cfg.Meta, versions: cfg.Versions, sessions: cfg.Sessions,
+		prompts: cfg.Prompts, payloads: cfg.Payloads, promptCache: cfg.PromptCache,
+		usage: cfg.Usage, activity: cfg.Activity, limiter: cfg.RateLimiter,
+		limits: cfg.Limits, sessionTTL: cfg.SessionTTL, bcryptCost: cfg.BcryptCost, now: cfg.Now,
+	}
 	if a.now == nil {
 		a.now = time.Now
+	}
+	if a.limits == (quire.Limits{}) {
+		a.limits = quire.DefaultLimits()
+	}
+	if a.sessionTTL <= 0 {
+		a.sessionTTL = 24 * time.Hour
 	}
 	return a
 }

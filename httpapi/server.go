@@ -111,7 +111,6 @@ func New(cfg Config) *Server {
 		spansRecorded: cfg.SpansRecorded, now: cfg.Now,
 	}
 	s.setupPrompts(cfg)
-	s.app = app.New(app.Config{Meta: cfg.Meta, Versions: cfg.Versions, Sessions: cfg.Sessions, Now: cfg.Now})
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -133,6 +132,12 @@ func New(cfg Config) *Server {
 	}
 	s.http = newHTTPMetrics(s.metrics)
 	s.setupRateLimits(cfg)
+	s.app = app.New(app.Config{
+		Meta: s.meta, Versions: s.versions, Sessions: s.sessions,
+		Prompts: s.prompts, Payloads: s.payloads, PromptCache: s.promptCache,
+		Usage: s.usage, Activity: s.activity, RateLimiter: cfg.RateLimiter,
+		Limits: s.limits, SessionTTL: s.sessionTTL, BcryptCost: s.bcryptCost, Now: s.now,
+	})
 	s.engine = s.routes()
 	return s
 }
