@@ -163,6 +163,7 @@ func (g *Git) ReceivePack(ctx context.Context, p quire.GitPush, body io.Reader, 
 
 	objs := &pushObjects{q: q, r: r}
 	check := newPushChecker(g.s, objs)
+	check.kind = p.Asset.Kind
 	for _, c := range cmds {
 		if c.reason == "" {
 			if err := check.commits(ctx, c.new); err != nil {
@@ -647,6 +648,7 @@ type pushChecker struct {
 	trees   map[string]treeStats // tree id + path prefix -> totals
 	sizes   map[plumbing.Hash]int64
 	checked map[plumbing.Hash]bool // commits already checked
+	kind    quire.Kind             // of the asset pushed to, for checkNames
 }
 
 func newPushChecker(s *Store, objs *pushObjects) *pushChecker {
@@ -727,7 +729,7 @@ func (pc *pushChecker) tree(h plumbing.Hash, prefix string) (treeStats, error) {
 	for _, e := range t.Entries {
 		p := prefix + e.Name
 		if err := valid.FilePath(p); err != nil {
-			return st, quire.Errorf(quire.EINVALID, "%s: %s", p, quire.ErrorMessage(err))
+			return st, quire.Errorf(quire.EINVALID, "%s: %s", valid.Display(p), quire.ErrorMessage(err))
 		}
 		switch e.Mode {
 		case filemode.Dir:
@@ -769,6 +771,9 @@ func (pc *pushChecker) tree(h plumbing.Hash, prefix string) (treeStats, error) {
 		if st.files > pc.limits.MaxVersionFiles {
 			return st, pc.s.checkVersionLimits(st)
 		}
+	}
+	if err := pc.checkNames(prefix, t.Entries); err != nil {
+		return st, err
 	}
 	pc.trees[key] = st
 	return st, nil

@@ -266,6 +266,9 @@ func (s *Store) CreateVersion(ctx context.Context, by quire.Actor, a *quire.Asse
 		if err := r.writeBlobs(edits, files); err != nil {
 			return nil, err
 		}
+		if err := r.checkCollisions(tree, edits); err != nil {
+			return nil, err
+		}
 		if tree, err = r.editTree(tree, edits); err != nil {
 			return nil, err
 		}
@@ -606,7 +609,7 @@ func (s *Store) ArchiveVersion(ctx context.Context, by quire.Actor, a *quire.Ass
 // prepareFiles validates files and turns them into edits once blobs are
 // written. It returns the edits (blobs still zero) and the total bytes.
 func (s *Store) prepareFiles(files []quire.FileContent) ([]treeEdit, int64, error) {
-	seen := map[string]bool{}
+	seen, folded := map[string]bool{}, valid.NewPathSet(len(files))
 	var total int64
 	edits := make([]treeEdit, 0, len(files))
 	for _, f := range files {
@@ -623,6 +626,9 @@ func (s *Store) prepareFiles(files []quire.FileContent) ([]treeEdit, int64, erro
 			return nil, 0, quire.Errorf(quire.EINVALID, "file %s is given twice", f.Path)
 		}
 		seen[f.Path] = true
+		if err := folded.Add(f.Path, false); err != nil {
+			return nil, 0, err
+		}
 		total += int64(len(f.Content))
 		edits = append(edits, treeEdit{Path: f.Path})
 	}
@@ -699,6 +705,9 @@ func (s *Store) DeleteFile(ctx context.Context, by quire.Actor, a *quire.Asset, 
 func (s *Store) commitEdits(r *repo, by quire.Actor, a *quire.Asset, v *vstate, edits []treeEdit, message string) (*quire.Version, error) {
 	parent, err := r.commit(v.commit)
 	if err != nil {
+		return nil, err
+	}
+	if err := r.checkCollisions(parent.TreeHash, edits); err != nil {
 		return nil, err
 	}
 	tree, err := r.editTree(parent.TreeHash, edits)

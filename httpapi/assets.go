@@ -311,6 +311,7 @@ func (s *Server) diffVersions(kind quire.Kind) gin.HandlerFunc {
 			for _, f := range files {
 				b = append(b, f.Patch...)
 			}
+			rawHeaders(c)
 			c.Data(http.StatusOK, "text/x-diff; charset=utf-8", b)
 			return
 		}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"path"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -219,7 +218,8 @@ func filePathParam(c *gin.Context) string {
 	return strings.TrimPrefix(c.Param("file_path"), "/")
 }
 
-// getFile answers a file's raw bytes, with its blob id as ETag.
+// getFile answers a file's raw bytes, with its blob id as ETag, never as
+// active content (rawcontent.go).
 func (s *Server) getFile(c *gin.Context) {
 	a, n, err := s.assetVersion(c, quire.KindSkill, quire.AccessRead)
 	if err != nil {
@@ -231,18 +231,11 @@ func (s *Server) getFile(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	rawHeaders(c)
 	if notModified(c, f.SHA) {
 		return
 	}
-	ct := mime.TypeByExtension(path.Ext(f.Path))
-	if ct == "" || strings.HasSuffix(f.Path, ".md") {
-		ct = http.DetectContentType(b)
-		if strings.HasPrefix(ct, "text/plain") && strings.HasSuffix(f.Path, ".md") {
-			ct = "text/markdown; charset=utf-8"
-		}
-	}
-	c.Header("X-Content-Type-Options", "nosniff")
-	c.Data(http.StatusOK, ct, b)
+	c.Data(http.StatusOK, rawContentType(f.Path, b), b)
 }
 
 func (s *Server) deleteFile(c *gin.Context) {
@@ -282,6 +275,7 @@ func (s *Server) downloadVersion(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	rawHeaders(c)
 	c.Header("Content-Disposition", `attachment; filename="`+a.Slug+"-v"+c.Param("version")+`.zip"`)
 	c.Data(http.StatusOK, "application/zip", buf.Bytes())
 }

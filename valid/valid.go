@@ -40,6 +40,9 @@ func FilePath(p string) error {
 		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
 			return bad("must not contain NUL or control characters")
 		}
+		if bidiControl(r) {
+			return bad("must not contain bidirectional control characters (U+202A-U+202E, U+2066-U+2069, U+200E, U+200F)")
+		}
 	}
 	comps := strings.Split(p, "/")
 	for i, c := range comps {

@@ -59,6 +59,10 @@ func seedZips(t testing.TB) [][]byte {
 		makeZip(t, entry{name: "bomb.txt", content: bomb, method: zip.Deflate}),
 		makeZip(t, entry{name: "a", content: "1"}, entry{name: "a", content: "2"}),
 		makeZip(t, entry{name: "a", content: "1"}, entry{name: "a/b", content: "2"}),
+		makeZip(t, entry{name: "README.md", content: "1"}, entry{name: "readme.md", content: "2"}),
+		makeZip(t, entry{name: "s/Docs/a.md", content: "1"}, entry{name: "s/docs/b.md", content: "2"}),
+		makeZip(t, entry{name: "caf\u00e9.md", content: "1"}, entry{name: "cafe\u0301.md", content: "2"}),
+		makeZip(t, entry{name: "evil\u202etxt.exe", content: "1"}),
 		makeZip(t, entry{name: "top/", mode: fs.ModeDir | 0o755}),
 		makeZip(t, entry{name: "nul\x00byte", content: "x"}, entry{name: "\xff\xfe", content: "y"}),
 		makeZip(t, entry{name: "f1"}, entry{name: "f2"}, entry{name: "f3"}, entry{name: "f4"}, entry{name: "f5"},
@@ -80,8 +84,8 @@ func FuzzRead(f *testing.F) {
 		files, err := Read(data, fuzzLimits)
 		if err != nil {
 			var qe *quire.Error
-			if !errors.As(err, &qe) || qe.Code != quire.EINVALID && qe.Code != quire.ETOOLARGE {
-				t.Fatalf("error %#v is neither EINVALID nor ETOOLARGE", err)
+			if !errors.As(err, &qe) || qe.Code != quire.EINVALID && qe.Code != quire.ETOOLARGE && qe.Code != quire.ECONFLICT {
+				t.Fatalf("error %#v is not EINVALID, ETOOLARGE or ECONFLICT", err)
 			}
 			return
 		}
@@ -101,6 +105,13 @@ func FuzzRead(f *testing.F) {
 			total += int64(len(f.Content))
 			unique = unique && !seen[f.Path]
 			seen[f.Path] = true
+		}
+		paths := make([]string, len(files))
+		for i, f := range files {
+			paths[i] = f.Path
+		}
+		if err := valid.Paths(paths); err != nil {
+			t.Fatalf("returned paths that collide: %v", err)
 		}
 		if total > fuzzLimits.MaxVersionBytes {
 			t.Fatalf("%d bytes in all; the limit is %d", total, fuzzLimits.MaxVersionBytes)

@@ -40,6 +40,7 @@ func Read(data []byte, l quire.Limits) ([]quire.FileContent, error) {
 	strip := commonFolder(entries)
 	var total int64
 	out := make([]quire.FileContent, 0, len(entries))
+	paths := valid.NewPathSet(len(entries))
 	for _, f := range entries {
 		// The whole name obeys the path rules, the stripped folder too: a
 		// lone top folder named .git must not vanish into a strip.
@@ -47,6 +48,11 @@ func Read(data []byte, l quire.Limits) ([]quire.FileContent, error) {
 			return nil, quire.Errorf(quire.EINVALID, "zip entry %q: %s", f.Name, quire.ErrorMessage(err))
 		}
 		name := strings.TrimPrefix(f.Name, strip)
+		// Names that a checkout on macOS or Windows would merge are
+		// refused, not one of them dropped.
+		if err := paths.Add(name, false); err != nil {
+			return nil, err
+		}
 		if f.UncompressedSize64 > uint64(l.MaxFile) {
 			return nil, quire.Errorf(quire.ETOOLARGE, "zip entry %q is larger than %d bytes", f.Name, l.MaxFile)
 		}
