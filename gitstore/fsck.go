@@ -103,6 +103,8 @@ var treeMessages = [treeFlags]fsckError{
 	treeNotSorted:    {ID: "treeNotSorted", Msg: "not properly sorted"},
 }
 
+var nullID [20]byte
+
 var errBadTree = &fsckError{ID: "badTree", Msg: "cannot be parsed as a tree"}
 
 // fsckTree checks a tree object: git's entry syntax (decode_tree_entry),
@@ -146,7 +148,7 @@ func fsckTree(data []byte, o fsckOptions) *fsckError {
 		zeroPad := buf[0] == '0'
 		buf = rest[n+21:]
 
-		if bytes.Equal(id, make([]byte, 20)) {
+		if bytes.Equal(id, nullID[:]) {
 			flag(treeNullSha1, name)
 		}
 		if bytes.IndexByte(name, '/') >= 0 {
@@ -158,8 +160,11 @@ func fsckTree(data []byte, o fsckOptions) *fsckError {
 		case "..":
 			flag(treeHasDotdot, name)
 		}
-		s := string(name)
 		special := maySpecial(name)
+		var s string
+		if special {
+			s = string(name)
+		}
 		if special && valid.IsDotGit(s) {
 			flag(treeHasDotgit, name)
 		}

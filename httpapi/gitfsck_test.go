@@ -108,7 +108,9 @@ var hostileObjects = []hostileObject{
 		reason: "hasDotgit: contains '.git' (entry \".git.\")"},
 	{name: "NTFS trailing space", build: func(h *hostileBuilder) []string { return h.treePush("40000 .git ", "100644 SKILL.md") },
 		reason: "hasDotgit: contains '.git' (entry \".git \")"},
-	{name: "NTFS stream", build: func(h *hostileBuilder) []string { return h.treePush("40000 .git::$INDEX_ALLOCATION", "100644 SKILL.md") },
+	{name: "NTFS stream", build: func(h *hostileBuilder) []string {
+		return h.treePush("40000 .git::$INDEX_ALLOCATION", "100644 SKILL.md")
+	},
 		reason: "hasDotgit: contains '.git' (entry \".git::$INDEX_ALLOCATION\")"},
 	{name: "HFS ignorable code point", build: func(h *hostileBuilder) []string { return h.treePush("40000 .g\u200cit", "100644 SKILL.md") },
 		reason: "hasDotgit: contains '.git' (entry \".g\\u200cit\")"},
