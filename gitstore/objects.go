@@ -16,7 +16,10 @@ import (
 	"github.com/quire/quire"
 )
 
-// writeObject stores an encodable object unless the repository has it.
+// writeObject stores an encodable object (a commit, tree or tag quire
+// made) unless the repository has it. The object must pass the checks a
+// push gets (fsck.go): a bug here must fail the write, not leave an object
+// git fsck refuses.
 func (r *repo) writeObject(o interface {
 	Encode(plumbing.EncodedObject) error
 }) (plumbing.Hash, error) {
@@ -24,7 +27,27 @@ func (r *repo) writeObject(o interface {
 	if err := o.Encode(obj); err != nil {
 		return plumbing.ZeroHash, err
 	}
+	if err := fsckWritten(obj); err != nil {
+		return plumbing.ZeroHash, err
+	}
 	return r.storeObject(obj)
+}
+
+// fsckWritten checks an object quire encoded before it is stored.
+func fsckWritten(obj plumbing.EncodedObject) error {
+	rd, err := obj.Reader()
+	if err != nil {
+		return err
+	}
+	b, err := io.ReadAll(rd)
+	rd.Close()
+	if err != nil {
+		return err
+	}
+	if e := fsckObject(obj.Type(), b, fsckOptions{}); e != nil {
+		return quire.Errorf(quire.EINTERNAL, "quire made a %s git fsck refuses: %s", obj.Type(), e)
+	}
+	return nil
 }
 
 // storeObject writes obj as a loose object unless it is there already
@@ -195,21 +218,10 @@ func (r *repo) casRef(name plumbing.ReferenceName, old, new plumbing.Hash) error
 	return r.st.CheckAndSetReference(plumbing.NewHashReference(name, new), oldRef)
 }
 
-func signature(by quire.Actor, when time.Time) object.Signature {
-	name, email := by.Name, by.Email
-	if name == "" {
-		name = "quire"
-	}
-	if email == "" {
-		email = "quire@localhost"
-	}
-	return object.Signature{Name: name, Email: email, When: when}
-}
-
 // writeCommit stores a commit of tree with the given parent (may be zero).
 func (r *repo) writeCommit(by quire.Actor, when time.Time, tree, parent plumbing.Hash, msg string) (plumbing.Hash, error) {
 	sig := signature(by, when)
-	c := &object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: tree}
+	c := &object.Commit{Author: sig, Committer: sig, Message: objectMessage(msg), TreeHash: tree}
 	if !parent.IsZero() {
 		c.ParentHashes = []plumbing.Hash{parent}
 	}
@@ -306,6 +318,9 @@ func (r *repo) writeTree(entries []object.TreeEntry) (plumbing.Hash, error) {
 		b = append(b, e.Name...)
 		b = append(b, 0)
 		b = append(b, e.Hash[:]...)
+	}
+	if e := fsckTree(b, fsckOptions{}); e != nil {
+		return plumbing.ZeroHash, quire.Errorf(quire.EINTERNAL, "quire made a tree git fsck refuses: %s", e)
 	}
 	obj := r.st.NewEncodedObject()
 	obj.SetType(plumbing.TreeObject)

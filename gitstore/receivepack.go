@@ -43,6 +43,7 @@ const (
 	reasonOtherRef = "only refs/heads/draft/<N> of an existing draft can be pushed"
 	reasonNonFF    = "non-fast-forward: fetch, then merge or rebase before pushing"
 	reasonAtomic   = "atomic push failed: another ref was refused"
+	reasonFsck     = "fsck error in packed object"
 )
 
 // maxPushCommands bounds the ref updates of one push.
@@ -161,6 +162,24 @@ func (g *Git) ReceivePack(ctx context.Context, p quire.GitPush, body io.Reader, 
 	}
 	defer q.discard()
 
+	var bad *packFsckError
+	if q != nil && unpack == "ok" {
+		bad, err = q.fsck(ctx)
+		if err != nil {
+			unpack = "internal error"
+			g.opts.OnError("receive-pack", err)
+			for _, c := range cmds {
+				c.refuse("unpacker error")
+			}
+		}
+		if bad != nil {
+			unpack = reasonFsck
+			for _, c := range cmds {
+				c.refuse("%s: %s", reasonFsck, bad)
+			}
+		}
+	}
+
 	objs := &pushObjects{q: q, r: r}
 	check := newPushChecker(g.s, objs)
 	check.kind = p.Asset.Kind
@@ -187,6 +206,9 @@ func (g *Git) ReceivePack(ctx context.Context, p quire.GitPush, body io.Reader, 
 	}
 
 	sb := newSideband(w, caps["side-band-64k"] || caps["side-band"], !caps["side-band-64k"])
+	if bad != nil { // as git's index-pack --strict says it
+		sb.progress("error: object %s: %s\nfatal: %s\n", bad.hash, bad.err, reasonFsck)
+	}
 	if !caps["quiet"] {
 		for _, c := range cmds {
 			if c.reason == "" {
@@ -568,6 +590,68 @@ func (q *quarantine) install(dir string, fsync bool) error {
 		return syncPath(dst + ".pack")
 	}
 	return nil
+}
+
+// packFsckError is an object of a pushed pack that git fsck refuses.
+type packFsckError struct {
+	typ  plumbing.ObjectType
+	hash plumbing.Hash
+	err  *fsckError
+}
+
+func (e *packFsckError) Error() string {
+	return fmt.Sprintf("%s %s: %s", e.typ, short(e.hash), e.err)
+}
+
+// fsck checks every commit, tree and tag of the pack, reachable or not, as
+// git receive-pack does with receive.fsckObjects (fsck.go), and reports the
+// first one git fsck --strict would refuse. Blobs are not read: their
+// rules are the path and content checks of pushChecker.
+func (q *quarantine) fsck(ctx context.Context) (*packFsckError, error) {
+	if q.pack == nil {
+		return nil, nil
+	}
+	opts := fsckOptions{noGitmodules: true}
+	for _, t := range []plumbing.ObjectType{plumbing.CommitObject, plumbing.TreeObject, plumbing.TagObject} {
+		it, err := q.pack.GetByType(t)
+		if err != nil {
+			return nil, err
+		}
+		bad, err := fsckEach(ctx, it, t, opts)
+		if err != nil || bad != nil {
+			return bad, err
+		}
+	}
+	return nil, nil
+}
+
+// fsckEach checks the objects of type t that it yields.
+func fsckEach(ctx context.Context, it gogitstorer.EncodedObjectIter, t plumbing.ObjectType, opts fsckOptions) (*packFsckError, error) {
+	defer it.Close()
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		obj, err := it.Next()
+		if errors.Is(err, io.EOF) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		rd, err := obj.Reader()
+		if err != nil {
+			return nil, err
+		}
+		b, err := io.ReadAll(rd)
+		rd.Close()
+		if err != nil {
+			return nil, err
+		}
+		if e := fsckObject(t, b, opts); e != nil {
+			return &packFsckError{typ: t, hash: obj.Hash(), err: e}, nil
+		}
+	}
 }
 
 // discard removes whatever is left of the quarantine.

@@ -521,7 +521,7 @@ func (r *repo) reader(root plumbing.Hash) quire.ReadFunc {
 // tag writes an annotated tag object and creates its ref, which must not exist.
 func (r *repo) tag(by quire.Actor, when time.Time, ref plumbing.ReferenceName, name string, target plumbing.Hash, msg string) error {
 	h, err := r.writeObject(&object.Tag{
-		Name: name, Tagger: signature(by, when), Message: msg,
+		Name: name, Tagger: signature(by, when), Message: objectMessage(msg),
 		TargetType: plumbing.CommitObject, Target: target,
 	})
 	if err != nil {

@@ -637,7 +637,10 @@ var pushRefusals = []pushRefusal{
 	}, args: []string{"draft/2"}, reason: "this credential may read but not push to project demo"},
 	{name: "dot-git path", setup: func(f *gitFixture, w string) {
 		commitTree(f, w, "040000 tree %s\t.GIT", "100644 blob %s\tconfig")
-	}, args: []string{"draft/2"}, reason: "invalid file_path: must not have a .git component"},
+	}, args: []string{"draft/2"}, reason: `hasDotgit: contains '.git' (entry ".GIT")`}, // git fsck's rule comes first
+	{name: "dot-git path in a directory", setup: func(f *gitFixture, w string) {
+		commitTree(f, w, "040000 tree %s\tsub", "100644 blob %s\tgit~1")
+	}, args: []string{"draft/2"}, reason: `hasDotgit: contains '.git' (entry "git~1")`},
 	{name: "backslash path", setup: func(f *gitFixture, w string) {
 		commitTree(f, w, "", `100644 blob %s`+"\t"+`a\b.md`)
 	}, args: []string{"draft/2"}, reason: `a\b.md: invalid file_path: must not contain a backslash`},
