@@ -522,23 +522,6 @@ func TestGitShallow(t *testing.T) {
 	f.fsck()
 }
 
-func TestGitPartialCloneServedFull(t *testing.T) {
-	f := newGitFixture(t)
-	dir := t.TempDir()
-	out := f.g.must(dir, "clone", "--filter=blob:none", f.g.url(f.e.Admin, "demo/skills/pdf.git"), "w")
-	if !strings.Contains(out, "filtering not recognized by server") {
-		t.Logf("output: %s", out)
-	}
-	w := filepath.Join(dir, "w")
-	if missing := f.g.must(w, "rev-list", "--objects", "--all", "--missing=print"); strings.Contains(missing, "\n?") || strings.HasPrefix(missing, "?") {
-		t.Errorf("objects missing after a filtered clone:\n%s", missing)
-	}
-	if got := readFile(t, filepath.Join(w, "scripts", "run.py")); got != "print(1)\n" {
-		t.Errorf("run.py = %q", got)
-	}
-	f.fsck()
-}
-
 func TestGitPush(t *testing.T) {
 	f := newGitFixture(t)
 	e, g := f.e, f.g
