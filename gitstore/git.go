@@ -2,7 +2,6 @@ package gitstore
 
 import (
 	"context"
-	"errors"
 	"io"
 	"sort"
 	"strings"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/quire/quire"
 )
 
@@ -166,9 +164,10 @@ func visibleRef(name string) bool {
 	return strings.HasPrefix(name, "refs/heads/") || strings.HasPrefix(name, "refs/tags/")
 }
 
-// readRefs lists the advertised refs of r, sorted by name, with tags peeled.
-func (g *Git) readRefs(r *repo) (*refState, error) {
-	refs, head, err := listRefs(r)
+// readRefs lists the advertised refs of wk's repository, sorted by name,
+// with tags peeled.
+func (g *Git) readRefs(wk *walker) (*refState, error) {
+	refs, head, err := listRefs(wk.r, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +178,7 @@ func (g *Git) readRefs(r *repo) (*refState, error) {
 		if !strings.HasPrefix(ref.name, "refs/tags/") {
 			continue
 		}
-		peeled, err := peelTag(r, ref.hash)
+		peeled, _, err := wk.peel(ref.hash, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -193,25 +192,6 @@ func (g *Git) readRefs(r *repo) (*refState, error) {
 
 func sortRefs(refs []advRef) {
 	sort.Slice(refs, func(i, j int) bool { return refs[i].name < refs[j].name })
-}
-
-// peelTag follows annotated tags from h to the object they name.
-func peelTag(r *repo, h plumbing.Hash) (plumbing.Hash, error) {
-	for range 16 {
-		obj, err := r.st.EncodedObject(plumbing.AnyObject, h)
-		if err != nil {
-			return h, err
-		}
-		if obj.Type() != plumbing.TagObject {
-			return h, nil
-		}
-		t, err := object.DecodeTag(r.st, obj)
-		if err != nil {
-			return h, err
-		}
-		h = t.Target
-	}
-	return h, errors.New("tag chain too long")
 }
 
 // gitRepo opens the repository of asset a.
@@ -239,7 +219,12 @@ func (g *Git) AdvertiseRefs(ctx context.Context, a *quire.Asset, service string,
 	if service == quire.GitUploadPack && protocol == 2 {
 		return advertiseV2(w)
 	}
-	st, err := g.readRefs(r)
+	ps, err := g.idx.openPacks(r.path)
+	if err != nil {
+		return err
+	}
+	defer ps.close()
+	st, err := g.readRefs(newWalker(ctx, r, ps))
 	if err != nil {
 		return err
 	}

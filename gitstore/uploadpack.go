@@ -163,10 +163,6 @@ func (g *Git) UploadPack(ctx context.Context, a *quire.Asset, protocol int, body
 	if err != nil {
 		return err
 	}
-	st, err := g.readRefs(r)
-	if err != nil {
-		return err
-	}
 	pw := &pktWriter{w: w}
 	if req.refuse != "" {
 		pw.line("ERR %s", req.refuse)
@@ -178,6 +174,10 @@ func (g *Git) UploadPack(ctx context.Context, a *quire.Asset, protocol int, body
 	}
 	defer ps.close()
 	wk := newWalker(ctx, r, ps)
+	st, err := g.readRefs(wk)
+	if err != nil {
+		return err
+	}
 	if h, err := wk.checkWants(st, req.wants); err != nil {
 		return err
 	} else if !h.IsZero() {

@@ -2,7 +2,9 @@ package gitstore
 
 import (
 	"context"
+	"errors"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -129,27 +131,31 @@ func (g *Git) lsRefs(ctx context.Context, a *quire.Asset, args []string, w io.Wr
 	if len(prefixes) > 65536 {
 		prefixes = nil
 	}
-	match := func(name string) bool {
-		if len(prefixes) == 0 {
-			return true
-		}
-		for _, p := range prefixes {
-			if strings.HasPrefix(name, p) {
-				return true
-			}
-		}
-		return false
-	}
+	m := refMatcher(prefixes)
 	r, err := g.gitRepo(a)
 	if err != nil {
 		return err
 	}
-	refs, head, err := listRefs(r)
+	// HEAD is main: list main whenever HEAD is asked for.
+	lm := m
+	if len(m) > 0 && m.match("HEAD") {
+		lm = append(slices.Clip(m), mainRef.String())
+	}
+	refs, head, err := listRefs(r, lm)
 	if err != nil {
 		return err
 	}
+	var wk *walker
+	if peel {
+		ps, err := g.idx.openPacks(r.path)
+		if err != nil {
+			return err
+		}
+		defer ps.close()
+		wk = newWalker(ctx, r, ps)
+	}
 	pw := &pktWriter{w: w}
-	if !head.IsZero() && match("HEAD") {
+	if !head.IsZero() && m.match("HEAD") {
 		if symrefs {
 			pw.line("%s HEAD symref-target:%s", head, mainRef)
 		} else {
@@ -157,11 +163,11 @@ func (g *Git) lsRefs(ctx context.Context, a *quire.Asset, args []string, w io.Wr
 		}
 	}
 	for _, ref := range refs {
-		if !match(ref.name) {
+		if !m.match(ref.name) {
 			continue
 		}
 		if peel && strings.HasPrefix(ref.name, "refs/tags/") {
-			peeled, err := peelTag(r, ref.hash)
+			peeled, _, err := wk.peel(ref.hash, nil)
 			if err != nil {
 				return err
 			}
@@ -245,10 +251,6 @@ func (g *Git) fetchV2(ctx context.Context, a *quire.Asset, args []string, w io.W
 	if err != nil {
 		return err
 	}
-	st, err := g.readRefs(r)
-	if err != nil {
-		return err
-	}
 	pw := &pktWriter{w: w}
 	if req.refuse != "" {
 		pw.line("ERR %s", req.refuse)
@@ -260,6 +262,10 @@ func (g *Git) fetchV2(ctx context.Context, a *quire.Asset, args []string, w io.W
 	}
 	defer ps.close()
 	wk := newWalker(ctx, r, ps)
+	st, err := g.readRefs(wk)
+	if err != nil {
+		return err
+	}
 	if h, err := wk.checkWants(st, req.wants); err != nil {
 		return err
 	} else if !h.IsZero() {
@@ -323,30 +329,41 @@ func (g *Git) fetchV2(ctx context.Context, a *quire.Asset, args []string, w io.W
 	return g.sendPack(ctx, a, r, st, wk, req, neg.common, clientShallow, sh, w)
 }
 
-// listRefs lists the advertised refs of r, sorted by name, without
-// peeling tags, and the live commit (zero when nothing is live).
-func listRefs(r *repo) ([]advRef, plumbing.Hash, error) {
-	it, err := r.st.IterReferences()
-	if err != nil {
-		return nil, plumbing.ZeroHash, err
+// listRefs lists the advertised refs of r that m matches, sorted by
+// name, without peeling tags, and the live commit (zero when nothing is
+// live or m does not match main).
+func listRefs(r *repo, m refMatcher) ([]advRef, plumbing.Hash, error) {
+	refs, err := listLooseRefs(r.path, m)
+	if errors.Is(err, errRefFallback) {
+		refs, err = listRefsGoGit(r, m)
 	}
-	defer it.Close()
-	var refs []advRef
-	var head plumbing.Hash
-	err = it.ForEach(func(ref *plumbing.Reference) error {
-		name := ref.Name().String()
-		if ref.Type() != plumbing.HashReference || !visibleRef(name) {
-			return nil
-		}
-		refs = append(refs, advRef{name: name, hash: ref.Hash()})
-		if name == mainRef.String() {
-			head = ref.Hash()
-		}
-		return nil
-	})
 	if err != nil {
 		return nil, plumbing.ZeroHash, err
 	}
 	sortRefs(refs)
+	var head plumbing.Hash
+	for _, ref := range refs {
+		if ref.name == mainRef.String() {
+			head = ref.hash
+		}
+	}
 	return refs, head, nil
+}
+
+// listRefsGoGit lists refs through go-git, packed ones included.
+func listRefsGoGit(r *repo, m refMatcher) ([]advRef, error) {
+	it, err := r.st.IterReferences()
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	var refs []advRef
+	err = it.ForEach(func(ref *plumbing.Reference) error {
+		name := ref.Name().String()
+		if ref.Type() == plumbing.HashReference && visibleRef(name) && m.match(name) {
+			refs = append(refs, advRef{name: name, hash: ref.Hash()})
+		}
+		return nil
+	})
+	return refs, err
 }
