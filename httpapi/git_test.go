@@ -25,8 +25,8 @@ import (
 )
 
 // These tests drive the real git binary (protocol v2 by default in git
-// 2.39: quire answers v0 and git falls back, so no -c protocol.version is
-// set) against quire on a real listener on 127.0.0.1.
+// 2.39, which quire speaks; gitpartial_test.go runs v0 and v2 side by
+// side) against quire on a real listener on 127.0.0.1.
 
 // gitClient runs git against an Env, isolated from the machine's
 // configuration: a temporary HOME, no prompts, no credential helpers.
