@@ -3,6 +3,7 @@ package quire
 import (
 	"context"
 	"io"
+	"strings"
 )
 
 // Git services, as smart HTTP names them in ?service= and in its URLs.
@@ -10,6 +11,19 @@ const (
 	GitUploadPack  = "git-upload-pack"  // clone and fetch
 	GitReceivePack = "git-receive-pack" // push
 )
+
+// GitProtocolVersion returns the wire protocol version a git client asks
+// for in its Git-Protocol header ("version=2", parameters separated by
+// colons): 2, or 0 for anything else (protocol v1 is v0 with a banner,
+// and quire answers it as v0).
+func GitProtocolVersion(header string) int {
+	for _, p := range strings.Split(header, ":") {
+		if p == "version=2" {
+			return 2
+		}
+	}
+	return 0
+}
 
 // GitService serves asset repositories over git's smart protocol in its
 // stateless form, one request and one response, as smart HTTP carries it
@@ -21,11 +35,13 @@ const (
 // (an ERR line or a side-band error), which the git client prints.
 type GitService interface {
 	// AdvertiseRefs writes the body of GET info/refs?service=service: the
-	// "# service=" preamble, then the refs and capabilities.
-	AdvertiseRefs(ctx context.Context, a *Asset, service string, w io.Writer) error
+	// "# service=" preamble, then the refs and capabilities; for
+	// upload-pack with protocol 2, the protocol v2 capabilities instead.
+	AdvertiseRefs(ctx context.Context, a *Asset, service string, protocol int, w io.Writer) error
 	// UploadPack answers one upload-pack request: a negotiation round, or
-	// the pack once the client is done.
-	UploadPack(ctx context.Context, a *Asset, r io.Reader, w io.Writer) error
+	// the pack once the client is done; with protocol 2, one v2 command
+	// (ls-refs or fetch).
+	UploadPack(ctx context.Context, a *Asset, protocol int, r io.Reader, w io.Writer) error
 	// ReceivePack applies one push and writes its report.
 	ReceivePack(ctx context.Context, p GitPush, r io.Reader, w io.Writer) error
 }

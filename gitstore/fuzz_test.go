@@ -180,3 +180,36 @@ func listDir(t testing.TB, dir string) string {
 	}
 	return strings.Join(names, " ")
 }
+
+// FuzzUploadRequestV2 parses any protocol v2 request, and a fetch's
+// arguments: never a panic, every refusal EINVALID, every filter either
+// parsed or refused with a message for git.
+func FuzzUploadRequestV2(f *testing.F) {
+	pkt := func(s string) string { return fmt.Sprintf("%04x%s", len(s)+4, s) }
+	h := strings.Repeat("a", 40)
+	f.Add([]byte(pkt("command=ls-refs\n") + pkt("agent=git/2.39.5\n") + "0001" + pkt("peel\n") + pkt("ref-prefix refs/heads/\n") + "0000"))
+	f.Add([]byte(pkt("command=fetch\n") + "0001" + pkt("want "+h+"\n") + pkt("filter blob:limit=1k\n") + pkt("deepen 1\n") + pkt("done\n") + "0000"))
+	f.Add([]byte(pkt("command=fetch\n") + "0001" + pkt("want "+h+"\n") + pkt("filter tree:0\n") + pkt("have "+h+"\n") + "0000"))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req, err := parseV2Request(bytes.NewReader(body))
+		if err != nil {
+			if quire.ErrorCode(err) != quire.EINVALID {
+				t.Fatalf("%v is %s, want invalid", err, quire.ErrorCode(err))
+			}
+			return
+		}
+		fr, err := parseFetchV2(req.args)
+		if err != nil {
+			if quire.ErrorCode(err) != quire.EINVALID {
+				t.Fatalf("fetch: %v is %s, want invalid", err, quire.ErrorCode(err))
+			}
+			return
+		}
+		if len(fr.wants) == 0 || !fr.caps["side-band-64k"] {
+			t.Fatalf("fetch parsed without a want or side-band: %+v", fr)
+		}
+		if fr.filter != nil && (fr.refuse != "" || fr.filter.kind == 0) {
+			t.Fatalf("filter %+v with refusal %q", fr.filter, fr.refuse)
+		}
+	})
+}

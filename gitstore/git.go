@@ -2,7 +2,6 @@ package gitstore
 
 import (
 	"context"
-	"errors"
 	"io"
 	"sort"
 	"strings"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/quire/quire"
 )
 
@@ -129,7 +127,7 @@ var _ quire.GitService = (*Git)(nil)
 // against objects outside a pack, and a full pack keeps the server simple.
 const (
 	gitAgent       = "agent=quire/1"
-	uploadPackCaps = "multi_ack multi_ack_detailed no-done side-band side-band-64k ofs-delta shallow deepen-relative no-progress include-tag allow-tip-sha1-in-want allow-reachable-sha1-in-want " + gitAgent
+	uploadPackCaps = "multi_ack multi_ack_detailed no-done side-band side-band-64k ofs-delta shallow deepen-relative no-progress include-tag allow-tip-sha1-in-want allow-reachable-sha1-in-want filter " + gitAgent
 	// report-status-v2 is not offered: quire never rewrites a pushed ref.
 	receivePackCaps = "report-status delete-refs side-band-64k quiet atomic ofs-delta no-thin " + gitAgent
 )
@@ -166,35 +164,21 @@ func visibleRef(name string) bool {
 	return strings.HasPrefix(name, "refs/heads/") || strings.HasPrefix(name, "refs/tags/")
 }
 
-// readRefs lists the advertised refs of r, sorted by name, with tags peeled.
-func (g *Git) readRefs(r *repo) (*refState, error) {
-	it, err := r.st.IterReferences()
+// readRefs lists the advertised refs of wk's repository, sorted by name,
+// with tags peeled.
+func (g *Git) readRefs(wk *walker) (*refState, error) {
+	refs, head, err := listRefs(wk.r, nil)
 	if err != nil {
 		return nil, err
 	}
-	defer it.Close()
-	st := &refState{tips: map[plumbing.Hash]bool{}}
-	err = it.ForEach(func(ref *plumbing.Reference) error {
-		if ref.Type() != plumbing.HashReference || !visibleRef(ref.Name().String()) {
-			return nil
-		}
-		st.refs = append(st.refs, advRef{name: ref.Name().String(), hash: ref.Hash()})
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	sort.Slice(st.refs, func(i, j int) bool { return st.refs[i].name < st.refs[j].name })
+	st := &refState{refs: refs, head: head, tips: make(map[plumbing.Hash]bool, len(refs))}
 	for i := range st.refs {
 		ref := &st.refs[i]
 		st.tips[ref.hash] = true
-		if ref.name == mainRef.String() {
-			st.head = ref.hash
-		}
 		if !strings.HasPrefix(ref.name, "refs/tags/") {
 			continue
 		}
-		peeled, err := peelTag(r, ref.hash)
+		peeled, _, err := wk.peel(ref.hash, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -206,23 +190,8 @@ func (g *Git) readRefs(r *repo) (*refState, error) {
 	return st, nil
 }
 
-// peelTag follows annotated tags from h to the object they name.
-func peelTag(r *repo, h plumbing.Hash) (plumbing.Hash, error) {
-	for range 16 {
-		obj, err := r.st.EncodedObject(plumbing.AnyObject, h)
-		if err != nil {
-			return h, err
-		}
-		if obj.Type() != plumbing.TagObject {
-			return h, nil
-		}
-		t, err := object.DecodeTag(r.st, obj)
-		if err != nil {
-			return h, err
-		}
-		h = t.Target
-	}
-	return h, errors.New("tag chain too long")
+func sortRefs(refs []advRef) {
+	sort.Slice(refs, func(i, j int) bool { return refs[i].name < refs[j].name })
 }
 
 // gitRepo opens the repository of asset a.
@@ -230,9 +199,10 @@ func (g *Git) gitRepo(a *quire.Asset) (*repo, error) {
 	return g.s.assetRepo(a)
 }
 
-// AdvertiseRefs writes the smart-HTTP info/refs body of service for a.
-// Protocol v2 requests get this v0 advertisement: git falls back to v0.
-func (g *Git) AdvertiseRefs(ctx context.Context, a *quire.Asset, service string, w io.Writer) error {
+// AdvertiseRefs writes the smart-HTTP info/refs body of service for a:
+// the v0 ref advertisement, or for upload-pack over protocol 2 the v2
+// capabilities (the refs are then listed by the ls-refs command).
+func (g *Git) AdvertiseRefs(ctx context.Context, a *quire.Asset, service string, protocol int, w io.Writer) error {
 	var caps string
 	switch service {
 	case quire.GitUploadPack:
@@ -246,7 +216,15 @@ func (g *Git) AdvertiseRefs(ctx context.Context, a *quire.Asset, service string,
 	if err != nil {
 		return err
 	}
-	st, err := g.readRefs(r)
+	if service == quire.GitUploadPack && protocol == 2 {
+		return advertiseV2(w)
+	}
+	ps, err := g.idx.openPacks(r.path)
+	if err != nil {
+		return err
+	}
+	defer ps.close()
+	st, err := g.readRefs(newWalker(ctx, r, ps))
 	if err != nil {
 		return err
 	}

@@ -383,7 +383,7 @@ func TestUploadPackNegotiation(t *testing.T) {
 	unknown := strings.Repeat("3", 40)
 	ask := func(body string) string {
 		var out bytes.Buffer
-		if err := pe.g.UploadPack(ctx, pe.a, strings.NewReader(body), &out); err != nil {
+		if err := pe.g.UploadPack(ctx, pe.a, 0, strings.NewReader(body), &out); err != nil {
 			t.Fatal(err)
 		}
 		return out.String()

@@ -151,13 +151,7 @@ func (o *objectReader) inflate(b []byte, size int64) ([]byte, error) {
 	if size < 0 || size > 1<<30 {
 		return nil, errors.New("object too large")
 	}
-	if o.zr == nil {
-		zr, err := zlib.NewReader(bytes.NewReader(b))
-		if err != nil {
-			return nil, err
-		}
-		o.zr = zr
-	} else if err := o.zr.(zlib.Resetter).Reset(bytes.NewReader(b), nil); err != nil {
+	if err := o.resetZlib(b); err != nil {
 		return nil, err
 	}
 	out := make([]byte, size)
@@ -167,6 +161,19 @@ func (o *objectReader) inflate(b []byte, size int64) ([]byte, error) {
 	return out, nil
 }
 
+// resetZlib points the reader's inflater at the zlib stream b.
+func (o *objectReader) resetZlib(b []byte) error {
+	if o.zr == nil {
+		zr, err := zlib.NewReader(bytes.NewReader(b))
+		if err != nil {
+			return err
+		}
+		o.zr = zr
+		return nil
+	}
+	return o.zr.(zlib.Resetter).Reset(bytes.NewReader(b), nil)
+}
+
 // readLoose reads a loose object file.
 func (o *objectReader) readLoose(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 	hex := h.String()
@@ -174,13 +181,7 @@ func (o *objectReader) readLoose(h plumbing.Hash) (plumbing.ObjectType, []byte, 
 	if err != nil {
 		return plumbing.InvalidObject, nil, err
 	}
-	if o.zr == nil {
-		zr, err := zlib.NewReader(bytes.NewReader(b))
-		if err != nil {
-			return plumbing.InvalidObject, nil, err
-		}
-		o.zr = zr
-	} else if err := o.zr.(zlib.Resetter).Reset(bytes.NewReader(b), nil); err != nil {
+	if err := o.resetZlib(b); err != nil {
 		return plumbing.InvalidObject, nil, err
 	}
 	all, err := io.ReadAll(o.zr)

@@ -146,6 +146,13 @@ func (p *pktWriter) flush() {
 	}
 }
 
+// delim writes a delimiter packet (protocol v2 sections).
+func (p *pktWriter) delim() {
+	if p.err == nil {
+		_, p.err = io.WriteString(p.w, "0001")
+	}
+}
+
 func putHex4(dst []byte, n int) {
 	const digits = "0123456789abcdef"
 	dst[0] = digits[n>>12&0xf]

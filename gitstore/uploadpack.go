@@ -27,8 +27,9 @@ type uploadRequest struct {
 	depth     int             // deepen N; 0 for none
 	haves     []plumbing.Hash
 	done      bool
-	wantsOnly bool   // the request ended after the wants: a stateless deepen probe
-	refuse    string // a request quire will not serve, said in-protocol
+	wantsOnly bool          // the request ended after the wants: a stateless deepen probe
+	filter    *objectFilter // partial clone; nil for every object
+	refuse    string        // a request quire will not serve, said in-protocol
 }
 
 // infiniteDepth is what git sends for --unshallow.
@@ -43,6 +44,16 @@ func parseHash(s string) (plumbing.Hash, bool) {
 		return plumbing.ZeroHash, false
 	}
 	return h, true
+}
+
+// setFilter records a filter spec, or a refusal git prints.
+func (req *uploadRequest) setFilter(spec string) {
+	f, err := parseFilter(spec)
+	if err != nil {
+		req.refuse = err.Error()
+		return
+	}
+	req.filter = f
 }
 
 func parseUploadRequest(body io.Reader) (*uploadRequest, error) {
@@ -95,8 +106,7 @@ func parseUploadRequest(body io.Reader) (*uploadRequest, error) {
 		case "deepen-since", "deepen-not":
 			req.refuse = "quire supports --depth but not --shallow-since or --shallow-exclude"
 		case "filter":
-			// Partial clone: quire does not advertise filter; a client that
-			// asks anyway gets every object, which is always correct.
+			req.setFilter(arg)
 		default:
 			return nil, bad("unexpected line %q", line)
 		}
@@ -135,9 +145,13 @@ func parseUploadRequest(body io.Reader) (*uploadRequest, error) {
 	}
 }
 
-// UploadPack answers one upload-pack request.
-func (g *Git) UploadPack(ctx context.Context, a *quire.Asset, body io.Reader, w io.Writer) (err error) {
+// UploadPack answers one upload-pack request: with protocol 2 a v2
+// command, otherwise a v0 negotiation round or the pack.
+func (g *Git) UploadPack(ctx context.Context, a *quire.Asset, protocol int, body io.Reader, w io.Writer) (err error) {
 	defer g.s.observe(ctx, quire.GitOpClone, "UploadPack")(&err)
+	if protocol == 2 {
+		return g.uploadPackV2(ctx, a, io.LimitReader(body, g.opts.MaxRequestBytes), w)
+	}
 	req, err := parseUploadRequest(io.LimitReader(body, g.opts.MaxRequestBytes))
 	if err != nil {
 		return err
@@ -146,10 +160,6 @@ func (g *Git) UploadPack(ctx context.Context, a *quire.Asset, body io.Reader, w 
 		return nil
 	}
 	r, err := g.gitRepo(a)
-	if err != nil {
-		return err
-	}
-	st, err := g.readRefs(r)
 	if err != nil {
 		return err
 	}
@@ -164,6 +174,10 @@ func (g *Git) UploadPack(ctx context.Context, a *quire.Asset, body io.Reader, w 
 	}
 	defer ps.close()
 	wk := newWalker(ctx, r, ps)
+	st, err := g.readRefs(wk)
+	if err != nil {
+		return err
+	}
 	if h, err := wk.checkWants(st, req.wants); err != nil {
 		return err
 	} else if !h.IsZero() {
@@ -283,7 +297,7 @@ func (g *Git) sendPack(ctx context.Context, a *quire.Asset, r *repo, st *refStat
 			return nil
 		}
 	}
-	objs, err := wk.objectsToSend(st, req.wants, common, clientShallow, sh, includeTag)
+	objs, err := wk.objectsToSend(st, req.wants, common, clientShallow, sh, includeTag, req.filter)
 	if err != nil {
 		g.opts.OnError("upload-pack", err)
 		sb.fail("quire: could not list objects to send")
@@ -323,6 +337,9 @@ func packKey(assetID string, st *refState, req *uploadRequest, sh *shallowInfo, 
 		h.Write(w[:])
 	}
 	fmt.Fprintf(h, "\x00depth=%d ofs=%t tag=%t", req.depth, ofs, includeTag)
+	if req.filter != nil {
+		fmt.Fprintf(h, " filter=%s", req.filter.spec)
+	}
 	cut := make([]string, 0, len(sh.cut))
 	for c := range sh.cut {
 		cut = append(cut, c.String())
@@ -428,7 +445,8 @@ func (w *walker) peel(h plumbing.Hash, tags func(plumbing.Hash)) (plumbing.Hash,
 
 // checkWants returns the first want that is neither an advertised tip nor
 // reachable from one (ZeroHash when all are fine). Objects of hidden refs
-// (refs/quire/*) are never reachable from advertised ones.
+// (refs/quire/*) are never reachable from advertised ones. Trees and blobs
+// may be wanted too: a partial clone fetches what it left out that way.
 func (w *walker) checkWants(st *refState, wants []plumbing.Hash) (plumbing.Hash, error) {
 	pending := map[plumbing.Hash]bool{}
 	for _, h := range wants {
@@ -442,7 +460,7 @@ func (w *walker) checkWants(st *refState, wants []plumbing.Hash) (plumbing.Hash,
 	// A stateless client may want a tip that moved since it read the refs:
 	// what is still reachable is served, as git's upload-pack does.
 	seen := map[plumbing.Hash]bool{}
-	var queue []plumbing.Hash
+	var queue, trees []plumbing.Hash
 	for h := range st.tips {
 		queue = append(queue, h)
 	}
@@ -454,14 +472,41 @@ func (w *walker) checkWants(st *refState, wants []plumbing.Hash) (plumbing.Hash,
 		}
 		seen[h] = true
 		delete(pending, h)
-		if t, _, err := w.obj.read(h); err != nil || t != plumbing.CommitObject {
-			continue
+		if _, ok := w.commits[h]; !ok {
+			t, b, err := w.obj.read(h)
+			if err != nil {
+				continue
+			}
+			switch t {
+			case plumbing.TagObject:
+				if target, err := parseTagTarget(b); err == nil {
+					queue = append(queue, target)
+				}
+				continue
+			case plumbing.TreeObject:
+				trees = append(trees, h)
+				continue
+			case plumbing.CommitObject:
+			default:
+				continue
+			}
 		}
 		c, err := w.commit(h)
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
+		trees = append(trees, c.tree)
 		queue = append(queue, c.parents...)
+	}
+	// What is left may be in the trees of the commits walked.
+	treeSeen := map[plumbing.Hash]bool{}
+	for _, t := range trees {
+		if len(pending) == 0 {
+			break
+		}
+		if err := w.walkTree(t, treeSeen, func(h plumbing.Hash) { delete(pending, h) }); err != nil {
+			return plumbing.ZeroHash, err
+		}
 	}
 	for _, h := range wants {
 		if pending[h] {
@@ -680,7 +725,9 @@ const maxEdges = 64
 // objectsToSend lists the objects reachable from wants but not from the
 // common haves, as `git rev-list --objects wants --not haves` would, with
 // the shallow boundary cutting history.
-func (w *walker) objectsToSend(st *refState, wants, common []plumbing.Hash, clientShallow map[plumbing.Hash]bool, sh *shallowInfo, includeTag bool) ([]plumbing.Hash, error) {
+// A filter leaves out what it excludes of the trees reached; wanted trees
+// and blobs are sent whatever it says.
+func (w *walker) objectsToSend(st *refState, wants, common []plumbing.Hash, clientShallow map[plumbing.Hash]bool, sh *shallowInfo, includeTag bool, f *objectFilter) ([]plumbing.Hash, error) {
 	out := []plumbing.Hash{}
 	added := map[plumbing.Hash]bool{}
 	add := func(h plumbing.Hash) {
@@ -729,7 +776,7 @@ func (w *walker) objectsToSend(st *refState, wants, common []plumbing.Hash, clie
 	}
 
 	// The commits to send.
-	var roots []plumbing.Hash
+	var roots, wantedTrees []plumbing.Hash
 	queue = queue[:0]
 	for _, h := range append(append([]plumbing.Hash(nil), wants...), sh.extraWants...) {
 		target, typ, err := w.peel(h, add)
@@ -740,7 +787,7 @@ func (w *walker) objectsToSend(st *refState, wants, common []plumbing.Hash, clie
 		case plumbing.CommitObject:
 			queue = append(queue, target)
 		case plumbing.TreeObject:
-			roots = append(roots, target)
+			wantedTrees = append(wantedTrees, target)
 		default:
 			add(target)
 		}
@@ -790,10 +837,24 @@ func (w *walker) objectsToSend(st *refState, wants, common []plumbing.Hash, clie
 			return nil, err
 		}
 	}
-	seen := uninteresting
-	for _, t := range roots {
-		if err := w.walkTree(t, seen, add); err != nil {
-			return nil, err
+	if f == nil {
+		seen := uninteresting
+		for _, t := range append(wantedTrees, roots...) {
+			if err := w.walkTree(t, seen, add); err != nil {
+				return nil, err
+			}
+		}
+	} else {
+		fw := &filterWalk{f: f, skip: uninteresting, depth: map[plumbing.Hash]uint64{}, add: add}
+		for _, t := range wantedTrees {
+			if err := w.filteredTree(fw, t, 0, true); err != nil {
+				return nil, err
+			}
+		}
+		for _, t := range roots {
+			if err := w.filteredTree(fw, t, 0, false); err != nil {
+				return nil, err
+			}
 		}
 	}
 

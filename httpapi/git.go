@@ -125,6 +125,7 @@ func (s *Server) serveGit(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	s.recordKeyUse(c.Request.Context(), p) // git use counts like API use
 	a, pr, err := s.gitAsset(c, p, t)
 	if err != nil {
 		s.gitFail(c, err)
@@ -136,9 +137,15 @@ func (s *Server) serveGit(c *gin.Context) {
 	}
 
 	ctx := c.Request.Context()
+	// Protocol v2 is spoken by upload-pack only; a push stays on v0.
+	protocol := 0
+	if service == quire.GitUploadPack {
+		protocol = quire.GitProtocolVersion(c.GetHeader("Git-Protocol"))
+		c.Header("Vary", "Git-Protocol")
+	}
 	if t.endpoint == "info/refs" {
 		var buf bytes.Buffer
-		if err := s.git.AdvertiseRefs(ctx, a, service, &buf); err != nil {
+		if err := s.git.AdvertiseRefs(ctx, a, service, protocol, &buf); err != nil {
 			s.fail(c, err)
 			return
 		}
@@ -167,7 +174,7 @@ func (s *Server) serveGit(c *gin.Context) {
 	}
 	w := &gitResponse{w: c.Writer, contentType: "application/x-" + service + "-result"}
 	if service == quire.GitUploadPack {
-		err = s.git.UploadPack(ctx, a, body, w)
+		err = s.git.UploadPack(ctx, a, protocol, body, w)
 	} else {
 		push := quire.GitPush{Asset: a, By: p.Actor()}
 		if p.CheckProject(pr, quire.AccessWrite) != nil {

@@ -31,14 +31,20 @@ func (s *Server) RecordRender(ctx context.Context, promptID string, version int)
 // noteKeyUse records that the request's API key was used, for its
 // last_used_at. Like RecordRender, it never fails the request.
 func (s *Server) noteKeyUse(c *gin.Context) {
-	if p, ok := c.Get(ctxPrincipal); ok && s.usage != nil {
-		if k := p.(*quire.Principal).Key; k != nil {
-			if err := s.usage.RecordKeyUse(c.Request.Context(), k.ID); err != nil {
-				s.warn(c.Request.Context(), &s.usageWarn, "API key use not recorded", "key_id", k.ID, "error", err.Error())
-			}
-		}
+	if p, ok := c.Get(ctxPrincipal); ok {
+		s.recordKeyUse(c.Request.Context(), p.(*quire.Principal))
 	}
 	c.Next()
+}
+
+// recordKeyUse records that p's API key, if p holds one, was just used:
+// by an API request or by git (clone, fetch, push), alike.
+func (s *Server) recordKeyUse(ctx context.Context, p *quire.Principal) {
+	if k := p.Key; k != nil && s.usage != nil {
+		if err := s.usage.RecordKeyUse(ctx, k.ID); err != nil {
+			s.warn(ctx, &s.usageWarn, "API key use not recorded", "key_id", k.ID, "error", err.Error())
+		}
+	}
 }
 
 // withLastUsed fills in the keys' last_used_at from the usage records.

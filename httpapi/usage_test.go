@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -218,5 +219,40 @@ func TestUsageBatchedPerProcess(t *testing.T) {
 	}
 	if u := getUsage(e, "greet", e.Admin); u.Usage.Renders != 2 {
 		t.Fatalf("after the push: renders = %d, want 2", u.Usage.Renders)
+	}
+}
+
+// TestAPIKeyLastUsedByGit: a key used only by git (ls-remote, clone) gets
+// its last_used_at as API use does, kept across a flush and a restart.
+func TestAPIKeyLastUsedByGit(t *testing.T) {
+	root := t.TempDir()
+	e := testenv.NewWith(t, testenv.Options{Root: root})
+	e.CreateSkill(e.Admin, e.CreateProject(e.Admin, "demo"), "pdf")
+	key := e.CreateKey(e.Admin, "read")
+	lastUsed := func(env *testenv.Env) any {
+		t.Helper()
+		list := env.Must(200, "GET", "/v1/api-keys", env.Admin, nil).JSON(t)["api_keys"].([]any)
+		if len(list) != 1 {
+			t.Fatalf("%d keys", len(list))
+		}
+		return list[0].(map[string]any)["last_used_at"]
+	}
+	if got := lastUsed(e); got != nil {
+		t.Fatalf("unused key has last_used_at %v", got)
+	}
+	g := newGitClient(t, e)
+	before := time.Now().Add(-time.Second)
+	g.must(t.TempDir(), "ls-remote", g.url(key, "demo/skills/pdf.git"))
+	used, err := time.Parse(time.RFC3339Nano, fmt.Sprint(lastUsed(e)))
+	if err != nil || used.Before(before) {
+		t.Fatalf("after git ls-remote: last_used_at = %v (%v)", lastUsed(e), err)
+	}
+	g.must(t.TempDir(), "clone", "-q", g.url(key, "demo/skills/pdf.git"), "w")
+	if err := e.Usage.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	e.HTTP.Close()
+	if got := lastUsed(testenv.NewWith(t, testenv.Options{Root: root})); got == nil {
+		t.Fatal("git use of the key lost across a flush and restart")
 	}
 }
