@@ -36,8 +36,9 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-// start runs a quire on a free port with data root dir.
-func start(t *testing.T, dir, redisURL string) (*Main, *syncBuffer) {
+// start runs a quire on a free port with data root dir; opts change its
+// configuration first.
+func start(t *testing.T, dir, redisURL string, opts ...func(*Config)) (*Main, *syncBuffer) {
 	t.Helper()
 	out := &syncBuffer{}
 	m := NewMain(out)
@@ -46,6 +47,9 @@ func start(t *testing.T, dir, redisURL string) (*Main, *syncBuffer) {
 	m.Config.Redis = redisURL
 	m.Config.AdminEmail, m.Config.AdminPassword = "admin@example.com", "admin-password"
 	m.Config.BcryptCost = bcrypt.MinCost
+	for _, o := range opts {
+		o(&m.Config)
+	}
 	if err := m.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +100,7 @@ func TestHealthAndReadiness(t *testing.T) {
 
 func TestReadinessWithRedisDown(t *testing.T) {
 	// Nothing listens on port 1: Redis is down from the start.
-	m, _ := start(t, t.TempDir(), "redis://127.0.0.1:1/0")
+	m, _ := start(t, t.TempDir(), "redis://127.0.0.1:1/0", func(c *Config) { c.MetricsAddr = "127.0.0.1:0" })
 	if code, _ := call(t, m, "GET", "/healthz", "", nil); code != 200 {
 		t.Fatalf("healthz %d", code)
 	}
@@ -109,7 +113,7 @@ func TestReadinessWithRedisDown(t *testing.T) {
 		t.Fatalf("login with Redis down: %d", code)
 	}
 	// Metrics still answer, and count the Redis failures.
-	res, err := http.Get("http://" + m.Addr() + "/metrics")
+	res, err := http.Get("http://" + m.MetricsAddr() + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

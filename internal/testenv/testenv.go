@@ -288,6 +288,18 @@ func (e *Env) Must(want int, method, path, token string, body any, headers ...st
 	return r
 }
 
+// Scrape answers what Prometheus gets from the metrics listener (quire
+// serve --metrics-addr): the API itself does not serve /metrics.
+func (e *Env) Scrape() *Response {
+	e.T.Helper()
+	rec := httptest.NewRecorder()
+	e.Server.MetricsHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if rec.Code != 200 {
+		e.T.Fatalf("GET /metrics: status %d\n%s", rec.Code, rec.Body)
+	}
+	return &Response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
+}
+
 // Login logs in and returns the session token.
 func (e *Env) Login(email, password string) string {
 	e.T.Helper()
