@@ -130,6 +130,7 @@ type Main struct {
 	// metricsSrv serves /metrics on Config.MetricsAddr.
 	metricsSrv *http.Server
 	conns      *netguard.Listener
+	disk       *diskProbe
 
 	metrics    *prometheus.Registry
 	tracing    *telemetry.Tracing
@@ -307,6 +308,7 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	m.store = store
+	m.disk = &diskProbe{root: store.Root(), every: time.Second}
 	m.redis, err = cache.Open(ctx, cache.Options{
 		URL: c.Redis, Prefix: c.RedisPrefix,
 		SnapshotPath: filepath.Join(store.Root(), "sessions.snapshot.json"),
@@ -396,20 +398,6 @@ func (m *Main) Wait(ctx context.Context) error {
 
 // Addr is the address the server listens on.
 func (m *Main) Addr() string { return m.ln.Addr().String() }
-
-// ready reports whether the data root is writable and Redis answers.
-func (m *Main) ready(ctx context.Context) error {
-	f, err := os.CreateTemp(m.store.Root(), ".readyz-*")
-	if err != nil {
-		return fmt.Errorf("data root not writable")
-	}
-	f.Close()
-	os.Remove(f.Name())
-	if err := m.redis.Ping(ctx); err != nil {
-		return fmt.Errorf("redis unreachable")
-	}
-	return nil
-}
 
 // Close stops accepting requests, lets in-flight ones finish, flushes
 // usage counts to git, exports the last spans and closes Redis
