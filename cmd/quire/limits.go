@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -101,7 +102,10 @@ func (m *Main) serveMetrics(addr string, h http.Handler) (*http.Server, error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", h)
-	srv := &http.Server{Addr: ln.Addr().String(), Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
+	srv := &http.Server{
+		Addr: ln.Addr().String(), Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute,
+		ErrorLog: slog.NewLogLogger(m.log.Handler(), slog.LevelWarn),
+	}
 	go srv.Serve(ln)
 	return srv, nil
 }
