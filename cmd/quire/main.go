@@ -149,19 +149,8 @@ func NewMain(out io.Writer) *Main {
 		Addr: "127.0.0.1:8080", Data: "./repos", SessionTTL: 24 * time.Hour, LogLevel: "info", RedisPrefix: "quire:",
 		UsageFlush: time.Minute, ShutdownTimeout: 30 * time.Second, RateLimits: httpapi.DefaultRateLimits(),
 		GCFloorMiB: gcfloor.DefaultBytes >> 20, MaxConnsPerIP: netguard.DefaultMaxConnsPerAddr,
-		Timeouts: DefaultTimeouts(),
+		Timeouts: netguard.DefaultTimeouts(),
 	}}
-}
-
-// DefaultTimeouts are the deadlines slow clients are held to by default:
-// generous for people on slow links, short enough that a client holding
-// connections open without sending gives them back within seconds.
-func DefaultTimeouts() netguard.Timeouts {
-	return netguard.Timeouts{
-		ReadHeader: 10 * time.Second, Idle: time.Minute,
-		Body: 20 * time.Second, BodyMinRate: 1024,
-		Write: time.Minute,
-	}
 }
 
 // ParseFlags reads flags, each with a QUIRE_* environment equivalent.

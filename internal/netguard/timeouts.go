@@ -35,6 +35,17 @@ type Timeouts struct {
 	Write time.Duration
 }
 
+// DefaultTimeouts are the deadlines slow clients are held to by default:
+// generous for people on slow links, short enough that a client holding
+// connections open without sending gives them back within seconds.
+func DefaultTimeouts() Timeouts {
+	return Timeouts{
+		ReadHeader: 10 * time.Second, Idle: time.Minute,
+		Body: 20 * time.Second, BodyMinRate: 1024,
+		Write: time.Minute,
+	}
+}
+
 // Apply sets srv's timeouts and wraps its handler with the body and write
 // deadlines. srv.Handler must be set.
 func (t Timeouts) Apply(srv *http.Server) {
