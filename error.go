@@ -23,6 +23,7 @@ const (
 	EUNAVAILABLE   Code = "unavailable"          // a dependency is down (503)
 	ENOSPACE       Code = "insufficient_storage" // data root full or unwritable (507)
 	EINTERNAL      Code = "internal"             // a bug or unexpected failure (500)
+	ETIMEOUT       Code = "request_timeout"      // request body arrived too slowly (408)
 )
 
 // Error is quire's error type. Message is safe to show to a client; Err is

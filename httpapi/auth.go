@@ -95,8 +95,9 @@ func (s *Server) login(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	account, address := loginKeys(c, req.Email)
-	if err := s.allowLogin(c, account, address); err != nil {
+	att := &loginAttempt{}
+	att.account, att.address = loginKeys(c, req.Email)
+	if err := s.allowLogin(c, att); err != nil {
 		s.fail(c, err)
 		return
 	}
@@ -104,8 +105,7 @@ func (s *Server) login(c *gin.Context) {
 	u, err := s.meta.UserByEmail(ctx, req.Email)
 	if quire.ErrorCode(err) == quire.ENOTFOUND {
 		bcrypt.CompareHashAndPassword(s.dummyHash, []byte(req.Password))
-		s.loginFailed(c, address)
-		s.fail(c, bad)
+		s.fail(c, s.loginFailed(c, att, bad))
 		return
 	}
 	if err != nil {
@@ -113,11 +113,10 @@ func (s *Server) login(c *gin.Context) {
 		return
 	}
 	if bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), []byte(req.Password)) != nil || u.Disabled {
-		s.loginFailed(c, address)
-		s.fail(c, bad)
+		s.fail(c, s.loginFailed(c, att, bad))
 		return
 	}
-	s.loginSucceeded(c, account)
+	s.loginSucceeded(c, att)
 	secret := quire.NewSecret()
 	now := s.now().UTC()
 	sess := &quire.Session{
@@ -125,6 +124,9 @@ func (s *Server) login(c *gin.Context) {
 		CreatedAt: now, ExpiresAt: now.Add(s.sessionTTL), UserAgent: truncate(c.Request.UserAgent(), 200),
 	}
 	if err := s.sessions.CreateSession(ctx, sess); err != nil {
+		if quire.ErrorCode(err) == quire.EUNAVAILABLE {
+			err = loginUnavailable(err) // as a wrong password gets (loginFailed)
+		}
 		s.fail(c, err)
 		return
 	}

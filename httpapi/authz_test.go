@@ -119,7 +119,6 @@ var keysAre400 = map[cred]int{credReadKey: 400, credWriteKey: 400, credAdminKey:
 var authzTable = map[string]authzRow{
 	"GET /healthz":        {policy: "public", ok: 200, req: authzPath("/healthz")},
 	"GET /readyz":         {policy: "public", ok: 200, req: authzPath("/readyz")},
-	"GET /metrics":        {policy: "public", ok: 200, req: authzPath("/metrics")},
 	"GET /openapi.json":   {policy: "public", ok: 200, req: authzPath("/openapi.json")},
 	"POST /v1/auth/login": {policy: "public", ok: 200, req: authzBody("/v1/auth/login", map[string]string{"email": testenv.AdminEmail, "password": testenv.AdminPassword})},
 

@@ -1,8 +1,10 @@
 package httpapi
 
 import (
+	"errors"
 	"log/slog"
 	"net/http"
+	"os"
 
 	"github.com/gin-gonic/gin"
 	"github.com/quire/quire"
@@ -22,6 +24,7 @@ var statusOf = map[quire.Code]int{
 	quire.EUNAVAILABLE:   http.StatusServiceUnavailable,
 	quire.ENOSPACE:       http.StatusInsufficientStorage,
 	quire.EINTERNAL:      http.StatusInternalServerError,
+	quire.ETIMEOUT:       http.StatusRequestTimeout,
 }
 
 // APIError is the error body of every failed request.
@@ -54,7 +57,7 @@ func (s *Server) fail(c *gin.Context, err error) {
 	if code != quire.EINTERNAL && quire.ErrorCode(err) == quire.EINTERNAL {
 		body.Error = machineFault[code]
 	}
-	if code == quire.ERATELIMIT {
+	if code == quire.ERATELIMIT || code == quire.EUNAVAILABLE {
 		if v := retryAfterHeader(err); v != "" {
 			c.Header("Retry-After", v)
 		}
@@ -68,6 +71,7 @@ func (s *Server) fail(c *gin.Context, err error) {
 var machineFault = map[quire.Code]string{
 	quire.ENOSPACE:     "the server's storage is full; retry once space has been freed",
 	quire.EUNAVAILABLE: "the server's storage is not writable; retry later",
+	quire.ETIMEOUT:     "the request body arrived too slowly",
 }
 
 // classifyInternal recognises failures of the machine (a full disk, an
@@ -78,6 +82,9 @@ func classifyInternal(err error) quire.Code {
 		return quire.ENOSPACE
 	case isReadOnly(err):
 		return quire.EUNAVAILABLE
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		// A body slower than quire serve --body-min-rate (internal/netguard).
+		return quire.ETIMEOUT
 	}
 	return quire.EINTERNAL
 }

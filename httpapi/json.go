@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"unicode"
@@ -238,6 +239,8 @@ func jsonError(err error, limit int64) error {
 	switch {
 	case errors.As(err, &maxErr):
 		return quire.Errorf(quire.ETOOLARGE, "request body is larger than %d bytes", limit)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return quire.Errorf(quire.ETIMEOUT, "the request body arrived too slowly")
 	case errors.Is(err, io.EOF):
 		return quire.Errorf(quire.EINVALID, "request body is required")
 	case errors.As(err, &typeErr):

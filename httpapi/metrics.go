@@ -73,7 +73,8 @@ func methodLabel(m string) string {
 	return "OTHER"
 }
 
-// serveMetrics answers the Prometheus exposition of the registry.
-func (s *Server) serveMetrics(c *gin.Context) {
-	s.http.handler.ServeHTTP(c.Writer, c.Request)
-}
+// MetricsHandler answers the Prometheus exposition of the registry. The
+// API does not route /metrics: the metrics describe every route's traffic
+// and the deployment, so they are served on a listener of their own
+// (quire serve --metrics-addr), and GET /metrics on the API is 404.
+func (s *Server) MetricsHandler() http.Handler { return s.http.handler }

@@ -28,7 +28,7 @@ func (fakeCache) CacheStats() []quire.CacheTierStats {
 // scrape fetches /metrics and parses it with Prometheus's text parser.
 func scrape(t *testing.T, e *testenv.Env) (map[string]*dto.MetricFamily, string) {
 	t.Helper()
-	res := e.Must(200, "GET", "/metrics", "", nil)
+	res := e.Scrape()
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(bytes.NewReader(res.Body))
 	if err != nil {
@@ -258,9 +258,9 @@ func TestTraces(t *testing.T) {
 	// Probes and scrapes are not traced.
 	spans.Reset()
 	e.Must(200, "GET", "/healthz", "", nil)
-	e.Must(200, "GET", "/metrics", "", nil)
+	e.Scrape()
 	if n := len(spans.GetSpans()); n != 0 {
-		t.Errorf("%d spans for /healthz and /metrics", n)
+		t.Errorf("%d spans for /healthz and a scrape", n)
 	}
 	// Nor is work outside a request.
 	if err := e.Usage.Flush(context.Background()); err != nil {

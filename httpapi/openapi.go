@@ -27,7 +27,6 @@ var apiRoutes = []apiRoute{
 	// Operations.
 	route("GET", "/healthz", "operations", "The process answers", public(), ok(200, "Status")),
 	route("GET", "/readyz", "operations", "Dependencies are up (data root writable, Redis reachable); 503 with the reason otherwise", public(), ok(200, "Status"), fails(503)),
-	route("GET", "/metrics", "operations", "Prometheus metrics (text exposition format)", public(), text(200, "text/plain")),
 	route("GET", "/openapi.json", "operations", "This document", public(), ok(200, "")),
 
 	// Git smart HTTP (see docs/git.md): {path} is {project}/skills/{skill}.git/info/refs,

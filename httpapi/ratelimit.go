@@ -47,6 +47,9 @@ type rateLimiting struct {
 	limited  *prometheus.CounterVec
 	failOpen prometheus.Counter
 	warn     quietLog
+	// local is the login throttle while Redis cannot be consulted
+	// (loginguard.go).
+	local *localLimiter
 }
 
 // quietLog lets a warning through at most every 10s: while a dependency is
@@ -77,6 +80,7 @@ func (s *Server) warn(ctx context.Context, q *quietLog, msg string, args ...any)
 func (s *Server) setupRateLimits(cfg Config) {
 	rl := &s.rl
 	rl.limiter, rl.limits = cfg.RateLimiter, cfg.RateLimits
+	rl.local = newLocalLimiter(10000, cfg.Now)
 	rl.limited = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "quire", Name: "rate_limited_total",
 		Help: "Requests refused with 429, by limit (request, login_account, login_address).",
@@ -160,48 +164,6 @@ func (s *Server) limiterFailed(ctx context.Context, err error) {
 func loginKeys(c *gin.Context, email string) (account, address string) {
 	sum := sha256.Sum256([]byte(strings.ToLower(strings.TrimSpace(email))))
 	return "login:acct:" + hex.EncodeToString(sum[:16]), "login:addr:" + c.RemoteIP()
-}
-
-// allowLogin is asked before a password is checked. The account's bucket
-// counts every attempt at once, so concurrent guesses cannot overrun it;
-// a success empties it again (loginSucceeded). The address's bucket is
-// only looked at here and counts failures (loginFailed), so people behind
-// one address who log in successfully do not use it up.
-func (s *Server) allowLogin(c *gin.Context, account, address string) error {
-	if s.rl.limiter == nil {
-		return nil
-	}
-	ctx := c.Request.Context()
-	if l := s.rl.limits.LoginAddress; l.Enabled() {
-		d, err := s.rl.limiter.Peek(ctx, address, l)
-		if err != nil {
-			s.limiterFailed(ctx, err)
-		} else if !d.Allowed {
-			s.rl.limited.WithLabelValues("login_address").Inc()
-			return rateLimited("too many failed logins from this address", d.RetryAfter)
-		}
-	}
-	return s.allow(c, account, s.rl.limits.LoginAccount, "login_account", "too many failed logins for this account")
-}
-
-// loginFailed counts a failed login against the client address.
-func (s *Server) loginFailed(c *gin.Context, address string) {
-	if s.rl.limiter == nil || !s.rl.limits.LoginAddress.Enabled() {
-		return
-	}
-	if _, err := s.rl.limiter.Allow(c.Request.Context(), address, s.rl.limits.LoginAddress); err != nil {
-		s.limiterFailed(c.Request.Context(), err)
-	}
-}
-
-// loginSucceeded forgets the account's failed attempts.
-func (s *Server) loginSucceeded(c *gin.Context, account string) {
-	if s.rl.limiter == nil || !s.rl.limits.LoginAccount.Enabled() {
-		return
-	}
-	if err := s.rl.limiter.Reset(c.Request.Context(), account); err != nil {
-		s.limiterFailed(c.Request.Context(), err)
-	}
 }
 
 // retryAfterHeader is the Retry-After value of a rate-limited error, or "".

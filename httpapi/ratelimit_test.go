@@ -182,7 +182,7 @@ func TestRateLimitFailOpen(t *testing.T) {
 	// Sessions do need Redis: 503, not 401 or 500.
 	wantError(t, e.Do("GET", "/v1/projects", e.Admin, nil), 503)
 
-	metrics := e.Must(200, "GET", "/metrics", "", nil).Body
+	metrics := e.Scrape().Body
 	if !strings.Contains(string(metrics), "quire_rate_limit_errors_total ") || strings.Contains(string(metrics), "quire_rate_limit_errors_total 0") {
 		t.Errorf("quire_rate_limit_errors_total not counted:\n%s", grepLines(string(metrics), "rate_limit"))
 	}

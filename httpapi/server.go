@@ -41,8 +41,8 @@ type Config struct {
 	Payloads quire.PayloadStore
 	// PromptCache purges cached prompt reads, if set.
 	PromptCache quire.PromptCache
-	// Metrics is the registry /metrics serves; HTTP metrics are added to
-	// it. A private registry is made when nil.
+	// Metrics is the registry MetricsHandler serves; HTTP metrics are
+	// added to it. A private registry is made when nil.
 	Metrics *prometheus.Registry
 	// TracerProvider, when set, traces every request (tracing.go), with
 	// Propagator reading the caller's trace context from the headers.
@@ -166,7 +166,6 @@ func (s *Server) routes() *gin.Engine {
 
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
 	r.GET("/readyz", s.readyz)
-	r.GET("/metrics", s.serveMetrics)
 	r.GET("/openapi.json", s.serveOpenAPI)
 	if s.git != nil {
 		r.Any("/git/*path", s.serveGit)

@@ -29,6 +29,7 @@ import (
 	"github.com/quire/quire/gitstore"
 	"github.com/quire/quire/httpapi"
 	"github.com/quire/quire/internal/gcfloor"
+	"github.com/quire/quire/internal/netguard"
 	"github.com/quire/quire/telemetry"
 	"golang.org/x/crypto/bcrypt"
 )
@@ -99,6 +100,16 @@ type Config struct {
 	// GCFloorMiB is how far the heap may grow before a garbage collection
 	// whatever the live heap (internal/gcfloor); 0 leaves GOGC alone.
 	GCFloorMiB int
+	// MetricsAddr, when set, serves /metrics there, on a listener of its
+	// own; the API listener never serves it.
+	MetricsAddr string
+	// MaxConns caps the API listener's open connections (0: sized from
+	// the open-file limit, netguard.DefaultMaxConns); MaxConnsPerIP caps
+	// those of one client address (0: no cap).
+	MaxConns      int
+	MaxConnsPerIP int
+	// Timeouts hold slow clients to deadlines (netguard.Timeouts).
+	Timeouts netguard.Timeouts
 }
 
 // Main is a running quire server; end-to-end tests drive it too.
@@ -116,6 +127,10 @@ type Main struct {
 	ln      net.Listener
 	served  chan error
 	debug   *http.Server
+	// metricsSrv serves /metrics on Config.MetricsAddr.
+	metricsSrv *http.Server
+	conns      *netguard.Listener
+	disk       *diskProbe
 
 	metrics    *prometheus.Registry
 	tracing    *telemetry.Tracing
@@ -133,7 +148,8 @@ func NewMain(out io.Writer) *Main {
 	return &Main{out: out, Config: Config{
 		Addr: "127.0.0.1:8080", Data: "./repos", SessionTTL: 24 * time.Hour, LogLevel: "info", RedisPrefix: "quire:",
 		UsageFlush: time.Minute, ShutdownTimeout: 30 * time.Second, RateLimits: httpapi.DefaultRateLimits(),
-		GCFloorMiB: gcfloor.DefaultBytes >> 20,
+		GCFloorMiB: gcfloor.DefaultBytes >> 20, MaxConnsPerIP: netguard.DefaultMaxConnsPerAddr,
+		Timeouts: netguard.DefaultTimeouts(),
 	}}
 }
 
@@ -154,6 +170,7 @@ func (m *Main) ParseFlags(args []string) error {
 	str(&c.RedisPrefix, "redis-prefix", "QUIRE_REDIS_PREFIX", "prefix of every Redis key")
 	str(&c.LogLevel, "log-level", "QUIRE_LOG_LEVEL", "debug, info, warn or error")
 	str(&c.DebugAddr, "debug-addr", "QUIRE_DEBUG_ADDR", "loopback address serving net/http/pprof; empty is off")
+	str(&c.MetricsAddr, "metrics-addr", "QUIRE_METRICS_ADDR", "address serving Prometheus metrics at /metrics on a listener of its own; empty is off")
 	dur := func(p *time.Duration, name, env, usage string) error {
 		if v := os.Getenv(env); v != "" {
 			d, err := time.ParseDuration(v)
@@ -173,6 +190,36 @@ func (m *Main) ParseFlags(args []string) error {
 	}
 	if err := dur(&c.ShutdownTimeout, "shutdown-timeout", "QUIRE_SHUTDOWN_TIMEOUT", "how long in-flight requests may run once SIGTERM or SIGINT arrives"); err != nil {
 		return err
+	}
+	for _, d := range []struct {
+		p                *time.Duration
+		name, env, usage string
+	}{
+		{&c.Timeouts.ReadHeader, "read-header-timeout", "QUIRE_READ_HEADER_TIMEOUT", "how long a request's headers may take to arrive; 0 is no limit"},
+		{&c.Timeouts.Body, "body-timeout", "QUIRE_BODY_TIMEOUT", "how long a request body may take, plus one second per --body-min-rate bytes received; 0 is no limit"},
+		{&c.Timeouts.Write, "write-timeout", "QUIRE_WRITE_TIMEOUT", "how long one write of a response may wait for the client to read; 0 is no limit"},
+		{&c.Timeouts.Idle, "idle-timeout", "QUIRE_IDLE_TIMEOUT", "how long a keep-alive connection may wait for its next request; 0 is no limit"},
+	} {
+		if err := dur(d.p, d.name, d.env, d.usage); err != nil {
+			return err
+		}
+	}
+	for _, n := range []struct {
+		p                *int
+		name, env, usage string
+	}{
+		{&c.Timeouts.BodyMinRate, "body-min-rate", "QUIRE_BODY_MIN_RATE", "bytes per second a request body must average once --body-timeout is spent; 0 makes --body-timeout a limit on the whole body"},
+		{&c.MaxConns, "max-conns", "QUIRE_MAX_CONNS", "most open connections to the API listener; 0 sizes it from the open-file limit"},
+		{&c.MaxConnsPerIP, "max-conns-per-ip", "QUIRE_MAX_CONNS_PER_IP", "most open connections from one client address (IPv6: one /64); 0 is no cap"},
+	} {
+		if v := os.Getenv(n.env); v != "" {
+			i, err := strconv.Atoi(v)
+			if err != nil {
+				return fmt.Errorf("%s: %w", n.env, err)
+			}
+			*n.p = i
+		}
+		fs.IntVar(n.p, n.name, *n.p, n.usage+" ($"+n.env+")")
 	}
 	if v := os.Getenv("QUIRE_FSYNC"); v != "" {
 		b, err := strconv.ParseBool(v)
@@ -208,7 +255,7 @@ func (m *Main) ParseFlags(args []string) error {
 	c.AdminEmail = os.Getenv("QUIRE_ADMIN_EMAIL")
 	c.AdminPassword = os.Getenv("QUIRE_ADMIN_PASSWORD")
 	fs.Usage = func() {
-		fmt.Fprintln(m.out, "usage: quire serve [flags]\n\nEvery flag can also be set by the environment variable named after it.\nOn first start, with no user yet, an admin is created from\n$QUIRE_ADMIN_EMAIL and $QUIRE_ADMIN_PASSWORD (or a generated password\nprinted once to the log).\n\nTraces are exported over OTLP when $OTEL_EXPORTER_OTLP_ENDPOINT is set\n(OTLP/HTTP, or gRPC with $OTEL_EXPORTER_OTLP_PROTOCOL=grpc; the other\nstandard OTEL_* variables apply too). Metrics are served at /metrics.\n\nFlags:")
+		fmt.Fprintln(m.out, "usage: quire serve [flags]\n\nEvery flag can also be set by the environment variable named after it.\nOn first start, with no user yet, an admin is created from\n$QUIRE_ADMIN_EMAIL and $QUIRE_ADMIN_PASSWORD (or a generated password\nprinted once to the log).\n\nTraces are exported over OTLP when $OTEL_EXPORTER_OTLP_ENDPOINT is set\n(OTLP/HTTP, or gRPC with $OTEL_EXPORTER_OTLP_PROTOCOL=grpc; the other\nstandard OTEL_* variables apply too). Prometheus metrics are served at\n/metrics on --metrics-addr only.\n\nFlags:")
 		fs.PrintDefaults()
 	}
 	return fs.Parse(args)
@@ -229,6 +276,9 @@ func (m *Main) Run(ctx context.Context) error {
 	if c.GCFloorMiB < 0 {
 		return fmt.Errorf("gc floor must not be negative")
 	}
+	if c.MaxConns < 0 || c.MaxConnsPerIP < 0 || c.Timeouts.BodyMinRate < 0 {
+		return fmt.Errorf("connection caps and the body rate must not be negative")
+	}
 	m.stopGC = make(chan struct{})
 	m.gcDone = gcfloor.Tune(uint64(c.GCFloorMiB)<<20, time.Second, m.stopGC)
 
@@ -247,6 +297,7 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	m.store = store
+	m.disk = &diskProbe{root: store.Root(), every: time.Second}
 	m.redis, err = cache.Open(ctx, cache.Options{
 		URL: c.Redis, Prefix: c.RedisPrefix,
 		SnapshotPath: filepath.Join(store.Root(), "sessions.snapshot.json"),
@@ -290,18 +341,22 @@ func (m *Main) Run(ctx context.Context) error {
 		}
 		m.log.Info("debug listener started", "addr", m.debug.Addr)
 	}
-	m.ln, err = net.Listen("tcp", c.Addr)
-	if err != nil {
+	if c.MetricsAddr != "" {
+		if m.metricsSrv, err = m.serveMetrics(c.MetricsAddr, api.MetricsHandler()); err != nil {
+			return err
+		}
+		m.log.Info("metrics listener started", "addr", m.metricsSrv.Addr)
+	}
+	if err := m.listen(); err != nil {
 		return err
 	}
 	m.http = &http.Server{
-		Handler:           api,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       2 * time.Minute,
-		WriteTimeout:      5 * time.Minute,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
+		Handler:        api,
+		MaxHeaderBytes: 64 << 10,
+		// Accept errors and the like go to the JSON log, not to stderr.
+		ErrorLog: slog.NewLogLogger(m.log.Handler(), slog.LevelWarn),
 	}
+	c.Timeouts.Apply(m.http)
 	m.served = make(chan error, 1)
 	go func() { m.served <- m.http.Serve(m.ln) }()
 	usageCtx, stopUsage := context.WithCancel(context.WithoutCancel(ctx))
@@ -333,20 +388,6 @@ func (m *Main) Wait(ctx context.Context) error {
 // Addr is the address the server listens on.
 func (m *Main) Addr() string { return m.ln.Addr().String() }
 
-// ready reports whether the data root is writable and Redis answers.
-func (m *Main) ready(ctx context.Context) error {
-	f, err := os.CreateTemp(m.store.Root(), ".readyz-*")
-	if err != nil {
-		return fmt.Errorf("data root not writable")
-	}
-	f.Close()
-	os.Remove(f.Name())
-	if err := m.redis.Ping(ctx); err != nil {
-		return fmt.Errorf("redis unreachable")
-	}
-	return nil
-}
-
 // Close stops accepting requests, lets in-flight ones finish, flushes
 // usage counts to git, exports the last spans and closes Redis
 // (snapshotting embedded sessions). It may be called more than once.
@@ -377,6 +418,9 @@ func (m *Main) close() error {
 	}
 	if m.debug != nil {
 		m.debug.Close()
+	}
+	if m.metricsSrv != nil {
+		m.metricsSrv.Close()
 	}
 	if m.stopUsage != nil {
 		m.stopUsage()

@@ -36,8 +36,9 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-// start runs a quire on a free port with data root dir.
-func start(t *testing.T, dir, redisURL string) (*Main, *syncBuffer) {
+// start runs a quire on a free port with data root dir; opts change its
+// configuration first.
+func start(t *testing.T, dir, redisURL string, opts ...func(*Config)) (*Main, *syncBuffer) {
 	t.Helper()
 	out := &syncBuffer{}
 	m := NewMain(out)
@@ -46,6 +47,9 @@ func start(t *testing.T, dir, redisURL string) (*Main, *syncBuffer) {
 	m.Config.Redis = redisURL
 	m.Config.AdminEmail, m.Config.AdminPassword = "admin@example.com", "admin-password"
 	m.Config.BcryptCost = bcrypt.MinCost
+	for _, o := range opts {
+		o(&m.Config)
+	}
 	if err := m.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -86,8 +90,15 @@ func TestHealthAndReadiness(t *testing.T) {
 	if err := os.RemoveAll(m.store.Root()); err != nil {
 		t.Fatal(err)
 	}
-	if code, body := call(t, m, "GET", "/readyz", "", nil); code != 503 || body["error"] != "data root not writable" || body["code"] != "unavailable" {
-		t.Fatalf("readyz without a data root: %d %v", code, body)
+	// The disk probe's answer is kept for a second: poll.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		code, body := call(t, m, "GET", "/readyz", "", nil)
+		if code == 503 && body["error"] == "data root not writable" && body["code"] == "unavailable" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("readyz without a data root: %d %v", code, body)
+		}
 	}
 	if code, _ := call(t, m, "GET", "/healthz", "", nil); code != 200 {
 		t.Fatalf("healthz without a data root: %d", code)
@@ -96,7 +107,7 @@ func TestHealthAndReadiness(t *testing.T) {
 
 func TestReadinessWithRedisDown(t *testing.T) {
 	// Nothing listens on port 1: Redis is down from the start.
-	m, _ := start(t, t.TempDir(), "redis://127.0.0.1:1/0")
+	m, _ := start(t, t.TempDir(), "redis://127.0.0.1:1/0", func(c *Config) { c.MetricsAddr = "127.0.0.1:0" })
 	if code, _ := call(t, m, "GET", "/healthz", "", nil); code != 200 {
 		t.Fatalf("healthz %d", code)
 	}
@@ -109,7 +120,7 @@ func TestReadinessWithRedisDown(t *testing.T) {
 		t.Fatalf("login with Redis down: %d", code)
 	}
 	// Metrics still answer, and count the Redis failures.
-	res, err := http.Get("http://" + m.Addr() + "/metrics")
+	res, err := http.Get("http://" + m.MetricsAddr() + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,8 +188,14 @@ func TestServeWaitsForSignal(t *testing.T) {
 func TestServerTimeouts(t *testing.T) {
 	m, _ := start(t, t.TempDir(), "")
 	h := m.http
-	if h.ReadHeaderTimeout <= 0 || h.ReadTimeout <= 0 || h.WriteTimeout <= 0 || h.IdleTimeout <= 0 || h.MaxHeaderBytes <= 0 {
-		t.Fatalf("timeouts not all set: %+v", h)
+	if h.ReadHeaderTimeout <= 0 || h.IdleTimeout <= 0 || h.MaxHeaderBytes <= 0 {
+		t.Fatalf("timeouts not all set: read header %s, idle %s, max header bytes %d", h.ReadHeaderTimeout, h.IdleTimeout, h.MaxHeaderBytes)
+	}
+	// No fixed limit on a whole request or response, which would cut long
+	// pushes and clones: bodies and writes must make progress instead
+	// (internal/netguard), and both deadlines are on by default.
+	if h.ReadTimeout != 0 || h.WriteTimeout != 0 || m.Config.Timeouts.Body <= 0 || m.Config.Timeouts.BodyMinRate <= 0 || m.Config.Timeouts.Write <= 0 {
+		t.Fatalf("read timeout %s, write timeout %s, progress deadlines %+v", h.ReadTimeout, h.WriteTimeout, m.Config.Timeouts)
 	}
 	if h.ReadHeaderTimeout > 30*time.Second {
 		t.Fatalf("ReadHeaderTimeout %s lets slow clients hold connections", h.ReadHeaderTimeout)
@@ -197,7 +214,8 @@ func TestServeHelp(t *testing.T) {
 	flagLine := regexp.MustCompile(`(?m)^  -([a-z-]+)`)
 	found := flagLine.FindAllStringSubmatch(help, -1)
 	want := []string{"addr", "data", "debug-addr", "fsync", "log-level", "redis", "redis-prefix", "session-ttl", "shutdown-timeout", "usage-flush",
-		"rate-limit", "login-limit", "login-address-limit", "gc-floor"}
+		"rate-limit", "login-limit", "login-address-limit", "gc-floor", "metrics-addr", "max-conns", "max-conns-per-ip",
+		"read-header-timeout", "body-timeout", "body-min-rate", "write-timeout", "idle-timeout"}
 	got := map[string]bool{}
 	for _, f := range found {
 		got[f[1]] = true
@@ -236,9 +254,25 @@ func TestServeHelp(t *testing.T) {
 	if m.Config.UsageFlush != 5*time.Second || m.Config.ShutdownTimeout != 9*time.Second || m.Config.Addr != "127.0.0.1:9999" || m.Config.DebugAddr != "127.0.0.1:6060" || m.Config.GCFloorMiB != 32 {
 		t.Fatalf("config from environment and flags: %+v", m.Config)
 	}
-	t.Setenv("QUIRE_USAGE_FLUSH", "soon")
-	if err := NewMain(io.Discard).ParseFlags(nil); err == nil || !strings.Contains(err.Error(), "QUIRE_USAGE_FLUSH") {
-		t.Fatalf("bad QUIRE_USAGE_FLUSH: %v", err)
+	t.Setenv("QUIRE_MAX_CONNS_PER_IP", "10")
+	t.Setenv("QUIRE_BODY_MIN_RATE", "512")
+	t.Setenv("QUIRE_READ_HEADER_TIMEOUT", "3s")
+	t.Setenv("QUIRE_METRICS_ADDR", "127.0.0.1:9090")
+	m = NewMain(io.Discard)
+	if err := m.ParseFlags([]string{"--max-conns", "500", "--idle-timeout", "20s"}); err != nil {
+		t.Fatal(err)
+	}
+	if c := m.Config; c.MaxConnsPerIP != 10 || c.Timeouts.BodyMinRate != 512 || c.Timeouts.ReadHeader != 3*time.Second ||
+		c.MetricsAddr != "127.0.0.1:9090" || c.MaxConns != 500 || c.Timeouts.Idle != 20*time.Second || c.Timeouts.Body != 20*time.Second {
+		t.Fatalf("limits from environment and flags: %+v", c)
+	}
+	for env, bad := range map[string]string{"QUIRE_USAGE_FLUSH": "soon", "QUIRE_MAX_CONNS": "many", "QUIRE_BODY_TIMEOUT": "1"} {
+		t.Run(env, func(t *testing.T) {
+			t.Setenv(env, bad)
+			if err := NewMain(io.Discard).ParseFlags(nil); err == nil || !strings.Contains(err.Error(), env) {
+				t.Fatalf("bad %s: %v", env, err)
+			}
+		})
 	}
 }
 

@@ -26,6 +26,7 @@ import (
 	"github.com/quire/quire/cache"
 	"github.com/quire/quire/gitstore"
 	"github.com/quire/quire/httpapi"
+	"github.com/quire/quire/internal/netguard"
 	"github.com/quire/quire/telemetry"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"golang.org/x/crypto/bcrypt"
@@ -179,7 +180,10 @@ func NewWith(t testing.TB, o Options) *Env {
 		cfg.RateLimiter = limiter // a nil *RateLimits must not become a non-nil interface
 	}
 	srv := httpapi.New(cfg)
-	hs := httptest.NewServer(srv)
+	// The server's deadlines for slow clients, as quire serve sets them.
+	hs := httptest.NewUnstartedServer(srv)
+	netguard.DefaultTimeouts().Apply(hs.Config)
+	hs.Start()
 	e := &Env{T: t, URL: hs.URL, Store: store, Redis: rd, Git: git, Prompts: prompts, Server: srv, HTTP: hs, Log: logs, Metrics: reg, Usage: usage, RateLimiter: limiter}
 	t.Cleanup(func() {
 		hs.Close()
@@ -286,6 +290,18 @@ func (e *Env) Must(want int, method, path, token string, body any, headers ...st
 		e.T.Fatalf("%s %s: status %d, want %d\n%s", method, path, r.Status, want, r.Body)
 	}
 	return r
+}
+
+// Scrape answers what Prometheus gets from the metrics listener (quire
+// serve --metrics-addr): the API itself does not serve /metrics.
+func (e *Env) Scrape() *Response {
+	e.T.Helper()
+	rec := httptest.NewRecorder()
+	e.Server.MetricsHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if rec.Code != 200 {
+		e.T.Fatalf("GET /metrics: status %d\n%s", rec.Code, rec.Body)
+	}
+	return &Response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
 }
 
 // Login logs in and returns the session token.

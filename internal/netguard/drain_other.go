@@ -1,0 +1,7 @@
+//go:build !unix
+
+package netguard
+
+import "net"
+
+func drain(net.Conn) {}
