@@ -24,7 +24,7 @@ func (m *Main) ready(ctx context.Context) error {
 // diskProbe checks that the data root takes a write. Creating a file is
 // not enough: a full filesystem still has inodes, so the probe writes a
 // block and fsyncs it, as a push would, and removes it again. The answer
-// is kept for every, so /readyz, which anyone may call, cannot be made to
+// is kept for every (a statfs of the data root is asked every time), so /readyz, which anyone may call, cannot be made to
 // fsync in a loop.
 type diskProbe struct {
 	root  string
@@ -41,6 +41,11 @@ const probeSize = 4096
 func (p *diskProbe) check() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	// statfs is cheap and asked every time, so a file system remounted
+	// read-only or filled up shows at once; the write probe is cached.
+	if err := statfsCheck(p.root); err != nil {
+		return err
+	}
 	if !p.checked.IsZero() && time.Since(p.checked) < p.every {
 		return p.err
 	}
