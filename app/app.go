@@ -1,7 +1,8 @@
 // Package app holds quire's use cases: authentication, access (resolve a
-// project or asset and authorize the caller, once), and, as they move here
-// from the transports, the single write path, rendering, payloads, reviews
-// and events. Every door -- the HTTP API, the git protocol, the web UI,
+// project or asset and authorize the caller, once), rendering, prompt
+// content, live reads, payloads, cache purge and usage reads, and, as they
+// move here from the transports, the single write path, reviews and
+// events. Every door -- the HTTP API, the git protocol, the web UI,
 // MCP, the CLI -- decodes its input, calls app, and encodes the answer.
 //
 // app knows the domain (the root package) and calls the stores through
