@@ -1,7 +1,8 @@
 // Package app holds quire's use cases: authentication, access (resolve a
-// project or asset and authorize the caller, once), and, as they move here
-// from the transports, the single write path, rendering, payloads, reviews
-// and events. Every door -- the HTTP API, the git protocol, the web UI,
+// project or asset and authorize the caller, once), rendering, prompt
+// content, live reads, payloads, cache purge and usage reads, and, as they
+// move here from the transports, the single write path, reviews and
+// events. Every door -- the HTTP API, the git protocol, the web UI,
 // MCP, the CLI -- decodes its input, calls app, and encodes the answer.
 //
 // app knows the domain (the root package) and calls the stores through
@@ -10,6 +11,7 @@
 package app
 
 import (
+	"context"
 	"time"
 
 	"github.com/quire/quire"
@@ -29,6 +31,9 @@ type Config struct {
 	// Usage counts renders and API key use; Activity is the change feed.
 	Usage    quire.Usage
 	Activity quire.ActivityLog
+	// UsageLost hears of a render that could not be counted (Redis down):
+	// the render itself still succeeds. Nil drops the news.
+	UsageLost func(ctx context.Context, promptID string, version int, err error)
 	// RateLimiter keeps login throttles and request limits.
 	RateLimiter quire.RateLimiter
 	Limits      quire.Limits
@@ -49,12 +54,19 @@ type App struct {
 	payloads    quire.PayloadStore
 	promptCache quire.PromptCache
 	usage       quire.Usage
+	usageLost   func(ctx context.Context, promptID string, version int, err error)
 	activity    quire.ActivityLog
 	limiter     quire.RateLimiter
 	limits      quire.Limits
 	sessionTTL  time.Duration
 	bcryptCost  int
 	now         func() time.Time
+
+	// templates memoizes parsed templates by commit; liveAt is prompts
+	// when it can read the live version at a known commit (the cache),
+	// found once here rather than asserted per request.
+	templates *templateMemo
+	liveAt    livePromptAt
 }
 
 // New returns the use cases over cfg's stores.
@@ -62,9 +74,11 @@ func New(cfg Config) *App {
 	a := &App{
 		meta: cfg.Meta, versions: cfg.Versions, sessions: cfg.Sessions,
 		prompts: cfg.Prompts, payloads: cfg.Payloads, promptCache: cfg.PromptCache,
-		usage: cfg.Usage, activity: cfg.Activity, limiter: cfg.RateLimiter,
+		usage: cfg.Usage, usageLost: cfg.UsageLost, activity: cfg.Activity, limiter: cfg.RateLimiter,
 		limits: cfg.Limits, sessionTTL: cfg.SessionTTL, bcryptCost: cfg.BcryptCost, now: cfg.Now,
 	}
+	a.templates = newTemplateMemo()
+	a.liveAt, _ = a.prompts.(livePromptAt)
 	if a.now == nil {
 		a.now = time.Now
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/quire/quire"
+	"github.com/quire/quire/app"
 	"github.com/quire/quire/render"
 )
 
@@ -105,6 +106,7 @@ func FuzzRenderBodyOnePass(f *testing.F) {
 	} {
 		f.Add(body)
 	}
+	a := app.New(app.Config{Limits: quire.DefaultLimits()})
 	f.Fuzz(func(t *testing.T, body string) {
 		b := []byte(body)
 		var fast renderBody
@@ -115,8 +117,7 @@ func FuzzRenderBodyOnePass(f *testing.F) {
 		if err := decodeJSON(b, &slow, false); err != nil {
 			t.Fatalf("%s: one pass accepts, the long way refuses: %v", body, err)
 		}
-		s := &Server{limits: quire.DefaultLimits()}
-		vars, err := s.decodeVariables(slow.Variables, false)
+		vars, err := a.DecodeVariables(slow.Variables, false)
 		if err != nil {
 			t.Fatalf("%s: one pass accepts, the variables refuse: %v", body, err)
 		}

@@ -1,14 +1,12 @@
 package httpapi
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
-	"github.com/google/uuid"
 	"github.com/quire/quire"
-	"github.com/quire/quire/valid"
+	"github.com/quire/quire/app"
 )
 
 // payloadRequest creates (SPEC endpoint 4) or replaces a payload.
@@ -17,28 +15,13 @@ type payloadRequest struct {
 	Name      *string         `json:"name"`
 }
 
-// parse checks the request into p: variables required, a JSON object of
-// at most MaxVariables bytes; name optional.
-func (s *Server) parsePayload(c *gin.Context, p *quire.Payload) error {
+// readPayload decodes a payload request; app checks it.
+func (s *Server) readPayload(c *gin.Context) (*app.PayloadInput, error) {
 	var req payloadRequest
 	if err := s.decode(c, &req); err != nil {
-		return err
+		return nil, err
 	}
-	if _, err := s.decodeVariables(req.Variables, true); err != nil {
-		return err
-	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, req.Variables); err != nil {
-		return quire.Errorf(quire.EINVALID, "variables must be a JSON object")
-	}
-	p.Variables = buf.Bytes()
-	if req.Name != nil {
-		if err := valid.Text("name", *req.Name, s.limits.MaxName); err != nil {
-			return err
-		}
-		p.Name = *req.Name
-	}
-	return nil
+	return &app.PayloadInput{Variables: req.Variables, Name: req.Name}, nil
 }
 
 func (s *Server) createPayload(c *gin.Context) {
@@ -47,12 +30,13 @@ func (s *Server) createPayload(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	p := &quire.Payload{CreatedBy: principal(c).User.ID}
-	if err := s.parsePayload(c, p); err != nil {
+	in, err := s.readPayload(c)
+	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	if err := s.payloads.CreatePayload(c.Request.Context(), principal(c).Actor(), a, p); err != nil {
+	p, err := s.app.CreatePayload(c.Request.Context(), principal(c), a, in)
+	if err != nil {
 		s.fail(c, err)
 		return
 	}
@@ -70,7 +54,7 @@ func (s *Server) listPayloads(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	all, err := s.payloads.Payloads(c.Request.Context(), a)
+	all, err := s.app.Payloads(c.Request.Context(), a)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -83,27 +67,13 @@ func (s *Server) listPayloads(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"payloads": pg, "next_cursor": next})
 }
 
-// payloadParam resolves {id} and {payloadID}; a payload id that is not a
-// UUID is simply not found.
-func (s *Server) payloadParam(c *gin.Context, want quire.Access) (*quire.Asset, string, error) {
-	a, err := s.asset(c, quire.KindPrompt, want)
-	if err != nil {
-		return nil, "", err
-	}
-	id := c.Param("payloadID")
-	if uuid.Validate(id) != nil {
-		return nil, "", quire.Errorf(quire.ENOTFOUND, "payload not found")
-	}
-	return a, id, nil
-}
-
 func (s *Server) getPayload(c *gin.Context) {
-	a, id, err := s.payloadParam(c, quire.AccessRead)
+	a, err := s.asset(c, quire.KindPrompt, quire.AccessRead)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	p, err := s.payloads.Payload(c.Request.Context(), a, id)
+	p, err := s.app.Payload(c.Request.Context(), a, c.Param("payloadID"))
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -112,23 +82,26 @@ func (s *Server) getPayload(c *gin.Context) {
 }
 
 // updatePayload replaces a payload's variables, and its name when given.
+// The payload is read before the body, so a missing one is 404 whatever
+// the body says.
 func (s *Server) updatePayload(c *gin.Context) {
-	a, id, err := s.payloadParam(c, quire.AccessWrite)
+	a, err := s.asset(c, quire.KindPrompt, quire.AccessWrite)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
 	ctx := c.Request.Context()
-	p, err := s.payloads.Payload(ctx, a, id)
+	p, err := s.app.Payload(ctx, a, c.Param("payloadID"))
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	if err := s.parsePayload(c, p); err != nil {
+	in, err := s.readPayload(c)
+	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	if err := s.payloads.UpdatePayload(ctx, principal(c).Actor(), a, p); err != nil {
+	if err := s.app.UpdatePayload(ctx, principal(c), a, p, in); err != nil {
 		s.fail(c, err)
 		return
 	}
@@ -136,12 +109,12 @@ func (s *Server) updatePayload(c *gin.Context) {
 }
 
 func (s *Server) deletePayload(c *gin.Context) {
-	a, id, err := s.payloadParam(c, quire.AccessWrite)
+	a, err := s.asset(c, quire.KindPrompt, quire.AccessWrite)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	if err := s.payloads.DeletePayload(c.Request.Context(), principal(c).Actor(), a, id); err != nil {
+	if err := s.app.DeletePayload(c.Request.Context(), principal(c), a, c.Param("payloadID")); err != nil {
 		s.fail(c, err)
 		return
 	}

@@ -1,13 +1,12 @@
 package httpapi
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
-	"github.com/google/uuid"
 	"github.com/quire/quire"
+	"github.com/quire/quire/app"
 	"github.com/quire/quire/render"
 )
 
@@ -59,171 +58,60 @@ type renderBody struct {
 
 // readRender reads a render request. A body within the variables limit is
 // decoded once, variables and all; any other, or one that fails, goes the
-// long way (renderRequest, then decodeVariables), which says what is wrong.
-func (s *Server) readRender(c *gin.Context) (renderRequest, render.Vars, error) {
-	var req renderRequest
+// long way (renderRequest, then app.DecodeVariables), which says what is
+// wrong.
+func (s *Server) readRender(c *gin.Context) (app.RenderRequest, error) {
 	if c.Request.ContentLength == 0 {
-		return req, render.Vars{}, nil
+		return app.RenderRequest{Vars: render.Vars{}}, nil
 	}
 	b, err := s.readBody(c)
 	if err != nil {
-		return req, nil, err
+		return app.RenderRequest{}, err
 	}
 	if int64(len(b)) <= s.limits.MaxVariables {
 		var fast renderBody
 		if decodeJSON(b, &fast, true) == nil {
-			return renderRequest{Version: fast.Version, PayloadID: fast.PayloadID}, render.VarsOf(fast.Variables), nil
+			return app.RenderRequest{Vars: render.VarsOf(fast.Variables), Version: fast.Version, PayloadID: fast.PayloadID}, nil
 		}
 	}
+	var req renderRequest
 	if err := decodeJSON(b, &req, false); err != nil {
-		return req, nil, err
+		return app.RenderRequest{}, err
 	}
-	vars, err := s.decodeVariables(req.Variables, false)
-	return req, vars, err
+	vars, err := s.app.DecodeVariables(req.Variables, false)
+	return app.RenderRequest{Vars: vars, Version: req.Version, PayloadID: req.PayloadID}, err
 }
 
 func (s *Server) render(c *gin.Context, a *quire.Asset) {
-	req, vars, err := s.readRender(c)
+	req, err := s.readRender(c)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	ctx := c.Request.Context()
-	var (
-		v       *quire.Version
-		content *quire.PromptContent
-	)
-	if req.Version != nil {
-		if *req.Version <= 0 {
-			s.fail(c, quire.Errorf(quire.EINVALID, "version must be a positive integer"))
-			return
-		}
-		if v, err = s.versions.Version(ctx, a, *req.Version); err == nil {
-			content, err = s.prompts.PromptContent(ctx, a, v.Commit)
-		}
-	} else {
-		var pv *quire.PromptVersion
-		if pv, err = s.prompts.LivePrompt(ctx, a); err == nil {
-			v, content = pv.Version, pv.Content
-		}
-	}
+	r, err := s.app.Render(c.Request.Context(), a, req)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	if req.PayloadID != "" {
-		base, err := s.payloadVariables(c, a, req.PayloadID)
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		vars = render.Merge(base, vars)
-	}
-	cp, err := s.templates.get(v.Commit, content)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	out := renderResponse{PromptID: a.ID, Version: v.Number, Commit: v.Commit, Model: content.Model, ModelParams: content.ModelParams}
-	switch {
-	case cp.text != nil:
-		text, err := cp.text.Render(vars)
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		out.Rendered = &text
-	case len(cp.msgs) > 0:
-		var missing []string
-		seen := map[string]bool{}
-		for _, t := range cp.msgs {
-			for _, m := range t.Missing(vars) {
-				if !seen[m] {
-					seen[m] = true
-					missing = append(missing, m)
-				}
-			}
-		}
-		if len(missing) > 0 {
-			s.fail(c, render.MissingError(missing))
-			return
-		}
-		out.Messages = make([]quire.Message, len(cp.msgs))
-		for i, t := range cp.msgs {
-			text, err := t.Render(vars)
-			if err != nil {
-				s.fail(c, err)
-				return
-			}
-			out.Messages[i] = quire.Message{Role: content.Messages[i].Role, Content: text}
-		}
-	default:
-		s.fail(c, quire.Errorf(quire.EUNPROCESSABLE, "version %d has no template", v.Number))
-		return
-	}
-	s.RecordRender(ctx, a.ID, v.Number)
-	c.JSON(http.StatusOK, &out)
-}
-
-// decodeVariables checks and decodes a variables object: required or
-// not, at most MaxVariables bytes (compacted).
-func (s *Server) decodeVariables(raw json.RawMessage, required bool) (render.Vars, error) {
-	trimmed := bytes.TrimSpace(raw)
-	if len(trimmed) == 0 || string(trimmed) == "null" {
-		if required {
-			return nil, quire.Errorf(quire.EINVALID, "variables is required: a JSON object of variable names and values")
-		}
-		return render.Vars{}, nil
-	}
-	if trimmed[0] != '{' {
-		return nil, quire.Errorf(quire.EINVALID, "variables must be a JSON object")
-	}
-	if int64(len(trimmed)) > s.limits.MaxVariables {
-		var buf bytes.Buffer
-		if json.Compact(&buf, trimmed) == nil && int64(buf.Len()) > s.limits.MaxVariables {
-			return nil, quire.Errorf(quire.ETOOLARGE, "variables are %d bytes; the limit is %d", buf.Len(), s.limits.MaxVariables)
-		}
-	}
-	return render.DecodeVars(trimmed)
-}
-
-// payloadVariables returns the variables of one of a's payloads.
-func (s *Server) payloadVariables(c *gin.Context, a *quire.Asset, id string) (render.Vars, error) {
-	if uuid.Validate(id) != nil {
-		return nil, quire.Errorf(quire.ENOTFOUND, "payload not found")
-	}
-	p, err := s.payloads.Payload(c.Request.Context(), a, id)
-	if err != nil {
-		return nil, err
-	}
-	return render.DecodeVars(p.Variables)
+	c.JSON(http.StatusOK, &renderResponse{
+		PromptID: a.ID, Version: r.Version, Commit: r.Commit, Rendered: r.Text,
+		Messages: r.Messages, Model: r.Model, ModelParams: r.ModelParams,
+	})
 }
 
 func (s *Server) purgePromptCache(c *gin.Context) {
-	a, err := s.asset(c, quire.KindPrompt, quire.AccessAdmin)
+	a, err := s.app.PurgePromptCache(c.Request.Context(), principal(c), c.Param("id"))
 	if err != nil {
 		s.fail(c, err)
 		return
-	}
-	if s.promptCache != nil {
-		if err := s.promptCache.Purge(c.Request.Context(), a); err != nil {
-			s.fail(c, err)
-			return
-		}
 	}
 	c.JSON(http.StatusOK, gin.H{"purged": a.ID})
 }
 
 func (s *Server) purgeAllCache(c *gin.Context) {
-	if err := principal(c).CheckAdmin(); err != nil {
+	if err := s.app.PurgeAllCache(c.Request.Context(), principal(c)); err != nil {
 		s.fail(c, err)
 		return
-	}
-	if s.promptCache != nil {
-		if err := s.promptCache.PurgeAll(c.Request.Context()); err != nil {
-			s.fail(c, err)
-			return
-		}
 	}
 	c.JSON(http.StatusOK, gin.H{"purged": "all"})
 }

@@ -86,7 +86,6 @@ type Server struct {
 	prompts     quire.PromptStore
 	payloads    quire.PayloadStore
 	promptCache quire.PromptCache
-	templates   *templateMemo
 	metrics     *prometheus.Registry
 	http        *httpMetrics
 	tracer      trace.TracerProvider
@@ -135,7 +134,7 @@ func New(cfg Config) *Server {
 	s.app = app.New(app.Config{
 		Meta: s.meta, Versions: s.versions, Sessions: s.sessions,
 		Prompts: s.prompts, Payloads: s.payloads, PromptCache: s.promptCache,
-		Usage: s.usage, Activity: s.activity, RateLimiter: cfg.RateLimiter,
+		Usage: s.usage, UsageLost: s.usageLost, Activity: s.activity, RateLimiter: cfg.RateLimiter,
 		Limits: s.limits, SessionTTL: s.sessionTTL, BcryptCost: s.bcryptCost, Now: s.now,
 	})
 	s.engine = s.routes()

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"context"
 	"net/http"
-	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/quire/quire"
@@ -13,19 +12,20 @@ func (s *Server) usageRoutes(g *gin.RouterGroup) {
 	g.GET("/prompts/:id/usage", s.promptUsage)
 }
 
-// RecordRender counts one render of a prompt version; the render handler
-// calls it once a render succeeds:
+// RecordRender counts one render of a prompt version, as a render does
+// once it succeeds (app.Render):
 //
 //	s.RecordRender(c.Request.Context(), prompt.ID, version.Number)
 //
-// A failure to count is logged, never returned: usage must not fail a render.
+// A failure to count is logged (usageLost), never returned: usage must not
+// fail a render.
 func (s *Server) RecordRender(ctx context.Context, promptID string, version int) {
-	if s.usage == nil {
-		return
-	}
-	if err := s.usage.RecordRender(ctx, promptID, version); err != nil {
-		s.warn(ctx, &s.usageWarn, "render not counted", "prompt_id", promptID, "version", version, "error", err.Error())
-	}
+	s.app.RecordRender(ctx, promptID, version)
+}
+
+// usageLost logs a render app could not count, quietly while Redis is down.
+func (s *Server) usageLost(ctx context.Context, promptID string, version int, err error) {
+	s.warn(ctx, &s.usageWarn, "render not counted", "prompt_id", promptID, "version", version, "error", err.Error())
 }
 
 // noteKeyUse records that the request's API key was used, for its
@@ -47,36 +47,17 @@ func (s *Server) recordKeyUse(ctx context.Context, p *quire.Principal) {
 	}
 }
 
-// withLastUsed fills in the keys' last_used_at from the usage records.
+// withLastUsed fills in the keys' last_used_at from the usage records
+// (app.FillLastUsed); without them a listing is still answered.
 func (s *Server) withLastUsed(ctx context.Context, keys ...*quire.APIKey) {
-	if s.usage == nil || len(keys) == 0 {
-		return
-	}
-	last, err := s.usage.KeysLastUsed(ctx)
-	if err != nil {
+	if err := s.app.FillLastUsed(ctx, keys...); err != nil {
 		s.log.WarnContext(ctx, "API key last use unknown", "error", err.Error())
-		return
-	}
-	for _, k := range keys {
-		if t, ok := last[k.ID]; ok && (k.LastUsedAt == nil || t.After(*k.LastUsedAt)) {
-			t := t.UTC().Truncate(time.Millisecond)
-			k.LastUsedAt = &t
-		}
 	}
 }
 
 // promptUsage answers the render counts and last use of a prompt's versions.
 func (s *Server) promptUsage(c *gin.Context) {
-	a, err := s.asset(c, quire.KindPrompt, quire.AccessRead)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	if s.usage == nil {
-		s.fail(c, quire.Errorf(quire.EUNAVAILABLE, "usage is not recorded by this server"))
-		return
-	}
-	u, err := s.usage.PromptUsage(c.Request.Context(), a.ID)
+	u, err := s.app.PromptUsage(c.Request.Context(), principal(c), c.Param("id"))
 	if err != nil {
 		s.fail(c, err)
 		return
