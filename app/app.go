@@ -38,6 +38,8 @@ type Config struct {
 	BcryptCost int
 	// Now is the clock sessions and API keys expire by; time.Now when nil.
 	Now func() time.Time
+	// Login is the login throttle (login.go).
+	Login LoginConfig
 }
 
 // App is quire's use cases over its stores.
@@ -54,6 +56,7 @@ type App struct {
 	limits      quire.Limits
 	sessionTTL  time.Duration
 	bcryptCost  int
+	login       loginGuard
 	now         func() time.Time
 }
 
@@ -73,6 +76,12 @@ func New(cfg Config) *App {
 	}
 	if a.sessionTTL <= 0 {
 		a.sessionTTL = 24 * time.Hour
+	}
+	if a.bcryptCost == 0 {
+		a.bcryptCost = DefaultBcryptCost
+	}
+	if a.sessions != nil { // logins are offered
+		a.login = newLoginGuard(cfg.Login, a.bcryptCost, a.now)
 	}
 	return a
 }
