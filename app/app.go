@@ -1,5 +1,6 @@
-// Package app holds quire's use cases: authentication, access (resolve a
-// project or asset and authorize the caller, once), and, as they move here
+// Package app holds quire's use cases: authentication, login and sessions,
+// users, API keys, projects and members, the activity feed, access (resolve
+// a project or asset and authorize the caller, once), and, as they move here
 // from the transports, the single write path, rendering, payloads, reviews
 // and events. Every door -- the HTTP API, the git protocol, the web UI,
 // MCP, the CLI -- decodes its input, calls app, and encodes the answer.
