@@ -185,3 +185,20 @@ func TestLoginThrottleFallback(t *testing.T) {
 		t.Fatalf("refusals heard: %v", limited)
 	}
 }
+
+// TestInputAfterAuthorization: a use case reads its input only once the
+// caller may act, so a forbidden request is forbidden whatever its body.
+func TestInputAfterAuthorization(t *testing.T) {
+	ctx := context.Background()
+	ac := newAccounts(t, app.LoginConfig{})
+	ac.user(t, "ann@example.com", quire.RoleAdmin)
+	bo := ac.user(t, "bo@example.com", quire.RoleMember)
+	malformed := func() (app.UserEdit, error) {
+		t.Fatal("input read before the caller was authorized")
+		return app.UserEdit{}, nil
+	}
+	_, err := ac.CreateUser(ctx, bo, malformed)
+	wantCode(t, "member creates a user", err, quire.EFORBIDDEN)
+	_, err = ac.UpdateUser(ctx, bo, "someone-else", malformed)
+	wantCode(t, "member edits another user", err, quire.ENOTFOUND)
+}
