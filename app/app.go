@@ -1,5 +1,6 @@
-// Package app holds quire's use cases: authentication, access (resolve a
-// project or asset and authorize the caller, once), rendering, prompt
+// Package app holds quire's use cases: authentication, login and sessions,
+// users, API keys, projects and members, the activity feed, access (resolve
+// a project or asset and authorize the caller, once), rendering, prompt
 // content, live reads, payloads, cache purge and usage reads, and, as they
 // move here from the transports, the single write path, reviews and
 // events. Every door -- the HTTP API, the git protocol, the web UI,
@@ -43,6 +44,8 @@ type Config struct {
 	BcryptCost int
 	// Now is the clock sessions and API keys expire by; time.Now when nil.
 	Now func() time.Time
+	// Login is the login throttle (login.go).
+	Login LoginConfig
 }
 
 // App is quire's use cases over its stores.
@@ -60,6 +63,7 @@ type App struct {
 	limits      quire.Limits
 	sessionTTL  time.Duration
 	bcryptCost  int
+	login       loginGuard
 	now         func() time.Time
 
 	// templates memoizes parsed templates by commit; liveAt is prompts
@@ -87,6 +91,12 @@ func New(cfg Config) *App {
 	}
 	if a.sessionTTL <= 0 {
 		a.sessionTTL = 24 * time.Hour
+	}
+	if a.bcryptCost == 0 {
+		a.bcryptCost = DefaultBcryptCost
+	}
+	if a.sessions != nil { // logins are offered
+		a.login = newLoginGuard(cfg.Login, a.bcryptCost, a.now)
 	}
 	return a
 }

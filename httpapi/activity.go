@@ -14,31 +14,9 @@ func (s *Server) activityRoutes(g *gin.RouterGroup) {
 // projectActivity answers the changes to a project and its skills and
 // prompts, newest first, a page at a time.
 func (s *Server) projectActivity(c *gin.Context) {
-	pr, err := s.project(c, quire.AccessRead)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	opts, err := listOptions(c)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	if s.activity == nil {
-		s.fail(c, quire.Errorf(quire.EUNAVAILABLE, "activity is not kept by this server"))
-		return
-	}
-	ctx := c.Request.Context()
-	var assets []*quire.Asset
-	for _, kind := range []quire.Kind{quire.KindSkill, quire.KindPrompt} {
-		as, err := s.meta.Assets(ctx, kind, pr.ID)
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		assets = append(assets, as...)
-	}
-	feed, next, err := s.activity.Activity(ctx, pr, assets, opts)
+	feed, next, err := s.app.Activity(c.Request.Context(), principal(c), c.Param("projectID"), func() (quire.ListOptions, error) {
+		return listOptions(c)
+	})
 	if err != nil {
 		s.fail(c, err)
 		return

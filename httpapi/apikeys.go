@@ -6,7 +6,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/quire/quire"
-	"github.com/quire/quire/valid"
+	"github.com/quire/quire/app"
 )
 
 // keyView is an API key as clients see it (no secret hash).
@@ -47,68 +47,21 @@ type keyRequest struct {
 	ExpiresAt  *time.Time  `json:"expires_at"`
 }
 
-// newKeySecret gives k a fresh secret and returns the token to show once.
-func newKeySecret(k *quire.APIKey) string {
-	secret := quire.NewSecret()
-	k.SecretHash = quire.HashSecret(secret)
-	tok := quire.Token(quire.APIKeyPrefix, k.ID, secret)
-	k.Prefix = tok[:len(quire.APIKeyPrefix)+8]
-	return tok
-}
-
 func (s *Server) createKey(c *gin.Context) {
-	p := principal(c)
-	if err := p.CheckAccount(); err != nil {
+	nk, err := s.app.CreateAPIKey(c.Request.Context(), principal(c), func() (app.KeyEdit, error) {
+		var req keyRequest
+		err := s.decode(c, &req)
+		return app.KeyEdit(req), err
+	})
+	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	var req keyRequest
-	if err := s.decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
-	}
-	if err := valid.IdentName("name", req.Name, s.limits.MaxName); err != nil {
-		s.fail(c, err)
-		return
-	}
-	if req.Scope == "" {
-		req.Scope = quire.ScopeRead
-	}
-	if req.Scope.Level() == quire.AccessNone {
-		s.fail(c, quire.Errorf(quire.EINVALID, "scope must be read, write or admin"))
-		return
-	}
-	if req.ExpiresAt != nil && !req.ExpiresAt.After(s.now()) {
-		s.fail(c, quire.Errorf(quire.EUNPROCESSABLE, "expires_at %s is not in the future", req.ExpiresAt.UTC().Format(time.RFC3339)).WithDetail("field", "expires_at"))
-		return
-	}
-	ctx := c.Request.Context()
-	for _, id := range req.ProjectIDs {
-		pr, err := s.meta.Project(ctx, id)
-		if err != nil || pr.ID != id || p.ProjectAccess(pr) == quire.AccessNone {
-			s.fail(c, quire.Errorf(quire.EINVALID, "project_ids: unknown project %q", id))
-			return
-		}
-	}
-	k := &quire.APIKey{ID: newUUID(), UserID: p.User.ID, Name: req.Name, Scope: req.Scope, ProjectIDs: req.ProjectIDs, ExpiresAt: req.ExpiresAt}
-	if k.ProjectIDs == nil {
-		k.ProjectIDs = []string{}
-	}
-	tok := newKeySecret(k)
-	if err := s.meta.CreateAPIKey(ctx, p.Actor(), k); err != nil {
-		s.fail(c, err)
-		return
-	}
-	c.JSON(http.StatusCreated, gin.H{"api_key": viewKey(k), "token": tok})
+	c.JSON(http.StatusCreated, gin.H{"api_key": viewKey(nk.Key), "token": nk.Token})
 }
 
 func (s *Server) listKeys(c *gin.Context) {
-	p := principal(c)
-	userID := p.User.ID
-	if c.Query("all") == "true" && p.IsAdmin() {
-		userID = ""
-	}
-	all, err := s.meta.APIKeys(c.Request.Context(), userID)
+	all, err := s.app.APIKeys(c.Request.Context(), principal(c), c.Query("all") == "true")
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -121,21 +74,8 @@ func (s *Server) listKeys(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"api_keys": out})
 }
 
-// keyFor loads the key in the path if the caller owns it (or is admin).
-func (s *Server) keyFor(c *gin.Context) (*quire.APIKey, error) {
-	p := principal(c)
-	k, err := s.meta.APIKey(c.Request.Context(), c.Param("keyID"))
-	if err != nil {
-		return nil, err
-	}
-	if k.UserID != p.User.ID && !p.IsAdmin() {
-		return nil, quire.Errorf(quire.ENOTFOUND, "API key not found")
-	}
-	return k, nil
-}
-
 func (s *Server) getKey(c *gin.Context) {
-	k, err := s.keyFor(c)
+	k, err := s.app.APIKey(c.Request.Context(), principal(c), c.Param("keyID"))
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -145,17 +85,7 @@ func (s *Server) getKey(c *gin.Context) {
 }
 
 func (s *Server) deleteKey(c *gin.Context) {
-	p := principal(c)
-	if err := p.CheckAccount(); err != nil {
-		s.fail(c, err)
-		return
-	}
-	k, err := s.keyFor(c)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	if err := s.meta.DeleteAPIKey(c.Request.Context(), p.Actor(), k.ID); err != nil {
+	if err := s.app.DeleteAPIKey(c.Request.Context(), principal(c), c.Param("keyID")); err != nil {
 		s.fail(c, err)
 		return
 	}
@@ -163,20 +93,10 @@ func (s *Server) deleteKey(c *gin.Context) {
 }
 
 func (s *Server) rotateKey(c *gin.Context) {
-	p := principal(c)
-	if err := p.CheckAccount(); err != nil {
-		s.fail(c, err)
-		return
-	}
-	k, err := s.keyFor(c)
+	nk, err := s.app.RotateAPIKey(c.Request.Context(), principal(c), c.Param("keyID"))
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	tok := newKeySecret(k)
-	if err := s.meta.UpdateAPIKey(c.Request.Context(), p.Actor(), k); err != nil {
-		s.fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, gin.H{"api_key": viewKey(k), "token": tok})
+	c.JSON(http.StatusOK, gin.H{"api_key": viewKey(nk.Key), "token": nk.Token})
 }

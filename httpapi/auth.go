@@ -6,14 +6,13 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"github.com/google/uuid"
 	"github.com/quire/quire"
-	"golang.org/x/crypto/bcrypt"
+	"github.com/quire/quire/app"
 )
 
-// DefaultBcryptCost is tuned to take tens of milliseconds here: slow for
-// guessing, quick enough for a login.
-const DefaultBcryptCost = 11
+// DefaultBcryptCost is the cost of password hashes when Config leaves it
+// unset (app.DefaultBcryptCost).
+const DefaultBcryptCost = app.DefaultBcryptCost
 
 // authenticate resolves the bearer credential into a principal, or fails
 // with 401 (503 when the session store is down). The request reads stored
@@ -84,73 +83,28 @@ func viewSession(s *quire.Session, current string) sessionView {
 	return sessionView{ID: s.ID, UserID: s.UserID, CreatedAt: s.CreatedAt, ExpiresAt: s.ExpiresAt, UserAgent: s.UserAgent, Current: s.ID == current}
 }
 
+// login opens a session; the client address the login throttle counts
+// failures against is the peer's (c.ClientIP: no proxy is trusted).
 func (s *Server) login(c *gin.Context) {
 	var req loginRequest
 	if err := s.decode(c, &req); err != nil {
 		s.fail(c, err)
 		return
 	}
-	if req.Email == "" || req.Password == "" {
-		s.fail(c, quire.Errorf(quire.EINVALID, "email and password are required"))
-		return
-	}
-	ctx := c.Request.Context()
-	att := &loginAttempt{}
-	att.account, att.address = loginKeys(c, req.Email)
-	if err := s.allowLogin(c, att); err != nil {
-		s.fail(c, err)
-		return
-	}
-	bad := quire.Errorf(quire.EUNAUTHORIZED, "wrong email or password")
-	u, err := s.meta.UserByEmail(ctx, req.Email)
-	if quire.ErrorCode(err) == quire.ENOTFOUND {
-		bcrypt.CompareHashAndPassword(s.dummyHash, []byte(req.Password))
-		s.fail(c, s.loginFailed(c, att, bad))
-		return
-	}
+	l, err := s.app.Login(c.Request.Context(), req.Email, req.Password, c.ClientIP(), c.Request.UserAgent())
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	if bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), []byte(req.Password)) != nil || u.Disabled {
-		s.fail(c, s.loginFailed(c, att, bad))
-		return
-	}
-	s.loginSucceeded(c, att)
-	secret := quire.NewSecret()
-	now := s.now().UTC()
-	sess := &quire.Session{
-		ID: uuid.NewString(), UserID: u.ID, SecretHash: quire.HashSecret(secret),
-		CreatedAt: now, ExpiresAt: now.Add(s.sessionTTL), UserAgent: truncate(c.Request.UserAgent(), 200),
-	}
-	if err := s.sessions.CreateSession(ctx, sess); err != nil {
-		if quire.ErrorCode(err) == quire.EUNAVAILABLE {
-			err = loginUnavailable(err) // as a wrong password gets (loginFailed)
-		}
-		s.fail(c, err)
-		return
-	}
 	c.JSON(http.StatusOK, gin.H{
-		"token":   quire.Token(quire.SessionPrefix, sess.ID, secret),
-		"session": viewSession(sess, sess.ID),
-		"user":    viewUser(u),
+		"token":   l.Token,
+		"session": viewSession(l.Session, l.Session.ID),
+		"user":    viewUser(l.User),
 	})
 }
 
-func truncate(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
-	}
-	return s
-}
-
 func (s *Server) logout(c *gin.Context) {
-	p := principal(c)
-	if p.Key != nil {
-		s.fail(c, quire.Errorf(quire.EINVALID, "an API key has no session to end; delete the key instead"))
-		return
-	}
-	if err := s.sessions.DeleteSession(c.Request.Context(), p.SessionID); err != nil && quire.ErrorCode(err) != quire.ENOTFOUND {
+	if err := s.app.Logout(c.Request.Context(), principal(c)); err != nil {
 		s.fail(c, err)
 		return
 	}
@@ -170,15 +124,7 @@ func (s *Server) me(c *gin.Context) {
 
 func (s *Server) listSessions(c *gin.Context) {
 	p := principal(c)
-	userID := p.User.ID
-	if q := c.Query("user_id"); q != "" && q != userID {
-		if err := p.CheckAdmin(); err != nil {
-			s.fail(c, err)
-			return
-		}
-		userID = q
-	}
-	all, err := s.sessions.Sessions(c.Request.Context(), userID)
+	all, err := s.app.Sessions(c.Request.Context(), p, c.Query("user_id"))
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -193,28 +139,7 @@ func (s *Server) listSessions(c *gin.Context) {
 // revokeSession is SPEC endpoint 1: 204, 401, or 404 for an unknown id or
 // another user's session (unless the caller is an admin).
 func (s *Server) revokeSession(c *gin.Context) {
-	p := principal(c)
-	id := c.Param("sessionID")
-	notFound := quire.Errorf(quire.ENOTFOUND, "session not found")
-	if uuid.Validate(id) != nil {
-		s.fail(c, notFound)
-		return
-	}
-	ctx := c.Request.Context()
-	sess, err := s.sessions.Session(ctx, id)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	if sess.UserID != p.User.ID && !p.IsAdmin() {
-		s.fail(c, notFound)
-		return
-	}
-	if err := p.CheckAccount(); err != nil {
-		s.fail(c, err)
-		return
-	}
-	if err := s.sessions.DeleteSession(ctx, id); err != nil {
+	if err := s.app.RevokeSession(c.Request.Context(), principal(c), c.Param("sessionID")); err != nil {
 		s.fail(c, err)
 		return
 	}

@@ -4,12 +4,9 @@ import (
 	"net/http"
 
 	"github.com/gin-gonic/gin"
-	"github.com/google/uuid"
 	"github.com/quire/quire"
-	"github.com/quire/quire/valid"
+	"github.com/quire/quire/app"
 )
-
-func newUUID() string { return uuid.NewString() }
 
 func (s *Server) projectRoutes(g *gin.RouterGroup) {
 	g.POST("/projects", s.createProject)
@@ -30,37 +27,20 @@ type metaRequest struct {
 	Description *string `json:"description"`
 }
 
-// apply validates req and copies it into name, slug and description. On
-// create, name is required and the slug is derived from it when omitted.
+// applyMeta validates req and copies it into name, slug and description
+// (app.ApplyMeta).
 func (s *Server) applyMeta(req *metaRequest, create bool, name, slug, desc *string) error {
-	if req.Name != nil || create {
-		if err := requireString("name", req.Name); err != nil {
-			return err
-		}
-		if err := valid.Name("name", *req.Name, s.limits.MaxName); err != nil {
-			return err
-		}
-		*name = *req.Name
+	return s.app.ApplyMeta(app.MetaEdit(*req), create, name, slug, desc)
+}
+
+// metaInput decodes the request body into a name, slug and description
+// edit, when app asks.
+func (s *Server) metaInput(c *gin.Context) app.Input[app.MetaEdit] {
+	return func() (app.MetaEdit, error) {
+		var req metaRequest
+		err := s.decode(c, &req)
+		return app.MetaEdit(req), err
 	}
-	switch {
-	case req.Slug != nil && (*req.Slug != "" || !create):
-		if err := valid.Slug(*req.Slug); err != nil {
-			return err
-		}
-		*slug = *req.Slug
-	case create:
-		*slug = valid.SlugFrom(*name)
-		if *slug == "" {
-			return quire.Errorf(quire.EINVALID, "cannot derive a slug from the name; give one matching ^[a-z0-9][a-z0-9-]{0,62}$")
-		}
-	}
-	if req.Description != nil {
-		if err := valid.Text("description", *req.Description, 10*s.limits.MaxName); err != nil {
-			return err
-		}
-		*desc = *req.Description
-	}
-	return nil
 }
 
 // project loads the project in the path and checks the caller's access.
@@ -69,22 +49,8 @@ func (s *Server) project(c *gin.Context, want quire.Access) (*quire.Project, err
 }
 
 func (s *Server) createProject(c *gin.Context) {
-	p := principal(c)
-	if err := p.CheckAccount(); err != nil {
-		s.fail(c, err)
-		return
-	}
-	var req metaRequest
-	if err := s.decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
-	}
-	pr := &quire.Project{CreatedBy: p.User.ID, Members: []quire.Member{{UserID: p.User.ID, Role: quire.ProjectOwner}}}
-	if err := s.applyMeta(&req, true, &pr.Name, &pr.Slug, &pr.Description); err != nil {
-		s.fail(c, err)
-		return
-	}
-	if err := s.meta.CreateProject(c.Request.Context(), p.Actor(), pr); err != nil {
+	pr, err := s.app.CreateProject(c.Request.Context(), principal(c), s.metaInput(c))
+	if err != nil {
 		s.fail(c, err)
 		return
 	}
@@ -92,22 +58,15 @@ func (s *Server) createProject(c *gin.Context) {
 }
 
 func (s *Server) listProjects(c *gin.Context) {
-	p := principal(c)
 	opts, err := listOptions(c)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	all, err := s.meta.Projects(c.Request.Context())
+	visible, err := s.app.Projects(c.Request.Context(), principal(c))
 	if err != nil {
 		s.fail(c, err)
 		return
-	}
-	visible := all[:0]
-	for _, pr := range all {
-		if p.ProjectAccess(pr) > quire.AccessNone {
-			visible = append(visible, pr)
-		}
 	}
 	pg, next, err := paginate(visible, opts)
 	if err != nil {
@@ -127,21 +86,8 @@ func (s *Server) getProject(c *gin.Context) {
 }
 
 func (s *Server) updateProject(c *gin.Context) {
-	pr, err := s.project(c, quire.AccessAdmin)
+	pr, err := s.app.UpdateProject(c.Request.Context(), principal(c), c.Param("projectID"), s.metaInput(c))
 	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	var req metaRequest
-	if err := s.decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
-	}
-	if err := s.applyMeta(&req, false, &pr.Name, &pr.Slug, &pr.Description); err != nil {
-		s.fail(c, err)
-		return
-	}
-	if err := s.meta.UpdateProject(c.Request.Context(), principal(c).Actor(), pr); err != nil {
 		s.fail(c, err)
 		return
 	}
@@ -149,12 +95,7 @@ func (s *Server) updateProject(c *gin.Context) {
 }
 
 func (s *Server) deleteProject(c *gin.Context) {
-	pr, err := s.project(c, quire.AccessAdmin)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	if err := s.meta.DeleteProject(c.Request.Context(), principal(c).Actor(), pr.ID); err != nil {
+	if err := s.app.DeleteProject(c.Request.Context(), principal(c), c.Param("projectID")); err != nil {
 		s.fail(c, err)
 		return
 	}
@@ -176,77 +117,26 @@ type memberRequest struct {
 	Role   quire.ProjectRole `json:"role"`
 }
 
-// putMember adds a member or changes a member's role.
+// putMember adds a member or changes a member's role; a user id in the
+// path names the member over the body's.
 func (s *Server) putMember(c *gin.Context) {
-	pr, err := s.project(c, quire.AccessAdmin)
+	m, pr, err := s.app.PutMember(c.Request.Context(), principal(c), c.Param("projectID"), func() (app.MemberEdit, error) {
+		var req memberRequest
+		err := s.decode(c, &req)
+		if id := c.Param("userID"); id != "" {
+			req.UserID = id
+		}
+		return app.MemberEdit(req), err
+	})
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	var req memberRequest
-	if err := s.decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
-	}
-	if id := c.Param("userID"); id != "" {
-		req.UserID = id
-	}
-	if !req.Role.Valid() {
-		s.fail(c, quire.Errorf(quire.EINVALID, "role must be viewer, editor or owner"))
-		return
-	}
-	ctx := c.Request.Context()
-	var u *quire.User
-	switch {
-	case req.UserID != "":
-		u, err = s.meta.User(ctx, req.UserID)
-	case req.Email != "":
-		u, err = s.meta.UserByEmail(ctx, req.Email)
-	default:
-		err = quire.Errorf(quire.EINVALID, "user_id or email is required")
-	}
-	if err != nil {
-		if quire.ErrorCode(err) == quire.ENOTFOUND {
-			err = quire.Errorf(quire.EUNPROCESSABLE, "no such user")
-		}
-		s.fail(c, err)
-		return
-	}
-	found := false
-	for i := range pr.Members {
-		if pr.Members[i].UserID == u.ID {
-			pr.Members[i].Role, found = req.Role, true
-		}
-	}
-	if !found {
-		pr.Members = append(pr.Members, quire.Member{UserID: u.ID, Role: req.Role})
-	}
-	if err := s.meta.UpdateProject(ctx, principal(c).Actor(), pr); err != nil {
-		s.fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, gin.H{"member": quire.Member{UserID: u.ID, Role: req.Role}, "members": pr.Members})
+	c.JSON(http.StatusOK, gin.H{"member": m, "members": pr.Members})
 }
 
 func (s *Server) deleteMember(c *gin.Context) {
-	pr, err := s.project(c, quire.AccessAdmin)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	id := c.Param("userID")
-	kept := pr.Members[:0]
-	for _, m := range pr.Members {
-		if m.UserID != id {
-			kept = append(kept, m)
-		}
-	}
-	if len(kept) == len(pr.Members) {
-		s.fail(c, quire.Errorf(quire.ENOTFOUND, "member not found"))
-		return
-	}
-	pr.Members = kept
-	if err := s.meta.UpdateProject(c.Request.Context(), principal(c).Actor(), pr); err != nil {
+	if err := s.app.DeleteMember(c.Request.Context(), principal(c), c.Param("projectID"), c.Param("userID")); err != nil {
 		s.fail(c, err)
 		return
 	}

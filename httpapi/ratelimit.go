@@ -2,17 +2,14 @@ package httpapi
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"math"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/quire/quire"
+	"github.com/quire/quire/app"
 )
 
 // RateLimits are the limits the server applies with Config.RateLimiter.
@@ -47,9 +44,6 @@ type rateLimiting struct {
 	limited  *prometheus.CounterVec
 	failOpen prometheus.Counter
 	warn     quietLog
-	// local is the login throttle while Redis cannot be consulted
-	// (loginguard.go).
-	local *localLimiter
 }
 
 // quietLog lets a warning through at most every 10s: while a dependency is
@@ -80,7 +74,6 @@ func (s *Server) warn(ctx context.Context, q *quietLog, msg string, args ...any)
 func (s *Server) setupRateLimits(cfg Config) {
 	rl := &s.rl
 	rl.limiter, rl.limits = cfg.RateLimiter, cfg.RateLimits
-	rl.local = newLocalLimiter(10000, cfg.Now)
 	rl.limited = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "quire", Name: "rate_limited_total",
 		Help: "Requests refused with 429, by limit (request, login_account, login_address).",
@@ -117,7 +110,7 @@ func (s *Server) allowRequest(c *gin.Context) error {
 	}
 	var key string
 	if v, ok := c.Get(ctxPrincipal); !ok {
-		key = "req:addr:" + c.RemoteIP()
+		key = "req:addr:" + c.ClientIP()
 	} else if p := v.(*quire.Principal); p.Key != nil {
 		key = "req:key:" + p.Key.ID
 	} else {
@@ -140,16 +133,9 @@ func (s *Server) allow(c *gin.Context, key string, l quire.Limit, name, msg stri
 	}
 	if !d.Allowed {
 		s.rl.limited.WithLabelValues(name).Inc()
-		return rateLimited(msg, d.RetryAfter)
+		return app.RateLimited(msg, d.RetryAfter)
 	}
 	return nil
-}
-
-// rateLimited is the error of a refused request; errors.go puts its
-// retry_after detail into the Retry-After header.
-func rateLimited(msg string, retry time.Duration) error {
-	secs := max(1, int(math.Ceil(retry.Seconds())))
-	return quire.Errorf(quire.ERATELIMIT, "%s; retry in %d s", msg, secs).WithDetail("retry_after", secs)
 }
 
 // limiterFailed counts a failed check and logs it (quietly).
@@ -158,12 +144,14 @@ func (s *Server) limiterFailed(ctx context.Context, err error) {
 	s.warn(ctx, &s.rl.warn, "rate limit unknown, request let through", "error", err.Error())
 }
 
-// loginKeys are the buckets of a login attempt: the account (by email,
-// case folded) and the client address. The email is hashed: a key of
-// fixed size whatever a client sends, and no addresses in Redis.
-func loginKeys(c *gin.Context, email string) (account, address string) {
-	sum := sha256.Sum256([]byte(strings.ToLower(strings.TrimSpace(email))))
-	return "login:acct:" + hex.EncodeToString(sum[:16]), "login:addr:" + c.RemoteIP()
+// loginConfig is the login throttle app applies (app.LoginConfig), with
+// its refusals and failures counted and logged as the request limit's.
+func (s *Server) loginConfig() app.LoginConfig {
+	return app.LoginConfig{
+		Account: s.rl.limits.LoginAccount, Address: s.rl.limits.LoginAddress,
+		Limited:       func(limit string) { s.rl.limited.WithLabelValues(limit).Inc() },
+		LimiterFailed: s.limiterFailed,
+	}
 }
 
 // retryAfterHeader is the Retry-After value of a rate-limited error, or "".

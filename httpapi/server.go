@@ -16,7 +16,6 @@ import (
 	"github.com/quire/quire/app"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
-	"golang.org/x/crypto/bcrypt"
 )
 
 // Config holds what the server needs.
@@ -75,13 +74,9 @@ type Server struct {
 	limits     quire.Limits
 	sessionTTL time.Duration
 	bcryptCost int
-	// dummyHash is compared against when no user has the email, so a
-	// login takes as long whether or not the account exists: it must have
-	// the cost real hashes have.
-	dummyHash []byte
-	ready     func(ctx context.Context) error
-	git       quire.GitService
-	engine    *gin.Engine
+	ready      func(ctx context.Context) error
+	git        quire.GitService
+	engine     *gin.Engine
 
 	prompts     quire.PromptStore
 	payloads    quire.PayloadStore
@@ -125,7 +120,6 @@ func New(cfg Config) *Server {
 	if s.bcryptCost == 0 {
 		s.bcryptCost = DefaultBcryptCost
 	}
-	s.dummyHash, _ = bcrypt.GenerateFromPassword([]byte("quire-dummy-password"), s.bcryptCost)
 	if s.metrics == nil {
 		s.metrics = prometheus.NewRegistry()
 	}
@@ -136,6 +130,7 @@ func New(cfg Config) *Server {
 		Prompts: s.prompts, Payloads: s.payloads, PromptCache: s.promptCache,
 		Usage: s.usage, UsageLost: s.usageLost, Activity: s.activity, RateLimiter: cfg.RateLimiter,
 		Limits: s.limits, SessionTTL: s.sessionTTL, BcryptCost: s.bcryptCost, Now: s.now,
+		Login: s.loginConfig(),
 	})
 	s.engine = s.routes()
 	return s
@@ -147,6 +142,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.engine.Se
 func (s *Server) routes() *gin.Engine {
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
+	// No proxy is trusted: c.ClientIP, the address the login throttle
+	// and the request limit count against, is the peer's.
+	r.SetTrustedProxies(nil)
 	r.ContextWithFallback = true
 	r.Use(s.requestID)
 	switch {

@@ -2,14 +2,11 @@ package httpapi
 
 import (
 	"net/http"
-	"net/mail"
-	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/quire/quire"
-	"github.com/quire/quire/valid"
-	"golang.org/x/crypto/bcrypt"
+	"github.com/quire/quire/app"
 )
 
 // userView is a user as clients see it (no password hash).
@@ -43,67 +40,18 @@ type userRequest struct {
 	Disabled *bool           `json:"disabled"`
 }
 
-// apply validates req and copies its fields into u.
-func (s *Server) applyUser(req *userRequest, u *quire.User) error {
-	if req.Email != nil {
-		e := strings.TrimSpace(*req.Email)
-		if a, err := mail.ParseAddress(e); err != nil || a.Address != e || len(e) > 254 {
-			return quire.Errorf(quire.EINVALID, "email is not a valid address")
-		}
-		u.Email = e
+// userInput decodes the request body into a user edit, when app asks.
+func (s *Server) userInput(c *gin.Context) app.Input[app.UserEdit] {
+	return func() (app.UserEdit, error) {
+		var req userRequest
+		err := s.decode(c, &req)
+		return app.UserEdit(req), err
 	}
-	if req.Name != nil {
-		if err := valid.IdentName("name", *req.Name, s.limits.MaxName); err != nil {
-			return err
-		}
-		u.Name = *req.Name
-	}
-	if req.Role != nil {
-		if *req.Role != quire.RoleAdmin && *req.Role != quire.RoleMember {
-			return quire.Errorf(quire.EINVALID, "role must be admin or member")
-		}
-		u.Role = *req.Role
-	}
-	if req.Password != nil {
-		if n := len(*req.Password); n < 8 || n > 72 {
-			return quire.Errorf(quire.EINVALID, "password must be 8 to 72 bytes long")
-		}
-		h, err := bcrypt.GenerateFromPassword([]byte(*req.Password), s.bcryptCost)
-		if err != nil {
-			return err
-		}
-		u.PasswordHash = string(h)
-	}
-	if req.Disabled != nil {
-		u.Disabled = *req.Disabled
-	}
-	return nil
 }
 
 func (s *Server) createUser(c *gin.Context) {
-	p := principal(c)
-	if err := p.CheckAdmin(); err != nil {
-		s.fail(c, err)
-		return
-	}
-	var req userRequest
-	if err := s.decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
-	}
-	if req.Email == nil || req.Password == nil {
-		s.fail(c, quire.Errorf(quire.EINVALID, "email and password are required"))
-		return
-	}
-	u := &quire.User{Role: quire.RoleMember}
-	if req.Name == nil {
-		req.Name = req.Email
-	}
-	if err := s.applyUser(&req, u); err != nil {
-		s.fail(c, err)
-		return
-	}
-	if err := s.meta.CreateUser(c.Request.Context(), p.Actor(), u); err != nil {
+	u, err := s.app.CreateUser(c.Request.Context(), principal(c), s.userInput(c))
+	if err != nil {
 		s.fail(c, err)
 		return
 	}
@@ -111,11 +59,7 @@ func (s *Server) createUser(c *gin.Context) {
 }
 
 func (s *Server) listUsers(c *gin.Context) {
-	if err := principal(c).CheckAdmin(); err != nil {
-		s.fail(c, err)
-		return
-	}
-	all, err := s.meta.Users(c.Request.Context())
+	all, err := s.app.Users(c.Request.Context(), principal(c))
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -127,21 +71,8 @@ func (s *Server) listUsers(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"users": out})
 }
 
-// userFor loads the user in the path: admins see anyone, others themselves.
-func (s *Server) userFor(c *gin.Context) (*quire.User, error) {
-	p := principal(c)
-	id := c.Param("userID")
-	if id == "me" {
-		id = p.User.ID
-	}
-	if id != p.User.ID && !p.IsAdmin() {
-		return nil, quire.Errorf(quire.ENOTFOUND, "user not found")
-	}
-	return s.meta.User(c.Request.Context(), id)
-}
-
 func (s *Server) getUser(c *gin.Context) {
-	u, err := s.userFor(c)
+	u, err := s.app.User(c.Request.Context(), principal(c), c.Param("userID"))
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -150,70 +81,22 @@ func (s *Server) getUser(c *gin.Context) {
 }
 
 func (s *Server) updateUser(c *gin.Context) {
-	p := principal(c)
-	u, err := s.userFor(c)
+	up, err := s.app.UpdateUser(c.Request.Context(), principal(c), c.Param("userID"), s.userInput(c))
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	if err := p.CheckAccount(); err != nil {
-		s.fail(c, err)
-		return
-	}
-	var req userRequest
-	if err := s.decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
-	}
-	if (req.Role != nil || req.Disabled != nil) && !p.IsAdmin() {
-		s.fail(c, quire.Errorf(quire.EFORBIDDEN, "only an admin may change role or disabled"))
-		return
-	}
-	if err := s.applyUser(&req, u); err != nil {
-		s.fail(c, err)
-		return
-	}
-	ctx := c.Request.Context()
-	if err := s.meta.UpdateUser(ctx, p.Actor(), u); err != nil {
-		s.fail(c, err)
-		return
-	}
-	out := gin.H{"user": viewUser(u)}
-	if req.Password != nil {
-		// A new password ends the user's other sessions: whoever knew
-		// the old one may hold one. A user changing their own keeps the
-		// session they did it with.
-		keep := ""
-		if p.Key == nil && p.User.ID == u.ID {
-			keep = p.SessionID
-		}
-		n, err := s.revokeSessions(ctx, u.ID, keep)
-		if err != nil {
-			s.fail(c, &quire.Error{Code: quire.EUNAVAILABLE, Err: err,
-				Message: "the password was changed, but the user's other sessions could not be ended; set it again to retry"})
-			return
-		}
-		out["sessions_revoked"] = n
+	out := gin.H{"user": viewUser(up.User)}
+	if up.PasswordChanged {
+		out["sessions_revoked"] = up.SessionsRevoked
 	}
 	c.JSON(http.StatusOK, out)
 }
 
 func (s *Server) deleteUser(c *gin.Context) {
-	p := principal(c)
-	if err := p.CheckAdmin(); err != nil {
+	if err := s.app.DeleteUser(c.Request.Context(), principal(c), c.Param("userID")); err != nil {
 		s.fail(c, err)
 		return
 	}
-	id := c.Param("userID")
-	if id == p.User.ID {
-		s.fail(c, quire.Errorf(quire.ECONFLICT, "you cannot delete yourself"))
-		return
-	}
-	ctx := c.Request.Context()
-	if err := s.meta.DeleteUser(ctx, p.Actor(), id); err != nil {
-		s.fail(c, err)
-		return
-	}
-	s.revokeSessions(ctx, id, "") // best effort: a deleted user's sessions no longer authenticate
 	c.Status(http.StatusNoContent)
 }

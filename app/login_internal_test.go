@@ -1,4 +1,4 @@
-package httpapi
+package app
 
 import (
 	"testing"
@@ -7,8 +7,9 @@ import (
 	"golang.org/x/crypto/bcrypt"
 )
 
-// noVersions satisfies the store New wires routes to; nothing calls it.
-type noVersions struct{ quire.VersionStore }
+// noSessions stands for a session store: logins are offered; nothing
+// calls it.
+type noSessions struct{ quire.SessionStore }
 
 // TestDummyHashCost: a login for an unknown email compares against a hash
 // of the same cost as real ones, so its time does not tell whether the
@@ -19,8 +20,8 @@ func TestDummyHashCost(t *testing.T) {
 		{bcrypt.MinCost, bcrypt.MinCost},
 		{12, 12},
 	} {
-		s := New(Config{BcryptCost: tc.configured, Versions: noVersions{}})
-		if got, err := bcrypt.Cost(s.dummyHash); err != nil || got != tc.want {
+		a := New(Config{BcryptCost: tc.configured, Sessions: noSessions{}})
+		if got, err := bcrypt.Cost(a.login.dummyHash); err != nil || got != tc.want {
 			t.Errorf("BcryptCost %d: dummy hash cost %d (%v), want %d", tc.configured, got, err, tc.want)
 		}
 	}
