@@ -77,3 +77,53 @@ func BenchmarkParse(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRenderNestedPartials renders the Sections prompt as it is
+// (Plain) and composed of partials three levels deep (Nested: the prompt
+// includes a, a includes b, b includes c), the same output from both.
+// Issue 16's goal: Nested at no less than 0.8x the rate of Plain.
+func BenchmarkRenderNestedPartials(b *testing.B) {
+	bc := benchCases[1]
+	plain, err := ParseWithPartials(bc.template)
+	if err != nil {
+		b.Fatal(err)
+	}
+	nested, err := ParseWithPartials("{{>a}}Question: {{question}}\n")
+	if err != nil {
+		b.Fatal(err)
+	}
+	parts := partials(b, map[string]string{
+		"a": "{{>b}}{{>b}}Context:\n{{#docs}}- {{title}} ({{year}}): {{summary}}\n{{/docs}}{{^docs}}No documents.\n{{/docs}}",
+		"b": "{{>c}}{{>c}}{{>c}}{{>c}}",
+		"c": "You are a careful assistant for {{company.name}}. Answer in {{language}}.\n",
+	})
+	vars, err := DecodeVars([]byte(bc.vars))
+	if err != nil {
+		b.Fatal(err)
+	}
+	want, err := plain.Render(vars)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if got, err := nested.RenderWith(vars, Options{Partials: parts}); err != nil || got.Text != want {
+		b.Fatalf("nested rendered %q, %v; want %q", got.Text, err, want)
+	}
+	b.Run("Plain", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(want)))
+		for b.Loop() {
+			if _, err := plain.RenderWith(vars, Options{Partials: parts}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("Nested", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(want)))
+		for b.Loop() {
+			if _, err := nested.RenderWith(vars, Options{Partials: parts}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -11,6 +11,7 @@ type renderer struct {
 	out      strings.Builder
 	scratch  []byte
 	stack    []any
+	stackBuf [8]any
 	partials Partials
 	// chain names the partials and parents being rendered, outermost
 	// first, the rendered template's own name (if known) at the root.
@@ -281,6 +282,9 @@ func (r *renderer) include(n *node) bool {
 
 // resolve finds a partial, once per render.
 func (r *renderer) resolve(name string) (*Template, error) {
+	if !r.charge(len(r.used)) {
+		return nil, errTooLarge
+	}
 	for _, u := range r.used {
 		if u.name == name {
 			return u.t, nil
@@ -306,6 +310,9 @@ func (r *renderer) resolve(name string) (*Template, error) {
 func (r *renderer) block(site *node) bool {
 	content := site
 	for _, p := range r.args {
+		if !r.charge(len(p.nodes)) {
+			return false
+		}
 		for i := range p.nodes {
 			if b := &p.nodes[i]; b.text == site.text && !slices.Contains(r.active, b) {
 				content = b

@@ -164,24 +164,34 @@ func tokenize(src string) ([]token, error) {
 	return toks, nil
 }
 
-func isBlank(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] != ' ' && s[i] != '\t' {
-			return false
-		}
+// lineBefore returns where the line holding pos starts, if only spaces
+// and tabs stand between there and pos. It looks no further back than
+// the whitespace, so that many tags on one long line cost no more than
+// the line.
+func lineBefore(src string, pos int) (int, bool) {
+	k := pos
+	for k > 0 && (src[k-1] == ' ' || src[k-1] == '\t') {
+		k--
 	}
-	return true
+	return k, k == 0 || src[k-1] == '\n'
 }
 
-// restOfLine returns where the line after pos ends (past its newline), if
-// it holds only whitespace.
+// restOfLine returns where the line holding pos ends (past its line
+// end), if only whitespace follows pos on it.
 func restOfLine(src string, pos int) (int, bool) {
-	j := strings.IndexByte(src[pos:], '\n')
-	if j < 0 {
-		return len(src), isBlank(src[pos:])
+	k := pos
+	for k < len(src) && (src[k] == ' ' || src[k] == '\t') {
+		k++
 	}
-	rest := strings.TrimSuffix(src[pos:pos+j], "\r")
-	return pos + j + 1, isBlank(rest)
+	switch {
+	case k == len(src):
+		return k, true
+	case src[k] == '\n':
+		return k + 1, true
+	case src[k] == '\r' && k+1 < len(src) && src[k+1] == '\n':
+		return k + 2, true
+	}
+	return k, false
 }
 
 // standalone marks the tags that stand alone on their line, as the spec
@@ -199,8 +209,8 @@ func standalone(src string, toks []token) {
 		if !eligible(t.op) {
 			continue
 		}
-		ls := strings.LastIndexByte(src[:t.start], '\n') + 1
-		if !isBlank(src[ls:t.start]) {
+		ls, ok := lineBefore(src, t.start)
+		if !ok {
 			continue
 		}
 		if eol, ok := restOfLine(src, t.end); ok {
@@ -236,6 +246,10 @@ func standalone(src string, toks []token) {
 	}
 }
 
+// maxNesting bounds how deep parents and blocks nest in one template:
+// each block's lines are read again to find their indentation.
+const maxNesting = 64
+
 // builder collects the nodes of one section while parsing.
 type builder struct {
 	tok   int
@@ -249,7 +263,7 @@ func parse(src string) ([]node, int, error) {
 		return nil, 0, err
 	}
 	standalone(src, toks)
-	textLen := 0
+	textLen, nested := 0, 0
 	stack := []builder{{tok: -1}}
 	addText := func(a, b int, next *token) {
 		top := &stack[len(stack)-1]
@@ -288,12 +302,20 @@ func parse(src string) ([]node, int, error) {
 		case '>':
 			n.kind, n.indent = kPartial, t.ws
 		case '#', '^', '<', '$':
+			if t.op == '<' || t.op == '$' {
+				if nested++; nested > maxNesting {
+					return nil, 0, &syntaxError{lineOf(src, t.start), fmt.Sprintf("parents and blocks nest deeper than %d levels", maxNesting)}
+				}
+			}
 			stack = append(stack, builder{tok: i})
 			continue
 		case '/':
 			b := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
 			o := &toks[b.tok]
+			if o.op == '<' || o.op == '$' {
+				nested--
+			}
 			n = node{text: o.name, dynamic: o.dynamic, standalone: o.standalone, parts: n.parts, nodes: b.nodes}
 			switch o.op {
 			case '#':

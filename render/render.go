@@ -206,7 +206,8 @@ func (t *Template) Render(vars Vars) (string, error) {
 // partials nesting deeper than MaxDepth too, and a partial the resolver
 // does not have is missing like a variable.
 func (t *Template) RenderWith(vars Vars, o Options) (Rendered, error) {
-	r := t.run(vars, o)
+	var r renderer
+	t.run(&r, vars, o)
 	switch {
 	case r.err == errTooLarge:
 		return Rendered{}, TooLargeError()
@@ -234,18 +235,20 @@ func (t *Template) Missing(vars Vars) []string {
 // MissingWith is Missing with partials: a partial o does not resolve is
 // listed as ">name".
 func (t *Template) MissingWith(vars Vars, o Options) []string {
-	return t.run(vars, o).missing
+	var r renderer
+	t.run(&r, vars, o)
+	return r.missing
 }
 
-func (t *Template) run(vars Vars, o Options) *renderer {
-	r := &renderer{partials: o.Partials}
+// run renders t into r, which the caller keeps on its stack.
+func (t *Template) run(r *renderer, vars Vars, o Options) {
+	r.partials = o.Partials
 	if o.Name != "" {
 		r.chain, r.base = []string{o.Name}, 1
 	}
-	r.stack = append(make([]any, 0, 8), map[string]any(vars))
+	r.stack = append(r.stackBuf[:0], map[string]any(vars))
 	r.out.Grow(t.textLen + 64)
 	r.nodes(t.nodes)
-	return r
 }
 
 // PartialNames lists the names of the partials and parents t includes by
