@@ -3,22 +3,32 @@ package render
 import (
 	"errors"
 	"slices"
-	"strings"
+	"unsafe"
 )
 
 // renderer is one render in progress.
 type renderer struct {
-	out      strings.Builder
-	scratch  []byte
-	stack    []any
-	stackBuf [8]any
+	// buf[:size] is the output. Writes copy into buf without storing a
+	// pointer (which costs a GC write barrier while the GC marks) until
+	// it is full.
+	buf     []byte
+	size    int  // bytes rendered
+	dry     bool // count the bytes, keep none (Missing)
+	scratch []byte
+	// stack is the context stack, innermost last. It and the lists
+	// below live in fixed arrays while they are short, so that a render
+	// allocates nothing but its output (the renderer stays on the caller's
+	// stack).
+	stack    valueStack
 	partials Partials
-	// chain names the partials and parents being rendered, outermost
-	// first, the rendered template's own name (if known) at the root.
-	chain []string
-	base  int // 1 when chain starts with the rendered template's name
+	// root is the rendered template's own name, if known.
+	root string
+	// chain is the partials and parents being rendered, outermost first,
+	// as indexes into used.
+	chain  [MaxDepth]int32
+	chainN int
 	// used are the partials resolved so far, in order of first use.
-	used []resolved
+	used usedList
 	// args are the parents being rendered, outermost first: their blocks
 	// override the blocks of what they include, the outermost winning.
 	args []*node
@@ -39,6 +49,60 @@ type resolved struct {
 	t    *Template
 }
 
+// valueStack is a stack of values, the first few in an array.
+type valueStack struct {
+	a    [8]any
+	more []any
+	n    int
+}
+
+func (s *valueStack) push(v any) {
+	if s.n < len(s.a) {
+		s.a[s.n] = v
+	} else {
+		s.more = append(s.more[:s.n-len(s.a)], v)
+	}
+	s.n++
+}
+
+func (s *valueStack) pop() {
+	s.n--
+	if s.n < len(s.a) {
+		s.a[s.n] = nil
+	}
+}
+
+func (s *valueStack) at(i int) any {
+	if i < len(s.a) {
+		return s.a[i]
+	}
+	return s.more[i-len(s.a)]
+}
+
+// usedList is a list of resolved partials, the first few in an array.
+type usedList struct {
+	a    [4]resolved
+	more []resolved
+	n    int
+}
+
+func (l *usedList) add(u resolved) int {
+	if l.n < len(l.a) {
+		l.a[l.n] = u
+	} else {
+		l.more = append(l.more, u)
+	}
+	l.n++
+	return l.n - 1
+}
+
+func (l *usedList) at(i int) *resolved {
+	if i < len(l.a) {
+		return &l.a[i]
+	}
+	return &l.more[i-len(l.a)]
+}
+
 // charge counts work, and stops the render past maxSteps.
 func (r *renderer) charge(n int) bool {
 	if r.steps += n; r.steps > maxSteps {
@@ -49,20 +113,37 @@ func (r *renderer) charge(n int) bool {
 }
 
 func (r *renderer) write(s string) bool {
-	if r.out.Len()+len(s) > MaxOutput {
+	if r.size += len(s); r.size > MaxOutput {
 		r.err = errTooLarge
 		return false
 	}
-	r.out.WriteString(s)
+	if !r.dry {
+		if r.size > len(r.buf) {
+			r.grow()
+		}
+		copy(r.buf[r.size-len(s):], s)
+	}
 	return true
 }
 
+// grow makes room in buf for size bytes.
+func (r *renderer) grow() {
+	buf := make([]byte, max(2*len(r.buf), r.size))
+	copy(buf, r.buf)
+	r.buf = buf
+}
+
 func (r *renderer) writeBytes(b []byte) bool {
-	if r.out.Len()+len(b) > MaxOutput {
+	if r.size += len(b); r.size > MaxOutput {
 		r.err = errTooLarge
 		return false
 	}
-	r.out.Write(b)
+	if !r.dry {
+		if r.size > len(r.buf) {
+			r.grow()
+		}
+		copy(r.buf[r.size-len(b):], b)
+	}
 	return true
 }
 
@@ -93,12 +174,12 @@ func (r *renderer) miss(name string) {
 // value.
 func (r *renderer) lookup(n *node) (any, bool) {
 	if n.parts == nil {
-		return r.stack[len(r.stack)-1], true
+		return r.stack.at(r.stack.n - 1), true
 	}
 	var v any
 	found := false
-	for i := len(r.stack) - 1; i >= 0; i-- {
-		if m, ok := r.stack[i].(map[string]any); ok {
+	for i := r.stack.n - 1; i >= 0; i-- {
+		if m, ok := r.stack.at(i).(map[string]any); ok {
 			if v, found = m[n.parts[0]]; found {
 				break
 			}
@@ -131,7 +212,7 @@ func (r *renderer) nodes(ns []node) bool {
 		}
 		// A lookup walks the context stack and a dotted name: charge for
 		// both, or deep nesting or long chains make every tag slow.
-		if !r.charge(len(r.stack) + len(n.parts)) {
+		if !r.charge(r.stack.n + len(n.parts)) {
 			return false
 		}
 		switch n.kind {
@@ -166,18 +247,18 @@ func (r *renderer) nodes(ns []node) bool {
 					if !r.charge(1) {
 						return false
 					}
-					r.stack = append(r.stack, item)
+					r.stack.push(item)
 					ok := r.nodes(n.nodes)
-					r.stack = r.stack[:len(r.stack)-1]
+					r.stack.pop()
 					if !ok {
 						return false
 					}
 				}
 				continue
 			}
-			r.stack = append(r.stack, v)
+			r.stack.push(v)
 			ok = r.nodes(n.nodes)
-			r.stack = r.stack[:len(r.stack)-1]
+			r.stack.pop()
 			if !ok {
 				return false
 			}
@@ -243,31 +324,36 @@ func (r *renderer) include(n *node) bool {
 			return false
 		}
 	}
-	if slices.Contains(r.chain, name) {
-		r.err = newCycleError(append(slices.Clone(r.chain), name))
-		return false
-	}
-	if len(r.chain)-r.base >= MaxDepth {
-		r.err = depthError(append(slices.Clone(r.chain), name))
-		return false
-	}
-	t, err := r.resolve(name)
+	i, err := r.resolve(name)
 	if err != nil {
 		r.err = err
 		return false
 	}
+	if name == r.root || slices.Contains(r.chain[:r.chainN], int32(i)) {
+		r.err = newCycleError(append(r.chainNames(), name))
+		return false
+	}
+	if r.chainN >= MaxDepth {
+		r.err = depthError(append(r.chainNames(), name))
+		return false
+	}
+	t := r.used.at(i).t
 	if t == nil {
 		r.miss(">" + name)
 		return true
 	}
+	// Most includes are neither indented nor inside indented text: then
+	// the frame stays as it is.
 	indent, dedent := r.indent, r.dedent
-	if n.standalone {
-		r.indent = indent + trimIndent(n.indent, dedent)
-	} else {
-		r.indent = ""
+	reframe := indent != "" || dedent != "" || n.standalone && n.indent != ""
+	if reframe {
+		r.indent, r.dedent = "", ""
+		if n.standalone {
+			r.indent = indent + trimIndent(n.indent, dedent)
+		}
 	}
-	r.dedent = ""
-	r.chain = append(r.chain, name)
+	r.chain[r.chainN] = int32(i)
+	r.chainN++
 	if n.kind == kParent {
 		r.args = append(r.args, n)
 	}
@@ -275,34 +361,47 @@ func (r *renderer) include(n *node) bool {
 	if n.kind == kParent {
 		r.args = r.args[:len(r.args)-1]
 	}
-	r.chain = r.chain[:len(r.chain)-1]
-	r.indent, r.dedent = indent, dedent
+	r.chainN--
+	if reframe {
+		r.indent, r.dedent = indent, dedent
+	}
 	return ok
 }
 
-// resolve finds a partial, once per render.
-func (r *renderer) resolve(name string) (*Template, error) {
-	if !r.charge(len(r.used)) {
-		return nil, errTooLarge
+// resolve finds a partial, once per render: it returns its index in
+// r.used.
+func (r *renderer) resolve(name string) (int, error) {
+	if !r.charge(r.used.n) {
+		return 0, errTooLarge
 	}
-	for _, u := range r.used {
-		if u.name == name {
-			return u.t, nil
+	for i := range r.used.n {
+		if r.used.at(i).name == name {
+			return i, nil
 		}
 	}
 	if r.partials == nil {
-		r.used = append(r.used, resolved{name, nil})
-		return nil, nil
+		return r.used.add(resolved{name, nil}), nil
 	}
 	t, err := r.partials.Partial(name)
 	if errors.Is(err, ErrNoPartial) {
 		t, err = nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
-	r.used = append(r.used, resolved{name, t})
-	return t, nil
+	return r.used.add(resolved{name, t}), nil
+}
+
+// chainNames names the includes being rendered, the root first.
+func (r *renderer) chainNames() []string {
+	var out []string
+	if r.root != "" {
+		out = append(out, r.root)
+	}
+	for _, i := range r.chain[:r.chainN] {
+		out = append(out, r.used.at(int(i)).name)
+	}
+	return out
 }
 
 // block renders a block: the content an enclosing parent passes for its
@@ -351,4 +450,13 @@ func trimIndent(indent, dedent string) string {
 		indent, dedent = indent[1:], dedent[1:]
 	}
 	return indent
+}
+
+// output is the output, without copying it: buf is written no more, as
+// strings.Builder does.
+func (r *renderer) output() string {
+	if r.size == 0 {
+		return ""
+	}
+	return unsafe.String(unsafe.SliceData(r.buf), r.size)
 }

@@ -74,7 +74,8 @@ func has(vars Vars, name string) bool {
 	if name != "." {
 		n.parts = strings.Split(name, ".")
 	}
-	r := &renderer{stack: []any{map[string]any(vars)}}
+	r := &renderer{}
+	r.stack.push(map[string]any(vars))
 	_, ok := r.lookup(&n)
 	return ok
 }

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/quire/quire"
 )
@@ -26,6 +27,10 @@ import (
 type Template struct {
 	nodes   []node
 	textLen int
+	// hint is about the size of the last output, to allocate the output
+	// once: a template including others has little text of its own. It is
+	// written only when the output outgrows it or shrinks to under half.
+	hint atomic.Int64
 }
 
 // Parse parses a template that includes no other: a partial or parent
@@ -216,10 +221,16 @@ func (t *Template) RenderWith(vars Vars, o Options) (Rendered, error) {
 	case len(r.missing) > 0:
 		return Rendered{}, MissingError(r.missing)
 	}
-	out := Rendered{Text: r.out.String()}
-	for _, u := range r.used {
-		if u.t != nil {
-			out.Partials = append(out.Partials, u.name)
+	out := Rendered{Text: r.output()}
+	if n, hint := int64(len(out.Text)), t.hint.Load(); n > hint || n < hint/2 {
+		t.hint.Store(n)
+	}
+	if r.used.n > 0 {
+		out.Partials = make([]string, 0, r.used.n)
+		for i := range r.used.n {
+			if u := r.used.at(i); u.t != nil {
+				out.Partials = append(out.Partials, u.name)
+			}
 		}
 	}
 	return out, nil
@@ -235,7 +246,7 @@ func (t *Template) Missing(vars Vars) []string {
 // MissingWith is Missing with partials: a partial o does not resolve is
 // listed as ">name".
 func (t *Template) MissingWith(vars Vars, o Options) []string {
-	var r renderer
+	r := renderer{dry: true}
 	t.run(&r, vars, o)
 	return r.missing
 }
@@ -243,11 +254,11 @@ func (t *Template) MissingWith(vars Vars, o Options) []string {
 // run renders t into r, which the caller keeps on its stack.
 func (t *Template) run(r *renderer, vars Vars, o Options) {
 	r.partials = o.Partials
-	if o.Name != "" {
-		r.chain, r.base = []string{o.Name}, 1
+	r.root = o.Name
+	r.stack.push(map[string]any(vars))
+	if !r.dry {
+		r.buf = make([]byte, max(t.textLen+64, int(t.hint.Load())))
 	}
-	r.stack = append(r.stackBuf[:0], map[string]any(vars))
-	r.out.Grow(t.textLen + 64)
 	r.nodes(t.nodes)
 }
 
