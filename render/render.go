@@ -1,64 +1,340 @@
-// Package render renders prompt templates: Mustache ({{var}}, dotted
-// names, sections, inverted sections) without HTML escaping, through
-// github.com/cbroglie/mustache. It adds what a prompt service needs on
-// top: a plain {{var}} with no value is an error naming every missing
-// variable, and partials are refused (the library would read them from
-// the server's disk).
+// Package render renders prompt templates: Mustache without HTML
+// escaping (prompts are not HTML), with the spec's optional modules for
+// composition: partials ({{>name}}), inheritance ({{<parent}} with
+// {{$block}}…{{/block}}) and dynamic names ({{>*name}}), standalone lines
+// and indentation as the spec says.
+//
+// The engine is written here rather than taken from a library: no
+// maintained Go Mustache library implements inheritance and dynamic
+// names, and quire needs what none offers: a missing variable or partial
+// is an error naming every one (not ""), and a render is bounded as it
+// runs (output bytes, tags visited, include depth, include cycles), so
+// that no template and variables can make it loop, overflow the stack or
+// expand a small template into gigabytes. Rendering is one pass into a
+// capped buffer; a parsed Template is immutable and kept by the caller.
 package render
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
+	"sync/atomic"
 
-	"github.com/cbroglie/mustache"
 	"github.com/quire/quire"
 )
 
 // Template is a parsed template, safe for concurrent use.
 type Template struct {
-	t *mustache.Template
+	nodes   []node
+	textLen int
+	// hint is about the size of the last output, to allocate the output
+	// once: a template including others has little text of its own. It is
+	// written only when the output outgrows it or shrinks to under half.
+	hint atomic.Int64
 }
 
-// noPartials refuses every partial; Parse rejects templates naming one,
-// so it is only a second line of defence.
-type noPartials struct{}
-
-func (noPartials) Get(name string) (string, error) {
-	return "", errors.New("partials are not supported")
-}
-
-// Parse parses a template. A syntax error or a partial is EUNPROCESSABLE.
+// Parse parses a template that includes no other: a partial or parent
+// tag is EUNPROCESSABLE, as is a syntax error. It is what the API
+// accepts until it resolves partials.
 func Parse(text string) (*Template, error) {
-	t, err := mustache.ParseStringPartialsRaw(text, noPartials{}, true)
+	t, err := ParseWithPartials(text)
 	if err != nil {
-		return nil, quire.Errorf(quire.EUNPROCESSABLE, "template does not parse as Mustache: %v", err)
+		return nil, err
 	}
-	if name, ok := findPartial(t.Tags()); ok {
-		return nil, quire.Errorf(quire.EUNPROCESSABLE, "template uses the partial {{>%s}}; partials are not supported", name)
+	if n := firstInclude(t.nodes); n != nil {
+		sigil := ">"
+		if n.kind == kParent {
+			sigil = "<"
+		}
+		if n.dynamic {
+			sigil += "*"
+		}
+		return nil, quire.Errorf(quire.EUNPROCESSABLE, "template uses the partial {{%s%s}}; partials are not supported", sigil, n.text)
 	}
-	return &Template{t: t}, nil
+	return t, nil
 }
 
-func findPartial(tags []mustache.Tag) (string, bool) {
-	for _, tag := range tags {
-		switch tag.Type() {
-		case mustache.Partial:
-			return tag.Name(), true
-		case mustache.Section, mustache.InvertedSection:
-			if n, ok := findPartial(tag.Tags()); ok {
-				return n, true
+func firstInclude(ns []node) *node {
+	for i := range ns {
+		switch n := &ns[i]; n.kind {
+		case kPartial, kParent:
+			return n
+		case kSection, kInverted, kBlock:
+			if p := firstInclude(n.nodes); p != nil {
+				return p
 			}
 		}
 	}
-	return "", false
+	return nil
+}
+
+// ParseWithPartials parses a template that may include others: partials,
+// parents and dynamic names, resolved when it renders. A syntax error is
+// EUNPROCESSABLE.
+func ParseWithPartials(text string) (*Template, error) {
+	nodes, textLen, err := parse(text)
+	if err != nil {
+		return nil, quire.Errorf(quire.EUNPROCESSABLE, "template does not parse as Mustache: %v", err)
+	}
+	return &Template{nodes: nodes, textLen: textLen}, nil
+}
+
+// Partials resolves the names of partials and parents to templates.
+// Partial returns ErrNoPartial (or a nil template) for a name it does not
+// have; any other error ends the render with that error.
+type Partials interface {
+	Partial(name string) (*Template, error)
+}
+
+// ErrNoPartial is a Partials' answer for a name it does not have.
+var ErrNoPartial = errors.New("render: no such partial")
+
+// Map is Partials from a map of names to templates.
+type Map map[string]*Template
+
+// Partial returns m[name], or ErrNoPartial.
+func (m Map) Partial(name string) (*Template, error) {
+	if t, ok := m[name]; ok && t != nil {
+		return t, nil
+	}
+	return nil, ErrNoPartial
+}
+
+// Options are how RenderWith renders.
+type Options struct {
+	// Partials resolves {{>name}} and {{<name}}; nil means every partial
+	// is missing.
+	Partials Partials
+	// Name is the rendered template's own name, if it has one, so that a
+	// template including itself is a cycle at the first level.
+	Name string
+}
+
+// Rendered is the result of RenderWith.
+type Rendered struct {
+	Text string
+	// Partials names the partials and parents the render included, each
+	// once, in order of first use.
+	Partials []string
+}
+
+// MaxOutput bounds the text one render may produce. Sections over lists
+// multiply: a few nested sections over a list of a hundred items would
+// otherwise expand a small template into gigabytes.
+const MaxOutput = 1 << 20
+
+// maxSteps bounds the work of one render: tags visited, each weighed by
+// the lookups it makes. Nested sections can take exponential time while
+// producing no output at all.
+const maxSteps = 1 << 18
+
+// MaxDepth bounds how deep partials and parents nest in one render.
+const MaxDepth = 16
+
+// errTooLarge is the renderer's mark for a render past a limit.
+var errTooLarge = errors.New("render: too large")
+
+// TooLargeError is the error for a render that would exceed MaxOutput or
+// maxSteps. It is the template and variables together that are at fault,
+// so it is EUNPROCESSABLE rather than a limit on the request's size.
+func TooLargeError() error {
+	return quire.Errorf(quire.EUNPROCESSABLE, "the template expands to more than %d bytes (or %d tags) with these variables", MaxOutput, maxSteps).
+		WithDetail("limit", MaxOutput)
+}
+
+// MissingError is the error for variables without a value and partials
+// the resolver does not have. A partial is named ">name" in missing (as
+// its tag would be); details.missing holds every name as given, and
+// details.missing_partials the partials' names alone.
+func MissingError(missing []string) error {
+	var vars, partials []string
+	for _, m := range missing {
+		if p, ok := strings.CutPrefix(m, ">"); ok {
+			partials = append(partials, p)
+		} else {
+			vars = append(vars, m)
+		}
+	}
+	var msg []string
+	if len(vars) > 0 {
+		msg = append(msg, "missing variables: "+strings.Join(vars, ", "))
+	}
+	if len(partials) > 0 {
+		msg = append(msg, "missing partials: "+strings.Join(partials, ", "))
+	}
+	e := quire.Errorf(quire.EUNPROCESSABLE, "%s", strings.Join(msg, "; ")).WithDetail("missing", missing)
+	if len(partials) > 0 {
+		e = e.WithDetail("missing_partials", partials)
+	}
+	return e
+}
+
+// CycleError is the cause of the error for partials that include each
+// other: Chain names them from the first to the one included again.
+type CycleError struct {
+	Chain []string
+}
+
+func (e *CycleError) Error() string {
+	return "include cycle " + strings.Join(e.Chain, " > ")
+}
+
+func newCycleError(chain []string) error {
+	e := quire.Errorf(quire.EUNPROCESSABLE, "partials include each other: %s", strings.Join(chain, " > ")).
+		WithDetail("cycle", chain)
+	e.Err = &CycleError{Chain: chain}
+	return e
+}
+
+func depthError(chain []string) error {
+	return quire.Errorf(quire.EUNPROCESSABLE, "partials nest deeper than %d levels: %s", MaxDepth, strings.Join(chain, " > ")).
+		WithDetail("chain", chain).WithDetail("limit", MaxDepth)
+}
+
+func dynamicNameError(name string) error {
+	return quire.Errorf(quire.EUNPROCESSABLE, "the dynamic partial name %q is not a string", name).
+		WithDetail("variable", name)
+}
+
+// Render renders t with vars, every partial missing. A plain {{var}}
+// that resolves to nothing is EUNPROCESSABLE with the detail "missing":
+// every such name. A section over an absent name is false, as Mustache
+// says. A render that would produce more than MaxOutput bytes is refused.
+func (t *Template) Render(vars Vars) (string, error) {
+	out, err := t.RenderWith(vars, Options{})
+	return out.Text, err
+}
+
+// RenderWith renders t with vars and the partials o resolves. Besides
+// Render's errors: partials including each other are EUNPROCESSABLE with
+// the detail "cycle" (the chain of names; the cause a *CycleError),
+// partials nesting deeper than MaxDepth too, and a partial the resolver
+// does not have is missing like a variable.
+func (t *Template) RenderWith(vars Vars, o Options) (Rendered, error) {
+	var r renderer
+	t.run(&r, vars, o)
+	switch {
+	case r.err == errTooLarge:
+		return Rendered{}, TooLargeError()
+	case r.err != nil:
+		return Rendered{}, r.err
+	case len(r.missing) > 0:
+		return Rendered{}, MissingError(r.missing)
+	}
+	out := Rendered{Text: r.output()}
+	if n, hint := int64(len(out.Text)), t.hint.Load(); n > hint || n < hint/2 {
+		t.hint.Store(n)
+	}
+	if r.used.n > 0 {
+		out.Partials = make([]string, 0, r.used.n)
+		for i := range r.used.n {
+			if u := r.used.at(i); u.t != nil {
+				out.Partials = append(out.Partials, u.name)
+			}
+		}
+	}
+	return out, nil
+}
+
+// Missing lists, in order, the plain variables that would render from no
+// value. On a template that expands too far it stops early; Render then
+// refuses it.
+func (t *Template) Missing(vars Vars) []string {
+	return t.MissingWith(vars, Options{})
+}
+
+// MissingWith is Missing with partials: a partial o does not resolve is
+// listed as ">name".
+func (t *Template) MissingWith(vars Vars, o Options) []string {
+	r := renderer{dry: true}
+	t.run(&r, vars, o)
+	return r.missing
+}
+
+// run renders t into r, which the caller keeps on its stack.
+func (t *Template) run(r *renderer, vars Vars, o Options) {
+	r.partials = o.Partials
+	r.root = o.Name
+	r.stack.push(map[string]any(vars))
+	if !r.dry {
+		r.buf = make([]byte, max(t.textLen+64, int(t.hint.Load())))
+	}
+	r.nodes(t.nodes)
+}
+
+// PartialNames lists the names of the partials and parents t includes by
+// name (not the dynamic ones), each once, in order of first appearance:
+// what a cycle check at publish and a list of dependents need.
+func (t *Template) PartialNames() []string {
+	var out []string
+	var walk func(ns []node)
+	walk = func(ns []node) {
+		for i := range ns {
+			n := &ns[i]
+			if (n.kind == kPartial || n.kind == kParent) && !n.dynamic && !slices.Contains(out, n.text) {
+				out = append(out, n.text)
+			}
+			walk(n.nodes)
+		}
+	}
+	walk(t.nodes)
+	return out
+}
+
+// CheckPartials follows the partials t names (PartialNames), and theirs,
+// through p, as a publish check: partials including each other are an
+// error with the detail "cycle" (t, named name, is the chain's root, so
+// a template including itself is a cycle), and partials p does not have
+// a MissingError naming them. Dynamic names depend on the variables and
+// are checked when rendering.
+func CheckPartials(name string, t *Template, p Partials) error {
+	var missing []string
+	done := map[string]bool{}
+	var walk func(t *Template, chain []string) error
+	walk = func(t *Template, chain []string) error {
+		for _, n := range t.PartialNames() {
+			next := append(chain[:len(chain):len(chain)], n)
+			if slices.Contains(chain, n) {
+				return newCycleError(next)
+			}
+			if done[n] {
+				continue
+			}
+			if len(chain) > MaxDepth {
+				return depthError(next)
+			}
+			pt, err := p.Partial(n)
+			if errors.Is(err, ErrNoPartial) || err == nil && pt == nil {
+				done[n] = true
+				if !slices.Contains(missing, ">"+n) {
+					missing = append(missing, ">"+n)
+				}
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if err := walk(pt, next); err != nil {
+				return err
+			}
+			done[n] = true
+		}
+		return nil
+	}
+	if err := walk(t, []string{name}); err != nil {
+		return err
+	}
+	if len(missing) > 0 {
+		return MissingError(missing)
+	}
+	return nil
 }
 
 // Variable is one tag of a template.
 type Variable struct {
 	Name string `json:"name"`
-	// Type is "variable", "section" or "inverted".
+	// Type is "variable", "section" or "inverted". The name of a dynamic
+	// partial is a "variable".
 	Type string `json:"type"`
 	// Section is the dotted path of the sections the tag sits in, "" at
 	// the top level. Names inside a section are looked up in the
@@ -66,38 +342,46 @@ type Variable struct {
 	Section string `json:"section,omitempty"`
 }
 
-// Variables lists the tags of t in order of first appearance.
+// Variables lists the tags of t in order of first appearance. Blocks are
+// transparent: their content is listed as if it stood in their place.
 func (t *Template) Variables() []Variable {
 	var out []Variable
 	seen := map[Variable]bool{}
-	var walk func(tags []mustache.Tag, section string)
-	walk = func(tags []mustache.Tag, section string) {
-		for _, tag := range tags {
-			v := Variable{Name: tag.Name(), Section: section}
-			switch tag.Type() {
-			case mustache.Variable:
-				v.Type = "variable"
-			case mustache.Section:
-				v.Type = "section"
-			case mustache.InvertedSection:
-				v.Type = "inverted"
-			default:
-				continue
-			}
-			if !seen[v] {
-				seen[v] = true
-				out = append(out, v)
-			}
-			if v.Type != "variable" {
-				inner := tag.Name()
+	add := func(v Variable) {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	var walk func(ns []node, section string)
+	walk = func(ns []node, section string) {
+		for i := range ns {
+			n := &ns[i]
+			switch n.kind {
+			case kVar:
+				add(Variable{Name: n.text, Type: "variable", Section: section})
+			case kPartial, kParent:
+				if n.dynamic {
+					add(Variable{Name: n.text, Type: "variable", Section: section})
+				}
+				walk(n.nodes, section)
+			case kBlock:
+				walk(n.nodes, section)
+			case kSection, kInverted:
+				typ := "section"
+				if n.kind == kInverted {
+					typ = "inverted"
+				}
+				add(Variable{Name: n.text, Type: typ, Section: section})
+				inner := n.text
 				if section != "" {
 					inner = section + "." + inner
 				}
-				walk(tag.Tags(), inner)
+				walk(n.nodes, inner)
 			}
 		}
 	}
-	walk(t.t.Tags(), "")
+	walk(t.nodes, "")
 	return out
 }
 
@@ -111,278 +395,4 @@ func (t *Template) Required() []string {
 		}
 	}
 	return out
-}
-
-// Vars are decoded variables, ready to render with.
-type Vars map[string]any
-
-// DecodeVars decodes a JSON object of variables. Numbers keep the text
-// they were sent as; null renders as nothing.
-func DecodeVars(raw []byte) (Vars, error) {
-	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
-		return Vars{}, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil || m == nil {
-		return nil, quire.Errorf(quire.EINVALID, "variables must be a JSON object")
-	}
-	return VarsOf(m), nil
-}
-
-// VarsOf makes variables of an object decoded with json.Decoder.UseNumber
-// (as DecodeVars does), for a caller that decoded it with the rest of a
-// request. A nil m is no variables.
-func VarsOf(m map[string]any) Vars {
-	if m == nil {
-		return Vars{}
-	}
-	return Vars(normalize(m).(map[string]any))
-}
-
-// number is a JSON number as sent. Unlike json.Number it has no methods
-// the template library could call by name.
-type number string
-
-// normalize turns json.Number into number and null into "".
-func normalize(v any) any {
-	switch x := v.(type) {
-	case nil:
-		return ""
-	case json.Number:
-		return number(x)
-	case map[string]any:
-		for k, e := range x {
-			x[k] = normalize(e)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = normalize(e)
-		}
-	}
-	return v
-}
-
-// Merge returns base with over's top-level keys laid on top.
-func Merge(base, over Vars) Vars {
-	if len(base) == 0 {
-		return over
-	}
-	out := make(Vars, len(base)+len(over))
-	for k, v := range base {
-		out[k] = v
-	}
-	for k, v := range over {
-		out[k] = v
-	}
-	return out
-}
-
-// MaxOutput bounds the text one render may produce. Sections over lists
-// multiply: a few nested sections over a list of a hundred items would
-// otherwise expand a small template into gigabytes.
-const MaxOutput = 1 << 20
-
-// maxSteps bounds the work of one render: tags visited, each weighed by
-// the lookups it makes. Nested sections can take exponential time while
-// producing no output at all.
-const maxSteps = 1 << 18
-
-// TooLargeError is the error for a render that would exceed MaxOutput or
-// maxSteps. It is the template and variables together that are at fault,
-// so it is EUNPROCESSABLE rather than a limit on the request's size.
-func TooLargeError() error {
-	return quire.Errorf(quire.EUNPROCESSABLE, "the template expands to more than %d bytes (or %d tags) with these variables", MaxOutput, maxSteps).
-		WithDetail("limit", MaxOutput)
-}
-
-// errOutputLimit stops the library's writes once MaxOutput is reached.
-var errOutputLimit = errors.New("render: output limit reached")
-
-// limitedWriter is a second line of defence behind the walk's estimate.
-type limitedWriter struct {
-	b    strings.Builder
-	over bool
-}
-
-func (w *limitedWriter) Write(p []byte) (int, error) {
-	if w.over || w.b.Len()+len(p) > MaxOutput {
-		w.over = true
-		return 0, errOutputLimit
-	}
-	return w.b.Write(p)
-}
-
-// Render renders t with vars. A plain {{var}} that resolves to nothing is
-// EUNPROCESSABLE with the detail "missing": every such name. A section
-// over an absent name is false, as Mustache says. A render that would
-// produce more than MaxOutput bytes is refused before it starts.
-func (t *Template) Render(vars Vars) (string, error) {
-	w := t.walk(vars)
-	if w.exceeded() {
-		return "", TooLargeError()
-	}
-	if len(w.missing) > 0 {
-		return "", MissingError(w.missing)
-	}
-	var out limitedWriter
-	err := t.t.FRender(&out, map[string]any(vars))
-	if out.over || errors.Is(err, errOutputLimit) {
-		return "", TooLargeError()
-	}
-	if err != nil {
-		return "", quire.Errorf(quire.EUNPROCESSABLE, "render: %v", err)
-	}
-	return out.b.String(), nil
-}
-
-// MissingError is the error for variables without a value.
-func MissingError(missing []string) error {
-	return quire.Errorf(quire.EUNPROCESSABLE, "missing variables: %s", strings.Join(missing, ", ")).
-		WithDetail("missing", missing)
-}
-
-// Missing lists, in order, the plain variables that would render from no
-// value. It walks the template as the library renders it: the same
-// lookup through the context stack, the same falsiness for sections. On
-// a template that expands too far it stops early; Render then refuses it.
-func (t *Template) Missing(vars Vars) []string {
-	return t.walk(vars).missing
-}
-
-func (t *Template) walk(vars Vars) *walker {
-	w := &walker{seen: map[string]bool{}}
-	w.tags(t.t.Tags(), []any{map[string]any(vars)})
-	return w
-}
-
-// walker follows a render without producing it: it collects missing
-// variables and counts tags visited and the bytes variables would write.
-type walker struct {
-	missing []string
-	seen    map[string]bool
-	steps   int
-	out     int64
-}
-
-func (w *walker) exceeded() bool { return w.steps > maxSteps || w.out > MaxOutput }
-
-func (w *walker) tags(tags []mustache.Tag, stack []any) {
-	for _, tag := range tags {
-		// A name is looked up through every enclosing section's value,
-		// and a dotted one part by part, here and in the library: charge
-		// each, or deep nesting or a long chain makes every visit slow.
-		if w.steps += len(stack) + strings.Count(tag.Name(), "."); w.exceeded() {
-			return
-		}
-		switch tag.Type() {
-		case mustache.Variable:
-			v, ok := lookup(stack, tag.Name())
-			if !ok {
-				if !w.seen[tag.Name()] {
-					w.seen[tag.Name()] = true
-					w.missing = append(w.missing, tag.Name())
-				}
-				continue
-			}
-			w.out += size(v, MaxOutput-w.out+1)
-		case mustache.Section:
-			v, ok := lookup(stack, tag.Name())
-			if !ok || empty(v) {
-				continue
-			}
-			if list, isList := v.([]any); isList {
-				for _, item := range list {
-					w.steps++
-					if w.tags(tag.Tags(), push(stack, item)); w.exceeded() {
-						return
-					}
-				}
-				continue
-			}
-			w.tags(tag.Tags(), push(stack, v))
-		case mustache.InvertedSection:
-			if v, ok := lookup(stack, tag.Name()); !ok || empty(v) {
-				w.tags(tag.Tags(), stack)
-			}
-		}
-	}
-}
-
-// size estimates the bytes a value renders to (fmt.Sprint of it), looking
-// no further than limit bytes, so that estimating costs no more than the
-// output it stands for.
-func size(v any, limit int64) int64 {
-	switch x := v.(type) {
-	case string:
-		return int64(len(x))
-	case number:
-		return int64(len(x))
-	case bool:
-		return 5
-	case []any:
-		n := int64(2)
-		for _, e := range x {
-			if n += 1 + size(e, limit-n); n > limit {
-				break
-			}
-		}
-		return n
-	case map[string]any:
-		n := int64(5)
-		for k, e := range x {
-			if n += int64(len(k)) + 2 + size(e, limit-n); n > limit {
-				break
-			}
-		}
-		return n
-	}
-	return 8
-}
-
-func push(stack []any, v any) []any {
-	out := make([]any, 0, len(stack)+1)
-	return append(append(out, v), stack...)
-}
-
-// lookup finds name in the context stack, innermost first; a dotted name
-// resolves its first part in the stack and the rest inside that value.
-func lookup(stack []any, name string) (any, bool) {
-	if name == "." {
-		return stack[0], true
-	}
-	if head, rest, dotted := strings.Cut(name, "."); dotted {
-		v, ok := lookup(stack, head)
-		if !ok {
-			return nil, false
-		}
-		return lookup([]any{v}, rest)
-	}
-	for _, ctx := range stack {
-		if m, ok := ctx.(map[string]any); ok {
-			if v, ok := m[name]; ok {
-				return v, true
-			}
-		}
-	}
-	return nil, false
-}
-
-// empty is the library's falsiness for JSON values: false, an empty list,
-// a blank string.
-func empty(v any) bool {
-	switch x := v.(type) {
-	case nil:
-		return true
-	case bool:
-		return !x
-	case string:
-		return strings.TrimSpace(x) == ""
-	case number:
-		return strings.TrimSpace(string(x)) == ""
-	case []any:
-		return len(x) == 0
-	}
-	return false
 }
