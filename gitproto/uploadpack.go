@@ -1,4 +1,4 @@
-package gitstore
+package gitproto
 
 import (
 	"bytes"
@@ -85,9 +85,8 @@ func parseUploadRequest(body io.Reader) (*uploadRequest, error) {
 				return nil, bad("expected an object id, got %q", line)
 			}
 			if len(req.wants) == 0 {
-				for _, c := range strings.Fields(caps) {
-					name, _, _ := strings.Cut(c, "=")
-					req.caps[name] = true
+				if req.caps, err = decodeCaps(caps); err != nil {
+					return nil, bad("capabilities: %v", err)
 				}
 			}
 			req.wants = append(req.wants, h)
@@ -147,34 +146,30 @@ func parseUploadRequest(body io.Reader) (*uploadRequest, error) {
 
 // UploadPack answers one upload-pack request: with protocol 2 a v2
 // command, otherwise a v0 negotiation round or the pack.
-func (g *Git) UploadPack(ctx context.Context, a *quire.Asset, protocol int, body io.Reader, w io.Writer) (err error) {
-	defer g.s.observe(ctx, quire.GitOpClone, "UploadPack")(&err)
+func (srv *Server) UploadPack(ctx context.Context, a *quire.Asset, protocol int, body io.Reader, w io.Writer) (err error) {
+	defer srv.b.observe(ctx, quire.GitOpClone, "UploadPack")(&err)
 	if protocol == 2 {
-		return g.uploadPackV2(ctx, a, io.LimitReader(body, g.opts.MaxRequestBytes), w)
+		return srv.uploadPackV2(ctx, a, io.LimitReader(body, srv.opts.MaxRequestBytes), w)
 	}
-	req, err := parseUploadRequest(io.LimitReader(body, g.opts.MaxRequestBytes))
+	req, err := parseUploadRequest(io.LimitReader(body, srv.opts.MaxRequestBytes))
 	if err != nil {
 		return err
 	}
 	if len(req.wants) == 0 {
 		return nil
 	}
-	r, err := g.gitRepo(a)
+	r, err := srv.b.open(a, true)
 	if err != nil {
 		return err
 	}
-	pw := &pktWriter{w: w}
+	defer r.Close()
+	pw := newPktWriter(w)
 	if req.refuse != "" {
 		pw.line("ERR %s", req.refuse)
 		return pw.err
 	}
-	ps, err := g.idx.openPacks(r.path)
-	if err != nil {
-		return err
-	}
-	defer ps.close()
-	wk := newWalker(ctx, r, ps)
-	st, err := g.readRefs(wk)
+	wk := newWalker(ctx, r)
+	st, err := readRefs(wk)
 	if err != nil {
 		return err
 	}
@@ -225,7 +220,7 @@ func (g *Git) UploadPack(ctx context.Context, a *quire.Asset, protocol int, body
 	var last plumbing.Hash
 	gotCommon, gotOther, sentReady := false, false, false
 	for _, h := range req.haves {
-		if !wk.obj.has(h) {
+		if !wk.r.Has(h) {
 			gotOther = true
 			if multiAck > 0 && neg.okToGiveUp(req.wants) {
 				if multiAck == 2 {
@@ -272,12 +267,12 @@ func (g *Git) UploadPack(ctx context.Context, a *quire.Asset, protocol int, body
 	if pw.err != nil {
 		return pw.err
 	}
-	return g.sendPack(ctx, a, r, st, wk, req, neg.common, clientShallow, sh, w)
+	return srv.sendPack(a, r, st, wk, req, neg.common, clientShallow, sh, w)
 }
 
 // sendPack writes the pack for a finished negotiation, from the cache when
 // the same tips were packed for a client with nothing.
-func (g *Git) sendPack(ctx context.Context, a *quire.Asset, r *repo, st *refState, wk *walker, req *uploadRequest, common []plumbing.Hash, clientShallow map[plumbing.Hash]bool, sh *shallowInfo, w io.Writer) error {
+func (srv *Server) sendPack(a *quire.Asset, r Repository, st *refState, wk *walker, req *uploadRequest, common []plumbing.Hash, clientShallow map[plumbing.Hash]bool, sh *shallowInfo, w io.Writer) error {
 	sb := newSideband(w, req.caps["side-band-64k"] || req.caps["side-band"], !req.caps["side-band-64k"])
 	progress := !req.caps["no-progress"]
 	ofs := req.caps["ofs-delta"]
@@ -286,11 +281,11 @@ func (g *Git) sendPack(ctx context.Context, a *quire.Asset, r *repo, st *refStat
 	key := ""
 	if len(common) == 0 {
 		key = packKey(a.ID, st, req, sh, ofs, includeTag)
-		if e, ok := g.packs.get(key); ok {
+		if pack, objects, ok := r.CachedPack(key); ok {
 			if progress {
-				sb.progress("quire: %d objects, pack reused from cache\n", e.objects)
+				sb.progress("quire: %d objects, pack reused from cache\n", objects)
 			}
-			if _, err := sb.Write(e.pack); err != nil {
+			if _, err := sb.Write(pack); err != nil {
 				return nil // the client went away
 			}
 			sb.close()
@@ -299,30 +294,30 @@ func (g *Git) sendPack(ctx context.Context, a *quire.Asset, r *repo, st *refStat
 	}
 	objs, err := wk.objectsToSend(st, req.wants, common, clientShallow, sh, includeTag, req.filter)
 	if err != nil {
-		g.opts.OnError("upload-pack", err)
+		srv.opts.OnError("upload-pack", err)
 		sb.fail("quire: could not list objects to send")
 		return nil
 	}
 	var out io.Writer = sb
 	var keep *capBuffer
 	if key != "" {
-		keep = &capBuffer{max: g.opts.PackCacheEntry}
+		keep = &capBuffer{max: srv.opts.PackCacheEntry}
 		out = io.MultiWriter(sb, keep)
 	}
-	stats, err := writePack(g.zlib, wk.obj, objs, ofs, out)
+	stats, err := r.WritePack(objs, ofs, out)
 	if err != nil {
 		if sb.err == nil {
-			g.opts.OnError("upload-pack", err)
+			srv.opts.OnError("upload-pack", err)
 			sb.fail("quire: could not build the pack")
 		}
 		return nil
 	}
 	if progress {
-		sb.progress("quire: %d objects (%d copied as stored, %d deltas, %d compressed)\n", len(stats.written), stats.reused, stats.deltas, stats.whole)
+		sb.progress("quire: %d objects (%d copied as stored, %d deltas, %d compressed)\n", stats.Objects, stats.Reused, stats.Deltas, stats.Whole)
 	}
 	sb.close()
 	if keep != nil && !keep.over {
-		g.packs.put(&packEntry{key: key, assetID: a.ID, pack: bytes.Clone(keep.buf.Bytes()), objects: len(stats.written)})
+		r.CachePack(key, bytes.Clone(keep.buf.Bytes()), stats.Objects)
 	}
 	return nil
 }
@@ -379,14 +374,13 @@ type commitInfo struct {
 // remembering what it parsed.
 type walker struct {
 	ctx     context.Context
-	r       *repo
-	obj     *objectReader
+	r       Repository
 	commits map[plumbing.Hash]*commitInfo
 	steps   int
 }
 
-func newWalker(ctx context.Context, r *repo, ps *packSet) *walker {
-	return &walker{ctx: ctx, r: r, obj: newObjectReader(r, ps), commits: map[plumbing.Hash]*commitInfo{}}
+func newWalker(ctx context.Context, r Repository) *walker {
+	return &walker{ctx: ctx, r: r, commits: map[plumbing.Hash]*commitInfo{}}
 }
 
 func (w *walker) tick() error {
@@ -403,7 +397,7 @@ func (w *walker) commit(h plumbing.Hash) (*commitInfo, error) {
 	if err := w.tick(); err != nil {
 		return nil, err
 	}
-	t, b, err := w.obj.read(h)
+	t, b, err := w.r.Read(h)
 	if err == nil && t != plumbing.CommitObject {
 		err = fmt.Errorf("is a %s", t)
 	}
@@ -424,7 +418,7 @@ func (w *walker) peel(h plumbing.Hash, tags func(plumbing.Hash)) (plumbing.Hash,
 		if _, ok := w.commits[h]; ok {
 			return h, plumbing.CommitObject, nil
 		}
-		t, b, err := w.obj.read(h)
+		t, b, err := w.r.Read(h)
 		if err != nil {
 			return h, plumbing.InvalidObject, fmt.Errorf("object %s: %w", h, err)
 		}
@@ -473,7 +467,7 @@ func (w *walker) checkWants(st *refState, wants []plumbing.Hash) (plumbing.Hash,
 		seen[h] = true
 		delete(pending, h)
 		if _, ok := w.commits[h]; !ok {
-			t, b, err := w.obj.read(h)
+			t, b, err := w.r.Read(h)
 			if err != nil {
 				continue
 			}
@@ -646,7 +640,7 @@ func (w *walker) deepen(wants []plumbing.Hash, clientShallow map[plumbing.Hash]b
 	if relative && depth < infiniteDepth {
 		starts = nil
 		for _, h := range sortedHashes(clientShallow) {
-			if t, _, err := w.obj.read(h); err == nil && t == plumbing.CommitObject {
+			if t, _, err := w.r.Read(h); err == nil && t == plumbing.CommitObject {
 				starts = append(starts, h)
 			}
 		}
@@ -881,7 +875,7 @@ func (w *walker) walkTree(t plumbing.Hash, seen map[plumbing.Hash]bool, fn func(
 	if err := w.tick(); err != nil {
 		return err
 	}
-	typ, b, err := w.obj.read(t)
+	typ, b, err := w.r.Read(t)
 	if err == nil && typ != plumbing.TreeObject {
 		err = fmt.Errorf("is a %s", typ)
 	}
