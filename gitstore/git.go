@@ -2,17 +2,15 @@ package gitstore
 
 import (
 	"context"
-	"io"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/quire/quire"
 )
 
-// GitOptions configures the git protocol service.
+// GitOptions configures the git transport: the repository side that
+// gitstore.Git keeps (pack cache, repacks, the size of a push) and the
+// request limit gitproto applies.
 type GitOptions struct {
 	// PackCacheBytes bounds the memory held by cached clone packs.
 	PackCacheBytes int64
@@ -72,17 +70,18 @@ func (o *GitOptions) Validate(l quire.Limits) error {
 	return nil
 }
 
-// Git serves asset repositories over git's smart protocol (stateless, as
-// smart HTTP carries it). It implements quire.GitService:
+// Git is the repository side of git's smart protocol, which package
+// gitproto speaks over it (gitproto imports gitstore, never the reverse):
 //
-//   - upload-pack (clone, fetch) decodes the whole have/done negotiation,
-//     answers ACK/NAK per round, supports shallow requests (deepen N) and
-//     builds packs by copying stored objects and deltas as they are on disk
-//     (deltas are computed once, by the background repack, not per clone);
-//     packs for a set of wanted tips with no haves are cached in memory;
-//   - receive-pack (push) quarantines the pack, checks every new commit
-//     against the API's path and size rules, then under the repository's
-//     write lock compare-and-swaps draft branches, fast-forward only;
+//   - Open gives one request's view of an asset repository (GitRepo): the
+//     advertised refs, objects read as they are stored, packs written by
+//     copying stored objects and deltas (computed once, by the background
+//     repack, not per clone), and a memory cache of clone packs that a
+//     write to the asset empties;
+//   - OpenPush gives one push's (GitPush): its pack in quarantine, the
+//     fsck and the API's path, content and size rules, and ref updates
+//     under the repository's write lock with their record on the versions
+//     log;
 //   - a background repacker folds loose objects and pushed packs into one
 //     pack with deltas.
 type Git struct {
@@ -94,7 +93,8 @@ type Git struct {
 	zlib   *sync.Pool
 }
 
-// NewGit returns the git service of store s. Close stops its background work.
+// NewGit returns the git transport's side of store s. Close stops its
+// background work.
 func NewGit(s *Store, opts GitOptions) *Git {
 	opts.Validate(s.opts.Limits)
 	g := &Git{
@@ -121,143 +121,15 @@ func (g *Git) Close() error {
 	return nil
 }
 
-var _ quire.GitService = (*Git)(nil)
+// Options returns the options in force, defaults filled in.
+func (g *Git) Options() GitOptions { return g.opts }
 
-// Capabilities. No thin packs either way: go-git cannot resolve deltas
-// against objects outside a pack, and a full pack keeps the server simple.
-const (
-	gitAgent       = "agent=quire/1"
-	uploadPackCaps = "multi_ack multi_ack_detailed no-done side-band side-band-64k ofs-delta shallow deepen-relative no-progress include-tag allow-tip-sha1-in-want allow-reachable-sha1-in-want filter " + gitAgent
-	// report-status-v2 is not offered: quire never rewrites a pushed ref.
-	receivePackCaps = "report-status delete-refs side-band-64k quiet atomic ofs-delta no-thin " + gitAgent
-)
-
-// advRef is one advertised ref.
-type advRef struct {
-	name   string
-	hash   plumbing.Hash
-	peeled plumbing.Hash // the commit an annotated tag points to; zero otherwise
-}
-
-// refState is what a repository advertises: the refs clients may see
-// (branches and tags; refs/quire/* stays hidden) and the live commit.
-type refState struct {
-	refs []advRef
-	head plumbing.Hash // main, or zero when nothing is live
-	tips map[plumbing.Hash]bool
-}
-
-// fingerprint identifies the advertised state, for the pack cache.
-func (st *refState) fingerprint() string {
-	var b strings.Builder
-	for _, r := range st.refs {
-		b.WriteString(r.name)
-		b.WriteByte(' ')
-		b.WriteString(r.hash.String())
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
-
-// visibleRef reports whether clients see ref name.
-func visibleRef(name string) bool {
-	return strings.HasPrefix(name, "refs/heads/") || strings.HasPrefix(name, "refs/tags/")
-}
-
-// readRefs lists the advertised refs of wk's repository, sorted by name,
-// with tags peeled.
-func (g *Git) readRefs(wk *walker) (*refState, error) {
-	refs, head, err := listRefs(wk.r, nil)
-	if err != nil {
-		return nil, err
-	}
-	st := &refState{refs: refs, head: head, tips: make(map[plumbing.Hash]bool, len(refs))}
-	for i := range st.refs {
-		ref := &st.refs[i]
-		st.tips[ref.hash] = true
-		if !strings.HasPrefix(ref.name, "refs/tags/") {
-			continue
-		}
-		peeled, _, err := wk.peel(ref.hash, nil)
-		if err != nil {
-			return nil, err
-		}
-		if peeled != ref.hash {
-			ref.peeled = peeled
-			st.tips[peeled] = true
-		}
-	}
-	return st, nil
-}
-
-func sortRefs(refs []advRef) {
-	sort.Slice(refs, func(i, j int) bool { return refs[i].name < refs[j].name })
-}
-
-// gitRepo opens the repository of asset a.
-func (g *Git) gitRepo(a *quire.Asset) (*repo, error) {
-	return g.s.assetRepo(a)
-}
-
-// AdvertiseRefs writes the smart-HTTP info/refs body of service for a:
-// the v0 ref advertisement, or for upload-pack over protocol 2 the v2
-// capabilities (the refs are then listed by the ls-refs command).
-func (g *Git) AdvertiseRefs(ctx context.Context, a *quire.Asset, service string, protocol int, w io.Writer) error {
-	var caps string
-	switch service {
-	case quire.GitUploadPack:
-		caps = uploadPackCaps
-	case quire.GitReceivePack:
-		caps = receivePackCaps
-	default:
-		return quire.Errorf(quire.EINVALID, "unknown git service %q", service)
-	}
-	r, err := g.gitRepo(a)
-	if err != nil {
-		return err
-	}
-	if service == quire.GitUploadPack && protocol == 2 {
-		return advertiseV2(w)
-	}
-	ps, err := g.idx.openPacks(r.path)
-	if err != nil {
-		return err
-	}
-	defer ps.close()
-	st, err := g.readRefs(newWalker(ctx, r, ps))
-	if err != nil {
-		return err
-	}
-	pw := &pktWriter{w: w}
-	pw.line("# service=%s", service)
-	pw.flush()
-	first := true
-	emit := func(h plumbing.Hash, name string) {
-		if first {
-			c := caps
-			if service == quire.GitUploadPack && !st.head.IsZero() {
-				c += " symref=HEAD:" + mainRef.String()
-			}
-			pw.line("%s %s\x00%s", h, name, c)
-			first = false
-			return
-		}
-		pw.line("%s %s", h, name)
-	}
-	if service == quire.GitUploadPack && !st.head.IsZero() {
-		emit(st.head, "HEAD")
-	}
-	for _, ref := range st.refs {
-		emit(ref.hash, ref.name)
-		if !ref.peeled.IsZero() && service == quire.GitUploadPack {
-			pw.line("%s %s^{}", ref.peeled, ref.name)
-		}
-	}
-	if first {
-		emit(plumbing.ZeroHash, "capabilities^{}")
-	}
-	pw.flush()
-	return pw.err
+// Observe reports one git operation as the store's other operations are
+// (metrics and traces). Use it with a named error result:
+//
+//	defer g.Observe(ctx, quire.GitOpClone, "UploadPack")(&err)
+func (g *Git) Observe(ctx context.Context, op, name string) func(*error) {
+	return g.s.observe(ctx, op, name)
 }
 
 // DropCaches forgets cached packs and pack indexes, so the next clone is

@@ -69,8 +69,8 @@ func addedCommits(objs *pushObjects, old, new plumbing.Hash) (int, error) {
 // versions log, before the draft's ref moves, so no accepted push goes
 // unrecorded. undo takes the record back if the ref then does not move.
 // Callers hold the repository's write lock.
-func (g *Git) recordPush(r *repo, by quire.Actor, objs *pushObjects, c *pushCommand) (undo func(), err error) {
-	added, err := addedCommits(objs, c.old, c.new)
+func (g *Git) recordPush(r *repo, by quire.Actor, objs *pushObjects, draft int, old, new plumbing.Hash) (undo func(), err error) {
+	added, err := addedCommits(objs, old, new)
 	if err != nil {
 		return nil, err
 	}
@@ -79,12 +79,12 @@ func (g *Git) recordPush(r *repo, by quire.Actor, objs *pushObjects, c *pushComm
 		return nil, err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s%d\n\n%d commits, %s..%s\n\n", pushPrefix, c.draft, added, short(c.old), short(c.new))
+	fmt.Fprintf(&b, "%s%d\n\n%d commits, %s..%s\n\n", pushPrefix, draft, added, short(old), short(new))
 	fmt.Fprintf(&b, "%s: %s\n%s: %s\n", trailerUser, by.UserID, trailerEmail, by.Email)
 	if by.KeyID != "" {
 		fmt.Fprintf(&b, "%s: %s\n", trailerKey, by.KeyID)
 	}
-	fmt.Fprintf(&b, "%s: %s\n%s: %s\n%s: %d\n", trailerOld, c.old, trailerNew, c.new, trailerCommits, added)
+	fmt.Fprintf(&b, "%s: %s\n%s: %s\n%s: %d\n", trailerOld, old, trailerNew, new, trailerCommits, added)
 	if err := r.writeLog(by, g.s.opts.Now(), log, tip, b.String()); err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -19,6 +20,29 @@ import (
 // refs/heads/main reads one file. quire writes loose refs only; a
 // repository with a packed-refs file (git gc run by hand) or a ref file
 // this does not understand is listed by go-git instead.
+
+// Ref is one ref clients see: a branch or a tag (refs/quire/* stays
+// hidden).
+type Ref struct {
+	Name string
+	Hash plumbing.Hash
+}
+
+// visibleRef reports whether clients see ref name.
+func visibleRef(name string) bool {
+	return strings.HasPrefix(name, "refs/heads/") || strings.HasPrefix(name, "refs/tags/")
+}
+
+func parseHash(s string) (plumbing.Hash, bool) {
+	if len(s) != 40 {
+		return plumbing.ZeroHash, false
+	}
+	var h plumbing.Hash
+	if _, err := hex.Decode(h[:], []byte(s)); err != nil {
+		return plumbing.ZeroHash, false
+	}
+	return h, true
+}
 
 // errRefFallback sends a listing to go-git.
 var errRefFallback = errors.New("ref listing needs go-git")
@@ -55,11 +79,11 @@ func (m refMatcher) mayHold(dir string) bool {
 
 // listLooseRefs lists the visible loose refs of the repository at dir that
 // m matches, in no particular order.
-func listLooseRefs(dir string, m refMatcher) ([]advRef, error) {
+func listLooseRefs(dir string, m refMatcher) ([]Ref, error) {
 	if _, err := os.Lstat(filepath.Join(dir, "packed-refs")); !errors.Is(err, fs.ErrNotExist) {
 		return nil, errRefFallback
 	}
-	var refs []advRef
+	var refs []Ref
 	var walk func(name string) error
 	walk = func(name string) error {
 		if !m.mayHold(name) {
@@ -101,7 +125,7 @@ func listLooseRefs(dir string, m refMatcher) ([]advRef, error) {
 			if _, err := hex.Decode(h[:], []byte(line)); err != nil {
 				return errRefFallback
 			}
-			refs = append(refs, advRef{name: full, hash: h})
+			refs = append(refs, Ref{Name: full, Hash: h})
 		}
 		return nil
 	}
@@ -111,4 +135,47 @@ func listLooseRefs(dir string, m refMatcher) ([]advRef, error) {
 		}
 	}
 	return refs, nil
+}
+
+// listRefs lists the advertised refs of r that m matches, sorted by
+// name, without peeling tags, and the live commit (zero when nothing is
+// live or m does not match main).
+func listRefs(r *repo, m refMatcher) ([]Ref, plumbing.Hash, error) {
+	refs, err := listLooseRefs(r.path, m)
+	if errors.Is(err, errRefFallback) {
+		refs, err = listRefsGoGit(r, m)
+	}
+	if err != nil {
+		return nil, plumbing.ZeroHash, err
+	}
+	sortRefs(refs)
+	var head plumbing.Hash
+	for _, ref := range refs {
+		if ref.Name == mainRef.String() {
+			head = ref.Hash
+		}
+	}
+	return refs, head, nil
+}
+
+// listRefsGoGit lists refs through go-git, packed ones included.
+func listRefsGoGit(r *repo, m refMatcher) ([]Ref, error) {
+	it, err := r.st.IterReferences()
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	var refs []Ref
+	err = it.ForEach(func(ref *plumbing.Reference) error {
+		name := ref.Name().String()
+		if ref.Type() == plumbing.HashReference && visibleRef(name) && m.match(name) {
+			refs = append(refs, Ref{Name: name, Hash: ref.Hash()})
+		}
+		return nil
+	})
+	return refs, err
+}
+
+func sortRefs(refs []Ref) {
+	sort.Slice(refs, func(i, j int) bool { return refs[i].Name < refs[j].Name })
 }

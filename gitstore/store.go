@@ -1,7 +1,9 @@
 // Package gitstore keeps quire's data in bare git repositories with go-git:
 // one repository per skill or prompt, and a system repository for users,
-// API keys, projects and asset metadata. It is the only package that
-// imports go-git.
+// API keys, projects and asset metadata. Besides gitproto, which speaks
+// git's wire protocol over it, it is the only package that imports go-git.
+// It implements gitproto's seam (Git, GitRepo, GitPush in protoseam.go)
+// and must not import gitproto, httpapi, cache, gin or go-redis.
 package gitstore
 
 import (

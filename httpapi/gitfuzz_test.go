@@ -168,9 +168,9 @@ func TestWriteGitFuzzSeeds(t *testing.T) {
 		target := "FuzzUploadRequest"
 		if push {
 			target = "FuzzReceivePack"
-			writeSeed(t, filepath.Join(root, "gitstore", "testdata", "fuzz", "FuzzPushCommands", name), r.body)
+			writeSeed(t, filepath.Join(root, "gitproto", "testdata", "fuzz", "FuzzPushCommands", name), r.body)
 		}
-		writeSeed(t, filepath.Join(root, "gitstore", "testdata", "fuzz", target, name), r.body)
+		writeSeed(t, filepath.Join(root, "gitproto", "testdata", "fuzz", target, name), r.body)
 	}
 	t.Logf("wrote %d captured requests", len(captured))
 }

@@ -26,9 +26,9 @@ targets=(
   "./httpapi FuzzScanKeys"
   "./httpapi FuzzRenderBodyOnePass"
   "./render FuzzRender"
-  "./gitstore FuzzUploadRequest"
-  "./gitstore FuzzPushCommands"
-  "./gitstore FuzzReceivePack"
+  "./gitproto FuzzUploadRequest"
+  "./gitproto FuzzPushCommands"
+  "./gitproto FuzzReceivePack"
   "./httpapi FuzzGitEndpoints"
 )
 

@@ -26,6 +26,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/quire/quire"
 	"github.com/quire/quire/cache"
+	"github.com/quire/quire/gitproto"
 	"github.com/quire/quire/gitstore"
 	"github.com/quire/quire/httpapi"
 	"github.com/quire/quire/internal/gcfloor"
@@ -119,7 +120,7 @@ type Main struct {
 	out   io.Writer
 	log   *slog.Logger
 	store *gitstore.Store
-	git   *gitstore.Git
+	git   *gitproto.Server
 	redis *cache.Redis
 	// prompts is the prompt cache in front of the store.
 	prompts *cache.Prompts
@@ -318,7 +319,7 @@ func (m *Main) Run(ctx context.Context) error {
 	if err := m.bootstrap(ctx); err != nil {
 		return err
 	}
-	m.git = gitstore.NewGit(store, gitstore.GitOptions{
+	m.git = gitproto.New(store, gitstore.GitOptions{
 		OnError: func(op string, err error) { m.log.Error("git", "op", op, "error", err.Error()) },
 	})
 	m.prompts = cache.NewPrompts(m.redis, store, cache.PromptOptions{Logger: m.log})

@@ -36,7 +36,7 @@ var forbidden = map[string][]string{
 	"app":       {module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/web", module + "/mcp", gin, goGit, goRedis, mini},
 	"httpapi":   {module + "/gitstore", module + "/cache", goGit, goRedis, mini},
 	"gitproto":  {module + "/httpapi", module + "/cache", gin, goRedis},
-	"gitstore":  {module + "/app", module + "/httpapi", module + "/cache", module + "/web", module + "/mcp", gin, goRedis, mini},
+	"gitstore":  {module + "/app", module + "/httpapi", module + "/gitproto", module + "/cache", module + "/web", module + "/mcp", gin, goRedis, mini},
 	"cache":     {module + "/app", module + "/httpapi", module + "/gitstore", gin, goGit},
 	"telemetry": {module + "/app", module + "/httpapi", module + "/gitstore", module + "/cache", gin, goGit},
 	"zipfile":   {module + "/app", module + "/httpapi", module + "/gitstore", module + "/cache", gin, goGit, goRedis},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/quire/quire"
 	"github.com/quire/quire/cache"
+	"github.com/quire/quire/gitproto"
 	"github.com/quire/quire/gitstore"
 	"github.com/quire/quire/httpapi"
 	"github.com/quire/quire/telemetry"
@@ -24,7 +25,7 @@ import (
 type Quire struct {
 	URL     string
 	Store   *gitstore.Store
-	Git     *gitstore.Git
+	Git     *gitproto.Server
 	Prompts *cache.Prompts
 	Usage   *cache.Usage
 	// Handler is the API, for in-process benchmarks without the network.
@@ -95,7 +96,7 @@ func Start(ctx context.Context, o Options) (q *Quire, err error) {
 	if err := telemetry.RegisterCacheStats(reg, q.Prompts); err != nil {
 		return nil, err
 	}
-	q.Git = gitstore.NewGit(q.Store, o.Git)
+	q.Git = gitproto.New(q.Store, o.Git)
 	q.close = append(q.close, func() { q.Git.Close() })
 	q.Handler = httpapi.New(httpapi.Config{
 		Meta: q.Store, Versions: q.Store, Sessions: rd, Logger: logger,

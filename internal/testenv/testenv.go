@@ -24,6 +24,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/quire/quire"
 	"github.com/quire/quire/cache"
+	"github.com/quire/quire/gitproto"
 	"github.com/quire/quire/gitstore"
 	"github.com/quire/quire/httpapi"
 	"github.com/quire/quire/internal/netguard"
@@ -44,7 +45,7 @@ type Env struct {
 	URL   string
 	Store *gitstore.Store
 	Redis *cache.Redis
-	Git   *gitstore.Git
+	Git   *gitproto.Server
 	// Prompts is the prompt cache in front of Store.
 	Prompts *cache.Prompts
 	Server  *httpapi.Server
@@ -155,7 +156,7 @@ func NewWith(t testing.TB, o Options) *Env {
 	if o.Git.OnError == nil {
 		o.Git.OnError = func(op string, err error) { logger.Error("git", "op", op, "error", err.Error()) }
 	}
-	git := gitstore.NewGit(store, o.Git)
+	git := gitproto.New(store, o.Git)
 	if o.BcryptCost == 0 {
 		o.BcryptCost = bcrypt.MinCost
 	}

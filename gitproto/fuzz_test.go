@@ -1,4 +1,4 @@
-package gitstore
+package gitproto
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/quire/quire"
+	"github.com/quire/quire/gitstore"
 )
 
 // Fuzz targets for what a git client sends over smart HTTP. The seeds in
@@ -92,11 +93,7 @@ func FuzzPushCommands(f *testing.F) {
 // says "ok" for it, and nothing is left behind: no quarantine, no
 // temporary file, no pack file from a push that was refused.
 func FuzzReceivePack(f *testing.F) {
-	pe := newPushEnv(f, GitOptions{MaxPushBytes: 1 << 20})
-	r, err := pe.s.assetRepo(pe.a)
-	if err != nil {
-		f.Fatal(err)
-	}
+	pe := newPushEnv(f, gitstore.GitOptions{MaxPushBytes: 1 << 20})
 	pack, c := pe.commitPack(f, pe.base, "fuzz seed")
 	cmd := func(old, new plumbing.Hash, ref, caps string) string {
 		return pkts(fmt.Sprintf("%s %s %s\x00%s\n", old, new, ref, caps)) + "0000"
@@ -112,15 +109,15 @@ func FuzzReceivePack(f *testing.F) {
 	f.Add([]byte(cmd(pe.base, c, "refs/heads/draft/1", "report-status") + string(rawPack())))
 	f.Add([]byte("0000"))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		before := refFiles(t, r.path)
-		packs := listDir(t, filepath.Join(r.path, "objects", "pack"))
+		before := refFiles(t, pe.dir)
+		packs := listDir(t, filepath.Join(pe.dir, "objects", "pack"))
 		var out bytes.Buffer
 		err := pe.g.ReceivePack(context.Background(), quire.GitPush{Asset: pe.a, By: tester}, bytes.NewReader(body), &out)
 		if err != nil && quire.ErrorCode(err) != quire.EINVALID {
 			t.Fatalf("%v is %s, want invalid", err, quire.ErrorCode(err))
 		}
 		accepted := strings.Contains(out.String(), "ok refs/heads/draft/1")
-		after := refFiles(t, r.path)
+		after := refFiles(t, pe.dir)
 		for name, v := range after {
 			// An accepted push moves the draft, and records itself on the versions log.
 			if before[name] != v && !(accepted && (name == "refs/heads/draft/1" || name == "refs/quire/versions")) {
@@ -130,10 +127,10 @@ func FuzzReceivePack(f *testing.F) {
 		if len(after) != len(before) {
 			t.Fatalf("refs %v became %v", before, after)
 		}
-		if got := listDir(t, filepath.Join(r.path, "objects", "pack")); !accepted && got != packs {
+		if got := listDir(t, filepath.Join(pe.dir, "objects", "pack")); !accepted && got != packs {
 			t.Fatalf("a refused push left pack files: %s, before %s", got, packs)
 		}
-		top := listDir(t, r.path)
+		top := listDir(t, pe.dir)
 		for _, leftover := range []string{"incoming-", "quire-obj-", "quire-ref-"} {
 			if strings.Contains(top, leftover) {
 				t.Fatalf("left behind in the repository: %s", top)

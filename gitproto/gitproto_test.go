@@ -1,4 +1,4 @@
-package gitstore
+package gitproto
 
 import (
 	"bytes"
@@ -8,23 +8,38 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/memory"
 	"github.com/quire/quire"
+	"github.com/quire/quire/gitstore"
 )
+
+var tester = quire.Actor{Name: "Tess Ter", Email: "tess@example.com"}
+
+// gitCLI runs the real git binary in dir and returns its trimmed output.
+func gitCLI(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
 
 func TestPktLineRoundTrip(t *testing.T) {
 	var buf bytes.Buffer
-	pw := &pktWriter{w: &buf}
+	pw := newPktWriter(&buf)
 	pw.line("want %s", strings.Repeat("a", 40))
-	pw.write([]byte("raw"))
+	pw.enc.EncodeString("raw")
 	pw.flush()
 	if got := buf.String(); got != "0032want "+strings.Repeat("a", 40)+"\n0007raw0000" {
 		t.Fatalf("encoded %q", got)
@@ -53,7 +68,7 @@ func TestPktLineRoundTrip(t *testing.T) {
 func TestSidebandFraming(t *testing.T) {
 	var buf bytes.Buffer
 	sb := newSideband(&buf, true, false)
-	data := bytes.Repeat([]byte("x"), sidebandMax+10)
+	data := bytes.Repeat([]byte("x"), 65515+10) // one side-band-64k payload and more
 	sb.Write(data)
 	sb.progress("hello\n")
 	sb.close()
@@ -69,31 +84,12 @@ func TestSidebandFraming(t *testing.T) {
 			break
 		}
 		bands = append(bands, b[0])
-		if b[0] == bandData {
+		if b[0] == 1 { // the data band
 			got = append(got, b[1:]...)
 		}
 	}
 	if !bytes.Equal(got, data) || string(bands) != "\x01\x01\x02" {
 		t.Fatalf("bands %v, %d data bytes", bands, len(got))
-	}
-}
-
-func TestEntryHeaderRoundTrip(t *testing.T) {
-	for _, size := range []int64{0, 1, 15, 16, 127, 128, 1 << 20, 1<<40 + 3} {
-		for _, typ := range []byte{packCommit, packTree, packBlob, packTag} {
-			b := appendEntryHeader(nil, typ, size)
-			h, err := parseEntryHeader(b, 100)
-			if err != nil || h.typ != typ || h.size != size || h.hdrLen != len(b) {
-				t.Fatalf("type %d size %d: got %+v, %v", typ, size, h, err)
-			}
-		}
-	}
-	for _, ofs := range []int64{1, 127, 128, 16383, 16384, 1 << 30} {
-		b := appendOfs(appendEntryHeader(nil, packOfsDelta, 10), ofs)
-		h, err := parseEntryHeader(b, ofs+5)
-		if err != nil || h.baseOff != 5 {
-			t.Fatalf("ofs %d: got %+v, %v", ofs, h, err)
-		}
 	}
 }
 
@@ -153,35 +149,53 @@ func TestParseUploadRequest(t *testing.T) {
 
 // pushEnv is a store with skill s, draft 1 at base, and its git service.
 type pushEnv struct {
-	s    *Store
-	g    *Git
+	s    *gitstore.Store
+	g    *Server
 	a    *quire.Asset
+	dir  string // the skill's repository
 	base plumbing.Hash
 }
 
-func newPushEnv(t testing.TB, opts GitOptions) *pushEnv {
+func newPushEnv(t testing.TB, opts gitstore.GitOptions) *pushEnv {
 	t.Helper()
-	s := newTestStore(t)
-	a := newTestSkill(t, s)
-	v, err := s.CreateVersion(context.Background(), tester, a, quire.Base{Empty: true}, []quire.FileContent{{Path: "a.md", Content: []byte("a\n")}})
+	ctx := context.Background()
+	s, err := gitstore.Open(gitstore.Options{Root: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &quire.Project{Name: "P", Slug: "p"}
+	if err := s.CreateProject(ctx, tester, p); err != nil {
+		t.Fatal(err)
+	}
+	a := &quire.Asset{ProjectID: p.ID, Kind: quire.KindSkill, Name: "S", Slug: "s"}
+	if err := s.CreateAsset(ctx, tester, a); err != nil {
+		t.Fatal(err)
+	}
+	v, err := s.CreateVersion(ctx, tester, a, quire.Base{Empty: true}, []quire.FileContent{{Path: "a.md", Content: []byte("a\n")}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	opts.RepackPacks, opts.RepackLoose = 1<<20, 1<<30
-	g := NewGit(s, opts)
+	g := New(s, opts)
 	t.Cleanup(func() { g.Close() })
-	return &pushEnv{s: s, g: g, a: a, base: plumbing.NewHash(v.Commit)}
+	return &pushEnv{s: s, g: g, a: a, dir: s.RepoPath(a), base: plumbing.NewHash(v.Commit)}
+}
+
+// repo opens the skill's repository with go-git.
+func (pe *pushEnv) repo(t testing.TB) *git.Repository {
+	t.Helper()
+	r, err := git.PlainOpen(pe.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
 
 // commitPack returns a pack holding one new commit on top of parent (with
 // parent's tree) and the commit's id.
 func (pe *pushEnv) commitPack(t testing.TB, parent plumbing.Hash, msg string) ([]byte, plumbing.Hash) {
 	t.Helper()
-	r, err := pe.s.assetRepo(pe.a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pc, err := r.commit(parent)
+	pc, err := pe.repo(t).CommitObject(parent)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +229,7 @@ func (pe *pushEnv) push(t *testing.T, old, new plumbing.Hash, ref string, pack [
 }
 
 func TestReceivePackCompareAndSwap(t *testing.T) {
-	pe := newPushEnv(t, GitOptions{})
+	pe := newPushEnv(t, gitstore.GitOptions{})
 	const n = 8
 	reports := make([]string, n)
 	commits := make([]plumbing.Hash, n)
@@ -257,23 +271,21 @@ func TestReceivePackCompareAndSwap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, _ := pe.s.assetRepo(pe.a)
 	// Whichever order the lock gave, the draft holds the API's file, and
 	// the winning push (if the API did not move the draft first) is in it.
 	if files, _ := pe.s.Files(context.Background(), pe.a, 1); len(files) != 2 {
 		t.Fatalf("files %v", files)
 	}
 	if won >= 0 {
-		ok, err := isAncestor(&pushObjects{r: r}, commits[won], plumbing.NewHash(v.Commit))
-		if err != nil || !ok {
-			t.Fatalf("the winning push %s was lost (draft at %s)", commits[won], v.Commit)
+		if err := exec.Command("git", "-C", pe.dir, "merge-base", "--is-ancestor", commits[won].String(), v.Commit).Run(); err != nil {
+			t.Fatalf("the winning push %s was lost (draft at %s): %v", commits[won], v.Commit, err)
 		}
 	}
-	gitCLI(t, r.path, "fsck", "--strict")
+	gitCLI(t, pe.dir, "fsck", "--strict")
 }
 
 func TestReceivePackStaleOld(t *testing.T) {
-	pe := newPushEnv(t, GitOptions{})
+	pe := newPushEnv(t, gitstore.GitOptions{})
 	v, err := pe.s.PutFiles(context.Background(), tester, pe.a, 1, []quire.FileContent{{Path: "b.md", Content: []byte("b\n")}}, "", "")
 	if err != nil {
 		t.Fatal(err)
@@ -313,15 +325,14 @@ func deflate(p []byte) []byte {
 }
 
 func TestReceivePackRefusesBadPacks(t *testing.T) {
-	pe := newPushEnv(t, GitOptions{MaxPushBytes: 1 << 20})
-	r, _ := pe.s.assetRepo(pe.a)
-	c, _ := r.commit(pe.base)
-	tree, _ := r.tree(c.TreeHash)
+	pe := newPushEnv(t, gitstore.GitOptions{MaxPushBytes: 1 << 20})
+	c, _ := pe.repo(t).CommitObject(pe.base)
+	tree, _ := c.Tree()
 	base := tree.Entries[0].Hash // a.md, on the server
 
 	// A REF_DELTA against a server object: thin, which no-thin forbids.
 	delta := []byte{2, 3, 0x83, 'x', 'y', 'z'} // source 2 bytes, target 3: insert "xyz"
-	thin := append(appendEntryHeader(nil, packRefDelta, int64(len(delta))), base[:]...)
+	thin := append(entryHeader(plumbing.REFDeltaObject, int64(len(delta))), base[:]...)
 	thin = append(thin, deflate(delta)...)
 	newID := plumbing.NewHash(strings.Repeat("1", 40))
 	rep := pe.push(t, pe.base, newID, "refs/heads/draft/1", rawPack(thin))
@@ -330,8 +341,8 @@ func TestReceivePackRefusesBadPacks(t *testing.T) {
 	}
 
 	// An object declaring more than quire will inflate.
-	huge := make([]byte, maxPushObject(pe.s.opts.Limits)+1)
-	blob := append(appendEntryHeader(nil, packBlob, int64(len(huge))), deflate(huge)...)
+	huge := make([]byte, max(pe.s.Limits().MaxFile, 16<<20)+1) // gitstore's maxPushObject
+	blob := append(entryHeader(plumbing.BlobObject, int64(len(huge))), deflate(huge)...)
 	rep = pe.push(t, pe.base, newID, "refs/heads/draft/1", rawPack(blob))
 	if !strings.Contains(rep, "unpack the pack holds an object of") {
 		t.Fatalf("huge object: report %q", rep)
@@ -352,11 +363,21 @@ func TestReceivePackRefusesBadPacks(t *testing.T) {
 	if v, _ := pe.s.Version(context.Background(), pe.a, 1); v.Commit != pe.base.String() {
 		t.Fatalf("draft moved to %s", v.Commit)
 	}
-	gitCLI(t, r.path, "fsck", "--strict")
+	gitCLI(t, pe.dir, "fsck", "--strict")
+}
+
+// entryHeader is a pack entry's header: type and size.
+func entryHeader(typ plumbing.ObjectType, size int64) []byte {
+	b := []byte{byte(typ)<<4 | byte(size&0x0f)}
+	for size >>= 4; size > 0; size >>= 7 {
+		b[len(b)-1] |= 0x80
+		b = append(b, byte(size&0x7f))
+	}
+	return b
 }
 
 func TestReceivePackMissingObjects(t *testing.T) {
-	pe := newPushEnv(t, GitOptions{})
+	pe := newPushEnv(t, gitstore.GitOptions{})
 	// A commit whose parent the server does not have.
 	pack, c := pe.commitPack(t, pe.base, "x")
 	_ = c
@@ -369,7 +390,7 @@ func TestReceivePackMissingObjects(t *testing.T) {
 
 // TestUploadPackNegotiation checks the answers of stateless rounds.
 func TestUploadPackNegotiation(t *testing.T) {
-	pe := newPushEnv(t, GitOptions{})
+	pe := newPushEnv(t, gitstore.GitOptions{})
 	ctx := context.Background()
 	var commits []string
 	for i := range 3 {
@@ -413,8 +434,7 @@ func TestUploadPackNegotiation(t *testing.T) {
 		t.Fatalf("no common: %q", got)
 	}
 	// A want nobody advertises, such as the hidden version log.
-	r, _ := pe.s.assetRepo(pe.a)
-	hidden, _ := r.ref(versionsRef)
+	hidden := plumbing.NewHash(gitCLI(t, pe.dir, "rev-parse", "refs/quire/versions"))
 	got = ask(pkts("want "+hidden.String()+" side-band-64k\n") + "0000" + pkts("done\n"))
 	if got != pkts("ERR upload-pack: not our ref "+hidden.String()+"\n") {
 		t.Fatalf("hidden want: %q", got)

@@ -1,14 +1,14 @@
-package gitstore
+package gitproto
 
 import (
 	"context"
-	"errors"
 	"io"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
 	"github.com/quire/quire"
 )
 
@@ -22,9 +22,9 @@ import (
 // advertiseV2 writes the v2 capability advertisement. As git
 // http-backend does for v2, there is no "# service=" preamble.
 func advertiseV2(w io.Writer) error {
-	pw := &pktWriter{w: w}
+	pw := newPktWriter(w)
 	pw.line("version 2")
-	pw.line(gitAgent)
+	pw.line("%s=%s", capability.Agent, agent)
 	pw.line("ls-refs")
 	pw.line("fetch=shallow filter")
 	pw.line("object-format=sha1")
@@ -91,7 +91,7 @@ func parseV2Request(body io.Reader) (*v2Request, error) {
 }
 
 // uploadPackV2 answers one v2 command.
-func (g *Git) uploadPackV2(ctx context.Context, a *quire.Asset, body io.Reader, w io.Writer) error {
+func (srv *Server) uploadPackV2(ctx context.Context, a *quire.Asset, body io.Reader, w io.Writer) error {
 	req, err := parseV2Request(body)
 	if err != nil {
 		return err
@@ -100,9 +100,9 @@ func (g *Git) uploadPackV2(ctx context.Context, a *quire.Asset, body io.Reader, 
 	case "":
 		return nil
 	case "ls-refs":
-		return g.lsRefs(ctx, a, req.args, w)
+		return srv.lsRefs(ctx, a, req.args, w)
 	case "fetch":
-		return g.fetchV2(ctx, a, req.args, w)
+		return srv.fetchV2(ctx, a, req.args, w)
 	default:
 		return quire.Errorf(quire.EINVALID, "git upload-pack: unknown command %q; quire serves ls-refs and fetch", req.command)
 	}
@@ -110,7 +110,7 @@ func (g *Git) uploadPackV2(ctx context.Context, a *quire.Asset, body io.Reader, 
 
 // lsRefs answers ls-refs: the refs under any ref-prefix (all without
 // one), HEAD with its symref target when asked, tags peeled when asked.
-func (g *Git) lsRefs(ctx context.Context, a *quire.Asset, args []string, w io.Writer) error {
+func (srv *Server) lsRefs(ctx context.Context, a *quire.Asset, args []string, w io.Writer) error {
 	var peel, symrefs bool
 	var prefixes []string
 	for _, arg := range args {
@@ -131,31 +131,26 @@ func (g *Git) lsRefs(ctx context.Context, a *quire.Asset, args []string, w io.Wr
 	if len(prefixes) > 65536 {
 		prefixes = nil
 	}
-	m := refMatcher(prefixes)
-	r, err := g.gitRepo(a)
+	r, err := srv.b.open(a, peel)
 	if err != nil {
 		return err
 	}
+	defer r.Close()
 	// HEAD is main: list main whenever HEAD is asked for.
-	lm := m
-	if len(m) > 0 && m.match("HEAD") {
-		lm = append(slices.Clip(m), mainRef.String())
+	lp := prefixes
+	if len(prefixes) > 0 && matchPrefix(prefixes, "HEAD") {
+		lp = append(slices.Clip(prefixes), mainRef.String())
 	}
-	refs, head, err := listRefs(r, lm)
+	refs, head, err := r.Refs(lp)
 	if err != nil {
 		return err
 	}
 	var wk *walker
 	if peel {
-		ps, err := g.idx.openPacks(r.path)
-		if err != nil {
-			return err
-		}
-		defer ps.close()
-		wk = newWalker(ctx, r, ps)
+		wk = newWalker(ctx, r)
 	}
-	pw := &pktWriter{w: w}
-	if !head.IsZero() && m.match("HEAD") {
+	pw := newPktWriter(w)
+	if !head.IsZero() && matchPrefix(prefixes, "HEAD") {
 		if symrefs {
 			pw.line("%s HEAD symref-target:%s", head, mainRef)
 		} else {
@@ -163,20 +158,20 @@ func (g *Git) lsRefs(ctx context.Context, a *quire.Asset, args []string, w io.Wr
 		}
 	}
 	for _, ref := range refs {
-		if !m.match(ref.name) {
+		if !matchPrefix(prefixes, ref.Name) {
 			continue
 		}
-		if peel && strings.HasPrefix(ref.name, "refs/tags/") {
-			peeled, _, err := wk.peel(ref.hash, nil)
+		if peel && strings.HasPrefix(ref.Name, "refs/tags/") {
+			peeled, _, err := wk.peel(ref.Hash, nil)
 			if err != nil {
 				return err
 			}
-			if peeled != ref.hash {
-				pw.line("%s %s peeled:%s", ref.hash, ref.name, peeled)
+			if peeled != ref.Hash {
+				pw.line("%s %s peeled:%s", ref.Hash, ref.Name, peeled)
 				continue
 			}
 		}
-		pw.line("%s %s", ref.hash, ref.name)
+		pw.line("%s %s", ref.Hash, ref.Name)
 	}
 	pw.flush()
 	return pw.err
@@ -242,27 +237,23 @@ func parseFetchV2(args []string) (*uploadRequest, error) {
 // fetchV2 answers a v2 fetch: the acknowledgments of a negotiation round,
 // then, once the client is done or every want reaches a common commit,
 // the shallow-info and packfile sections.
-func (g *Git) fetchV2(ctx context.Context, a *quire.Asset, args []string, w io.Writer) error {
+func (srv *Server) fetchV2(ctx context.Context, a *quire.Asset, args []string, w io.Writer) error {
 	req, err := parseFetchV2(args)
 	if err != nil {
 		return err
 	}
-	r, err := g.gitRepo(a)
+	r, err := srv.b.open(a, true)
 	if err != nil {
 		return err
 	}
-	pw := &pktWriter{w: w}
+	defer r.Close()
+	pw := newPktWriter(w)
 	if req.refuse != "" {
 		pw.line("ERR %s", req.refuse)
 		return pw.err
 	}
-	ps, err := g.idx.openPacks(r.path)
-	if err != nil {
-		return err
-	}
-	defer ps.close()
-	wk := newWalker(ctx, r, ps)
-	st, err := g.readRefs(wk)
+	wk := newWalker(ctx, r)
+	st, err := readRefs(wk)
 	if err != nil {
 		return err
 	}
@@ -279,7 +270,7 @@ func (g *Git) fetchV2(ctx context.Context, a *quire.Asset, args []string, w io.W
 	}
 	neg := &negotiation{wk: wk, clientShallow: clientShallow}
 	for _, h := range req.haves {
-		if !wk.obj.has(h) {
+		if !wk.r.Has(h) {
 			continue
 		}
 		if err := neg.have(h); err != nil {
@@ -326,44 +317,11 @@ func (g *Git) fetchV2(ctx context.Context, a *quire.Asset, args []string, w io.W
 	if pw.err != nil {
 		return pw.err
 	}
-	return g.sendPack(ctx, a, r, st, wk, req, neg.common, clientShallow, sh, w)
+	return srv.sendPack(a, r, st, wk, req, neg.common, clientShallow, sh, w)
 }
 
-// listRefs lists the advertised refs of r that m matches, sorted by
-// name, without peeling tags, and the live commit (zero when nothing is
-// live or m does not match main).
-func listRefs(r *repo, m refMatcher) ([]advRef, plumbing.Hash, error) {
-	refs, err := listLooseRefs(r.path, m)
-	if errors.Is(err, errRefFallback) {
-		refs, err = listRefsGoGit(r, m)
-	}
-	if err != nil {
-		return nil, plumbing.ZeroHash, err
-	}
-	sortRefs(refs)
-	var head plumbing.Hash
-	for _, ref := range refs {
-		if ref.name == mainRef.String() {
-			head = ref.hash
-		}
-	}
-	return refs, head, nil
-}
-
-// listRefsGoGit lists refs through go-git, packed ones included.
-func listRefsGoGit(r *repo, m refMatcher) ([]advRef, error) {
-	it, err := r.st.IterReferences()
-	if err != nil {
-		return nil, err
-	}
-	defer it.Close()
-	var refs []advRef
-	err = it.ForEach(func(ref *plumbing.Reference) error {
-		name := ref.Name().String()
-		if ref.Type() == plumbing.HashReference && visibleRef(name) && m.match(name) {
-			refs = append(refs, advRef{name: name, hash: ref.Hash()})
-		}
-		return nil
-	})
-	return refs, err
+// matchPrefix reports whether name is under one of prefixes; no prefixes
+// match every name.
+func matchPrefix(prefixes []string, name string) bool {
+	return len(prefixes) == 0 || slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(name, p) })
 }

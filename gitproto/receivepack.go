@@ -1,0 +1,315 @@
+package gitproto
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/quire/quire"
+	"github.com/quire/quire/gitstore"
+	"github.com/quire/quire/valid"
+)
+
+// pushCommand is one ref update of a push.
+type pushCommand struct {
+	old, new plumbing.Hash
+	ref      string
+	draft    int    // N of refs/heads/draft/N, else 0
+	reason   string // why it is refused; "" while accepted
+}
+
+func (c *pushCommand) refuse(format string, args ...any) {
+	if c.reason == "" {
+		c.reason = fmt.Sprintf(format, args...)
+	}
+}
+
+// Refusal reasons the git client prints as "! [remote rejected] ... (reason)".
+const (
+	reasonDelete   = "deleting refs is not allowed; delete or archive a draft through the API"
+	reasonMain     = "main is the live version; it moves only when a version is published or promoted through the API"
+	reasonTag      = "tags are made by publishing a version through the API"
+	reasonOtherRef = "only refs/heads/draft/<N> of an existing draft can be pushed"
+	reasonNonFF    = "non-fast-forward: fetch, then merge or rebase before pushing"
+	reasonAtomic   = "atomic push failed: another ref was refused"
+	reasonFsck     = "fsck error in packed object"
+)
+
+// maxPushCommands bounds the ref updates of one push.
+const maxPushCommands = 1000
+
+func parseCommands(pr *pktReader) ([]*pushCommand, map[string]bool, error) {
+	bad := func(format string, args ...any) error {
+		return quire.Errorf(quire.EINVALID, "git receive-pack: "+format, args...)
+	}
+	var cmds []*pushCommand
+	caps := map[string]bool{}
+	for {
+		line, flush, err := pr.readLine()
+		if errors.Is(err, io.EOF) {
+			if len(cmds) == 0 {
+				return nil, caps, nil
+			}
+			return nil, nil, bad("request ended inside the command list")
+		}
+		if err != nil {
+			return nil, nil, bad("%v", err)
+		}
+		if flush {
+			return cmds, caps, nil
+		}
+		if strings.HasPrefix(line, "shallow ") {
+			continue // a shallow client: connectivity is checked on the objects
+		}
+		line, capList, hasCaps := strings.Cut(line, "\x00")
+		if hasCaps && len(cmds) == 0 {
+			if caps, err = decodeCaps(capList); err != nil {
+				return nil, nil, bad("capabilities: %v", err)
+			}
+		}
+		f := strings.SplitN(line, " ", 3)
+		if len(f) != 3 {
+			return nil, nil, bad("malformed command %q", line)
+		}
+		old, ok1 := parseHash(f[0])
+		nw, ok2 := parseHash(f[1])
+		if !ok1 || !ok2 || f[2] == "" {
+			return nil, nil, bad("malformed command %q", line)
+		}
+		if len(cmds) >= maxPushCommands {
+			return nil, nil, bad("more than %d ref updates in one push", maxPushCommands)
+		}
+		cmds = append(cmds, &pushCommand{old: old, new: nw, ref: f[2]})
+	}
+}
+
+// classify refuses commands that no state of the repository allows.
+func classify(c *pushCommand) {
+	switch {
+	case c.new.IsZero():
+		c.refuse(reasonDelete)
+	case c.ref == mainRef.String():
+		c.refuse(reasonMain)
+	case strings.HasPrefix(c.ref, "refs/tags/"):
+		c.refuse(reasonTag)
+	case strings.HasPrefix(c.ref, "refs/heads/draft/"):
+		n, err := valid.VersionNumber(strings.TrimPrefix(c.ref, "refs/heads/draft/"))
+		if err != nil {
+			c.refuse(reasonOtherRef)
+			return
+		}
+		c.draft = n
+	default:
+		c.refuse(reasonOtherRef)
+	}
+}
+
+// ReceivePack applies one push: every ref update is refused with a reason
+// unless it moves refs/heads/draft/N of an existing draft forward to
+// commits whose trees obey the path and size rules of the API.
+func (srv *Server) ReceivePack(ctx context.Context, p quire.GitPush, body io.Reader, w io.Writer) (err error) {
+	defer srv.b.observe(ctx, quire.GitOpPush, "ReceivePack")(&err)
+	pr := newPktReader(body)
+	cmds, caps, err := parseCommands(pr)
+	if err != nil {
+		return err
+	}
+	if len(cmds) == 0 {
+		return nil
+	}
+	push, err := srv.b.openPush(p.Asset)
+	if err != nil {
+		return err
+	}
+	defer push.Close()
+	needPack := false
+	for _, c := range cmds {
+		if p.Refused != nil {
+			c.refuse("%s", quire.ErrorMessage(p.Refused))
+		}
+		classify(c)
+		needPack = needPack || !c.new.IsZero()
+	}
+
+	unpack := "ok"
+	received := false
+	if needPack {
+		if p.Refused != nil {
+			io.Copy(io.Discard, io.LimitReader(pr.r, srv.opts.MaxPushBytes))
+		} else if err := push.Receive(pr.r); err != nil {
+			unpack = quire.ErrorMessage(err)
+			if quire.ErrorCode(err) == quire.EINTERNAL {
+				srv.opts.OnError("receive-pack", err)
+			}
+			for _, c := range cmds {
+				c.refuse("unpacker error")
+			}
+		} else {
+			received = true
+		}
+	}
+
+	var bad *gitstore.FsckError
+	if received {
+		bad, err = push.Fsck(ctx)
+		if err != nil {
+			unpack = "internal error"
+			srv.opts.OnError("receive-pack", err)
+			for _, c := range cmds {
+				c.refuse("unpacker error")
+			}
+		}
+		if bad != nil {
+			unpack = reasonFsck
+			for _, c := range cmds {
+				c.refuse("%s: %s", reasonFsck, bad)
+			}
+		}
+	}
+
+	for _, c := range cmds {
+		if c.reason == "" {
+			if err := push.Check(ctx, c.new); err != nil {
+				c.refuse("%s", quire.ErrorMessage(err))
+				if quire.ErrorCode(err) == quire.EINTERNAL {
+					srv.opts.OnError("receive-pack", err)
+				}
+			}
+		}
+	}
+
+	updated, err := applyPush(push, p.By, cmds, caps["atomic"])
+	if err != nil {
+		srv.opts.OnError("receive-pack", err)
+		for _, c := range cmds {
+			c.refuse("internal error")
+		}
+	}
+	if updated {
+		push.Changed()
+	}
+
+	sb := newSideband(w, caps["side-band-64k"] || caps["side-band"], !caps["side-band-64k"])
+	if bad != nil { // as git's index-pack --strict says it
+		sb.progress("error: object %s: %s\nfatal: %s\n", bad.Hash, bad.Err, reasonFsck)
+	}
+	if !caps["quiet"] {
+		for _, c := range cmds {
+			if c.reason == "" {
+				sb.progress("quire: draft %d of %s %s is now at %s\n", c.draft, p.Asset.Kind, p.Asset.Slug, c.new.String()[:12])
+			}
+		}
+	}
+	if caps["report-status"] {
+		var rep strings.Builder
+		pw := newPktWriter(&rep)
+		pw.line("unpack %s", oneLine(unpack))
+		for _, c := range cmds {
+			if c.reason == "" {
+				pw.line("ok %s", c.ref)
+			} else {
+				pw.line("ng %s %s", c.ref, oneLine(c.reason))
+			}
+		}
+		pw.flush()
+		sb.Write([]byte(rep.String()))
+	}
+	sb.close()
+	return nil
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// applyPush updates the refs of the accepted commands under the
+// repository's write lock: each draft must still be a draft at the commit
+// the client saw (compare-and-swap), and move forward. It reports whether
+// a ref moved. Each move is recorded on the versions log as by's.
+func applyPush(push Push, by quire.Actor, cmds []*pushCommand, atomic bool) (bool, error) {
+	pending := false
+	for _, c := range cmds {
+		pending = pending || c.reason == ""
+	}
+	if !pending {
+		return false, nil
+	}
+	unlock, err := push.Lock()
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
+	for _, c := range cmds {
+		if c.reason != "" {
+			continue
+		}
+		state, commit, err := push.Draft(c.draft)
+		if quire.ErrorCode(err) == quire.ENOTFOUND {
+			c.refuse("draft %d does not exist; create it through the API", c.draft)
+			continue
+		}
+		if err != nil {
+			return false, err
+		}
+		if state != quire.StateDraft {
+			c.refuse("version %d is %s; only a draft accepts pushes", c.draft, state)
+			continue
+		}
+		if commit != c.old {
+			c.refuse("draft %d is at %s, not %s: fetch and retry", c.draft, abbrev(commit), abbrev(c.old))
+			continue
+		}
+		ff, err := push.IsAncestor(commit, c.new)
+		if err != nil {
+			return false, err
+		}
+		if !ff {
+			c.refuse(reasonNonFF)
+		}
+	}
+	accepted := 0
+	for _, c := range cmds {
+		if c.reason == "" {
+			accepted++
+		}
+	}
+	if atomic && accepted != len(cmds) {
+		for _, c := range cmds {
+			c.refuse(reasonAtomic)
+		}
+		accepted = 0
+	}
+	if accepted == 0 {
+		return false, nil
+	}
+	if err := push.Install(); err != nil {
+		return false, err
+	}
+	moved := false
+	for _, c := range cmds {
+		if c.reason != "" {
+			continue
+		}
+		err := push.Move(by, c.draft, c.old, c.new)
+		if errors.Is(err, gitstore.ErrRefChanged) {
+			c.refuse("draft %d changed concurrently; fetch and retry", c.draft)
+			continue
+		}
+		if err != nil {
+			return moved, err
+		}
+		moved = true
+	}
+	return moved, nil
+}
+
+// abbrev is the short form of h in refusals; "nothing" for no commit.
+func abbrev(h plumbing.Hash) string {
+	if h.IsZero() {
+		return "nothing"
+	}
+	return h.String()[:12]
+}

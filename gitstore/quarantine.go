@@ -1,0 +1,414 @@
+package gitstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	gogitstorer "github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/quire/quire"
+)
+
+// The objects of a push: its pack, kept in quarantine until a ref update
+// accepts it, checked by fsck, and read through pushObjects together with
+// the repository's own objects.
+
+func short(h plumbing.Hash) string {
+	if h.IsZero() {
+		return "nothing"
+	}
+	return h.String()[:12]
+}
+
+// isAncestor reports whether a is reachable from b (a fast-forward from a to b).
+func isAncestor(objs *pushObjects, a, b plumbing.Hash) (bool, error) {
+	seen := map[plumbing.Hash]bool{}
+	queue := []plumbing.Hash{b}
+	for len(queue) > 0 {
+		h := queue[len(queue)-1]
+		queue = queue[:len(queue)-1]
+		if h == a {
+			return true, nil
+		}
+		if seen[h] {
+			continue
+		}
+		seen[h] = true
+		c, err := object.GetCommit(objs, h)
+		if err != nil {
+			return false, err
+		}
+		queue = append(queue, c.ParentHashes...)
+	}
+	return false, nil
+}
+
+// quarantine is a received pack kept outside the object store until a ref
+// update accepts it, so refused pushes leave nothing behind.
+type quarantine struct {
+	dir      string
+	name     string // pack-<checksum>
+	idx      *idxfile.MemoryIndex
+	pack     *packfile.Packfile
+	objects  map[plumbing.Hash]bool
+	empty    bool
+	checksum plumbing.Hash
+}
+
+// receivePackfile stores the pack of a push in quarantine and indexes it.
+func (g *Git) receivePackfile(r *repo, src io.Reader) (*quarantine, error) {
+	dir, err := os.MkdirTemp(r.path, "incoming-")
+	if err != nil {
+		return nil, err
+	}
+	q := &quarantine{dir: dir, objects: map[plumbing.Hash]bool{}}
+	f, err := os.Create(filepath.Join(dir, "tmp.pack"))
+	if err != nil {
+		q.discard()
+		return nil, err
+	}
+	n, err := io.Copy(f, io.LimitReader(src, g.opts.MaxPushBytes+1))
+	if err == nil {
+		err = f.Close()
+	} else {
+		f.Close()
+	}
+	if err != nil {
+		q.discard()
+		return nil, err
+	}
+	if n > g.opts.MaxPushBytes {
+		q.discard()
+		return nil, quire.Errorf(quire.ETOOLARGE, "the pack is larger than the push limit of %d bytes", g.opts.MaxPushBytes)
+	}
+	if n == 0 {
+		q.empty = true
+		return q, nil
+	}
+	if err := q.index(g.s.opts.Limits); err != nil {
+		q.discard()
+		return nil, err
+	}
+	return q, nil
+}
+
+// maxPushObject bounds any object of a push before it is inflated: blobs
+// obey MaxFile (checked later with a clear message), trees and commits are
+// small; this only stops a pack from making the server inflate gigabytes.
+func maxPushObject(l quire.Limits) int64 {
+	return max(l.MaxFile, 16<<20)
+}
+
+// index checks object sizes, parses the pack and builds its index.
+func (q *quarantine) index(l quire.Limits) error {
+	if err := prescan(filepath.Join(q.dir, "tmp.pack"), maxPushObject(l)); err != nil {
+		return err
+	}
+	f, err := osfs.New(q.dir).Open("tmp.pack")
+	if err != nil {
+		return err
+	}
+	iw := new(idxfile.Writer)
+	parser, err := packfile.NewParser(packfile.NewScanner(f), iw)
+	if err != nil {
+		f.Close()
+		return err
+	}
+	sum, err := parser.Parse()
+	f.Close()
+	if errors.Is(err, packfile.ErrReferenceDeltaNotFound) {
+		return quire.Errorf(quire.EINVALID, "thin packs are not accepted (the server advertises no-thin)")
+	}
+	if err != nil {
+		return quire.Errorf(quire.EINVALID, "invalid pack: %v", err)
+	}
+	idx, err := iw.Index()
+	if err != nil {
+		return quire.Errorf(quire.EINVALID, "invalid pack: %v", err)
+	}
+	q.idx, q.checksum, q.name = idx, sum, "pack-"+sum.String()
+	it, err := idx.Entries()
+	if err != nil {
+		return err
+	}
+	for {
+		e, err := it.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		q.objects[e.Hash] = true
+	}
+	it.Close()
+	pf, err := osfs.New(q.dir).Open("tmp.pack")
+	if err != nil {
+		return err
+	}
+	q.pack = packfile.NewPackfile(idx, nil, pf, 0)
+	return nil
+}
+
+// prescan reads every object header of the pack at path, and the sizes a
+// delta declares, refusing objects larger than limit before anything is
+// inflated into memory.
+func prescan(path string, limit int64) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := packfile.NewScanner(struct{ io.Reader }{f}) // read once, forward
+	_, count, err := sc.Header()
+	if err != nil {
+		return quire.Errorf(quire.EINVALID, "invalid pack: %v", err)
+	}
+	tooBig := func(n int64) error {
+		return quire.Errorf(quire.ETOOLARGE, "the pack holds an object of %d bytes; the limit is %d", n, limit)
+	}
+	head := &deltaHead{}
+	for range count {
+		oh, err := sc.NextObjectHeader()
+		if err != nil {
+			return quire.Errorf(quire.EINVALID, "invalid pack: %v", err)
+		}
+		if oh.Length > limit {
+			return tooBig(oh.Length)
+		}
+		head.n = 0
+		if _, _, err := sc.NextObject(head); err != nil {
+			return quire.Errorf(quire.EINVALID, "invalid pack: %v", err)
+		}
+		if oh.Type.IsDelta() {
+			if target := head.targetSize(); target > limit || target < 0 {
+				return tooBig(target)
+			}
+		}
+	}
+	return nil
+}
+
+// deltaHead keeps the first bytes of an inflated delta: its source and
+// target sizes.
+type deltaHead struct {
+	b [32]byte
+	n int
+}
+
+func (d *deltaHead) Write(p []byte) (int, error) {
+	if d.n < len(d.b) {
+		d.n += copy(d.b[d.n:], p)
+	}
+	return len(p), nil
+}
+
+func (d *deltaHead) targetSize() int64 {
+	b := d.b[:d.n]
+	varint := func() int64 {
+		var v int64
+		shift := uint(0)
+		for len(b) > 0 {
+			c := b[0]
+			b = b[1:]
+			v |= int64(c&0x7f) << shift
+			shift += 7
+			if c&0x80 == 0 || shift > 56 {
+				return v
+			}
+		}
+		return -1
+	}
+	if varint() < 0 {
+		return -1
+	}
+	return varint()
+}
+
+// install moves the quarantined pack into the repository at dir. The index
+// goes first: go-git lists packs by their .pack file.
+func (q *quarantine) install(dir string, fsync bool) error {
+	if q.empty || len(q.objects) == 0 {
+		return nil
+	}
+	packDir := filepath.Join(dir, "objects", "pack")
+	if err := os.MkdirAll(packDir, 0o755); err != nil {
+		return err
+	}
+	dst := filepath.Join(packDir, q.name)
+	if _, err := os.Stat(dst + ".pack"); err == nil {
+		return nil // the same pack was pushed before
+	}
+	idxTmp := filepath.Join(q.dir, "tmp.idx")
+	f, err := os.Create(idxTmp)
+	if err != nil {
+		return err
+	}
+	if _, err := idxfile.NewEncoder(f).Encode(q.idx); err != nil {
+		f.Close()
+		return err
+	}
+	if fsync {
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if fsync {
+		if err := syncPath(filepath.Join(q.dir, "tmp.pack")); err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(idxTmp, dst+".idx"); err != nil {
+		return err
+	}
+	if err := os.Rename(filepath.Join(q.dir, "tmp.pack"), dst+".pack"); err != nil {
+		os.Remove(dst + ".idx")
+		return err
+	}
+	if fsync {
+		return syncPath(dst + ".pack")
+	}
+	return nil
+}
+
+// packFsckError is an object of a pushed pack that git fsck refuses.
+type packFsckError struct {
+	typ  plumbing.ObjectType
+	hash plumbing.Hash
+	err  *fsckError
+}
+
+func (e *packFsckError) Error() string {
+	return fmt.Sprintf("%s %s: %s", e.typ, short(e.hash), e.err)
+}
+
+// fsck checks every commit, tree and tag of the pack, reachable or not, as
+// git receive-pack does with receive.fsckObjects (fsck.go), and reports the
+// first one git fsck --strict would refuse. Blobs are not read: their
+// rules are the path and content checks of pushChecker.
+func (q *quarantine) fsck(ctx context.Context) (*packFsckError, error) {
+	if q.pack == nil {
+		return nil, nil
+	}
+	opts := fsckOptions{noGitmodules: true}
+	for _, t := range []plumbing.ObjectType{plumbing.CommitObject, plumbing.TreeObject, plumbing.TagObject} {
+		it, err := q.pack.GetByType(t)
+		if err != nil {
+			return nil, err
+		}
+		bad, err := fsckEach(ctx, it, t, opts)
+		if err != nil || bad != nil {
+			return bad, err
+		}
+	}
+	return nil, nil
+}
+
+// fsckEach checks the objects of type t that it yields.
+func fsckEach(ctx context.Context, it gogitstorer.EncodedObjectIter, t plumbing.ObjectType, opts fsckOptions) (*packFsckError, error) {
+	defer it.Close()
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		obj, err := it.Next()
+		if errors.Is(err, io.EOF) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		rd, err := obj.Reader()
+		if err != nil {
+			return nil, err
+		}
+		b, err := io.ReadAll(rd)
+		rd.Close()
+		if err != nil {
+			return nil, err
+		}
+		if e := fsckObject(t, b, opts); e != nil {
+			return &packFsckError{typ: t, hash: obj.Hash(), err: e}, nil
+		}
+	}
+}
+
+// discard removes whatever is left of the quarantine.
+func (q *quarantine) discard() {
+	if q == nil {
+		return
+	}
+	if q.pack != nil {
+		q.pack.Close()
+		q.pack = nil
+	}
+	os.RemoveAll(q.dir)
+}
+
+// pushObjects reads objects from the quarantined pack, then the repository.
+type pushObjects struct {
+	q *quarantine
+	r *repo
+}
+
+var _ gogitstorer.EncodedObjectStorer = (*pushObjects)(nil)
+
+func (o *pushObjects) inPack(h plumbing.Hash) bool {
+	return o.q != nil && o.q.objects[h]
+}
+
+func (o *pushObjects) NewEncodedObject() plumbing.EncodedObject { return &plumbing.MemoryObject{} }
+
+func (o *pushObjects) SetEncodedObject(plumbing.EncodedObject) (plumbing.Hash, error) {
+	return plumbing.ZeroHash, errors.New("read only")
+}
+
+func (o *pushObjects) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	if o.inPack(h) {
+		obj, err := o.q.pack.Get(h)
+		if err != nil {
+			return nil, err
+		}
+		if t != plumbing.AnyObject && obj.Type() != t {
+			return nil, plumbing.ErrObjectNotFound
+		}
+		return obj, nil
+	}
+	return o.r.st.EncodedObject(t, h)
+}
+
+func (o *pushObjects) IterEncodedObjects(plumbing.ObjectType) (gogitstorer.EncodedObjectIter, error) {
+	return nil, errors.New("not supported")
+}
+
+func (o *pushObjects) HasEncodedObject(h plumbing.Hash) error {
+	if o.inPack(h) {
+		return nil
+	}
+	return o.r.st.HasEncodedObject(h)
+}
+
+func (o *pushObjects) EncodedObjectSize(h plumbing.Hash) (int64, error) {
+	if o.inPack(h) {
+		off, err := o.q.idx.FindOffset(h)
+		if err != nil {
+			return 0, err
+		}
+		return o.q.pack.GetSizeByOffset(off)
+	}
+	return o.r.st.EncodedObjectSize(h)
+}
+
+func (o *pushObjects) AddAlternate(string) error { return errors.New("not supported") }
