@@ -73,27 +73,6 @@ func (s *Server) promptVersionView(ctx context.Context, a *quire.Asset, v *quire
 	return newPromptView(a, v, c), nil
 }
 
-// promptPublishCheck requires a template, or messages, that parse as
-// Mustache. It runs under the publish lock, so the draft it reads is the
-// one being published.
-func (s *Server) promptPublishCheck(ctx context.Context, a *quire.Asset, n int) func(quire.ReadFunc) error {
-	return func(quire.ReadFunc) error {
-		v, err := s.versions.Version(ctx, a, n)
-		if err != nil {
-			return err
-		}
-		c, err := s.prompts.PromptContent(ctx, a, v.Commit)
-		if err != nil {
-			return err
-		}
-		if c.Template == nil && len(c.Messages) == 0 {
-			return quire.Errorf(quire.EUNPROCESSABLE, "version %d has no template: write %s or messages first", n, quire.PromptTemplateFile)
-		}
-		_, err = compile(c)
-		return err
-	}
-}
-
 // promptVersionRequest creates or edits a prompt version. Fields left out
 // keep what the version (or its base) has.
 type promptVersionRequest struct {
