@@ -175,15 +175,11 @@ func (g *Git) ReceivePack(ctx context.Context, p quire.GitPush, body io.Reader, 
 		}
 	}
 
-	updated, err := g.applyPush(r, p.By, cmds, objs, q, caps["atomic"])
-	if err != nil {
+	if err := g.applyPush(r, p.Asset, p.By, cmds, objs, q, caps["atomic"]); err != nil {
 		g.opts.OnError("receive-pack", err)
 		for _, c := range cmds {
 			c.refuse("internal error")
 		}
-	}
-	if updated {
-		g.s.changed(p.Asset)
 	}
 
 	sb := newSideband(w, caps["side-band-64k"] || caps["side-band"], !caps["side-band-64k"])
@@ -216,24 +212,24 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// applyPush updates the refs of the accepted commands under the
-// repository's write lock: each draft must still be a draft at the commit
-// the client saw (compare-and-swap), and move forward. It reports whether
-// a ref moved. Each move is recorded on the versions log as by's
-// (recordPush).
-func (g *Git) applyPush(r *repo, by quire.Actor, cmds []*pushCommand, objs *pushObjects, q *quarantine, atomic bool) (bool, error) {
+// applyPush updates the refs of the accepted commands as one write of
+// a's repository (the store's write path: the change hooks run once the
+// lock is released): each draft must still be a draft at the commit the
+// client saw (compare-and-swap), and move forward. Each move is recorded
+// on the versions log as by's (recordPush).
+func (g *Git) applyPush(r *repo, a *quire.Asset, by quire.Actor, cmds []*pushCommand, objs *pushObjects, q *quarantine, atomic bool) error {
 	pending := false
 	for _, c := range cmds {
 		pending = pending || c.reason == ""
 	}
 	if !pending {
-		return false, nil
+		return nil
 	}
-	unlock, err := g.s.locks.lock(r.path)
+	w, err := g.s.beginRepo(r, a)
 	if err != nil {
-		return false, err
+		return err
 	}
-	defer unlock()
+	defer w.done()
 	for _, c := range cmds {
 		if c.reason != "" {
 			continue
@@ -244,7 +240,7 @@ func (g *Git) applyPush(r *repo, by quire.Actor, cmds []*pushCommand, objs *push
 			continue
 		}
 		if err != nil {
-			return false, err
+			return err
 		}
 		if v.state != quire.StateDraft {
 			c.refuse("version %d is %s; only a draft accepts pushes", c.draft, v.state)
@@ -256,7 +252,7 @@ func (g *Git) applyPush(r *repo, by quire.Actor, cmds []*pushCommand, objs *push
 		}
 		ff, err := isAncestor(objs, v.commit, c.new)
 		if err != nil {
-			return false, err
+			return err
 		}
 		if !ff {
 			c.refuse(reasonNonFF)
@@ -275,24 +271,23 @@ func (g *Git) applyPush(r *repo, by quire.Actor, cmds []*pushCommand, objs *push
 		accepted = 0
 	}
 	if accepted == 0 {
-		return false, nil
+		return nil
 	}
 	if q != nil {
 		if err := q.install(r.path, g.s.opts.Fsync); err != nil {
-			return false, err
+			return err
 		}
 		r.st.Reindex()
 	}
-	moved := false
 	for _, c := range cmds {
 		if c.reason != "" {
 			continue
 		}
 		undo, err := g.recordPush(r, by, objs, c)
 		if err != nil {
-			return moved, err
+			return err
 		}
-		err = r.casRef(DraftRef(c.draft), c.old, c.new)
+		err = w.cas(DraftRef(c.draft), c.old, c.new)
 		if err != nil {
 			undo()
 		}
@@ -301,11 +296,10 @@ func (g *Git) applyPush(r *repo, by quire.Actor, cmds []*pushCommand, objs *push
 			continue
 		}
 		if err != nil {
-			return moved, err
+			return err
 		}
-		moved = true
 	}
-	return moved, nil
+	return nil
 }
 
 func short(h plumbing.Hash) string {
@@ -728,45 +722,23 @@ func (pc *pushChecker) tree(h plumbing.Hash, prefix string) (treeStats, error) {
 	var st treeStats
 	for _, e := range t.Entries {
 		p := prefix + e.Name
-		if err := valid.FilePath(p); err != nil {
-			return st, quire.Errorf(quire.EINVALID, "%s: %s", valid.Display(p), quire.ErrorMessage(err))
+		ent, err := pc.entry(p, e)
+		if err != nil {
+			return st, err
 		}
-		switch e.Mode {
-		case filemode.Dir:
+		if err := valid.File(ent, pc.limits); err != nil {
+			return st, err
+		}
+		if e.Mode == filemode.Dir {
 			sub, err := pc.tree(e.Hash, p+"/")
 			if err != nil {
 				return st, err
 			}
 			st.files += sub.files
 			st.bytes += sub.bytes
-		case filemode.Regular, filemode.Executable:
-			size, ok := pc.sizes[e.Hash]
-			if !ok {
-				size, err = pc.objs.EncodedObjectSize(e.Hash)
-				if errors.Is(err, plumbing.ErrObjectNotFound) {
-					return st, quire.Errorf(quire.EINVALID, "missing necessary objects: blob %s", short(e.Hash))
-				}
-				if err != nil {
-					return st, err
-				}
-				pc.sizes[e.Hash] = size
-			}
-			if size > pc.limits.MaxFile {
-				return st, quire.Errorf(quire.ETOOLARGE, "file %s is %d bytes; the limit is %d", p, size, pc.limits.MaxFile)
-			}
-			if valid.ContentChecked(p) {
-				if err := pc.checkContent(p, e.Hash); err != nil {
-					return st, err
-				}
-			}
+		} else {
 			st.files++
-			st.bytes += size
-		case filemode.Symlink:
-			return st, quire.Errorf(quire.EINVALID, "%s: symbolic links are not allowed", p)
-		case filemode.Submodule:
-			return st, quire.Errorf(quire.EINVALID, "%s: submodules are not allowed", p)
-		default:
-			return st, quire.Errorf(quire.EINVALID, "%s: file mode %o is not allowed", p, uint32(e.Mode))
+			st.bytes += ent.Size
 		}
 		if st.files > pc.limits.MaxVersionFiles {
 			return st, pc.s.checkVersionLimits(st)
@@ -777,23 +749,4 @@ func (pc *pushChecker) tree(h plumbing.Hash, prefix string) (treeStats, error) {
 	}
 	pc.trees[key] = st
 	return st, nil
-}
-
-// checkContent applies the API's content rules (valid.FileContent) to a
-// pushed blob.
-func (pc *pushChecker) checkContent(p string, h plumbing.Hash) error {
-	obj, err := pc.objs.EncodedObject(plumbing.BlobObject, h)
-	if err != nil {
-		return quire.Errorf(quire.EINVALID, "missing necessary objects: blob %s", short(h))
-	}
-	rd, err := obj.Reader()
-	if err != nil {
-		return err
-	}
-	defer rd.Close()
-	b, err := io.ReadAll(rd)
-	if err != nil {
-		return err
-	}
-	return valid.FileContent(p, b)
 }
