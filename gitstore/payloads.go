@@ -125,7 +125,7 @@ func (s *Store) writePayloads(by quire.Actor, a *quire.Asset, msg string, change
 	if err != nil {
 		return err
 	}
-	_, err = w.editRef(by, payloadsRef, tip, "payloads changed concurrently; retry", func(tree plumbing.Hash) (plumbing.Hash, string, error) {
+	_, err = w.editRef(by, payloadsRef, tip, payloadsConflict, func(tree plumbing.Hash) (plumbing.Hash, string, error) {
 		edits, err := change(w.r, tree)
 		if err != nil {
 			return plumbing.ZeroHash, "", err
@@ -134,6 +134,10 @@ func (s *Store) writePayloads(by quire.Actor, a *quire.Asset, msg string, change
 		return newTree, msg, err
 	})
 	return err
+}
+
+func payloadsConflict() error {
+	return quire.Errorf(quire.ECONFLICT, "payloads changed concurrently; retry")
 }
 
 // Payload returns one payload of a prompt.

@@ -139,7 +139,7 @@ func (s *Store) EditPrompt(ctx context.Context, by quire.Actor, a *quire.Asset, 
 			edits = append(edits, treeEdit{Path: p})
 		}
 	}
-	return s.commitEdits(w, by, v, edits, "")
+	return s.commitEdits(&w, by, v, edits, "")
 }
 
 var _ quire.PromptStore = (*Store)(nil)

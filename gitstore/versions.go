@@ -645,7 +645,7 @@ func (s *Store) PutFiles(ctx context.Context, by quire.Actor, a *quire.Asset, n 
 	if err := r.writeBlobs(edits, files); err != nil {
 		return nil, err
 	}
-	return s.commitEdits(w, by, v, edits, message)
+	return s.commitEdits(&w, by, v, edits, message)
 }
 
 // DeleteFile removes one file from draft n as one commit.
@@ -667,14 +667,14 @@ func (s *Store) DeleteFile(ctx context.Context, by quire.Actor, a *quire.Asset, 
 	if ifMatch != "" && ifMatch != v.commit.String() {
 		return nil, quire.Errorf(quire.EPRECONDITION, "version %d is at %s, not %s", n, v.commit, ifMatch)
 	}
-	return s.commitEdits(w, by, v, []treeEdit{{Path: path}}, "Delete "+path)
+	return s.commitEdits(&w, by, v, []treeEdit{{Path: path}}, "Delete "+path)
 }
 
 // commitEdits applies edits to draft v and commits them (editRef); edits
 // that change nothing make no commit.
 func (s *Store) commitEdits(w *write, by quire.Actor, v *vstate, edits []treeEdit, message string) (*quire.Version, error) {
 	r := w.r
-	conflict := fmt.Sprintf("draft %d changed concurrently; retry", v.n)
+	conflict := func() error { return quire.Errorf(quire.ECONFLICT, "draft %d changed concurrently; retry", v.n) }
 	c, err := w.editRef(by, DraftRef(v.n), v.commit, conflict, func(old plumbing.Hash) (plumbing.Hash, string, error) {
 		if err := r.checkCollisions(old, edits); err != nil {
 			return plumbing.ZeroHash, "", err

@@ -29,22 +29,23 @@ type write struct {
 	moved, hooks bool
 }
 
-// begin opens a's repository and takes its write lock.
-func (s *Store) begin(a *quire.Asset) (*write, error) {
+// begin opens a's repository and takes its write lock. A write is a
+// value, so the upsert path allocates none.
+func (s *Store) begin(a *quire.Asset) (write, error) {
 	r, err := s.assetRepo(a)
 	if err != nil {
-		return nil, err
+		return write{}, err
 	}
 	return s.beginRepo(r, a)
 }
 
 // beginRepo takes the write lock of a's repository r, already open.
-func (s *Store) beginRepo(r *repo, a *quire.Asset) (*write, error) {
+func (s *Store) beginRepo(r *repo, a *quire.Asset) (write, error) {
 	unlock, err := s.locks.lock(r.path)
 	if err != nil {
-		return nil, err
+		return write{}, err
 	}
-	return &write{s: s, r: r, a: a, unlock: unlock, hooks: true}, nil
+	return write{s: s, r: r, a: a, unlock: unlock, hooks: true}, nil
 }
 
 // done releases the lock, then runs the change hooks if a ref moved.
@@ -80,9 +81,9 @@ type treeEditor func(tree plumbing.Hash) (newTree plumbing.Hash, msg string, err
 
 // editRef is the write sequence: edit the tree at tip (ref's commit, or
 // ZeroHash for a new ref), write the commit, move ref from tip to it. A
-// ref moved meanwhile is ECONFLICT with conflict as its message. It
+// ref moved meanwhile is the error conflict returns (made only then). It
 // returns the new tip, tip itself when edit has nothing to commit.
-func (w *write) editRef(by quire.Actor, ref plumbing.ReferenceName, tip plumbing.Hash, conflict string, edit treeEditor) (plumbing.Hash, error) {
+func (w *write) editRef(by quire.Actor, ref plumbing.ReferenceName, tip plumbing.Hash, conflict func() error, edit treeEditor) (plumbing.Hash, error) {
 	var tree plumbing.Hash
 	if !tip.IsZero() {
 		c, err := w.r.commit(tip)
@@ -100,7 +101,7 @@ func (w *write) editRef(by quire.Actor, ref plumbing.ReferenceName, tip plumbing
 		return tip, err
 	}
 	if err := w.cas(ref, tip, c); errors.Is(err, storage.ErrReferenceHasChanged) {
-		return tip, quire.Errorf(quire.ECONFLICT, "%s", conflict)
+		return tip, conflict()
 	} else if err != nil {
 		return tip, err
 	}
