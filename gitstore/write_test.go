@@ -31,7 +31,10 @@ func TestHooksRunAfterLock(t *testing.T) {
 	file := []quire.FileContent{{Path: "SKILL.md", Content: []byte("---\nname: s\ndescription: d\n---\n")}}
 	steps := []func() error{
 		func() error { _, err := s.CreateVersion(ctx, tester, a, quire.Base{Empty: true}, file); return err },
-		func() error { _, err := s.PutFiles(ctx, tester, a, 1, []quire.FileContent{{Path: "b.md", Content: []byte("b")}}, "", ""); return err },
+		func() error {
+			_, err := s.PutFiles(ctx, tester, a, 1, []quire.FileContent{{Path: "b.md", Content: []byte("b")}}, "", "")
+			return err
+		},
 		func() error { _, err := s.DeleteFile(ctx, tester, a, 1, "b.md", ""); return err },
 		func() error { _, err := s.PublishVersion(ctx, tester, a, 1, nil); return err },
 		func() error { _, err := s.CreateVersion(ctx, tester, a, quire.Base{}, nil); return err },
