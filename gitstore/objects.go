@@ -14,6 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/quire/quire"
+	"github.com/quire/quire/valid"
 )
 
 // writeObject stores an encodable object (a commit, tree or tag quire
@@ -469,21 +470,6 @@ func (s *Store) treeStats(r *repo, root plumbing.Hash) (treeStats, error) {
 	return st, nil
 }
 
-// checkFileLimits checks one file's content against the limits.
-func (s *Store) checkFile(f quire.FileContent) error {
-	if int64(len(f.Content)) > s.opts.Limits.MaxFile {
-		return quire.Errorf(quire.ETOOLARGE, "file %s is %d bytes; the limit is %d", f.Path, len(f.Content), s.opts.Limits.MaxFile)
-	}
-	return nil
-}
-
 func (s *Store) checkVersionLimits(st treeStats) error {
-	l := s.opts.Limits
-	if st.files > l.MaxVersionFiles {
-		return quire.Errorf(quire.ETOOLARGE, "a version may hold at most %d files", l.MaxVersionFiles)
-	}
-	if st.bytes > l.MaxVersionBytes {
-		return quire.Errorf(quire.ETOOLARGE, "a version may hold at most %d bytes", l.MaxVersionBytes)
-	}
-	return nil
+	return valid.Totals(st.files, st.bytes, s.opts.Limits)
 }

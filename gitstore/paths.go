@@ -1,6 +1,8 @@
 package gitstore
 
 import (
+	"errors"
+	"io"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -82,4 +84,48 @@ func (pc *pushChecker) checkNames(prefix string, entries []object.TreeEntry) err
 		return valid.PromptLayout(hasTemplate, hasMessages)
 	}
 	return nil
+}
+
+// entry lists the tree entry e, found at path p, as valid.File checks it:
+// its size for a file, and its content where a content rule reads it.
+func (pc *pushChecker) entry(p string, e object.TreeEntry) (valid.Entry, error) {
+	ent := valid.Entry{Path: p, Mode: valid.Mode(e.Mode)}
+	if e.Mode != filemode.Regular && e.Mode != filemode.Executable {
+		return ent, nil
+	}
+	size, ok := pc.sizes[e.Hash]
+	if !ok {
+		var err error
+		size, err = pc.objs.EncodedObjectSize(e.Hash)
+		if errors.Is(err, plumbing.ErrObjectNotFound) {
+			return ent, quire.Errorf(quire.EINVALID, "missing necessary objects: blob %s", short(e.Hash))
+		}
+		if err != nil {
+			return ent, err
+		}
+		pc.sizes[e.Hash] = size
+	}
+	ent.Size = size
+	if size <= pc.limits.MaxFile && valid.ContentChecked(p) {
+		b, err := pc.blob(e.Hash)
+		if err != nil {
+			return ent, err
+		}
+		ent.Content = b
+	}
+	return ent, nil
+}
+
+// blob reads a pushed blob.
+func (pc *pushChecker) blob(h plumbing.Hash) ([]byte, error) {
+	obj, err := pc.objs.EncodedObject(plumbing.BlobObject, h)
+	if err != nil {
+		return nil, quire.Errorf(quire.EINVALID, "missing necessary objects: blob %s", short(h))
+	}
+	rd, err := obj.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+	return io.ReadAll(rd)
 }

@@ -3,14 +3,12 @@ package gitstore
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/storage"
 	"github.com/quire/quire"
 )
 
@@ -114,36 +112,32 @@ func (r *repo) payloadEdit(p *quire.Payload) ([]treeEdit, error) {
 	return []treeEdit{{Path: payloadPath(p.ID), Blob: h}}, nil
 }
 
-// writePayloads commits the edits change returns to the payloads ref,
-// under the repository's write lock.
+// writePayloads commits the edits change returns to the payloads ref
+// (editRef). Payloads are not version content: no change hook runs.
 func (s *Store) writePayloads(by quire.Actor, a *quire.Asset, msg string, change func(r *repo, tree plumbing.Hash) ([]treeEdit, error)) error {
-	r, unlock, err := s.lockAsset(a)
+	w, err := s.begin(a)
 	if err != nil {
 		return err
 	}
-	defer unlock()
-	tip, tree, err := r.payloadsTree()
+	defer w.done()
+	w.hooks = false
+	tip, err := w.r.ref(payloadsRef)
 	if err != nil {
 		return err
 	}
-	edits, err := change(r, tree)
-	if err != nil {
-		return err
-	}
-	newTree, err := r.editTree(tree, edits)
-	if err != nil {
-		return err
-	}
-	c, err := r.writeCommit(by, s.opts.Now(), newTree, tip, msg+"\n")
-	if err != nil {
-		return err
-	}
-	if err := r.casRef(payloadsRef, tip, c); errors.Is(err, storage.ErrReferenceHasChanged) {
-		return quire.Errorf(quire.ECONFLICT, "payloads changed concurrently; retry")
-	} else if err != nil {
-		return err
-	}
-	return nil
+	_, err = w.editRef(by, payloadsRef, tip, payloadsConflict, func(tree plumbing.Hash) (plumbing.Hash, string, error) {
+		edits, err := change(w.r, tree)
+		if err != nil {
+			return plumbing.ZeroHash, "", err
+		}
+		newTree, err := w.r.editTree(tree, edits)
+		return newTree, msg, err
+	})
+	return err
+}
+
+func payloadsConflict() error {
+	return quire.Errorf(quire.ECONFLICT, "payloads changed concurrently; retry")
 }
 
 // Payload returns one payload of a prompt.

@@ -91,11 +91,12 @@ func (s *Store) WritePrompt(ctx context.Context, by quire.Actor, a *quire.Asset,
 // fields keeps the others as the last write left them, however many
 // edits of the draft run at once.
 func (s *Store) EditPrompt(ctx context.Context, by quire.Actor, a *quire.Asset, n int, edit func(*quire.PromptContent) *quire.PromptContent, ifMatch string) (*quire.Version, error) {
-	r, unlock, err := s.lockAsset(a)
+	w, err := s.begin(a)
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
+	defer w.done()
+	r := w.r
 	v, err := r.draft(n)
 	if err != nil {
 		return nil, err
@@ -122,7 +123,7 @@ func (s *Store) EditPrompt(ctx context.Context, by quire.Actor, a *quire.Asset, 
 	if err != nil {
 		return nil, err
 	}
-	edits, _, err := s.prepareFiles(files)
+	edits, err := s.prepareFiles(files)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +139,7 @@ func (s *Store) EditPrompt(ctx context.Context, by quire.Actor, a *quire.Asset, 
 			edits = append(edits, treeEdit{Path: p})
 		}
 	}
-	return s.commitEdits(r, by, a, v, edits, "")
+	return s.commitEdits(&w, by, v, edits, "")
 }
 
 var _ quire.PromptStore = (*Store)(nil)

@@ -3,7 +3,6 @@ package gitstore
 import (
 	"context"
 	"errors"
-	"io"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -102,45 +101,23 @@ func (pc *pushChecker) tree(h plumbing.Hash, prefix string) (treeStats, error) {
 	var st treeStats
 	for _, e := range t.Entries {
 		p := prefix + e.Name
-		if err := valid.FilePath(p); err != nil {
-			return st, quire.Errorf(quire.EINVALID, "%s: %s", valid.Display(p), quire.ErrorMessage(err))
+		ent, err := pc.entry(p, e)
+		if err != nil {
+			return st, err
 		}
-		switch e.Mode {
-		case filemode.Dir:
+		if err := valid.File(ent, pc.limits); err != nil {
+			return st, err
+		}
+		if e.Mode == filemode.Dir {
 			sub, err := pc.tree(e.Hash, p+"/")
 			if err != nil {
 				return st, err
 			}
 			st.files += sub.files
 			st.bytes += sub.bytes
-		case filemode.Regular, filemode.Executable:
-			size, ok := pc.sizes[e.Hash]
-			if !ok {
-				size, err = pc.objs.EncodedObjectSize(e.Hash)
-				if errors.Is(err, plumbing.ErrObjectNotFound) {
-					return st, quire.Errorf(quire.EINVALID, "missing necessary objects: blob %s", short(e.Hash))
-				}
-				if err != nil {
-					return st, err
-				}
-				pc.sizes[e.Hash] = size
-			}
-			if size > pc.limits.MaxFile {
-				return st, quire.Errorf(quire.ETOOLARGE, "file %s is %d bytes; the limit is %d", p, size, pc.limits.MaxFile)
-			}
-			if valid.ContentChecked(p) {
-				if err := pc.checkContent(p, e.Hash); err != nil {
-					return st, err
-				}
-			}
+		} else {
 			st.files++
-			st.bytes += size
-		case filemode.Symlink:
-			return st, quire.Errorf(quire.EINVALID, "%s: symbolic links are not allowed", p)
-		case filemode.Submodule:
-			return st, quire.Errorf(quire.EINVALID, "%s: submodules are not allowed", p)
-		default:
-			return st, quire.Errorf(quire.EINVALID, "%s: file mode %o is not allowed", p, uint32(e.Mode))
+			st.bytes += ent.Size
 		}
 		if st.files > pc.limits.MaxVersionFiles {
 			return st, pc.s.checkVersionLimits(st)
@@ -151,23 +128,4 @@ func (pc *pushChecker) tree(h plumbing.Hash, prefix string) (treeStats, error) {
 	}
 	pc.trees[key] = st
 	return st, nil
-}
-
-// checkContent applies the API's content rules (valid.FileContent) to a
-// pushed blob.
-func (pc *pushChecker) checkContent(p string, h plumbing.Hash) error {
-	obj, err := pc.objs.EncodedObject(plumbing.BlobObject, h)
-	if err != nil {
-		return quire.Errorf(quire.EINVALID, "missing necessary objects: blob %s", short(h))
-	}
-	rd, err := obj.Reader()
-	if err != nil {
-		return err
-	}
-	defer rd.Close()
-	b, err := io.ReadAll(rd)
-	if err != nil {
-		return err
-	}
-	return valid.FileContent(p, b)
 }

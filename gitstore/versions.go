@@ -5,16 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage"
 	"github.com/quire/quire"
-	"github.com/quire/quire/valid"
 )
 
 // Refs that carry version state (DESIGN.md §2).
@@ -196,19 +193,6 @@ func (s *Store) assetRepo(a *quire.Asset) (*repo, error) {
 	return s.repo(s.RepoPath(a))
 }
 
-// lockAsset opens an asset's repository and takes its write lock.
-func (s *Store) lockAsset(a *quire.Asset) (*repo, func(), error) {
-	r, err := s.assetRepo(a)
-	if err != nil {
-		return nil, nil, err
-	}
-	unlock, err := s.locks.lock(r.path)
-	if err != nil {
-		return nil, nil, err
-	}
-	return r, unlock, nil
-}
-
 // InitAsset creates the bare repository of a new asset.
 func (s *Store) InitAsset(ctx context.Context, a *quire.Asset) error {
 	_, err := s.initRepo(s.RepoPath(a))
@@ -224,15 +208,16 @@ func (s *Store) RemoveRepository(ctx context.Context, a *quire.Asset) error {
 // written into its first commit.
 func (s *Store) CreateVersion(ctx context.Context, by quire.Actor, a *quire.Asset, base quire.Base, files []quire.FileContent) (_ *quire.Version, err error) {
 	defer s.observe(ctx, quire.GitOpCommit, "CreateVersion")(&err)
-	edits, _, err := s.prepareFiles(files)
+	edits, err := s.prepareFiles(files)
 	if err != nil {
 		return nil, err
 	}
-	r, unlock, err := s.lockAsset(a)
+	w, err := s.begin(a)
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
+	defer w.done()
+	r := w.r
 
 	log, logTip, err := r.readLog()
 	if err != nil {
@@ -300,10 +285,9 @@ func (s *Store) CreateVersion(ctx context.Context, by quire.Actor, a *quire.Asse
 	if err := r.writeLog(by, now, log, logTip, fmt.Sprintf("Allocate version %d\n", n)); err != nil {
 		return nil, err
 	}
-	if err := r.casRef(DraftRef(n), plumbing.ZeroHash, c); err != nil {
+	if err := w.cas(DraftRef(n), plumbing.ZeroHash, c); err != nil {
 		return nil, err
 	}
-	s.changed(a)
 	return r.record(a, &vstate{n: n, state: quire.StateDraft, commit: c}, log, plumbing.ZeroHash)
 }
 
@@ -434,11 +418,12 @@ func (s *Store) LiveVersion(ctx context.Context, a *quire.Asset) (_ *quire.Versi
 // DeleteVersion deletes draft n. Its number is not reused.
 func (s *Store) DeleteVersion(ctx context.Context, by quire.Actor, a *quire.Asset, n int) (err error) {
 	defer s.observe(ctx, quire.GitOpCommit, "DeleteVersion")(&err)
-	r, unlock, err := s.lockAsset(a)
+	w, err := s.begin(a)
 	if err != nil {
 		return err
 	}
-	defer unlock()
+	defer w.done()
+	r := w.r
 	v, err := r.state(n)
 	if err != nil {
 		return err
@@ -457,21 +442,21 @@ func (s *Store) DeleteVersion(ctx context.Context, by quire.Actor, a *quire.Asse
 	if err := r.writeLog(by, now, log, tip, fmt.Sprintf("Delete draft %d\n", n)); err != nil {
 		return err
 	}
-	if err := r.st.RemoveReference(DraftRef(n)); err != nil {
+	if err := w.remove(DraftRef(n)); err != nil {
 		return err
 	}
-	s.changed(a)
 	return nil
 }
 
 // PublishVersion tags draft n as vN, makes it live and removes its branch.
 func (s *Store) PublishVersion(ctx context.Context, by quire.Actor, a *quire.Asset, n int, check func(quire.ReadFunc) error) (_ *quire.Version, err error) {
 	defer s.observe(ctx, quire.GitOpCommit, "PublishVersion")(&err)
-	r, unlock, err := s.lockAsset(a)
+	w, err := s.begin(a)
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
+	defer w.done()
+	r := w.r
 	v, err := r.state(n)
 	if err != nil {
 		return nil, err
@@ -489,20 +474,19 @@ func (s *Store) PublishVersion(ctx context.Context, by quire.Actor, a *quire.Ass
 		}
 	}
 	now := s.opts.Now()
-	if err := r.tag(by, now, TagRef(n), fmt.Sprintf("v%d", n), v.commit, fmt.Sprintf("Publish version %d\n", n)); err != nil {
+	if err := w.tag(by, now, TagRef(n), fmt.Sprintf("v%d", n), v.commit, fmt.Sprintf("Publish version %d\n", n)); err != nil {
 		return nil, err
 	}
 	live, err := r.ref(mainRef)
 	if err != nil {
 		return nil, err
 	}
-	if err := r.casRef(mainRef, live, v.commit); err != nil {
+	if err := w.cas(mainRef, live, v.commit); err != nil {
 		return nil, err
 	}
-	if err := r.st.RemoveReference(DraftRef(n)); err != nil {
+	if err := w.remove(DraftRef(n)); err != nil {
 		return nil, err
 	}
-	s.changed(a)
 	return s.versionRecord(r, a, n)
 }
 
@@ -519,15 +503,15 @@ func (r *repo) reader(root plumbing.Hash) quire.ReadFunc {
 }
 
 // tag writes an annotated tag object and creates its ref, which must not exist.
-func (r *repo) tag(by quire.Actor, when time.Time, ref plumbing.ReferenceName, name string, target plumbing.Hash, msg string) error {
-	h, err := r.writeObject(&object.Tag{
+func (w *write) tag(by quire.Actor, when time.Time, ref plumbing.ReferenceName, name string, target plumbing.Hash, msg string) error {
+	h, err := w.r.writeObject(&object.Tag{
 		Name: name, Tagger: signature(by, when), Message: objectMessage(msg),
 		TargetType: plumbing.CommitObject, Target: target,
 	})
 	if err != nil {
 		return err
 	}
-	if err := r.casRef(ref, plumbing.ZeroHash, h); errors.Is(err, storage.ErrReferenceHasChanged) {
+	if err := w.cas(ref, plumbing.ZeroHash, h); errors.Is(err, storage.ErrReferenceHasChanged) {
 		return quire.Errorf(quire.ECONFLICT, "tag %s already exists", name)
 	} else if err != nil {
 		return err
@@ -538,11 +522,12 @@ func (r *repo) tag(by quire.Actor, when time.Time, ref plumbing.ReferenceName, n
 // PromoteVersion makes published version n live (a rollback when n is older).
 func (s *Store) PromoteVersion(ctx context.Context, by quire.Actor, a *quire.Asset, n int) (_ *quire.Version, err error) {
 	defer s.observe(ctx, quire.GitOpCommit, "PromoteVersion")(&err)
-	r, unlock, err := s.lockAsset(a)
+	w, err := s.begin(a)
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
+	defer w.done()
+	r := w.r
 	v, err := r.state(n)
 	if err != nil {
 		return nil, err
@@ -555,7 +540,7 @@ func (s *Store) PromoteVersion(ctx context.Context, by quire.Actor, a *quire.Ass
 		return nil, err
 	}
 	if live != v.commit {
-		if err := r.casRef(mainRef, live, v.commit); err != nil {
+		if err := w.cas(mainRef, live, v.commit); err != nil {
 			return nil, err
 		}
 		// Moving main makes no object of its own: record who promoted
@@ -567,7 +552,6 @@ func (s *Store) PromoteVersion(ctx context.Context, by quire.Actor, a *quire.Ass
 		if err := r.writeLog(by, s.opts.Now(), log, tip, fmt.Sprintf("Promote version %d\n", n)); err != nil {
 			return nil, err
 		}
-		s.changed(a)
 	}
 	return s.versionRecord(r, a, n)
 }
@@ -575,11 +559,12 @@ func (s *Store) PromoteVersion(ctx context.Context, by quire.Actor, a *quire.Ass
 // ArchiveVersion archives a draft or a published version that is not live.
 func (s *Store) ArchiveVersion(ctx context.Context, by quire.Actor, a *quire.Asset, n int) (_ *quire.Version, err error) {
 	defer s.observe(ctx, quire.GitOpCommit, "ArchiveVersion")(&err)
-	r, unlock, err := s.lockAsset(a)
+	w, err := s.begin(a)
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
+	defer w.done()
+	r := w.r
 	v, err := r.state(n)
 	if err != nil {
 		return nil, err
@@ -594,203 +579,13 @@ func (s *Store) ArchiveVersion(ctx context.Context, by quire.Actor, a *quire.Ass
 	case v.state == quire.StatePublished && v.commit == live:
 		return nil, quire.Errorf(quire.ECONFLICT, "version %d is live; promote another version before archiving it", n)
 	}
-	if err := r.tag(by, s.opts.Now(), ArchiveRef(n), fmt.Sprintf("archive/v%d", n), v.commit, fmt.Sprintf("Archive version %d\n", n)); err != nil {
+	if err := w.tag(by, s.opts.Now(), ArchiveRef(n), fmt.Sprintf("archive/v%d", n), v.commit, fmt.Sprintf("Archive version %d\n", n)); err != nil {
 		return nil, err
 	}
 	if v.state == quire.StateDraft {
-		if err := r.st.RemoveReference(DraftRef(n)); err != nil {
+		if err := w.remove(DraftRef(n)); err != nil {
 			return nil, err
 		}
 	}
-	s.changed(a)
 	return s.versionRecord(r, a, n)
-}
-
-// prepareFiles validates files and turns them into edits once blobs are
-// written. It returns the edits (blobs still zero) and the total bytes.
-func (s *Store) prepareFiles(files []quire.FileContent) ([]treeEdit, int64, error) {
-	seen, folded := map[string]bool{}, valid.NewPathSet(len(files))
-	var total int64
-	edits := make([]treeEdit, 0, len(files))
-	for _, f := range files {
-		if err := valid.FilePath(f.Path); err != nil {
-			return nil, 0, err
-		}
-		if err := valid.FileContent(f.Path, f.Content); err != nil {
-			return nil, 0, err
-		}
-		if err := s.checkFile(f); err != nil {
-			return nil, 0, err
-		}
-		if seen[f.Path] {
-			return nil, 0, quire.Errorf(quire.EINVALID, "file %s is given twice", f.Path)
-		}
-		seen[f.Path] = true
-		if err := folded.Add(f.Path, false); err != nil {
-			return nil, 0, err
-		}
-		total += int64(len(f.Content))
-		edits = append(edits, treeEdit{Path: f.Path})
-	}
-	if len(files) > s.opts.Limits.MaxVersionFiles {
-		return nil, 0, quire.Errorf(quire.ETOOLARGE, "a version may hold at most %d files", s.opts.Limits.MaxVersionFiles)
-	}
-	return edits, total, nil
-}
-
-// writeBlobs stores the content of files into the edits prepared for them.
-func (r *repo) writeBlobs(edits []treeEdit, files []quire.FileContent) error {
-	for i, f := range files {
-		h, err := r.writeBlob(f.Content)
-		if err != nil {
-			return err
-		}
-		edits[i].Blob = h
-	}
-	return nil
-}
-
-// PutFiles writes files into draft n as one commit. Writing content equal
-// to what is there makes no commit.
-func (s *Store) PutFiles(ctx context.Context, by quire.Actor, a *quire.Asset, n int, files []quire.FileContent, ifMatch, message string) (_ *quire.Version, err error) {
-	defer s.observe(ctx, quire.GitOpCommit, "PutFiles")(&err)
-	edits, _, err := s.prepareFiles(files)
-	if err != nil {
-		return nil, err
-	}
-	if len(edits) == 0 {
-		return nil, quire.Errorf(quire.EINVALID, "no files given")
-	}
-	r, unlock, err := s.lockAsset(a)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	v, err := r.draft(n)
-	if err != nil {
-		return nil, err
-	}
-	if ifMatch != "" && ifMatch != v.commit.String() {
-		return nil, quire.Errorf(quire.EPRECONDITION, "version %d is at %s, not %s", n, v.commit, ifMatch)
-	}
-	if err := r.writeBlobs(edits, files); err != nil {
-		return nil, err
-	}
-	return s.commitEdits(r, by, a, v, edits, message)
-}
-
-// DeleteFile removes one file from draft n as one commit.
-func (s *Store) DeleteFile(ctx context.Context, by quire.Actor, a *quire.Asset, n int, path, ifMatch string) (_ *quire.Version, err error) {
-	defer s.observe(ctx, quire.GitOpCommit, "DeleteFile")(&err)
-	if err := valid.FilePath(path); err != nil {
-		return nil, err
-	}
-	r, unlock, err := s.lockAsset(a)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	v, err := r.draft(n)
-	if err != nil {
-		return nil, err
-	}
-	if ifMatch != "" && ifMatch != v.commit.String() {
-		return nil, quire.Errorf(quire.EPRECONDITION, "version %d is at %s, not %s", n, v.commit, ifMatch)
-	}
-	return s.commitEdits(r, by, a, v, []treeEdit{{Path: path}}, "Delete "+path)
-}
-
-// commitEdits applies edits to draft v and commits them. The caller holds
-// the repository lock.
-func (s *Store) commitEdits(r *repo, by quire.Actor, a *quire.Asset, v *vstate, edits []treeEdit, message string) (*quire.Version, error) {
-	parent, err := r.commit(v.commit)
-	if err != nil {
-		return nil, err
-	}
-	if err := r.checkCollisions(parent.TreeHash, edits); err != nil {
-		return nil, err
-	}
-	tree, err := r.editTree(parent.TreeHash, edits)
-	if err != nil {
-		return nil, err
-	}
-	if tree != parent.TreeHash {
-		if err := s.checkEditedStats(r, parent.TreeHash, tree, edits); err != nil {
-			return nil, err
-		}
-		if message == "" {
-			message = editMessage(r, parent.TreeHash, edits)
-		}
-		c, err := r.writeCommit(by, s.opts.Now(), tree, v.commit, strings.TrimRight(message, "\n")+"\n")
-		if err != nil {
-			return nil, err
-		}
-		if err := r.casRef(DraftRef(v.n), v.commit, c); errors.Is(err, storage.ErrReferenceHasChanged) {
-			return nil, quire.Errorf(quire.ECONFLICT, "draft %d changed concurrently; retry", v.n)
-		} else if err != nil {
-			return nil, err
-		}
-		v.commit = c
-		s.changed(a)
-	}
-	log, _, err := r.readLog()
-	if err != nil {
-		return nil, err
-	}
-	return r.record(a, v, log, plumbing.ZeroHash)
-}
-
-// checkEditedStats derives the new tree's totals from the old tree's and
-// the edits, so a limit check does not walk a large tree on every write.
-func (s *Store) checkEditedStats(r *repo, oldTree, newTree plumbing.Hash, edits []treeEdit) error {
-	st, err := s.treeStats(r, oldTree)
-	if err != nil {
-		return err
-	}
-	for _, e := range edits {
-		old, ok, err := r.lookup(oldTree, e.Path)
-		if err != nil {
-			return err
-		}
-		if ok {
-			size, err := r.size(old.Hash)
-			if err != nil {
-				return err
-			}
-			st.files--
-			st.bytes -= size
-		}
-		if !e.Blob.IsZero() {
-			size, err := r.size(e.Blob)
-			if err != nil {
-				return err
-			}
-			st.files++
-			st.bytes += size
-		}
-	}
-	if err := s.checkVersionLimits(st); err != nil {
-		return err
-	}
-	s.stats.put(newTree, st)
-	return nil
-}
-
-func editMessage(r *repo, oldTree plumbing.Hash, edits []treeEdit) string {
-	if len(edits) != 1 {
-		paths := make([]string, len(edits))
-		for i, e := range edits {
-			paths[i] = e.Path
-		}
-		sort.Strings(paths)
-		return fmt.Sprintf("Update %d files\n\n%s", len(edits), strings.Join(paths, "\n"))
-	}
-	e := edits[0]
-	if e.Blob.IsZero() {
-		return "Delete " + e.Path
-	}
-	if _, ok, _ := r.lookup(oldTree, e.Path); ok {
-		return "Update " + e.Path
-	}
-	return "Add " + e.Path
 }

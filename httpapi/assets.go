@@ -171,25 +171,13 @@ func (s *Server) writeVersion(c *gin.Context, status int, a *quire.Asset, v *qui
 
 func (s *Server) listVersions(kind quire.Kind) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		a, err := s.asset(c, kind, quire.AccessRead)
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
 		opts, err := listOptions(c)
 		if err != nil {
 			s.fail(c, err)
 			return
 		}
 		ctx := c.Request.Context()
-		st := quire.VersionState(c.Query("state"))
-		switch st {
-		case "", quire.StateDraft, quire.StatePublished, quire.StateArchived:
-		default:
-			s.fail(c, quire.Errorf(quire.EINVALID, "state must be draft, published or archived"))
-			return
-		}
-		pg, next, err := s.versions.VersionsPage(ctx, a, st, opts)
+		a, pg, next, err := s.app.Versions(ctx, principal(c), kind, c.Param("id"), quire.VersionState(c.Query("state")), opts)
 		if err != nil {
 			s.fail(c, err)
 			return
@@ -207,12 +195,12 @@ func (s *Server) listVersions(kind quire.Kind) gin.HandlerFunc {
 
 func (s *Server) getVersion(kind quire.Kind) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		a, n, err := s.assetVersion(c, kind, quire.AccessRead)
+		n, err := versionParam(c)
 		if err != nil {
 			s.fail(c, err)
 			return
 		}
-		v, err := s.versions.Version(c.Request.Context(), a, n)
+		a, v, err := s.app.Version(c.Request.Context(), principal(c), kind, c.Param("id"), n)
 		if err != nil {
 			s.fail(c, err)
 			return
@@ -226,12 +214,12 @@ func (s *Server) getVersion(kind quire.Kind) gin.HandlerFunc {
 
 func (s *Server) deleteVersion(kind quire.Kind) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		a, n, err := s.assetVersion(c, kind, quire.AccessWrite)
+		n, err := versionParam(c)
 		if err != nil {
 			s.fail(c, err)
 			return
 		}
-		if err := s.versions.DeleteVersion(c.Request.Context(), principal(c).Actor(), a, n); err != nil {
+		if err := s.app.DeleteVersion(c.Request.Context(), principal(c), kind, c.Param("id"), n); err != nil {
 			s.fail(c, err)
 			return
 		}
@@ -239,19 +227,11 @@ func (s *Server) deleteVersion(kind quire.Kind) gin.HandlerFunc {
 	}
 }
 
-// publishCheck is the rule a version must pass to be published.
-func (s *Server) publishCheck(ctx context.Context, a *quire.Asset, n int) func(quire.ReadFunc) error {
-	if a.Kind == quire.KindPrompt {
-		return s.promptPublishCheck(ctx, a, n)
-	}
-	return skillPublishCheck(a)
-}
-
 // versionAction serves publish, promote and archive, which differ only in
-// the store call.
-func (s *Server) versionAction(kind quire.Kind, do func(ctx context.Context, by quire.Actor, a *quire.Asset, n int) (*quire.Version, error)) gin.HandlerFunc {
+// the use case.
+func (s *Server) versionAction(kind quire.Kind, do func(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, n int) (*quire.Asset, *quire.Version, error)) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		a, n, err := s.assetVersion(c, kind, quire.AccessWrite)
+		n, err := versionParam(c)
 		if err != nil {
 			s.fail(c, err)
 			return
@@ -260,7 +240,7 @@ func (s *Server) versionAction(kind quire.Kind, do func(ctx context.Context, by 
 			s.fail(c, err)
 			return
 		}
-		v, err := do(c.Request.Context(), principal(c).Actor(), a, n)
+		a, v, err := do(c.Request.Context(), principal(c), kind, c.Param("id"), n)
 		if err != nil {
 			s.fail(c, err)
 			return
@@ -270,17 +250,15 @@ func (s *Server) versionAction(kind quire.Kind, do func(ctx context.Context, by 
 }
 
 func (s *Server) publishVersion(kind quire.Kind) gin.HandlerFunc {
-	return s.versionAction(kind, func(ctx context.Context, by quire.Actor, a *quire.Asset, n int) (*quire.Version, error) {
-		return s.versions.PublishVersion(ctx, by, a, n, s.publishCheck(ctx, a, n))
-	})
+	return s.versionAction(kind, s.app.PublishVersion)
 }
 
 func (s *Server) promoteVersion(kind quire.Kind) gin.HandlerFunc {
-	return s.versionAction(kind, s.versions.PromoteVersion)
+	return s.versionAction(kind, s.app.PromoteVersion)
 }
 
 func (s *Server) archiveVersion(kind quire.Kind) gin.HandlerFunc {
-	return s.versionAction(kind, s.versions.ArchiveVersion)
+	return s.versionAction(kind, s.app.ArchiveVersion)
 }
 
 func (s *Server) diffVersions(kind quire.Kind) gin.HandlerFunc {
@@ -292,16 +270,11 @@ func (s *Server) diffVersions(kind quire.Kind) gin.HandlerFunc {
 		}
 		from, err1 := strconv.Atoi(c.Query("from"))
 		to, err2 := strconv.Atoi(c.Query("to"))
-		if err1 != nil || err2 != nil || from <= 0 || to <= 0 {
+		if err1 != nil || err2 != nil {
 			s.fail(c, quire.Errorf(quire.EINVALID, "from and to must be positive version numbers"))
 			return
 		}
-		a, err := s.asset(c, kind, quire.AccessRead)
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		files, err := s.versions.Diff(c.Request.Context(), a, from, to)
+		files, err := s.app.Diff(c.Request.Context(), principal(c), kind, c.Param("id"), from, to)
 		if err != nil {
 			s.fail(c, err)
 			return
@@ -321,17 +294,12 @@ func (s *Server) diffVersions(kind quire.Kind) gin.HandlerFunc {
 
 func (s *Server) history(kind quire.Kind) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		a, err := s.asset(c, kind, quire.AccessRead)
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
 		opts, err := listOptions(c)
 		if err != nil {
 			s.fail(c, err)
 			return
 		}
-		commits, next, err := s.versions.History(c.Request.Context(), a, opts)
+		commits, next, err := s.app.History(c.Request.Context(), principal(c), kind, c.Param("id"), opts)
 		if err != nil {
 			s.fail(c, err)
 			return

@@ -72,11 +72,6 @@ func (s *Server) promptVersionView(ctx context.Context, a *quire.Asset, v *quire
 	return newPromptView(a, v, c), nil
 }
 
-// promptPublishCheck is app's check of a prompt draft being published.
-func (s *Server) promptPublishCheck(ctx context.Context, a *quire.Asset, n int) func(quire.ReadFunc) error {
-	return s.app.PromptPublishCheck(ctx, a, n)
-}
-
 // promptVersionRequest creates or edits a prompt version. Fields left out
 // keep what the version (or its base) has.
 type promptVersionRequest struct {

@@ -10,8 +10,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/quire/quire"
+	"github.com/quire/quire/app"
 	"github.com/quire/quire/valid"
-	"github.com/quire/quire/zipfile"
 )
 
 func (s *Server) skillRoutes(g *gin.RouterGroup) {
@@ -23,17 +23,6 @@ func (s *Server) skillRoutes(g *gin.RouterGroup) {
 	g.GET(v+"/:version/files/*file_path", s.getFile)
 	g.DELETE(v+"/:version/files/*file_path", s.deleteFile)
 	g.GET(v+"/:version/download", s.downloadVersion)
-}
-
-// skillPublishCheck requires a valid SKILL.md whose name is the slug.
-func skillPublishCheck(a *quire.Asset) func(quire.ReadFunc) error {
-	return func(read quire.ReadFunc) error {
-		b, found, err := read(valid.SkillFile)
-		if err != nil {
-			return err
-		}
-		return valid.SkillManifest(b, found, a.Slug)
-	}
 }
 
 // baseRequest says what a new draft starts from: {"from": N} or
@@ -75,11 +64,6 @@ func (s *Server) createSkillVersion(c *gin.Context) {
 		s.uploadSkillVersion(c)
 		return
 	}
-	a, err := s.asset(c, quire.KindSkill, quire.AccessWrite)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
 	var req baseRequest
 	if c.Request.ContentLength != 0 {
 		if err := s.decode(c, &req); err != nil {
@@ -92,7 +76,7 @@ func (s *Server) createSkillVersion(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	v, err := s.versions.CreateVersion(c.Request.Context(), principal(c).Actor(), a, base, nil)
+	a, v, err := s.app.CreateVersion(c.Request.Context(), principal(c), quire.KindSkill, c.Param("id"), base)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -106,41 +90,33 @@ func isZip(c *gin.Context) bool {
 }
 
 // uploadSkillVersion makes a new draft from an uploaded zip: the raw body,
-// or the "file" part of a multipart form.
+// or the "file" part of a multipart form, read once the caller is
+// authorized.
 func (s *Server) uploadSkillVersion(c *gin.Context) {
-	a, err := s.asset(c, quire.KindSkill, quire.AccessWrite)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	limit := s.limits.MaxVersionBytes + s.limits.MaxBody
-	var body io.Reader = http.MaxBytesReader(c.Writer, c.Request.Body, limit)
-	if strings.HasPrefix(c.GetHeader("Content-Type"), "multipart/form-data") {
-		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, limit)
-		f, _, err := c.Request.FormFile("file")
-		if err != nil {
-			s.fail(c, quire.Errorf(quire.EINVALID, "multipart upload needs a \"file\" part holding the zip"))
-			return
+	read := func() ([]byte, error) {
+		limit := s.limits.MaxVersionBytes + s.limits.MaxBody
+		var body io.Reader = http.MaxBytesReader(c.Writer, c.Request.Body, limit)
+		if strings.HasPrefix(c.GetHeader("Content-Type"), "multipart/form-data") {
+			c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, limit)
+			f, _, err := c.Request.FormFile("file")
+			if err != nil {
+				return nil, quire.Errorf(quire.EINVALID, "multipart upload needs a \"file\" part holding the zip")
+			}
+			defer f.Close()
+			body = f
 		}
-		defer f.Close()
-		body = f
+		var buf bytes.Buffer
+		if _, err := buf.ReadFrom(body); err != nil {
+			return nil, jsonError(err, limit)
+		}
+		return buf.Bytes(), nil
 	}
-	var buf bytes.Buffer
-	if _, err := buf.ReadFrom(body); err != nil {
-		s.fail(c, jsonError(err, limit))
-		return
-	}
-	files, err := zipfile.Read(buf.Bytes(), s.limits)
+	a, v, n, err := s.app.UploadVersion(c.Request.Context(), principal(c), c.Param("id"), read)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	v, err := s.versions.CreateVersion(c.Request.Context(), principal(c).Actor(), a, quire.Base{Empty: true}, files)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	s.writeVersion(c, http.StatusCreated, a, v, gin.H{"files": len(files)})
+	s.writeVersion(c, http.StatusCreated, a, v, gin.H{"files": n})
 }
 
 type fileRequest struct {
@@ -151,7 +127,7 @@ type fileRequest struct {
 
 // upsertFile is SPEC endpoint 2: create or update one file in a draft.
 func (s *Server) upsertFile(c *gin.Context) {
-	a, n, err := s.assetVersion(c, quire.KindSkill, quire.AccessWrite)
+	n, err := versionParam(c)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -169,26 +145,17 @@ func (s *Server) upsertFile(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	if err := valid.FilePath(*req.FilePath); err != nil {
-		s.fail(c, err)
-		return
-	}
-	if err := valid.Text("message", req.Message, 10*s.limits.MaxName); err != nil {
-		s.fail(c, err)
-		return
-	}
-	content := []byte(*req.Content)
-	f := quire.FileContent{Path: *req.FilePath, Content: content}
-	v, err := s.versions.PutFiles(c.Request.Context(), principal(c).Actor(), a, n, []quire.FileContent{f}, ifMatch(c), req.Message)
+	w := app.FileWrite{Path: *req.FilePath, Content: []byte(*req.Content), Message: req.Message, IfMatch: etagValue(c.GetHeader("If-Match"))}
+	a, v, f, err := s.app.UpsertFile(c.Request.Context(), principal(c), c.Param("id"), n, w)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	s.writeVersion(c, http.StatusOK, a, v, gin.H{"file": quire.File{Path: f.Path, Size: int64(len(content)), SHA: blobID(content)}})
+	s.writeVersion(c, http.StatusOK, a, v, gin.H{"file": f})
 }
 
 func (s *Server) listFiles(c *gin.Context) {
-	a, n, err := s.assetVersion(c, quire.KindSkill, quire.AccessRead)
+	n, err := versionParam(c)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -201,7 +168,7 @@ func (s *Server) listFiles(c *gin.Context) {
 	if c.Query("limit") == "" {
 		opts.Limit = 500
 	}
-	files, err := s.versions.Files(c.Request.Context(), a, n)
+	files, err := s.app.Files(c.Request.Context(), principal(c), c.Param("id"), n)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -221,12 +188,12 @@ func filePathParam(c *gin.Context) string {
 // getFile answers a file's raw bytes, with its blob id as ETag, never as
 // active content (rawcontent.go).
 func (s *Server) getFile(c *gin.Context) {
-	a, n, err := s.assetVersion(c, quire.KindSkill, quire.AccessRead)
+	n, err := versionParam(c)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	b, f, err := s.versions.ReadFile(c.Request.Context(), a, n, filePathParam(c))
+	b, f, err := s.app.ReadFile(c.Request.Context(), principal(c), c.Param("id"), n, filePathParam(c))
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -239,13 +206,12 @@ func (s *Server) getFile(c *gin.Context) {
 }
 
 func (s *Server) deleteFile(c *gin.Context) {
-	a, n, err := s.assetVersion(c, quire.KindSkill, quire.AccessWrite)
+	n, err := versionParam(c)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	p := filePathParam(c)
-	v, err := s.versions.DeleteFile(c.Request.Context(), principal(c).Actor(), a, n, p, ifMatch(c))
+	a, v, err := s.app.DeleteFile(c.Request.Context(), principal(c), c.Param("id"), n, filePathParam(c), etagValue(c.GetHeader("If-Match")))
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -253,10 +219,9 @@ func (s *Server) deleteFile(c *gin.Context) {
 	s.writeVersion(c, http.StatusOK, a, v, nil)
 }
 
-// downloadVersion answers a zip of the version, its files under a folder
-// named for the skill's slug (where Agent Skills expect them).
+// downloadVersion answers a zip of the version (app.DownloadVersion).
 func (s *Server) downloadVersion(c *gin.Context) {
-	a, n, err := s.assetVersion(c, quire.KindSkill, quire.AccessRead)
+	n, err := versionParam(c)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -265,17 +230,12 @@ func (s *Server) downloadVersion(c *gin.Context) {
 		s.fail(c, quire.Errorf(quire.EINVALID, "format must be zip"))
 		return
 	}
-	files, err := s.versions.ReadFiles(c.Request.Context(), a, n)
+	a, zip, err := s.app.DownloadVersion(c.Request.Context(), principal(c), c.Param("id"), n)
 	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	var buf bytes.Buffer
-	if err := zipfile.Write(&buf, a.Slug, files); err != nil {
 		s.fail(c, err)
 		return
 	}
 	rawHeaders(c)
 	c.Header("Content-Disposition", `attachment; filename="`+a.Slug+"-v"+c.Param("version")+`.zip"`)
-	c.Data(http.StatusOK, "application/zip", buf.Bytes())
+	c.Data(http.StatusOK, "application/zip", zip)
 }

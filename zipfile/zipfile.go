@@ -34,13 +34,13 @@ func Read(data []byte, l quire.Limits) ([]quire.FileContent, error) {
 		}
 		entries = append(entries, f)
 	}
-	if len(entries) > l.MaxVersionFiles {
-		return nil, quire.Errorf(quire.ETOOLARGE, "a version may hold at most %d files", l.MaxVersionFiles)
+	// The headers' count, checked before anything is inflated.
+	if err := valid.Totals(len(entries), 0, l); err != nil {
+		return nil, err
 	}
 	strip := commonFolder(entries)
 	var total int64
 	out := make([]quire.FileContent, 0, len(entries))
-	paths := valid.NewPathSet(len(entries))
 	for _, f := range entries {
 		// The whole name obeys the path rules, the stripped folder too: a
 		// lone top folder named .git must not vanish into a strip.
@@ -48,11 +48,6 @@ func Read(data []byte, l quire.Limits) ([]quire.FileContent, error) {
 			return nil, quire.Errorf(quire.EINVALID, "zip entry %q: %s", f.Name, quire.ErrorMessage(err))
 		}
 		name := strings.TrimPrefix(f.Name, strip)
-		// Names that a checkout on macOS or Windows would merge are
-		// refused, not one of them dropped.
-		if err := paths.Add(name, false); err != nil {
-			return nil, err
-		}
 		if f.UncompressedSize64 > uint64(l.MaxFile) {
 			return nil, quire.Errorf(quire.ETOOLARGE, "zip entry %q is larger than %d bytes", f.Name, l.MaxFile)
 		}
@@ -72,10 +67,17 @@ func Read(data []byte, l quire.Limits) ([]quire.FileContent, error) {
 		if int64(len(b)) > l.MaxFile {
 			return nil, quire.Errorf(quire.ETOOLARGE, "zip entry %q is larger than %d bytes", f.Name, l.MaxFile)
 		}
+		// Stop inflating once the version is too large.
 		if total += int64(len(b)); total > l.MaxVersionBytes {
-			return nil, quire.Errorf(quire.ETOOLARGE, "a version may hold at most %d bytes", l.MaxVersionBytes)
+			return nil, valid.Totals(0, total, l)
 		}
 		out = append(out, quire.FileContent{Path: name, Content: b})
+	}
+	// The version's rules, as the API and a push apply them: names that a
+	// checkout on macOS or Windows would merge are refused, not one of
+	// them dropped.
+	if err := valid.Tree(valid.Files(out), l); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

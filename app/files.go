@@ -1,0 +1,131 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"strconv"
+
+	"github.com/quire/quire"
+	"github.com/quire/quire/valid"
+	"github.com/quire/quire/zipfile"
+)
+
+// The files of a skill version: upload a zip as a new draft, write, list,
+// read and delete files of a draft, download a version as a zip.
+
+// UploadVersion opens a draft of skill ref holding the files of a zip
+// archive. read returns the archive; it is called only once the caller
+// is authorized, so an unauthorized upload is not read. It returns the
+// number of files imported too.
+func (a *App) UploadVersion(ctx context.Context, p *quire.Principal, ref string, read func() ([]byte, error)) (*quire.Asset, *quire.Version, int, error) {
+	as, err := a.Asset(ctx, p, quire.KindSkill, ref, quire.AccessWrite)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	data, err := read()
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	files, err := zipfile.Read(data, a.limits)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	v, err := a.versions.CreateVersion(ctx, p.Actor(), as, quire.Base{Empty: true}, files)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	return as, v, len(files), nil
+}
+
+// FileWrite is one file written into a draft.
+type FileWrite struct {
+	Path    string
+	Content []byte
+	// Message is the commit message; the store writes one when empty.
+	Message string
+	// IfMatch, when set, is the commit the draft must be at ("*" for any).
+	IfMatch string
+}
+
+// UpsertFile creates or replaces one file of draft n of skill ref. It
+// returns the version after the write and the file as written.
+func (a *App) UpsertFile(ctx context.Context, p *quire.Principal, ref string, n int, w FileWrite) (*quire.Asset, *quire.Version, quire.File, error) {
+	as, err := a.Asset(ctx, p, quire.KindSkill, ref, quire.AccessWrite)
+	if err != nil {
+		return nil, nil, quire.File{}, err
+	}
+	if err := valid.FilePath(w.Path); err != nil {
+		return nil, nil, quire.File{}, err
+	}
+	if err := valid.Text("message", w.Message, 10*a.limits.MaxName); err != nil {
+		return nil, nil, quire.File{}, err
+	}
+	f := quire.FileContent{Path: w.Path, Content: w.Content}
+	v, err := a.versions.PutFiles(ctx, p.Actor(), as, n, []quire.FileContent{f}, precondition(w.IfMatch), w.Message)
+	if err != nil {
+		return nil, nil, quire.File{}, err
+	}
+	return as, v, quire.File{Path: f.Path, Size: int64(len(f.Content)), SHA: blobID(f.Content)}, nil
+}
+
+// DeleteFile removes one file from draft n of skill ref.
+func (a *App) DeleteFile(ctx context.Context, p *quire.Principal, ref string, n int, path, ifMatch string) (*quire.Asset, *quire.Version, error) {
+	as, err := a.Asset(ctx, p, quire.KindSkill, ref, quire.AccessWrite)
+	if err != nil {
+		return nil, nil, err
+	}
+	v, err := a.versions.DeleteFile(ctx, p.Actor(), as, n, path, precondition(ifMatch))
+	if err != nil {
+		return nil, nil, err
+	}
+	return as, v, nil
+}
+
+// Files lists the files of version n of skill ref.
+func (a *App) Files(ctx context.Context, p *quire.Principal, ref string, n int) ([]quire.File, error) {
+	as, err := a.Asset(ctx, p, quire.KindSkill, ref, quire.AccessRead)
+	if err != nil {
+		return nil, err
+	}
+	return a.versions.Files(ctx, as, n)
+}
+
+// ReadFile returns one file of version n of skill ref, with its record
+// (the blob id is its ETag).
+func (a *App) ReadFile(ctx context.Context, p *quire.Principal, ref string, n int, path string) ([]byte, quire.File, error) {
+	as, err := a.Asset(ctx, p, quire.KindSkill, ref, quire.AccessRead)
+	if err != nil {
+		return nil, quire.File{}, err
+	}
+	return a.versions.ReadFile(ctx, as, n, path)
+}
+
+// DownloadVersion returns version n of skill ref as a zip archive, its
+// files under a folder named for the skill's slug (where Agent Skills
+// expect them).
+func (a *App) DownloadVersion(ctx context.Context, p *quire.Principal, ref string, n int) (*quire.Asset, []byte, error) {
+	as, err := a.Asset(ctx, p, quire.KindSkill, ref, quire.AccessRead)
+	if err != nil {
+		return nil, nil, err
+	}
+	files, err := a.versions.ReadFiles(ctx, as, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	var buf bytes.Buffer
+	if err := zipfile.Write(&buf, as.Slug, files); err != nil {
+		return nil, nil, err
+	}
+	return as, buf.Bytes(), nil
+}
+
+// blobID is the git blob id of content, so a client can match a file
+// against what git shows without another request.
+func blobID(content []byte) string {
+	h := sha1.New()
+	h.Write([]byte("blob " + strconv.Itoa(len(content)) + "\x00"))
+	h.Write(content)
+	return hex.EncodeToString(h.Sum(nil))
+}

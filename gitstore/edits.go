@@ -1,0 +1,180 @@
+package gitstore
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/quire/quire"
+	"github.com/quire/quire/valid"
+)
+
+// File edits of a draft: PutFiles and DeleteFile (and prompt edits, in
+// prompts.go) check their files with valid.Tree, then commit through the
+// write path (write.go).
+
+// prepareFiles checks files as one write into a version (valid.Tree)
+// and turns them into edits, their blobs still to be written.
+func (s *Store) prepareFiles(files []quire.FileContent) ([]treeEdit, error) {
+	if err := valid.Tree(valid.Files(files), s.opts.Limits); err != nil {
+		return nil, err
+	}
+	edits := make([]treeEdit, len(files))
+	for i, f := range files {
+		edits[i].Path = f.Path
+	}
+	return edits, nil
+}
+
+// writeBlobs stores the content of files into the edits prepared for them.
+func (r *repo) writeBlobs(edits []treeEdit, files []quire.FileContent) error {
+	for i, f := range files {
+		h, err := r.writeBlob(f.Content)
+		if err != nil {
+			return err
+		}
+		edits[i].Blob = h
+	}
+	return nil
+}
+
+// PutFiles writes files into draft n as one commit. Writing content equal
+// to what is there makes no commit.
+func (s *Store) PutFiles(ctx context.Context, by quire.Actor, a *quire.Asset, n int, files []quire.FileContent, ifMatch, message string) (_ *quire.Version, err error) {
+	defer s.observe(ctx, quire.GitOpCommit, "PutFiles")(&err)
+	edits, err := s.prepareFiles(files)
+	if err != nil {
+		return nil, err
+	}
+	if len(edits) == 0 {
+		return nil, quire.Errorf(quire.EINVALID, "no files given")
+	}
+	w, err := s.begin(a)
+	if err != nil {
+		return nil, err
+	}
+	defer w.done()
+	r := w.r
+	v, err := r.draft(n)
+	if err != nil {
+		return nil, err
+	}
+	if ifMatch != "" && ifMatch != v.commit.String() {
+		return nil, quire.Errorf(quire.EPRECONDITION, "version %d is at %s, not %s", n, v.commit, ifMatch)
+	}
+	if err := r.writeBlobs(edits, files); err != nil {
+		return nil, err
+	}
+	return s.commitEdits(&w, by, v, edits, message)
+}
+
+// DeleteFile removes one file from draft n as one commit.
+func (s *Store) DeleteFile(ctx context.Context, by quire.Actor, a *quire.Asset, n int, path, ifMatch string) (_ *quire.Version, err error) {
+	defer s.observe(ctx, quire.GitOpCommit, "DeleteFile")(&err)
+	if err := valid.FilePath(path); err != nil {
+		return nil, err
+	}
+	w, err := s.begin(a)
+	if err != nil {
+		return nil, err
+	}
+	defer w.done()
+	r := w.r
+	v, err := r.draft(n)
+	if err != nil {
+		return nil, err
+	}
+	if ifMatch != "" && ifMatch != v.commit.String() {
+		return nil, quire.Errorf(quire.EPRECONDITION, "version %d is at %s, not %s", n, v.commit, ifMatch)
+	}
+	return s.commitEdits(&w, by, v, []treeEdit{{Path: path}}, "Delete "+path)
+}
+
+// commitEdits applies edits to draft v and commits them (editRef); edits
+// that change nothing make no commit.
+func (s *Store) commitEdits(w *write, by quire.Actor, v *vstate, edits []treeEdit, message string) (*quire.Version, error) {
+	r := w.r
+	conflict := func() error { return quire.Errorf(quire.ECONFLICT, "draft %d changed concurrently; retry", v.n) }
+	c, err := w.editRef(by, DraftRef(v.n), v.commit, conflict, func(old plumbing.Hash) (plumbing.Hash, string, error) {
+		if err := r.checkCollisions(old, edits); err != nil {
+			return plumbing.ZeroHash, "", err
+		}
+		tree, err := r.editTree(old, edits)
+		if err != nil || tree == old {
+			return plumbing.ZeroHash, "", err
+		}
+		if err := s.checkEditedStats(r, old, tree, edits); err != nil {
+			return plumbing.ZeroHash, "", err
+		}
+		if message == "" {
+			message = editMessage(r, old, edits)
+		}
+		return tree, message, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	v.commit = c
+	log, _, err := r.readLog()
+	if err != nil {
+		return nil, err
+	}
+	return r.record(w.a, v, log, plumbing.ZeroHash)
+}
+
+// checkEditedStats derives the new tree's totals from the old tree's and
+// the edits, so a limit check does not walk a large tree on every write.
+func (s *Store) checkEditedStats(r *repo, oldTree, newTree plumbing.Hash, edits []treeEdit) error {
+	st, err := s.treeStats(r, oldTree)
+	if err != nil {
+		return err
+	}
+	for _, e := range edits {
+		old, ok, err := r.lookup(oldTree, e.Path)
+		if err != nil {
+			return err
+		}
+		if ok {
+			size, err := r.size(old.Hash)
+			if err != nil {
+				return err
+			}
+			st.files--
+			st.bytes -= size
+		}
+		if !e.Blob.IsZero() {
+			size, err := r.size(e.Blob)
+			if err != nil {
+				return err
+			}
+			st.files++
+			st.bytes += size
+		}
+	}
+	if err := s.checkVersionLimits(st); err != nil {
+		return err
+	}
+	s.stats.put(newTree, st)
+	return nil
+}
+
+func editMessage(r *repo, oldTree plumbing.Hash, edits []treeEdit) string {
+	if len(edits) != 1 {
+		paths := make([]string, len(edits))
+		for i, e := range edits {
+			paths[i] = e.Path
+		}
+		sort.Strings(paths)
+		return fmt.Sprintf("Update %d files\n\n%s", len(edits), strings.Join(paths, "\n"))
+	}
+	e := edits[0]
+	if e.Blob.IsZero() {
+		return "Delete " + e.Path
+	}
+	if _, ok, _ := r.lookup(oldTree, e.Path); ok {
+		return "Update " + e.Path
+	}
+	return "Add " + e.Path
+}
