@@ -157,33 +157,14 @@ func (srv *Server) UploadPack(ctx context.Context, a *quire.Asset, protocol int,
 	if len(req.wants) == 0 {
 		return nil
 	}
-	r, err := srv.b.open(a, true)
-	if err != nil {
+	f, err := srv.startFetch(ctx, a, req, w)
+	if f == nil {
 		return err
 	}
-	defer r.Close()
-	pw := newPktWriter(w)
-	if req.refuse != "" {
-		pw.line("ERR %s", req.refuse)
-		return pw.err
-	}
-	wk := newWalker(ctx, r)
-	st, err := readRefs(wk)
-	if err != nil {
-		return err
-	}
-	if h, err := wk.checkWants(st, req.wants); err != nil {
-		return err
-	} else if !h.IsZero() {
-		pw.line("ERR upload-pack: not our ref %s", h)
-		return pw.err
-	}
+	defer f.close()
+	pw, wk, st, clientShallow := f.pw, f.wk, f.st, f.clientShallow
 
 	// Shallow: what the client will have without parents.
-	clientShallow := map[plumbing.Hash]bool{}
-	for _, h := range req.shallows {
-		clientShallow[h] = true
-	}
 	sh := &shallowInfo{cut: map[plumbing.Hash]bool{}}
 	if req.depth > 0 {
 		if sh, err = wk.deepen(req.wants, clientShallow, req.depth, req.caps["deepen-relative"]); err != nil {
@@ -266,7 +247,7 @@ func (srv *Server) UploadPack(ctx context.Context, a *quire.Asset, protocol int,
 	if pw.err != nil {
 		return pw.err
 	}
-	return srv.sendPack(a, r, st, wk, req, neg.common, clientShallow, sh, w)
+	return srv.sendPack(a, f.r, st, wk, req, neg.common, clientShallow, sh, w)
 }
 
 // sendPack writes the pack for a finished negotiation, from the cache when
@@ -466,4 +447,50 @@ func (n *negotiation) reaches(from plumbing.Hash) bool {
 		queue = append(queue, c.parents...)
 	}
 	return false
+}
+
+// fetch is an upload request under way: the repository open, the wants
+// checked against its refs, and the commits the client has without
+// parents (its shallow boundary).
+type fetch struct {
+	r             Repository
+	pw            *pktWriter
+	wk            *walker
+	st            *refState
+	clientShallow map[plumbing.Hash]bool
+}
+
+func (f *fetch) close() { f.r.Close() }
+
+// startFetch opens a's repository for req and checks its wants, the start
+// v0 and v2 share. A nil fetch means the answer is given: err, or a
+// refusal already written to w (req.refuse, a want not reachable from an
+// advertised ref).
+func (srv *Server) startFetch(ctx context.Context, a *quire.Asset, req *uploadRequest, w io.Writer) (*fetch, error) {
+	r, err := srv.b.open(a, true)
+	if err != nil {
+		return nil, err
+	}
+	f := &fetch{r: r, pw: newPktWriter(w), wk: newWalker(ctx, r), clientShallow: map[plumbing.Hash]bool{}}
+	if req.refuse != "" {
+		r.Close()
+		f.pw.line("ERR %s", req.refuse)
+		return nil, f.pw.err
+	}
+	if f.st, err = readRefs(f.wk); err != nil {
+		r.Close()
+		return nil, err
+	}
+	if h, err := f.wk.checkWants(f.st, req.wants); err != nil || !h.IsZero() {
+		r.Close()
+		if err != nil {
+			return nil, err
+		}
+		f.pw.line("ERR upload-pack: not our ref %s", h)
+		return nil, f.pw.err
+	}
+	for _, h := range req.shallows {
+		f.clientShallow[h] = true
+	}
+	return f, nil
 }

@@ -242,32 +242,12 @@ func (srv *Server) fetchV2(ctx context.Context, a *quire.Asset, args []string, w
 	if err != nil {
 		return err
 	}
-	r, err := srv.b.open(a, true)
-	if err != nil {
+	f, err := srv.startFetch(ctx, a, req, w)
+	if f == nil {
 		return err
 	}
-	defer r.Close()
-	pw := newPktWriter(w)
-	if req.refuse != "" {
-		pw.line("ERR %s", req.refuse)
-		return pw.err
-	}
-	wk := newWalker(ctx, r)
-	st, err := readRefs(wk)
-	if err != nil {
-		return err
-	}
-	if h, err := wk.checkWants(st, req.wants); err != nil {
-		return err
-	} else if !h.IsZero() {
-		pw.line("ERR upload-pack: not our ref %s", h)
-		return pw.err
-	}
-
-	clientShallow := map[plumbing.Hash]bool{}
-	for _, h := range req.shallows {
-		clientShallow[h] = true
-	}
+	defer f.close()
+	pw, wk, st, clientShallow := f.pw, f.wk, f.st, f.clientShallow
 	neg := &negotiation{wk: wk, clientShallow: clientShallow}
 	for _, h := range req.haves {
 		if !wk.r.Has(h) {
@@ -317,7 +297,7 @@ func (srv *Server) fetchV2(ctx context.Context, a *quire.Asset, args []string, w
 	if pw.err != nil {
 		return pw.err
 	}
-	return srv.sendPack(a, r, st, wk, req, neg.common, clientShallow, sh, w)
+	return srv.sendPack(a, f.r, st, wk, req, neg.common, clientShallow, sh, w)
 }
 
 // matchPrefix reports whether name is under one of prefixes; no prefixes

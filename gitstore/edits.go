@@ -51,20 +51,12 @@ func (s *Store) PutFiles(ctx context.Context, by quire.Actor, a *quire.Asset, n 
 	if len(edits) == 0 {
 		return nil, quire.Errorf(quire.EINVALID, "no files given")
 	}
-	w, err := s.begin(a)
+	w, v, err := s.beginDraft(a, n, ifMatch)
 	if err != nil {
 		return nil, err
 	}
 	defer w.done()
-	r := w.r
-	v, err := r.draft(n)
-	if err != nil {
-		return nil, err
-	}
-	if ifMatch != "" && ifMatch != v.commit.String() {
-		return nil, quire.Errorf(quire.EPRECONDITION, "version %d is at %s, not %s", n, v.commit, ifMatch)
-	}
-	if err := r.writeBlobs(edits, files); err != nil {
+	if err := w.r.writeBlobs(edits, files); err != nil {
 		return nil, err
 	}
 	return s.commitEdits(&w, by, v, edits, message)
@@ -76,19 +68,11 @@ func (s *Store) DeleteFile(ctx context.Context, by quire.Actor, a *quire.Asset, 
 	if err := valid.FilePath(path); err != nil {
 		return nil, err
 	}
-	w, err := s.begin(a)
+	w, v, err := s.beginDraft(a, n, ifMatch)
 	if err != nil {
 		return nil, err
 	}
 	defer w.done()
-	r := w.r
-	v, err := r.draft(n)
-	if err != nil {
-		return nil, err
-	}
-	if ifMatch != "" && ifMatch != v.commit.String() {
-		return nil, quire.Errorf(quire.EPRECONDITION, "version %d is at %s, not %s", n, v.commit, ifMatch)
-	}
 	return s.commitEdits(&w, by, v, []treeEdit{{Path: path}}, "Delete "+path)
 }
 

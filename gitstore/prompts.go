@@ -91,19 +91,12 @@ func (s *Store) WritePrompt(ctx context.Context, by quire.Actor, a *quire.Asset,
 // fields keeps the others as the last write left them, however many
 // edits of the draft run at once.
 func (s *Store) EditPrompt(ctx context.Context, by quire.Actor, a *quire.Asset, n int, edit func(*quire.PromptContent) *quire.PromptContent, ifMatch string) (*quire.Version, error) {
-	w, err := s.begin(a)
+	w, v, err := s.beginDraft(a, n, ifMatch)
 	if err != nil {
 		return nil, err
 	}
 	defer w.done()
 	r := w.r
-	v, err := r.draft(n)
-	if err != nil {
-		return nil, err
-	}
-	if ifMatch != "" && ifMatch != v.commit.String() {
-		return nil, quire.Errorf(quire.EPRECONDITION, "version %d is at %s, not %s", n, v.commit, ifMatch)
-	}
 	parent, err := r.commit(v.commit)
 	if err != nil {
 		return nil, err

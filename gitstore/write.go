@@ -48,6 +48,24 @@ func (s *Store) beginRepo(r *repo, a *quire.Asset) (write, error) {
 	return write{s: s, r: r, a: a, unlock: unlock, hooks: true}, nil
 }
 
+// beginDraft begins a write of draft n of a, which must be at commit
+// ifMatch when that is given. On an error nothing is held.
+func (s *Store) beginDraft(a *quire.Asset, n int, ifMatch string) (write, *vstate, error) {
+	w, err := s.begin(a)
+	if err != nil {
+		return write{}, nil, err
+	}
+	v, err := w.r.draft(n)
+	if err == nil && ifMatch != "" && ifMatch != v.commit.String() {
+		err = quire.Errorf(quire.EPRECONDITION, "version %d is at %s, not %s", n, v.commit, ifMatch)
+	}
+	if err != nil {
+		w.done()
+		return write{}, nil, err
+	}
+	return w, v, nil
+}
+
 // done releases the lock, then runs the change hooks if a ref moved.
 func (w *write) done() {
 	w.unlock()
