@@ -161,7 +161,7 @@ func (s *Server) routes() *gin.Engine {
 		s.fail(c, quire.Errorf(quire.ENOTFOUND, "no such route: %s %s", c.Request.Method, c.Request.URL.Path))
 	})
 	r.NoMethod(func(c *gin.Context) {
-		c.AbortWithStatusJSON(http.StatusMethodNotAllowed, APIError{Error: "method not allowed", Code: "method_not_allowed"})
+		s.fail(c, errMethodNotAllowed)
 	})
 
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
@@ -196,7 +196,9 @@ func (s *Server) routes() *gin.Engine {
 func (s *Server) readyz(c *gin.Context) {
 	if s.ready != nil {
 		if err := s.ready(c.Request.Context()); err != nil {
-			c.JSON(http.StatusServiceUnavailable, APIError{Error: err.Error(), Code: quire.EUNAVAILABLE})
+			// Not logged: probes call often, and Redis or the disk say
+			// why elsewhere.
+			answer(c, &quire.Error{Code: quire.EUNAVAILABLE, Message: err.Error()}, quire.EUNAVAILABLE)
 			return
 		}
 	}
@@ -277,12 +279,19 @@ func (s *Server) recover(c *gin.Context) {
 			}
 			s.log.Error("panic", "request_id", c.GetString(ctxRequestID), "panic", v)
 			if !c.Writer.Written() {
-				c.AbortWithStatusJSON(http.StatusInternalServerError, APIError{Error: "internal error", Code: quire.EINTERNAL})
+				answer(c, errPanic, quire.EINTERNAL) // logged just above
 			}
 		}
 	}()
 	c.Next()
 }
+
+// errMethodNotAllowed answers a route asked with a method it has not;
+// errPanic, a request whose handler panicked.
+var (
+	errMethodNotAllowed = quire.Errorf(quire.EMETHOD, "method not allowed")
+	errPanic            = quire.Errorf(quire.EINTERNAL, "internal error")
+)
 
 // principal returns the authenticated caller.
 func principal(c *gin.Context) *quire.Principal {
