@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"math"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -117,7 +119,7 @@ func (s *Server) allowRequest(c *gin.Context) error {
 	}
 	var key string
 	if v, ok := c.Get(ctxPrincipal); !ok {
-		key = "req:addr:" + c.RemoteIP()
+		key = "req:addr:" + c.ClientIP()
 	} else if p := v.(*quire.Principal); p.Key != nil {
 		key = "req:key:" + p.Key.ID
 	} else {
@@ -158,12 +160,32 @@ func (s *Server) limiterFailed(ctx context.Context, err error) {
 	s.warn(ctx, &s.rl.warn, "rate limit unknown, request let through", "error", err.Error())
 }
 
+// CheckTrustedProxies splits a comma-separated list of addresses and CIDRs
+// (quire serve --trusted-proxies) into Config.TrustedProxies, refusing
+// anything else. "" is none.
+func CheckTrustedProxies(list string) ([]string, error) {
+	var out []string
+	for p := range strings.SplitSeq(list, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		if _, err := netip.ParsePrefix(p); err != nil {
+			if _, err := netip.ParseAddr(p); err != nil {
+				return nil, fmt.Errorf("trusted proxy %q is not an address or a CIDR", p)
+			}
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
 // loginKeys are the buckets of a login attempt: the account (by email,
 // case folded) and the client address. The email is hashed: a key of
 // fixed size whatever a client sends, and no addresses in Redis.
 func loginKeys(c *gin.Context, email string) (account, address string) {
 	sum := sha256.Sum256([]byte(strings.ToLower(strings.TrimSpace(email))))
-	return "login:acct:" + hex.EncodeToString(sum[:16]), "login:addr:" + c.RemoteIP()
+	return "login:acct:" + hex.EncodeToString(sum[:16]), "login:addr:" + c.ClientIP()
 }
 
 // retryAfterHeader is the Retry-After value of a rate-limited error, or "".

@@ -60,6 +60,11 @@ type Config struct {
 	// RateLimiter, when set, enforces RateLimits (ratelimit.go).
 	RateLimiter quire.RateLimiter
 	RateLimits  RateLimits
+	// TrustedProxies are the addresses or CIDRs of reverse proxies whose
+	// X-Forwarded-For (or X-Real-IP) header names the client, for the
+	// per-address login throttle and request limit. None by default: the
+	// connection's address is the client's, whatever headers say.
+	TrustedProxies []string
 	// Now is the clock sessions and API keys are issued and expire by;
 	// time.Now when nil. Tests move it to expire a session without waiting.
 	Now func() time.Time
@@ -97,6 +102,7 @@ type Server struct {
 	activity      quire.ActivityLog
 	rl            rateLimiting
 	usageWarn     quietLog // usage lost while Redis is down
+	trusted       []string // Config.TrustedProxies
 	now           func() time.Time
 }
 
@@ -108,7 +114,7 @@ func New(cfg Config) *Server {
 		log: cfg.Logger, limits: cfg.Limits, sessionTTL: cfg.SessionTTL,
 		bcryptCost: cfg.BcryptCost, ready: cfg.Ready, git: cfg.Git,
 		metrics: cfg.Metrics, tracer: cfg.TracerProvider, prop: cfg.Propagator, usage: cfg.Usage, activity: cfg.Activity,
-		spansRecorded: cfg.SpansRecorded, now: cfg.Now,
+		spansRecorded: cfg.SpansRecorded, now: cfg.Now, trusted: cfg.TrustedProxies,
 	}
 	s.setupPrompts(cfg)
 	if s.log == nil {
@@ -147,6 +153,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.engine.Se
 
 func (s *Server) routes() *gin.Engine {
 	r := gin.New()
+	// gin trusts every proxy unless told otherwise: trust only those
+	// configured, so c.ClientIP is the connection's address unless it
+	// comes from one of them (CheckTrustedProxies has vetted the list).
+	if err := r.SetTrustedProxies(s.trusted); err != nil {
+		s.log.Error("trusted proxies ignored", "error", err.Error())
+		r.SetTrustedProxies(nil)
+	}
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true
 	r.Use(s.requestID)

@@ -106,6 +106,9 @@ type Config struct {
 	MaxConnsPerIP int
 	// Timeouts hold slow clients to deadlines (netguard.Timeouts).
 	Timeouts netguard.Timeouts
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
+	// the client (httpapi.Config.TrustedProxies), comma-separated.
+	TrustedProxies string
 }
 
 // Main is a running quire server; end-to-end tests drive it too. The
@@ -153,6 +156,7 @@ func (m *Main) ParseFlags(args []string) error {
 	str(&c.RedisPrefix, "redis-prefix", "QUIRE_REDIS_PREFIX", "prefix of every Redis key")
 	str(&c.LogLevel, "log-level", "QUIRE_LOG_LEVEL", "debug, info, warn or error")
 	str(&c.DebugAddr, "debug-addr", "QUIRE_DEBUG_ADDR", "loopback address serving net/http/pprof; empty is off")
+	str(&c.TrustedProxies, "trusted-proxies", "QUIRE_TRUSTED_PROXIES", "comma-separated addresses or CIDRs of reverse proxies whose X-Forwarded-For names the client; empty trusts none")
 	str(&c.MetricsAddr, "metrics-addr", "QUIRE_METRICS_ADDR", "address serving Prometheus metrics at /metrics on a listener of its own; empty is off")
 	dur := func(p *time.Duration, name, env, usage string) error {
 		if v := os.Getenv(env); v != "" {
@@ -259,6 +263,10 @@ func (m *Main) Run(ctx context.Context) error {
 	if c.GCFloorMiB < 0 {
 		return fmt.Errorf("gc floor must not be negative")
 	}
+	trusted, err := httpapi.CheckTrustedProxies(c.TrustedProxies)
+	if err != nil {
+		return err
+	}
 	if c.MaxConns < 0 || c.MaxConnsPerIP < 0 || c.Timeouts.BodyMinRate < 0 {
 		return fmt.Errorf("connection caps and the body rate must not be negative")
 	}
@@ -272,9 +280,10 @@ func (m *Main) Run(ctx context.Context) error {
 		Tracing:    telemetry.TracingOptions{ServiceName: "quire", Version: Version},
 		SessionTTL: c.SessionTTL, BcryptCost: c.BcryptCost,
 		UsageKeyResolution: 30 * time.Second, UsageFlush: c.UsageFlush,
-		RateLimits: &c.RateLimits,
-		ProbeDisk:  time.Second,
-		Addr:       c.Addr, MaxConns: c.MaxConns, MaxConnsPerIP: c.MaxConnsPerIP, Timeouts: c.Timeouts,
+		RateLimits:     &c.RateLimits,
+		TrustedProxies: trusted,
+		ProbeDisk:      time.Second,
+		Addr:           c.Addr, MaxConns: c.MaxConns, MaxConnsPerIP: c.MaxConnsPerIP, Timeouts: c.Timeouts,
 		ShutdownTimeout: c.ShutdownTimeout,
 		MetricsAddr:     c.MetricsAddr, DebugAddr: c.DebugAddr,
 	})

@@ -81,6 +81,9 @@ type Config struct {
 	// Redis's own.
 	RateLimitClock func() time.Time
 
+	// TrustedProxies: see httpapi.Config.TrustedProxies.
+	TrustedProxies []string
+
 	// ProbeDisk, when positive, makes readiness check that the data root
 	// takes a write, at most that often; readiness is Redis alone when 0.
 	ProbeDisk time.Duration
@@ -204,7 +207,7 @@ func Build(ctx context.Context, cfg Config) (s *Server, err error) {
 		Prompts: s.Prompts, Payloads: s.Store, PromptCache: s.Prompts,
 		Metrics: s.Metrics, TracerProvider: tr.Provider, Propagator: tr.Propagator, SpansRecorded: tr.Exporting != "",
 		Usage: s.Usage, Activity: s.Store,
-		Now: cfg.APIClock,
+		Now: cfg.APIClock, TrustedProxies: cfg.TrustedProxies,
 	}
 	if cfg.RateLimits != nil {
 		s.RateLimiter = cache.NewRateLimits(s.Redis, cache.RateLimitOptions{Now: cfg.RateLimitClock})

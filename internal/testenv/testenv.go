@@ -89,6 +89,8 @@ type Options struct {
 	// Clock, when set, is the API's clock for issuing and expiring
 	// sessions and API keys (httpapi.Config.Now).
 	Clock func() time.Time
+	// TrustedProxies: see httpapi.Config.TrustedProxies.
+	TrustedProxies []string
 	// BcryptCost is the API's password hash cost; 0 is bcrypt.MinCost,
 	// which keeps tests fast.
 	BcryptCost int
@@ -136,6 +138,7 @@ func NewWith(t testing.TB, o Options) *Env {
 		BcryptCost: o.BcryptCost,
 		Git:        o.Git, CacheStats: o.CacheStats,
 		RateLimits: o.RateLimits, RateLimitClock: o.RateLimitClock,
+		TrustedProxies: o.TrustedProxies,
 	})
 	if err != nil {
 		t.Fatal(err)
