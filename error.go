@@ -24,6 +24,7 @@ const (
 	ENOSPACE       Code = "insufficient_storage" // data root full or unwritable (507)
 	EINTERNAL      Code = "internal"             // a bug or unexpected failure (500)
 	ETIMEOUT       Code = "request_timeout"      // request body arrived too slowly (408)
+	EMETHOD        Code = "method_not_allowed"   // the route exists, not with this method (405)
 )
 
 // Error is quire's error type. Message is safe to show to a client; Err is

@@ -311,6 +311,10 @@ func (p *Prompts) dropLocal(id string) {
 
 func (p *Prompts) redisUp() bool { return time.Now().UnixNano() >= p.downUntil.Load() }
 
+// RedisUp reports whether Redis is asked again: false for
+// PromptOptions.RetryAfter after a failure.
+func (p *Prompts) RedisUp() bool { return p.redisUp() }
+
 func (p *Prompts) redisFailed(op string, err error) {
 	p.stats.redisErrors.Add(1)
 	if p.redisUp() {

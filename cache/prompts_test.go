@@ -175,7 +175,7 @@ func TestRedisDown(t *testing.T) {
 	if err := m.Restart(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(60 * time.Millisecond)
+	waitFor(t, p.redisUp) // Redis is left alone for a while after a failure
 	f.set("c3")
 	liveCommit(t, p)
 	waitFor(t, func() bool { v, _ := m.Get("t:prompt:a1:live"); return v != "" })

@@ -25,6 +25,7 @@ var statusOf = map[quire.Code]int{
 	quire.ENOSPACE:       http.StatusInsufficientStorage,
 	quire.EINTERNAL:      http.StatusInternalServerError,
 	quire.ETIMEOUT:       http.StatusRequestTimeout,
+	quire.EMETHOD:        http.StatusMethodNotAllowed,
 }
 
 // APIError is the error body of every failed request.
@@ -41,17 +42,27 @@ func (s *Server) fail(c *gin.Context, err error) {
 	if code == quire.EINTERNAL {
 		code = classifyInternal(err)
 	}
-	status := statusOf[code]
-	if status == 0 {
-		status = http.StatusInternalServerError
-	}
-	if status >= 500 {
+	if status := statusOf[code]; status == 0 || status >= 500 {
 		attrs := []slog.Attr{
 			slog.String("request_id", c.GetString(ctxRequestID)),
 			slog.String("route", c.FullPath()),
 			slog.String("error", err.Error()),
 		}
 		s.log.LogAttrs(c.Request.Context(), slog.LevelError, "request failed", append(attrs, traceAttrs(c.Request.Context())...)...)
+	}
+	c.Error(err) // for the request log
+	answer(c, err, code)
+}
+
+// answer writes err as an APIError with the status code has in statusOf
+// (500 if none) and stops the handler chain. code is err's, or what
+// classifyInternal found an internal error to be. Only fail and the
+// answers that must not log (a readiness probe, a recovered panic, logged
+// already) call it.
+func answer(c *gin.Context, err error, code quire.Code) {
+	status := statusOf[code]
+	if status == 0 {
+		status = http.StatusInternalServerError
 	}
 	body := APIError{Error: quire.ErrorMessage(err), Code: code, Details: quire.ErrorDetails(err)}
 	if code != quire.EINTERNAL && quire.ErrorCode(err) == quire.EINTERNAL {
@@ -62,7 +73,6 @@ func (s *Server) fail(c *gin.Context, err error) {
 			c.Header("Retry-After", v)
 		}
 	}
-	c.Error(err) // for the request log
 	c.AbortWithStatusJSON(status, body)
 }
 

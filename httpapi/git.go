@@ -102,7 +102,7 @@ func (s *Server) serveGit(c *gin.Context) {
 	}
 	if c.Request.Method != method && !(method == http.MethodGet && c.Request.Method == http.MethodHead) {
 		c.Header("Allow", method)
-		c.AbortWithStatusJSON(http.StatusMethodNotAllowed, APIError{Error: "method not allowed", Code: "method_not_allowed"})
+		s.fail(c, errMethodNotAllowed)
 		return
 	}
 

@@ -760,7 +760,7 @@ func TestGitPushRacesAPI(t *testing.T) {
 				return
 			}
 			apiCommits = append(apiCommits, r.JSON(t)["version"].(map[string]any)["commit"].(string))
-			time.Sleep(5 * time.Millisecond)
+			time.Sleep(5 * time.Millisecond) // pacing: interleave with the pushes (the behavior under test)
 		}
 	}()
 	var pushed []string

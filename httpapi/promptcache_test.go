@@ -245,7 +245,12 @@ func TestRedisOutage(t *testing.T) {
 	}
 
 	startRedis(t, rs.port)
-	time.Sleep(1100 * time.Millisecond) // the cache leaves Redis alone for a second after a failure
+	// The cache leaves Redis alone for a second after a failure.
+	for deadline := time.Now().Add(10 * time.Second); !a.Prompts.RedisUp(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the prompt cache did not try Redis again")
+		}
+	}
 	a.Must(201, "POST", "/v1/prompts/"+id+"/versions", writer, obj{"template": "v3 {{x}}"})
 	a.Must(200, "POST", "/v1/prompts/"+id+"/versions/3/publish", writer, nil)
 	if v := liveRender(a, path, writer); v != 3 {

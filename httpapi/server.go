@@ -59,6 +59,11 @@ type Config struct {
 	// RateLimiter, when set, enforces RateLimits (ratelimit.go).
 	RateLimiter quire.RateLimiter
 	RateLimits  RateLimits
+	// TrustedProxies are the addresses or CIDRs of reverse proxies whose
+	// X-Forwarded-For (or X-Real-IP) header names the client, for the
+	// per-address login throttle and request limit. None by default: the
+	// connection's address is the client's, whatever headers say.
+	TrustedProxies []string
 	// Now is the clock sessions and API keys are issued and expire by;
 	// time.Now when nil. Tests move it to expire a session without waiting.
 	Now func() time.Time
@@ -91,6 +96,7 @@ type Server struct {
 	activity      quire.ActivityLog
 	rl            rateLimiting
 	usageWarn     quietLog // usage lost while Redis is down
+	trusted       []string // Config.TrustedProxies
 	now           func() time.Time
 }
 
@@ -102,7 +108,7 @@ func New(cfg Config) *Server {
 		log: cfg.Logger, limits: cfg.Limits, sessionTTL: cfg.SessionTTL,
 		bcryptCost: cfg.BcryptCost, ready: cfg.Ready, git: cfg.Git,
 		metrics: cfg.Metrics, tracer: cfg.TracerProvider, prop: cfg.Propagator, usage: cfg.Usage, activity: cfg.Activity,
-		spansRecorded: cfg.SpansRecorded, now: cfg.Now,
+		spansRecorded: cfg.SpansRecorded, now: cfg.Now, trusted: cfg.TrustedProxies,
 	}
 	s.setupPrompts(cfg)
 	if s.log == nil {
@@ -141,10 +147,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.engine.Se
 
 func (s *Server) routes() *gin.Engine {
 	r := gin.New()
+	// gin trusts every proxy unless told otherwise: trust only those
+	// configured, so c.ClientIP is the connection's address unless it
+	// comes from one of them (CheckTrustedProxies has vetted the list).
+	if err := r.SetTrustedProxies(s.trusted); err != nil {
+		s.log.Error("trusted proxies ignored", "error", err.Error())
+		r.SetTrustedProxies(nil)
+	}
 	r.HandleMethodNotAllowed = true
-	// No proxy is trusted: c.ClientIP, the address the login throttle
-	// and the request limit count against, is the peer's.
-	r.SetTrustedProxies(nil)
 	r.ContextWithFallback = true
 	r.Use(s.requestID)
 	switch {
@@ -158,7 +168,7 @@ func (s *Server) routes() *gin.Engine {
 		s.fail(c, quire.Errorf(quire.ENOTFOUND, "no such route: %s %s", c.Request.Method, c.Request.URL.Path))
 	})
 	r.NoMethod(func(c *gin.Context) {
-		c.AbortWithStatusJSON(http.StatusMethodNotAllowed, APIError{Error: "method not allowed", Code: "method_not_allowed"})
+		s.fail(c, errMethodNotAllowed)
 	})
 
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
@@ -193,7 +203,9 @@ func (s *Server) routes() *gin.Engine {
 func (s *Server) readyz(c *gin.Context) {
 	if s.ready != nil {
 		if err := s.ready(c.Request.Context()); err != nil {
-			c.JSON(http.StatusServiceUnavailable, APIError{Error: err.Error(), Code: quire.EUNAVAILABLE})
+			// Not logged: probes call often, and Redis or the disk say
+			// why elsewhere.
+			answer(c, &quire.Error{Code: quire.EUNAVAILABLE, Message: err.Error()}, quire.EUNAVAILABLE)
 			return
 		}
 	}
@@ -274,12 +286,19 @@ func (s *Server) recover(c *gin.Context) {
 			}
 			s.log.Error("panic", "request_id", c.GetString(ctxRequestID), "panic", v)
 			if !c.Writer.Written() {
-				c.AbortWithStatusJSON(http.StatusInternalServerError, APIError{Error: "internal error", Code: quire.EINTERNAL})
+				answer(c, errPanic, quire.EINTERNAL) // logged just above
 			}
 		}
 	}()
 	c.Next()
 }
+
+// errMethodNotAllowed answers a route asked with a method it has not;
+// errPanic, a request whose handler panicked.
+var (
+	errMethodNotAllowed = quire.Errorf(quire.EMETHOD, "method not allowed")
+	errPanic            = quire.Errorf(quire.EINTERNAL, "internal error")
+)
 
 // principal returns the authenticated caller.
 func principal(c *gin.Context) *quire.Principal {

@@ -12,25 +12,20 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
-	"net/http/pprof"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"syscall"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/quire/quire"
-	"github.com/quire/quire/cache"
-	"github.com/quire/quire/gitproto"
 	"github.com/quire/quire/gitstore"
 	"github.com/quire/quire/httpapi"
 	"github.com/quire/quire/internal/gcfloor"
 	"github.com/quire/quire/internal/netguard"
+	wire "github.com/quire/quire/internal/server"
 	"github.com/quire/quire/telemetry"
 	"golang.org/x/crypto/bcrypt"
 )
@@ -111,33 +106,23 @@ type Config struct {
 	MaxConnsPerIP int
 	// Timeouts hold slow clients to deadlines (netguard.Timeouts).
 	Timeouts netguard.Timeouts
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
+	// the client (httpapi.Config.TrustedProxies), comma-separated.
+	TrustedProxies string
 }
 
-// Main is a running quire server; end-to-end tests drive it too.
+// Main is a running quire server; end-to-end tests drive it too. The
+// wiring itself is internal/server's.
 type Main struct {
 	Config Config
 
-	out   io.Writer
-	log   *slog.Logger
-	store *gitstore.Store
-	git   *gitproto.Server
-	redis *cache.Redis
-	// prompts is the prompt cache in front of the store.
-	prompts *cache.Prompts
-	http    *http.Server
-	ln      net.Listener
-	served  chan error
-	debug   *http.Server
-	// metricsSrv serves /metrics on Config.MetricsAddr.
-	metricsSrv *http.Server
-	conns      *netguard.Listener
-	disk       *diskProbe
+	out io.Writer
+	log *slog.Logger
+	srv *wire.Server
+	// store, http and debug are srv's, for the tests.
+	store       *gitstore.Store
+	http, debug *http.Server
 
-	metrics    *prometheus.Registry
-	tracing    *telemetry.Tracing
-	usage      *cache.Usage
-	stopUsage  context.CancelFunc
-	usageDone  chan struct{}
 	closeOnce  sync.Once
 	closeError error
 	stopGC     chan struct{}
@@ -171,6 +156,7 @@ func (m *Main) ParseFlags(args []string) error {
 	str(&c.RedisPrefix, "redis-prefix", "QUIRE_REDIS_PREFIX", "prefix of every Redis key")
 	str(&c.LogLevel, "log-level", "QUIRE_LOG_LEVEL", "debug, info, warn or error")
 	str(&c.DebugAddr, "debug-addr", "QUIRE_DEBUG_ADDR", "loopback address serving net/http/pprof; empty is off")
+	str(&c.TrustedProxies, "trusted-proxies", "QUIRE_TRUSTED_PROXIES", "comma-separated addresses or CIDRs of reverse proxies whose X-Forwarded-For names the client; empty trusts none")
 	str(&c.MetricsAddr, "metrics-addr", "QUIRE_METRICS_ADDR", "address serving Prometheus metrics at /metrics on a listener of its own; empty is off")
 	dur := func(p *time.Duration, name, env, usage string) error {
 		if v := os.Getenv(env); v != "" {
@@ -277,98 +263,44 @@ func (m *Main) Run(ctx context.Context) error {
 	if c.GCFloorMiB < 0 {
 		return fmt.Errorf("gc floor must not be negative")
 	}
+	trusted, err := httpapi.CheckTrustedProxies(c.TrustedProxies)
+	if err != nil {
+		return err
+	}
 	if c.MaxConns < 0 || c.MaxConnsPerIP < 0 || c.Timeouts.BodyMinRate < 0 {
 		return fmt.Errorf("connection caps and the body rate must not be negative")
 	}
 	m.stopGC = make(chan struct{})
 	m.gcDone = gcfloor.Tune(uint64(c.GCFloorMiB)<<20, time.Second, m.stopGC)
 
-	m.metrics = telemetry.NewRegistry(Version)
-	tr, err := telemetry.NewTracing(ctx, telemetry.TracingOptions{ServiceName: "quire", Version: Version})
-	if err != nil {
-		return err
-	}
-	m.tracing = tr
-	// Background work (usage flushes, metric scrapes) is not traced on
-	// its own: only spans inside a request's trace are kept.
-	childSpans := telemetry.ChildSpansOnly(tr.Provider)
-
-	store, err := gitstore.Open(gitstore.Options{Root: c.Data, Fsync: c.Fsync, Observe: telemetry.GitObserver(m.metrics, tr.Provider)})
-	if err != nil {
-		return err
-	}
-	m.store = store
-	m.disk = &diskProbe{root: store.Root(), every: time.Second}
-	m.redis, err = cache.Open(ctx, cache.Options{
-		URL: c.Redis, Prefix: c.RedisPrefix,
-		SnapshotPath: filepath.Join(store.Root(), "sessions.snapshot.json"),
-		Metrics:      m.metrics, TracerProvider: childSpans,
+	srv, err := wire.Build(ctx, wire.Config{
+		Data: c.Data, Fsync: c.Fsync,
+		Redis: c.Redis, RedisPrefix: c.RedisPrefix, SnapshotSessions: true,
+		Logger: m.log, Version: Version,
+		Tracing:    telemetry.TracingOptions{ServiceName: "quire", Version: Version},
+		SessionTTL: c.SessionTTL, BcryptCost: c.BcryptCost,
+		UsageKeyResolution: 30 * time.Second, UsageFlush: c.UsageFlush,
+		RateLimits:     &c.RateLimits,
+		TrustedProxies: trusted,
+		ProbeDisk:      time.Second,
+		Addr:           c.Addr, MaxConns: c.MaxConns, MaxConnsPerIP: c.MaxConnsPerIP, Timeouts: c.Timeouts,
+		ShutdownTimeout: c.ShutdownTimeout,
+		MetricsAddr:     c.MetricsAddr, DebugAddr: c.DebugAddr,
 	})
 	if err != nil {
 		return err
 	}
-	if err := telemetry.RegisterSessions(m.metrics, m.redis.ActiveSessions); err != nil {
-		return err
-	}
-	m.usage, err = cache.NewUsage(m.redis, store, cache.UsageOptions{
-		KeyResolution: 30 * time.Second, Metrics: m.metrics, Logger: m.log,
-	})
-	if err != nil {
-		return err
-	}
+	m.srv, m.store = srv, srv.Store
 	if err := m.bootstrap(ctx); err != nil {
 		return err
 	}
-	m.git = gitproto.New(store, gitstore.GitOptions{
-		OnError: func(op string, err error) { m.log.Error("git", "op", op, "error", err.Error()) },
-	})
-	m.prompts = cache.NewPrompts(m.redis, store, cache.PromptOptions{Logger: m.log})
-	store.OnChange(m.prompts.Invalidate)
-	if err := telemetry.RegisterCacheStats(m.metrics, m.prompts); err != nil {
+	if err := srv.Listen(); err != nil {
 		return err
 	}
-	api := httpapi.New(httpapi.Config{
-		Meta: store, Versions: store, Sessions: m.redis, Logger: m.log,
-		Limits: store.Limits(), SessionTTL: c.SessionTTL, BcryptCost: c.BcryptCost,
-		Ready: m.ready, Git: m.git,
-		Prompts: m.prompts, Payloads: store, PromptCache: m.prompts,
-		Metrics: m.metrics, TracerProvider: tr.Provider, Propagator: tr.Propagator, SpansRecorded: tr.Exporting != "",
-		Usage: m.usage, Activity: store,
-		RateLimiter: cache.NewRateLimits(m.redis, cache.RateLimitOptions{}), RateLimits: c.RateLimits,
-	})
-	if c.DebugAddr != "" {
-		if m.debug, err = serveDebug(c.DebugAddr); err != nil {
-			return err
-		}
-		m.log.Info("debug listener started", "addr", m.debug.Addr)
-	}
-	if c.MetricsAddr != "" {
-		if m.metricsSrv, err = m.serveMetrics(c.MetricsAddr, api.MetricsHandler()); err != nil {
-			return err
-		}
-		m.log.Info("metrics listener started", "addr", m.metricsSrv.Addr)
-	}
-	if err := m.listen(); err != nil {
-		return err
-	}
-	m.http = &http.Server{
-		Handler:        api,
-		MaxHeaderBytes: 64 << 10,
-		// Accept errors and the like go to the JSON log, not to stderr.
-		ErrorLog: slog.NewLogLogger(m.log.Handler(), slog.LevelWarn),
-	}
-	c.Timeouts.Apply(m.http)
-	m.served = make(chan error, 1)
-	go func() { m.served <- m.http.Serve(m.ln) }()
-	usageCtx, stopUsage := context.WithCancel(context.WithoutCancel(ctx))
-	m.stopUsage, m.usageDone = stopUsage, make(chan struct{})
-	go func() {
-		defer close(m.usageDone)
-		m.usage.Run(usageCtx, c.UsageFlush)
-	}()
-	m.log.Info("quire started", "addr", m.ln.Addr().String(), "data", store.Root(),
-		"redis_embedded", m.redis.Embedded(), "version", Version,
-		"tracing", cmp.Or(tr.Exporting, "off"), "usage_flush", c.UsageFlush.String())
+	m.http, m.debug = srv.HTTP, srv.Debug
+	m.log.Info("quire started", "addr", srv.Addr(), "data", srv.Store.Root(),
+		"redis_embedded", srv.Redis.Embedded(), "version", Version,
+		"tracing", cmp.Or(srv.Tracing.Exporting, "off"), "usage_flush", c.UsageFlush.String())
 	return nil
 }
 
@@ -379,7 +311,7 @@ func (m *Main) Wait(ctx context.Context) error {
 	case <-ctx.Done():
 		m.log.Info("shutting down", "reason", context.Cause(ctx).Error())
 		return m.Close()
-	case err := <-m.served:
+	case err := <-m.srv.Served():
 		m.log.Error("server stopped unexpectedly", "error", err.Error())
 		m.Close()
 		return err
@@ -387,7 +319,10 @@ func (m *Main) Wait(ctx context.Context) error {
 }
 
 // Addr is the address the server listens on.
-func (m *Main) Addr() string { return m.ln.Addr().String() }
+func (m *Main) Addr() string { return m.srv.Addr() }
+
+// MetricsAddr is the address /metrics is served on, or "" when off.
+func (m *Main) MetricsAddr() string { return m.srv.MetricsAddr() }
 
 // Close stops accepting requests, lets in-flight ones finish, flushes
 // usage counts to git, exports the last spans and closes Redis
@@ -398,60 +333,9 @@ func (m *Main) Close() error {
 }
 
 func (m *Main) close() error {
-	var errs []error
-	note := func(step string, err error) {
-		if err == nil {
-			return
-		}
-		errs = append(errs, fmt.Errorf("%s: %w", step, err))
-		if m.log != nil {
-			m.log.Error("shutdown step failed", "step", step, "error", err.Error())
-		}
-	}
-	if m.http != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), m.Config.ShutdownTimeout)
-		err := m.http.Shutdown(ctx)
-		cancel()
-		if errors.Is(err, context.DeadlineExceeded) {
-			err = fmt.Errorf("requests still running after %s: %w", m.Config.ShutdownTimeout, err)
-		}
-		note("stop serving", err)
-	}
-	if m.debug != nil {
-		m.debug.Close()
-	}
-	if m.metricsSrv != nil {
-		m.metricsSrv.Close()
-	}
-	if m.stopUsage != nil {
-		m.stopUsage()
-		<-m.usageDone
-	}
-	if m.usage != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err := m.usage.Flush(ctx)
-		cancel()
-		note("flush usage", err)
-		if err == nil && m.log != nil {
-			m.log.Info("usage flushed")
-		}
-	}
-	if m.tracing != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		note("export traces", m.tracing.Shutdown(ctx))
-		cancel()
-	}
-	if m.git != nil {
-		m.git.Close() // waits for a background repack to finish
-	}
-	if m.prompts != nil {
-		m.prompts.Close()
-	}
-	if m.redis != nil {
-		note("close redis", m.redis.Close())
-	}
-	if m.store != nil {
-		note("close store", m.store.Close())
+	var err error
+	if m.srv != nil {
+		err = m.srv.Close()
 	}
 	if m.stopGC != nil {
 		close(m.stopGC)
@@ -460,33 +344,7 @@ func (m *Main) close() error {
 	if m.log != nil {
 		m.log.Info("quire stopped")
 	}
-	return errors.Join(errs...)
-}
-
-// serveDebug serves the pprof handlers on addr, which must be a loopback
-// address: profiles expose memory contents and cost CPU, so they are never
-// reachable from the network nor mixed into the API's mux.
-func serveDebug(addr string) (*http.Server, error) {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, fmt.Errorf("debug address: %w", err)
-	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return nil, fmt.Errorf("debug address %q is not a loopback address", addr)
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("debug listener: %w", err)
-	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	srv := &http.Server{Addr: ln.Addr().String(), Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(ln)
-	return srv, nil
+	return err
 }
 
 // bootstrap creates the first admin when there is no user at all.

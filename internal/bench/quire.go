@@ -13,7 +13,7 @@ import (
 	"github.com/quire/quire/cache"
 	"github.com/quire/quire/gitproto"
 	"github.com/quire/quire/gitstore"
-	"github.com/quire/quire/httpapi"
+	"github.com/quire/quire/internal/server"
 	"github.com/quire/quire/telemetry"
 	"golang.org/x/crypto/bcrypt"
 )
@@ -67,44 +67,19 @@ func Start(ctx context.Context, o Options) (q *Quire, err error) {
 		return nil, err
 	}
 	q.close = append(q.close, func() { os.RemoveAll(root) })
-	reg := telemetry.NewRegistry("bench")
-	tr, err := telemetry.NewTracing(ctx, telemetry.TracingOptions{ServiceName: "quire", Getenv: func(string) string { return "" }})
+	s, err := server.Build(ctx, server.Config{
+		Data: root, Redis: o.RedisURL, RedisPrefix: fmt.Sprintf("quire-bench:%d:", time.Now().UnixNano()), DeleteRedisKeys: true,
+		Logger:     slog.New(slog.NewJSONHandler(discard{}, nil)),
+		Version:    "bench",
+		Tracing:    telemetry.TracingOptions{ServiceName: "quire", Getenv: func(string) string { return "" }},
+		BcryptCost: bcrypt.MinCost, UsageKeyResolution: 30 * time.Second,
+		Git: o.Git,
+	})
 	if err != nil {
 		return nil, err
 	}
-	q.close = append(q.close, func() { tr.Shutdown(context.Background()) })
-	if q.Store, err = gitstore.Open(gitstore.Options{Root: root, Observe: telemetry.GitObserver(reg, tr.Provider)}); err != nil {
-		return nil, err
-	}
-	q.close = append(q.close, func() { q.Store.Close() })
-	rd, err := cache.Open(ctx, cache.Options{URL: o.RedisURL, Prefix: fmt.Sprintf("quire-bench:%d:", time.Now().UnixNano()),
-		Metrics: reg, TracerProvider: telemetry.ChildSpansOnly(tr.Provider)})
-	if err != nil {
-		return nil, err
-	}
-	q.close = append(q.close, func() {
-		rd.DeleteAll(context.Background())
-		rd.Close()
-	})
-	logger := slog.New(slog.NewJSONHandler(discard{}, nil))
-	if q.Usage, err = cache.NewUsage(rd, q.Store, cache.UsageOptions{KeyResolution: 30 * time.Second, Metrics: reg, Logger: logger}); err != nil {
-		return nil, err
-	}
-	q.Prompts = cache.NewPrompts(rd, q.Store, cache.PromptOptions{Logger: logger})
-	q.close = append(q.close, func() { q.Prompts.Close() })
-	q.Store.OnChange(q.Prompts.Invalidate)
-	if err := telemetry.RegisterCacheStats(reg, q.Prompts); err != nil {
-		return nil, err
-	}
-	q.Git = gitproto.New(q.Store, o.Git)
-	q.close = append(q.close, func() { q.Git.Close() })
-	q.Handler = httpapi.New(httpapi.Config{
-		Meta: q.Store, Versions: q.Store, Sessions: rd, Logger: logger,
-		Limits: q.Store.Limits(), BcryptCost: bcrypt.MinCost, Ready: rd.Ping, Git: q.Git,
-		Prompts: q.Prompts, Payloads: q.Store, PromptCache: q.Prompts,
-		Metrics: reg, TracerProvider: tr.Provider, Propagator: tr.Propagator, SpansRecorded: tr.Exporting != "",
-		Usage: q.Usage, Activity: q.Store,
-	})
+	q.close = append(q.close, func() { s.Close() })
+	q.Store, q.Git, q.Prompts, q.Usage, q.Handler = s.Store, s.Git, s.Prompts, s.Usage, s.Handler
 	url, stop, err := Serve(q.Handler)
 	if err != nil {
 		return nil, err

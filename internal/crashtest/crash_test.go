@@ -109,7 +109,7 @@ func (h *harness) epoch(first, k int) bool {
 			t.Error(err)
 			return false
 		}
-		time.Sleep(time.Duration(h.rng.Int63n(int64(400 * time.Millisecond))))
+		time.Sleep(time.Duration(h.rng.Int63n(int64(400 * time.Millisecond)))) // a random kill moment, by design
 		srv.kill()
 		h.totals.bootKills.Add(1)
 		if !h.checkDisk("after a kill during first start") {
@@ -285,7 +285,7 @@ func (h *harness) load(srv *server, trial int, wait time.Duration, graceful bool
 			errs[i] = w.run()
 		}()
 	}
-	time.Sleep(wait)
+	time.Sleep(wait) // the random moment of the kill: the behavior under test
 	var stopErr error
 	if graceful {
 		stopErr = srv.stop()

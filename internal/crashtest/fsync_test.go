@@ -123,8 +123,25 @@ func traceWrites(t *testing.T, bin string, fsync bool) []event {
 	step("POST", "/v1/skills/traced/versions", nil, 201)
 	step("POST", "/v1/skills/traced/versions/1/files", map[string]string{"file_path": "SKILL.md", "content": manifest("traced", "traced")}, 200)
 	step("POST", "/v1/skills/traced/versions/1/publish", nil, 200)
-	time.Sleep(200 * time.Millisecond) // let strace write out the last lines
-	return parseTrace(t, trace)
+	// strace logs a write when it returns, which may be after the client
+	// has its answer: wait for the last answers (the upsert's and the
+	// publish's, after the third 201) to be in the trace.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		events := parseTrace(t, trace)
+		created, after := 0, 0
+		for _, e := range events {
+			switch {
+			case e.kind != "response":
+			case e.response == "201":
+				created++
+			case created == 3:
+				after++
+			}
+		}
+		if created == 3 && after >= 2 || time.Now().After(deadline) {
+			return events
+		}
+	}
 }
 
 var (

@@ -268,7 +268,7 @@ func (c *client) call(method, path string, body any) (*reply, error) {
 		}
 		if res.StatusCode == http.StatusTooManyRequests && attempt < 20 {
 			wait, _ := strconv.Atoi(res.Header.Get("Retry-After"))
-			time.Sleep(min(time.Duration(wait)*time.Second+10*time.Millisecond, time.Second))
+			time.Sleep(min(time.Duration(wait)*time.Second+10*time.Millisecond, time.Second)) // honoring Retry-After, as clients must
 			continue
 		}
 		return &reply{status: res.StatusCode, body: b}, nil

@@ -28,6 +28,7 @@ import (
 	"github.com/quire/quire/gitstore"
 	"github.com/quire/quire/httpapi"
 	"github.com/quire/quire/internal/netguard"
+	"github.com/quire/quire/internal/server"
 	"github.com/quire/quire/telemetry"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"golang.org/x/crypto/bcrypt"
@@ -89,6 +90,8 @@ type Options struct {
 	// Clock, when set, is the API's clock for issuing and expiring
 	// sessions and API keys (httpapi.Config.Now).
 	Clock func() time.Time
+	// TrustedProxies: see httpapi.Config.TrustedProxies.
+	TrustedProxies []string
 	// BcryptCost is the API's password hash cost; 0 is bcrypt.MinCost,
 	// which keeps tests fast.
 	BcryptCost int
@@ -123,80 +126,34 @@ func NewWith(t testing.TB, o Options) *Env {
 	if o.Prefix == "" {
 		o.Prefix = "quiretest:" + randomHex(6) + ":"
 	}
-	reg := telemetry.NewRegistry("test")
-	tr, err := telemetry.NewTracing(ctx, telemetry.TracingOptions{Exporter: o.Spans, Getenv: func(string) string { return "" }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := gitstore.Open(gitstore.Options{Root: o.Root, Limits: o.Limits, Now: o.Now, Observe: telemetry.GitObserver(reg, tr.Provider)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rd, err := cache.Open(ctx, cache.Options{URL: o.RedisURL, Prefix: o.Prefix, Metrics: reg, TracerProvider: telemetry.ChildSpansOnly(tr.Provider)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := telemetry.RegisterSessions(reg, rd.ActiveSessions); err != nil {
-		t.Fatal(err)
-	}
-	usage, err := cache.NewUsage(rd, store, cache.UsageOptions{Metrics: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
 	logs := &SyncBuffer{}
-	logger := slog.New(slog.NewJSONHandler(logs, nil))
-	prompts := cache.NewPrompts(rd, store, cache.PromptOptions{Logger: logger})
-	store.OnChange(prompts.Invalidate)
-	if o.CacheStats == nil {
-		o.CacheStats = prompts
-	}
-	if err := telemetry.RegisterCacheStats(reg, o.CacheStats); err != nil {
-		t.Fatal(err)
-	}
-	if o.Git.OnError == nil {
-		o.Git.OnError = func(op string, err error) { logger.Error("git", "op", op, "error", err.Error()) }
-	}
-	git := gitproto.New(store, o.Git)
 	if o.BcryptCost == 0 {
 		o.BcryptCost = bcrypt.MinCost
 	}
-	var limiter *cache.RateLimits
-	var limits httpapi.RateLimits
-	if o.RateLimits != nil {
-		limiter, limits = cache.NewRateLimits(rd, cache.RateLimitOptions{Now: o.RateLimitClock}), *o.RateLimits
-	}
-	cfg := httpapi.Config{
-		Meta: store, Versions: store, Sessions: rd,
-		Logger:     logger,
-		Limits:     store.Limits(),
+	s, err := server.Build(ctx, server.Config{
+		Data: o.Root, Limits: o.Limits, StoreClock: o.Now, APIClock: o.Clock,
+		Redis: o.RedisURL, RedisPrefix: o.Prefix, DeleteRedisKeys: o.RedisURL != "",
+		Logger:     slog.New(slog.NewJSONHandler(logs, nil)),
+		Version:    "test",
+		Tracing:    telemetry.TracingOptions{Exporter: o.Spans, Getenv: func(string) string { return "" }},
 		BcryptCost: o.BcryptCost,
-		Ready:      rd.Ping,
-		Prompts:    prompts, Payloads: store, PromptCache: prompts,
-		Metrics: reg, TracerProvider: tr.Provider, Propagator: tr.Propagator, SpansRecorded: tr.Exporting != "",
-		Usage: usage, Activity: store, Git: git,
-		RateLimits: limits,
-		Now:        o.Clock,
+		Git:        o.Git, CacheStats: o.CacheStats,
+		RateLimits: o.RateLimits, RateLimitClock: o.RateLimitClock,
+		TrustedProxies: o.TrustedProxies,
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if limiter != nil {
-		cfg.RateLimiter = limiter // a nil *RateLimits must not become a non-nil interface
-	}
-	srv := httpapi.New(cfg)
 	// The server's deadlines for slow clients, as quire serve sets them.
-	hs := httptest.NewUnstartedServer(srv)
+	hs := httptest.NewUnstartedServer(s.Handler)
 	netguard.DefaultTimeouts().Apply(hs.Config)
 	hs.Start()
-	e := &Env{T: t, URL: hs.URL, Store: store, Redis: rd, Git: git, Prompts: prompts, Server: srv, HTTP: hs, Log: logs, Metrics: reg, Usage: usage, RateLimiter: limiter}
+	e := &Env{T: t, URL: hs.URL, Store: s.Store, Redis: s.Redis, Git: s.Git, Prompts: s.Prompts, Server: s.API, HTTP: hs, Log: logs, Metrics: s.Metrics, Usage: s.Usage, RateLimiter: s.RateLimiter}
 	t.Cleanup(func() {
 		hs.Close()
-		prompts.Close()
-		git.Close()
-		if o.RedisURL != "" {
-			rd.DeleteAll(context.Background())
-		}
-		rd.Close()
-		tr.Shutdown(context.Background())
-		store.Close()
+		s.Close()
 	})
+	store := s.Store
 	if _, err := store.UserByEmail(ctx, AdminEmail); quire.ErrorCode(err) == quire.ENOTFOUND {
 		hash, _ := bcrypt.GenerateFromPassword([]byte(AdminPassword), bcrypt.MinCost)
 		u := &quire.User{Email: AdminEmail, Name: "Admin", Role: quire.RoleAdmin, PasswordHash: string(hash)}

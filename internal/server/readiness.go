@@ -1,7 +1,6 @@
-package main
+package server
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -9,17 +8,6 @@ import (
 	"syscall"
 	"time"
 )
-
-// ready reports whether the data root takes a write and Redis answers.
-func (m *Main) ready(ctx context.Context) error {
-	if err := m.disk.check(); err != nil {
-		return err
-	}
-	if err := m.redis.Ping(ctx); err != nil {
-		return fmt.Errorf("redis unreachable")
-	}
-	return nil
-}
 
 // diskProbe checks that the data root takes a write. Creating a file is
 // not enough: a full filesystem still has inodes, so the probe writes a

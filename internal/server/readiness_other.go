@@ -1,6 +1,6 @@
 //go:build !linux
 
-package main
+package server
 
 // statfsCheck is Linux only; elsewhere the cached write probe decides.
 func statfsCheck(string) error { return nil }

@@ -1,0 +1,360 @@
+// Package server is the one place that wires a quire: the git store, Redis
+// and the caches over it, usage counting, telemetry, the git service and
+// the HTTP API, and the listeners (Listen). cmd/quire, internal/testenv
+// and the benchmarks (internal/bench) all build their server here, so what
+// they run is the same thing.
+//
+// It may import every quire package (it is the composition root); no
+// quire package may import it except the commands and the test harnesses.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/quire/quire"
+	"github.com/quire/quire/cache"
+	"github.com/quire/quire/gitproto"
+	"github.com/quire/quire/gitstore"
+	"github.com/quire/quire/httpapi"
+	"github.com/quire/quire/internal/netguard"
+	"github.com/quire/quire/telemetry"
+)
+
+// Config is what Build wires a server from. The zero value of every field
+// but Data is usable.
+type Config struct {
+	// Data is the data root: every repository lives here.
+	Data string
+	// Fsync syncs objects and refs before a write is acknowledged.
+	Fsync bool
+	// Limits overrides the store limits; the zero value is the defaults.
+	Limits quire.Limits
+	// StoreClock, when set, is the git store's clock (commit and tag
+	// times); APIClock, the API's clock for sessions and API keys.
+	StoreClock, APIClock func() time.Time
+
+	// Redis is a redis:// URL; "" runs an embedded Redis. Every key
+	// starts with RedisPrefix.
+	Redis, RedisPrefix string
+	// SnapshotSessions keeps the embedded Redis's sessions across
+	// restarts, in a file under the data root (quire serve).
+	SnapshotSessions bool
+	// DeleteRedisKeys removes every key under RedisPrefix on Close: tests
+	// and benchmarks sharing a real Redis clean up after themselves.
+	DeleteRedisKeys bool
+
+	// Logger receives every log line; nothing is logged when nil.
+	Logger *slog.Logger
+	// Version labels metrics (and spans, through Tracing).
+	Version string
+	// Tracing sets up OpenTelemetry (telemetry.NewTracing).
+	Tracing telemetry.TracingOptions
+
+	// SessionTTL and BcryptCost: see httpapi.Config.
+	SessionTTL time.Duration
+	BcryptCost int
+
+	// UsageKeyResolution: see cache.UsageOptions.KeyResolution.
+	UsageKeyResolution time.Duration
+	// UsageFlush, when positive, flushes usage counts from Redis to git
+	// that often, and once more on Close.
+	UsageFlush time.Duration
+
+	// Git tunes the git service; errors it cannot answer with are logged
+	// unless Git.OnError is set.
+	Git gitstore.GitOptions
+	// CacheStats is reported on /metrics; the prompt cache when nil.
+	CacheStats quire.CacheStats
+
+	// RateLimits, when set, turns rate limiting on with these limits
+	// (quire serve always sets it); nil runs without a limiter at all.
+	RateLimits *httpapi.RateLimits
+	// RateLimitClock, when set, is the rate limiter's clock; otherwise
+	// Redis's own.
+	RateLimitClock func() time.Time
+
+	// TrustedProxies: see httpapi.Config.TrustedProxies.
+	TrustedProxies []string
+
+	// ProbeDisk, when positive, makes readiness check that the data root
+	// takes a write, at most that often; readiness is Redis alone when 0.
+	ProbeDisk time.Duration
+
+	// Addr, when set, is where Listen serves the API, on a listener capped
+	// by MaxConns and MaxConnsPerIP, with Timeouts. Without it the caller
+	// serves Handler itself.
+	Addr string
+	// MaxConns caps the API listener's connections (0: sized from the
+	// open-file limit); MaxConnsPerIP those of one address (0: no cap).
+	MaxConns, MaxConnsPerIP int
+	// Timeouts hold slow clients to deadlines (netguard.Timeouts).
+	Timeouts netguard.Timeouts
+	// ShutdownTimeout bounds how long in-flight requests may take to
+	// finish on Close (default 30s).
+	ShutdownTimeout time.Duration
+	// MetricsAddr, when set, serves /metrics there, on a listener of its
+	// own; DebugAddr, net/http/pprof on a loopback address.
+	MetricsAddr, DebugAddr string
+}
+
+// Server is a wired quire. Its fields are the parts tests and commands
+// reach into; Close releases them all.
+type Server struct {
+	// Handler is the HTTP API (the same value as API).
+	Handler http.Handler
+	API     *httpapi.Server
+	Store   *gitstore.Store
+	Redis   *cache.Redis
+	Git     *gitproto.Server
+	// Prompts is the prompt cache in front of Store.
+	Prompts *cache.Prompts
+	Usage   *cache.Usage
+	// RateLimiter is set when Config.RateLimits is.
+	RateLimiter *cache.RateLimits
+	Metrics     *prometheus.Registry
+	Tracing     *telemetry.Tracing
+	Log         *slog.Logger
+
+	// HTTP serves the API on Config.Addr, Debug pprof on
+	// Config.DebugAddr; each nil without its address.
+	HTTP, Debug *http.Server
+
+	cfg        Config
+	ln         net.Listener
+	served     chan error
+	metricsSrv *http.Server
+	disk       *diskProbe
+	stopUsage  context.CancelFunc
+	usageDone  chan struct{}
+	closeOnce  sync.Once
+	closeError error
+}
+
+// Build opens the stores and wires the server. On an error, whatever was
+// opened is closed again.
+func Build(ctx context.Context, cfg Config) (s *Server, err error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.ShutdownTimeout <= 0 {
+		cfg.ShutdownTimeout = 30 * time.Second
+	}
+	if cfg.MaxConns < 0 || cfg.MaxConnsPerIP < 0 || cfg.Timeouts.BodyMinRate < 0 {
+		return nil, fmt.Errorf("connection caps and the body rate must not be negative")
+	}
+	s = &Server{cfg: cfg, Log: cfg.Logger}
+	defer func() {
+		if err != nil {
+			s.Close()
+			s = nil
+		}
+	}()
+	log := cfg.Logger
+
+	s.Metrics = telemetry.NewRegistry(cfg.Version)
+	if s.Tracing, err = telemetry.NewTracing(ctx, cfg.Tracing); err != nil {
+		return s, err
+	}
+	tr := s.Tracing
+	// Background work (usage flushes, metric scrapes) is not traced on
+	// its own: only spans inside a request's trace are kept.
+	childSpans := telemetry.ChildSpansOnly(tr.Provider)
+
+	if s.Store, err = gitstore.Open(gitstore.Options{Root: cfg.Data, Fsync: cfg.Fsync, Limits: cfg.Limits, Now: cfg.StoreClock, Observe: telemetry.GitObserver(s.Metrics, tr.Provider)}); err != nil {
+		return s, err
+	}
+	ropts := cache.Options{URL: cfg.Redis, Prefix: cfg.RedisPrefix, Metrics: s.Metrics, TracerProvider: childSpans}
+	if cfg.SnapshotSessions {
+		ropts.SnapshotPath = filepath.Join(s.Store.Root(), "sessions.snapshot.json")
+	}
+	if s.Redis, err = cache.Open(ctx, ropts); err != nil {
+		return s, err
+	}
+	if err := telemetry.RegisterSessions(s.Metrics, s.Redis.ActiveSessions); err != nil {
+		return s, err
+	}
+	if s.Usage, err = cache.NewUsage(s.Redis, s.Store, cache.UsageOptions{KeyResolution: cfg.UsageKeyResolution, Metrics: s.Metrics, Logger: log}); err != nil {
+		return s, err
+	}
+	if cfg.Git.OnError == nil {
+		cfg.Git.OnError = func(op string, err error) { log.Error("git", "op", op, "error", err.Error()) }
+	}
+	s.Git = gitproto.New(s.Store, cfg.Git)
+	s.Prompts = cache.NewPrompts(s.Redis, s.Store, cache.PromptOptions{Logger: log})
+	s.Store.OnChange(s.Prompts.Invalidate)
+	stats := cfg.CacheStats
+	if stats == nil {
+		stats = s.Prompts
+	}
+	if err := telemetry.RegisterCacheStats(s.Metrics, stats); err != nil {
+		return s, err
+	}
+	if cfg.ProbeDisk > 0 {
+		s.disk = &diskProbe{root: s.Store.Root(), every: cfg.ProbeDisk}
+	}
+	api := httpapi.Config{
+		Meta: s.Store, Versions: s.Store, Sessions: s.Redis, Logger: log,
+		Limits: s.Store.Limits(), SessionTTL: cfg.SessionTTL, BcryptCost: cfg.BcryptCost,
+		Ready: s.ready, Git: s.Git,
+		Prompts: s.Prompts, Payloads: s.Store, PromptCache: s.Prompts,
+		Metrics: s.Metrics, TracerProvider: tr.Provider, Propagator: tr.Propagator, SpansRecorded: tr.Exporting != "",
+		Usage: s.Usage, Activity: s.Store,
+		Now: cfg.APIClock, TrustedProxies: cfg.TrustedProxies,
+	}
+	if cfg.RateLimits != nil {
+		s.RateLimiter = cache.NewRateLimits(s.Redis, cache.RateLimitOptions{Now: cfg.RateLimitClock})
+		api.RateLimiter, api.RateLimits = s.RateLimiter, *cfg.RateLimits // a nil *RateLimits must not become a non-nil interface
+	}
+	s.API = httpapi.New(api)
+	s.Handler = s.API
+
+	if cfg.UsageFlush > 0 {
+		usageCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+		s.stopUsage, s.usageDone = stop, make(chan struct{})
+		go func() {
+			defer close(s.usageDone)
+			s.Usage.Run(usageCtx, cfg.UsageFlush)
+		}()
+	}
+	return s, nil
+}
+
+// Listen opens the listeners Config names (DebugAddr, MetricsAddr, then
+// Addr) and serves on them. quire serve calls it once the first admin
+// exists, so that no request ever finds the server without one. On an
+// error, Close still releases whatever was opened.
+func (s *Server) Listen() (err error) {
+	cfg, log := s.cfg, s.Log
+	if cfg.DebugAddr != "" {
+		if s.Debug, err = serveDebug(cfg.DebugAddr); err != nil {
+			return err
+		}
+		log.Info("debug listener started", "addr", s.Debug.Addr)
+	}
+	if cfg.MetricsAddr != "" {
+		if s.metricsSrv, err = s.serveMetrics(cfg.MetricsAddr, s.API.MetricsHandler()); err != nil {
+			return err
+		}
+		log.Info("metrics listener started", "addr", s.metricsSrv.Addr)
+	}
+	if cfg.Addr != "" {
+		if err := s.serve(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ready reports whether the data root takes a write (when probed) and
+// Redis answers, for /readyz.
+func (s *Server) ready(ctx context.Context) error {
+	if s.disk != nil {
+		if err := s.disk.check(); err != nil {
+			return err
+		}
+		if err := s.Redis.Ping(ctx); err != nil {
+			return fmt.Errorf("redis unreachable")
+		}
+		return nil
+	}
+	return s.Redis.Ping(ctx)
+}
+
+// Addr is the address the API listens on, or "" before Listen or
+// without Config.Addr.
+func (s *Server) Addr() string {
+	if s.ln == nil {
+		return ""
+	}
+	return s.ln.Addr().String()
+}
+
+// MetricsAddr is the address /metrics is served on, or "" when off.
+func (s *Server) MetricsAddr() string {
+	if s.metricsSrv == nil {
+		return ""
+	}
+	return s.metricsSrv.Addr
+}
+
+// Served delivers the error the API listener stopped with, if it stops
+// before Close; nil without Config.Addr.
+func (s *Server) Served() <-chan error { return s.served }
+
+// Close stops accepting requests, lets in-flight ones finish, flushes
+// usage counts to git (with Config.UsageFlush), exports the last spans
+// and closes Redis (snapshotting embedded sessions) and the store. It may
+// be called more than once.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() { s.closeError = s.close() })
+	return s.closeError
+}
+
+func (s *Server) close() error {
+	var errs []error
+	note := func(step string, err error) {
+		if err == nil {
+			return
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", step, err))
+		s.Log.Error("shutdown step failed", "step", step, "error", err.Error())
+	}
+	if s.HTTP != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+		err := s.HTTP.Shutdown(ctx)
+		cancel()
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("requests still running after %s: %w", s.cfg.ShutdownTimeout, err)
+		}
+		note("stop serving", err)
+	} else if s.ln != nil {
+		s.ln.Close()
+	}
+	if s.Debug != nil {
+		s.Debug.Close()
+	}
+	if s.metricsSrv != nil {
+		s.metricsSrv.Close()
+	}
+	if s.stopUsage != nil {
+		s.stopUsage()
+		<-s.usageDone
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := s.Usage.Flush(ctx)
+		cancel()
+		note("flush usage", err)
+		if err == nil {
+			s.Log.Info("usage flushed")
+		}
+	}
+	if s.Tracing != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		note("export traces", s.Tracing.Shutdown(ctx))
+		cancel()
+	}
+	if s.Git != nil {
+		s.Git.Close() // waits for a background repack to finish
+	}
+	if s.Prompts != nil {
+		s.Prompts.Close()
+	}
+	if s.Redis != nil {
+		if s.cfg.DeleteRedisKeys {
+			s.Redis.DeleteAll(context.Background())
+		}
+		note("close redis", s.Redis.Close())
+	}
+	if s.Store != nil {
+		note("close store", s.Store.Close())
+	}
+	return errors.Join(errs...)
+}
