@@ -2,7 +2,7 @@ package gitstore
 
 import (
 	"fmt"
-	"io"
+	"github.com/quire/quire/gitstore/odb"
 	"strconv"
 	"strings"
 
@@ -113,30 +113,30 @@ func (w *walker) filteredTree(fw *filterWalk, t plumbing.Hash, depth uint64, exp
 	if err := w.tick(); err != nil {
 		return err
 	}
-	typ, b, err := w.obj.read(t)
+	typ, b, err := w.obj.Read(t)
 	if err == nil && typ != plumbing.TreeObject {
 		err = fmt.Errorf("is a %s", typ)
 	}
 	if err != nil {
 		return fmt.Errorf("tree %s: %w", t, err)
 	}
-	return forEachTreeEntry(b, func(e treeEntry) error {
-		switch e.mode {
+	return odb.ForEachTreeEntry(b, func(e odb.TreeEntry) error {
+		switch e.Mode {
 		case uint32(filemode.Dir):
-			return w.filteredTree(fw, e.hash, depth+1, false)
+			return w.filteredTree(fw, e.Hash, depth+1, false)
 		case uint32(filemode.Submodule):
 			return nil
 		}
-		if fw.skip[e.hash] {
+		if fw.skip[e.Hash] {
 			return nil
 		}
 		switch fw.f.kind {
 		case filterBlobNone:
 			return nil
 		case filterBlobLimit:
-			size, err := w.obj.size(e.hash)
+			size, err := w.obj.Size(e.Hash)
 			if err != nil {
-				return fmt.Errorf("blob %s: %w", e.hash, err)
+				return fmt.Errorf("blob %s: %w", e.Hash, err)
 			}
 			if uint64(size) >= fw.f.n {
 				return nil
@@ -146,58 +146,7 @@ func (w *walker) filteredTree(fw *filterWalk, t plumbing.Hash, depth uint64, exp
 				return nil
 			}
 		}
-		fw.add(e.hash)
+		fw.add(e.Hash)
 		return nil
 	})
-}
-
-// size returns the size of object h, from its pack entry header (or, for
-// a delta, the first bytes of the delta) when it is packed.
-func (o *objectReader) size(h plumbing.Hash) (int64, error) {
-	if i, e, ok := o.ps.find(h); ok {
-		p := o.ps.packs[i]
-		raw, err := p.slice(e.off, e.end)
-		if err != nil {
-			return 0, err
-		}
-		hdr, err := parseEntryHeader(raw, e.off)
-		if err != nil {
-			return 0, err
-		}
-		if hdr.typ != packOfsDelta && hdr.typ != packRefDelta {
-			return hdr.size, nil
-		}
-		if n, ok := o.deltaResultSize(raw[hdr.hdrLen:]); ok {
-			return n, nil
-		}
-	}
-	_, b, err := o.read(h)
-	return int64(len(b)), err
-}
-
-// deltaResultSize reads the size of the object a compressed delta builds:
-// the second of the two varints that start the delta.
-func (o *objectReader) deltaResultSize(z []byte) (int64, bool) {
-	if err := o.resetZlib(z); err != nil {
-		return 0, false
-	}
-	var head [20]byte
-	n, _ := io.ReadFull(o.zr, head[:])
-	b := head[:n]
-	varint := func() (int64, bool) {
-		var v int64
-		for shift := uint(0); len(b) > 0 && shift < 63; shift += 7 {
-			c := b[0]
-			b = b[1:]
-			v |= int64(c&0x7f) << shift
-			if c&0x80 == 0 {
-				return v, true
-			}
-		}
-		return 0, false
-	}
-	if _, ok := varint(); !ok {
-		return 0, false
-	}
-	return varint()
 }

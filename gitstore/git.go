@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"context"
+	"github.com/quire/quire/gitstore/odb"
 	"io"
 	"sort"
 	"strings"
@@ -88,8 +89,8 @@ func (o *GitOptions) Validate(l quire.Limits) error {
 type Git struct {
 	s      *Store
 	opts   GitOptions
-	packs  *packCache
-	idx    *idxCache
+	packs  *odb.PackCache
+	idx    *odb.IdxCache
 	repack *repacker
 	zlib   *sync.Pool
 }
@@ -100,14 +101,14 @@ func NewGit(s *Store, opts GitOptions) *Git {
 	g := &Git{
 		s:     s,
 		opts:  opts,
-		packs: newPackCache(opts.PackCacheBytes, opts.PackCacheEntry),
-		idx:   newIdxCache(256),
-		zlib:  newZlibPool(),
+		packs: odb.NewPackCache(opts.PackCacheBytes, opts.PackCacheEntry),
+		idx:   odb.NewIdxCache(256),
+		zlib:  odb.NewZlibPool(),
 	}
 	g.repack = newRepacker(g)
 	s.OnChange(func(kind quire.Kind, assetID string) {
 		a := &quire.Asset{Kind: kind, ID: assetID}
-		g.packs.dropAsset(assetID)
+		g.packs.DropAsset(assetID)
 		// The project id is not known here; the repacker finds the path.
 		g.repack.touchAsset(a)
 	})
@@ -219,11 +220,11 @@ func (g *Git) AdvertiseRefs(ctx context.Context, a *quire.Asset, service string,
 	if service == quire.GitUploadPack && protocol == 2 {
 		return advertiseV2(w)
 	}
-	ps, err := g.idx.openPacks(r.path)
+	ps, err := g.idx.OpenPacks(r.path)
 	if err != nil {
 		return err
 	}
-	defer ps.close()
+	defer ps.Close()
 	st, err := g.readRefs(newWalker(ctx, r, ps))
 	if err != nil {
 		return err
@@ -263,6 +264,6 @@ func (g *Git) AdvertiseRefs(ctx context.Context, a *quire.Asset, service string,
 // DropCaches forgets cached packs and pack indexes, so the next clone is
 // built from disk (benchmarks measure cold clones with it).
 func (g *Git) DropCaches() {
-	g.packs.drop()
-	g.idx.drop()
+	g.packs.Drop()
+	g.idx.Drop()
 }

@@ -7,6 +7,7 @@ import (
 	"crypto/sha1"
 	"encoding/binary"
 	"fmt"
+	"github.com/quire/quire/gitstore/odb"
 	"io"
 	"strings"
 	"sync"
@@ -75,25 +76,6 @@ func TestSidebandFraming(t *testing.T) {
 	}
 	if !bytes.Equal(got, data) || string(bands) != "\x01\x01\x02" {
 		t.Fatalf("bands %v, %d data bytes", bands, len(got))
-	}
-}
-
-func TestEntryHeaderRoundTrip(t *testing.T) {
-	for _, size := range []int64{0, 1, 15, 16, 127, 128, 1 << 20, 1<<40 + 3} {
-		for _, typ := range []byte{packCommit, packTree, packBlob, packTag} {
-			b := appendEntryHeader(nil, typ, size)
-			h, err := parseEntryHeader(b, 100)
-			if err != nil || h.typ != typ || h.size != size || h.hdrLen != len(b) {
-				t.Fatalf("type %d size %d: got %+v, %v", typ, size, h, err)
-			}
-		}
-	}
-	for _, ofs := range []int64{1, 127, 128, 16383, 16384, 1 << 30} {
-		b := appendOfs(appendEntryHeader(nil, packOfsDelta, 10), ofs)
-		h, err := parseEntryHeader(b, ofs+5)
-		if err != nil || h.baseOff != 5 {
-			t.Fatalf("ofs %d: got %+v, %v", ofs, h, err)
-		}
 	}
 }
 
@@ -181,7 +163,7 @@ func (pe *pushEnv) commitPack(t testing.TB, parent plumbing.Hash, msg string) ([
 	if err != nil {
 		t.Fatal(err)
 	}
-	pc, err := r.commit(parent)
+	pc, err := r.Commit(parent)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,13 +297,13 @@ func deflate(p []byte) []byte {
 func TestReceivePackRefusesBadPacks(t *testing.T) {
 	pe := newPushEnv(t, GitOptions{MaxPushBytes: 1 << 20})
 	r, _ := pe.s.assetRepo(pe.a)
-	c, _ := r.commit(pe.base)
-	tree, _ := r.tree(c.TreeHash)
+	c, _ := r.Commit(pe.base)
+	tree, _ := r.Tree(c.TreeHash)
 	base := tree.Entries[0].Hash // a.md, on the server
 
 	// A REF_DELTA against a server object: thin, which no-thin forbids.
 	delta := []byte{2, 3, 0x83, 'x', 'y', 'z'} // source 2 bytes, target 3: insert "xyz"
-	thin := append(appendEntryHeader(nil, packRefDelta, int64(len(delta))), base[:]...)
+	thin := append(odb.AppendEntryHeader(nil, odb.PackRefDelta, int64(len(delta))), base[:]...)
 	thin = append(thin, deflate(delta)...)
 	newID := plumbing.NewHash(strings.Repeat("1", 40))
 	rep := pe.push(t, pe.base, newID, "refs/heads/draft/1", rawPack(thin))
@@ -331,7 +313,7 @@ func TestReceivePackRefusesBadPacks(t *testing.T) {
 
 	// An object declaring more than quire will inflate.
 	huge := make([]byte, maxPushObject(pe.s.opts.Limits)+1)
-	blob := append(appendEntryHeader(nil, packBlob, int64(len(huge))), deflate(huge)...)
+	blob := append(odb.AppendEntryHeader(nil, odb.PackBlob, int64(len(huge))), deflate(huge)...)
 	rep = pe.push(t, pe.base, newID, "refs/heads/draft/1", rawPack(blob))
 	if !strings.Contains(rep, "unpack the pack holds an object of") {
 		t.Fatalf("huge object: report %q", rep)

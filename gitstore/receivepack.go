@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/quire/quire/gitstore/odb"
 	"io"
 	"os"
 	"path/filepath"
@@ -575,7 +576,7 @@ func (q *quarantine) install(dir string, fsync bool) error {
 		return err
 	}
 	if fsync {
-		if err := syncPath(filepath.Join(q.dir, "tmp.pack")); err != nil {
+		if err := odb.SyncPath(filepath.Join(q.dir, "tmp.pack")); err != nil {
 			return err
 		}
 	}
@@ -587,7 +588,7 @@ func (q *quarantine) install(dir string, fsync bool) error {
 		return err
 	}
 	if fsync {
-		return syncPath(dst + ".pack")
+		return odb.SyncPath(dst + ".pack")
 	}
 	return nil
 }
@@ -596,7 +597,7 @@ func (q *quarantine) install(dir string, fsync bool) error {
 type packFsckError struct {
 	typ  plumbing.ObjectType
 	hash plumbing.Hash
-	err  *fsckError
+	err  *odb.FsckError
 }
 
 func (e *packFsckError) Error() string {
@@ -611,7 +612,7 @@ func (q *quarantine) fsck(ctx context.Context) (*packFsckError, error) {
 	if q.pack == nil {
 		return nil, nil
 	}
-	opts := fsckOptions{noGitmodules: true}
+	opts := odb.FsckOptions{NoGitmodules: true}
 	for _, t := range []plumbing.ObjectType{plumbing.CommitObject, plumbing.TreeObject, plumbing.TagObject} {
 		it, err := q.pack.GetByType(t)
 		if err != nil {
@@ -626,7 +627,7 @@ func (q *quarantine) fsck(ctx context.Context) (*packFsckError, error) {
 }
 
 // fsckEach checks the objects of type t that it yields.
-func fsckEach(ctx context.Context, it gogitstorer.EncodedObjectIter, t plumbing.ObjectType, opts fsckOptions) (*packFsckError, error) {
+func fsckEach(ctx context.Context, it gogitstorer.EncodedObjectIter, t plumbing.ObjectType, opts odb.FsckOptions) (*packFsckError, error) {
 	defer it.Close()
 	for {
 		if err := ctx.Err(); err != nil {
@@ -648,7 +649,7 @@ func fsckEach(ctx context.Context, it gogitstorer.EncodedObjectIter, t plumbing.
 		if err != nil {
 			return nil, err
 		}
-		if e := fsckObject(t, b, opts); e != nil {
+		if e := odb.FsckObject(t, b, opts); e != nil {
 			return &packFsckError{typ: t, hash: obj.Hash(), err: e}, nil
 		}
 	}

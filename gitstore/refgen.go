@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"fmt"
+	"github.com/quire/quire/gitstore/odb"
 	"os"
 	"path/filepath"
 	"sync"
@@ -105,7 +106,7 @@ func createRefGen(path string) error {
 	}
 	tmp := f.Name()
 	defer os.Remove(tmp)
-	if err := writeSyncClose(f, make([]byte, 8), false); err != nil {
+	if err := odb.WriteSyncClose(f, make([]byte, 8), false); err != nil {
 		return fmt.Errorf("create ref counter: %w", err)
 	}
 	if err := os.Link(tmp, path); err != nil && !os.IsExist(err) {

@@ -3,6 +3,7 @@ package gitstore
 import (
 	"context"
 	"fmt"
+	"github.com/quire/quire/gitstore/odb"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -30,7 +31,7 @@ func TestRepackThreshold(t *testing.T) {
 	gitCLI(t, dir, "gc", "-q")
 	counts := func() (packs, packed, loose int) {
 		t.Helper()
-		packs, packed, loose, err := objectCounts(dir)
+		packs, packed, loose, err := odb.ObjectCounts(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +101,7 @@ func TestStreamedRepack(t *testing.T) {
 	if err := g.Repack(dir); err != nil {
 		t.Fatal(err)
 	}
-	packs, _, loose, err := objectCounts(dir)
+	packs, _, loose, err := odb.ObjectCounts(dir)
 	if err != nil || packs != 1 || loose != 0 {
 		t.Fatalf("after the repack: %d packs, %d loose (%v)", packs, loose, err)
 	}

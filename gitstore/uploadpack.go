@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/quire/quire/gitstore/odb"
 	"io"
 	"sort"
 	"strconv"
@@ -168,11 +169,11 @@ func (g *Git) UploadPack(ctx context.Context, a *quire.Asset, protocol int, body
 		pw.line("ERR %s", req.refuse)
 		return pw.err
 	}
-	ps, err := g.idx.openPacks(r.path)
+	ps, err := g.idx.OpenPacks(r.path)
 	if err != nil {
 		return err
 	}
-	defer ps.close()
+	defer ps.Close()
 	wk := newWalker(ctx, r, ps)
 	st, err := g.readRefs(wk)
 	if err != nil {
@@ -225,7 +226,7 @@ func (g *Git) UploadPack(ctx context.Context, a *quire.Asset, protocol int, body
 	var last plumbing.Hash
 	gotCommon, gotOther, sentReady := false, false, false
 	for _, h := range req.haves {
-		if !wk.obj.has(h) {
+		if !wk.obj.Has(h) {
 			gotOther = true
 			if multiAck > 0 && neg.okToGiveUp(req.wants) {
 				if multiAck == 2 {
@@ -286,11 +287,11 @@ func (g *Git) sendPack(ctx context.Context, a *quire.Asset, r *repo, st *refStat
 	key := ""
 	if len(common) == 0 {
 		key = packKey(a.ID, st, req, sh, ofs, includeTag)
-		if e, ok := g.packs.get(key); ok {
+		if e, ok := g.packs.Get(key); ok {
 			if progress {
-				sb.progress("quire: %d objects, pack reused from cache\n", e.objects)
+				sb.progress("quire: %d objects, pack reused from cache\n", e.Objects)
 			}
-			if _, err := sb.Write(e.pack); err != nil {
+			if _, err := sb.Write(e.Pack); err != nil {
 				return nil // the client went away
 			}
 			sb.close()
@@ -309,7 +310,7 @@ func (g *Git) sendPack(ctx context.Context, a *quire.Asset, r *repo, st *refStat
 		keep = &capBuffer{max: g.opts.PackCacheEntry}
 		out = io.MultiWriter(sb, keep)
 	}
-	stats, err := writePack(g.zlib, wk.obj, objs, ofs, out)
+	stats, err := odb.WritePack(g.zlib, wk.obj, objs, ofs, out)
 	if err != nil {
 		if sb.err == nil {
 			g.opts.OnError("upload-pack", err)
@@ -318,11 +319,11 @@ func (g *Git) sendPack(ctx context.Context, a *quire.Asset, r *repo, st *refStat
 		return nil
 	}
 	if progress {
-		sb.progress("quire: %d objects (%d copied as stored, %d deltas, %d compressed)\n", len(stats.written), stats.reused, stats.deltas, stats.whole)
+		sb.progress("quire: %d objects (%d copied as stored, %d deltas, %d compressed)\n", stats.Objects(), stats.Reused, stats.Deltas, stats.Whole)
 	}
 	sb.close()
 	if keep != nil && !keep.over {
-		g.packs.put(&packEntry{key: key, assetID: a.ID, pack: bytes.Clone(keep.buf.Bytes()), objects: len(stats.written)})
+		g.packs.Put(&odb.PackEntry{Key: key, AssetID: a.ID, Pack: bytes.Clone(keep.buf.Bytes()), Objects: stats.Objects()})
 	}
 	return nil
 }
@@ -380,13 +381,13 @@ type commitInfo struct {
 type walker struct {
 	ctx     context.Context
 	r       *repo
-	obj     *objectReader
+	obj     *odb.ObjectReader
 	commits map[plumbing.Hash]*commitInfo
 	steps   int
 }
 
-func newWalker(ctx context.Context, r *repo, ps *packSet) *walker {
-	return &walker{ctx: ctx, r: r, obj: newObjectReader(r, ps), commits: map[plumbing.Hash]*commitInfo{}}
+func newWalker(ctx context.Context, r *repo, ps *odb.PackSet) *walker {
+	return &walker{ctx: ctx, r: r, obj: odb.NewObjectReader(r.DB, ps), commits: map[plumbing.Hash]*commitInfo{}}
 }
 
 func (w *walker) tick() error {
@@ -403,17 +404,18 @@ func (w *walker) commit(h plumbing.Hash) (*commitInfo, error) {
 	if err := w.tick(); err != nil {
 		return nil, err
 	}
-	t, b, err := w.obj.read(h)
+	t, b, err := w.obj.Read(h)
 	if err == nil && t != plumbing.CommitObject {
 		err = fmt.Errorf("is a %s", t)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("commit %s: %w", h, err)
 	}
-	ci, err := parseCommit(b)
+	pc, err := odb.ParseCommit(b)
 	if err != nil {
 		return nil, fmt.Errorf("commit %s: %w", h, err)
 	}
+	ci := &commitInfo{parents: pc.Parents, tree: pc.Tree, when: pc.When}
 	w.commits[h] = ci
 	return ci, nil
 }
@@ -424,14 +426,14 @@ func (w *walker) peel(h plumbing.Hash, tags func(plumbing.Hash)) (plumbing.Hash,
 		if _, ok := w.commits[h]; ok {
 			return h, plumbing.CommitObject, nil
 		}
-		t, b, err := w.obj.read(h)
+		t, b, err := w.obj.Read(h)
 		if err != nil {
 			return h, plumbing.InvalidObject, fmt.Errorf("object %s: %w", h, err)
 		}
 		if t != plumbing.TagObject {
 			return h, t, nil
 		}
-		target, err := parseTagTarget(b)
+		target, err := odb.ParseTagTarget(b)
 		if err != nil {
 			return h, plumbing.InvalidObject, fmt.Errorf("tag %s: %w", h, err)
 		}
@@ -473,13 +475,13 @@ func (w *walker) checkWants(st *refState, wants []plumbing.Hash) (plumbing.Hash,
 		seen[h] = true
 		delete(pending, h)
 		if _, ok := w.commits[h]; !ok {
-			t, b, err := w.obj.read(h)
+			t, b, err := w.obj.Read(h)
 			if err != nil {
 				continue
 			}
 			switch t {
 			case plumbing.TagObject:
-				if target, err := parseTagTarget(b); err == nil {
+				if target, err := odb.ParseTagTarget(b); err == nil {
 					queue = append(queue, target)
 				}
 				continue
@@ -646,7 +648,7 @@ func (w *walker) deepen(wants []plumbing.Hash, clientShallow map[plumbing.Hash]b
 	if relative && depth < infiniteDepth {
 		starts = nil
 		for _, h := range sortedHashes(clientShallow) {
-			if t, _, err := w.obj.read(h); err == nil && t == plumbing.CommitObject {
+			if t, _, err := w.obj.Read(h); err == nil && t == plumbing.CommitObject {
 				starts = append(starts, h)
 			}
 		}
@@ -881,7 +883,7 @@ func (w *walker) walkTree(t plumbing.Hash, seen map[plumbing.Hash]bool, fn func(
 	if err := w.tick(); err != nil {
 		return err
 	}
-	typ, b, err := w.obj.read(t)
+	typ, b, err := w.obj.Read(t)
 	if err == nil && typ != plumbing.TreeObject {
 		err = fmt.Errorf("is a %s", typ)
 	}
@@ -889,15 +891,15 @@ func (w *walker) walkTree(t plumbing.Hash, seen map[plumbing.Hash]bool, fn func(
 		return fmt.Errorf("tree %s: %w", t, err)
 	}
 	// The walk below may evict b from the reader's cache, never change it.
-	return forEachTreeEntry(b, func(e treeEntry) error {
-		switch e.mode {
+	return odb.ForEachTreeEntry(b, func(e odb.TreeEntry) error {
+		switch e.Mode {
 		case uint32(filemode.Dir):
-			return w.walkTree(e.hash, seen, fn)
+			return w.walkTree(e.Hash, seen, fn)
 		case uint32(filemode.Submodule):
 		default:
-			if !seen[e.hash] {
-				seen[e.hash] = true
-				fn(e.hash)
+			if !seen[e.Hash] {
+				seen[e.Hash] = true
+				fn(e.Hash)
 			}
 		}
 		return nil

@@ -147,11 +147,11 @@ func (g *Git) lsRefs(ctx context.Context, a *quire.Asset, args []string, w io.Wr
 	}
 	var wk *walker
 	if peel {
-		ps, err := g.idx.openPacks(r.path)
+		ps, err := g.idx.OpenPacks(r.path)
 		if err != nil {
 			return err
 		}
-		defer ps.close()
+		defer ps.Close()
 		wk = newWalker(ctx, r, ps)
 	}
 	pw := &pktWriter{w: w}
@@ -256,11 +256,11 @@ func (g *Git) fetchV2(ctx context.Context, a *quire.Asset, args []string, w io.W
 		pw.line("ERR %s", req.refuse)
 		return pw.err
 	}
-	ps, err := g.idx.openPacks(r.path)
+	ps, err := g.idx.OpenPacks(r.path)
 	if err != nil {
 		return err
 	}
-	defer ps.close()
+	defer ps.Close()
 	wk := newWalker(ctx, r, ps)
 	st, err := g.readRefs(wk)
 	if err != nil {
@@ -279,7 +279,7 @@ func (g *Git) fetchV2(ctx context.Context, a *quire.Asset, args []string, w io.W
 	}
 	neg := &negotiation{wk: wk, clientShallow: clientShallow}
 	for _, h := range req.haves {
-		if !wk.obj.has(h) {
+		if !wk.obj.Has(h) {
 			continue
 		}
 		if err := neg.have(h); err != nil {

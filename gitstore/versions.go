@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/quire/quire/gitstore/odb"
 	"sort"
 	"strconv"
 	"strings"
@@ -59,15 +60,15 @@ func (r *repo) readLog() (*versionLog, plumbing.Hash, error) {
 	if err != nil || tip.IsZero() {
 		return log, tip, err
 	}
-	c, err := r.commit(tip)
+	c, err := r.Commit(tip)
 	if err != nil {
 		return nil, tip, err
 	}
-	e, ok, err := r.lookup(c.TreeHash, versionsLog)
+	e, ok, err := r.Lookup(c.TreeHash, versionsLog)
 	if err != nil || !ok {
 		return log, tip, err
 	}
-	b, err := r.readBlob(e.Hash)
+	b, err := r.ReadBlob(e.Hash)
 	if err != nil {
 		return nil, tip, err
 	}
@@ -82,15 +83,15 @@ func (r *repo) writeLog(by quire.Actor, when time.Time, log *versionLog, tip plu
 	if err != nil {
 		return err
 	}
-	blob, err := r.writeBlob(append(b, '\n'))
+	blob, err := r.WriteBlob(append(b, '\n'))
 	if err != nil {
 		return err
 	}
-	tree, err := r.writeObject(&object.Tree{Entries: []object.TreeEntry{{Name: versionsLog, Mode: 0o100644, Hash: blob}}})
+	tree, err := r.WriteObject(&object.Tree{Entries: []object.TreeEntry{{Name: versionsLog, Mode: 0o100644, Hash: blob}}})
 	if err != nil {
 		return err
 	}
-	c, err := r.writeCommit(by, when, tree, tip, msg)
+	c, err := r.WriteCommit(by, when, tree, tip, msg)
 	if err != nil {
 		return err
 	}
@@ -171,7 +172,7 @@ func (r *repo) record(a *quire.Asset, v *vstate, log *versionLog, live plumbing.
 		Commit: v.commit.String(),
 		Live:   v.state == quire.StatePublished && v.commit == live,
 	}
-	c, err := r.commit(v.commit)
+	c, err := r.Commit(v.commit)
 	if err != nil {
 		return nil, err
 	}
@@ -256,7 +257,7 @@ func (s *Store) CreateVersion(ctx context.Context, by quire.Actor, a *quire.Asse
 	}
 	var tree plumbing.Hash
 	if !parent.IsZero() {
-		c, err := r.commit(parent)
+		c, err := r.Commit(parent)
 		if err != nil {
 			return nil, err
 		}
@@ -269,7 +270,7 @@ func (s *Store) CreateVersion(ctx context.Context, by quire.Actor, a *quire.Asse
 		if err := r.checkCollisions(tree, edits); err != nil {
 			return nil, err
 		}
-		if tree, err = r.editTree(tree, edits); err != nil {
+		if tree, err = r.EditTree(tree, edits); err != nil {
 			return nil, err
 		}
 		st, err := s.treeStats(r, tree)
@@ -280,7 +281,7 @@ func (s *Store) CreateVersion(ctx context.Context, by quire.Actor, a *quire.Asse
 			return nil, err
 		}
 	} else if tree.IsZero() {
-		if tree, err = r.writeObject(&object.Tree{}); err != nil {
+		if tree, err = r.WriteObject(&object.Tree{}); err != nil {
 			return nil, err
 		}
 	}
@@ -291,7 +292,7 @@ func (s *Store) CreateVersion(ctx context.Context, by quire.Actor, a *quire.Asse
 	if from > 0 {
 		msg += fmt.Sprintf(" from v%d", from)
 	}
-	c, err := r.writeCommit(by, now, tree, parent, msg+"\n")
+	c, err := r.WriteCommit(by, now, tree, parent, msg+"\n")
 	if err != nil {
 		return nil, err
 	}
@@ -480,7 +481,7 @@ func (s *Store) PublishVersion(ctx context.Context, by quire.Actor, a *quire.Ass
 		return nil, quire.Errorf(quire.ECONFLICT, "version %d is already %s", n, v.state)
 	}
 	if check != nil {
-		c, err := r.commit(v.commit)
+		c, err := r.Commit(v.commit)
 		if err != nil {
 			return nil, err
 		}
@@ -509,19 +510,19 @@ func (s *Store) PublishVersion(ctx context.Context, by quire.Actor, a *quire.Ass
 // reader returns a ReadFunc over the tree at root.
 func (r *repo) reader(root plumbing.Hash) quire.ReadFunc {
 	return func(path string) ([]byte, bool, error) {
-		e, ok, err := r.lookup(root, path)
+		e, ok, err := r.Lookup(root, path)
 		if err != nil || !ok {
 			return nil, false, err
 		}
-		b, err := r.readBlob(e.Hash)
+		b, err := r.ReadBlob(e.Hash)
 		return b, err == nil, err
 	}
 }
 
 // tag writes an annotated tag object and creates its ref, which must not exist.
 func (r *repo) tag(by quire.Actor, when time.Time, ref plumbing.ReferenceName, name string, target plumbing.Hash, msg string) error {
-	h, err := r.writeObject(&object.Tag{
-		Name: name, Tagger: signature(by, when), Message: objectMessage(msg),
+	h, err := r.WriteObject(&object.Tag{
+		Name: name, Tagger: odb.Signature(by, when), Message: odb.ObjectMessage(msg),
 		TargetType: plumbing.CommitObject, Target: target,
 	})
 	if err != nil {
@@ -608,10 +609,10 @@ func (s *Store) ArchiveVersion(ctx context.Context, by quire.Actor, a *quire.Ass
 
 // prepareFiles validates files and turns them into edits once blobs are
 // written. It returns the edits (blobs still zero) and the total bytes.
-func (s *Store) prepareFiles(files []quire.FileContent) ([]treeEdit, int64, error) {
+func (s *Store) prepareFiles(files []quire.FileContent) ([]odb.TreeEdit, int64, error) {
 	seen, folded := map[string]bool{}, valid.NewPathSet(len(files))
 	var total int64
-	edits := make([]treeEdit, 0, len(files))
+	edits := make([]odb.TreeEdit, 0, len(files))
 	for _, f := range files {
 		if err := valid.FilePath(f.Path); err != nil {
 			return nil, 0, err
@@ -630,7 +631,7 @@ func (s *Store) prepareFiles(files []quire.FileContent) ([]treeEdit, int64, erro
 			return nil, 0, err
 		}
 		total += int64(len(f.Content))
-		edits = append(edits, treeEdit{Path: f.Path})
+		edits = append(edits, odb.TreeEdit{Path: f.Path})
 	}
 	if len(files) > s.opts.Limits.MaxVersionFiles {
 		return nil, 0, quire.Errorf(quire.ETOOLARGE, "a version may hold at most %d files", s.opts.Limits.MaxVersionFiles)
@@ -639,9 +640,9 @@ func (s *Store) prepareFiles(files []quire.FileContent) ([]treeEdit, int64, erro
 }
 
 // writeBlobs stores the content of files into the edits prepared for them.
-func (r *repo) writeBlobs(edits []treeEdit, files []quire.FileContent) error {
+func (r *repo) writeBlobs(edits []odb.TreeEdit, files []quire.FileContent) error {
 	for i, f := range files {
-		h, err := r.writeBlob(f.Content)
+		h, err := r.WriteBlob(f.Content)
 		if err != nil {
 			return err
 		}
@@ -697,20 +698,20 @@ func (s *Store) DeleteFile(ctx context.Context, by quire.Actor, a *quire.Asset, 
 	if ifMatch != "" && ifMatch != v.commit.String() {
 		return nil, quire.Errorf(quire.EPRECONDITION, "version %d is at %s, not %s", n, v.commit, ifMatch)
 	}
-	return s.commitEdits(r, by, a, v, []treeEdit{{Path: path}}, "Delete "+path)
+	return s.commitEdits(r, by, a, v, []odb.TreeEdit{{Path: path}}, "Delete "+path)
 }
 
 // commitEdits applies edits to draft v and commits them. The caller holds
 // the repository lock.
-func (s *Store) commitEdits(r *repo, by quire.Actor, a *quire.Asset, v *vstate, edits []treeEdit, message string) (*quire.Version, error) {
-	parent, err := r.commit(v.commit)
+func (s *Store) commitEdits(r *repo, by quire.Actor, a *quire.Asset, v *vstate, edits []odb.TreeEdit, message string) (*quire.Version, error) {
+	parent, err := r.Commit(v.commit)
 	if err != nil {
 		return nil, err
 	}
 	if err := r.checkCollisions(parent.TreeHash, edits); err != nil {
 		return nil, err
 	}
-	tree, err := r.editTree(parent.TreeHash, edits)
+	tree, err := r.EditTree(parent.TreeHash, edits)
 	if err != nil {
 		return nil, err
 	}
@@ -721,7 +722,7 @@ func (s *Store) commitEdits(r *repo, by quire.Actor, a *quire.Asset, v *vstate, 
 		if message == "" {
 			message = editMessage(r, parent.TreeHash, edits)
 		}
-		c, err := r.writeCommit(by, s.opts.Now(), tree, v.commit, strings.TrimRight(message, "\n")+"\n")
+		c, err := r.WriteCommit(by, s.opts.Now(), tree, v.commit, strings.TrimRight(message, "\n")+"\n")
 		if err != nil {
 			return nil, err
 		}
@@ -742,18 +743,18 @@ func (s *Store) commitEdits(r *repo, by quire.Actor, a *quire.Asset, v *vstate, 
 
 // checkEditedStats derives the new tree's totals from the old tree's and
 // the edits, so a limit check does not walk a large tree on every write.
-func (s *Store) checkEditedStats(r *repo, oldTree, newTree plumbing.Hash, edits []treeEdit) error {
+func (s *Store) checkEditedStats(r *repo, oldTree, newTree plumbing.Hash, edits []odb.TreeEdit) error {
 	st, err := s.treeStats(r, oldTree)
 	if err != nil {
 		return err
 	}
 	for _, e := range edits {
-		old, ok, err := r.lookup(oldTree, e.Path)
+		old, ok, err := r.Lookup(oldTree, e.Path)
 		if err != nil {
 			return err
 		}
 		if ok {
-			size, err := r.size(old.Hash)
+			size, err := r.Size(old.Hash)
 			if err != nil {
 				return err
 			}
@@ -761,7 +762,7 @@ func (s *Store) checkEditedStats(r *repo, oldTree, newTree plumbing.Hash, edits 
 			st.bytes -= size
 		}
 		if !e.Blob.IsZero() {
-			size, err := r.size(e.Blob)
+			size, err := r.Size(e.Blob)
 			if err != nil {
 				return err
 			}
@@ -776,7 +777,7 @@ func (s *Store) checkEditedStats(r *repo, oldTree, newTree plumbing.Hash, edits 
 	return nil
 }
 
-func editMessage(r *repo, oldTree plumbing.Hash, edits []treeEdit) string {
+func editMessage(r *repo, oldTree plumbing.Hash, edits []odb.TreeEdit) string {
 	if len(edits) != 1 {
 		paths := make([]string, len(edits))
 		for i, e := range edits {
@@ -789,7 +790,7 @@ func editMessage(r *repo, oldTree plumbing.Hash, edits []treeEdit) string {
 	if e.Blob.IsZero() {
 		return "Delete " + e.Path
 	}
-	if _, ok, _ := r.lookup(oldTree, e.Path); ok {
+	if _, ok, _ := r.Lookup(oldTree, e.Path); ok {
 		return "Update " + e.Path
 	}
 	return "Add " + e.Path
