@@ -605,7 +605,7 @@ func (e *packFsckError) Error() string {
 }
 
 // fsck checks every commit, tree and tag of the pack, reachable or not, as
-// git receive-pack does with receive.fsckObjects (fsck.go), and reports the
+// git receive-pack does with receive.fsckObjects (odb/fsck.go), and reports the
 // first one git fsck --strict would refuse. Blobs are not read: their
 // rules are the path and content checks of pushChecker.
 func (q *quarantine) fsck(ctx context.Context) (*packFsckError, error) {
