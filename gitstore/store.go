@@ -1,7 +1,9 @@
 // Package gitstore keeps quire's data in bare git repositories with go-git:
 // one repository per skill or prompt, and a system repository for users,
-// API keys, projects and asset metadata. It is the only package that
-// imports go-git.
+// API keys, projects and asset metadata. It is the version engine (refs,
+// versions, files, prompts, payloads, metadata) on top of the object
+// database in gitstore/odb; with it, it is the only code that imports
+// go-git. It must not import app, httpapi, cache, gin or go-redis.
 package gitstore
 
 import (
