@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/quire/quire"
+	"github.com/quire/quire/gitstore/odb"
 )
 
 // uploadRequest is one stateless upload-pack request (gitprotocol-pack.txt,
@@ -33,17 +34,6 @@ type uploadRequest struct {
 
 // infiniteDepth is what git sends for --unshallow.
 const infiniteDepth = 0x7fffffff
-
-func parseHash(s string) (plumbing.Hash, bool) {
-	if len(s) != 40 {
-		return plumbing.ZeroHash, false
-	}
-	var h plumbing.Hash
-	if _, err := hex.Decode(h[:], []byte(s)); err != nil {
-		return plumbing.ZeroHash, false
-	}
-	return h, true
-}
 
 // setFilter records a filter spec, or a refusal git prints.
 func (req *uploadRequest) setFilter(spec string) {
@@ -79,7 +69,7 @@ func parseUploadRequest(body io.Reader) (*uploadRequest, error) {
 		switch verb {
 		case "want":
 			hexID, caps, _ := strings.Cut(arg, " ")
-			h, ok := parseHash(hexID)
+			h, ok := odb.ParseHash(hexID)
 			if !ok {
 				return nil, bad("expected an object id, got %q", line)
 			}
@@ -90,7 +80,7 @@ func parseUploadRequest(body io.Reader) (*uploadRequest, error) {
 			}
 			req.wants = append(req.wants, h)
 		case "shallow":
-			h, ok := parseHash(arg)
+			h, ok := odb.ParseHash(arg)
 			if !ok {
 				return nil, bad("expected an object id, got %q", line)
 			}
@@ -135,7 +125,7 @@ func parseUploadRequest(body io.Reader) (*uploadRequest, error) {
 		if verb != "have" {
 			return nil, bad("expected have or done, got %q", line)
 		}
-		h, ok := parseHash(arg)
+		h, ok := odb.ParseHash(arg)
 		if !ok {
 			return nil, bad("expected an object id, got %q", line)
 		}

@@ -83,7 +83,7 @@ func (m *metaActivity) update(s *Store) error {
 			break
 		}
 		news = append(news, h)
-		c, err := r.commit(h)
+		c, err := r.Commit(h)
 		if err != nil {
 			return err
 		}
@@ -106,22 +106,22 @@ func (m *metaActivity) update(s *Store) error {
 
 // index adds one system commit to the projects it touches.
 func (m *metaActivity) index(r *repo, h plumbing.Hash) error {
-	c, err := r.commit(h)
+	c, err := r.Commit(h)
 	if err != nil {
 		return err
 	}
 	m.depth++
 	var from *object.Tree = &object.Tree{}
 	if len(c.ParentHashes) > 0 {
-		pc, err := r.commit(c.ParentHashes[0])
+		pc, err := r.Commit(c.ParentHashes[0])
 		if err != nil {
 			return err
 		}
-		if from, err = r.tree(pc.TreeHash); err != nil {
+		if from, err = r.Tree(pc.TreeHash); err != nil {
 			return err
 		}
 	}
-	to, err := r.tree(c.TreeHash)
+	to, err := r.Tree(c.TreeHash)
 	if err != nil {
 		return err
 	}
@@ -147,7 +147,7 @@ func (m *metaActivity) index(r *repo, h plumbing.Hash) error {
 		case "skills", "prompts":
 			pid := m.owner[id]
 			if pid == "" {
-				b, err := r.readBlob(blob)
+				b, err := r.ReadBlob(blob)
 				if err != nil {
 					return err
 				}

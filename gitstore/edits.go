@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/quire/quire"
+	"github.com/quire/quire/gitstore/odb"
 	"github.com/quire/quire/valid"
 )
 
@@ -17,11 +18,11 @@ import (
 
 // prepareFiles checks files as one write into a version (valid.Tree)
 // and turns them into edits, their blobs still to be written.
-func (s *Store) prepareFiles(files []quire.FileContent) ([]treeEdit, error) {
+func (s *Store) prepareFiles(files []quire.FileContent) ([]odb.TreeEdit, error) {
 	if err := valid.Tree(valid.Files(files), s.opts.Limits); err != nil {
 		return nil, err
 	}
-	edits := make([]treeEdit, len(files))
+	edits := make([]odb.TreeEdit, len(files))
 	for i, f := range files {
 		edits[i].Path = f.Path
 	}
@@ -29,9 +30,9 @@ func (s *Store) prepareFiles(files []quire.FileContent) ([]treeEdit, error) {
 }
 
 // writeBlobs stores the content of files into the edits prepared for them.
-func (r *repo) writeBlobs(edits []treeEdit, files []quire.FileContent) error {
+func (r *repo) writeBlobs(edits []odb.TreeEdit, files []quire.FileContent) error {
 	for i, f := range files {
-		h, err := r.writeBlob(f.Content)
+		h, err := r.WriteBlob(f.Content)
 		if err != nil {
 			return err
 		}
@@ -73,19 +74,19 @@ func (s *Store) DeleteFile(ctx context.Context, by quire.Actor, a *quire.Asset, 
 		return nil, err
 	}
 	defer w.done()
-	return s.commitEdits(&w, by, v, []treeEdit{{Path: path}}, "Delete "+path)
+	return s.commitEdits(&w, by, v, []odb.TreeEdit{{Path: path}}, "Delete "+path)
 }
 
 // commitEdits applies edits to draft v and commits them (editRef); edits
 // that change nothing make no commit.
-func (s *Store) commitEdits(w *write, by quire.Actor, v *vstate, edits []treeEdit, message string) (*quire.Version, error) {
+func (s *Store) commitEdits(w *write, by quire.Actor, v *vstate, edits []odb.TreeEdit, message string) (*quire.Version, error) {
 	r := w.r
 	conflict := func() error { return quire.Errorf(quire.ECONFLICT, "draft %d changed concurrently; retry", v.n) }
 	c, err := w.editRef(by, DraftRef(v.n), v.commit, conflict, func(old plumbing.Hash) (plumbing.Hash, string, error) {
 		if err := r.checkCollisions(old, edits); err != nil {
 			return plumbing.ZeroHash, "", err
 		}
-		tree, err := r.editTree(old, edits)
+		tree, err := r.EditTree(old, edits)
 		if err != nil || tree == old {
 			return plumbing.ZeroHash, "", err
 		}
@@ -110,18 +111,18 @@ func (s *Store) commitEdits(w *write, by quire.Actor, v *vstate, edits []treeEdi
 
 // checkEditedStats derives the new tree's totals from the old tree's and
 // the edits, so a limit check does not walk a large tree on every write.
-func (s *Store) checkEditedStats(r *repo, oldTree, newTree plumbing.Hash, edits []treeEdit) error {
+func (s *Store) checkEditedStats(r *repo, oldTree, newTree plumbing.Hash, edits []odb.TreeEdit) error {
 	st, err := s.treeStats(r, oldTree)
 	if err != nil {
 		return err
 	}
 	for _, e := range edits {
-		old, ok, err := r.lookup(oldTree, e.Path)
+		old, ok, err := r.Lookup(oldTree, e.Path)
 		if err != nil {
 			return err
 		}
 		if ok {
-			size, err := r.size(old.Hash)
+			size, err := r.Size(old.Hash)
 			if err != nil {
 				return err
 			}
@@ -129,7 +130,7 @@ func (s *Store) checkEditedStats(r *repo, oldTree, newTree plumbing.Hash, edits 
 			st.bytes -= size
 		}
 		if !e.Blob.IsZero() {
-			size, err := r.size(e.Blob)
+			size, err := r.Size(e.Blob)
 			if err != nil {
 				return err
 			}
@@ -144,7 +145,7 @@ func (s *Store) checkEditedStats(r *repo, oldTree, newTree plumbing.Hash, edits 
 	return nil
 }
 
-func editMessage(r *repo, oldTree plumbing.Hash, edits []treeEdit) string {
+func editMessage(r *repo, oldTree plumbing.Hash, edits []odb.TreeEdit) string {
 	if len(edits) != 1 {
 		paths := make([]string, len(edits))
 		for i, e := range edits {
@@ -157,7 +158,7 @@ func editMessage(r *repo, oldTree plumbing.Hash, edits []treeEdit) string {
 	if e.Blob.IsZero() {
 		return "Delete " + e.Path
 	}
-	if _, ok, _ := r.lookup(oldTree, e.Path); ok {
+	if _, ok, _ := r.Lookup(oldTree, e.Path); ok {
 		return "Update " + e.Path
 	}
 	return "Add " + e.Path

@@ -22,7 +22,7 @@ func (s *Store) versionTree(a *quire.Asset, n int) (*repo, *vstate, plumbing.Has
 	if err != nil {
 		return nil, nil, plumbing.ZeroHash, err
 	}
-	c, err := r.commit(v.commit)
+	c, err := r.Commit(v.commit)
 	if err != nil {
 		return nil, nil, plumbing.ZeroHash, err
 	}
@@ -37,8 +37,8 @@ func (s *Store) Files(ctx context.Context, a *quire.Asset, n int) (_ []quire.Fil
 		return nil, err
 	}
 	out := []quire.File{}
-	err = r.walkFiles(root, "", func(p string, e object.TreeEntry) error {
-		size, err := r.size(e.Hash)
+	err = r.WalkFiles(root, "", func(p string, e object.TreeEntry) error {
+		size, err := r.Size(e.Hash)
 		if err != nil {
 			return err
 		}
@@ -59,14 +59,14 @@ func (s *Store) ReadFile(ctx context.Context, a *quire.Asset, n int, path string
 	if err != nil {
 		return nil, quire.File{}, err
 	}
-	e, ok, err := r.lookup(root, path)
+	e, ok, err := r.Lookup(root, path)
 	if err != nil {
 		return nil, quire.File{}, err
 	}
 	if !ok {
 		return nil, quire.File{}, quire.Errorf(quire.ENOTFOUND, "file %s not found in version %d", path, n)
 	}
-	b, err := r.readBlob(e.Hash)
+	b, err := r.ReadBlob(e.Hash)
 	if err != nil {
 		return nil, quire.File{}, err
 	}
@@ -81,8 +81,8 @@ func (s *Store) ReadFiles(ctx context.Context, a *quire.Asset, n int) (_ map[str
 		return nil, err
 	}
 	out := map[string][]byte{}
-	err = r.walkFiles(root, "", func(p string, e object.TreeEntry) error {
-		b, err := r.readBlob(e.Hash)
+	err = r.WalkFiles(root, "", func(p string, e object.TreeEntry) error {
+		b, err := r.ReadBlob(e.Hash)
 		out[p] = b
 		return err
 	})
@@ -100,11 +100,11 @@ func (s *Store) Diff(ctx context.Context, a *quire.Asset, from, to int) (_ []qui
 	if err != nil {
 		return nil, err
 	}
-	ft, err := r.tree(fromRoot)
+	ft, err := r.Tree(fromRoot)
 	if err != nil {
 		return nil, err
 	}
-	tt, err := r.tree(toRoot)
+	tt, err := r.Tree(toRoot)
 	if err != nil {
 		return nil, err
 	}

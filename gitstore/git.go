@@ -5,6 +5,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/quire/quire/gitstore/odb"
+
 	"github.com/quire/quire"
 )
 
@@ -87,8 +89,8 @@ func (o *GitOptions) Validate(l quire.Limits) error {
 type Git struct {
 	s      *Store
 	opts   GitOptions
-	packs  *packCache
-	idx    *idxCache
+	packs  *odb.PackCache
+	idx    *odb.IdxCache
 	repack *repacker
 	zlib   *sync.Pool
 }
@@ -100,14 +102,14 @@ func NewGit(s *Store, opts GitOptions) *Git {
 	g := &Git{
 		s:     s,
 		opts:  opts,
-		packs: newPackCache(opts.PackCacheBytes, opts.PackCacheEntry),
-		idx:   newIdxCache(256),
-		zlib:  newZlibPool(),
+		packs: odb.NewPackCache(opts.PackCacheBytes, opts.PackCacheEntry),
+		idx:   odb.NewIdxCache(256),
+		zlib:  odb.NewZlibPool(),
 	}
 	g.repack = newRepacker(g)
 	s.OnChange(func(kind quire.Kind, assetID string) {
 		a := &quire.Asset{Kind: kind, ID: assetID}
-		g.packs.dropAsset(assetID)
+		g.packs.DropAsset(assetID)
 		// The project id is not known here; the repacker finds the path.
 		g.repack.touchAsset(a)
 	})
@@ -135,6 +137,6 @@ func (g *Git) Observe(ctx context.Context, op, name string) func(*error) {
 // DropCaches forgets cached packs and pack indexes, so the next clone is
 // built from disk (benchmarks measure cold clones with it).
 func (g *Git) DropCaches() {
-	g.packs.drop()
-	g.idx.drop()
+	g.packs.Drop()
+	g.idx.Drop()
 }

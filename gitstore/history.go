@@ -78,7 +78,7 @@ func (s *Store) history(a *quire.Asset) ([]entry, error) {
 	var logEntries []entry
 	var pushes []*pushRecord
 	for h := logTip; !h.IsZero(); {
-		c, err := r.commit(h)
+		c, err := r.Commit(h)
 		if err != nil {
 			return nil, err
 		}
@@ -136,7 +136,7 @@ func (s *Store) history(a *quire.Asset) ([]entry, error) {
 				base = d
 				break
 			}
-			c, err := r.commit(h)
+			c, err := r.Commit(h)
 			if err != nil {
 				return nil, err
 			}

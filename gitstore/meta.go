@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/quire/quire/gitstore/odb"
+
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage"
@@ -189,7 +191,7 @@ func (m *metaIndex) advance(tip plumbing.Hash) error {
 	}
 	var newTree plumbing.Hash
 	if !tip.IsZero() {
-		c, err := m.r.commit(tip)
+		c, err := m.r.Commit(tip)
 		if err != nil {
 			return err
 		}
@@ -200,9 +202,9 @@ func (m *metaIndex) advance(tip plumbing.Hash) error {
 	}
 	changed := 0
 	if m.tree.IsZero() {
-		err := m.r.walkFiles(newTree, "", func(p string, e object.TreeEntry) error {
+		err := m.r.WalkFiles(newTree, "", func(p string, e object.TreeEntry) error {
 			changed++
-			b, err := m.r.readBlob(e.Hash)
+			b, err := m.r.ReadBlob(e.Hash)
 			if err != nil {
 				return err
 			}
@@ -213,11 +215,11 @@ func (m *metaIndex) advance(tip plumbing.Hash) error {
 			return err
 		}
 	} else {
-		from, err := m.r.tree(m.tree)
+		from, err := m.r.Tree(m.tree)
 		if err != nil {
 			return err
 		}
-		to, err := m.r.tree(newTree)
+		to, err := m.r.Tree(newTree)
 		if err != nil {
 			return err
 		}
@@ -231,7 +233,7 @@ func (m *metaIndex) advance(tip plumbing.Hash) error {
 				m.remove(ch.From.Name)
 				continue
 			}
-			b, err := m.r.readBlob(ch.To.TreeEntry.Hash)
+			b, err := m.r.ReadBlob(ch.To.TreeEntry.Hash)
 			if err != nil {
 				return err
 			}
@@ -336,31 +338,31 @@ func (m *metaIndex) write(by quire.Actor, msg string, puts map[string]any, dels 
 		}
 	}
 	blobs := map[string][]byte{}
-	edits := make([]treeEdit, 0, len(puts)+len(dels))
+	edits := make([]odb.TreeEdit, 0, len(puts)+len(dels))
 	for p, v := range puts {
 		b, err := json.MarshalIndent(v, "", "  ")
 		if err != nil {
 			return err
 		}
 		b = append(b, '\n')
-		h, err := m.r.writeBlob(b)
+		h, err := m.r.WriteBlob(b)
 		if err != nil {
 			return err
 		}
 		blobs[p] = b
-		edits = append(edits, treeEdit{Path: p, Blob: h})
+		edits = append(edits, odb.TreeEdit{Path: p, Blob: h})
 	}
 	for _, p := range dels {
-		edits = append(edits, treeEdit{Path: p})
+		edits = append(edits, odb.TreeEdit{Path: p})
 	}
 	m.mu.RLock()
 	tip, tree := m.tip, m.tree
 	m.mu.RUnlock()
-	newTree, err := m.r.editTree(tree, edits)
+	newTree, err := m.r.EditTree(tree, edits)
 	if err != nil {
 		return err
 	}
-	c, err := m.r.writeCommit(by, m.s.opts.Now(), newTree, tip, msg+"\n")
+	c, err := m.r.WriteCommit(by, m.s.opts.Now(), newTree, tip, msg+"\n")
 	if err != nil {
 		return err
 	}
@@ -645,14 +647,11 @@ func (s *Store) DeleteProject(ctx context.Context, by quire.Actor, id string) er
 		return err
 	}
 	dir := filepath.Join(s.opts.Root, id)
-	s.mu.Lock()
-	for path, el := range s.open {
+	for _, path := range s.open.Keys() {
 		if strings.HasPrefix(path, dir+string(filepath.Separator)) {
-			s.lru.Remove(el)
-			delete(s.open, path)
+			s.open.Remove(path)
 		}
 	}
-	s.mu.Unlock()
 	trash := filepath.Join(s.opts.Root, ".trash-"+id)
 	if err := os.Rename(dir, trash); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err

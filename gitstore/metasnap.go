@@ -60,10 +60,10 @@ func (m *metaIndex) loadSnap() bool {
 	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&snap); err != nil || snap.Format != metaSnapFormat || snap.Tip.IsZero() {
 		return false
 	}
-	if c, err := m.r.commit(snap.Tip); err != nil || c.TreeHash != snap.Tree {
+	if c, err := m.r.Commit(snap.Tip); err != nil || c.TreeHash != snap.Tree {
 		return false
 	}
-	if _, err := m.r.tree(snap.Tree); err != nil {
+	if _, err := m.r.Tree(snap.Tree); err != nil {
 		return false
 	}
 	for _, u := range snap.Users {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/quire/quire/gitstore/odb"
+
 	"github.com/quire/quire"
 )
 
@@ -31,17 +33,17 @@ func TestObjectSize(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ps, err := newIdxCache(4).openPacks(dir)
+		ps, err := odb.NewIdxCache(4).OpenPacks(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer ps.close()
-		o := newObjectReader(r, ps)
+		defer ps.Close()
+		o := odb.NewObjectReader(r.DB, ps)
 		kinds := map[string]int{}
 		for _, line := range strings.Split(gitCLI(t, dir, "cat-file", "--batch-all-objects", "--batch-check=%(objectname) %(objectsize) %(deltabase)"), "\n") {
 			f := strings.Fields(line)
-			h, _ := parseHash(f[0])
-			got, err := o.size(h)
+			h, _ := odb.ParseHash(f[0])
+			got, err := o.Size(h)
 			if want, _ := strconv.ParseInt(f[1], 10, 64); err != nil || got != want {
 				t.Errorf("size(%s) = %d, %v; git says %d", f[0], got, err, want)
 			}

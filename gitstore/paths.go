@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/quire/quire/gitstore/odb"
+
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -18,7 +20,7 @@ import (
 // directory it goes in, which editTree reads anyway, so an upsert into a
 // large version does not walk the whole tree. Deletions are not checked,
 // nor collisions the tree already holds.
-func (r *repo) checkCollisions(root plumbing.Hash, edits []treeEdit) error {
+func (r *repo) checkCollisions(root plumbing.Hash, edits []odb.TreeEdit) error {
 	for _, e := range edits {
 		if e.Blob.IsZero() {
 			continue
@@ -26,7 +28,7 @@ func (r *repo) checkCollisions(root plumbing.Hash, edits []treeEdit) error {
 		h, dir := root, ""
 		for rest := e.Path; ; {
 			name, tail, nested := strings.Cut(rest, "/")
-			entries, err := r.entries(h)
+			entries, err := r.Entries(h)
 			if err != nil {
 				return err
 			}

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/quire/quire/gitstore/odb"
+
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/quire/quire"
@@ -29,7 +31,7 @@ func (r *repo) payloadsTree() (tip, tree plumbing.Hash, err error) {
 	if err != nil || tip.IsZero() {
 		return tip, plumbing.ZeroHash, err
 	}
-	c, err := r.commit(tip)
+	c, err := r.Commit(tip)
 	if err != nil {
 		return tip, plumbing.ZeroHash, err
 	}
@@ -37,14 +39,14 @@ func (r *repo) payloadsTree() (tip, tree plumbing.Hash, err error) {
 }
 
 func (r *repo) readPayload(tree plumbing.Hash, id string) (*quire.Payload, error) {
-	e, ok, err := r.lookup(tree, payloadPath(id))
+	e, ok, err := r.Lookup(tree, payloadPath(id))
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
 		return nil, quire.Errorf(quire.ENOTFOUND, "payload not found")
 	}
-	b, err := r.readBlob(e.Hash)
+	b, err := r.ReadBlob(e.Hash)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +64,7 @@ func (s *Store) CreatePayload(ctx context.Context, by quire.Actor, a *quire.Asse
 	}
 	now := s.opts.Now().UTC()
 	p.PromptID, p.CreatedAt, p.UpdatedAt = a.ID, now, now
-	return s.writePayloads(by, a, "Create payload "+payloadLabel(p), func(r *repo, tree plumbing.Hash) ([]treeEdit, error) {
+	return s.writePayloads(by, a, "Create payload "+payloadLabel(p), func(r *repo, tree plumbing.Hash) ([]odb.TreeEdit, error) {
 		if _, err := r.readPayload(tree, p.ID); err == nil {
 			return nil, quire.Errorf(quire.ECONFLICT, "payload %s exists", p.ID)
 		}
@@ -72,7 +74,7 @@ func (s *Store) CreatePayload(ctx context.Context, by quire.Actor, a *quire.Asse
 
 // UpdatePayload replaces the name and variables of an existing payload.
 func (s *Store) UpdatePayload(ctx context.Context, by quire.Actor, a *quire.Asset, p *quire.Payload) error {
-	return s.writePayloads(by, a, "Update payload "+payloadLabel(p), func(r *repo, tree plumbing.Hash) ([]treeEdit, error) {
+	return s.writePayloads(by, a, "Update payload "+payloadLabel(p), func(r *repo, tree plumbing.Hash) ([]odb.TreeEdit, error) {
 		old, err := r.readPayload(tree, p.ID)
 		if err != nil {
 			return nil, err
@@ -85,11 +87,11 @@ func (s *Store) UpdatePayload(ctx context.Context, by quire.Actor, a *quire.Asse
 
 // DeletePayload removes a payload.
 func (s *Store) DeletePayload(ctx context.Context, by quire.Actor, a *quire.Asset, id string) error {
-	return s.writePayloads(by, a, "Delete payload "+id, func(r *repo, tree plumbing.Hash) ([]treeEdit, error) {
+	return s.writePayloads(by, a, "Delete payload "+id, func(r *repo, tree plumbing.Hash) ([]odb.TreeEdit, error) {
 		if _, err := r.readPayload(tree, id); err != nil {
 			return nil, err
 		}
-		return []treeEdit{{Path: payloadPath(id)}}, nil
+		return []odb.TreeEdit{{Path: payloadPath(id)}}, nil
 	})
 }
 
@@ -100,21 +102,21 @@ func payloadLabel(p *quire.Payload) string {
 	return p.ID
 }
 
-func (r *repo) payloadEdit(p *quire.Payload) ([]treeEdit, error) {
+func (r *repo) payloadEdit(p *quire.Payload) ([]odb.TreeEdit, error) {
 	b, err := json.MarshalIndent(p, "", "  ")
 	if err != nil {
 		return nil, err
 	}
-	h, err := r.writeBlob(append(b, '\n'))
+	h, err := r.WriteBlob(append(b, '\n'))
 	if err != nil {
 		return nil, err
 	}
-	return []treeEdit{{Path: payloadPath(p.ID), Blob: h}}, nil
+	return []odb.TreeEdit{{Path: payloadPath(p.ID), Blob: h}}, nil
 }
 
 // writePayloads commits the edits change returns to the payloads ref
 // (editRef). Payloads are not version content: no change hook runs.
-func (s *Store) writePayloads(by quire.Actor, a *quire.Asset, msg string, change func(r *repo, tree plumbing.Hash) ([]treeEdit, error)) error {
+func (s *Store) writePayloads(by quire.Actor, a *quire.Asset, msg string, change func(r *repo, tree plumbing.Hash) ([]odb.TreeEdit, error)) error {
 	w, err := s.begin(a)
 	if err != nil {
 		return err
@@ -130,7 +132,7 @@ func (s *Store) writePayloads(by quire.Actor, a *quire.Asset, msg string, change
 		if err != nil {
 			return plumbing.ZeroHash, "", err
 		}
-		newTree, err := w.r.editTree(tree, edits)
+		newTree, err := w.r.EditTree(tree, edits)
 		return newTree, msg, err
 	})
 	return err
@@ -174,8 +176,8 @@ func (s *Store) Payloads(ctx context.Context, a *quire.Asset) ([]*quire.Payload,
 	if err != nil || !ok {
 		return out, err
 	}
-	err = r.walkFiles(dir, "", func(name string, e object.TreeEntry) error {
-		b, err := r.readBlob(e.Hash)
+	err = r.WalkFiles(dir, "", func(name string, e object.TreeEntry) error {
+		b, err := r.ReadBlob(e.Hash)
 		if err != nil {
 			return err
 		}
@@ -192,11 +194,11 @@ func (s *Store) Payloads(ctx context.Context, a *quire.Asset) ([]*quire.Payload,
 
 // lookupDir finds the subtree named name at the top of the tree at root.
 func (r *repo) lookupDir(root plumbing.Hash, name string) (plumbing.Hash, bool, error) {
-	t, err := r.tree(root)
+	t, err := r.Tree(root)
 	if err != nil {
 		return plumbing.ZeroHash, false, err
 	}
-	i := findEntry(t.Entries, name)
+	i := odb.FindEntry(t.Entries, name)
 	if i < 0 || t.Entries[i].Mode.IsFile() {
 		return plumbing.ZeroHash, false, nil
 	}

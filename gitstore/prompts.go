@@ -3,6 +3,8 @@ package gitstore
 import (
 	"context"
 
+	"github.com/quire/quire/gitstore/odb"
+
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -44,7 +46,7 @@ func (s *Store) PromptContent(ctx context.Context, a *quire.Asset, commit string
 	if err != nil {
 		return nil, err
 	}
-	c, err := r.commit(plumbing.NewHash(commit))
+	c, err := r.Commit(plumbing.NewHash(commit))
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +59,7 @@ func (s *Store) PromptContent(ctx context.Context, a *quire.Asset, commit string
 
 // promptFiles reads the files of the prompt layout under the tree at root.
 func (r *repo) promptFiles(root plumbing.Hash) (map[string][]byte, error) {
-	t, err := r.tree(root)
+	t, err := r.Tree(root)
 	if err != nil {
 		return nil, err
 	}
@@ -65,13 +67,13 @@ func (r *repo) promptFiles(root plumbing.Hash) (map[string][]byte, error) {
 	for _, e := range t.Entries {
 		switch {
 		case e.Mode == filemode.Dir && e.Name == quire.PromptMessagesDir:
-			err = r.walkFiles(e.Hash, e.Name+"/", func(p string, e object.TreeEntry) error {
-				b, err := r.readBlob(e.Hash)
+			err = r.WalkFiles(e.Hash, e.Name+"/", func(p string, e object.TreeEntry) error {
+				b, err := r.ReadBlob(e.Hash)
 				out[p] = b
 				return err
 			})
 		case e.Mode != filemode.Dir && quire.IsPromptFile(e.Name):
-			out[e.Name], err = r.readBlob(e.Hash)
+			out[e.Name], err = r.ReadBlob(e.Hash)
 		}
 		if err != nil {
 			return nil, err
@@ -97,7 +99,7 @@ func (s *Store) EditPrompt(ctx context.Context, by quire.Actor, a *quire.Asset, 
 	}
 	defer w.done()
 	r := w.r
-	parent, err := r.commit(v.commit)
+	parent, err := r.Commit(v.commit)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +131,7 @@ func (s *Store) EditPrompt(ctx context.Context, by quire.Actor, a *quire.Asset, 
 	}
 	for p := range old {
 		if !keep[p] {
-			edits = append(edits, treeEdit{Path: p})
+			edits = append(edits, odb.TreeEdit{Path: p})
 		}
 	}
 	return s.commitEdits(&w, by, v, edits, "")

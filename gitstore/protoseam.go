@@ -8,6 +8,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/storage"
 	"github.com/quire/quire"
+	"github.com/quire/quire/gitstore/odb"
 )
 
 // The seam between the git wire protocol (package gitproto) and the
@@ -20,8 +21,8 @@ type GitRepo struct {
 	g   *Git
 	a   *quire.Asset
 	r   *repo
-	ps  *packSet
-	obj *objectReader
+	ps  *odb.PackSet
+	obj *odb.ObjectReader
 }
 
 // Open opens the repository of asset a for one request. With objects, its
@@ -34,10 +35,10 @@ func (g *Git) Open(a *quire.Asset, objects bool) (*GitRepo, error) {
 	}
 	gr := &GitRepo{g: g, a: a, r: r}
 	if objects {
-		if gr.ps, err = g.idx.openPacks(r.path); err != nil {
+		if gr.ps, err = g.idx.OpenPacks(r.path); err != nil {
 			return nil, err
 		}
-		gr.obj = newObjectReader(r, gr.ps)
+		gr.obj = odb.NewObjectReader(r.DB, gr.ps)
 	}
 	return gr, nil
 }
@@ -45,7 +46,7 @@ func (g *Git) Open(a *quire.Asset, objects bool) (*GitRepo, error) {
 // Close releases the packs Open opened.
 func (gr *GitRepo) Close() {
 	if gr.ps != nil {
-		gr.ps.close()
+		gr.ps.Close()
 		gr.ps = nil
 	}
 }
@@ -58,17 +59,17 @@ func (gr *GitRepo) Refs(prefixes []string) ([]Ref, plumbing.Hash, error) {
 }
 
 // Has reports whether the repository holds object h.
-func (gr *GitRepo) Has(h plumbing.Hash) bool { return gr.obj.has(h) }
+func (gr *GitRepo) Has(h plumbing.Hash) bool { return gr.obj.Has(h) }
 
 // Read returns the type and content of object h. The content is valid
 // until a later Read may evict it from the reader's cache; it is never
 // changed.
 func (gr *GitRepo) Read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
-	return gr.obj.read(h)
+	return gr.obj.Read(h)
 }
 
 // Size returns the size of object h, reading no more of it than needed.
-func (gr *GitRepo) Size(h plumbing.Hash) (int64, error) { return gr.obj.size(h) }
+func (gr *GitRepo) Size(h plumbing.Hash) (int64, error) { return gr.obj.Size(h) }
 
 // PackStats says how a pack was written.
 type PackStats struct {
@@ -81,26 +82,26 @@ type PackStats struct {
 // WritePack writes the pack of objs to w, copying stored objects and
 // deltas as they are; ofsDelta says whether the client reads OFS_DELTA.
 func (gr *GitRepo) WritePack(objs []plumbing.Hash, ofsDelta bool, w io.Writer) (PackStats, error) {
-	pw, err := writePack(gr.g.zlib, gr.obj, objs, ofsDelta, w)
+	pw, err := odb.WritePack(gr.g.zlib, gr.obj, objs, ofsDelta, w)
 	if err != nil {
 		return PackStats{}, err
 	}
-	return PackStats{Objects: len(pw.written), Reused: pw.reused, Deltas: pw.deltas, Whole: pw.whole}, nil
+	return PackStats{Objects: pw.Objects(), Reused: pw.Reused, Deltas: pw.Deltas, Whole: pw.Whole}, nil
 }
 
 // CachedPack returns the pack cached under key and its object count.
 func (gr *GitRepo) CachedPack(key string) ([]byte, int, bool) {
-	e, ok := gr.g.packs.get(key)
+	e, ok := gr.g.packs.Get(key)
 	if !ok {
 		return nil, 0, false
 	}
-	return e.pack, e.objects, true
+	return e.Pack, e.Objects, true
 }
 
 // CachePack keeps pack under key until the asset changes (or the cache
 // needs the room); packs over GitOptions.PackCacheEntry are not kept.
 func (gr *GitRepo) CachePack(key string, pack []byte, objects int) {
-	gr.g.packs.put(&packEntry{key: key, assetID: gr.a.ID, pack: pack, objects: objects})
+	gr.g.packs.Put(&odb.PackEntry{Key: key, AssetID: gr.a.ID, Pack: pack, Objects: objects})
 }
 
 // GitPush is one push into an asset's repository: its pack in quarantine

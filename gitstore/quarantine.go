@@ -15,6 +15,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	gogitstorer "github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/quire/quire"
+	"github.com/quire/quire/gitstore/odb"
 )
 
 // The objects of a push: its pack, kept in quarantine until a ref update
@@ -266,7 +267,7 @@ func (q *quarantine) install(dir string, fsync bool) error {
 		return err
 	}
 	if fsync {
-		if err := syncPath(filepath.Join(q.dir, "tmp.pack")); err != nil {
+		if err := odb.SyncPath(filepath.Join(q.dir, "tmp.pack")); err != nil {
 			return err
 		}
 	}
@@ -278,7 +279,7 @@ func (q *quarantine) install(dir string, fsync bool) error {
 		return err
 	}
 	if fsync {
-		return syncPath(dst + ".pack")
+		return odb.SyncPath(dst + ".pack")
 	}
 	return nil
 }
@@ -287,7 +288,7 @@ func (q *quarantine) install(dir string, fsync bool) error {
 type packFsckError struct {
 	typ  plumbing.ObjectType
 	hash plumbing.Hash
-	err  *fsckError
+	err  *odb.FsckError
 }
 
 func (e *packFsckError) Error() string {
@@ -302,7 +303,7 @@ func (q *quarantine) fsck(ctx context.Context) (*packFsckError, error) {
 	if q.pack == nil {
 		return nil, nil
 	}
-	opts := fsckOptions{noGitmodules: true}
+	opts := odb.FsckOptions{NoGitmodules: true}
 	for _, t := range []plumbing.ObjectType{plumbing.CommitObject, plumbing.TreeObject, plumbing.TagObject} {
 		it, err := q.pack.GetByType(t)
 		if err != nil {
@@ -317,7 +318,7 @@ func (q *quarantine) fsck(ctx context.Context) (*packFsckError, error) {
 }
 
 // fsckEach checks the objects of type t that it yields.
-func fsckEach(ctx context.Context, it gogitstorer.EncodedObjectIter, t plumbing.ObjectType, opts fsckOptions) (*packFsckError, error) {
+func fsckEach(ctx context.Context, it gogitstorer.EncodedObjectIter, t plumbing.ObjectType, opts odb.FsckOptions) (*packFsckError, error) {
 	defer it.Close()
 	for {
 		if err := ctx.Err(); err != nil {
@@ -339,7 +340,7 @@ func fsckEach(ctx context.Context, it gogitstorer.EncodedObjectIter, t plumbing.
 		if err != nil {
 			return nil, err
 		}
-		if e := fsckObject(t, b, opts); e != nil {
+		if e := odb.FsckObject(t, b, opts); e != nil {
 			return &packFsckError{typ: t, hash: obj.Hash(), err: e}, nil
 		}
 	}

@@ -227,9 +227,7 @@ func TestBoundedOpenRepositories(t *testing.T) {
 			if err != nil || string(b) != a.Slug {
 				t.Fatalf("read %s: %q %v", a.Slug, b, err)
 			}
-			s.mu.Lock()
-			n := s.lru.Len()
-			s.mu.Unlock()
+			n := s.open.Len()
 			if n > 2 {
 				t.Fatalf("%d repositories open, limit 2", n)
 			}

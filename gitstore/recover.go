@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/quire/quire/gitstore/odb"
+
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
@@ -57,7 +59,7 @@ func (r *repo) sweep() {
 	}
 	// Object temporaries: quire's, and go-git's (a push may write one).
 	// Only old ones, as object writes need not hold the lock.
-	for _, pattern := range []string{objTempPrefix + "*", "objects/pack/tmp_obj_*"} {
+	for _, pattern := range []string{odb.ObjTempPrefix + "*", "objects/pack/tmp_obj_*"} {
 		tmps, _ := filepath.Glob(filepath.Join(r.path, pattern))
 		for _, p := range tmps {
 			if info, err := os.Stat(p); err == nil && time.Since(info.ModTime()) > leftoverAge {

@@ -10,6 +10,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/quire/quire/gitstore/odb"
+
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
@@ -105,7 +107,7 @@ func createRefGen(path string) error {
 	}
 	tmp := f.Name()
 	defer os.Remove(tmp)
-	if err := writeSyncClose(f, make([]byte, 8), false); err != nil {
+	if err := odb.WriteSyncClose(f, make([]byte, 8), false); err != nil {
 		return fmt.Errorf("create ref counter: %w", err)
 	}
 	if err := os.Link(tmp, path); err != nil && !os.IsExist(err) {

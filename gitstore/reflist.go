@@ -33,17 +33,6 @@ func visibleRef(name string) bool {
 	return strings.HasPrefix(name, "refs/heads/") || strings.HasPrefix(name, "refs/tags/")
 }
 
-func parseHash(s string) (plumbing.Hash, bool) {
-	if len(s) != 40 {
-		return plumbing.ZeroHash, false
-	}
-	var h plumbing.Hash
-	if _, err := hex.Decode(h[:], []byte(s)); err != nil {
-		return plumbing.ZeroHash, false
-	}
-	return h, true
-}
-
 // errRefFallback sends a listing to go-git.
 var errRefFallback = errors.New("ref listing needs go-git")
 

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quire/quire/gitstore/odb"
+
 	"github.com/quire/quire"
 )
 
@@ -30,7 +32,7 @@ func TestRepackThreshold(t *testing.T) {
 	gitCLI(t, dir, "gc", "-q")
 	counts := func() (packs, packed, loose int) {
 		t.Helper()
-		packs, packed, loose, err := objectCounts(dir)
+		packs, packed, loose, err := odb.ObjectCounts(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +102,7 @@ func TestStreamedRepack(t *testing.T) {
 	if err := g.Repack(dir); err != nil {
 		t.Fatal(err)
 	}
-	packs, _, loose, err := objectCounts(dir)
+	packs, _, loose, err := odb.ObjectCounts(dir)
 	if err != nil || packs != 1 || loose != 0 {
 		t.Fatalf("after the repack: %d packs, %d loose (%v)", packs, loose, err)
 	}

@@ -1,13 +1,14 @@
 // Package gitstore keeps quire's data in bare git repositories with go-git:
 // one repository per skill or prompt, and a system repository for users,
-// API keys, projects and asset metadata. Besides gitproto, which speaks
-// git's wire protocol over it, it is the only package that imports go-git.
-// It implements gitproto's seam (Git, GitRepo, GitPush in protoseam.go)
-// and must not import gitproto, httpapi, cache, gin or go-redis.
+// API keys, projects and asset metadata. It is the version engine (refs,
+// versions, files, prompts, payloads, metadata) on top of the object
+// database in gitstore/odb; besides gitproto, which speaks git's wire
+// protocol over it, they are the only code that imports go-git. It
+// implements gitproto's seam (Git, GitRepo, GitPush in protoseam.go) and
+// must not import gitproto, app, httpapi, cache, gin or go-redis.
 package gitstore
 
 import (
-	"container/list"
 	"errors"
 	"fmt"
 	"os"
@@ -15,11 +16,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/quire/quire/gitstore/odb"
+
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/storage/filesystem"
+	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/quire/quire"
 )
 
@@ -69,11 +71,10 @@ type Store struct {
 	locks *locker
 	gen   *refGen // nil when the data root's counter could not be mapped
 	stats *statsCache
-	trees *treeCache
+	trees *odb.TreeCache
 
 	mu    sync.Mutex
-	open  map[string]*list.Element // path -> element holding *repo
-	lru   *list.List
+	open  *lru.Cache[string, *repo] // by path, the least recently used out first
 	meta  *metaIndex
 	hooks []func(quire.Kind, string)
 	// systemHooks are told of every commit to the system repository.
@@ -109,10 +110,11 @@ func Open(opts Options) (*Store, error) {
 		cache: cache.NewObjectLRU(cache.FileSize(opts.CacheBytes)),
 		locks: newLocker(),
 		stats: newStatsCache(1 << 14),
-		trees: newTreeCache(1 << 18),
-		open:  map[string]*list.Element{},
-		lru:   list.New(),
+		trees: odb.NewTreeCache(1 << 18),
 	}
+	// An evicted repository holds nothing to release (go-git keeps no
+	// descriptors open without KeepDescriptors), so no eviction callback.
+	s.open, _ = lru.New[string, *repo](opts.MaxOpenRepos)
 	sys, err := s.initRepo(s.systemPath())
 	if err != nil {
 		return nil, err
@@ -176,8 +178,10 @@ func (s *Store) RepoPath(a *quire.Asset) string {
 	return filepath.Join(s.opts.Root, a.ProjectID, a.Kind.Plural(), a.ID+".git")
 }
 
-// repo is one open bare repository.
+// repo is one open bare repository: its object database (odb) and its
+// refs.
 type repo struct {
+	*odb.DB
 	path string
 	st   *storer
 	memo refMemo // recentRef's
@@ -186,52 +190,31 @@ type repo struct {
 // repo returns the open repository at path, opening it if needed. It does
 // not create it: a missing repository is ENOTFOUND.
 func (s *Store) repo(path string) (*repo, error) {
-	s.mu.Lock()
-	if el, ok := s.open[path]; ok {
-		s.lru.MoveToFront(el)
-		r := el.Value.(*repo)
-		s.mu.Unlock()
+	if r, ok := s.open.Get(path); ok {
 		return r, nil
 	}
-	s.mu.Unlock()
-
 	if _, err := os.Stat(filepath.Join(path, "HEAD")); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, quire.Errorf(quire.ENOTFOUND, "repository not found")
 		}
 		return nil, err
 	}
-	r := &repo{path: path, st: s.newStorer(path)}
+	st := s.newStorer(path)
+	r := &repo{DB: odb.NewDB(st.Storer), path: path, st: st}
 	s.sweepRepo(r)
-
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if el, ok := s.open[path]; ok {
-		return el.Value.(*repo), nil
-	}
-	s.open[path] = s.lru.PushFront(r)
-	for s.lru.Len() > s.opts.MaxOpenRepos {
-		el := s.lru.Back()
-		s.lru.Remove(el)
-		old := el.Value.(*repo)
-		delete(s.open, old.path)
+	if prev, ok, _ := s.open.PeekOrAdd(path, r); ok {
+		return prev, nil
 	}
 	return r, nil
 }
 
 func (s *Store) newStorer(path string) *storer {
-	fs := filesystem.NewStorageWithOptions(osfs.New(path), s.cache, filesystem.Options{})
-	return &storer{Storage: fs, dir: path, fsync: s.opts.Fsync, objects: s.cache, trees: s.trees, gen: s.gen}
+	return &storer{Storer: odb.NewStorer(path, s.cache, s.trees, s.opts.Fsync), gen: s.gen}
 }
 
 // forget drops an open repository from the pool (after it is removed).
 func (s *Store) forget(path string) {
-	s.mu.Lock()
-	if el, ok := s.open[path]; ok {
-		s.lru.Remove(el)
-		delete(s.open, path)
-	}
-	s.mu.Unlock()
+	s.open.Remove(path)
 }
 
 // initRepo creates a bare repository at path unless one is there, and
@@ -262,7 +245,7 @@ func (s *Store) initRepo(path string) (*repo, error) {
 		return nil, fmt.Errorf("create repository: %w", err)
 	}
 	if s.opts.Fsync {
-		if err := syncTree(tmp); err != nil {
+		if err := odb.SyncTree(tmp); err != nil {
 			return nil, fmt.Errorf("create repository: %w", err)
 		}
 	}
@@ -273,7 +256,7 @@ func (s *Store) initRepo(path string) (*repo, error) {
 		return nil, fmt.Errorf("create repository: %w", err)
 	}
 	if s.opts.Fsync {
-		if err := syncDirs(s.opts.Root, filepath.Dir(path)); err != nil {
+		if err := odb.SyncDirs(s.opts.Root, filepath.Dir(path)); err != nil {
 			return nil, fmt.Errorf("create repository: %w", err)
 		}
 	}

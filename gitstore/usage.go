@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/quire/quire/gitstore/odb"
+
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/storage"
 	"github.com/quire/quire"
@@ -98,17 +100,17 @@ func (s *Store) AddUsage(ctx context.Context, d *quire.UsageDelta) (err error) {
 		v.LastUsedAt = later(v.LastUsedAt, t)
 	}
 
-	var edits []treeEdit
+	var edits []odb.TreeEdit
 	put := func(path string, v any) error {
 		b, err := json.MarshalIndent(v, "", "  ")
 		if err != nil {
 			return err
 		}
-		h, err := r.writeBlob(append(b, '\n'))
+		h, err := r.WriteBlob(append(b, '\n'))
 		if err != nil {
 			return err
 		}
-		edits = append(edits, treeEdit{Path: path, Blob: h})
+		edits = append(edits, odb.TreeEdit{Path: path, Blob: h})
 		return nil
 	}
 	for id, f := range prompts {
@@ -130,11 +132,11 @@ func (s *Store) AddUsage(ctx context.Context, d *quire.UsageDelta) (err error) {
 			return err
 		}
 	}
-	tree, err := r.editTree(root, edits)
+	tree, err := r.EditTree(root, edits)
 	if err != nil {
 		return err
 	}
-	c, err := r.writeCommit(usageActor, s.opts.Now(), tree, plumbing.ZeroHash, "Record usage\n")
+	c, err := r.WriteCommit(usageActor, s.opts.Now(), tree, plumbing.ZeroHash, "Record usage\n")
 	if err != nil {
 		return err
 	}
@@ -161,7 +163,7 @@ func (s *Store) usageRoot() (tip, root plumbing.Hash, err error) {
 	if tip, err = r.ref(usageRef); err != nil || tip.IsZero() {
 		return tip, plumbing.ZeroHash, err
 	}
-	c, err := r.commit(tip)
+	c, err := r.Commit(tip)
 	if err != nil {
 		return tip, plumbing.ZeroHash, err
 	}
@@ -174,11 +176,11 @@ func readJSON(r *repo, root plumbing.Hash, path string, v any) error {
 	if root.IsZero() {
 		return nil
 	}
-	e, ok, err := r.lookup(root, path)
+	e, ok, err := r.Lookup(root, path)
 	if err != nil || !ok {
 		return err
 	}
-	b, err := r.readBlob(e.Hash)
+	b, err := r.ReadBlob(e.Hash)
 	if err != nil {
 		return err
 	}

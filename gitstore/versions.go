@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/quire/quire/gitstore/odb"
+
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage"
@@ -56,15 +58,15 @@ func (r *repo) readLog() (*versionLog, plumbing.Hash, error) {
 	if err != nil || tip.IsZero() {
 		return log, tip, err
 	}
-	c, err := r.commit(tip)
+	c, err := r.Commit(tip)
 	if err != nil {
 		return nil, tip, err
 	}
-	e, ok, err := r.lookup(c.TreeHash, versionsLog)
+	e, ok, err := r.Lookup(c.TreeHash, versionsLog)
 	if err != nil || !ok {
 		return log, tip, err
 	}
-	b, err := r.readBlob(e.Hash)
+	b, err := r.ReadBlob(e.Hash)
 	if err != nil {
 		return nil, tip, err
 	}
@@ -79,15 +81,15 @@ func (r *repo) writeLog(by quire.Actor, when time.Time, log *versionLog, tip plu
 	if err != nil {
 		return err
 	}
-	blob, err := r.writeBlob(append(b, '\n'))
+	blob, err := r.WriteBlob(append(b, '\n'))
 	if err != nil {
 		return err
 	}
-	tree, err := r.writeObject(&object.Tree{Entries: []object.TreeEntry{{Name: versionsLog, Mode: 0o100644, Hash: blob}}})
+	tree, err := r.WriteObject(&object.Tree{Entries: []object.TreeEntry{{Name: versionsLog, Mode: 0o100644, Hash: blob}}})
 	if err != nil {
 		return err
 	}
-	c, err := r.writeCommit(by, when, tree, tip, msg)
+	c, err := r.WriteCommit(by, when, tree, tip, msg)
 	if err != nil {
 		return err
 	}
@@ -168,7 +170,7 @@ func (r *repo) record(a *quire.Asset, v *vstate, log *versionLog, live plumbing.
 		Commit: v.commit.String(),
 		Live:   v.state == quire.StatePublished && v.commit == live,
 	}
-	c, err := r.commit(v.commit)
+	c, err := r.Commit(v.commit)
 	if err != nil {
 		return nil, err
 	}
@@ -241,7 +243,7 @@ func (s *Store) CreateVersion(ctx context.Context, by quire.Actor, a *quire.Asse
 	}
 	var tree plumbing.Hash
 	if !parent.IsZero() {
-		c, err := r.commit(parent)
+		c, err := r.Commit(parent)
 		if err != nil {
 			return nil, err
 		}
@@ -254,7 +256,7 @@ func (s *Store) CreateVersion(ctx context.Context, by quire.Actor, a *quire.Asse
 		if err := r.checkCollisions(tree, edits); err != nil {
 			return nil, err
 		}
-		if tree, err = r.editTree(tree, edits); err != nil {
+		if tree, err = r.EditTree(tree, edits); err != nil {
 			return nil, err
 		}
 		st, err := s.treeStats(r, tree)
@@ -265,7 +267,7 @@ func (s *Store) CreateVersion(ctx context.Context, by quire.Actor, a *quire.Asse
 			return nil, err
 		}
 	} else if tree.IsZero() {
-		if tree, err = r.writeObject(&object.Tree{}); err != nil {
+		if tree, err = r.WriteObject(&object.Tree{}); err != nil {
 			return nil, err
 		}
 	}
@@ -276,7 +278,7 @@ func (s *Store) CreateVersion(ctx context.Context, by quire.Actor, a *quire.Asse
 	if from > 0 {
 		msg += fmt.Sprintf(" from v%d", from)
 	}
-	c, err := r.writeCommit(by, now, tree, parent, msg+"\n")
+	c, err := r.WriteCommit(by, now, tree, parent, msg+"\n")
 	if err != nil {
 		return nil, err
 	}
@@ -465,7 +467,7 @@ func (s *Store) PublishVersion(ctx context.Context, by quire.Actor, a *quire.Ass
 		return nil, quire.Errorf(quire.ECONFLICT, "version %d is already %s", n, v.state)
 	}
 	if check != nil {
-		c, err := r.commit(v.commit)
+		c, err := r.Commit(v.commit)
 		if err != nil {
 			return nil, err
 		}
@@ -493,19 +495,19 @@ func (s *Store) PublishVersion(ctx context.Context, by quire.Actor, a *quire.Ass
 // reader returns a ReadFunc over the tree at root.
 func (r *repo) reader(root plumbing.Hash) quire.ReadFunc {
 	return func(path string) ([]byte, bool, error) {
-		e, ok, err := r.lookup(root, path)
+		e, ok, err := r.Lookup(root, path)
 		if err != nil || !ok {
 			return nil, false, err
 		}
-		b, err := r.readBlob(e.Hash)
+		b, err := r.ReadBlob(e.Hash)
 		return b, err == nil, err
 	}
 }
 
 // tag writes an annotated tag object and creates its ref, which must not exist.
 func (w *write) tag(by quire.Actor, when time.Time, ref plumbing.ReferenceName, name string, target plumbing.Hash, msg string) error {
-	h, err := w.r.writeObject(&object.Tag{
-		Name: name, Tagger: signature(by, when), Message: objectMessage(msg),
+	h, err := w.r.WriteObject(&object.Tag{
+		Name: name, Tagger: odb.Signature(by, when), Message: odb.ObjectMessage(msg),
 		TargetType: plumbing.CommitObject, Target: target,
 	})
 	if err != nil {

@@ -104,7 +104,7 @@ type treeEditor func(tree plumbing.Hash) (newTree plumbing.Hash, msg string, err
 func (w *write) editRef(by quire.Actor, ref plumbing.ReferenceName, tip plumbing.Hash, conflict func() error, edit treeEditor) (plumbing.Hash, error) {
 	var tree plumbing.Hash
 	if !tip.IsZero() {
-		c, err := w.r.commit(tip)
+		c, err := w.r.Commit(tip)
 		if err != nil {
 			return tip, err
 		}
@@ -114,7 +114,7 @@ func (w *write) editRef(by quire.Actor, ref plumbing.ReferenceName, tip plumbing
 	if err != nil || newTree.IsZero() {
 		return tip, err
 	}
-	c, err := w.r.writeCommit(by, w.s.opts.Now(), newTree, tip, strings.TrimRight(msg, "\n")+"\n")
+	c, err := w.r.WriteCommit(by, w.s.opts.Now(), newTree, tip, strings.TrimRight(msg, "\n")+"\n")
 	if err != nil {
 		return tip, err
 	}

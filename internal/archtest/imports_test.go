@@ -30,19 +30,22 @@ const (
 // app, app over the root and the stores' interfaces, stores never over
 // doors. A package not yet present is skipped.
 var forbidden = map[string][]string{
-	".":         {module + "/", gin, goGit, goRedis, mini},
-	"valid":     {module + "/app", module + "/httpapi", module + "/gitstore", module + "/cache", gin, goGit, goRedis},
-	"render":    {module + "/app", module + "/httpapi", module + "/gitstore", module + "/cache", gin, goGit, goRedis},
-	"app":       {module + "/internal/server", module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/web", module + "/mcp", gin, goGit, goRedis, mini},
-	"httpapi":   {module + "/internal/server", module + "/gitstore", module + "/cache", goGit, goRedis, mini},
-	"gitproto":  {module + "/httpapi", module + "/cache", gin, goRedis},
-	"gitstore":  {module + "/internal/server", module + "/app", module + "/httpapi", module + "/gitproto", module + "/cache", module + "/web", module + "/mcp", gin, goRedis, mini},
-	"cache":     {module + "/internal/server", module + "/app", module + "/httpapi", module + "/gitstore", gin, goGit},
-	"telemetry": {module + "/internal/server", module + "/app", module + "/httpapi", module + "/gitstore", module + "/cache", gin, goGit},
-	"zipfile":   {module + "/app", module + "/httpapi", module + "/gitstore", module + "/cache", gin, goGit, goRedis},
-	"web":       {module + "/gitstore", module + "/cache", goGit, goRedis, mini},
-	"mcp":       {module + "/gitstore", module + "/cache", goGit, goRedis, mini, gin},
-	"client":    {module + "/app", module + "/httpapi", module + "/gitstore", module + "/cache", gin, goGit, goRedis, mini},
+	".":        {module + "/", gin, goGit, goRedis, mini},
+	"valid":    {module + "/app", module + "/httpapi", module + "/gitstore", module + "/cache", gin, goGit, goRedis},
+	"render":   {module + "/app", module + "/httpapi", module + "/gitstore", module + "/cache", gin, goGit, goRedis},
+	"app":      {module + "/internal/server", module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/web", module + "/mcp", gin, goGit, goRedis, mini},
+	"httpapi":  {module + "/internal/server", module + "/gitstore", module + "/cache", goGit, goRedis, mini},
+	"gitproto": {module + "/httpapi", module + "/cache", gin, goRedis},
+	"gitstore": {module + "/internal/server", module + "/app", module + "/httpapi", module + "/gitproto", module + "/cache", module + "/web", module + "/mcp", gin, goRedis, mini},
+	// The object database under the version engine: objects and packs
+	// only, nothing that knows refs, versions or a transport.
+	"gitstore/odb": {module + "/internal/server", module + "/app", module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/web", module + "/mcp", gin, goRedis, mini},
+	"cache":        {module + "/internal/server", module + "/app", module + "/httpapi", module + "/gitstore", gin, goGit},
+	"telemetry":    {module + "/internal/server", module + "/app", module + "/httpapi", module + "/gitstore", module + "/cache", gin, goGit},
+	"zipfile":      {module + "/app", module + "/httpapi", module + "/gitstore", module + "/cache", gin, goGit, goRedis},
+	"web":          {module + "/gitstore", module + "/cache", goGit, goRedis, mini},
+	"mcp":          {module + "/gitstore", module + "/cache", goGit, goRedis, mini, gin},
+	"client":       {module + "/app", module + "/httpapi", module + "/gitstore", module + "/cache", gin, goGit, goRedis, mini},
 }
 
 func root(t *testing.T) string {

@@ -1,4 +1,4 @@
-package gitstore
+package odb
 
 import (
 	"bytes"
@@ -23,14 +23,14 @@ import (
 // than 16 bits (git truncates it), and a date with a sign or leading
 // blanks (strtoumax accepts them).
 
-// fsckError is the first problem found in an object, as git fsck names it.
-type fsckError struct {
+// FsckError is the first problem found in an object, as git fsck names it.
+type FsckError struct {
 	ID    string // git's message id ("hasDotgit"), or "" for a quire rule
 	Msg   string // git's message ("contains '.git'")
 	Entry string // the tree entry at fault, when there is one
 }
 
-func (e *fsckError) Error() string {
+func (e *FsckError) Error() string {
 	s := e.Msg
 	if e.ID != "" {
 		s = e.ID + ": " + s
@@ -45,21 +45,21 @@ func (e *fsckError) Error() string {
 	return s
 }
 
-// fsckOptions adds quire's own rules to git's.
-type fsckOptions struct {
-	// noGitmodules refuses any entry git reads as ".gitmodules". git fsck
+// FsckOptions adds quire's own rules to git's.
+type FsckOptions struct {
+	// NoGitmodules refuses any entry git reads as ".gitmodules". git fsck
 	// parses such a blob and refuses some submodule names, URLs and paths;
 	// quire keeps no submodules, so it refuses the name instead.
-	noGitmodules bool
+	NoGitmodules bool
 }
 
-// fsckObject checks a commit, tree or tag; other types pass.
-func fsckObject(t plumbing.ObjectType, data []byte, o fsckOptions) *fsckError {
+// FsckObject checks a commit, tree or tag; other types pass.
+func FsckObject(t plumbing.ObjectType, data []byte, o FsckOptions) *FsckError {
 	switch t {
 	case plumbing.CommitObject:
 		return fsckCommit(data)
 	case plumbing.TreeObject:
-		return fsckTree(data, o)
+		return FsckTree(data, o)
 	case plumbing.TagObject:
 		return fsckTag(data)
 	}
@@ -91,7 +91,7 @@ const (
 	treeFlags
 )
 
-var treeMessages = [treeFlags]fsckError{
+var treeMessages = [treeFlags]FsckError{
 	treeNullSha1:     {ID: "nullSha1", Msg: "contains entries pointing to null sha1"},
 	treeFullPathname: {ID: "fullPathname", Msg: "contains full pathnames"},
 	treeHasDot:       {ID: "hasDot", Msg: "contains '.'"},
@@ -105,18 +105,18 @@ var treeMessages = [treeFlags]fsckError{
 
 var nullID [20]byte
 
-var errBadTree = &fsckError{ID: "badTree", Msg: "cannot be parsed as a tree"}
+var errBadTree = &FsckError{ID: "badTree", Msg: "cannot be parsed as a tree"}
 
-// fsckTree checks a tree object: git's entry syntax (decode_tree_entry),
+// FsckTree checks a tree object: git's entry syntax (decode_tree_entry),
 // then fsck_tree's rules on names, modes and order.
-func fsckTree(data []byte, o fsckOptions) *fsckError {
+func FsckTree(data []byte, o FsckOptions) *FsckError {
 	var (
 		found      [treeFlags]bool
 		entry      [treeFlags]string // the first entry with each problem
 		prevName   []byte
 		prevMode   uint32
 		candidates [][]byte // files that a later directory may duplicate
-		gitmodules string   // first .gitmodules look-alike, for noGitmodules
+		gitmodules string   // first .gitmodules look-alike, for NoGitmodules
 		hasModules bool
 	)
 	flag := func(f int, name []byte) {
@@ -182,9 +182,9 @@ func fsckTree(data []byte, o fsckOptions) *fsckError {
 		if special && valid.IsDotGitmodules(s) {
 			switch {
 			case m == modeSymlink:
-				return &fsckError{ID: "gitmodulesSymlink", Msg: ".gitmodules is a symbolic link", Entry: s}
+				return &FsckError{ID: "gitmodulesSymlink", Msg: ".gitmodules is a symbolic link", Entry: s}
 			case m&modeTypeMask == modeDir:
-				return &fsckError{ID: "gitmodulesBlob", Msg: "non-blob found at .gitmodules", Entry: s}
+				return &FsckError{ID: "gitmodulesBlob", Msg: "non-blob found at .gitmodules", Entry: s}
 			}
 			if !hasModules {
 				gitmodules, hasModules = s, true
@@ -193,11 +193,11 @@ func fsckTree(data []byte, o fsckOptions) *fsckError {
 		if special && m == modeSymlink {
 			switch {
 			case valid.IsDotGitattributes(s):
-				return &fsckError{ID: "gitattributesSymlink", Msg: ".gitattributes is a symlink", Entry: s}
+				return &FsckError{ID: "gitattributesSymlink", Msg: ".gitattributes is a symlink", Entry: s}
 			case valid.IsDotGitignore(s):
-				return &fsckError{ID: "gitignoreSymlink", Msg: ".gitignore is a symlink", Entry: s}
+				return &FsckError{ID: "gitignoreSymlink", Msg: ".gitignore is a symlink", Entry: s}
 			case valid.IsDotMailmap(s):
-				return &fsckError{ID: "mailmapSymlink", Msg: ".mailmap is a symlink", Entry: s}
+				return &FsckError{ID: "mailmapSymlink", Msg: ".mailmap is a symlink", Entry: s}
 			}
 		}
 		if prevName != nil {
@@ -217,8 +217,8 @@ func fsckTree(data []byte, o fsckOptions) *fsckError {
 			return &e
 		}
 	}
-	if o.noGitmodules && hasModules {
-		return &fsckError{Msg: "contains '.gitmodules'; quire keeps no submodules", Entry: gitmodules}
+	if o.NoGitmodules && hasModules {
+		return &FsckError{Msg: "contains '.gitmodules'; quire keeps no submodules", Entry: gitmodules}
 	}
 	return nil
 }
@@ -300,11 +300,11 @@ func verifyOrdered(mode1 uint32, name1 []byte, mode2 uint32, name2 []byte, candi
 
 // verifyHeaders is git's verify_headers: no NUL before the blank line that
 // ends the header, and a header that ends with a newline.
-func verifyHeaders(data []byte) *fsckError {
+func verifyHeaders(data []byte) *FsckError {
 	for i, c := range data {
 		switch c {
 		case 0:
-			return &fsckError{ID: "nulInHeader", Msg: fmt.Sprintf("unterminated header: NUL at offset %d", i)}
+			return &FsckError{ID: "nulInHeader", Msg: fmt.Sprintf("unterminated header: NUL at offset %d", i)}
 		case '\n':
 			if i+1 < len(data) && data[i+1] == '\n' {
 				return nil
@@ -314,7 +314,7 @@ func verifyHeaders(data []byte) *fsckError {
 	if len(data) > 0 && data[len(data)-1] == '\n' {
 		return nil
 	}
-	return &fsckError{ID: "unterminatedHeader", Msg: "unterminated header"}
+	return &FsckError{ID: "unterminatedHeader", Msg: "unterminated header"}
 }
 
 // headerLine cuts the line that starts data after prefix: it reports the
@@ -343,16 +343,16 @@ func isHexID(b []byte) bool {
 }
 
 // fsckCommit is git's fsck_commit.
-func fsckCommit(data []byte) *fsckError {
+func fsckCommit(data []byte) *FsckError {
 	if err := verifyHeaders(data); err != nil {
 		return err
 	}
 	v, rest, ok := headerLine(data, "tree ")
 	if !ok {
-		return &fsckError{ID: "missingTree", Msg: "invalid format - expected 'tree' line"}
+		return &FsckError{ID: "missingTree", Msg: "invalid format - expected 'tree' line"}
 	}
 	if !isHexID(v) {
-		return &fsckError{ID: "badTreeSha1", Msg: "invalid 'tree' line format - bad sha1"}
+		return &FsckError{ID: "badTreeSha1", Msg: "invalid 'tree' line format - bad sha1"}
 	}
 	for {
 		v, r, ok := headerLine(rest, "parent ")
@@ -360,7 +360,7 @@ func fsckCommit(data []byte) *fsckError {
 			break
 		}
 		if !isHexID(v) {
-			return &fsckError{ID: "badParentSha1", Msg: "invalid 'parent' line format - bad sha1"}
+			return &FsckError{ID: "badParentSha1", Msg: "invalid 'parent' line format - bad sha1"}
 		}
 		rest = r
 	}
@@ -378,55 +378,55 @@ func fsckCommit(data []byte) *fsckError {
 	}
 	switch {
 	case authors == 0:
-		return &fsckError{ID: "missingAuthor", Msg: "invalid format - expected 'author' line"}
+		return &FsckError{ID: "missingAuthor", Msg: "invalid format - expected 'author' line"}
 	case authors > 1:
-		return &fsckError{ID: "multipleAuthors", Msg: "invalid format - multiple 'author' lines"}
+		return &FsckError{ID: "multipleAuthors", Msg: "invalid format - multiple 'author' lines"}
 	}
 	v, _, ok = headerLine(rest, "committer ")
 	if !ok {
-		return &fsckError{ID: "missingCommitter", Msg: "invalid format - expected 'committer' line"}
+		return &FsckError{ID: "missingCommitter", Msg: "invalid format - expected 'committer' line"}
 	}
 	if err := fsckIdent(v); err != nil {
 		return err
 	}
 	if bytes.IndexByte(data, 0) >= 0 {
-		return &fsckError{ID: "nulInCommit", Msg: "NUL byte in the commit object body"}
+		return &FsckError{ID: "nulInCommit", Msg: "NUL byte in the commit object body"}
 	}
 	return nil
 }
 
 // fsckTag is git's fsck_tag_standalone. A missing tagger and a tag name
 // that is no valid ref name are only informational in git; they pass.
-func fsckTag(data []byte) *fsckError {
+func fsckTag(data []byte) *FsckError {
 	if err := verifyHeaders(data); err != nil {
 		return err
 	}
 	v, rest, ok := headerLine(data, "object ")
 	if !ok {
-		return &fsckError{ID: "missingObject", Msg: "invalid format - expected 'object' line"}
+		return &FsckError{ID: "missingObject", Msg: "invalid format - expected 'object' line"}
 	}
 	if !isHexID(v) {
-		return &fsckError{ID: "badObjectSha1", Msg: "invalid 'object' line format - bad sha1"}
+		return &FsckError{ID: "badObjectSha1", Msg: "invalid 'object' line format - bad sha1"}
 	}
 	after, ok := bytes.CutPrefix(rest, []byte("type "))
 	if !ok {
-		return &fsckError{ID: "missingTypeEntry", Msg: "invalid format - expected 'type' line"}
+		return &FsckError{ID: "missingTypeEntry", Msg: "invalid format - expected 'type' line"}
 	}
 	v, rest, ok = bytes.Cut(after, []byte{'\n'})
 	if !ok {
-		return &fsckError{ID: "missingType", Msg: "invalid format - unexpected end after 'type' line"}
+		return &FsckError{ID: "missingType", Msg: "invalid format - unexpected end after 'type' line"}
 	}
 	switch string(v) {
 	case "commit", "tree", "blob", "tag":
 	default:
-		return &fsckError{ID: "badType", Msg: "invalid 'type' value"}
+		return &FsckError{ID: "badType", Msg: "invalid 'type' value"}
 	}
 	after, ok = bytes.CutPrefix(rest, []byte("tag "))
 	if !ok {
-		return &fsckError{ID: "missingTagEntry", Msg: "invalid format - expected 'tag' line"}
+		return &FsckError{ID: "missingTagEntry", Msg: "invalid format - expected 'tag' line"}
 	}
 	if _, rest, ok = bytes.Cut(after, []byte{'\n'}); !ok {
-		return &fsckError{ID: "missingTag", Msg: "invalid format - unexpected end after 'type' line"}
+		return &FsckError{ID: "missingTag", Msg: "invalid format - unexpected end after 'type' line"}
 	}
 	if v, _, ok := headerLine(rest, "tagger "); ok {
 		return fsckIdent(v)
@@ -436,9 +436,9 @@ func fsckTag(data []byte) *fsckError {
 
 // fsckIdent is git's fsck_ident on one author, committer or tagger line
 // (without its newline): "Name <email> 1700000000 +0000".
-func fsckIdent(line []byte) *fsckError {
-	bad := func(id, what string) *fsckError {
-		return &fsckError{ID: id, Msg: "invalid author/committer line - " + what}
+func fsckIdent(line []byte) *FsckError {
+	bad := func(id, what string) *FsckError {
+		return &FsckError{ID: id, Msg: "invalid author/committer line - " + what}
 	}
 	if len(line) > 0 && line[0] == '<' {
 		return bad("missingNameBeforeEmail", "missing space before email")

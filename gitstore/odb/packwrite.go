@@ -1,4 +1,4 @@
-package gitstore
+package odb
 
 import (
 	"compress/zlib"
@@ -15,15 +15,15 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
-// packWriter writes a pack of given objects. Objects stored in a pack are
+// PackWriter writes a pack of given objects. Objects stored in a pack are
 // copied as they are, deltas included when their base goes into the same
 // output; anything else (loose objects, deltas whose base the client
 // already has) is written whole. It never computes a delta: that is the
 // repacker's job, done once instead of per clone.
-type packWriter struct {
+type PackWriter struct {
 	zlib     *sync.Pool
-	obj      *objectReader
-	ps       *packSet
+	obj      *ObjectReader
+	ps       *PackSet
 	ofsDelta bool // the client accepts OFS_DELTA entries
 
 	w       io.Writer
@@ -33,12 +33,14 @@ type packWriter struct {
 	hdr     []byte
 	zbuf    zlibBuffer
 
-	reused, deltas, whole int
+	// Reused entries were copied as stored, Deltas of them as deltas;
+	// Whole objects were compressed anew.
+	Reused, Deltas, Whole int
 }
 
-// newZlibPool returns a pool of compressors for objects written whole.
+// NewZlibPool returns a pool of compressors for objects written whole.
 // Fast compression: a clone waits for it.
-func newZlibPool() *sync.Pool {
+func NewZlibPool() *sync.Pool {
 	return &sync.Pool{New: func() any {
 		w, _ := zlib.NewWriterLevel(io.Discard, zlib.BestSpeed)
 		return w
@@ -52,7 +54,7 @@ func (z *zlibBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (pw *packWriter) write(b []byte) error {
+func (pw *PackWriter) write(b []byte) error {
 	if _, err := pw.w.Write(b); err != nil {
 		return err
 	}
@@ -61,10 +63,10 @@ func (pw *packWriter) write(b []byte) error {
 	return nil
 }
 
-// writePack writes the pack of objs to w.
-func writePack(zp *sync.Pool, obj *objectReader, objs []plumbing.Hash, ofsDelta bool, w io.Writer) (*packWriter, error) {
+// WritePack writes the pack of objs to w.
+func WritePack(zp *sync.Pool, obj *ObjectReader, objs []plumbing.Hash, ofsDelta bool, w io.Writer) (*PackWriter, error) {
 	ps := obj.ps
-	pw := &packWriter{
+	pw := &PackWriter{
 		zlib: zp, obj: obj, ps: ps, ofsDelta: ofsDelta, w: w, sum: sha1.New(),
 		written: make(map[plumbing.Hash]int64, len(objs)),
 	}
@@ -110,7 +112,7 @@ func writePack(zp *sync.Pool, obj *objectReader, objs []plumbing.Hash, ofsDelta 
 
 // copyEntry copies one stored entry, rewriting a delta's base reference
 // for the output, or writes the object whole when its base is not sent.
-func (pw *packWriter) copyEntry(p *openPack, e *idxEntry) error {
+func (pw *PackWriter) copyEntry(p *openPack, e *idxEntry) error {
 	raw, err := p.slice(e.off, e.end)
 	if err != nil {
 		return err
@@ -126,9 +128,9 @@ func (pw *packWriter) copyEntry(p *openPack, e *idxEntry) error {
 	data := raw[h.hdrLen:]
 	start := pw.off
 	switch h.typ {
-	case packOfsDelta, packRefDelta:
+	case PackOfsDelta, PackRefDelta:
 		base := h.baseHash
-		if h.typ == packOfsDelta {
+		if h.typ == PackOfsDelta {
 			be, ok := p.idx.at(h.baseOff)
 			if !ok {
 				return pw.writeWhole(e.hash)
@@ -141,16 +143,16 @@ func (pw *packWriter) copyEntry(p *openPack, e *idxEntry) error {
 			return pw.writeWhole(e.hash)
 		}
 		if pw.ofsDelta {
-			pw.hdr = appendEntryHeader(pw.hdr[:0], packOfsDelta, h.size)
+			pw.hdr = AppendEntryHeader(pw.hdr[:0], PackOfsDelta, h.size)
 			pw.hdr = appendOfs(pw.hdr, start-baseOff)
 		} else {
-			pw.hdr = appendEntryHeader(pw.hdr[:0], packRefDelta, h.size)
+			pw.hdr = AppendEntryHeader(pw.hdr[:0], PackRefDelta, h.size)
 			pw.hdr = append(pw.hdr, base[:]...)
 		}
 		if err := pw.write(pw.hdr); err != nil {
 			return err
 		}
-		pw.deltas++
+		pw.Deltas++
 	default:
 		if err := pw.write(raw[:h.hdrLen]); err != nil {
 			return err
@@ -159,17 +161,20 @@ func (pw *packWriter) copyEntry(p *openPack, e *idxEntry) error {
 	if err := pw.write(data); err != nil {
 		return err
 	}
-	pw.reused++
+	pw.Reused++
 	pw.written[e.hash] = start
 	return nil
 }
 
+// Objects is the number of objects written.
+func (pw *PackWriter) Objects() int { return len(pw.written) }
+
 // writeWhole writes h as a full (non-delta) object.
-func (pw *packWriter) writeWhole(h plumbing.Hash) error {
+func (pw *PackWriter) writeWhole(h plumbing.Hash) error {
 	if _, ok := pw.written[h]; ok {
 		return nil
 	}
-	t, data, err := pw.obj.read(h)
+	t, data, err := pw.obj.Read(h)
 	if err != nil {
 		return fmt.Errorf("object %s: %w", h, err)
 	}
@@ -189,14 +194,14 @@ func (pw *packWriter) writeWhole(h plumbing.Hash) error {
 		return err
 	}
 	start := pw.off
-	pw.hdr = appendEntryHeader(pw.hdr[:0], typ, int64(len(data)))
+	pw.hdr = AppendEntryHeader(pw.hdr[:0], typ, int64(len(data)))
 	if err := pw.write(pw.hdr); err != nil {
 		return err
 	}
 	if err := pw.write(pw.zbuf.b); err != nil {
 		return err
 	}
-	pw.whole++
+	pw.Whole++
 	pw.written[h] = start
 	return nil
 }

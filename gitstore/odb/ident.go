@@ -1,4 +1,4 @@
-package gitstore
+package odb
 
 import (
 	"strings"
@@ -14,10 +14,10 @@ const (
 	fallbackEmail = "quire@localhost"
 )
 
-// signature is the one way an actor becomes a commit's author and
+// Signature is the one way an actor becomes a commit's author and
 // committer or a tag's tagger: every name and email goes through
 // identPart, so no user or key name can add a header line to a commit.
-func signature(by quire.Actor, when time.Time) object.Signature {
+func Signature(by quire.Actor, when time.Time) object.Signature {
 	return object.Signature{
 		Name:  identPart(by.Name, fallbackName),
 		Email: identPart(by.Email, fallbackEmail),
@@ -48,9 +48,9 @@ func identPart(s, fallback string) string {
 	return clean
 }
 
-// objectMessage keeps a commit or tag message free of NUL bytes, which
+// ObjectMessage keeps a commit or tag message free of NUL bytes, which
 // git fsck --strict refuses in a commit (nulInCommit) and which would cut
 // a tag message short for git's readers.
-func objectMessage(msg string) string {
+func ObjectMessage(msg string) string {
 	return strings.ReplaceAll(msg, "\x00", "\uFFFD")
 }

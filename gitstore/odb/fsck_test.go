@@ -1,4 +1,4 @@
-package gitstore
+package odb
 
 import (
 	"bytes"
@@ -176,7 +176,7 @@ var fsckCases = []fsckCase{
 func TestFsckCases(t *testing.T) {
 	for _, tc := range fsckCases {
 		got := ""
-		if err := fsckObject(tc.typ, tc.data, fsckOptions{}); err != nil {
+		if err := FsckObject(tc.typ, tc.data, FsckOptions{}); err != nil {
 			got = err.ID
 		}
 		if got != tc.want {
@@ -185,17 +185,17 @@ func TestFsckCases(t *testing.T) {
 	}
 }
 
-// TestFsckNoGitmodules checks quire's own rule: with noGitmodules, an
+// TestFsckNoGitmodules checks quire's own rule: with NoGitmodules, an
 // entry git reads as .gitmodules is refused whatever it holds.
 func TestFsckNoGitmodules(t *testing.T) {
 	for _, name := range []string{".gitmodules", ".GITMODULES", "GITMOD~1", "gi7eba~1", ".gitmodules.", ".gitmodules::$DATA", ".g\u200citmodules"} {
 		data := rawTree("100644 " + name)
-		if err := fsckTree(data, fsckOptions{}); err != nil {
-			t.Errorf("%q without noGitmodules: %v", name, err)
+		if err := FsckTree(data, FsckOptions{}); err != nil {
+			t.Errorf("%q without NoGitmodules: %v", name, err)
 		}
-		err := fsckTree(data, fsckOptions{noGitmodules: true})
+		err := FsckTree(data, FsckOptions{NoGitmodules: true})
 		if err == nil || err.Entry != name || !strings.Contains(err.Error(), "quire keeps no submodules") {
-			t.Errorf("%q with noGitmodules: %v", name, err)
+			t.Errorf("%q with NoGitmodules: %v", name, err)
 		}
 	}
 }
@@ -311,7 +311,7 @@ func TestFsckAgreesWithGit(t *testing.T) {
 		id  string
 	}{{tree, treeID}, {commit, c1}, {commit, c2}, {tag, tagID}} {
 		data := gitObjectBytes(t, src, o.typ, o.id)
-		if err := fsckObject(o.typ, data, fsckOptions{}); err != nil {
+		if err := FsckObject(o.typ, data, FsckOptions{}); err != nil {
 			t.Errorf("git's %s %s: %v\n%q", o.typ, o.id, err, data)
 		}
 	}
@@ -328,7 +328,7 @@ func gitObjectBytes(t *testing.T, dir string, typ plumbing.ObjectType, id string
 }
 
 // TestFsckTreeRoundTrip checks what quire accepts against go-git: a tree
-// fsckTree accepts decodes into entries that encode back to the same
+// FsckTree accepts decodes into entries that encode back to the same
 // bytes (it is in git's canonical form).
 func TestFsckTreeRoundTrip(t *testing.T) {
 	for _, tc := range fsckCases {

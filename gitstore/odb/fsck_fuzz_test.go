@@ -1,4 +1,4 @@
-package gitstore
+package odb
 
 import (
 	"bytes"
@@ -27,14 +27,14 @@ import (
 func FuzzFsckTree(f *testing.F) {
 	addFsckSeeds(f, plumbing.TreeObject)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if err := fsckTree(data, fsckOptions{noGitmodules: true}); err != nil {
+		if err := FsckTree(data, FsckOptions{NoGitmodules: true}); err != nil {
 			if err.ID == "" && err.Entry == "" {
 				t.Fatalf("refusal without a message id or entry: %v", err)
 			}
 			return
 		}
-		if fsckTree(data, fsckOptions{}) != nil {
-			t.Fatal("noGitmodules accepts what git's rules alone refuse")
+		if FsckTree(data, FsckOptions{}) != nil {
+			t.Fatal("NoGitmodules accepts what git's rules alone refuse")
 		}
 		checkTreeRoundTrip(t, data)
 	})
@@ -83,8 +83,8 @@ func FuzzSignature(f *testing.F) {
 	f.Add(" J\u00fcrgen \u0085 ", "j@example.com", "x")
 	f.Fuzz(func(t *testing.T, name, email, msg string) {
 		when := time.Unix(1700000000, 0).In(time.FixedZone("", -90*60))
-		sig := signature(quire.Actor{Name: name, Email: email}, when)
-		c := &object.Commit{Author: sig, Committer: sig, Message: objectMessage(msg), TreeHash: plumbing.NewHash(fsckTree0)}
+		sig := Signature(quire.Actor{Name: name, Email: email}, when)
+		c := &object.Commit{Author: sig, Committer: sig, Message: ObjectMessage(msg), TreeHash: plumbing.NewHash(fsckTree0)}
 		data := encodeObject(t, c)
 		if err := fsckCommit(data); err != nil {
 			t.Fatalf("quire's commit for %q <%q>: %v\n%q", name, email, err, data)
@@ -93,7 +93,7 @@ func FuzzSignature(f *testing.F) {
 		if countLines(header, "author ") != 1 || countLines(header, "committer ") != 1 || bytes.Count(header, []byte("\n")) != 2 {
 			t.Fatalf("header:\n%q", header)
 		}
-		tag := &object.Tag{Name: "v1", Tagger: sig, Message: objectMessage(msg), TargetType: plumbing.CommitObject, Target: plumbing.NewHash(fsckRoot)}
+		tag := &object.Tag{Name: "v1", Tagger: sig, Message: ObjectMessage(msg), TargetType: plumbing.CommitObject, Target: plumbing.NewHash(fsckRoot)}
 		if err := fsckTag(encodeObject(t, tag)); err != nil {
 			t.Fatalf("quire's tag for %q <%q>: %v", name, email, err)
 		}

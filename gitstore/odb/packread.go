@@ -1,7 +1,6 @@
-package gitstore
+package odb
 
 import (
-	"container/list"
 	"errors"
 	"fmt"
 	"io"
@@ -10,12 +9,12 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
+	lru "github.com/hashicorp/golang-lru/v2"
 )
 
 // Raw access to pack files, so a clone can copy stored objects (and the
@@ -25,12 +24,12 @@ import (
 
 // Pack object types as stored in an entry header.
 const (
-	packCommit   = 1
-	packTree     = 2
-	packBlob     = 3
-	packTag      = 4
-	packOfsDelta = 6
-	packRefDelta = 7
+	PackCommit   = 1
+	PackTree     = 2
+	PackBlob     = 3
+	PackTag      = 4
+	PackOfsDelta = 6
+	PackRefDelta = 7
 )
 
 // idxEntry is one object of a pack.
@@ -106,57 +105,41 @@ func loadPackIndex(path string, packSize int64) (*packIndex, error) {
 	return p, nil
 }
 
-// idxCache keeps parsed pack indexes. Pack names are their checksums, so a
-// path with the same size and time is the same index.
-type idxCache struct {
-	mu  sync.Mutex
-	max int
-	lru *list.List
-	m   map[string]*list.Element
+// IdxCache keeps parsed pack indexes, the least recently used out first.
+// Pack names are their checksums, so a path with the same size and time is
+// the same index.
+type IdxCache struct {
+	lru *lru.Cache[string, *idxCacheEntry]
 }
 
 type idxCacheEntry struct {
-	path  string
 	size  int64
 	mtime time.Time
 	idx   *packIndex
 }
 
-func newIdxCache(max int) *idxCache {
-	return &idxCache{max: max, lru: list.New(), m: map[string]*list.Element{}}
+// NewIdxCache returns a cache of at most max pack indexes.
+func NewIdxCache(max int) *IdxCache {
+	c, _ := lru.New[string, *idxCacheEntry](max)
+	return &IdxCache{lru: c}
 }
 
-func (c *idxCache) load(path string, packSize int64) (*packIndex, error) {
+func (c *IdxCache) load(path string, packSize int64) (*packIndex, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	if el, ok := c.m[path]; ok {
-		e := el.Value.(*idxCacheEntry)
+	if e, ok := c.lru.Get(path); ok {
 		if e.size == fi.Size() && e.mtime.Equal(fi.ModTime()) {
-			c.lru.MoveToFront(el)
-			c.mu.Unlock()
 			return e.idx, nil
 		}
-		c.lru.Remove(el)
-		delete(c.m, path)
+		c.lru.Remove(path)
 	}
-	c.mu.Unlock()
 	idx, err := loadPackIndex(path, packSize)
 	if err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.m[path]; !ok {
-		c.m[path] = c.lru.PushFront(&idxCacheEntry{path: path, size: fi.Size(), mtime: fi.ModTime(), idx: idx})
-		for c.lru.Len() > c.max {
-			el := c.lru.Back()
-			c.lru.Remove(el)
-			delete(c.m, el.Value.(*idxCacheEntry).path)
-		}
-	}
+	c.lru.ContainsOrAdd(path, &idxCacheEntry{size: fi.Size(), mtime: fi.ModTime(), idx: idx})
 	return idx, nil
 }
 
@@ -187,14 +170,14 @@ func mapFile(f *os.File, size int64) ([]byte, error) {
 	return syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
 }
 
-// packSet is every pack of a repository, open.
-type packSet struct {
+// PackSet is every pack of a repository, open.
+type PackSet struct {
 	packs []*openPack
 }
 
-// openPacks opens the packs of the repository at dir. A pack that vanishes
+// OpenPacks opens the packs of the repository at dir. A pack that vanishes
 // between listing and opening (a repack finished) makes it list again.
-func (c *idxCache) openPacks(dir string) (*packSet, error) {
+func (c *IdxCache) OpenPacks(dir string) (*PackSet, error) {
 	var lastErr error
 	for range 3 {
 		ps, err := c.tryOpenPacks(dir)
@@ -209,16 +192,16 @@ func (c *idxCache) openPacks(dir string) (*packSet, error) {
 	return nil, lastErr
 }
 
-func (c *idxCache) tryOpenPacks(dir string) (*packSet, error) {
+func (c *IdxCache) tryOpenPacks(dir string) (*PackSet, error) {
 	packDir := filepath.Join(dir, "objects", "pack")
 	names, err := os.ReadDir(packDir)
 	if errors.Is(err, os.ErrNotExist) {
-		return &packSet{}, nil
+		return &PackSet{}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	ps := &packSet{}
+	ps := &PackSet{}
 	for _, de := range names {
 		n := de.Name()
 		if !strings.HasPrefix(n, "pack-") || !strings.HasSuffix(n, ".pack") {
@@ -227,13 +210,13 @@ func (c *idxCache) tryOpenPacks(dir string) (*packSet, error) {
 		base := strings.TrimSuffix(n, ".pack")
 		f, err := os.Open(filepath.Join(packDir, n))
 		if err != nil {
-			ps.close()
+			ps.Close()
 			return nil, err
 		}
 		fi, err := f.Stat()
 		if err != nil {
 			f.Close()
-			ps.close()
+			ps.Close()
 			return nil, err
 		}
 		idx, err := c.load(filepath.Join(packDir, base+".idx"), fi.Size())
@@ -243,13 +226,13 @@ func (c *idxCache) tryOpenPacks(dir string) (*packSet, error) {
 		}
 		if err != nil {
 			f.Close()
-			ps.close()
+			ps.Close()
 			return nil, err
 		}
 		data, err := mapFile(f, fi.Size())
 		f.Close()
 		if err != nil {
-			ps.close()
+			ps.Close()
 			return nil, fmt.Errorf("map %s: %w", n, err)
 		}
 		ps.packs = append(ps.packs, &openPack{name: base, data: data, idx: idx})
@@ -259,7 +242,8 @@ func (c *idxCache) tryOpenPacks(dir string) (*packSet, error) {
 	return ps, nil
 }
 
-func (ps *packSet) close() {
+// Close unmaps the packs.
+func (ps *PackSet) Close() {
 	for _, p := range ps.packs {
 		if p.data != nil {
 			syscall.Munmap(p.data)
@@ -269,7 +253,7 @@ func (ps *packSet) close() {
 }
 
 // find returns the pack and entry holding h.
-func (ps *packSet) find(h plumbing.Hash) (int, *idxEntry, bool) {
+func (ps *PackSet) find(h plumbing.Hash) (int, *idxEntry, bool) {
 	for i, p := range ps.packs {
 		if e, ok := p.idx.lookup(h); ok {
 			return i, e, true
@@ -310,7 +294,7 @@ func parseEntryHeader(b []byte, off int64) (entryHeader, error) {
 		shift += 7
 	}
 	switch h.typ {
-	case packOfsDelta:
+	case PackOfsDelta:
 		if i >= len(b) {
 			return h, bad
 		}
@@ -329,13 +313,13 @@ func parseEntryHeader(b []byte, off int64) (entryHeader, error) {
 			return h, bad
 		}
 		h.baseOff = off - ofs
-	case packRefDelta:
+	case PackRefDelta:
 		if i+20 > len(b) {
 			return h, bad
 		}
 		copy(h.baseHash[:], b[i:i+20])
 		i += 20
-	case packCommit, packTree, packBlob, packTag:
+	case PackCommit, PackTree, PackBlob, PackTag:
 	default:
 		return h, bad
 	}
@@ -343,9 +327,9 @@ func parseEntryHeader(b []byte, off int64) (entryHeader, error) {
 	return h, nil
 }
 
-// appendEntryHeader appends a pack entry header for an object of type typ
+// AppendEntryHeader appends a pack entry header for an object of type typ
 // and inflated size.
-func appendEntryHeader(dst []byte, typ byte, size int64) []byte {
+func AppendEntryHeader(dst []byte, typ byte, size int64) []byte {
 	c := typ<<4 | byte(size&15)
 	size >>= 4
 	for size > 0 {
@@ -372,20 +356,18 @@ func appendOfs(dst []byte, ofs int64) []byte {
 func packType(t plumbing.ObjectType) byte {
 	switch t {
 	case plumbing.CommitObject:
-		return packCommit
+		return PackCommit
 	case plumbing.TreeObject:
-		return packTree
+		return PackTree
 	case plumbing.BlobObject:
-		return packBlob
+		return PackBlob
 	case plumbing.TagObject:
-		return packTag
+		return PackTag
 	}
 	return 0
 }
 
-func (c *idxCache) drop() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.lru.Init()
-	c.m = map[string]*list.Element{}
+// Drop forgets every index.
+func (c *IdxCache) Drop() {
+	c.lru.Purge()
 }

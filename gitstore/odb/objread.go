@@ -1,8 +1,9 @@
-package gitstore
+package odb
 
 import (
 	"bytes"
 	"compress/zlib"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -14,14 +15,14 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 )
 
-// objectReader reads objects for one upload-pack request straight from the
+// ObjectReader reads objects for one upload-pack request straight from the
 // open packs (inflating entries and applying deltas itself, with a small
 // cache of delta bases) and loose files, falling back to go-git's storer
 // for anything else. Walking the history of a clone reads thousands of
 // trees; go-git opens the pack file anew for each object.
-type objectReader struct {
-	r  *repo
-	ps *packSet
+type ObjectReader struct {
+	r  *DB
+	ps *PackSet
 
 	zr    io.ReadCloser
 	cache map[baseKey]cachedObject
@@ -42,15 +43,15 @@ type baseKey struct {
 // readerCacheBytes bounds the delta bases one request keeps.
 const readerCacheBytes = 32 << 20
 
-func newObjectReader(r *repo, ps *packSet) *objectReader {
-	return &objectReader{r: r, ps: ps, cache: map[baseKey]cachedObject{}}
+func NewObjectReader(r *DB, ps *PackSet) *ObjectReader {
+	return &ObjectReader{r: r, ps: ps, cache: map[baseKey]cachedObject{}}
 }
 
 var errNotObject = errors.New("not an object")
 
-// read returns the type and content of h. The content may be shared with
+// Read returns the type and content of h. The content may be shared with
 // the cache: callers must not modify it.
-func (o *objectReader) read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
+func (o *ObjectReader) Read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 	if i, e, ok := o.ps.find(h); ok {
 		t, b, err := o.readPacked(i, e.off)
 		if err == nil {
@@ -73,20 +74,20 @@ func (o *objectReader) read(h plumbing.Hash) (plumbing.ObjectType, []byte, error
 	return obj.Type(), b, err
 }
 
-// has reports whether the repository holds h, as of the packs opened for
+// Has reports whether the repository holds h, as of the packs opened for
 // this request and the loose objects now. It never reloads indexes: a
 // have it misses only makes negotiation slower.
-func (o *objectReader) has(h plumbing.Hash) bool {
+func (o *ObjectReader) Has(h plumbing.Hash) bool {
 	if _, _, ok := o.ps.find(h); ok {
 		return true
 	}
 	hex := h.String()
-	_, err := os.Stat(filepath.Join(o.r.path, "objects", hex[:2], hex[2:]))
+	_, err := os.Stat(filepath.Join(o.r.st.dir, "objects", hex[:2], hex[2:]))
 	return err == nil
 }
 
 // readPacked reads the entry at off of pack i, resolving deltas.
-func (o *objectReader) readPacked(i int, off int64) (plumbing.ObjectType, []byte, error) {
+func (o *ObjectReader) readPacked(i int, off int64) (plumbing.ObjectType, []byte, error) {
 	key := baseKey{i, off}
 	if c, ok := o.cache[key]; ok {
 		return c.t, c.data, nil
@@ -110,13 +111,13 @@ func (o *objectReader) readPacked(i int, off int64) (plumbing.ObjectType, []byte
 	}
 	var t plumbing.ObjectType
 	switch hdr.typ {
-	case packOfsDelta, packRefDelta:
+	case PackOfsDelta, PackRefDelta:
 		var base []byte
-		if hdr.typ == packOfsDelta {
+		if hdr.typ == PackOfsDelta {
 			if t, base, err = o.readPacked(i, hdr.baseOff); err != nil {
 				return plumbing.InvalidObject, nil, err
 			}
-		} else if t, base, err = o.read(hdr.baseHash); err != nil {
+		} else if t, base, err = o.Read(hdr.baseHash); err != nil {
 			return plumbing.InvalidObject, nil, err
 		}
 		if data, err = packfile.PatchDelta(base, data); err != nil {
@@ -129,7 +130,7 @@ func (o *objectReader) readPacked(i int, off int64) (plumbing.ObjectType, []byte
 	return t, data, nil
 }
 
-func (o *objectReader) remember(k baseKey, t plumbing.ObjectType, data []byte) {
+func (o *ObjectReader) remember(k baseKey, t plumbing.ObjectType, data []byte) {
 	if len(data) > readerCacheBytes/4 {
 		return
 	}
@@ -147,7 +148,7 @@ func (o *objectReader) remember(k baseKey, t plumbing.ObjectType, data []byte) {
 	o.bytes += len(data)
 }
 
-func (o *objectReader) inflate(b []byte, size int64) ([]byte, error) {
+func (o *ObjectReader) inflate(b []byte, size int64) ([]byte, error) {
 	if size < 0 || size > 1<<30 {
 		return nil, errors.New("object too large")
 	}
@@ -162,7 +163,7 @@ func (o *objectReader) inflate(b []byte, size int64) ([]byte, error) {
 }
 
 // resetZlib points the reader's inflater at the zlib stream b.
-func (o *objectReader) resetZlib(b []byte) error {
+func (o *ObjectReader) resetZlib(b []byte) error {
 	if o.zr == nil {
 		zr, err := zlib.NewReader(bytes.NewReader(b))
 		if err != nil {
@@ -174,10 +175,61 @@ func (o *objectReader) resetZlib(b []byte) error {
 	return o.zr.(zlib.Resetter).Reset(bytes.NewReader(b), nil)
 }
 
+// Size returns the size of object h, from its pack entry header (or, for
+// a delta, the first bytes of the delta) when it is packed.
+func (o *ObjectReader) Size(h plumbing.Hash) (int64, error) {
+	if i, e, ok := o.ps.find(h); ok {
+		p := o.ps.packs[i]
+		raw, err := p.slice(e.off, e.end)
+		if err != nil {
+			return 0, err
+		}
+		hdr, err := parseEntryHeader(raw, e.off)
+		if err != nil {
+			return 0, err
+		}
+		if hdr.typ != PackOfsDelta && hdr.typ != PackRefDelta {
+			return hdr.size, nil
+		}
+		if n, ok := o.deltaResultSize(raw[hdr.hdrLen:]); ok {
+			return n, nil
+		}
+	}
+	_, b, err := o.Read(h)
+	return int64(len(b)), err
+}
+
+// deltaResultSize reads the size of the object a compressed delta builds:
+// the second of the two varints that start the delta.
+func (o *ObjectReader) deltaResultSize(z []byte) (int64, bool) {
+	if err := o.resetZlib(z); err != nil {
+		return 0, false
+	}
+	var head [20]byte
+	n, _ := io.ReadFull(o.zr, head[:])
+	b := head[:n]
+	varint := func() (int64, bool) {
+		var v int64
+		for shift := uint(0); len(b) > 0 && shift < 63; shift += 7 {
+			c := b[0]
+			b = b[1:]
+			v |= int64(c&0x7f) << shift
+			if c&0x80 == 0 {
+				return v, true
+			}
+		}
+		return 0, false
+	}
+	if _, ok := varint(); !ok {
+		return 0, false
+	}
+	return varint()
+}
+
 // readLoose reads a loose object file.
-func (o *objectReader) readLoose(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
+func (o *ObjectReader) readLoose(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 	hex := h.String()
-	b, err := os.ReadFile(filepath.Join(o.r.path, "objects", hex[:2], hex[2:]))
+	b, err := os.ReadFile(filepath.Join(o.r.st.dir, "objects", hex[:2], hex[2:]))
 	if err != nil {
 		return plumbing.InvalidObject, nil, err
 	}
@@ -202,4 +254,17 @@ func (o *objectReader) readLoose(h plumbing.Hash) (plumbing.ObjectType, []byte, 
 		return plumbing.InvalidObject, nil, errNotObject
 	}
 	return t, all[nul+1:], nil
+}
+
+// ParseHash parses a full hexadecimal object id; go-git's NewHash accepts
+// anything and gives a zero or partial hash, which walks must not take.
+func ParseHash(s string) (plumbing.Hash, bool) {
+	var h plumbing.Hash
+	if len(s) != 2*len(h) {
+		return plumbing.ZeroHash, false
+	}
+	if _, err := hex.Decode(h[:], []byte(s)); err != nil {
+		return plumbing.ZeroHash, false
+	}
+	return h, true
 }

@@ -1,0 +1,286 @@
+package odb
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
+)
+
+// Repacking. Every push adds a pack and every API write adds loose
+// objects; both slow reads down and leave clones without deltas to copy.
+// Repack puts every object a repository holds (reachable or not: nothing
+// is pruned, so a writer that raced the repack cannot lose an object) into
+// one new pack with deltas computed once, installs the pack, and then,
+// under the repository's write lock, removes the packs and loose objects
+// it replaces. Readers holding an old pack open keep reading it; readers
+// with an outdated index reload it on a miss (Storer.EncodedObject).
+// When to repack is the caller's choice (gitstore's repacker).
+
+// repackLockFile keeps two processes from repacking one repository at once.
+const repackLockFile = "quire-repack.lock"
+
+// ObjectCounts counts the packs, the objects in them and the loose
+// objects of the repository at dir.
+func ObjectCounts(dir string) (packs, packed, loose int, err error) {
+	objects := filepath.Join(dir, "objects")
+	entries, err := os.ReadDir(objects)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	for _, e := range entries {
+		if len(e.Name()) != 2 || !e.IsDir() {
+			continue
+		}
+		files, err := os.ReadDir(filepath.Join(objects, e.Name()))
+		if err != nil {
+			continue
+		}
+		loose += len(files)
+	}
+	files, err := os.ReadDir(filepath.Join(objects, "pack"))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return 0, 0, 0, err
+	}
+	for _, f := range files {
+		if name, ok := strings.CutSuffix(f.Name(), ".pack"); ok && strings.HasPrefix(name, "pack-") {
+			packs++
+			packed += idxObjects(filepath.Join(objects, "pack", name+".idx"))
+		}
+	}
+	return packs, packed, loose, nil
+}
+
+// idxObjects reads the number of objects in a version 2 pack index: the
+// last entry of its fan-out table. 0 when it cannot.
+func idxObjects(path string) int {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	var b [8 + 256*4]byte
+	if _, err := io.ReadFull(f, b[:]); err != nil || string(b[:4]) != "\377tOc" {
+		return 0
+	}
+	return int(binary.BigEndian.Uint32(b[len(b)-4:]))
+}
+
+// RepackOptions are what Repack needs from the store above it.
+type RepackOptions struct {
+	// Cache and Zlib are the pack index cache and the compressor pool
+	// clones use.
+	Cache *IdxCache
+	Zlib  *sync.Pool
+	// DeltaBytes bounds the repositories repacked with delta search, which
+	// holds every object in memory; larger ones, and any when Stream is
+	// set, are streamed into one pack, keeping the deltas they have and
+	// computing none.
+	DeltaBytes int64
+	Stream     bool
+	// Install moves the new pack (tmpDir/tmp.pack, to be called name, with
+	// index idx, holding objects) into the repository.
+	Install func(tmpDir, name string, idx *idxfile.MemoryIndex, objects map[plumbing.Hash]bool) error
+	// Lock takes the repository's write lock, held while the packs and
+	// loose objects the new pack replaces are removed.
+	Lock func() (unlock func(), err error)
+}
+
+// Repack folds every loose object and pack of the repository db into one
+// pack. It returns at once when another process is repacking it.
+func Repack(db *DB, o RepackOptions) error {
+	dir := db.Path()
+	lf, err := os.OpenFile(filepath.Join(dir, repackLockFile), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return err
+	}
+	defer lf.Close()
+	if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil
+		}
+		return err
+	}
+	defer syscall.Flock(int(lf.Fd()), syscall.LOCK_UN)
+
+	removeStaleIncoming(dir)
+	// Everything the repository holds now.
+	loose, looseBytes, err := looseObjects(dir)
+	if err != nil {
+		return err
+	}
+	ps, err := o.Cache.OpenPacks(dir)
+	if err != nil {
+		return err
+	}
+	defer ps.Close() // the streamed pack reads from it
+	var packNames []string
+	var packBytes int64
+	seen := map[plumbing.Hash]bool{}
+	var all []plumbing.Hash
+	for _, h := range loose {
+		if !seen[h] {
+			seen[h] = true
+			all = append(all, h)
+		}
+	}
+	for _, p := range ps.packs {
+		packNames = append(packNames, p.name)
+		packBytes += int64(len(p.data))
+		for _, e := range p.idx.entries {
+			if !seen[e.hash] {
+				seen[e.hash] = true
+				all = append(all, e.hash)
+			}
+		}
+	}
+	if len(all) == 0 || (len(loose) == 0 && len(packNames) <= 1) {
+		return nil
+	}
+
+	window := uint(10)
+	// The system repository is streamed whatever its size: tens of
+	// thousands of small records, which delta search would hold in memory
+	// all at once (270 MiB of heap for 62,000 at scale, against 34 MiB).
+	if looseBytes+packBytes > o.DeltaBytes || o.Stream {
+		window = 0
+	}
+	packDir := filepath.Join(dir, "objects", "pack")
+	if err := os.MkdirAll(packDir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(dir, "incoming-repack-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	f, err := os.Create(filepath.Join(tmp, "tmp.pack"))
+	if err != nil {
+		return err
+	}
+	if window > 0 {
+		_, err = packfile.NewEncoder(f, db.st, false).Encode(all, window)
+	} else {
+		// One object at a time, as clones are served: stored deltas are
+		// copied, none is computed.
+		_, err = WritePack(o.Zlib, NewObjectReader(db, ps), all, true, f)
+	}
+	if err == nil {
+		err = f.Close()
+	} else {
+		f.Close()
+	}
+	if err != nil {
+		return fmt.Errorf("repack %s: %w", dir, err)
+	}
+	idx, err := indexPack(tmp, "tmp.pack")
+	if err != nil {
+		return fmt.Errorf("repack %s: %w", dir, err)
+	}
+	sum := plumbing.Hash(idx.PackfileChecksum)
+	newPack := "pack-" + sum.String()
+	if err := o.Install(tmp, newPack, idx, seen); err != nil {
+		return err
+	}
+
+	unlock, err := o.Lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	for _, name := range packNames {
+		if name == newPack {
+			continue
+		}
+		base := filepath.Join(packDir, name)
+		os.Remove(base + ".pack") // the .pack first: go-git lists packs by it
+		os.Remove(base + ".idx")
+	}
+	dirs := map[string]bool{}
+	for _, h := range loose {
+		hex := h.String()
+		os.Remove(filepath.Join(dir, "objects", hex[:2], hex[2:]))
+		dirs[hex[:2]] = true
+	}
+	for d := range dirs {
+		os.Remove(filepath.Join(dir, "objects", d)) // only if empty
+	}
+	db.st.Reindex()
+	return nil
+}
+
+// indexPack parses the pack name in dir and returns its index.
+func indexPack(dir, name string) (*idxfile.MemoryIndex, error) {
+	f, err := osfs.New(dir).Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	iw := new(idxfile.Writer)
+	parser, err := packfile.NewParser(packfile.NewScanner(f), iw)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := parser.Parse(); err != nil {
+		return nil, err
+	}
+	return iw.Index()
+}
+
+// looseObjects lists the loose objects of the repository at dir.
+func looseObjects(dir string) ([]plumbing.Hash, int64, error) {
+	objects := filepath.Join(dir, "objects")
+	entries, err := os.ReadDir(objects)
+	if err != nil {
+		return nil, 0, err
+	}
+	var out []plumbing.Hash
+	var total int64
+	for _, e := range entries {
+		if len(e.Name()) != 2 || !e.IsDir() {
+			continue
+		}
+		files, err := os.ReadDir(filepath.Join(objects, e.Name()))
+		if err != nil {
+			continue
+		}
+		for _, f := range files {
+			h, ok := ParseHash(e.Name() + f.Name())
+			if !ok {
+				continue
+			}
+			if fi, err := f.Info(); err == nil {
+				total += fi.Size()
+			}
+			out = append(out, h)
+		}
+	}
+	return out, total, nil
+}
+
+// removeStaleIncoming deletes quarantines left by a crash.
+func removeStaleIncoming(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), "incoming-") {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > time.Hour {
+			os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}
+}
