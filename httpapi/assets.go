@@ -47,23 +47,8 @@ func (s *Server) assetVersion(c *gin.Context, kind quire.Kind, want quire.Access
 
 func (s *Server) createAsset(kind quire.Kind) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		pr, err := s.project(c, quire.AccessWrite)
+		a, err := s.app.CreateAsset(c.Request.Context(), principal(c), kind, c.Param("projectID"), s.metaInput(c))
 		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		var req metaRequest
-		if err := s.decode(c, &req); err != nil {
-			s.fail(c, err)
-			return
-		}
-		p := principal(c)
-		a := &quire.Asset{ProjectID: pr.ID, Kind: kind, CreatedBy: p.User.ID}
-		if err := s.applyMeta(&req, true, &a.Name, &a.Slug, &a.Description); err != nil {
-			s.fail(c, err)
-			return
-		}
-		if err := s.meta.CreateAsset(c.Request.Context(), p.Actor(), a); err != nil {
 			s.fail(c, err)
 			return
 		}
@@ -73,17 +58,12 @@ func (s *Server) createAsset(kind quire.Kind) gin.HandlerFunc {
 
 func (s *Server) listAssets(kind quire.Kind) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		pr, err := s.project(c, quire.AccessRead)
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
 		opts, err := listOptions(c)
 		if err != nil {
 			s.fail(c, err)
 			return
 		}
-		pg, next, err := s.meta.AssetsPage(c.Request.Context(), kind, pr.ID, opts)
+		pg, next, err := s.app.Assets(c.Request.Context(), principal(c), kind, c.Param("projectID"), opts)
 		if err != nil {
 			s.fail(c, err)
 			return
@@ -95,46 +75,20 @@ func (s *Server) listAssets(kind quire.Kind) gin.HandlerFunc {
 func (s *Server) getAsset(kind quire.Kind) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		a, err := s.asset(c, kind, quire.AccessRead)
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		c.JSON(http.StatusOK, gin.H{string(kind): a})
+		s.respond(c, http.StatusOK, string(kind), a, err)
 	}
 }
 
 func (s *Server) updateAsset(kind quire.Kind) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		a, err := s.asset(c, kind, quire.AccessWrite)
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		var req metaRequest
-		if err := s.decode(c, &req); err != nil {
-			s.fail(c, err)
-			return
-		}
-		if err := s.applyMeta(&req, false, &a.Name, &a.Slug, &a.Description); err != nil {
-			s.fail(c, err)
-			return
-		}
-		if err := s.meta.UpdateAsset(c.Request.Context(), principal(c).Actor(), a); err != nil {
-			s.fail(c, err)
-			return
-		}
-		c.JSON(http.StatusOK, gin.H{string(kind): a})
+		a, err := s.app.UpdateAsset(c.Request.Context(), principal(c), kind, c.Param("id"), s.metaInput(c))
+		s.respond(c, http.StatusOK, string(kind), a, err)
 	}
 }
 
 func (s *Server) deleteAsset(kind quire.Kind) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		a, err := s.asset(c, kind, quire.AccessWrite)
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		if err := s.meta.DeleteAsset(c.Request.Context(), principal(c).Actor(), a); err != nil {
+		if err := s.app.DeleteAsset(c.Request.Context(), principal(c), kind, c.Param("id")); err != nil {
 			s.fail(c, err)
 			return
 		}

@@ -98,3 +98,13 @@ func classifyInternal(err error) quire.Code {
 	}
 	return quire.EINTERNAL
 }
+
+// respond answers err when there is one, else status with {key: v}: the
+// end of most handlers, whose use case returns one resource.
+func (s *Server) respond(c *gin.Context, status int, key string, v any, err error) {
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(status, gin.H{key: v})
+}

@@ -1,0 +1,66 @@
+package app
+
+import (
+	"context"
+
+	"github.com/quire/quire"
+)
+
+// CreateAsset creates a skill or prompt (kind) in project ref, with the
+// name, slug and description in reads once the caller may write there.
+func (a *App) CreateAsset(ctx context.Context, p *quire.Principal, kind quire.Kind, project string, in Input[MetaEdit]) (*quire.Asset, error) {
+	pr, err := a.Project(ctx, p, project, quire.AccessWrite)
+	if err != nil {
+		return nil, err
+	}
+	e, err := in()
+	if err != nil {
+		return nil, err
+	}
+	as := &quire.Asset{ProjectID: pr.ID, Kind: kind, CreatedBy: p.User.ID}
+	if err := a.ApplyMeta(e, true, &as.Name, &as.Slug, &as.Description); err != nil {
+		return nil, err
+	}
+	if err := a.meta.CreateAsset(ctx, p.Actor(), as); err != nil {
+		return nil, err
+	}
+	return as, nil
+}
+
+// Assets is a page of the skills or prompts (kind) of project ref, and the
+// cursor of the next page ("" at the end).
+func (a *App) Assets(ctx context.Context, p *quire.Principal, kind quire.Kind, project string, opts quire.ListOptions) ([]*quire.Asset, string, error) {
+	pr, err := a.Project(ctx, p, project, quire.AccessRead)
+	if err != nil {
+		return nil, "", err
+	}
+	return a.meta.AssetsPage(ctx, kind, pr.ID, opts)
+}
+
+// UpdateAsset changes the name, slug or description of asset ref.
+func (a *App) UpdateAsset(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, in Input[MetaEdit]) (*quire.Asset, error) {
+	as, err := a.Asset(ctx, p, kind, ref, quire.AccessWrite)
+	if err != nil {
+		return nil, err
+	}
+	e, err := in()
+	if err != nil {
+		return nil, err
+	}
+	if err := a.ApplyMeta(e, false, &as.Name, &as.Slug, &as.Description); err != nil {
+		return nil, err
+	}
+	if err := a.meta.UpdateAsset(ctx, p.Actor(), as); err != nil {
+		return nil, err
+	}
+	return as, nil
+}
+
+// DeleteAsset deletes asset ref with its repository.
+func (a *App) DeleteAsset(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string) error {
+	as, err := a.Asset(ctx, p, kind, ref, quire.AccessWrite)
+	if err != nil {
+		return err
+	}
+	return a.meta.DeleteAsset(ctx, p.Actor(), as)
+}
