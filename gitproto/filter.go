@@ -109,15 +109,9 @@ func (w *walker) filteredTree(fw *filterWalk, t plumbing.Hash, depth uint64, exp
 	}
 	fw.depth[t] = depth
 	fw.add(t)
-	if err := w.tick(); err != nil {
-		return err
-	}
-	typ, b, err := w.r.Read(t)
-	if err == nil && typ != plumbing.TreeObject {
-		err = fmt.Errorf("is a %s", typ)
-	}
+	b, err := w.readTree(t)
 	if err != nil {
-		return fmt.Errorf("tree %s: %w", t, err)
+		return err
 	}
 	return forEachTreeEntry(b, func(e treeEntry) error {
 		switch e.mode {

@@ -45,6 +45,24 @@ func (req *uploadRequest) setFilter(spec string) {
 	req.filter = f
 }
 
+// setOption records one of the arguments v0 and v2 share: deepen, the
+// shallow-since and shallow-exclude git may ask for (refused), filter.
+func (req *uploadRequest) setOption(verb, arg string) error {
+	switch verb {
+	case "deepen":
+		n, err := strconv.Atoi(arg)
+		if err != nil || n <= 0 {
+			return quire.Errorf(quire.EINVALID, "git upload-pack: invalid deepen %q", arg)
+		}
+		req.depth = n
+	case "deepen-since", "deepen-not":
+		req.refuse = "quire supports --depth but not --shallow-since or --shallow-exclude"
+	case "filter":
+		req.setFilter(arg)
+	}
+	return nil
+}
+
 func parseUploadRequest(body io.Reader) (*uploadRequest, error) {
 	bad := func(format string, args ...any) error {
 		return quire.Errorf(quire.EINVALID, "git upload-pack: "+format, args...)
@@ -85,16 +103,10 @@ func parseUploadRequest(body io.Reader) (*uploadRequest, error) {
 				return nil, bad("expected an object id, got %q", line)
 			}
 			req.shallows = append(req.shallows, h)
-		case "deepen":
-			n, err := strconv.Atoi(arg)
-			if err != nil || n <= 0 {
-				return nil, bad("invalid deepen %q", arg)
+		case "deepen", "deepen-since", "deepen-not", "filter":
+			if err := req.setOption(verb, arg); err != nil {
+				return nil, err
 			}
-			req.depth = n
-		case "deepen-since", "deepen-not":
-			req.refuse = "quire supports --depth but not --shallow-since or --shallow-exclude"
-		case "filter":
-			req.setFilter(arg)
 		default:
 			return nil, bad("unexpected line %q", line)
 		}

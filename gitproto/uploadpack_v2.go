@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -215,16 +214,10 @@ func parseFetchV2(args []string) (*uploadRequest, error) {
 			// Never sent: quire's packs are whole (see uploadPackCaps).
 		case "no-progress", "include-tag", "ofs-delta", "deepen-relative":
 			req.caps[verb] = true
-		case "deepen":
-			n, err := strconv.Atoi(arg)
-			if err != nil || n <= 0 {
-				return nil, bad("invalid deepen %q", arg)
+		case "deepen", "deepen-since", "deepen-not", "filter":
+			if err := req.setOption(verb, arg); err != nil {
+				return nil, err
 			}
-			req.depth = n
-		case "deepen-since", "deepen-not":
-			req.refuse = "quire supports --depth but not --shallow-since or --shallow-exclude"
-		case "filter":
-			req.setFilter(arg)
 		default:
 			return nil, bad("unexpected fetch argument %q", line)
 		}

@@ -409,6 +409,21 @@ func (w *walker) objectsToSend(st *refState, wants, common []plumbing.Hash, clie
 	return out, nil
 }
 
+// readTree reads tree t, one step of the walk's budget.
+func (w *walker) readTree(t plumbing.Hash) ([]byte, error) {
+	if err := w.tick(); err != nil {
+		return nil, err
+	}
+	typ, b, err := w.r.Read(t)
+	if err == nil && typ != plumbing.TreeObject {
+		err = fmt.Errorf("is a %s", typ)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("tree %s: %w", t, err)
+	}
+	return b, nil
+}
+
 // walkTree calls fn for the tree t and every tree and blob under it not
 // yet in seen, adding them to seen. Submodule entries are skipped.
 func (w *walker) walkTree(t plumbing.Hash, seen map[plumbing.Hash]bool, fn func(plumbing.Hash)) error {
@@ -417,15 +432,9 @@ func (w *walker) walkTree(t plumbing.Hash, seen map[plumbing.Hash]bool, fn func(
 	}
 	seen[t] = true
 	fn(t)
-	if err := w.tick(); err != nil {
-		return err
-	}
-	typ, b, err := w.r.Read(t)
-	if err == nil && typ != plumbing.TreeObject {
-		err = fmt.Errorf("is a %s", typ)
-	}
+	b, err := w.readTree(t)
 	if err != nil {
-		return fmt.Errorf("tree %s: %w", t, err)
+		return err
 	}
 	// The walk below may evict b from the reader's cache, never change it.
 	return forEachTreeEntry(b, func(e treeEntry) error {

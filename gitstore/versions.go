@@ -420,16 +420,12 @@ func (s *Store) LiveVersion(ctx context.Context, a *quire.Asset) (_ *quire.Versi
 // DeleteVersion deletes draft n. Its number is not reused.
 func (s *Store) DeleteVersion(ctx context.Context, by quire.Actor, a *quire.Asset, n int) (err error) {
 	defer s.observe(ctx, quire.GitOpCommit, "DeleteVersion")(&err)
-	w, err := s.begin(a)
+	w, v, err := s.beginVersion(a, n)
 	if err != nil {
 		return err
 	}
 	defer w.done()
 	r := w.r
-	v, err := r.state(n)
-	if err != nil {
-		return err
-	}
 	if v.state != quire.StateDraft {
 		return quire.Errorf(quire.ECONFLICT, "version %d is %s; only a draft can be deleted", n, v.state)
 	}
@@ -453,16 +449,12 @@ func (s *Store) DeleteVersion(ctx context.Context, by quire.Actor, a *quire.Asse
 // PublishVersion tags draft n as vN, makes it live and removes its branch.
 func (s *Store) PublishVersion(ctx context.Context, by quire.Actor, a *quire.Asset, n int, check func(quire.ReadFunc) error) (_ *quire.Version, err error) {
 	defer s.observe(ctx, quire.GitOpCommit, "PublishVersion")(&err)
-	w, err := s.begin(a)
+	w, v, err := s.beginVersion(a, n)
 	if err != nil {
 		return nil, err
 	}
 	defer w.done()
 	r := w.r
-	v, err := r.state(n)
-	if err != nil {
-		return nil, err
-	}
 	if v.state != quire.StateDraft {
 		return nil, quire.Errorf(quire.ECONFLICT, "version %d is already %s", n, v.state)
 	}
@@ -524,16 +516,12 @@ func (w *write) tag(by quire.Actor, when time.Time, ref plumbing.ReferenceName, 
 // PromoteVersion makes published version n live (a rollback when n is older).
 func (s *Store) PromoteVersion(ctx context.Context, by quire.Actor, a *quire.Asset, n int) (_ *quire.Version, err error) {
 	defer s.observe(ctx, quire.GitOpCommit, "PromoteVersion")(&err)
-	w, err := s.begin(a)
+	w, v, err := s.beginVersion(a, n)
 	if err != nil {
 		return nil, err
 	}
 	defer w.done()
 	r := w.r
-	v, err := r.state(n)
-	if err != nil {
-		return nil, err
-	}
 	if v.state != quire.StatePublished {
 		return nil, quire.Errorf(quire.ECONFLICT, "version %d is %s; only a published version can be promoted", n, v.state)
 	}
@@ -561,16 +549,12 @@ func (s *Store) PromoteVersion(ctx context.Context, by quire.Actor, a *quire.Ass
 // ArchiveVersion archives a draft or a published version that is not live.
 func (s *Store) ArchiveVersion(ctx context.Context, by quire.Actor, a *quire.Asset, n int) (_ *quire.Version, err error) {
 	defer s.observe(ctx, quire.GitOpCommit, "ArchiveVersion")(&err)
-	w, err := s.begin(a)
+	w, v, err := s.beginVersion(a, n)
 	if err != nil {
 		return nil, err
 	}
 	defer w.done()
 	r := w.r
-	v, err := r.state(n)
-	if err != nil {
-		return nil, err
-	}
 	live, err := r.ref(mainRef)
 	if err != nil {
 		return nil, err

@@ -48,6 +48,21 @@ func (s *Store) beginRepo(r *repo, a *quire.Asset) (write, error) {
 	return write{s: s, r: r, a: a, unlock: unlock, hooks: true}, nil
 }
 
+// beginVersion begins a write of a's repository and reads the state of
+// its version n. On an error nothing is held.
+func (s *Store) beginVersion(a *quire.Asset, n int) (write, *vstate, error) {
+	w, err := s.begin(a)
+	if err != nil {
+		return write{}, nil, err
+	}
+	v, err := w.r.state(n)
+	if err != nil {
+		w.done()
+		return write{}, nil, err
+	}
+	return w, v, nil
+}
+
 // beginDraft begins a write of draft n of a, which must be at commit
 // ifMatch when that is given. On an error nothing is held.
 func (s *Store) beginDraft(a *quire.Asset, n int, ifMatch string) (write, *vstate, error) {
