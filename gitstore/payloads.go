@@ -142,13 +142,20 @@ func payloadsConflict() error {
 	return quire.Errorf(quire.ECONFLICT, "payloads changed concurrently; retry")
 }
 
-// Payload returns one payload of a prompt.
-func (s *Store) Payload(ctx context.Context, a *quire.Asset, id string) (*quire.Payload, error) {
+// payloads opens a's repository and finds its payloads tree (ZeroHash
+// when it has none).
+func (s *Store) payloads(a *quire.Asset) (*repo, plumbing.Hash, error) {
 	r, err := s.assetRepo(a)
 	if err != nil {
-		return nil, err
+		return nil, plumbing.ZeroHash, err
 	}
 	_, tree, err := r.payloadsTree()
+	return r, tree, err
+}
+
+// Payload returns one payload of a prompt.
+func (s *Store) Payload(ctx context.Context, a *quire.Asset, id string) (*quire.Payload, error) {
+	r, tree, err := s.payloads(a)
 	if err != nil {
 		return nil, err
 	}
@@ -160,11 +167,7 @@ func (s *Store) Payload(ctx context.Context, a *quire.Asset, id string) (*quire.
 
 // Payloads lists the payloads of a prompt, oldest first.
 func (s *Store) Payloads(ctx context.Context, a *quire.Asset) ([]*quire.Payload, error) {
-	r, err := s.assetRepo(a)
-	if err != nil {
-		return nil, err
-	}
-	_, tree, err := r.payloadsTree()
+	r, tree, err := s.payloads(a)
 	if err != nil {
 		return nil, err
 	}

@@ -35,19 +35,9 @@ const repackLockFile = "quire-repack.lock"
 // objects of the repository at dir.
 func ObjectCounts(dir string) (packs, packed, loose int, err error) {
 	objects := filepath.Join(dir, "objects")
-	entries, err := os.ReadDir(objects)
+	err = forEachLooseDir(dir, func(_ string, files []os.DirEntry) { loose += len(files) })
 	if err != nil {
 		return 0, 0, 0, err
-	}
-	for _, e := range entries {
-		if len(e.Name()) != 2 || !e.IsDir() {
-			continue
-		}
-		files, err := os.ReadDir(filepath.Join(objects, e.Name()))
-		if err != nil {
-			continue
-		}
-		loose += len(files)
 	}
 	files, err := os.ReadDir(filepath.Join(objects, "pack"))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -240,23 +230,11 @@ func indexPack(dir, name string) (*idxfile.MemoryIndex, error) {
 
 // looseObjects lists the loose objects of the repository at dir.
 func looseObjects(dir string) ([]plumbing.Hash, int64, error) {
-	objects := filepath.Join(dir, "objects")
-	entries, err := os.ReadDir(objects)
-	if err != nil {
-		return nil, 0, err
-	}
 	var out []plumbing.Hash
 	var total int64
-	for _, e := range entries {
-		if len(e.Name()) != 2 || !e.IsDir() {
-			continue
-		}
-		files, err := os.ReadDir(filepath.Join(objects, e.Name()))
-		if err != nil {
-			continue
-		}
+	err := forEachLooseDir(dir, func(prefix string, files []os.DirEntry) {
 		for _, f := range files {
-			h, ok := ParseHash(e.Name() + f.Name())
+			h, ok := ParseHash(prefix + f.Name())
 			if !ok {
 				continue
 			}
@@ -265,8 +243,29 @@ func looseObjects(dir string) ([]plumbing.Hash, int64, error) {
 			}
 			out = append(out, h)
 		}
+	})
+	return out, total, err
+}
+
+// forEachLooseDir calls fn with each objects/xx directory of the
+// repository at dir and the files in it; unreadable ones are passed over.
+func forEachLooseDir(dir string, fn func(prefix string, files []os.DirEntry)) error {
+	objects := filepath.Join(dir, "objects")
+	entries, err := os.ReadDir(objects)
+	if err != nil {
+		return err
 	}
-	return out, total, nil
+	for _, e := range entries {
+		if len(e.Name()) != 2 || !e.IsDir() {
+			continue
+		}
+		files, err := os.ReadDir(filepath.Join(objects, e.Name()))
+		if err != nil {
+			continue
+		}
+		fn(e.Name(), files)
+	}
+	return nil
 }
 
 // removeStaleIncoming deletes quarantines left by a crash.
