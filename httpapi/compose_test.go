@@ -1,6 +1,8 @@
 package httpapi_test
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"testing"
@@ -239,4 +241,46 @@ func TestTypedVariables(t *testing.T) {
 	if ls := testenv.Git(t, repo, "ls-tree", "--name-only", fmt.Sprintf("draft/%d", n)); strings.Contains(ls, "schema") {
 		t.Fatalf("schema kept: %s", ls)
 	}
+}
+
+// TestPartialPublishAcrossServers: two servers on one data root and one
+// Redis; a partial published through one shows in the next render of
+// its includer through the other, whose live read of the includer is
+// cached.
+func TestPartialPublishAcrossServers(t *testing.T) {
+	t.Parallel()
+	if testenv.RedisURL() == "" {
+		t.Skip("QUIRE_TEST_REDIS_URL is not set: two servers need one real Redis")
+	}
+	b := make([]byte, 6)
+	rand.Read(b)
+	opts := testenv.Options{Root: t.TempDir(), Prefix: "quiretest:" + hex.EncodeToString(b) + ":"}
+	a := newEnv(t, opts)
+	z := newEnv(t, opts)
+	pid := a.CreateProject(a.Admin, "shared")
+	part := a.CreatePrompt(a.Admin, pid, "part")
+	main := a.CreatePrompt(a.Admin, pid, "main")
+	publishTemplate(a, part, "one")
+	publishTemplate(a, main, "[{{> part}}]")
+	render := func(e *testenv.Env) (string, string) {
+		t.Helper()
+		r := e.Must(200, "POST", "/v1/prompts/"+main+"/render", e.Admin, nil)
+		return r.JSON(t)["rendered"].(string), r.Header.Get("ETag")
+	}
+	for range 3 { // warm both servers' caches
+		render(a)
+		render(z)
+	}
+	_, etag := render(z)
+	publishTemplate(a, part, "two")
+	if got, tag := render(z); got != "[two]" || tag == etag {
+		t.Fatalf("Z renders %q (ETag %s, was %s) after A published the partial", got, tag, etag)
+	}
+	z.Must(200, "POST", "/v1/prompts/"+part+"/versions/1/promote", z.Admin, nil)
+	if got, _ := render(a); got != "[one]" {
+		t.Fatalf("A renders %q after Z promoted v1 of the partial", got)
+	}
+	z.Must(200, "POST", "/v1/prompts/"+part+"/versions/2/archive", z.Admin, nil)
+	n := draftPrompt(a, main, obj{"template": "[{{> part@2}}]"})
+	wantError(t, z.Do("POST", fmt.Sprintf("/v1/prompts/%s/render", main), z.Admin, obj{"version": n}), 422, "part@2")
 }
