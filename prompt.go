@@ -19,7 +19,11 @@ import (
 //	prompt.txt                 the template of a text prompt
 //	messages/001-system.txt    a chat prompt: one template per message,
 //	messages/002-user.txt      numbered in order, the role in the name
+//	messages/003-placeholder-history.txt
+//	                           a placeholder: the messages of the variable
+//	                           "history", spliced in at render (empty file)
 //	config.json                {"model": "...", "model_params": {...}}
+//	variables.schema.json      optional: a JSON Schema the variables satisfy
 //
 // A version holds either prompt.txt or messages/, never both. Other files
 // are kept but ignored.
@@ -27,7 +31,11 @@ const (
 	PromptTemplateFile = "prompt.txt"
 	PromptMessagesDir  = "messages"
 	PromptConfigFile   = "config.json"
+	PromptSchemaFile   = "variables.schema.json"
 )
+
+// MessagePlaceholder is the Type of a placeholder message.
+const MessagePlaceholder = "placeholder"
 
 // MaxPromptMessages bounds the messages of a chat prompt (three digits in
 // the file names keep git's order the message order).
@@ -35,14 +43,37 @@ const MaxPromptMessages = 999
 
 var (
 	roleRE        = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
-	messageFileRE = regexp.MustCompile(`^messages/([0-9]{3})-([a-z][a-z0-9_]{0,31})\.txt$`)
+	messageFileRE = regexp.MustCompile(`^messages/([0-9]{3})-(?:placeholder-([a-z_][a-z0-9_]{0,63})|([a-z][a-z0-9_]{0,31}))\.txt$`)
+	placeholderRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,63}$`)
 )
 
-// Message is one message of a chat prompt; Content is a template.
+// Message is one message of a chat prompt; Content is a template. A
+// placeholder (Type "placeholder") has only a Name: the variable whose
+// list of {role, content} messages a render splices in at its place.
 type Message struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
+	Type    string `json:"type"`
+	Name    string `json:"name"`
 }
+
+// MarshalJSON writes a placeholder as {type, name}, any other message as
+// {role, content}.
+func (m Message) MarshalJSON() ([]byte, error) {
+	if m.Placeholder() {
+		return json.Marshal(struct {
+			Type string `json:"type"`
+			Name string `json:"name"`
+		}{m.Type, m.Name})
+	}
+	return json.Marshal(struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	}{m.Role, m.Content})
+}
+
+// Placeholder reports whether m is a placeholder message.
+func (m *Message) Placeholder() bool { return m.Type == MessagePlaceholder }
 
 // PromptContent is what a prompt version says: a template (text prompt)
 // or messages (chat prompt), and the model configuration.
@@ -51,6 +82,9 @@ type PromptContent struct {
 	Messages    []Message       `json:"messages,omitempty"`
 	Model       string          `json:"model"`
 	ModelParams json.RawMessage `json:"model_params"`
+	// VariablesSchema is a JSON Schema (2020-12) the variables of a
+	// render must satisfy; empty when the version has none.
+	VariablesSchema json.RawMessage `json:"variables_schema,omitempty"`
 }
 
 // Chat reports whether c is a chat prompt.
@@ -84,6 +118,15 @@ func CheckPromptContent(c *PromptContent, l Limits) error {
 			return Errorf(ETOOLARGE, "a chat prompt may hold at most %d messages", MaxPromptMessages)
 		}
 		for i, m := range c.Messages {
+			if m.Placeholder() {
+				if !placeholderRE.MatchString(m.Name) || m.Role != "" || m.Content != "" {
+					return Errorf(EINVALID, "messages[%d]: a placeholder has only a name, matching ^[a-z_][a-z0-9_]{0,63}$", i).WithDetail("rule", "placeholder")
+				}
+				continue
+			}
+			if m.Type != "" {
+				return Errorf(EINVALID, "messages[%d].type must be %q or absent", i, MessagePlaceholder)
+			}
 			if !roleRE.MatchString(m.Role) {
 				return Errorf(EINVALID, "messages[%d].role must match ^[a-z][a-z0-9_]{0,31}$ (system, user, assistant, ...)", i).WithDetail("rule", "role")
 			}
@@ -97,6 +140,12 @@ func CheckPromptContent(c *PromptContent, l Limits) error {
 	}
 	if len(c.ModelParams) > 0 && !isJSONObject(c.ModelParams) && string(c.ModelParams) != "null" {
 		return Errorf(EINVALID, "model_params must be a JSON object")
+	}
+	if len(c.VariablesSchema) > 0 && !isJSONObject(c.VariablesSchema) && string(c.VariablesSchema) != "null" {
+		return Errorf(EINVALID, "variables_schema must be a JSON object (a JSON Schema)")
+	}
+	if int64(len(c.VariablesSchema)) > l.MaxFile {
+		return Errorf(ETOOLARGE, "variables_schema is %d bytes; the limit is %d", len(c.VariablesSchema), l.MaxFile)
 	}
 	return nil
 }
@@ -113,7 +162,19 @@ func PromptFiles(c *PromptContent) ([]FileContent, error) {
 		files = append(files, FileContent{Path: PromptTemplateFile, Content: []byte(*c.Template)})
 	}
 	for i, m := range c.Messages {
+		if m.Placeholder() {
+			files = append(files, FileContent{Path: placeholderPath(i, m.Name), Content: []byte{}})
+			continue
+		}
 		files = append(files, FileContent{Path: messagePath(i, m.Role), Content: []byte(m.Content)})
+	}
+	if len(c.VariablesSchema) > 0 && string(c.VariablesSchema) != "null" {
+		var buf bytes.Buffer
+		if err := json.Indent(&buf, c.VariablesSchema, "", "  "); err != nil {
+			return nil, Errorf(EINVALID, "variables_schema must be a JSON object (a JSON Schema)")
+		}
+		buf.WriteByte('\n')
+		files = append(files, FileContent{Path: PromptSchemaFile, Content: buf.Bytes()})
 	}
 	params, err := normalizeParams(c.ModelParams)
 	if err != nil {
@@ -147,10 +208,14 @@ func messagePath(i int, role string) string {
 	return fmt.Sprintf("%s/%03d-%s.txt", PromptMessagesDir, i+1, role)
 }
 
+func placeholderPath(i int, name string) string {
+	return fmt.Sprintf("%s/%03d-%s-%s.txt", PromptMessagesDir, i+1, MessagePlaceholder, name)
+}
+
 // IsPromptFile reports whether path is part of the prompt layout, so a
 // rewrite of the content replaces exactly these files.
 func IsPromptFile(path string) bool {
-	return path == PromptTemplateFile || path == PromptConfigFile || strings.HasPrefix(path, PromptMessagesDir+"/")
+	return path == PromptTemplateFile || path == PromptConfigFile || path == PromptSchemaFile || strings.HasPrefix(path, PromptMessagesDir+"/")
 }
 
 // ParsePromptFiles reads the content of a version from its prompt files
@@ -177,7 +242,18 @@ func ParsePromptFiles(files map[string][]byte) (*PromptContent, error) {
 		if n, _ := strconv.Atoi(m[1]); n != len(c.Messages)+1 {
 			return nil, Errorf(EUNPROCESSABLE, "%s is out of order: messages are numbered 001, 002, ... without gaps", p)
 		}
-		c.Messages = append(c.Messages, Message{Role: m[2], Content: string(files[p])})
+		if m[2] != "" {
+			c.Messages = append(c.Messages, Message{Type: MessagePlaceholder, Name: m[2]})
+			continue
+		}
+		c.Messages = append(c.Messages, Message{Role: m[3], Content: string(files[p])})
+	}
+	if b, ok := files[PromptSchemaFile]; ok {
+		var buf bytes.Buffer
+		if !isJSONObject(b) || json.Compact(&buf, b) != nil {
+			return nil, Errorf(EUNPROCESSABLE, "%s is not a JSON object", PromptSchemaFile)
+		}
+		c.VariablesSchema = buf.Bytes()
 	}
 	if b, ok := files[PromptConfigFile]; ok {
 		var cfg promptConfig

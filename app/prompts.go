@@ -3,6 +3,8 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 
 	"github.com/quire/quire"
 	"github.com/quire/quire/render"
@@ -17,21 +19,25 @@ import (
 // PromptEdit creates or edits a prompt version's content. Fields left nil
 // keep what the version (or its base) has; a template replaces messages
 // and messages replace a template.
+//
+// VariablesSchema, when set, replaces the version's schema; JSON null
+// removes it.
 type PromptEdit struct {
-	Template    *string
-	Messages    *[]quire.Message
-	Model       *string
-	ModelParams json.RawMessage
+	Template        *string
+	Messages        *[]quire.Message
+	Model           *string
+	ModelParams     json.RawMessage
+	VariablesSchema json.RawMessage
 }
 
 // Empty reports whether e changes nothing.
 func (e *PromptEdit) Empty() bool {
-	return e.Template == nil && e.Messages == nil && e.Model == nil && len(e.ModelParams) == 0
+	return e.Template == nil && e.Messages == nil && e.Model == nil && len(e.ModelParams) == 0 && len(e.VariablesSchema) == 0
 }
 
 // Check validates e on its own, so applying it cannot fail.
 func (e *PromptEdit) Check(l quire.Limits) error {
-	c := quire.PromptContent{Template: e.Template, ModelParams: e.ModelParams}
+	c := quire.PromptContent{Template: e.Template, ModelParams: e.ModelParams, VariablesSchema: e.VariablesSchema}
 	if e.Messages != nil {
 		c.Messages = *e.Messages
 		if c.Messages == nil {
@@ -41,7 +47,13 @@ func (e *PromptEdit) Check(l quire.Limits) error {
 	if e.Model != nil {
 		c.Model = *e.Model
 	}
-	return quire.CheckPromptContent(&c, l)
+	if err := quire.CheckPromptContent(&c, l); err != nil {
+		return err
+	}
+	// A schema that does not compile is refused when written, not at
+	// the first render.
+	_, err := compileSchema(e.VariablesSchema)
+	return err
 }
 
 // apply returns cur changed by e.
@@ -58,6 +70,12 @@ func (e *PromptEdit) apply(cur *quire.PromptContent) *quire.PromptContent {
 	}
 	if len(e.ModelParams) > 0 {
 		c.ModelParams = e.ModelParams
+	}
+	switch {
+	case string(e.VariablesSchema) == "null":
+		c.VariablesSchema = nil
+	case len(e.VariablesSchema) > 0:
+		c.VariablesSchema = e.VariablesSchema
 	}
 	return &c
 }
@@ -112,7 +130,10 @@ func (a *App) PromptContent(ctx context.Context, as *quire.Asset, commit string)
 }
 
 // PromptPublishCheck is the check publishing draft n of prompt as runs: a
-// template, or messages, that parse as Mustache. It runs under the
+// template, or messages, that parse as Mustache; partials that exist and
+// include neither each other nor the prompt itself (details.missing,
+// details.cycle); a variables_schema that compiles and that every sample
+// payload of the prompt satisfies (details.payloads). It runs under the
 // publish lock, so the draft it reads is the one being published.
 func (a *App) PromptPublishCheck(ctx context.Context, as *quire.Asset, n int) func(quire.ReadFunc) error {
 	return func(quire.ReadFunc) error {
@@ -127,9 +148,53 @@ func (a *App) PromptPublishCheck(ctx context.Context, as *quire.Asset, n int) fu
 		if c.Template == nil && len(c.Messages) == 0 {
 			return quire.Errorf(quire.EUNPROCESSABLE, "version %d has no template: write %s or messages first", n, quire.PromptTemplateFile)
 		}
-		_, err = compile(c)
+		cp, err := a.templates.get(v.Commit, c)
+		if err != nil {
+			return err
+		}
+		if err := a.checkIncludes(ctx, as, cp); err != nil {
+			return err
+		}
+		return a.checkPayloadsSchema(ctx, as, n, cp)
+	}
+}
+
+// checkPayloadsSchema refuses a version whose schema a sample payload of
+// the prompt fails: payloads are the prompt's test cases.
+func (a *App) checkPayloadsSchema(ctx context.Context, as *quire.Asset, n int, cp *compiledPrompt) error {
+	if cp.schema == nil || a.payloads == nil {
+		return nil
+	}
+	pls, err := a.payloads.Payloads(ctx, as)
+	if err != nil {
 		return err
 	}
+	type failed struct {
+		ID     string        `json:"id"`
+		Name   string        `json:"name"`
+		Errors []SchemaError `json:"errors"`
+	}
+	var bad []failed
+	var names []string
+	for _, pl := range pls {
+		vars, err := render.DecodeVars(pl.Variables)
+		if err != nil {
+			return err
+		}
+		errs, err := schemaErrors(cp.schema, vars)
+		if err != nil {
+			return err
+		}
+		if len(errs) > 0 {
+			bad = append(bad, failed{ID: pl.ID, Name: pl.Name, Errors: errs})
+			names = append(names, fmt.Sprintf("%q", pl.Name))
+		}
+	}
+	if len(bad) > 0 {
+		return quire.Errorf(quire.EUNPROCESSABLE, "version %d's variables_schema refuses the sample payloads %s", n, strings.Join(names, ", ")).
+			WithDetail("payloads", bad)
+	}
+	return nil
 }
 
 // PromptVariables are the tags of a version's templates: every variable,
@@ -138,6 +203,8 @@ type PromptVariables struct {
 	Commit    string
 	Variables []render.Variable
 	Required  []string
+	// Schema is the version's variables_schema, nil when it has none.
+	Schema json.RawMessage
 }
 
 // PromptVariables lists the tags of version n of prompt as (read access),
@@ -155,7 +222,7 @@ func (a *App) PromptVariables(ctx context.Context, as *quire.Asset, n int) (*Pro
 	if err != nil {
 		return nil, err
 	}
-	out := &PromptVariables{Commit: v.Commit, Variables: []render.Variable{}, Required: []string{}}
+	out := &PromptVariables{Commit: v.Commit, Variables: []render.Variable{}, Required: []string{}, Schema: content.VariablesSchema}
 	seenVar, seenReq := map[render.Variable]bool{}, map[string]bool{}
 	for _, t := range cp.all() {
 		for _, x := range t.Variables() {

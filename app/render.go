@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
 	"sync"
 
 	"github.com/google/uuid"
 	"github.com/quire/quire"
 	"github.com/quire/quire/render"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // RenderRequest is what a render asks for: the live version unless
@@ -22,7 +24,8 @@ type RenderRequest struct {
 }
 
 // Rendered is a rendered prompt version: Text for a text prompt, Messages
-// for a chat prompt, with the version's model configuration.
+// for a chat prompt, with the version's model configuration, the
+// partials it included and its entity tag.
 type Rendered struct {
 	Version     int
 	Commit      string
@@ -30,12 +33,18 @@ type Rendered struct {
 	Messages    []quire.Message
 	Model       string
 	ModelParams json.RawMessage
+	// Partials are the prompts included, in order of first use; never nil.
+	Partials []PartialUse
+	// ETag is the version's commit, or when it includes partials a hash
+	// of it and theirs: it changes when any included text does.
+	ETag string
 }
 
 // Render renders prompt as (resolved and authorized for read by Asset or
 // ProjectAsset) and counts the render. It is the hot path: the live
 // content comes from the prompt store (the cache), the parsed templates
-// from a memo keyed by commit.
+// from a memo keyed by commit, each partial from its live commit (one ref
+// read) and the same memo.
 func (a *App) Render(ctx context.Context, as *quire.Asset, req RenderRequest) (Rendered, error) {
 	var (
 		v       *quire.Version
@@ -70,42 +79,116 @@ func (a *App) Render(ctx context.Context, as *quire.Asset, req RenderRequest) (R
 	if err != nil {
 		return Rendered{}, err
 	}
-	out := Rendered{Version: v.Number, Commit: v.Commit, Model: content.Model, ModelParams: content.ModelParams}
-	switch {
-	case cp.text != nil:
-		text, err := cp.text.Render(vars)
+	out, err := a.renderCompiled(ctx, as, v, content, cp, vars)
+	if err != nil {
+		return Rendered{}, err
+	}
+	a.RecordRender(ctx, as.ID, v.Number)
+	return out, nil
+}
+
+// renderCompiled renders version v of as, compiled as cp, with vars:
+// the schema first, then the templates with as's project's prompts as
+// partials.
+func (a *App) renderCompiled(ctx context.Context, as *quire.Asset, v *quire.Version, content *quire.PromptContent, cp *compiledPrompt, vars render.Vars) (Rendered, error) {
+	if cp.schema != nil {
+		errs, err := schemaErrors(cp.schema, vars)
 		if err != nil {
 			return Rendered{}, err
 		}
-		out.Text = &text
+		if len(errs) > 0 {
+			return Rendered{}, schemaError(errs)
+		}
+	}
+	in := a.includes(ctx, as)
+	opts := render.Options{Partials: in, Name: as.Slug}
+	out := Rendered{Version: v.Number, Commit: v.Commit, Model: content.Model, ModelParams: content.ModelParams}
+	var names []string
+	switch {
+	case cp.text != nil:
+		r, err := cp.text.RenderWith(vars, opts)
+		if err != nil {
+			return Rendered{}, err
+		}
+		out.Text, names = &r.Text, r.Partials
 	case len(cp.msgs) > 0:
-		// Every missing variable of every message in one error, before
-		// any is rendered.
+		// Every missing variable and partial of every message in one
+		// error, before any is rendered.
 		var missing []string
 		seen := map[string]bool{}
-		for _, t := range cp.msgs {
-			for _, m := range t.Missing(vars) {
-				if !seen[m] {
-					seen[m] = true
-					missing = append(missing, m)
+		add := func(m string) {
+			if !seen[m] {
+				seen[m] = true
+				missing = append(missing, m)
+			}
+		}
+		for i, t := range cp.msgs {
+			if t == nil {
+				if name := content.Messages[i].Name; vars[name] == nil {
+					add(name)
 				}
+				continue
+			}
+			for _, m := range t.MissingWith(vars, opts) {
+				add(m)
 			}
 		}
 		if len(missing) > 0 {
 			return Rendered{}, render.MissingError(missing)
 		}
-		out.Messages = make([]quire.Message, len(cp.msgs))
+		out.Messages = make([]quire.Message, 0, len(cp.msgs))
 		for i, t := range cp.msgs {
-			text, err := t.Render(vars)
+			if t == nil {
+				spliced, err := placeholderMessages(content.Messages[i].Name, vars[content.Messages[i].Name])
+				if err != nil {
+					return Rendered{}, err
+				}
+				out.Messages = append(out.Messages, spliced...)
+				continue
+			}
+			r, err := t.RenderWith(vars, opts)
 			if err != nil {
 				return Rendered{}, err
 			}
-			out.Messages[i] = quire.Message{Role: content.Messages[i].Role, Content: text}
+			for _, n := range r.Partials {
+				if !slices.Contains(names, n) {
+					names = append(names, n)
+				}
+			}
+			out.Messages = append(out.Messages, quire.Message{Role: content.Messages[i].Role, Content: r.Text})
 		}
 	default:
 		return Rendered{}, quire.Errorf(quire.EUNPROCESSABLE, "version %d has no template", v.Number)
 	}
-	a.RecordRender(ctx, as.ID, v.Number)
+	out.Partials = in.usedIn(names)
+	out.ETag = renderETag(v.Commit, out.Partials)
+	return out, nil
+}
+
+// placeholderMessages checks that v, the value of placeholder name, is a
+// list of {role, content} messages, and returns them.
+func placeholderMessages(name string, v any) ([]quire.Message, error) {
+	bad := func(format string, args ...any) error {
+		return quire.Errorf(quire.EUNPROCESSABLE, "variables.%s must be a list of {role, content} messages: "+format, append([]any{name}, args...)...).
+			WithDetail("placeholder", name)
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return nil, bad("it is not a list")
+	}
+	out := make([]quire.Message, 0, len(list))
+	for i, e := range list {
+		m, ok := e.(map[string]any)
+		if !ok {
+			return nil, bad("item %d is not an object", i)
+		}
+		role, ok1 := m["role"].(string)
+		content, ok2 := m["content"].(string)
+		if !ok1 || !ok2 || role == "" || len(m) != 2 {
+			return nil, bad("item %d must hold exactly a string role and a string content", i)
+		}
+		out = append(out, quire.Message{Role: role, Content: content})
+	}
 	return out, nil
 }
 
@@ -140,23 +223,37 @@ func (a *App) payloadVariables(ctx context.Context, as *quire.Asset, id string) 
 	return render.DecodeVars(p.Variables)
 }
 
-// compiledPrompt is the parsed templates of one commit.
+// compiledPrompt is the parsed templates of one commit: a text
+// template, or one per message (nil for a placeholder), and the
+// variables' schema if the version has one.
 type compiledPrompt struct {
-	text *render.Template
-	msgs []*render.Template
+	text   *render.Template
+	msgs   []*render.Template
+	schema *jsonschema.Schema
 }
 
 func (cp *compiledPrompt) all() []*render.Template {
 	if cp.text != nil {
 		return []*render.Template{cp.text}
 	}
-	return cp.msgs
+	out := make([]*render.Template, 0, len(cp.msgs))
+	for _, t := range cp.msgs {
+		if t != nil {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 func compile(c *quire.PromptContent) (*compiledPrompt, error) {
 	cp := &compiledPrompt{}
+	s, err := compileSchema(c.VariablesSchema)
+	if err != nil {
+		return nil, err
+	}
+	cp.schema = s
 	if c.Template != nil {
-		t, err := render.Parse(*c.Template)
+		t, err := render.ParseWithPartials(*c.Template)
 		if err != nil {
 			return nil, err
 		}
@@ -164,7 +261,11 @@ func compile(c *quire.PromptContent) (*compiledPrompt, error) {
 		return cp, nil
 	}
 	for i, m := range c.Messages {
-		t, err := render.Parse(m.Content)
+		if m.Placeholder() {
+			cp.msgs = append(cp.msgs, nil)
+			continue
+		}
+		t, err := render.ParseWithPartials(m.Content)
 		if err != nil {
 			return nil, quire.Errorf(quire.EUNPROCESSABLE, "messages[%d]: %s", i, quire.ErrorMessage(err))
 		}

@@ -278,6 +278,8 @@ var authzTable = map[string]authzRow{
 	"GET /v1/prompts/:id/diff":                        {policy: "project-read", ok: 200, req: authzPath("/v1/prompts/{prompt}/diff?from=1&to=2")},
 	"GET /v1/prompts/:id/history":                     {policy: "project-read", ok: 200, req: authzPath("/v1/prompts/{prompt}/history")},
 	"GET /v1/prompts/:id/live":                        {policy: "project-read", ok: 200, req: authzPath("/v1/prompts/{prompt}/live")},
+	"GET /v1/prompts/:id/dependents":                  {policy: "project-read", ok: 200, req: authzPath("/v1/prompts/{prompt}/dependents")},
+	"POST /v1/prompts/:id/versions/:version/check":    {policy: "project-read", ok: 200, req: authzPath("/v1/prompts/{prompt}/versions/1/check")},
 	"GET /v1/prompts/:id/usage":                       {policy: "project-read", ok: 200, req: authzPath("/v1/prompts/{prompt}/usage")},
 	"POST /v1/prompts/:id/render": {policy: "project-read", ok: 200,
 		req: authzBody("/v1/prompts/{prompt}/render", map[string]any{"variables": map[string]string{"name": "Ann"}})},

@@ -55,6 +55,7 @@ var bodylessWrites = map[string]bool{
 	"DELETE /v1/auth/session":                                  true,
 	"DELETE /v1/auth/sessions/:sessionID":                      true,
 	"POST /v1/cache/purge":                                     true,
+	"POST /v1/prompts/:id/versions/:version/check":             true,
 	"DELETE /v1/projects/:projectID":                           true,
 	"DELETE /v1/projects/:projectID/members/:userID":           true,
 	"DELETE /v1/users/:userID":                                 true,

@@ -12,6 +12,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3gen"
 	"github.com/gin-gonic/gin"
 	"github.com/quire/quire"
+	"github.com/quire/quire/app"
 )
 
 // GET /openapi.json is an OpenAPI 3.1 document built from the table below
@@ -105,9 +106,11 @@ var apiRoutes = []apiRoute{
 	route("GET", "/v1/prompts/{id}/history", "history", "A prompt's changes, newest first", query("limit", "cursor"), list(200, "commits", "Commit")),
 	route("POST", "/v1/prompts/{id}/versions", "prompt versions", "Open a draft with a template or chat messages and config (from the live version, a version, or empty)", body("PromptVersionRequest"), wrap(201, "version", "PromptVersion")),
 	route("PATCH", "/v1/prompts/{id}/versions/{version}", "prompt versions", "Edit a draft's template, messages or config (one commit); honours If-Match (\"*\": any commit of the draft)", body("PromptVersionRequest"), wrap(200, "version", "PromptVersion")),
-	route("GET", "/v1/prompts/{id}/versions/{version}/variables", "prompt versions", "The variables a version's template uses", ok(200, "Variables")),
+	route("GET", "/v1/prompts/{id}/versions/{version}/variables", "prompt versions", "The variables a version's template uses, and its variables_schema (null when none)", ok(200, "Variables")),
+	route("POST", "/v1/prompts/{id}/versions/{version}/check", "prompt versions", "Render a version with every sample payload of the prompt: per payload ok, missing variables and partials, schema errors, output size. Renders are not counted", ok(200, "PromptCheck")),
+	route("GET", "/v1/prompts/{id}/dependents", "prompts", "The prompts of the same project whose live version or drafts include this one ({{> slug}} or {{> slug@N}})", ok(200, "Dependents")),
 	route("GET", "/v1/prompts/{id}/live", "prompts", "The live version, cached; ETag is its commit and If-None-Match answers 304", wrap(200, "version", "PromptVersion")),
-	route("POST", "/v1/prompts/{id}/render", "render", "Render the live (or a given) version with variables and/or a payload; 422 lists missing variables", body("RenderRequest"), ok(200, "RenderResponse"), fails(422)),
+	route("POST", "/v1/prompts/{id}/render", "render", "Render the live (or a given) version with variables and/or a payload, partials included from the project's prompts; ETag hashes the version's commit and its partials'; 422 lists missing variables and partials (details.missing) or schema errors (details.errors)", body("RenderRequest"), ok(200, "RenderResponse"), fails(422)),
 	route("POST", "/v1/projects/{projectID}/prompts/{slug}/render", "render", "Render a prompt addressed by project and slug", body("RenderRequest"), ok(200, "RenderResponse"), fails(422)),
 	route("POST", "/v1/prompts/{id}/payloads", "payloads", "Create a payload: named sample variables (a commit in the prompt's repository)", body("PayloadRequest"), wrap(201, "payload", "Payload")),
 	route("GET", "/v1/prompts/{id}/payloads", "payloads", "A prompt's payloads", query("limit", "cursor"), list(200, "payloads", "Payload")),
@@ -190,6 +193,19 @@ var apiSchemas = map[string]any{
 		Commit    string   `json:"commit"`
 		Variables []any    `json:"variables"`
 		Required  []string `json:"required"`
+		// VariablesSchema is the version's JSON Schema, null when none.
+		VariablesSchema map[string]any `json:"variables_schema"`
+	}{},
+	"PromptCheck": struct {
+		PromptID string             `json:"prompt_id"`
+		Version  int                `json:"version"`
+		Commit   string             `json:"commit"`
+		OK       bool               `json:"ok"`
+		Payloads []app.PayloadCheck `json:"payloads"`
+	}{},
+	"Dependents": struct {
+		PromptID   string          `json:"prompt_id"`
+		Dependents []app.Dependent `json:"dependents"`
 	}{},
 	"Purged": struct {
 		Purged string `json:"purged"`

@@ -31,6 +31,8 @@ func (s *Server) promptRoutes(g *gin.RouterGroup) {
 	g.POST(p+"/versions", s.createPromptVersion)
 	g.PATCH(p+"/versions/:version", s.updatePromptVersion)
 	g.GET(p+"/versions/:version/variables", s.promptVariables)
+	g.POST(p+"/versions/:version/check", s.checkPromptVersion)
+	g.GET(p+"/dependents", s.promptDependents)
 	g.GET(p+"/live", s.livePrompt)
 	g.POST(p+"/render", s.renderPrompt)
 	g.POST("/projects/:projectID/prompts/:slug/render", s.renderProjectPrompt)
@@ -48,15 +50,16 @@ func (s *Server) promptRoutes(g *gin.RouterGroup) {
 type promptView struct {
 	PromptID string `json:"prompt_id"`
 	*quire.Version
-	Template     *string         `json:"template,omitempty"`
-	Messages     []quire.Message `json:"messages,omitempty"`
-	Model        string          `json:"model"`
-	ModelParams  json.RawMessage `json:"model_params"`
-	ContentError string          `json:"content_error,omitempty"`
+	Template        *string         `json:"template,omitempty"`
+	Messages        []quire.Message `json:"messages,omitempty"`
+	Model           string          `json:"model"`
+	ModelParams     json.RawMessage `json:"model_params"`
+	VariablesSchema json.RawMessage `json:"variables_schema,omitempty"`
+	ContentError    string          `json:"content_error,omitempty"`
 }
 
 func newPromptView(a *quire.Asset, v *quire.Version, c *quire.PromptContent) *promptView {
-	return &promptView{PromptID: a.ID, Version: v, Template: c.Template, Messages: c.Messages, Model: c.Model, ModelParams: c.ModelParams}
+	return &promptView{PromptID: a.ID, Version: v, Template: c.Template, Messages: c.Messages, Model: c.Model, ModelParams: c.ModelParams, VariablesSchema: c.VariablesSchema}
 }
 
 func (s *Server) promptVersionView(ctx context.Context, a *quire.Asset, v *quire.Version) (any, error) {
@@ -75,15 +78,16 @@ func (s *Server) promptVersionView(ctx context.Context, a *quire.Asset, v *quire
 // promptVersionRequest creates or edits a prompt version. Fields left out
 // keep what the version (or its base) has.
 type promptVersionRequest struct {
-	From        json.RawMessage  `json:"from"`
-	Template    *string          `json:"template"`
-	Messages    *[]quire.Message `json:"messages"`
-	Model       *string          `json:"model"`
-	ModelParams json.RawMessage  `json:"model_params"`
+	From            json.RawMessage  `json:"from"`
+	Template        *string          `json:"template"`
+	Messages        *[]quire.Message `json:"messages"`
+	Model           *string          `json:"model"`
+	ModelParams     json.RawMessage  `json:"model_params"`
+	VariablesSchema json.RawMessage  `json:"variables_schema"`
 }
 
 func (r *promptVersionRequest) edit() app.PromptEdit {
-	return app.PromptEdit{Template: r.Template, Messages: r.Messages, Model: r.Model, ModelParams: r.ModelParams}
+	return app.PromptEdit{Template: r.Template, Messages: r.Messages, Model: r.Model, ModelParams: r.ModelParams, VariablesSchema: r.VariablesSchema}
 }
 
 func (s *Server) createPromptVersion(c *gin.Context) {
@@ -158,7 +162,45 @@ func (s *Server) promptVariables(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, gin.H{"prompt_id": a.ID, "version": n, "commit": pv.Commit, "variables": pv.Variables, "required": pv.Required})
+	schema := pv.Schema
+	if len(schema) == 0 {
+		schema = json.RawMessage("null")
+	}
+	c.JSON(http.StatusOK, gin.H{"prompt_id": a.ID, "version": n, "commit": pv.Commit, "variables": pv.Variables, "required": pv.Required, "variables_schema": schema})
+}
+
+// checkPromptVersion renders a version with every sample payload.
+func (s *Server) checkPromptVersion(c *gin.Context) {
+	a, n, err := s.assetVersion(c, quire.KindPrompt, quire.AccessRead)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	v, results, err := s.app.CheckPromptVersion(c.Request.Context(), a, n)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ok := true
+	for _, r := range results {
+		ok = ok && r.OK
+	}
+	c.JSON(http.StatusOK, gin.H{"prompt_id": a.ID, "version": n, "commit": v.Commit, "ok": ok, "payloads": results})
+}
+
+// promptDependents lists the prompts that include this one.
+func (s *Server) promptDependents(c *gin.Context) {
+	a, err := s.asset(c, quire.KindPrompt, quire.AccessRead)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	deps, err := s.app.Dependents(c.Request.Context(), a)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"prompt_id": a.ID, "dependents": deps})
 }
 
 // livePrompt answers the live version, with its commit as ETag; a

@@ -170,8 +170,13 @@ func TestPromptVersions(t *testing.T) {
 	if !strings.Contains(r["error"].(string), "Mustache") {
 		t.Fatalf("publish bad: %v", r)
 	}
+	// A partial is a prompt of the project (issue 16): one that does not
+	// exist is missing, as a variable would be.
 	e.Must(200, "PATCH", "/v1/prompts/"+id+"/versions/3", e.Admin, obj{"messages": []obj{{"role": "user", "content": "{{> partial}}"}}})
-	e.Must(422, "POST", "/v1/prompts/"+id+"/versions/3/publish", e.Admin, nil)
+	r = e.Must(422, "POST", "/v1/prompts/"+id+"/versions/3/publish", e.Admin, nil).JSON(t)
+	if m := fmt.Sprint(get(t, r, "details", "missing")); m != "[>partial]" {
+		t.Fatalf("publish with a missing partial: %v", r)
+	}
 	e.Must(200, "PATCH", "/v1/prompts/"+id+"/versions/3", e.Admin, obj{"messages": []obj{{"role": "user", "content": "ok {{x}}"}}})
 	e.Must(200, "POST", "/v1/prompts/"+id+"/versions/3/publish", e.Admin, nil)
 	e.Must(200, "POST", "/v1/prompts/"+id+"/versions/2/archive", e.Admin, nil)

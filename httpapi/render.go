@@ -26,6 +26,8 @@ type renderResponse struct {
 	Messages    []quire.Message `json:"messages,omitempty"`
 	Model       string          `json:"model"`
 	ModelParams json.RawMessage `json:"model_params"`
+	// Partials are the prompts the render included; always a list.
+	Partials []app.PartialUse `json:"partials"`
 }
 
 func (s *Server) renderPrompt(c *gin.Context) {
@@ -93,9 +95,10 @@ func (s *Server) render(c *gin.Context, a *quire.Asset) {
 		s.fail(c, err)
 		return
 	}
+	c.Header("ETag", `"`+r.ETag+`"`)
 	c.JSON(http.StatusOK, &renderResponse{
 		PromptID: a.ID, Version: r.Version, Commit: r.Commit, Rendered: r.Text,
-		Messages: r.Messages, Model: r.Model, ModelParams: r.ModelParams,
+		Messages: r.Messages, Model: r.Model, ModelParams: r.ModelParams, Partials: r.Partials,
 	})
 }
 

@@ -68,6 +68,12 @@ func normalize(v any) any {
 	return v
 }
 
+// JSON encodes v as a compact JSON object, numbers as they were sent:
+// what a JSON Schema validator reads.
+func (v Vars) JSON() []byte {
+	return appendJSON(nil, map[string]any(v))
+}
+
 // Merge returns base with over's top-level keys laid on top.
 func Merge(base, over Vars) Vars {
 	if len(base) == 0 {
