@@ -16,8 +16,10 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -326,13 +328,43 @@ func (e *Env) RepoPath(kind quire.Kind, id string) string {
 }
 
 // Git runs the real git binary in dir and returns its trimmed output.
+// A fsck holds the repository's repack lock, so the background repacker
+// cannot move objects from loose files into a pack under it: git fsck
+// lists the loose objects and packs once, and one moved in between would
+// look missing.
 func Git(t testing.TB, dir string, args ...string) string {
 	t.Helper()
+	if len(args) > 0 && args[0] == "fsck" {
+		defer holdRepackLock(t, dir)()
+	}
 	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// holdRepackLock takes the repack lock of the quire repository at dir
+// (gitstore/odb's quire-repack.lock), waiting for a repack in progress,
+// and returns its release; for any other directory it does nothing.
+func holdRepackLock(t testing.TB, dir string) func() {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(dir, "objects")); err != nil {
+		return func() {}
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "quire-repack.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return func() {}
+	}
+	for {
+		if err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("repack lock: %v", err)
+	}
+	return func() { f.Close() }
 }
 
 // SyncBuffer is a goroutine-safe log sink.
