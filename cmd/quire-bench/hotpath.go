@@ -244,7 +244,8 @@ func allocations(ctx context.Context, c *config, r *report) error {
 	floor := testing.Benchmark(handler(bench.Floor(), "POST", "/", "", bench.RenderBody))
 	render := testing.Benchmark(handler(q.Handler, "POST", "/v1/prompts/"+q.PromptID+"/render", q.Key, bench.RenderBody))
 	live := testing.Benchmark(handler(q.Handler, "GET", "/v1/prompts/"+q.PromptID+"/live", q.Key, nil))
-	if floor.N == 0 || render.N == 0 || live.N == 0 {
+	nested := testing.Benchmark(handler(q.Handler, "POST", "/v1/prompts/"+q.NestedID+"/render", q.Key, bench.RenderBody))
+	if floor.N == 0 || render.N == 0 || live.N == 0 || nested.N == 0 {
 		return fmt.Errorf("a benchmark failed (run go test -bench RenderLive ./httpapi to see why)")
 	}
 	r.section("Allocations per request, in process", `
@@ -265,6 +266,14 @@ drives the HTTP figures above.`)
 		)
 	}
 	r.table("floor", rows)
+	// Composition: the same output through three levels of partials, as a
+	// rate against the plain render (issue 16's goal: at least 0.8x).
+	rate := float64(render.NsPerOp()) / float64(nested.NsPerOp())
+	r.table("plain render", []row{
+		{figure: "render through 3 nested partials: ns/op", quire: fmt.Sprint(nested.NsPerOp()), baseline: fmt.Sprint(render.NsPerOp()), ratio: float64(nested.NsPerOp()) / float64(render.NsPerOp())},
+		{figure: "render through 3 nested partials: rate", quire: fmt.Sprintf("%.0f/s", 1e9/float64(nested.NsPerOp())), baseline: fmt.Sprintf("%.0f/s", 1e9/float64(render.NsPerOp())), ratio: rate, goal: "≥ 0.80x", pass: rate >= 0.8},
+		{figure: "render through 3 nested partials: allocs/op", quire: fmt.Sprint(nested.AllocsPerOp()), baseline: fmt.Sprint(render.AllocsPerOp()), ratio: float64(nested.AllocsPerOp()) / float64(render.AllocsPerOp())},
+	})
 	return nil
 }
 

@@ -33,6 +33,9 @@ type Quire struct {
 	// Admin is an admin session; Key a read API key; ProjectID the
 	// project ("bench") holding the prompt PromptID.
 	Admin, Key, ProjectID, PromptID string
+	// NestedID is a prompt rendering the same text as PromptID through
+	// three levels of nested partials ({{> slug}}), all published.
+	NestedID string
 
 	close []func()
 }
@@ -134,12 +137,45 @@ func (q *Quire) seed(ctx context.Context) error {
 	if err := q.Call("POST", "/v1/prompts/"+q.PromptID+"/payloads", q.Admin, payload, nil); err != nil {
 		return err
 	}
+	nested, err := q.seedNested()
+	if err != nil {
+		return err
+	}
+	q.NestedID = nested
 	var key struct{ Token string }
 	if err := q.Call("POST", "/v1/api-keys", q.Admin, map[string]any{"name": "bench", "scope": "read"}, &key); err != nil {
 		return err
 	}
 	q.Key = key.Token
 	return nil
+}
+
+// seedNested publishes four prompts, each of the first three including
+// the next, and returns the first: "Hello {{name}}, {{> bench-l1}}" and so
+// on down to "{{topic}}.", the text of the plain prompt.
+func (q *Quire) seedNested() (string, error) {
+	levels := []struct{ slug, template string }{
+		{"bench-l3", "{{topic}}."},
+		{"bench-l2", "note about {{> bench-l3}}"},
+		{"bench-l1", "here is a short {{> bench-l2}}"},
+		{"bench-nested", "Hello {{name}}, {{> bench-l1}}"},
+	}
+	var id string
+	for _, l := range levels {
+		var prompt struct{ Prompt struct{ ID string } }
+		if err := q.Call("POST", "/v1/projects/"+q.ProjectID+"/prompts", q.Admin, map[string]string{"name": l.slug, "slug": l.slug}, &prompt); err != nil {
+			return "", err
+		}
+		id = prompt.Prompt.ID
+		body := map[string]any{"template": l.template, "model": "gpt-test", "model_params": map[string]any{"temperature": 0.2}}
+		if err := q.Call("POST", "/v1/prompts/"+id+"/versions", q.Admin, body, nil); err != nil {
+			return "", err
+		}
+		if err := q.Call("POST", "/v1/prompts/"+id+"/versions/1/publish", q.Admin, nil, nil); err != nil {
+			return "", err
+		}
+	}
+	return id, nil
 }
 
 // Call sends one API request and decodes the answer into out (if not nil).
