@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/quire/quire/gitstore/meta"
 	"github.com/quire/quire/gitstore/odb"
 
 	"github.com/go-git/go-git/v5"
@@ -64,8 +65,11 @@ func (o *Options) Validate() error {
 	return nil
 }
 
-// Store is the git-backed implementation of quire's stores.
+// Store is the git-backed implementation of quire's stores. The system
+// metadata (quire.MetaStore, quire.UsageLog) is gitstore/meta's, embedded.
 type Store struct {
+	*meta.Store
+
 	opts  Options
 	cache cache.Object
 	locks *locker
@@ -75,7 +79,6 @@ type Store struct {
 
 	mu    sync.Mutex
 	open  *lru.Cache[string, *repo] // by path, the least recently used out first
-	meta  *metaIndex
 	hooks []func(quire.Kind, string)
 	// systemHooks are told of every commit to the system repository.
 	systemHooks []func()
@@ -83,8 +86,6 @@ type Store struct {
 	// versionRead, when set (by tests), is told of every version whose
 	// refs a version list reads.
 	versionRead func(n int)
-
-	activity metaActivity
 }
 
 // Open opens (creating if needed) the data root.
@@ -119,7 +120,7 @@ func Open(opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.meta = newMetaIndex(s, sys)
+	s.Store = s.openMeta(sys)
 	return s, nil
 }
 
@@ -170,8 +171,6 @@ func (s *Store) changed(a *quire.Asset) {
 		fn(a.Kind, a.ID)
 	}
 }
-
-func (s *Store) systemPath() string { return filepath.Join(s.opts.Root, "_system.git") }
 
 // RepoPath is where an asset's bare repository lives.
 func (s *Store) RepoPath(a *quire.Asset) string {
