@@ -1,11 +1,13 @@
 // Package gitstore keeps quire's data in bare git repositories with go-git:
 // one repository per skill or prompt, and a system repository for users,
 // API keys, projects and asset metadata. It is the version engine (refs,
-// versions, files, prompts, payloads, metadata) on top of the object
-// database in gitstore/odb; besides gitproto, which speaks git's wire
-// protocol over it, they are the only code that imports go-git. It
-// implements gitproto's seam (Git, GitRepo, GitPush in protoseam.go) and
-// must not import gitproto, app, httpapi, cache, gin or go-redis.
+// versions, files, prompts, payloads) on top of the object database in
+// gitstore/odb; the system metadata is gitstore/meta's, which Store embeds
+// and lends the system repository's refs and lock (system.go). Besides
+// gitproto, which speaks git's wire protocol over it, they are the only
+// code that imports go-git. It implements gitproto's seam (Git, GitRepo,
+// GitPush in protoseam.go) and must not import gitproto, app, httpapi,
+// cache, gin or go-redis.
 package gitstore
 
 import (

@@ -48,7 +48,7 @@ type index struct {
 	lists map[assetList][]*quire.Asset
 	slugs map[assetSlug][]*quire.Asset
 
-	// snapTree is the tree of the saved index (metasnap.go), snapChanges
+	// snapTree is the tree of the saved index (snapshot.go), snapChanges
 	// the records changed since, snapEvery how many trigger a save.
 	snapTree    plumbing.Hash
 	snapChanges int
