@@ -2,13 +2,7 @@ package gitstore
 
 import (
 	"context"
-	"encoding/json"
-	"path"
-	"strings"
-	"sync"
 
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/quire/quire"
 )
 
@@ -29,11 +23,13 @@ func (s *Store) Activity(ctx context.Context, p *quire.Project, assets []*quire.
 		}
 		all = append(all, h...)
 	}
-	meta, err := s.activity.project(s, p.ID)
+	meta, err := s.Store.ProjectActivity(p.ID)
 	if err != nil {
 		return nil, "", err
 	}
-	all = append(all, meta...)
+	for _, e := range meta {
+		all = append(all, entry{Commit: e.Commit, rank: metadataRank + e.Depth, source: quire.SourceMetadata})
+	}
 	sortNewestFirst(all)
 	pg, next, err := pageEntries(all, opts)
 	if err != nil {
@@ -46,132 +42,4 @@ func (s *Store) Activity(ctx context.Context, p *quire.Project, assets []*quire.
 	return out, next, nil
 }
 
-// metaActivity indexes the system repository's commits by the projects
-// they concern. Its history is linear (every write moves main from the tip
-// it read), so the index is built once and then extended from the tip.
-type metaActivity struct {
-	mu        sync.Mutex
-	tip       plumbing.Hash
-	depth     int64
-	byProject map[string][]entry
-	owner     map[string]string // asset id -> project id, deleted assets too
-}
-
-// project returns the metadata entries of project id, bringing the index
-// up to date first.
-func (m *metaActivity) project(s *Store, id string) ([]entry, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if err := m.update(s); err != nil {
-		return nil, err
-	}
-	return append([]entry(nil), m.byProject[id]...), nil
-}
-
-func (m *metaActivity) update(s *Store) error {
-	r := s.meta.r
-	tip, err := r.ref(mainRef)
-	if err != nil || tip == m.tip {
-		return err
-	}
-	// Collect the commits since the indexed tip, newest first.
-	var news []plumbing.Hash
-	found := m.tip.IsZero()
-	for h := tip; !h.IsZero(); {
-		if h == m.tip {
-			found = true
-			break
-		}
-		news = append(news, h)
-		c, err := r.Commit(h)
-		if err != nil {
-			return err
-		}
-		h = plumbing.ZeroHash
-		if len(c.ParentHashes) > 0 {
-			h = c.ParentHashes[0]
-		}
-	}
-	if !found || m.byProject == nil { // rewritten history: start over
-		m.depth, m.byProject, m.owner = 0, map[string][]entry{}, map[string]string{}
-	}
-	for i := len(news) - 1; i >= 0; i-- {
-		if err := m.index(r, news[i]); err != nil {
-			return err
-		}
-	}
-	m.tip = tip
-	return nil
-}
-
-// index adds one system commit to the projects it touches.
-func (m *metaActivity) index(r *repo, h plumbing.Hash) error {
-	c, err := r.Commit(h)
-	if err != nil {
-		return err
-	}
-	m.depth++
-	var from *object.Tree = &object.Tree{}
-	if len(c.ParentHashes) > 0 {
-		pc, err := r.Commit(c.ParentHashes[0])
-		if err != nil {
-			return err
-		}
-		if from, err = r.Tree(pc.TreeHash); err != nil {
-			return err
-		}
-	}
-	to, err := r.Tree(c.TreeHash)
-	if err != nil {
-		return err
-	}
-	changes, err := object.DiffTree(from, to)
-	if err != nil {
-		return err
-	}
-	type touch struct {
-		kind quire.Kind
-		id   string
-	}
-	touched := map[string][]touch{} // project id -> assets touched ("" kind: the project)
-	for _, ch := range changes {
-		name, blob := ch.To.Name, ch.To.TreeEntry.Hash
-		if name == "" {
-			name, blob = ch.From.Name, ch.From.TreeEntry.Hash
-		}
-		dir, _, _ := strings.Cut(name, "/")
-		id := strings.TrimSuffix(path.Base(name), ".json")
-		switch dir {
-		case "projects":
-			touched[id] = append(touched[id], touch{})
-		case "skills", "prompts":
-			pid := m.owner[id]
-			if pid == "" {
-				b, err := r.ReadBlob(blob)
-				if err != nil {
-					return err
-				}
-				var rec struct {
-					ProjectID string `json:"project_id"`
-				}
-				if json.Unmarshal(b, &rec) != nil || rec.ProjectID == "" {
-					continue
-				}
-				pid = rec.ProjectID
-				m.owner[id] = pid
-			}
-			touched[pid] = append(touched[pid], touch{quire.Kind(strings.TrimSuffix(dir, "s")), id})
-		}
-	}
-	for pid, ts := range touched {
-		e := entry{Commit: quire.Commit{
-			ID: h.String(), Author: c.Author.Name, Email: c.Author.Email,
-			Message: strings.TrimRight(c.Message, "\n"), Time: c.Author.When.UTC(),
-		}, rank: metadataRank + m.depth, source: quire.SourceMetadata}
-		if len(ts) == 1 && ts[0].id != "" {
-			e.AssetID, e.AssetKind = ts[0].id, ts[0].kind
-		}
-		m.byProject[pid] = append(m.byProject[pid], e)
-	}
-	return nil
-}
+var _ quire.ActivityLog = (*Store)(nil)

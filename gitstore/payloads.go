@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/google/uuid"
 	"github.com/quire/quire"
 )
 
@@ -60,7 +61,7 @@ func (r *repo) readPayload(tree plumbing.Hash, id string) (*quire.Payload, error
 // CreatePayload stores a new payload; its id and times are set here.
 func (s *Store) CreatePayload(ctx context.Context, by quire.Actor, a *quire.Asset, p *quire.Payload) error {
 	if p.ID == "" {
-		p.ID = newID()
+		p.ID = uuid.NewString()
 	}
 	now := s.opts.Now().UTC()
 	p.PromptID, p.CreatedAt, p.UpdatedAt = a.ID, now, now

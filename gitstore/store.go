@@ -1,11 +1,13 @@
 // Package gitstore keeps quire's data in bare git repositories with go-git:
 // one repository per skill or prompt, and a system repository for users,
 // API keys, projects and asset metadata. It is the version engine (refs,
-// versions, files, prompts, payloads, metadata) on top of the object
-// database in gitstore/odb; besides gitproto, which speaks git's wire
-// protocol over it, they are the only code that imports go-git. It
-// implements gitproto's seam (Git, GitRepo, GitPush in protoseam.go) and
-// must not import gitproto, app, httpapi, cache, gin or go-redis.
+// versions, files, prompts, payloads) on top of the object database in
+// gitstore/odb; the system metadata is gitstore/meta's, which Store embeds
+// and lends the system repository's refs and lock (system.go). Besides
+// gitproto, which speaks git's wire protocol over it, they are the only
+// code that imports go-git. It implements gitproto's seam (Git, GitRepo,
+// GitPush in protoseam.go) and must not import gitproto, app, httpapi,
+// cache, gin or go-redis.
 package gitstore
 
 import (
@@ -16,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/quire/quire/gitstore/meta"
 	"github.com/quire/quire/gitstore/odb"
 
 	"github.com/go-git/go-git/v5"
@@ -64,8 +67,11 @@ func (o *Options) Validate() error {
 	return nil
 }
 
-// Store is the git-backed implementation of quire's stores.
+// Store is the git-backed implementation of quire's stores. The system
+// metadata (quire.MetaStore, quire.UsageLog) is gitstore/meta's, embedded.
 type Store struct {
+	*meta.Store
+
 	opts  Options
 	cache cache.Object
 	locks *locker
@@ -75,7 +81,6 @@ type Store struct {
 
 	mu    sync.Mutex
 	open  *lru.Cache[string, *repo] // by path, the least recently used out first
-	meta  *metaIndex
 	hooks []func(quire.Kind, string)
 	// systemHooks are told of every commit to the system repository.
 	systemHooks []func()
@@ -83,8 +88,6 @@ type Store struct {
 	// versionRead, when set (by tests), is told of every version whose
 	// refs a version list reads.
 	versionRead func(n int)
-
-	activity metaActivity
 }
 
 // Open opens (creating if needed) the data root.
@@ -119,7 +122,7 @@ func Open(opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.meta = newMetaIndex(s, sys)
+	s.Store = s.openMeta(sys)
 	return s, nil
 }
 
@@ -170,8 +173,6 @@ func (s *Store) changed(a *quire.Asset) {
 		fn(a.Kind, a.ID)
 	}
 }
-
-func (s *Store) systemPath() string { return filepath.Join(s.opts.Root, "_system.git") }
 
 // RepoPath is where an asset's bare repository lives.
 func (s *Store) RepoPath(a *quire.Asset) string {

@@ -1,4 +1,4 @@
-package gitstore
+package meta
 
 import (
 	"sort"
@@ -15,7 +15,7 @@ import (
 
 // owners counts the owners of p who are users (a deleted user's
 // membership does not count), leaving out the user skip.
-func (m *metaIndex) owners(p *quire.Project, skip string) int {
+func (m *index) owners(p *quire.Project, skip string) int {
 	n := 0
 	for _, mb := range p.Members {
 		if mb.Role == quire.ProjectOwner && mb.UserID != skip && m.users[mb.UserID] != nil {
@@ -27,7 +27,7 @@ func (m *metaIndex) owners(p *quire.Project, skip string) int {
 
 // keepsOwner refuses to store next over the project's current record when
 // that would take away its last owner.
-func (m *metaIndex) keepsOwner(next *quire.Project) error {
+func (m *index) keepsOwner(next *quire.Project) error {
 	old := m.projects[next.ID]
 	if old == nil || m.owners(old, "") == 0 || m.owners(next, "") > 0 {
 		return nil
@@ -38,7 +38,7 @@ func (m *metaIndex) keepsOwner(next *quire.Project) error {
 
 // lastOwnerOf lists, sorted, the slugs of the projects whose only owner
 // is the user id.
-func (m *metaIndex) lastOwnerOf(id string) []string {
+func (m *index) lastOwnerOf(id string) []string {
 	var slugs []string
 	for _, p := range m.projects {
 		if m.owners(p, "") > 0 && m.owners(p, id) == 0 {
@@ -56,7 +56,7 @@ func enabledAdmin(u *quire.User) bool {
 
 // keepsAdmin refuses to replace user id's record with next (nil: delete
 // it) when that leaves no enabled admin.
-func (m *metaIndex) keepsAdmin(id string, next *quire.User) error {
+func (m *index) keepsAdmin(id string, next *quire.User) error {
 	if !enabledAdmin(m.users[id]) || enabledAdmin(next) {
 		return nil
 	}
@@ -70,7 +70,7 @@ func (m *metaIndex) keepsAdmin(id string, next *quire.User) error {
 
 // deletable refuses to delete user id while it is the last admin or the
 // last owner of a project.
-func (m *metaIndex) deletable(id string) error {
+func (m *index) deletable(id string) error {
 	if err := m.keepsAdmin(id, nil); err != nil {
 		return err
 	}

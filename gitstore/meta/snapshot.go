@@ -1,4 +1,4 @@
-package gitstore
+package meta
 
 import (
 	"bytes"
@@ -35,6 +35,11 @@ const metaSnapFormat = 1
 // counts every record, so small stores never save.
 const metaSnapEvery = 1024
 
+// leftoverAge is how old a snapshot temporary must be before a save
+// removes it: younger ones may be another process's save in progress
+// (gitstore sweeps its own leftovers after the same age).
+const leftoverAge = 10 * time.Minute
+
 // metaSnap is the saved form of the index at one commit.
 type metaSnap struct {
 	Format   int
@@ -46,12 +51,12 @@ type metaSnap struct {
 	Assets   []*quire.Asset
 }
 
-func (m *metaIndex) snapPath() string { return filepath.Join(m.r.path, metaSnapFile) }
+func (m *index) snapPath() string { return filepath.Join(m.r.dir, metaSnapFile) }
 
 // loadSnap fills the empty index from the saved file and reports whether
 // it did. The snapshot's tree must exist in the repository, so the diff
 // from it can be computed. Callers hold m.mu.
-func (m *metaIndex) loadSnap() bool {
+func (m *index) loadSnap() bool {
 	b, err := os.ReadFile(m.snapPath())
 	if err != nil {
 		return false
@@ -90,7 +95,7 @@ func (m *metaIndex) loadSnap() bool {
 // saveSnap writes the index to the snapshot file, best effort: a failure
 // (a read-only data root, a full disk) only makes the next start slower.
 // Callers hold m.mu (for reading at least).
-func (m *metaIndex) saveSnap() {
+func (m *index) saveSnap() {
 	snap := metaSnap{Format: metaSnapFormat, Tip: m.tip, Tree: m.tree}
 	for _, u := range m.users {
 		snap.Users = append(snap.Users, u)
@@ -124,7 +129,7 @@ func (m *metaIndex) saveSnap() {
 
 // noteChanges counts records changed since the last save and saves once
 // there are enough. Callers hold m.mu for writing.
-func (m *metaIndex) noteChanges(n int) {
+func (m *index) noteChanges(n int) {
 	m.snapChanges += n
 	if m.snapChanges >= m.snapEvery {
 		m.saveSnap()

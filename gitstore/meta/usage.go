@@ -1,4 +1,4 @@
-package gitstore
+package meta
 
 import (
 	"context"
@@ -48,8 +48,8 @@ func (s *Store) AddUsage(ctx context.Context, d *quire.UsageDelta) (err error) {
 		return nil
 	}
 	defer s.observe(ctx, quire.GitOpCommit, "AddUsage")(&err)
-	r := s.meta.r
-	unlock, err := s.locks.lock(r.path)
+	r := s.idx.r
+	unlock, err := r.Lock()
 	if err != nil {
 		return err
 	}
@@ -136,11 +136,11 @@ func (s *Store) AddUsage(ctx context.Context, d *quire.UsageDelta) (err error) {
 	if err != nil {
 		return err
 	}
-	c, err := r.WriteCommit(usageActor, s.opts.Now(), tree, plumbing.ZeroHash, "Record usage\n")
+	c, err := r.WriteCommit(usageActor, s.now(), tree, plumbing.ZeroHash, "Record usage\n")
 	if err != nil {
 		return err
 	}
-	if err := r.casRef(usageRef, tip, c); errors.Is(err, storage.ErrReferenceHasChanged) {
+	if err := r.CASRef(usageRef, tip, c); errors.Is(err, storage.ErrReferenceHasChanged) {
 		return quire.Errorf(quire.ECONFLICT, "usage changed concurrently; retry")
 	} else if err != nil {
 		return err
@@ -159,8 +159,8 @@ func later(cur *time.Time, t time.Time) *time.Time {
 
 // usageRoot returns the usage ref's commit and tree (zero when unset).
 func (s *Store) usageRoot() (tip, root plumbing.Hash, err error) {
-	r := s.meta.r
-	if tip, err = r.ref(usageRef); err != nil || tip.IsZero() {
+	r := s.idx.r
+	if tip, err = r.Ref(usageRef); err != nil || tip.IsZero() {
 		return tip, plumbing.ZeroHash, err
 	}
 	c, err := r.Commit(tip)
@@ -172,7 +172,7 @@ func (s *Store) usageRoot() (tip, root plumbing.Hash, err error) {
 
 // readJSON decodes the file at path of the tree at root into v, leaving v
 // as it is when there is no such file.
-func readJSON(r *repo, root plumbing.Hash, path string, v any) error {
+func readJSON(r *sysRepo, root plumbing.Hash, path string, v any) error {
 	if root.IsZero() {
 		return nil
 	}
@@ -198,7 +198,7 @@ func (s *Store) PromptUsage(ctx context.Context, promptID string) (_ *quire.Prom
 		return nil, err
 	}
 	f := &promptUsageFile{}
-	if err := readJSON(s.meta.r, root, metaPath("prompts", promptID), f); err != nil {
+	if err := readJSON(s.idx.r, root, metaPath("prompts", promptID), f); err != nil {
 		return nil, err
 	}
 	out := &quire.PromptUsage{PromptID: promptID, Versions: []quire.VersionUsage{}}
@@ -221,13 +221,8 @@ func (s *Store) KeysLastUsed(ctx context.Context) (_ map[string]time.Time, err e
 		return nil, err
 	}
 	keys := map[string]time.Time{}
-	if err := readJSON(s.meta.r, root, usageKeysFile, &keys); err != nil {
+	if err := readJSON(s.idx.r, root, usageKeysFile, &keys); err != nil {
 		return nil, err
 	}
 	return keys, nil
 }
-
-var (
-	_ quire.UsageLog    = (*Store)(nil)
-	_ quire.ActivityLog = (*Store)(nil)
-)

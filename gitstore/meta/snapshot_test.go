@@ -1,4 +1,4 @@
-package gitstore
+package meta
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 func TestMetaSnapshotStart(t *testing.T) {
 	ctx := context.Background()
 	a := newTestStore(t)
-	a.meta.snapEvery = 4
+	a.idx.snapEvery = 4
 	if err := a.CreateUser(ctx, tester, &quire.User{Email: "Ann@example.com", Name: "Ann", Role: quire.RoleAdmin}); err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func TestMetaSnapshotStart(t *testing.T) {
 		assets = append(assets, as)
 	}
 	// 8 records so far, saved at 4 and 8; two changes after the save.
-	a.meta.snapEvery = 1 << 20
+	a.idx.snapEvery = 1 << 20
 	if err := a.CreateAsset(ctx, tester, &quire.Asset{ProjectID: p.ID, Kind: quire.KindPrompt, Name: "Q", Slug: "q"}); err != nil {
 		t.Fatal(err)
 	}
@@ -70,12 +70,9 @@ func TestMetaSnapshotStart(t *testing.T) {
 	}
 	open := func(t *testing.T) (*Store, *int) {
 		t.Helper()
-		s, err := Open(Options{Root: a.Root()})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := openAt(t, a.idx.r.dir)
 		n := new(int)
-		s.meta.decoded = func(string) { *n++ }
+		s.idx.decoded = func(string) { *n++ }
 		return s, n
 	}
 
@@ -87,7 +84,7 @@ func TestMetaSnapshotStart(t *testing.T) {
 		}
 	})
 	t.Run("unusable", func(t *testing.T) {
-		if err := os.WriteFile(a.meta.snapPath(), []byte("not an index"), 0o644); err != nil {
+		if err := os.WriteFile(a.idx.snapPath(), []byte("not an index"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		s, decoded := open(t)
@@ -97,7 +94,7 @@ func TestMetaSnapshotStart(t *testing.T) {
 		}
 	})
 	t.Run("missing", func(t *testing.T) {
-		if err := os.Remove(a.meta.snapPath()); err != nil {
+		if err := os.Remove(a.idx.snapPath()); err != nil {
 			t.Fatal(err)
 		}
 		s, decoded := open(t)

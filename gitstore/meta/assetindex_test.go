@@ -1,4 +1,4 @@
-package gitstore
+package meta
 
 import (
 	"context"
@@ -51,7 +51,7 @@ func TestAssetsPageReadsOnlyThePage(t *testing.T) {
 	}
 
 	visited := map[string]int{}
-	s.meta.visit = func(a *quire.Asset) { visited[a.ProjectID]++ }
+	s.idx.visit = func(a *quire.Asset) { visited[a.ProjectID]++ }
 	var got []string
 	cursor, pages := "", 0
 	for {
@@ -82,7 +82,7 @@ func TestAssetsPageReadsOnlyThePage(t *testing.T) {
 	if visited[projects["a"]]+visited[projects["b"]] != 2 {
 		t.Fatalf("FindAssets looked at %v records, want 2", visited)
 	}
-	s.meta.visit = nil
+	s.idx.visit = nil
 
 	// A clash is still caught within a project, and only there.
 	if err := s.CreateAsset(ctx, tester, &quire.Asset{ProjectID: projects["a"], Kind: quire.KindSkill, Name: "x", Slug: "s3"}); quire.ErrorCode(err) != quire.ECONFLICT {
@@ -115,10 +115,7 @@ func TestAssetsPageReadsOnlyThePage(t *testing.T) {
 	}
 
 	// Another process builds the same index from the system repository.
-	other, err := Open(Options{Root: s.Root()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := openAt(t, s.idx.r.dir)
 	for _, p := range []string{"a", "b"} {
 		for _, kind := range []quire.Kind{quire.KindSkill, quire.KindPrompt} {
 			mine, _ := s.Assets(ctx, kind, projects[p])
