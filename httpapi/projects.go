@@ -27,12 +27,6 @@ type metaRequest struct {
 	Description *string `json:"description"`
 }
 
-// applyMeta validates req and copies it into name, slug and description
-// (app.ApplyMeta).
-func (s *Server) applyMeta(req *metaRequest, create bool, name, slug, desc *string) error {
-	return s.app.ApplyMeta(app.MetaEdit(*req), create, name, slug, desc)
-}
-
 // metaInput decodes the request body into a name, slug and description
 // edit, when app asks.
 func (s *Server) metaInput(c *gin.Context) app.Input[app.MetaEdit] {
