@@ -255,7 +255,20 @@ func TestSlowClients(t *testing.T) {
 	wg.Wait()
 	phases = append(phases, "ended "+time.Since(t0).String())
 	t.Logf("slow connections ended: %v", statuses)
-	if statuses["503"] != addrs*(perAddr-perCap) || statuses["503"]+statuses["408"]+statuses["closed"] != len(conns) {
+	// A refused connection lingers a moment after its 503 so the request
+	// it sent is read, not answered with a reset; past 256 lingering at
+	// once (netguard's bound on the fds they hold) it is closed at once,
+	// and a request arriving after that close resets it. So a few of the
+	// 400 refused here may end in a reset, never most, and nothing else
+	// may.
+	resets := 0
+	for s, n := range statuses {
+		if strings.Contains(s, "connection reset") {
+			resets += n
+		}
+	}
+	refused := addrs * (perAddr - perCap)
+	if statuses["503"]+resets != refused || resets > refused/10 || statuses["503"]+resets+statuses["408"]+statuses["closed"] != len(conns) {
 		t.Fatalf("slow connections ended: %v", statuses)
 	}
 	waitFor("the server closed them all", func() bool { return metric(`quire_connections_open`) <= 2 })

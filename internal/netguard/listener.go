@@ -3,6 +3,7 @@ package netguard
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/quire/quire"
+	"golang.org/x/sync/semaphore"
 )
 
 // Limits caps the connections a Listener keeps open. Zero is no cap.
@@ -37,6 +39,8 @@ type Limits struct {
 type Listener struct {
 	net.Listener
 	limits Limits
+	// lingering bounds the refused connections read after their answer.
+	lingering *semaphore.Weighted
 	// OnRefuse, when set, is called for every refused connection with
 	// why ("total" or "address"); it must not block.
 	OnRefuse func(reason string, addr netip.Addr)
@@ -57,6 +61,7 @@ func NewListener(ln net.Listener, limits Limits) *Listener {
 	secs := max(1, int((limits.RetryAfter+time.Second-1)/time.Second))
 	return &Listener{
 		Listener: ln, limits: limits, byAddr: map[netip.Addr]int{},
+		lingering: semaphore.NewWeighted(maxLingering),
 		answers: map[string][]byte{
 			"total":   refusal("the server has too many open connections; retry later", secs),
 			"address": refusal("too many open connections from this address; retry later", secs),
@@ -96,7 +101,7 @@ func (l *Listener) Accept() (net.Conn, error) {
 		if l.OnRefuse != nil {
 			l.OnRefuse(reason, addr)
 		}
-		refuse(c, l.answers[reason])
+		l.refuse(c, l.answers[reason])
 	}
 }
 
@@ -146,12 +151,36 @@ func (l *Listener) Limits() Limits { return l.limits }
 // new connection's send buffer is empty, and a deadline bounds it anyway.
 // What the client already sent is drained first, so the close is a FIN
 // the client reads the answer before, not a reset that may discard it.
-func refuse(c net.Conn, answer []byte) {
+//
+// A client still sending (a slow one trickling its request) can race the
+// drain: data arriving after it makes the close a reset. So, as net/http
+// does, the answer is followed by a half-close and a short linger that
+// reads until the client closes too, in a goroutine; at most
+// maxLingering connections linger at once, the rest close at once.
+func (l *Listener) refuse(c net.Conn, answer []byte) {
 	c.SetWriteDeadline(time.Now().Add(time.Second))
 	c.Write(answer)
 	drain(c)
-	c.Close()
+	cw, ok := c.(interface{ CloseWrite() error })
+	if !ok || !l.lingering.TryAcquire(1) {
+		c.Close()
+		return
+	}
+	cw.CloseWrite()
+	go func() {
+		defer l.lingering.Release(1)
+		defer c.Close()
+		c.SetReadDeadline(time.Now().Add(lingerTime))
+		io.Copy(io.Discard, c)
+	}()
 }
+
+// lingerTime bounds how long a refused connection is read after its
+// answer; maxLingering how many are at once (an fd each).
+const (
+	lingerTime   = 100 * time.Millisecond
+	maxLingering = 256
+)
 
 // clientKey is the address a connection counts against: the IP, with
 // IPv4-mapped IPv6 unmapped and IPv6 cut to its /64.
