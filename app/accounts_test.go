@@ -27,6 +27,7 @@ func newAccounts(t *testing.T, login app.LoginConfig) *accounts {
 	ctx := context.Background()
 	ac := &accounts{m: miniredis.RunT(t), clock: time.Unix(1_800_000_000, 0)}
 	now := func() time.Time { return ac.clock }
+	ac.m.SetTime(ac.clock) // the throttles' clock (Redis's TIME)
 	store, err := gitstore.Open(gitstore.Options{Root: t.TempDir(), Now: now})
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +41,7 @@ func newAccounts(t *testing.T, login app.LoginConfig) *accounts {
 	ac.meta = store
 	ac.App = app.New(app.Config{
 		Meta: store, Versions: store, Sessions: rd,
-		RateLimiter: cache.NewRateLimits(rd, cache.RateLimitOptions{Now: now, MaxLease: 1}),
+		RateLimiter: cache.NewRateLimits(rd, cache.RateLimitOptions{MaxLease: 1}),
 		BcryptCost:  bcrypt.MinCost, Now: now, Login: login,
 	})
 	return ac

@@ -3,18 +3,20 @@ package cache
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/go-redis/redis_rate/v10"
 	"github.com/quire/quire"
 	"github.com/redis/go-redis/v9"
 )
 
 // RateLimits is a quire.RateLimiter keeping one GCRA bucket per key in
-// Redis ("rl:<key>" holds the theoretical arrival time, in µs), so every
-// quire process sharing the Redis shares the limits.
+// Redis ("<prefix>rate:<key>"), through go-redis/redis_rate, so every
+// quire process sharing the Redis shares the limits. The buckets run on
+// Redis's clock (TIME), so processes need not agree on the time; tests
+// move it with miniredis (SetTime).
 //
 // A process may take several tokens from a bucket in one call and spend
 // them locally (a lease): the hot path then pays one Redis round trip per
@@ -22,8 +24,8 @@ import (
 // limit, across any number of processes; at worst a process's unspent
 // lease expires and those tokens are lost.
 type RateLimits struct {
-	r    *Redis
-	opts RateLimitOptions
+	limiter *redis_rate.Limiter
+	opts    RateLimitOptions
 
 	mu     sync.Mutex
 	leases map[string]*lease
@@ -33,9 +35,6 @@ type RateLimits struct {
 
 // RateLimitOptions configure RateLimits.
 type RateLimitOptions struct {
-	// Now, when set, is the clock of the buckets; otherwise Redis's own
-	// clock (TIME) is used, so processes need not agree on the time.
-	Now func() time.Time
 	// MaxLease caps the tokens one process takes at once (default 100; 1
 	// asks Redis for every event).
 	MaxLease int
@@ -72,34 +71,9 @@ func NewRateLimits(r *Redis, opts RateLimitOptions) *RateLimits {
 	if opts.MaxKeys <= 0 {
 		opts.MaxKeys = 10000
 	}
-	return &RateLimits{r: r, opts: opts, leases: map[string]*lease{}}
+	limiter := redis_rate.NewLimiter(prefixed{r.client, r.opts.Prefix})
+	return &RateLimits{limiter: limiter, opts: opts, leases: map[string]*lease{}}
 }
-
-// gcra takes up to ARGV[3] tokens (0: only looks) from the bucket KEYS[1]
-// of capacity ARGV[2], one token coming back every ARGV[1] µs. ARGV[4] is
-// now in µs, or -1 for Redis's clock. It returns {taken, left, retry µs}.
-var gcra = redis.NewScript(`
-local interval = tonumber(ARGV[1])
-local capacity = tonumber(ARGV[2])
-local want = tonumber(ARGV[3])
-local now = tonumber(ARGV[4])
-if now < 0 then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-end
-local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
-if tat < now then tat = now end
-local avail = math.floor((now + capacity * interval - tat) / interval)
-if avail < 1 then
-  return {0, 0, tat - (capacity - 1) * interval - now}
-end
-local n = want
-if n > avail then n = avail end
-if n > 0 then
-  tat = tat + n * interval
-  redis.call('SET', KEYS[1], string.format('%d', tat), 'PX', math.ceil((tat - now) / 1000) + 1000)
-end
-return {n, avail - n, 0}`)
 
 // Allow counts one event for key, from the process's lease when it has
 // one.
@@ -160,31 +134,77 @@ func (rl *RateLimits) Reset(ctx context.Context, key string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, rl.opts.Timeout)
 	defer cancel()
-	if err := rl.r.client.Del(ctx, rl.r.key("rl", key)).Err(); err != nil {
+	if err := rl.limiter.Reset(ctx, key); err != nil {
 		return rl.failed(err)
 	}
 	return nil
 }
 
+// run takes up to want tokens (0: only looks) from key's bucket. It
+// returns the tokens taken, those left after, and, when none could be
+// taken, how long until one can. When fewer than want are left,
+// redis_rate takes all that is left, the fraction of a token too: a lease
+// may cost up to a token it does not get, never one more than the limit.
 func (rl *RateLimits) run(ctx context.Context, key string, l quire.Limit, want int) (taken, left int, retry time.Duration, err error) {
 	if err := rl.guard(); err != nil {
 		return 0, 0, 0, err
 	}
-	now := int64(-1)
-	if rl.opts.Now != nil {
-		now = rl.opts.Now().UnixMicro()
-	}
 	ctx, cancel := context.WithTimeout(ctx, rl.opts.Timeout)
 	defer cancel()
-	res, err := gcra.Run(ctx, rl.r.client, []string{rl.r.key("rl", key)},
-		l.Interval().Microseconds(), l.Capacity(), want, now).Int64Slice()
+	res, err := rl.limiter.AllowAtMost(ctx, key, redis_rate.Limit{Rate: l.Rate, Period: l.Period, Burst: l.Capacity()}, want)
 	if err != nil {
 		return 0, 0, 0, rl.failed(err)
 	}
-	if len(res) != 3 {
-		return 0, 0, 0, fmt.Errorf("rate limit script returned %d values", len(res))
+	if res.Allowed > 0 || res.Remaining > 0 {
+		retry = 0 // redis_rate says -1: nothing to wait for
+	} else {
+		retry = max(res.RetryAfter, 0)
 	}
-	return int(res[0]), int(res[1]), time.Duration(res[2]) * time.Microsecond, nil
+	return res.Allowed, res.Remaining, retry, nil
+}
+
+// prefixed is the client redis_rate sees: it puts the cache's key prefix
+// before redis_rate's own ("rate:"), so the buckets stay under the prefix
+// (Redis.DeleteAll removes them with the rest).
+type prefixed struct {
+	c      *redis.Client
+	prefix string
+}
+
+func (p prefixed) keys(keys []string) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = p.prefix + k
+	}
+	return out
+}
+
+func (p prefixed) Eval(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd {
+	return p.c.Eval(ctx, script, p.keys(keys), args...)
+}
+
+func (p prefixed) EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd {
+	return p.c.EvalSha(ctx, sha1, p.keys(keys), args...)
+}
+
+func (p prefixed) EvalRO(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd {
+	return p.c.EvalRO(ctx, script, p.keys(keys), args...)
+}
+
+func (p prefixed) EvalShaRO(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd {
+	return p.c.EvalShaRO(ctx, sha1, p.keys(keys), args...)
+}
+
+func (p prefixed) ScriptExists(ctx context.Context, hashes ...string) *redis.BoolSliceCmd {
+	return p.c.ScriptExists(ctx, hashes...)
+}
+
+func (p prefixed) ScriptLoad(ctx context.Context, script string) *redis.StringCmd {
+	return p.c.ScriptLoad(ctx, script)
+}
+
+func (p prefixed) Del(ctx context.Context, keys ...string) *redis.IntCmd {
+	return p.c.Del(ctx, p.keys(keys)...)
 }
 
 // errRedisDown is returned while Redis is left alone after a failure.

@@ -13,22 +13,33 @@ import (
 	"github.com/quire/quire"
 )
 
-// fakeClock is a clock the test moves by hand.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
+// testRedis is a Redis a rate limit test runs against. clock is set for
+// a miniredis, whose clock (the buckets' clock: TIME) the test moves; it
+// is nil for the real Redis, whose clock a test cannot move.
+type testRedis struct {
+	url   string
+	clock *redisClock
 }
 
-func (c *fakeClock) Now() time.Time          { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *fakeClock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+// redisClock is a miniredis's clock, stopped, moved by hand.
+type redisClock struct {
+	m *miniredis.Miniredis
+	t time.Time
+}
+
+func (c *redisClock) Advance(d time.Duration) { c.t = c.t.Add(d); c.m.SetTime(c.t) }
 
 // redisURLs are the Redis servers a rate limit test runs against: a fresh
-// miniredis, and the real one when QUIRE_TEST_REDIS_URL is set.
-func redisURLs(t *testing.T) map[string]string {
+// miniredis with its clock stopped, and the real one when
+// QUIRE_TEST_REDIS_URL is set.
+func redisURLs(t *testing.T) map[string]testRedis {
 	m := miniredis.RunT(t)
-	urls := map[string]string{"miniredis": "redis://" + m.Addr()}
+	clock := &redisClock{m: m, t: time.Unix(1_800_000_000, 0)}
+	m.SetTime(clock.t)
+	m.ClockTTL(true) // keys expire by that clock too
+	urls := map[string]testRedis{"miniredis": {url: "redis://" + m.Addr(), clock: clock}}
 	if u := os.Getenv("QUIRE_TEST_REDIS_URL"); u != "" {
-		urls["redis"] = u
+		urls["redis"] = testRedis{url: u}
 	}
 	return urls
 }
@@ -52,13 +63,24 @@ func openShared(t *testing.T, url string, n int) []*Redis {
 	return out
 }
 
+// TestRateLimitBucket fills a bucket and empties it. The timing (what
+// comes back when) is checked on miniredis only, whose clock the test
+// moves; against the real Redis the clock runs, so a refusal's wait is
+// only checked to be about right.
 func TestRateLimitBucket(t *testing.T) {
-	for name, url := range redisURLs(t) {
+	for name, tr := range redisURLs(t) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			clock := &fakeClock{t: time.Unix(1_800_000_000, 0)}
-			rl := NewRateLimits(openShared(t, url, 1)[0], RateLimitOptions{Now: clock.Now})
+			rl := NewRateLimits(openShared(t, tr.url, 1)[0], RateLimitOptions{})
 			l := quire.Limit{Rate: 3, Period: time.Minute} // one back every 20s
+			// retryIs tells a refusal's wait: exact on the stopped clock,
+			// within a few seconds short of it on a running one.
+			retryIs := func(got, want time.Duration) bool {
+				if tr.clock != nil {
+					return got == want
+				}
+				return got > want-5*time.Second && got <= want
+			}
 
 			for i := range 3 {
 				d, err := rl.Allow(ctx, "k", l)
@@ -67,36 +89,38 @@ func TestRateLimitBucket(t *testing.T) {
 				}
 			}
 			d, err := rl.Allow(ctx, "k", l)
-			if err != nil || d.Allowed || d.RetryAfter != 20*time.Second {
+			if err != nil || d.Allowed || !retryIs(d.RetryAfter, 20*time.Second) {
 				t.Fatalf("4th event: %+v, %v; want refused, retry after 20s", d, err)
 			}
 			if d, _ := rl.Allow(ctx, "other", l); !d.Allowed {
 				t.Fatal("another key is limited by k's bucket")
 			}
-			if d, _ := rl.Peek(ctx, "k", l); d.Allowed || d.RetryAfter != 20*time.Second {
+			if d, _ := rl.Peek(ctx, "k", l); d.Allowed || !retryIs(d.RetryAfter, 20*time.Second) {
 				t.Fatalf("peek at a full bucket: %+v", d)
 			}
 
-			clock.Advance(19 * time.Second)
-			if d, _ := rl.Allow(ctx, "k", l); d.Allowed || d.RetryAfter != time.Second {
-				t.Fatalf("after 19s: %+v; want refused, retry after 1s", d)
-			}
-			clock.Advance(time.Second)
-			if d, _ := rl.Allow(ctx, "k", l); !d.Allowed {
-				t.Fatalf("after 20s: %+v; want allowed", d)
-			}
-			if d, _ := rl.Allow(ctx, "k", l); d.Allowed {
-				t.Fatalf("two events after 20s: %+v", d)
-			}
-
-			clock.Advance(time.Hour)
-			for i := range 3 {
-				if d, _ := rl.Peek(ctx, "k", l); !d.Allowed || d.Remaining != 3 {
-					t.Fatalf("peek %d after an hour: %+v; want 3 left, nothing counted", i, d)
+			if clock := tr.clock; clock != nil {
+				clock.Advance(19 * time.Second)
+				if d, _ := rl.Allow(ctx, "k", l); d.Allowed || d.RetryAfter != time.Second {
+					t.Fatalf("after 19s: %+v; want refused, retry after 1s", d)
 				}
-			}
-			for range 3 {
-				rl.Allow(ctx, "k", l)
+				clock.Advance(time.Second)
+				if d, _ := rl.Allow(ctx, "k", l); !d.Allowed {
+					t.Fatalf("after 20s: %+v; want allowed", d)
+				}
+				if d, _ := rl.Allow(ctx, "k", l); d.Allowed {
+					t.Fatalf("two events after 20s: %+v", d)
+				}
+
+				clock.Advance(time.Hour)
+				for i := range 3 {
+					if d, _ := rl.Peek(ctx, "k", l); !d.Allowed || d.Remaining != 3 {
+						t.Fatalf("peek %d after an hour: %+v; want 3 left, nothing counted", i, d)
+					}
+				}
+				for range 3 {
+					rl.Allow(ctx, "k", l)
+				}
 			}
 			if err := rl.Reset(ctx, "k"); err != nil {
 				t.Fatal(err)
@@ -108,10 +132,38 @@ func TestRateLimitBucket(t *testing.T) {
 	}
 }
 
-// TestRateLimitRedisClock runs without an injected clock: the script
-// reads Redis's TIME.
+// TestRateLimitKeys: the buckets live under the cache's key prefix, so
+// DeleteAll removes them.
+func TestRateLimitKeys(t *testing.T) {
+	m := miniredis.RunT(t)
+	r, err := Open(context.Background(), Options{URL: "redis://" + m.Addr(), Prefix: "t:"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	rl := NewRateLimits(r, RateLimitOptions{})
+	if d, err := rl.Allow(context.Background(), "k", quire.Limit{Rate: 1, Period: time.Hour}); err != nil || !d.Allowed {
+		t.Fatal(d, err)
+	}
+	if keys := m.Keys(); len(keys) != 1 || keys[0] != "t:rate:k" {
+		t.Fatalf("keys %q, want the bucket under the prefix", keys)
+	}
+	if err := r.DeleteAll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if keys := m.Keys(); len(keys) != 0 {
+		t.Fatalf("keys %q left after DeleteAll", keys)
+	}
+}
+
+// TestRateLimitRedisClock runs on a running clock: Redis's TIME, as in
+// production.
 func TestRateLimitRedisClock(t *testing.T) {
-	for name, url := range redisURLs(t) {
+	urls := map[string]string{"miniredis": "redis://" + miniredis.RunT(t).Addr()}
+	if u := os.Getenv("QUIRE_TEST_REDIS_URL"); u != "" {
+		urls["redis"] = u
+	}
+	for name, url := range urls {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			rl := NewRateLimits(openShared(t, url, 1)[0], RateLimitOptions{})
@@ -130,15 +182,15 @@ func TestRateLimitRedisClock(t *testing.T) {
 }
 
 // TestRateLimitShared is several processes with leases on one Redis: all
-// together they never let more through than the bucket holds.
+// together they never let more through than the bucket holds. On the
+// real Redis the clock runs, but a token comes back only every 36s.
 func TestRateLimitShared(t *testing.T) {
-	for name, url := range redisURLs(t) {
+	for name, tr := range redisURLs(t) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			clock := &fakeClock{t: time.Unix(1_800_000_000, 0)}
 			var procs []*RateLimits
-			for _, r := range openShared(t, url, 3) {
-				procs = append(procs, NewRateLimits(r, RateLimitOptions{Now: clock.Now, LeaseTTL: time.Hour}))
+			for _, r := range openShared(t, tr.url, 3) {
+				procs = append(procs, NewRateLimits(r, RateLimitOptions{LeaseTTL: time.Hour}))
 			}
 			l := quire.Limit{Rate: 100, Period: time.Hour} // leases of 10
 			var mu sync.Mutex

@@ -1,7 +1,8 @@
 // Package cache holds everything quire keeps in Redis: login sessions,
-// cached prompt reads and the pub/sub channel that keeps the in-process
-// tiers of several quire processes coherent. It is the only package that
-// imports go-redis or miniredis.
+// cached prompt reads, the pub/sub channel that keeps the in-process
+// tiers of several quire processes coherent, usage counts and rate limit
+// buckets. It is the only package that imports go-redis (and redis_rate)
+// or miniredis.
 package cache
 
 import (

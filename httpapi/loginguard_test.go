@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/quire/quire"
 	"github.com/quire/quire/httpapi"
 	"github.com/quire/quire/internal/testenv"
@@ -44,10 +43,11 @@ func TestLoginRedisDown(t *testing.T) {
 		{"address throttle off", &httpapi.RateLimits{LoginAccount: quire.Limit{Rate: 100, Period: time.Hour}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m := miniredis.RunT(t)
 			clock := newClock()
-			e := testenv.NewWith(t, testenv.Options{RedisURL: "redis://" + m.Addr(), Prefix: randomPrefix(),
-				RateLimits: tc.limits, RateLimitClock: clock.Now, Clock: clock.Now})
+			url := clock.redis(t)
+			m := clock.m
+			e := testenv.NewWith(t, testenv.Options{RedisURL: url, Prefix: randomPrefix(),
+				RateLimits: tc.limits, Clock: clock.Now})
 			e.CreateUser("bo@example.com")
 			e.CreateUser("cy@example.com")
 			login := func(email, password string) *testenv.Response {

@@ -78,9 +78,6 @@ type Config struct {
 	// RateLimits, when set, turns rate limiting on with these limits
 	// (quire serve always sets it); nil runs without a limiter at all.
 	RateLimits *httpapi.RateLimits
-	// RateLimitClock, when set, is the rate limiter's clock; otherwise
-	// Redis's own.
-	RateLimitClock func() time.Time
 
 	// TrustedProxies: see httpapi.Config.TrustedProxies.
 	TrustedProxies []string
@@ -211,7 +208,7 @@ func Build(ctx context.Context, cfg Config) (s *Server, err error) {
 		Now: cfg.APIClock, TrustedProxies: cfg.TrustedProxies,
 	}
 	if cfg.RateLimits != nil {
-		s.RateLimiter = cache.NewRateLimits(s.Redis, cache.RateLimitOptions{Now: cfg.RateLimitClock})
+		s.RateLimiter = cache.NewRateLimits(s.Redis, cache.RateLimitOptions{})
 		api.RateLimiter, api.RateLimits = s.RateLimiter, *cfg.RateLimits // a nil *RateLimits must not become a non-nil interface
 	}
 	s.API = httpapi.New(api)

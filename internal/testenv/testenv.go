@@ -86,9 +86,9 @@ type Options struct {
 	// Git tunes the git service (smart HTTP under /git/).
 	Git gitstore.GitOptions
 	// RateLimits turns rate limiting on (it is off by default, so tests
-	// are never throttled); RateLimitClock, when set, is its clock.
-	RateLimits     *httpapi.RateLimits
-	RateLimitClock func() time.Time
+	// are never throttled). The buckets run on Redis's clock: a test that
+	// moves it passes its own miniredis as RedisURL (Miniredis.SetTime).
+	RateLimits *httpapi.RateLimits
 	// Clock, when set, is the API's clock for issuing and expiring
 	// sessions and API keys (httpapi.Config.Now).
 	Clock func() time.Time
@@ -140,7 +140,7 @@ func NewWith(t testing.TB, o Options) *Env {
 		Tracing:    telemetry.TracingOptions{Exporter: o.Spans, Getenv: func(string) string { return "" }},
 		BcryptCost: o.BcryptCost,
 		Git:        o.Git, CacheStats: o.CacheStats,
-		RateLimits: o.RateLimits, RateLimitClock: o.RateLimitClock,
+		RateLimits:     o.RateLimits,
 		TrustedProxies: o.TrustedProxies,
 	})
 	if err != nil {
