@@ -176,7 +176,11 @@ func (s *Store) changed(a *quire.Asset) {
 
 // RepoPath is where an asset's bare repository lives.
 func (s *Store) RepoPath(a *quire.Asset) string {
-	return filepath.Join(s.opts.Root, a.ProjectID, a.Kind.Plural(), a.ID+".git")
+	// One concatenation, not filepath.Join: every request that reads a
+	// repository builds this path, and Root is already clean (Abs) while
+	// the ids are UUIDs and Plural a constant, so there is nothing to clean.
+	sep := string(filepath.Separator)
+	return s.opts.Root + sep + a.ProjectID + sep + a.Kind.Plural() + sep + a.ID + ".git"
 }
 
 // repo is one open bare repository: its object database (odb) and its
