@@ -238,6 +238,18 @@ func (a *App) PromptVariables(ctx context.Context, as *quire.Asset, n int) (*Pro
 			}
 		}
 	}
+	// A placeholder message is a variable too: the list of messages a
+	// render splices in, always required.
+	for _, m := range content.Messages {
+		if x := (render.Variable{Name: m.Name, Type: quire.MessagePlaceholder}); m.Placeholder() && !seenVar[x] {
+			seenVar[x] = true
+			out.Variables = append(out.Variables, x)
+			if !seenReq[m.Name] {
+				seenReq[m.Name] = true
+				out.Required = append(out.Required, m.Name)
+			}
+		}
+	}
 	return out, nil
 }
 

@@ -144,6 +144,12 @@ func TestChatPlaceholders(t *testing.T) {
 	if ls := testenv.Git(t, repo, "ls-tree", "-r", "--name-only", fmt.Sprintf("draft/%d", n)); !strings.Contains(ls, "messages/002-placeholder-history.txt") {
 		t.Fatalf("files:\n%s", ls)
 	}
+	// The placeholder is listed among the variables, and required.
+	vars := e.Must(200, "GET", fmt.Sprintf("/v1/prompts/%s/versions/%d/variables", id, n), e.Admin, nil).JSON(t)
+	if fmt.Sprint(get(t, vars, "variables")) != "[map[name:persona type:variable] map[name:question type:variable] map[name:history type:placeholder]]" ||
+		fmt.Sprint(get(t, vars, "required")) != "[persona question history]" {
+		t.Fatalf("variables %v", vars)
+	}
 	e.Must(200, "POST", fmt.Sprintf("/v1/prompts/%s/versions/%d/publish", id, n), e.Admin, nil)
 
 	hist := []obj{{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}}
