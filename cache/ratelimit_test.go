@@ -135,13 +135,7 @@ func TestRateLimitBucket(t *testing.T) {
 // TestRateLimitKeys: the buckets live under the cache's key prefix, so
 // DeleteAll removes them.
 func TestRateLimitKeys(t *testing.T) {
-	m := miniredis.RunT(t)
-	r, err := Open(context.Background(), Options{URL: "redis://" + m.Addr(), Prefix: "t:"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	rl := NewRateLimits(r, RateLimitOptions{})
+	m, r, rl := miniLimits(t)
 	if d, err := rl.Allow(context.Background(), "k", quire.Limit{Rate: 1, Period: time.Hour}); err != nil || !d.Allowed {
 		t.Fatal(d, err)
 	}
@@ -225,13 +219,7 @@ func TestRateLimitShared(t *testing.T) {
 }
 
 func TestRateLimitRedisDown(t *testing.T) {
-	m := miniredis.RunT(t)
-	r, err := Open(context.Background(), Options{URL: "redis://" + m.Addr(), Prefix: "t:"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	rl := NewRateLimits(r, RateLimitOptions{})
+	m, _, rl := miniLimits(t)
 	m.Close()
 	l := quire.Limit{Rate: 1, Period: time.Hour}
 	for i := range 3 {
@@ -270,4 +258,16 @@ func BenchmarkRateLimitAllow(b *testing.B) {
 			})
 		}
 	}
+}
+
+// miniLimits is a rate limiter on a fresh miniredis, its keys under "t:".
+func miniLimits(t *testing.T) (*miniredis.Miniredis, *Redis, *RateLimits) {
+	t.Helper()
+	m := miniredis.RunT(t)
+	r, err := Open(context.Background(), Options{URL: "redis://" + m.Addr(), Prefix: "t:"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return m, r, NewRateLimits(r, RateLimitOptions{})
 }

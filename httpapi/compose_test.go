@@ -1,8 +1,6 @@
 package httpapi_test
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"strings"
 	"testing"
@@ -255,14 +253,7 @@ func TestTypedVariables(t *testing.T) {
 // cached.
 func TestPartialPublishAcrossServers(t *testing.T) {
 	t.Parallel()
-	if testenv.RedisURL() == "" {
-		t.Skip("QUIRE_TEST_REDIS_URL is not set: two servers need one real Redis")
-	}
-	b := make([]byte, 6)
-	rand.Read(b)
-	opts := testenv.Options{Root: t.TempDir(), Prefix: "quiretest:" + hex.EncodeToString(b) + ":"}
-	a := newEnv(t, opts)
-	z := newEnv(t, opts)
+	a, z := twoServers(t)
 	pid := a.CreateProject(a.Admin, "shared")
 	part := a.CreatePrompt(a.Admin, pid, "part")
 	main := a.CreatePrompt(a.Admin, pid, "main")

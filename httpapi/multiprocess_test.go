@@ -16,14 +16,7 @@ import (
 // written through one is read back through the other.
 func TestTwoServersOneDataRoot(t *testing.T) {
 	t.Parallel()
-	if testenv.RedisURL() == "" {
-		t.Skip("QUIRE_TEST_REDIS_URL is not set: two servers need one real Redis")
-	}
-	b := make([]byte, 6)
-	rand.Read(b)
-	opts := testenv.Options{Root: t.TempDir(), Prefix: "quiretest:" + hex.EncodeToString(b) + ":"}
-	a := newEnv(t, opts)
-	z := newEnv(t, opts)
+	a, z := twoServers(t)
 	if a.Store == z.Store {
 		t.Fatal("the two servers share a store")
 	}
@@ -142,4 +135,18 @@ func TestTwoServersOneDataRoot(t *testing.T) {
 	wantError(t, z.Do("GET", sz.vurl(1, "/files"), z.Admin, nil), 404)
 	z.Must(204, "DELETE", "/v1/projects/"+pid, z.Admin, nil)
 	wantError(t, a.Do("GET", "/v1/projects/"+pid, a.Admin, nil), 404)
+}
+
+// twoServers starts two servers on one data root and one real Redis key
+// prefix, as two processes on two machines; it skips the test without a
+// real Redis.
+func twoServers(t *testing.T) (a, z *testenv.Env) {
+	t.Helper()
+	if testenv.RedisURL() == "" {
+		t.Skip("QUIRE_TEST_REDIS_URL is not set: two servers need one real Redis")
+	}
+	b := make([]byte, 6)
+	rand.Read(b)
+	opts := testenv.Options{Root: t.TempDir(), Prefix: "quiretest:" + hex.EncodeToString(b) + ":"}
+	return newEnv(t, opts), newEnv(t, opts)
 }

@@ -3,37 +3,19 @@ package main
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
-)
 
-// mountTmpfs mounts a tmpfs of size (mount -o size=) on a new directory,
-// or skips the test when this process may not mount.
-func mountTmpfs(t *testing.T, size string) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a small tmpfs needs root")
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs here: %v %s", err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v %s", dir, err, out)
-		}
-	})
-	return dir
-}
+	"github.com/quire/quire/internal/testenv"
+)
 
 // TestReadinessFullDisk: a full data root makes /readyz answer 503 (a new
 // empty file still fits, a written block does not), and freeing space
 // makes it ready again. /healthz answers 200 throughout.
 func TestReadinessFullDisk(t *testing.T) {
-	root := mountTmpfs(t, "8m")
+	root := testenv.MountTmpfs(t, "8m")
 	m, _ := start(t, filepath.Join(root, "data"), "")
 	readyz := func(wantCode int, wantError string) {
 		t.Helper()

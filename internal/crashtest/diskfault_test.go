@@ -13,25 +13,6 @@ import (
 	"github.com/quire/quire/internal/testenv"
 )
 
-// mountTmpfs mounts a tmpfs of the given size (mount -o size=) on a new
-// directory, or skips the test when this process may not mount.
-func mountTmpfs(t *testing.T, size string) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a small tmpfs needs root")
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs here: %v %s", err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v %s", dir, err, out)
-		}
-	})
-	return dir
-}
-
 // fill writes a file until the filesystem holding dir is full.
 func fill(t *testing.T, dir string) string {
 	t.Helper()
@@ -165,7 +146,7 @@ func (e *faultEnv) fsck(t *testing.T) {
 // every repository as it was and fsck-clean, and writes work again once
 // space is freed, without a restart.
 func TestDiskFull(t *testing.T) {
-	root := mountTmpfs(t, "4m")
+	root := testenv.MountTmpfs(t, "4m")
 	e := newFaultEnv(t, root)
 	filler := fill(t, root)
 	e.writesFail(t, 507, "insufficient_storage")
@@ -185,7 +166,7 @@ func TestReadOnlyDataRoot(t *testing.T) {
 	var makeRO, makeRW func()
 	if os.Geteuid() == 0 {
 		// chmod does not stop root: remount a tmpfs read-only instead.
-		root = mountTmpfs(t, "16m")
+		root = testenv.MountTmpfs(t, "16m")
 		remount := func(mode string) {
 			if out, err := exec.Command("mount", "-o", "remount,"+mode, root).CombinedOutput(); err != nil {
 				t.Fatalf("remount %s: %v %s", mode, err, out)
@@ -220,7 +201,7 @@ func TestReadOnlyDataRoot(t *testing.T) {
 // quire serve's /readyz reports a data root that cannot be written.
 func TestReadyzOnReadOnlyDataRoot(t *testing.T) {
 	bin := quireBinary(t)
-	root := mountTmpfs(t, "16m")
+	root := testenv.MountTmpfs(t, "16m")
 	srv, err := startServer(t, bin, root, false, true)
 	if err != nil {
 		t.Fatal(err)

@@ -344,6 +344,26 @@ func Git(t testing.TB, dir string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
+// MountTmpfs mounts a tmpfs of size (mount -o size=) on a new directory
+// and unmounts it at the end of the test, or skips the test when this
+// process may not mount: a small disk to fill, or to remount read-only.
+func MountTmpfs(t testing.TB, size string) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a small tmpfs needs root")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs here: %v %s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v %s", dir, err, out)
+		}
+	})
+	return dir
+}
+
 // holdRepackLock takes the repack lock of the quire repository at dir
 // (gitstore/odb's quire-repack.lock), waiting for a repack in progress,
 // and returns its release; for any other directory it does nothing.
