@@ -37,9 +37,11 @@ func (a *App) CheckPromptVersion(ctx context.Context, as *quire.Asset, n int) (*
 	if err != nil {
 		return nil, nil, err
 	}
-	pls, err := a.payloads.Payloads(ctx, as)
-	if err != nil {
-		return nil, nil, err
+	pls := []*quire.Payload{}
+	if a.payloads != nil {
+		if pls, err = a.payloads.Payloads(ctx, as); err != nil {
+			return nil, nil, err
+		}
 	}
 	out := make([]PayloadCheck, 0, len(pls))
 	for _, pl := range pls {

@@ -34,6 +34,15 @@ type includes struct {
 	ctx     context.Context
 	project string
 	used    []PartialUse
+	// seen holds each name's resolution, so a name is resolved once per
+	// render however many messages name it (and every message sees the
+	// same commit of it).
+	seen map[string]resolved
+}
+
+type resolved struct {
+	t   *render.Template
+	err error
 }
 
 func (a *App) includes(ctx context.Context, as *quire.Asset) *includes {
@@ -58,6 +67,19 @@ func splitPartial(name string) (slug string, n int, ok bool) {
 
 // Partial implements render.Partials.
 func (in *includes) Partial(name string) (*render.Template, error) {
+	if r, ok := in.seen[name]; ok {
+		return r.t, r.err
+	}
+	t, err := in.resolve(name)
+	if in.seen == nil {
+		in.seen = map[string]resolved{}
+	}
+	in.seen[name] = resolved{t, err}
+	return t, err
+}
+
+// resolve finds the template partial name stands for.
+func (in *includes) resolve(name string) (*render.Template, error) {
 	slug, n, ok := splitPartial(name)
 	if !ok {
 		return nil, render.ErrNoPartial
