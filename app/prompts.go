@@ -118,7 +118,7 @@ func (a *App) UpdatePromptVersion(ctx context.Context, p *quire.Principal, as *q
 	if v.State != quire.StateDraft {
 		return nil, quire.Errorf(quire.ECONFLICT, "version %d is %s; only a draft can be changed", n, v.State)
 	}
-	if ifMatch != "" && ifMatch != v.Commit {
+	if ifMatch = precondition(ifMatch); ifMatch != "" && ifMatch != v.Commit {
 		return nil, quire.Errorf(quire.EPRECONDITION, "version %d is at %s, not %s", n, v.Commit, ifMatch)
 	}
 	return a.prompts.EditPrompt(ctx, p.Actor(), as, n, e.apply, ifMatch)

@@ -315,15 +315,9 @@ func etagValue(h string) string {
 	return strings.Trim(h, `"`)
 }
 
-// ifMatch is the commit a write's If-Match header requires, or "" for
-// none. "*" matches any existing version, so it requires nothing more.
-func ifMatch(c *gin.Context) string {
-	v := etagValue(c.GetHeader("If-Match"))
-	if v == "*" {
-		return ""
-	}
-	return v
-}
+// ifMatch is a write's If-Match value, quotes stripped; app decides what
+// it requires ("*": any existing version).
+func ifMatch(c *gin.Context) string { return etagValue(c.GetHeader("If-Match")) }
 
 // notModified answers 304 when the request's If-None-Match names etag.
 func notModified(c *gin.Context, etag string) bool {

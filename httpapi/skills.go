@@ -145,7 +145,7 @@ func (s *Server) upsertFile(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	w := app.FileWrite{Path: *req.FilePath, Content: []byte(*req.Content), Message: req.Message, IfMatch: etagValue(c.GetHeader("If-Match"))}
+	w := app.FileWrite{Path: *req.FilePath, Content: []byte(*req.Content), Message: req.Message, IfMatch: ifMatch(c)}
 	a, v, f, err := s.app.UpsertFile(c.Request.Context(), principal(c), c.Param("id"), n, w)
 	if err != nil {
 		s.fail(c, err)
@@ -211,7 +211,7 @@ func (s *Server) deleteFile(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	a, v, err := s.app.DeleteFile(c.Request.Context(), principal(c), c.Param("id"), n, filePathParam(c), etagValue(c.GetHeader("If-Match")))
+	a, v, err := s.app.DeleteFile(c.Request.Context(), principal(c), c.Param("id"), n, filePathParam(c), ifMatch(c))
 	if err != nil {
 		s.fail(c, err)
 		return
