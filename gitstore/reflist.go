@@ -1,7 +1,6 @@
 package gitstore
 
 import (
-	"encoding/hex"
 	"errors"
 	"io/fs"
 	"os"
@@ -10,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/quire/quire/gitstore/odb"
 )
 
 // Listing the advertised refs (refs/heads/*, refs/tags/*) straight from
@@ -107,11 +107,8 @@ func listLooseRefs(dir string, m refMatcher) ([]Ref, error) {
 			if strings.HasPrefix(line, "ref: ") {
 				continue // symbolic: not advertised, as with go-git's listing
 			}
-			var h plumbing.Hash
-			if len(line) != 40 {
-				return errRefFallback
-			}
-			if _, err := hex.Decode(h[:], []byte(line)); err != nil {
+			h, ok := odb.ParseHash(line)
+			if !ok {
 				return errRefFallback
 			}
 			refs = append(refs, Ref{Name: full, Hash: h})

@@ -25,9 +25,6 @@ type DB struct {
 // NewDB returns the object database kept by st.
 func NewDB(st *Storer) *DB { return &DB{st: st} }
 
-// Storer is the go-git storage the objects are kept in.
-func (r *DB) Storer() *Storer { return r.st }
-
 // Path is the repository's directory.
 func (r *DB) Path() string { return r.st.dir }
 
