@@ -248,7 +248,14 @@ func standalone(src string, toks []token) {
 
 // maxNesting bounds how deep parents and blocks nest in one template:
 // each block's lines are read again to find their indentation.
-const maxNesting = 64
+// maxSections bounds how deep sections nest: the variables listing keeps
+// a dotted path per level, so unbounded nesting costs the square of the
+// depth in memory (a 1 MiB template could ask for gigabytes; 4,096 levels
+// keep it to tens of MiB).
+const (
+	maxNesting  = 64
+	maxSections = 4096
+)
 
 // builder collects the nodes of one section while parsing.
 type builder struct {
@@ -263,7 +270,7 @@ func parse(src string) ([]node, int, error) {
 		return nil, 0, err
 	}
 	standalone(src, toks)
-	textLen, nested := 0, 0
+	textLen, nested, sections := 0, 0, 0
 	stack := []builder{{tok: -1}}
 	addText := func(a, b int, next *token) {
 		top := &stack[len(stack)-1]
@@ -306,6 +313,8 @@ func parse(src string) ([]node, int, error) {
 				if nested++; nested > maxNesting {
 					return nil, 0, &syntaxError{lineOf(src, t.start), fmt.Sprintf("parents and blocks nest deeper than %d levels", maxNesting)}
 				}
+			} else if sections++; sections > maxSections {
+				return nil, 0, &syntaxError{lineOf(src, t.start), fmt.Sprintf("sections nest deeper than %d levels", maxSections)}
 			}
 			stack = append(stack, builder{tok: i})
 			continue
@@ -315,6 +324,8 @@ func parse(src string) ([]node, int, error) {
 			o := &toks[b.tok]
 			if o.op == '<' || o.op == '$' {
 				nested--
+			} else {
+				sections--
 			}
 			n = node{text: o.name, dynamic: o.dynamic, standalone: o.standalone, parts: n.parts, nodes: b.nodes}
 			switch o.op {

@@ -88,6 +88,8 @@ func TestParseErrors(t *testing.T) {
 		{"{{=<% %> x=}}", "set-delimiter"},
 		{"{{<p}}{{/*p}}", "closes"},
 		{strings.Repeat("{{$b}}", 65) + strings.Repeat("{{/b}}", 65), "nest deeper than 64"},
+		{strings.Repeat("{{#a}}", 4097) + strings.Repeat("{{/a}}", 4097), "sections nest deeper than 4096"},
+		{strings.Repeat("{{^a}}", 80000) + strings.Repeat("{{/a}}", 80000), "sections nest deeper than 4096"},
 	} {
 		_, err := ParseWithPartials(tc.text)
 		if quire.ErrorCode(err) != quire.EUNPROCESSABLE || !strings.Contains(quire.ErrorMessage(err), tc.msg) {
