@@ -267,9 +267,6 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if c.MaxConns < 0 || c.MaxConnsPerIP < 0 || c.Timeouts.BodyMinRate < 0 {
-		return fmt.Errorf("connection caps and the body rate must not be negative")
-	}
 	m.stopGC = make(chan struct{})
 	m.gcDone = gcfloor.Tune(uint64(c.GCFloorMiB)<<20, time.Second, m.stopGC)
 

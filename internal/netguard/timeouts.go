@@ -169,7 +169,11 @@ func (w *progressWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) { return 
 
 // CloseNotify is deprecated, but gin's Context.Stream still calls it.
 func (w *progressWriter) CloseNotify() <-chan bool {
-	return w.ResponseWriter.(http.CloseNotifier).CloseNotify() //lint:ignore SA1019 gin asserts it
+	//lint:ignore SA1019 gin asserts it
+	if cn, ok := w.ResponseWriter.(http.CloseNotifier); ok {
+		return cn.CloseNotify()
+	}
+	return nil // never closes: the writer below cannot tell
 }
 
 // Unwrap lets http.ResponseController reach the connection.

@@ -11,9 +11,9 @@ import (
 
 // diskProbe checks that the data root takes a write. Creating a file is
 // not enough: a full filesystem still has inodes, so the probe writes a
-// block and fsyncs it, as a push would, and removes it again. The answer
-// is kept for every (a statfs of the data root is asked every time), so /readyz, which anyone may call, cannot be made to
-// fsync in a loop.
+// block and fsyncs it, as a push would, and removes it again. Its answer
+// is kept for every (a statfs of the data root is asked each time), so
+// /readyz, which anyone may call, cannot be made to fsync in a loop.
 type diskProbe struct {
 	root  string
 	every time.Duration
