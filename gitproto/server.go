@@ -194,8 +194,9 @@ func (st *refState) fingerprint() string {
 }
 
 // readRefs lists the advertised refs of wk's repository, sorted by name,
-// with tags peeled.
-func readRefs(wk *walker) (*refState, error) {
+// with tags peeled when peel is set (upload-pack's; receive-pack shows
+// no peeled tags, so its listing reads no object).
+func readRefs(wk *walker, peel bool) (*refState, error) {
 	refs, head, err := wk.r.Refs(nil)
 	if err != nil {
 		return nil, err
@@ -205,7 +206,7 @@ func readRefs(wk *walker) (*refState, error) {
 		ref := &st.refs[i]
 		ref.name, ref.hash = r.Name, r.Hash
 		st.tips[ref.hash] = true
-		if !strings.HasPrefix(ref.name, "refs/tags/") {
+		if !peel || !strings.HasPrefix(ref.name, "refs/tags/") {
 			continue
 		}
 		peeled, _, err := wk.peel(ref.hash, nil)
@@ -242,12 +243,13 @@ func (srv *Server) AdvertiseRefs(ctx context.Context, a *quire.Asset, service st
 		r.Close()
 		return advertiseV2(w)
 	}
-	r, err := srv.b.open(a, true)
+	upload := service == quire.GitUploadPack
+	r, err := srv.b.open(a, upload)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	st, err := readRefs(newWalker(ctx, r))
+	st, err := readRefs(newWalker(ctx, r), upload)
 	if err != nil {
 		return err
 	}

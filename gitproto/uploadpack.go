@@ -479,7 +479,7 @@ func (srv *Server) startFetch(ctx context.Context, a *quire.Asset, req *uploadRe
 		f.pw.line("ERR %s", req.refuse)
 		return nil, f.pw.err
 	}
-	if f.st, err = readRefs(f.wk); err != nil {
+	if f.st, err = readRefs(f.wk, true); err != nil {
 		r.Close()
 		return nil, err
 	}
