@@ -182,15 +182,11 @@ func (srv *Server) ReceivePack(ctx context.Context, p quire.GitPush, body io.Rea
 		}
 	}
 
-	updated, err := applyPush(push, p.By, cmds, caps["atomic"])
-	if err != nil {
+	if err := applyPush(push, p.By, cmds, caps["atomic"]); err != nil {
 		srv.opts.OnError("receive-pack", err)
 		for _, c := range cmds {
 			c.refuse("internal error")
 		}
-	}
-	if updated {
-		push.Changed()
 	}
 
 	sb := newSideband(w, caps["side-band-64k"] || caps["side-band"], !caps["side-band-64k"])
@@ -228,19 +224,19 @@ func oneLine(s string) string {
 
 // applyPush updates the refs of the accepted commands under the
 // repository's write lock: each draft must still be a draft at the commit
-// the client saw (compare-and-swap), and move forward. It reports whether
-// a ref moved. Each move is recorded on the versions log as by's.
-func applyPush(push Push, by quire.Actor, cmds []*pushCommand, atomic bool) (bool, error) {
+// the client saw (compare-and-swap), and move forward. Each move is
+// recorded on the versions log as by's.
+func applyPush(push Push, by quire.Actor, cmds []*pushCommand, atomic bool) error {
 	pending := false
 	for _, c := range cmds {
 		pending = pending || c.reason == ""
 	}
 	if !pending {
-		return false, nil
+		return nil
 	}
 	unlock, err := push.Lock()
 	if err != nil {
-		return false, err
+		return err
 	}
 	defer unlock()
 	for _, c := range cmds {
@@ -253,7 +249,7 @@ func applyPush(push Push, by quire.Actor, cmds []*pushCommand, atomic bool) (boo
 			continue
 		}
 		if err != nil {
-			return false, err
+			return err
 		}
 		if state != quire.StateDraft {
 			c.refuse("version %d is %s; only a draft accepts pushes", c.draft, state)
@@ -265,7 +261,7 @@ func applyPush(push Push, by quire.Actor, cmds []*pushCommand, atomic bool) (boo
 		}
 		ff, err := push.IsAncestor(commit, c.new)
 		if err != nil {
-			return false, err
+			return err
 		}
 		if !ff {
 			c.refuse(reasonNonFF)
@@ -284,12 +280,11 @@ func applyPush(push Push, by quire.Actor, cmds []*pushCommand, atomic bool) (boo
 		accepted = 0
 	}
 	if accepted == 0 {
-		return false, nil
+		return nil
 	}
 	if err := push.Install(); err != nil {
-		return false, err
+		return err
 	}
-	moved := false
 	for _, c := range cmds {
 		if c.reason != "" {
 			continue
@@ -300,11 +295,10 @@ func applyPush(push Push, by quire.Actor, cmds []*pushCommand, atomic bool) (boo
 			continue
 		}
 		if err != nil {
-			return moved, err
+			return err
 		}
-		moved = true
 	}
-	return moved, nil
+	return nil
 }
 
 // abbrev is the short form of h in refusals; "nothing" for no commit.

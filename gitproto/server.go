@@ -53,7 +53,8 @@ type Push interface {
 	// Check applies the API's content rules to the new commits under tip.
 	Check(ctx context.Context, tip plumbing.Hash) error
 	// Lock takes the write lock; Draft, IsAncestor, Install and Move are
-	// called holding it.
+	// called holding it. unlock releases it and, when a draft moved, tells
+	// the store's listeners (caches, the repacker).
 	Lock() (unlock func(), err error)
 	Draft(n int) (quire.VersionState, plumbing.Hash, error)
 	IsAncestor(a, b plumbing.Hash) (bool, error)
@@ -61,7 +62,6 @@ type Push interface {
 	// Move records the push and moves draft n from old to new;
 	// gitstore.ErrRefChanged when it is no longer at old.
 	Move(by quire.Actor, n int, old, new plumbing.Hash) error
-	Changed()
 	Close()
 }
 

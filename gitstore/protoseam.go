@@ -113,6 +113,9 @@ type GitPush struct {
 	q     *quarantine
 	objs  *pushObjects
 	check *pushChecker
+	// w is the write Lock begins: refs move through it, and its done
+	// runs the change hooks once the lock is released.
+	w write
 }
 
 // OpenPush opens the repository of asset a for one push.
@@ -169,10 +172,15 @@ func (p *GitPush) Check(ctx context.Context, tip plumbing.Hash) error {
 	return p.check.commits(ctx, tip)
 }
 
-// Lock takes the repository's write lock. Draft, IsAncestor, Install and
-// Move are called holding it.
+// Lock begins the push's write of the repository (the store's write
+// path, gitstore/write.go): Draft, IsAncestor, Install and Move are called
+// holding its lock, and unlock releases it, then tells the change hooks
+// (caches, the repacker) when a draft moved.
 func (p *GitPush) Lock() (unlock func(), err error) {
-	return p.g.s.locks.lock(p.r.path)
+	if p.w, err = p.g.s.beginRepo(p.r, p.a); err != nil {
+		return nil, err
+	}
+	return p.w.done, nil
 }
 
 // Draft returns the state of version n and its commit; an ENOTFOUND error
@@ -214,7 +222,7 @@ func (p *GitPush) Move(by quire.Actor, n int, old, new plumbing.Hash) error {
 	if err != nil {
 		return err
 	}
-	err = p.r.casRef(DraftRef(n), old, new)
+	err = p.w.cas(DraftRef(n), old, new)
 	if err != nil {
 		undo()
 	}
@@ -223,10 +231,6 @@ func (p *GitPush) Move(by quire.Actor, n int, old, new plumbing.Hash) error {
 	}
 	return err
 }
-
-// Changed tells the store's listeners (caches, the repacker) that refs of
-// the asset moved.
-func (p *GitPush) Changed() { p.g.s.changed(p.a) }
 
 // Close removes whatever is left of the quarantine.
 func (p *GitPush) Close() { p.q.discard() }
