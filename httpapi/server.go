@@ -71,17 +71,12 @@ type Config struct {
 
 // Server is quire's HTTP API.
 type Server struct {
-	app        *app.App
-	meta       quire.MetaStore
-	versions   quire.VersionStore
-	sessions   quire.SessionStore
-	log        *slog.Logger
-	limits     quire.Limits
-	sessionTTL time.Duration
-	bcryptCost int
-	ready      func(ctx context.Context) error
-	git        quire.GitService
-	engine     *gin.Engine
+	app    *app.App
+	log    *slog.Logger
+	limits quire.Limits
+	ready  func(ctx context.Context) error
+	git    quire.GitService
+	engine *gin.Engine
 
 	prompts     quire.PromptStore
 	payloads    quire.PayloadStore
@@ -93,22 +88,18 @@ type Server struct {
 	spansRecorded bool
 	prop          propagation.TextMapPropagator
 	usage         quire.Usage
-	activity      quire.ActivityLog
 	rl            rateLimiting
 	usageWarn     quietLog // usage lost while Redis is down
 	trusted       []string // Config.TrustedProxies
-	now           func() time.Time
 }
 
 // New builds the server and its routes.
 func New(cfg Config) *Server {
 	gin.SetMode(gin.ReleaseMode)
 	s := &Server{
-		meta: cfg.Meta, versions: cfg.Versions, sessions: cfg.Sessions,
-		log: cfg.Logger, limits: cfg.Limits, sessionTTL: cfg.SessionTTL,
-		bcryptCost: cfg.BcryptCost, ready: cfg.Ready, git: cfg.Git,
-		metrics: cfg.Metrics, tracer: cfg.TracerProvider, prop: cfg.Propagator, usage: cfg.Usage, activity: cfg.Activity,
-		spansRecorded: cfg.SpansRecorded, now: cfg.Now, trusted: cfg.TrustedProxies,
+		log: cfg.Logger, limits: cfg.Limits, ready: cfg.Ready, git: cfg.Git,
+		metrics: cfg.Metrics, tracer: cfg.TracerProvider, prop: cfg.Propagator, usage: cfg.Usage,
+		spansRecorded: cfg.SpansRecorded, trusted: cfg.TrustedProxies,
 	}
 	s.setupPrompts(cfg)
 	if s.log == nil {
@@ -117,25 +108,16 @@ func New(cfg Config) *Server {
 	if s.limits == (quire.Limits{}) {
 		s.limits = quire.DefaultLimits()
 	}
-	if s.now == nil {
-		s.now = time.Now
-	}
-	if s.sessionTTL <= 0 {
-		s.sessionTTL = 24 * time.Hour
-	}
-	if s.bcryptCost == 0 {
-		s.bcryptCost = DefaultBcryptCost
-	}
 	if s.metrics == nil {
 		s.metrics = prometheus.NewRegistry()
 	}
 	s.http = newHTTPMetrics(s.metrics)
 	s.setupRateLimits(cfg)
 	s.app = app.New(app.Config{
-		Meta: s.meta, Versions: s.versions, Sessions: s.sessions,
+		Meta: cfg.Meta, Versions: cfg.Versions, Sessions: cfg.Sessions,
 		Prompts: s.prompts, Payloads: s.payloads, PromptCache: s.promptCache,
-		Usage: s.usage, UsageLost: s.usageLost, Activity: s.activity, RateLimiter: cfg.RateLimiter,
-		Limits: s.limits, SessionTTL: s.sessionTTL, BcryptCost: s.bcryptCost, Now: s.now,
+		Usage: s.usage, UsageLost: s.usageLost, Activity: cfg.Activity, RateLimiter: cfg.RateLimiter,
+		Limits: s.limits, SessionTTL: cfg.SessionTTL, BcryptCost: cfg.BcryptCost, Now: cfg.Now,
 		Login: s.loginConfig(),
 	})
 	s.engine = s.routes()
