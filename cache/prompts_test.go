@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -54,7 +55,7 @@ func (f *fakePrompts) EditPrompt(ctx context.Context, by quire.Actor, a *quire.A
 	return nil, nil
 }
 
-func newTestPrompts(t *testing.T, m *miniredis.Miniredis, f *fakePrompts) *Prompts {
+func newTestPrompts(t *testing.T, m *miniredis.Miniredis, f quire.PromptStore) *Prompts {
 	t.Helper()
 	r, err := Open(context.Background(), Options{URL: "redis://" + m.Addr(), Prefix: "t:"})
 	if err != nil {
@@ -188,5 +189,48 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not met in 5s")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// genPrompts is a fakePrompts with a ref generation the test moves.
+type genPrompts struct {
+	*fakePrompts
+	gen atomic.Uint64
+}
+
+func (g *genPrompts) RefGeneration() (uint64, bool) { return g.gen.Load(), true }
+
+// TestGeneration: the generation follows the store's and moves with
+// every invalidation this process hears of, its own or another's over
+// pub/sub; over a store that cannot tell there is none.
+func TestGeneration(t *testing.T) {
+	m := miniredis.RunT(t)
+	f := &genPrompts{fakePrompts: &fakePrompts{live: "c1"}}
+	a, b := newTestPrompts(t, m, f), newTestPrompts(t, m, f)
+	a0, ok := a.Generation()
+	if !ok {
+		t.Fatal("no generation over a store that has one")
+	}
+	if a1, _ := a.Generation(); a1 != a0 {
+		t.Fatalf("generation moved from %d to %d with nothing changed", a0, a1)
+	}
+	f.gen.Add(1)
+	a1, _ := a.Generation()
+	if a1 == a0 {
+		t.Fatal("generation unchanged after the store's moved")
+	}
+	b1, _ := b.Generation()
+	a.Invalidate(quire.KindPrompt, asset.ID)
+	if a2, _ := a.Generation(); a2 == a1 {
+		t.Fatal("generation unchanged after an invalidation")
+	}
+	// b subscribes in the background: say it again until it hears.
+	waitFor(t, func() bool {
+		a.Invalidate(quire.KindPrompt, asset.ID)
+		g, _ := b.Generation()
+		return g != b1
+	})
+	if _, ok := newTestPrompts(t, m, &fakePrompts{}).Generation(); ok {
+		t.Fatal("a generation over a store without one")
 	}
 }

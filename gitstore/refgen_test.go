@@ -223,3 +223,30 @@ func TestRefCounterCounts(t *testing.T) {
 		t.Fatalf("a closed store's writes do not bump the counter")
 	}
 }
+
+// TestRefGeneration: the generation moves when the other store on the
+// data root moves a ref (a publish, a metadata write), and holds while
+// nothing moves (within a second).
+func TestRefGeneration(t *testing.T) {
+	ctx := context.Background()
+	s1, s2 := twoStores(t)
+	a := newTestSkill(t, s1)
+	for i := range 3 {
+		g1, ok := s2.RefGeneration()
+		g2, _ := s2.RefGeneration()
+		if !ok || g2 != g1 && g2 != g1+1 { // +1: a second boundary passed
+			t.Fatalf("round %d: generation %d then %d with nothing written", i, g1, g2)
+		}
+		publishNext(t, s1, a)
+		if g3, _ := s2.RefGeneration(); g3 == g2 {
+			t.Fatalf("round %d: generation %d unchanged after the other store published", i, g3)
+		}
+		g4, _ := s2.RefGeneration()
+		if err := s1.CreateProject(ctx, tester, &quire.Project{Name: "P", Slug: fmt.Sprintf("gen-%d", i)}); err != nil {
+			t.Fatal(err)
+		}
+		if g5, _ := s2.RefGeneration(); g5 == g4 {
+			t.Fatalf("round %d: generation unchanged after a metadata write", i)
+		}
+	}
+}

@@ -291,4 +291,20 @@ func TestPartialPublishAcrossServers(t *testing.T) {
 	z.Must(200, "POST", "/v1/prompts/"+part+"/versions/2/archive", z.Admin, nil)
 	n := draftPrompt(a, main, obj{"template": "[{{> part@2}}]"})
 	wantError(t, z.Do("POST", fmt.Sprintf("/v1/prompts/%s/render", main), z.Admin, obj{"version": n}), 422, "part@2")
+
+	// A live includer of a pinned version, its render remembered on Z:
+	// archiving the pinned version through A is missing on Z's next
+	// render.
+	pinned := a.CreatePrompt(a.Admin, pid, "pinned")
+	publishTemplate(a, pinned, "p1")
+	publishTemplate(a, pinned, "p2")
+	pins := a.CreatePrompt(a.Admin, pid, "pins")
+	publishTemplate(a, pins, "[{{> pinned@1}}]")
+	for range 3 {
+		if got := z.Must(200, "POST", "/v1/prompts/"+pins+"/render", z.Admin, nil).JSON(t)["rendered"]; got != "[p1]" {
+			t.Fatalf("Z renders %q", got)
+		}
+	}
+	a.Must(200, "POST", "/v1/prompts/"+pinned+"/versions/1/archive", a.Admin, nil)
+	wantError(t, z.Do("POST", "/v1/prompts/"+pins+"/render", z.Admin, nil), 422, "pinned@1")
 }
