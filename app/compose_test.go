@@ -74,7 +74,9 @@ func (p *project) publish(slug, template string) int {
 	return p.add(slug, quire.StatePublished, text(template))
 }
 
-func (p *project) draft(slug, template string) int { return p.add(slug, quire.StateDraft, text(template)) }
+func (p *project) draft(slug, template string) int {
+	return p.add(slug, quire.StateDraft, text(template))
+}
 
 // archive archives version n of slug (never the live one).
 func (p *project) archive(slug string, n int) {
@@ -436,7 +438,7 @@ var publishCases = []struct {
 		},
 		details: map[string]string{"missing": "[>gone >nosuch >a@3]"}},
 	{name: "self-include",
-		setup: func(p *project) int { return p.draft("main", "{{> main}}") },
+		setup:   func(p *project) int { return p.draft("main", "{{> main}}") },
 		details: map[string]string{"cycle": "[main main]"}},
 	{name: "including a published version of itself",
 		// main@1 is a fixed text that includes nothing: no cycle.
