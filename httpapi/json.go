@@ -32,7 +32,18 @@ func (s *Server) decode(c *gin.Context, v any) error {
 // UTF-8: the JSON decoder would quietly turn it into U+FFFD, and a file
 // path the client never sent would be stored.
 func (s *Server) readBody(c *gin.Context) ([]byte, error) {
-	b, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, s.limits.MaxBody))
+	var (
+		b   []byte
+		err error
+	)
+	if n := c.Request.ContentLength; n > 0 && n <= s.limits.MaxBody {
+		// The length is known and within the limit (net/http reads no
+		// further): one buffer of that size.
+		b = make([]byte, n)
+		_, err = io.ReadFull(c.Request.Body, b)
+	} else {
+		b, err = io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, s.limits.MaxBody))
+	}
 	if err != nil {
 		return nil, jsonError(err, s.limits.MaxBody)
 	}

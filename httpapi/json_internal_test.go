@@ -9,7 +9,6 @@ import (
 
 	"github.com/quire/quire"
 	"github.com/quire/quire/app"
-	"github.com/quire/quire/render"
 )
 
 // scanKeysCases are bodies that decoded, with the error checkJSON must
@@ -91,7 +90,7 @@ func FuzzScanKeys(f *testing.F) {
 }
 
 // FuzzRenderBodyOnePass: the one-pass decoding of a render body
-// (renderBody) accepts only what the long way (renderRequest, then the
+// (fastRender) accepts only what the long way (renderRequest, then the
 // variables on their own) accepts, and reads the same request from it.
 func FuzzRenderBodyOnePass(f *testing.F) {
 	for _, body := range []string{
@@ -102,16 +101,20 @@ func FuzzRenderBodyOnePass(f *testing.F) {
 		`{"variables":{}}`, `{}`, `{"variables":[]}`, `{"variables":"x"}`, `{"variables":1}`,
 		`{"variables":{"a":1},"variables":{"a":2}}`, `{"variables":{"a":1,"a":2}}`,
 		`{"variables":{"\u00e9":"\ud83d\ude00"}}`, `{"variables":{"s":"\ud800"}}`,
-		`{"version":"1"}`, `{"version":1.5}`, `{"payload_id":7}`, `[]`, `null`, `{"variables":{"a":1}} x`,
+		`{"version":"1"}`, `{"version":1.5}`, `{"version":-2}`, `{"version":null,"payload_id":null}`, `{"version":1e2}`, `{"version":99999999999999999999}`, `{"payload_id":7}`, `[]`, `null`, `{"variables":{"a":1}} x`,
 	} {
 		f.Add(body)
 	}
 	a := app.New(app.Config{Limits: quire.DefaultLimits()})
 	f.Fuzz(func(t *testing.T, body string) {
 		b := []byte(body)
-		var fast renderBody
-		if decodeJSON(b, &fast, true) != nil {
+		var v any
+		if decodeJSON(b, &v, true) != nil {
 			return // the long way then says what is wrong
+		}
+		fast, ok := fastRender(v)
+		if !ok {
+			return
 		}
 		var slow renderRequest
 		if err := decodeJSON(b, &slow, false); err != nil {
@@ -121,7 +124,7 @@ func FuzzRenderBodyOnePass(f *testing.F) {
 		if err != nil {
 			t.Fatalf("%s: one pass accepts, the variables refuse: %v", body, err)
 		}
-		if got := render.VarsOf(fast.Variables); !reflect.DeepEqual(got, vars) {
+		if got := fast.Vars; !reflect.DeepEqual(got, vars) {
 			t.Fatalf("%s: one pass reads variables %#v, the long way %#v", body, got, vars)
 		}
 		if fast.PayloadID != slow.PayloadID || (fast.Version == nil) != (slow.Version == nil) || fast.Version != nil && *fast.Version != *slow.Version {

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -18,6 +19,20 @@ type httpMetrics struct {
 	duration *prometheus.HistogramVec
 	inFlight prometheus.Gauge
 	handler  http.Handler
+	// series keeps each label set's counter and histogram, so a request
+	// does not hash its labels into both vectors again (a few hundred
+	// label sets: routes × methods × statuses).
+	series sync.Map // seriesKey -> *series
+}
+
+type seriesKey struct {
+	route, method string
+	status        int
+}
+
+type series struct {
+	requests prometheus.Counter
+	duration prometheus.Observer
 }
 
 func newHTTPMetrics(reg *prometheus.Registry) *httpMetrics {
@@ -57,10 +72,24 @@ func (s *Server) measure(c *gin.Context) {
 	if route == "" {
 		route = "unmatched"
 	}
+	se := s.http.seriesOf(route, methodLabel(c.Request.Method), c.Writer.Status())
+	se.requests.Inc()
+	se.duration.Observe(time.Since(start).Seconds())
+}
+
+// seriesOf returns the counter and histogram of one label set.
+func (m *httpMetrics) seriesOf(route, method string, status int) *series {
+	k := seriesKey{route, method, status}
+	if se, ok := m.series.Load(k); ok {
+		return se.(*series)
+	}
 	// Values in the order of the vectors' labels: no map per request.
-	method, status := methodLabel(c.Request.Method), strconv.Itoa(c.Writer.Status())
-	s.http.requests.WithLabelValues(route, method, status).Inc()
-	s.http.duration.WithLabelValues(route, method, status).Observe(time.Since(start).Seconds())
+	code := strconv.Itoa(status)
+	se, _ := m.series.LoadOrStore(k, &series{
+		requests: m.requests.WithLabelValues(route, method, code),
+		duration: m.duration.WithLabelValues(route, method, code),
+	})
+	return se.(*series)
 }
 
 // methodLabel keeps the method label to the standard methods.

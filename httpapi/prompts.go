@@ -220,6 +220,6 @@ func (s *Server) livePrompt(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	c.Header("ETag", `"`+pv.Version.Commit+`"`)
-	c.JSON(http.StatusOK, gin.H{"version": newPromptView(a, pv.Version, pv.Content)})
+	// notModified has set the ETag: pv is the version at commit.
+	s.writeLive(c, a, pv)
 }

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 
 	"github.com/gin-gonic/gin"
 	"github.com/quire/quire"
@@ -50,12 +51,57 @@ func (s *Server) renderProjectPrompt(c *gin.Context) {
 	s.render(c, a)
 }
 
-// renderBody is a renderRequest with its variables decoded in the same
-// pass, as every render on the hot path is.
-type renderBody struct {
-	Variables map[string]any `json:"variables"`
-	Version   *int           `json:"version"`
-	PayloadID string         `json:"payload_id"`
+// fastRender takes a render request from a body decoded as a plain
+// value, variables and all, in one pass and without reflection: when it
+// is an object of no keys but variables (an object or null), version (an
+// integer or null) and payload_id (a string or null), spelled exactly so.
+// Anything else (other spellings, which the struct decoder matches
+// without regard to case, or wrong types) goes the long way, which says
+// what is wrong.
+func fastRender(v any) (app.RenderRequest, bool) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return app.RenderRequest{}, false
+	}
+	var req app.RenderRequest
+	for k, x := range m {
+		switch k {
+		case "variables":
+			switch x := x.(type) {
+			case map[string]any:
+				req.Vars = render.VarsOf(x)
+			case nil:
+			default:
+				return app.RenderRequest{}, false
+			}
+		case "version":
+			switch x := x.(type) {
+			case json.Number:
+				n, err := strconv.Atoi(string(x))
+				if err != nil {
+					return app.RenderRequest{}, false
+				}
+				req.Version = &n
+			case nil:
+			default:
+				return app.RenderRequest{}, false
+			}
+		case "payload_id":
+			switch x := x.(type) {
+			case string:
+				req.PayloadID = x
+			case nil:
+			default:
+				return app.RenderRequest{}, false
+			}
+		default:
+			return app.RenderRequest{}, false
+		}
+	}
+	if req.Vars == nil {
+		req.Vars = render.Vars{}
+	}
+	return req, true
 }
 
 // readRender reads a render request. A body within the variables limit is
@@ -71,9 +117,11 @@ func (s *Server) readRender(c *gin.Context) (app.RenderRequest, error) {
 		return app.RenderRequest{}, err
 	}
 	if int64(len(b)) <= s.limits.MaxVariables {
-		var fast renderBody
-		if decodeJSON(b, &fast, true) == nil {
-			return app.RenderRequest{Vars: render.VarsOf(fast.Variables), Version: fast.Version, PayloadID: fast.PayloadID}, nil
+		var v any
+		if decodeJSON(b, &v, true) == nil {
+			if req, ok := fastRender(v); ok {
+				return req, nil
+			}
 		}
 	}
 	var req renderRequest
@@ -96,10 +144,10 @@ func (s *Server) render(c *gin.Context, a *quire.Asset) {
 		return
 	}
 	c.Header("ETag", `"`+r.ETag+`"`)
-	c.JSON(http.StatusOK, &renderResponse{
+	s.writeRender(c, &renderResponse{
 		PromptID: a.ID, Version: r.Version, Commit: r.Commit, Rendered: r.Text,
 		Messages: r.Messages, Model: r.Model, ModelParams: r.ModelParams, Partials: r.Partials,
-	})
+	}, r.ETag)
 }
 
 func (s *Server) purgePromptCache(c *gin.Context) {

@@ -4,8 +4,9 @@ package httpapi
 
 import (
 	"context"
-	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
+	"math/rand/v2"
 	"log/slog"
 	"net/http"
 	"time"
@@ -91,6 +92,9 @@ type Server struct {
 	rl            rateLimiting
 	usageWarn     quietLog // usage lost while Redis is down
 	trusted       []string // Config.TrustedProxies
+	// frames and lives keep the encoded answers of the hot path (encode.go).
+	frames encodedMemo[renderKey, renderFrame]
+	lives  encodedMemo[liveKey, liveBody]
 }
 
 // New builds the server and its routes.
@@ -204,13 +208,24 @@ const (
 func (s *Server) requestID(c *gin.Context) {
 	id := c.GetHeader("X-Request-ID")
 	if len(id) == 0 || len(id) > 128 || !printable(id) {
-		var b [12]byte
-		rand.Read(b[:])
-		id = hex.EncodeToString(b[:])
+		id = newRequestID()
 	}
 	c.Set(ctxRequestID, id)
 	c.Header("X-Request-ID", id)
 	c.Next()
+}
+
+// newRequestID is 24 random hex digits. An id names a request, it
+// guards nothing: math/rand/v2's generator (ChaCha8, seeded by the
+// runtime from the OS) is as unpredictable in practice and costs no
+// system call or locking, unlike crypto/rand on the hot path.
+func newRequestID() string {
+	var b [12]byte
+	binary.LittleEndian.PutUint64(b[:8], rand.Uint64())
+	binary.LittleEndian.PutUint32(b[8:], rand.Uint32())
+	var out [24]byte
+	hex.Encode(out[:], b[:])
+	return string(out[:])
 }
 
 func printable(s string) bool {
