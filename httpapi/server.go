@@ -6,8 +6,8 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/hex"
-	"math/rand/v2"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"time"
 
