@@ -62,19 +62,11 @@ func newHTTPMetrics(reg *prometheus.Registry) *httpMetrics {
 	return m
 }
 
-// measure counts and times every request.
-func (s *Server) measure(c *gin.Context) {
-	start := time.Now()
-	s.http.inFlight.Inc()
-	defer s.http.inFlight.Dec()
-	c.Next()
-	route := c.FullPath()
-	if route == "" {
-		route = "unmatched"
-	}
+// measured counts and times a request (observe calls it).
+func (s *Server) measured(c *gin.Context, route string, took time.Duration) {
 	se := s.http.seriesOf(route, methodLabel(c.Request.Method), c.Writer.Status())
 	se.requests.Inc()
-	se.duration.Observe(time.Since(start).Seconds())
+	se.duration.Observe(took.Seconds())
 }
 
 // seriesOf returns the counter and histogram of one label set.

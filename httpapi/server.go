@@ -149,7 +149,7 @@ func (s *Server) routes() *gin.Engine {
 	case s.tracer != nil:
 		r.Use(s.traceContext())
 	}
-	r.Use(s.accessLog, s.measure, s.recover)
+	r.Use(s.observe, s.recover)
 	r.NoRoute(func(c *gin.Context) {
 		s.fail(c, quire.Errorf(quire.ENOTFOUND, "no such route: %s %s", c.Request.Method, c.Request.URL.Path))
 	})
@@ -206,12 +206,15 @@ const (
 // requestID takes X-Request-ID from the request (when sane) or makes one,
 // and echoes it in the response.
 func (s *Server) requestID(c *gin.Context) {
-	id := c.GetHeader("X-Request-ID")
+	// The header's canonical spelling: net/http would make it again
+	// for every request (a copy: "X-Request-Id" is not one it interns).
+	const header = "X-Request-Id"
+	id := c.GetHeader(header)
 	if len(id) == 0 || len(id) > 128 || !printable(id) {
 		id = newRequestID()
 	}
 	c.Set(ctxRequestID, id)
-	c.Header("X-Request-ID", id)
+	c.Header(header, id)
 	c.Next()
 }
 
@@ -237,17 +240,27 @@ func printable(s string) bool {
 	return true
 }
 
-// accessLog writes one structured line per request. It never logs headers
-// or bodies, so tokens and passwords cannot leak into it.
-func (s *Server) accessLog(c *gin.Context) {
+// observe counts and times every request (metrics.go) and writes its
+// access log line: one middleware, so both read one clock.
+func (s *Server) observe(c *gin.Context) {
 	start := time.Now()
+	s.http.inFlight.Inc()
+	defer s.http.inFlight.Dec()
 	c.Next()
-	if !s.log.Enabled(c.Request.Context(), slog.LevelInfo) {
-		return
-	}
+	end := time.Now()
 	route := c.FullPath()
 	if route == "" {
 		route = "unmatched"
+	}
+	s.measured(c, route, end.Sub(start))
+	s.accessLog(c, route, end, end.Sub(start))
+}
+
+// accessLog writes one structured line per request. It never logs headers
+// or bodies, so tokens and passwords cannot leak into it.
+func (s *Server) accessLog(c *gin.Context, route string, end time.Time, took time.Duration) {
+	if !s.log.Enabled(c.Request.Context(), slog.LevelInfo) {
+		return
 	}
 	attrs := make([]slog.Attr, 0, 12)
 	attrs = append(attrs,
@@ -255,7 +268,7 @@ func (s *Server) accessLog(c *gin.Context) {
 		slog.String("method", c.Request.Method),
 		slog.String("route", route),
 		slog.Int("status", c.Writer.Status()),
-		slog.Duration("duration", time.Since(start)),
+		slog.Duration("duration", took),
 		slog.Int("bytes", max(c.Writer.Size(), 0)),
 	)
 	attrs = append(attrs, traceAttrs(c.Request.Context())...)
@@ -268,7 +281,7 @@ func (s *Server) accessLog(c *gin.Context) {
 	}
 	// The handler directly, with no caller's pc: Logger.LogAttrs would
 	// walk the stack for a source location the line does not carry.
-	r := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
+	r := slog.NewRecord(end, slog.LevelInfo, "request", 0)
 	r.AddAttrs(attrs...)
 	s.log.Handler().Handle(c.Request.Context(), r)
 }

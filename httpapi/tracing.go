@@ -48,7 +48,8 @@ func (s *Server) traceContext() gin.HandlerFunc {
 		}
 		ctx := c.Request.Context()
 		var parent trace.SpanContext
-		if len(c.Request.Header.Values("traceparent"))+len(c.Request.Header.Values("baggage")) > 0 {
+		// Canonical keys: no copy of the name per request.
+		if h := c.Request.Header; len(h["Traceparent"])+len(h["Baggage"]) > 0 {
 			ctx = prop.Extract(ctx, propagation.HeaderCarrier(c.Request.Header))
 			parent = trace.SpanContextFromContext(ctx)
 		}
