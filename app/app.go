@@ -70,7 +70,7 @@ type App struct {
 	// when it can read the live version at a known commit (the cache),
 	// found once here rather than asserted per request.
 	templates *templateMemo
-	liveAt    livePromptAt
+	liveAt    liveAtStore
 }
 
 // New returns the use cases over cfg's stores.
@@ -82,7 +82,7 @@ func New(cfg Config) *App {
 		limits: cfg.Limits, sessionTTL: cfg.SessionTTL, bcryptCost: cfg.BcryptCost, now: cfg.Now,
 	}
 	a.templates = newTemplateMemo()
-	a.liveAt, _ = a.prompts.(livePromptAt)
+	a.liveAt, _ = a.prompts.(liveAtStore)
 	if a.now == nil {
 		a.now = time.Now
 	}

@@ -100,7 +100,7 @@ func (in *includes) resolve(name string) (*render.Template, error) {
 		if commit == "" {
 			return nil, render.ErrNoPartial
 		}
-		pv, err := in.a.LivePrompt(in.ctx, as, commit)
+		pv, err := in.a.livePromptAt(in.ctx, as, commit)
 		if err != nil {
 			return nil, err
 		}
@@ -209,14 +209,18 @@ type DependentVersion struct {
 	Includes []string `json:"includes"`
 }
 
-// Dependents lists the prompts of as's project (read access) whose live
-// version or drafts include as by name, so an editor knows what a change
-// touches. Dynamic names ({{>*var}}) depend on the variables and are not
-// followed.
-func (a *App) Dependents(ctx context.Context, as *quire.Asset) ([]Dependent, error) {
+// Dependents lists the prompts of prompt ref's project (read access)
+// whose live version or drafts include it by name, so an editor knows
+// what a change touches. Dynamic names ({{>*var}}) depend on the
+// variables and are not followed.
+func (a *App) Dependents(ctx context.Context, p *quire.Principal, ref string) (*quire.Asset, []Dependent, error) {
+	as, err := a.Asset(ctx, p, quire.KindPrompt, ref, quire.AccessRead)
+	if err != nil {
+		return nil, nil, err
+	}
 	others, err := a.meta.Assets(ctx, quire.KindPrompt, as.ProjectID)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := []Dependent{}
 	for _, o := range others {
@@ -225,7 +229,7 @@ func (a *App) Dependents(ctx context.Context, as *quire.Asset) ([]Dependent, err
 		}
 		vs, err := a.versions.Versions(ctx, o)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		d := Dependent{ID: o.ID, Slug: o.Slug}
 		for _, v := range vs {
@@ -257,5 +261,5 @@ func (a *App) Dependents(ctx context.Context, as *quire.Asset) ([]Dependent, err
 			out = append(out, d)
 		}
 	}
-	return out, nil
+	return as, out, nil
 }

@@ -286,27 +286,6 @@ func listOptions(c *gin.Context) (quire.ListOptions, error) {
 	return o, nil
 }
 
-// paginate cuts a page out of all; the cursor is the next offset.
-func paginate[T any](all []T, o quire.ListOptions) ([]T, string, error) {
-	off := 0
-	if o.Cursor != "" {
-		n, err := strconv.Atoi(o.Cursor)
-		if err != nil || n < 0 {
-			return nil, "", quire.Errorf(quire.EINVALID, "invalid cursor")
-		}
-		off = n
-	}
-	if off >= len(all) {
-		return []T{}, "", nil
-	}
-	end := min(off+o.Limit, len(all))
-	next := ""
-	if end < len(all) {
-		next = strconv.Itoa(end)
-	}
-	return all[off:end], next, nil
-}
-
 // etagValue strips quotes and a weak prefix from an If-Match or
 // If-None-Match header value.
 func etagValue(h string) string {

@@ -62,7 +62,7 @@ func (s *Server) listProjects(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	pg, next, err := paginate(visible, opts)
+	pg, next, err := app.Page(visible, opts)
 	if err != nil {
 		s.fail(c, err)
 		return
