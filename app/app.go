@@ -71,6 +71,10 @@ type App struct {
 	// found once here rather than asserted per request.
 	templates *templateMemo
 	liveAt    liveAtStore
+	// compose keeps what renders resolved their partials to, valid
+	// while gens (prompts, when it can tell) holds its generation.
+	compose composeMemo
+	gens    generations
 }
 
 // New returns the use cases over cfg's stores.
@@ -83,6 +87,7 @@ func New(cfg Config) *App {
 	}
 	a.templates = newTemplateMemo()
 	a.liveAt, _ = a.prompts.(liveAtStore)
+	a.gens, _ = a.prompts.(generations)
 	if a.now == nil {
 		a.now = time.Now
 	}

@@ -34,7 +34,8 @@ type Rendered struct {
 	Messages    []quire.Message
 	Model       string
 	ModelParams json.RawMessage
-	// Partials are the prompts included, in order of first use; never nil.
+	// Partials are the prompts included, in order of first use; never
+	// nil, and possibly shared with other renders: read it only.
 	Partials []PartialUse
 	// ETag is the version's commit, or when it includes partials a hash
 	// of it and theirs: it changes when any included text does.
@@ -123,8 +124,13 @@ func (a *App) renderCompiled(ctx context.Context, as *quire.Asset, v *quire.Vers
 			return Rendered{}, schemaError(errs)
 		}
 	}
-	in := a.includes(ctx, as)
-	opts := render.Options{Partials: in, Name: as.Slug}
+	// A template with no include tag needs no resolver (nor the memo).
+	var in *includes
+	opts := render.Options{Name: as.Slug}
+	if cp.includes {
+		in = a.composed(ctx, as, v.Commit)
+		opts.Partials = in
+	}
 	out := Rendered{PromptID: as.ID, Version: v.Number, Commit: v.Commit, Model: content.Model, ModelParams: content.ModelParams}
 	var names []string
 	switch {
@@ -183,8 +189,11 @@ func (a *App) renderCompiled(ctx context.Context, as *quire.Asset, v *quire.Vers
 	default:
 		return Rendered{}, quire.Errorf(quire.EUNPROCESSABLE, "version %d has no template", v.Number)
 	}
-	out.Partials = in.usedIn(names)
-	out.ETag = renderETag(v.Commit, out.Partials)
+	if in == nil {
+		out.Partials, out.ETag = []PartialUse{}, v.Commit
+	} else {
+		out.Partials, out.ETag = in.finish(as, v.Commit, names)
+	}
 	return out, nil
 }
 
@@ -248,11 +257,13 @@ func (a *App) payloadVariables(ctx context.Context, as *quire.Asset, id string) 
 
 // compiledPrompt is the parsed templates of one commit: a text
 // template, or one per message (nil for a placeholder), and the
-// variables' schema if the version has one.
+// variables' schema if the version has one. includes says a template
+// has a partial or parent tag.
 type compiledPrompt struct {
-	text   *render.Template
-	msgs   []*render.Template
-	schema *jsonschema.Schema
+	text     *render.Template
+	msgs     []*render.Template
+	schema   *jsonschema.Schema
+	includes bool
 }
 
 func (cp *compiledPrompt) all() []*render.Template {
@@ -280,7 +291,7 @@ func compile(c *quire.PromptContent) (*compiledPrompt, error) {
 		if err != nil {
 			return nil, err
 		}
-		cp.text = t
+		cp.text, cp.includes = t, t.Includes()
 		return cp, nil
 	}
 	for i, m := range c.Messages {
@@ -293,6 +304,7 @@ func compile(c *quire.PromptContent) (*compiledPrompt, error) {
 			return nil, quire.Errorf(quire.EUNPROCESSABLE, "messages[%d]: %s", i, quire.ErrorMessage(err))
 		}
 		cp.msgs = append(cp.msgs, t)
+		cp.includes = cp.includes || t.Includes()
 	}
 	return cp, nil
 }
