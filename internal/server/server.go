@@ -42,9 +42,17 @@ type Config struct {
 	// times); APIClock, the API's clock for sessions and API keys.
 	StoreClock, APIClock func() time.Time
 
-	// Redis is a redis:// URL; "" runs an embedded Redis. Every key
-	// starts with RedisPrefix.
+	// Redis is a redis:// URL or a redis+sentinel:// one; with it,
+	// RedisSentinelMaster and RedisCluster all empty, an embedded Redis
+	// runs. Every key starts with RedisPrefix. See cache.Options.
 	Redis, RedisPrefix string
+	// RedisSentinelMaster and RedisSentinelAddrs name a Sentinel-watched
+	// primary; RedisCluster a Cluster's seeds. RedisPassword authenticates
+	// to their Redis servers.
+	RedisSentinelMaster string
+	RedisSentinelAddrs  []string
+	RedisCluster        []string
+	RedisPassword       string
 	// SnapshotSessions keeps the embedded Redis's sessions across
 	// restarts, in a file under the data root (quire serve).
 	SnapshotSessions bool
@@ -169,7 +177,11 @@ func Build(ctx context.Context, cfg Config) (s *Server, err error) {
 	if s.Store, err = gitstore.Open(gitstore.Options{Root: cfg.Data, Fsync: cfg.Fsync, Limits: cfg.Limits, Now: cfg.StoreClock, Observe: telemetry.GitObserver(s.Metrics, tr.Provider)}); err != nil {
 		return s, err
 	}
-	ropts := cache.Options{URL: cfg.Redis, Prefix: cfg.RedisPrefix, Metrics: s.Metrics, TracerProvider: childSpans}
+	ropts := cache.Options{
+		URL: cfg.Redis, SentinelMaster: cfg.RedisSentinelMaster, SentinelAddrs: cfg.RedisSentinelAddrs,
+		ClusterAddrs: cfg.RedisCluster, Password: cfg.RedisPassword,
+		Prefix: cfg.RedisPrefix, Metrics: s.Metrics, TracerProvider: childSpans,
+	}
 	if cfg.SnapshotSessions {
 		ropts.SnapshotPath = filepath.Join(s.Store.Root(), "sessions.snapshot.json")
 	}
