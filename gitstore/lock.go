@@ -17,6 +17,15 @@ const lockFile = "quire.lock"
 // locker serializes writers to one repository: first within the process
 // (a mutex per path, so goroutines do not pile onto flock), then across
 // processes (flock(2) on the repository's lock file, through gofrs/flock).
+//
+// Across hosts the same call holds: Linux NFS clients (since 2.6.12) send
+// flock(2) to the server as a whole-file byte-range lock (NFSv4 LOCK),
+// unless the file system is mounted with local_lock=flock or all, and
+// CephFS keeps flock locks in its MDS. Those are POSIX-style locks: one
+// per process, dropped when the process closes any descriptor of the
+// file. The mutex makes that safe: a process never holds two descriptors
+// of one lock file. docs/deployment.md says why this and not leases in
+// Redis.
 type locker struct {
 	mu sync.Mutex
 	m  map[string]*lockEntry

@@ -42,12 +42,24 @@ type Config struct {
 	// times); APIClock, the API's clock for sessions and API keys.
 	StoreClock, APIClock func() time.Time
 
-	// Redis is a redis:// URL; "" runs an embedded Redis. Every key
-	// starts with RedisPrefix.
+	// Redis is a redis:// URL or a redis+sentinel:// one; with it,
+	// RedisSentinelMaster and RedisCluster all empty, an embedded Redis
+	// runs. Every key starts with RedisPrefix. See cache.Options.
 	Redis, RedisPrefix string
+	// RedisSentinelMaster and RedisSentinelAddrs name a Sentinel-watched
+	// primary; RedisCluster a Cluster's seeds. RedisPassword authenticates
+	// to their Redis servers.
+	RedisSentinelMaster string
+	RedisSentinelAddrs  []string
+	RedisCluster        []string
+	RedisPassword       string
 	// SnapshotSessions keeps the embedded Redis's sessions across
 	// restarts, in a file under the data root (quire serve).
 	SnapshotSessions bool
+	// HostCounter is the file of the data root's mapped change counter
+	// (gitstore.Options.HostCounter); tests give servers counters of their
+	// own to stand for servers on different hosts.
+	HostCounter string
 	// DeleteRedisKeys removes every key under RedisPrefix on Close: tests
 	// and benchmarks sharing a real Redis clean up after themselves.
 	DeleteRedisKeys bool
@@ -129,6 +141,7 @@ type Server struct {
 	served     chan error
 	metricsSrv *http.Server
 	disk       *diskProbe
+	changes    *cache.Changes
 	stopUsage  context.CancelFunc
 	usageDone  chan struct{}
 	closeOnce  sync.Once
@@ -165,14 +178,29 @@ func Build(ctx context.Context, cfg Config) (s *Server, err error) {
 	// its own: only spans inside a request's trace are kept.
 	childSpans := telemetry.ChildSpansOnly(tr.Provider)
 
-	if s.Store, err = gitstore.Open(gitstore.Options{Root: cfg.Data, Fsync: cfg.Fsync, Limits: cfg.Limits, Now: cfg.StoreClock, Observe: telemetry.GitObserver(s.Metrics, tr.Provider)}); err != nil {
-		return s, err
+	ropts := cache.Options{
+		URL: cfg.Redis, SentinelMaster: cfg.RedisSentinelMaster, SentinelAddrs: cfg.RedisSentinelAddrs,
+		ClusterAddrs: cfg.RedisCluster, Password: cfg.RedisPassword,
+		Prefix: cfg.RedisPrefix, Metrics: s.Metrics, TracerProvider: childSpans,
 	}
-	ropts := cache.Options{URL: cfg.Redis, Prefix: cfg.RedisPrefix, Metrics: s.Metrics, TracerProvider: childSpans}
 	if cfg.SnapshotSessions {
-		ropts.SnapshotPath = filepath.Join(s.Store.Root(), "sessions.snapshot.json")
+		root, err := filepath.Abs(cfg.Data)
+		if err != nil {
+			return s, err
+		}
+		ropts.SnapshotPath = filepath.Join(root, "sessions.snapshot.json")
 	}
 	if s.Redis, err = cache.Open(ctx, ropts); err != nil {
+		return s, err
+	}
+	// With a Redis of its own, quire may share its data root with
+	// processes on other hosts: ref moves go to them over pub/sub too.
+	var changes gitstore.ChangeFeed
+	if !s.Redis.Embedded() {
+		s.changes = cache.NewChanges(s.Redis, log)
+		changes = s.changes
+	}
+	if s.Store, err = gitstore.Open(gitstore.Options{Root: cfg.Data, Fsync: cfg.Fsync, Limits: cfg.Limits, Now: cfg.StoreClock, Observe: telemetry.GitObserver(s.Metrics, tr.Provider), Changes: changes, HostCounter: cfg.HostCounter}); err != nil {
 		return s, err
 	}
 	if err := telemetry.RegisterSessions(s.Metrics, s.Redis.ActiveSessions); err != nil {
@@ -340,6 +368,9 @@ func (s *Server) close() error {
 	}
 	if s.Prompts != nil {
 		s.Prompts.Close()
+	}
+	if s.changes != nil {
+		s.changes.Close()
 	}
 	if s.Redis != nil {
 		if s.cfg.DeleteRedisKeys {
