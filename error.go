@@ -25,6 +25,7 @@ const (
 	EINTERNAL      Code = "internal"             // a bug or unexpected failure (500)
 	ETIMEOUT       Code = "request_timeout"      // request body arrived too slowly (408)
 	EMETHOD        Code = "method_not_allowed"   // the route exists, not with this method (405)
+	EREVIEW        Code = "review_required"      // publishing needs an approved review (409)
 )
 
 // Error is quire's error type. Message is safe to show to a client; Err is

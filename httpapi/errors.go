@@ -26,6 +26,7 @@ var statusOf = map[quire.Code]int{
 	quire.EINTERNAL:      http.StatusInternalServerError,
 	quire.ETIMEOUT:       http.StatusRequestTimeout,
 	quire.EMETHOD:        http.StatusMethodNotAllowed,
+	quire.EREVIEW:        http.StatusConflict,
 }
 
 // APIError is the error body of every failed request.
