@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/quire/quire/internal/testenv"
@@ -246,4 +247,260 @@ func TestReviewFlow(t *testing.T) {
 	if after := f.serverRefs(); after != before {
 		t.Errorf("refused pushes changed refs:\n%s\nwas\n%s", after, before)
 	}
+}
+
+// TestReviewBadInput: every malformed or impossible request is a clear
+// 4xx, and none writes to the repository.
+func TestReviewBadInput(t *testing.T) {
+	f := newReviewFixture(t, nil)
+	e := f.e
+	n := f.draft(f.alice, map[string]string{"a.txt": "one\ntwo\n"})
+	e.Must(201, "POST", fmt.Sprintf("/v1/skills/pdf/versions/%d/reviews", n), f.alice, map[string]string{"title": "t"})
+	big := strings.Repeat("x", 64<<10+1)
+	refs := f.serverRefs()
+	rp := "/v1/skills/pdf/reviews/1"
+	for _, tc := range []struct {
+		name, method, path string
+		body               any
+		status             int
+		msg                string
+	}{
+		{"version not a number", "POST", "/v1/skills/pdf/versions/abc/reviews", map[string]string{"title": "t"}, 400, "version"},
+		{"no title", "POST", "/v1/skills/pdf/versions/2/reviews", map[string]string{}, 400, "title"},
+		{"blank title", "POST", "/v1/skills/pdf/versions/2/reviews", map[string]string{"title": "  "}, 400, "title"},
+		{"unknown version", "POST", "/v1/skills/pdf/versions/99/reviews", map[string]string{"title": "t"}, 404, "version"},
+		{"description too large", "POST", "/v1/skills/pdf/versions/2/reviews", map[string]string{"title": "t", "description": big}, 413, "description"},
+		{"malformed JSON", "POST", rp + "/comments", "{", 400, ""},
+		{"unknown review", "GET", "/v1/skills/pdf/reviews/99", nil, 404, "review"},
+		{"review not a number", "GET", "/v1/skills/pdf/reviews/x", nil, 400, "review number"},
+		{"review zero", "GET", "/v1/skills/pdf/reviews/0", nil, 400, "review number"},
+		{"bad state filter", "GET", "/v1/skills/pdf/reviews?state=done", nil, 400, "state"},
+		{"comment on unknown review", "POST", "/v1/skills/pdf/reviews/99/comments", map[string]any{"body": "x"}, 404, "review"},
+		{"comment without body", "POST", rp + "/comments", map[string]any{"path": "a.txt"}, 400, "body"},
+		{"comment with empty body", "POST", rp + "/comments", map[string]any{"body": ""}, 400, "body"},
+		{"comment too large", "POST", rp + "/comments", map[string]any{"body": big}, 413, "body"},
+		{"comment on missing path", "POST", rp + "/comments", map[string]any{"body": "x", "path": "nope.txt", "line": 1}, 422, "nope.txt"},
+		{"comment on missing line", "POST", rp + "/comments", map[string]any{"body": "x", "path": "a.txt", "line": 3}, 422, "line 3"},
+		{"comment on missing base path", "POST", rp + "/comments", map[string]any{"body": "x", "path": "a.txt", "line": 1, "side": "base"}, 422, "a.txt"},
+		{"negative line", "POST", rp + "/comments", map[string]any{"body": "x", "path": "a.txt", "line": -1}, 400, "line"},
+		{"line without path", "POST", rp + "/comments", map[string]any{"body": "x", "line": 1}, 400, "path"},
+		{"line as a string", "POST", rp + "/comments", map[string]any{"body": "x", "path": "a.txt", "line": "1"}, 400, "line"},
+		{"bad side", "POST", rp + "/comments", map[string]any{"body": "x", "path": "a.txt", "line": 1, "side": "left"}, 400, "side"},
+		{"bad path", "POST", rp + "/comments", map[string]any{"body": "x", "path": "../a.txt"}, 400, ""},
+		{"reply to unknown comment", "POST", rp + "/comments", map[string]any{"body": "x", "in_reply_to": "nope"}, 422, "nope"},
+		{"patch unknown comment", "PATCH", rp + "/comments/nope", map[string]any{"resolved": true}, 404, "comment"},
+		{"patch nothing", "PATCH", rp + "/comments/nope", map[string]any{}, 400, "resolved"},
+		{"request changes without body", "POST", rp + "/request-changes", nil, 400, "body"},
+		{"verdict body too large", "POST", rp + "/approve", map[string]any{"body": big}, 413, "body"},
+		{"reopen an open review", "POST", rp + "/reopen", nil, 409, "closed"},
+		{"label live", "PUT", "/v1/skills/pdf/labels/live", map[string]any{"version": 1}, 422, "reserved"},
+		{"label upper case", "PUT", "/v1/skills/pdf/labels/Prod", map[string]any{"version": 1}, 422, "label name"},
+		{"label too long", "PUT", "/v1/skills/pdf/labels/" + strings.Repeat("a", 33), map[string]any{"version": 1}, 422, "label name"},
+		{"label without version", "PUT", "/v1/skills/pdf/labels/prod", map[string]any{}, 400, "version"},
+		{"label version zero", "PUT", "/v1/skills/pdf/labels/prod", map[string]any{"version": 0}, 400, "version"},
+		{"label on a draft", "PUT", "/v1/skills/pdf/labels/prod", map[string]any{"version": 2}, 409, "published"},
+		{"label on unknown version", "PUT", "/v1/skills/pdf/labels/prod", map[string]any{"version": 99}, 404, "version"},
+		{"delete unknown label", "DELETE", "/v1/skills/pdf/labels/prod", nil, 404, "label"},
+		{"history of unknown label", "GET", "/v1/skills/pdf/labels/prod/history", nil, 404, "label"},
+		{"policy over 10", "PATCH", "/v1/projects/demo", map[string]any{"review_policy": map[string]any{"required_approvals": 11}}, 422, "required_approvals"},
+		{"policy negative", "PATCH", "/v1/projects/demo", map[string]any{"review_policy": map[string]any{"required_approvals": -1}}, 422, "required_approvals"},
+		{"policy bad label", "PATCH", "/v1/projects/demo", map[string]any{"review_policy": map[string]any{"protected_labels": []string{"Prod"}}}, 422, "protected_labels"},
+		{"override without reason", "POST", "/v1/skills/pdf/versions/2/publish", map[string]any{"override": true}, 422, "reason"},
+		{"publish body malformed", "POST", "/v1/skills/pdf/versions/2/publish", "{", 400, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wantError(t, e.Do(tc.method, tc.path, e.Admin, tc.body), tc.status, tc.msg)
+		})
+	}
+	if after := f.serverRefs(); after != refs {
+		t.Errorf("refused requests changed refs:\n%s\nwas\n%s", after, refs)
+	}
+	f.fsck()
+}
+
+// TestReviewAccess: viewers and read keys read; editors act; closing is
+// for the author or an owner; the policy is the owner's.
+func TestReviewAccess(t *testing.T) {
+	f := newReviewFixture(t, nil)
+	e := f.e
+	n := f.draft(f.alice, map[string]string{"a.txt": "one\n"})
+	rp := "/v1/skills/pdf/reviews/1"
+	readKey := e.CreateKey(f.alice, "read")
+	wantError(t, e.Do("POST", fmt.Sprintf("/v1/skills/pdf/versions/%d/reviews", n), readKey, map[string]string{"title": "t"}), 403)
+	e.Must(201, "POST", fmt.Sprintf("/v1/skills/pdf/versions/%d/reviews", n), f.alice, map[string]string{"title": "t"})
+	_, stranger := e.CreateUser("dave@example.com")
+	for _, tc := range []struct {
+		name, token, method, path string
+		body                      any
+		status                    int
+	}{
+		{"viewer reads", f.carol, "GET", rp, nil, 200},
+		{"viewer lists", f.carol, "GET", "/v1/skills/pdf/reviews", nil, 200},
+		{"read key reads", readKey, "GET", rp, nil, 200},
+		{"stranger sees nothing", stranger, "GET", rp, nil, 404},
+		{"viewer cannot comment", f.carol, "POST", rp + "/comments", map[string]any{"body": "x"}, 403},
+		{"read key cannot comment", readKey, "POST", rp + "/comments", map[string]any{"body": "x"}, 403},
+		{"viewer cannot approve", f.carol, "POST", rp + "/approve", nil, 403},
+		{"viewer cannot move labels", f.carol, "PUT", "/v1/skills/pdf/labels/prod", map[string]any{"version": 1}, 403},
+		{"viewer reads labels", f.carol, "GET", "/v1/skills/pdf/labels", nil, 200},
+		{"editor cannot set the policy", f.bob, "PATCH", "/v1/projects/demo", map[string]any{"review_policy": map[string]any{"required_approvals": 1}}, 403},
+		{"editor cannot override", f.bob, "POST", "/v1/skills/pdf/versions/2/publish", map[string]any{"override": true, "reason": "x"}, 403},
+		{"other editor cannot close", f.bob, "POST", rp + "/close", nil, 403},
+		{"author closes", f.alice, "POST", rp + "/close", nil, 200},
+		{"closed twice", f.alice, "POST", rp + "/close", nil, 409},
+		{"verdict on a closed review", f.bob, "POST", rp + "/approve", nil, 409},
+		{"owner reopens", e.Admin, "POST", rp + "/reopen", nil, 200},
+		{"editor approves", f.bob, "POST", rp + "/approve", nil, 201},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.Do(tc.method, tc.path, tc.token, tc.body)
+			if tc.status >= 400 {
+				wantError(t, r, tc.status)
+			} else if r.Status != tc.status {
+				t.Fatalf("status %d, want %d: %s", r.Status, tc.status, r.Body)
+			}
+		})
+	}
+	// A comment's body is its author's to edit; anyone who may comment
+	// resolves it.
+	id := get(t, e.Must(201, "POST", rp+"/comments", f.bob, map[string]any{"body": "x"}).JSON(t), "comment", "id").(string)
+	wantError(t, e.Do("PATCH", rp+"/comments/"+id, f.alice, map[string]any{"body": "y"}), 403, "author")
+	c := e.Must(200, "PATCH", rp+"/comments/"+id, f.bob, map[string]any{"body": "y"}).JSON(t)
+	if get(t, c, "comment", "body") != "y" {
+		t.Errorf("edited comment %v", c)
+	}
+	e.Must(200, "PATCH", rp+"/comments/"+id, f.alice, map[string]any{"resolved": true})
+	wantError(t, e.Do("PATCH", rp+"/comments/"+id, f.carol, map[string]any{"resolved": false}), 403)
+}
+
+// TestReviewLifecycle: deleting a draft closes its review, a new review
+// can then be opened on another draft, stale approvals count when the
+// policy keeps them, self-approval counts when allowed, and an owner's
+// override is recorded on the review.
+func TestReviewLifecycle(t *testing.T) {
+	f := newReviewFixture(t, map[string]any{"required_approvals": 1, "dismiss_stale": false, "allow_self_approval": true})
+	e := f.e
+	n := f.draft(f.alice, map[string]string{"a.txt": "one\n"})
+	e.Must(201, "POST", fmt.Sprintf("/v1/skills/pdf/versions/%d/reviews", n), f.alice, map[string]string{"title": "gone soon"})
+	e.Must(204, "DELETE", fmt.Sprintf("/v1/skills/pdf/versions/%d", n), f.alice, nil)
+	if rv := get(t, f.review(1), "review").(map[string]any); rv["state"] != "closed" || get(t, rv, "closed_by", "email") != "alice@example.com" {
+		t.Errorf("review of a deleted draft: %v", rv)
+	}
+	wantError(t, e.Do("POST", "/v1/skills/pdf/reviews/1/reopen", f.alice, nil), 409, "draft")
+
+	n = f.draft(f.alice, map[string]string{"a.txt": "one\n"})
+	rv := get(t, e.Must(201, "POST", fmt.Sprintf("/v1/skills/pdf/versions/%d/reviews", n), f.alice, map[string]string{"title": "second"}).JSON(t), "review").(map[string]any)
+	if rv["number"].(float64) != 2 {
+		t.Errorf("second review numbered %v", rv["number"])
+	}
+	// Self-approval counts here; with dismiss_stale off, so does an
+	// approval of an older head.
+	e.Must(201, "POST", "/v1/skills/pdf/reviews/2/approve", f.alice, nil)
+	e.Must(200, "POST", fmt.Sprintf("/v1/skills/pdf/versions/%d/files", n), f.alice, map[string]string{"file_path": "a.txt", "content": "two\n"})
+	m := get(t, f.review(2), "mergeable").(map[string]any)
+	if m["ok"] != true || m["approvals"].(float64) != 1 {
+		t.Errorf("mergeable %v", m)
+	}
+	if v := get(t, f.review(2), "verdicts", "0").(map[string]any); v["stale"] != true {
+		t.Errorf("verdict after a new commit: %v", v)
+	}
+
+	// With the default policy an approval of an old head stops counting;
+	// the owner overrides, and the review says so.
+	e.Must(200, "PATCH", "/v1/projects/demo", e.Admin, map[string]any{"review_policy": map[string]any{"required_approvals": 1}})
+	r := wantError(t, e.Do("POST", fmt.Sprintf("/v1/skills/pdf/versions/%d/publish", n), f.alice, nil), 409)
+	if d := fmt.Sprint(r["details"]); !strings.Contains(d, "stale:1") || !strings.Contains(d, "approvals:0") {
+		t.Errorf("details %s", d)
+	}
+	e.Must(200, "POST", fmt.Sprintf("/v1/skills/pdf/versions/%d/publish", n), e.Admin, map[string]any{"override": true, "reason": "hotfix"})
+	rv = get(t, f.review(2), "review").(map[string]any)
+	if rv["state"] != "merged" || get(t, rv, "override", "reason") != "hotfix" || get(t, rv, "override", "by", "email") != testenv.AdminEmail {
+		t.Errorf("overridden review %v", rv)
+	}
+	if log := testenv.Git(t, f.repo(), "log", "-1", "--format=%B", "refs/reviews/2"); !strings.Contains(log, "Override: hotfix") {
+		t.Errorf("merge commit:\n%s", log)
+	}
+	// The project shows its policy with defaults filled.
+	p := e.Must(200, "GET", "/v1/projects/demo", f.carol, nil).JSON(t)
+	if get(t, p, "project", "review_policy", "required_approvals").(float64) != 1 {
+		t.Errorf("project %v", p)
+	}
+
+	// Prompts have reviews too.
+	e.CreatePrompt(e.Admin, f.pid, "greet")
+	e.Must(201, "POST", "/v1/prompts/greet/versions", f.alice, nil)
+	e.Must(201, "POST", "/v1/prompts/greet/versions/1/reviews", f.alice, map[string]string{"title": "first prompt"})
+	if l := e.Must(200, "GET", "/v1/prompts/greet/reviews?state=open", f.carol, nil).JSON(t)["reviews"].([]any); len(l) != 1 {
+		t.Errorf("prompt reviews %v", l)
+	}
+}
+
+// TestReviewConcurrency: 64 comments and verdicts sent at once on one
+// review all land, and two publishes racing one approved draft leave
+// exactly one winner.
+func TestReviewConcurrency(t *testing.T) {
+	f := newReviewFixture(t, map[string]any{"required_approvals": 1})
+	e := f.e
+	n := f.draft(f.alice, map[string]string{"a.txt": "one\n"})
+	e.Must(201, "POST", fmt.Sprintf("/v1/skills/pdf/versions/%d/reviews", n), f.alice, map[string]string{"title": "busy"})
+	// Eight reviewers give verdicts; the rest of the 64 are comments.
+	var reviewers []string
+	for i := 0; i < 8; i++ {
+		id, tok := e.CreateUser(fmt.Sprintf("rev%d@example.com", i))
+		e.Must(200, "PUT", "/v1/projects/demo/members/"+id, e.Admin, map[string]string{"role": "editor"})
+		reviewers = append(reviewers, tok)
+	}
+	const total = 64
+	statuses := make([]int, total)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := 0; i < total; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			var r *testenv.Response
+			if i < len(reviewers) {
+				r = e.Do("POST", "/v1/skills/pdf/reviews/1/approve", reviewers[i], nil)
+			} else {
+				r = e.Do("POST", "/v1/skills/pdf/reviews/1/comments", f.bob, map[string]any{"body": fmt.Sprintf("comment %d", i), "path": "a.txt", "line": 1})
+			}
+			statuses[i] = r.Status
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for i, s := range statuses {
+		if s != 201 {
+			t.Errorf("request %d answered %d", i, s)
+		}
+	}
+	got := f.review(1)
+	if c, v := len(got["comments"].([]any)), len(got["verdicts"].([]any)); c != total-len(reviewers) || v != len(reviewers) {
+		t.Errorf("%d comments and %d verdicts landed, want %d and %d", c, v, total-len(reviewers), len(reviewers))
+	}
+	if commits := testenv.Git(t, f.repo(), "rev-list", "--count", "refs/reviews/1"); commits != fmt.Sprint(total+1) {
+		t.Errorf("refs/reviews/1 has %s commits, want %d", commits, total+1)
+	}
+
+	// Two publishes race: one wins, the other is told the draft is gone.
+	var pub [2]int
+	start = make(chan struct{})
+	for i := range pub {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			pub[i] = e.Do("POST", fmt.Sprintf("/v1/skills/pdf/versions/%d/publish", n), f.alice, nil).Status
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if !(pub[0] == 200 && pub[1] == 409 || pub[0] == 409 && pub[1] == 200) {
+		t.Errorf("racing publishes answered %v, want one 200 and one 409", pub)
+	}
+	if got := testenv.Git(t, f.repo(), "log", "--format=%s", "refs/reviews/1"); strings.Count(got, "Merge review 1") != 1 {
+		t.Errorf("review log:\n%s", got)
+	}
+	f.fsck()
 }
