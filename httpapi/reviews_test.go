@@ -187,6 +187,19 @@ func TestReviewFlow(t *testing.T) {
 		t.Errorf("labels %v", labels)
 	}
 
+	// History and the project's activity feed show review events and
+	// label moves with who acted.
+	hist2 := fmt.Sprint(e.Must(200, "GET", "/v1/skills/pdf/history?limit=500", f.carol, nil).JSON(t)["commits"])
+	for _, want := range []string{"email:bob@example.com id:", "message:Approve review 1", "message:Move label production to version 1 from version 3", "ref:refs/reviews/1", "ref:refs/meta/labels"} {
+		if !strings.Contains(hist2, want) {
+			t.Errorf("history lacks %q:\n%s", want, hist2)
+		}
+	}
+	act := string(e.Must(200, "GET", "/v1/projects/demo/activity?limit=500", f.carol, nil).Body)
+	if !strings.Contains(act, "Request changes on review 1") || !strings.Contains(act, "Move label staging to version 1") {
+		t.Errorf("activity lacks review events:\n%s", act)
+	}
+
 	// The repository: review and label refs, strict fsck, the review's
 	// log authored by who acted.
 	refs := f.serverRefs()
