@@ -59,6 +59,8 @@ type App struct {
 	usage       quire.Usage
 	usageLost   func(ctx context.Context, promptID string, version int, err error)
 	activity    quire.ActivityLog
+	reviews     quire.ReviewStore // nil: the version store keeps no reviews
+	labels      quire.LabelStore  // nil: nor labels
 	limiter     quire.RateLimiter
 	limits      quire.Limits
 	sessionTTL  time.Duration
@@ -86,6 +88,10 @@ func New(cfg Config) *App {
 		limits: cfg.Limits, sessionTTL: cfg.SessionTTL, bcryptCost: cfg.BcryptCost, now: cfg.Now,
 	}
 	a.templates = newTemplateMemo()
+	// Reviews and labels live in the assets' repositories, so the version
+	// store keeps them when it can.
+	a.reviews, _ = cfg.Versions.(quire.ReviewStore)
+	a.labels, _ = cfg.Versions.(quire.LabelStore)
 	a.liveAt, _ = a.prompts.(liveAtStore)
 	a.gens, _ = a.prompts.(generations)
 	if a.now == nil {

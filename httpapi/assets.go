@@ -27,6 +27,8 @@ func (s *Server) assetRoutes(g *gin.RouterGroup, kind quire.Kind) {
 	g.POST(pl+"/:id/versions/:version/archive", s.archiveVersion(kind))
 	g.GET(pl+"/:id/diff", s.diffVersions(kind))
 	g.GET(pl+"/:id/history", s.history(kind))
+	s.reviewRoutes(g, kind)
+	s.labelRoutes(g, kind)
 }
 
 func (s *Server) createAsset(kind quire.Kind) gin.HandlerFunc {
@@ -188,7 +190,7 @@ func (s *Server) versionAction(kind quire.Kind, do func(ctx context.Context, p *
 }
 
 func (s *Server) publishVersion(kind quire.Kind) gin.HandlerFunc {
-	return s.versionAction(kind, s.app.PublishVersion)
+	return s.publishReviewed(kind) // its body may override the review policy (reviews.go)
 }
 
 func (s *Server) promoteVersion(kind quire.Kind) gin.HandlerFunc {

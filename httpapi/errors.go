@@ -27,6 +27,7 @@ var statusOf = map[quire.Code]int{
 	quire.ETIMEOUT:       http.StatusRequestTimeout,
 	quire.EMETHOD:        http.StatusMethodNotAllowed,
 	quire.EMEDIATYPE:     http.StatusUnsupportedMediaType,
+	quire.EREVIEW:        http.StatusConflict,
 }
 
 // APIError is the error body of every failed request: the router's 404
