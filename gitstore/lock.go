@@ -38,25 +38,33 @@ type lockEntry struct {
 
 func newLocker() *locker { return &locker{m: map[string]*lockEntry{}} }
 
-// lock takes the write lock of the repository at dir and returns its release.
-func (l *locker) lock(dir string) (func(), error) {
+// entry returns the in-process lock of the repository at dir, counted as
+// in use until drop is called.
+func (l *locker) entry(dir string) (e *lockEntry, drop func()) {
 	l.mu.Lock()
-	e := l.m[dir]
+	e = l.m[dir]
 	if e == nil {
 		e = &lockEntry{}
 		l.m[dir] = e
 	}
 	e.refs++
 	l.mu.Unlock()
-
-	e.mu.Lock()
-	release := func() {
-		e.mu.Unlock()
+	return e, func() {
 		l.mu.Lock()
 		if e.refs--; e.refs == 0 {
 			delete(l.m, dir)
 		}
 		l.mu.Unlock()
+	}
+}
+
+// lock takes the write lock of the repository at dir and returns its release.
+func (l *locker) lock(dir string) (func(), error) {
+	e, drop := l.entry(dir)
+	e.mu.Lock()
+	release := func() {
+		e.mu.Unlock()
+		drop()
 	}
 	f := flock.New(filepath.Join(dir, lockFile))
 	var err error
@@ -80,21 +88,7 @@ func (l *locker) lock(dir string) (func(), error) {
 // tryLock takes the write lock of the repository at dir only if no one
 // holds it, in this process or another; ok reports whether it did.
 func (l *locker) tryLock(dir string) (unlock func(), ok bool) {
-	l.mu.Lock()
-	e := l.m[dir]
-	if e == nil {
-		e = &lockEntry{}
-		l.m[dir] = e
-	}
-	e.refs++
-	l.mu.Unlock()
-	drop := func() {
-		l.mu.Lock()
-		if e.refs--; e.refs == 0 {
-			delete(l.m, dir)
-		}
-		l.mu.Unlock()
-	}
+	e, drop := l.entry(dir)
 	if !e.mu.TryLock() {
 		drop()
 		return nil, false

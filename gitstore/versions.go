@@ -96,6 +96,28 @@ func (r *repo) writeLog(by quire.Actor, when time.Time, log *versionLog, tip plu
 	return r.casRef(versionsRef, tip, c)
 }
 
+// noteLog records msg on the versions log without changing the log (a
+// push, a promotion): a commit on the tip's tree, so no blob or tree is
+// written again. It returns the tip it followed.
+func (r *repo) noteLog(by quire.Actor, when time.Time, msg string) (plumbing.Hash, error) {
+	tip, err := r.ref(versionsRef)
+	if err != nil {
+		return tip, err
+	}
+	if tip.IsZero() {
+		return tip, r.writeLog(by, when, &versionLog{Next: 1, Versions: map[string]*versionInfo{}}, tip, msg)
+	}
+	c, err := r.Commit(tip)
+	if err != nil {
+		return tip, err
+	}
+	next, err := r.WriteCommit(by, when, c.TreeHash, tip, msg)
+	if err != nil {
+		return tip, err
+	}
+	return tip, r.casRef(versionsRef, tip, next)
+}
+
 // vstate is what the refs say about one version.
 type vstate struct {
 	n        int
@@ -542,11 +564,7 @@ func (s *Store) PromoteVersion(ctx context.Context, by quire.Actor, a *quire.Ass
 		}
 		// Moving main makes no object of its own: record who promoted
 		// what in the versions log, so history shows rollbacks too.
-		log, tip, err := r.readLog()
-		if err != nil {
-			return nil, err
-		}
-		if err := r.writeLog(by, s.opts.Now(), log, tip, fmt.Sprintf("Promote version %d\n", n)); err != nil {
+		if _, err := r.noteLog(by, s.opts.Now(), fmt.Sprintf("Promote version %d\n", n)); err != nil {
 			return nil, err
 		}
 	}

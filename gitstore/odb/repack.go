@@ -193,11 +193,10 @@ func Repack(db *DB, o RepackOptions) error {
 	if err != nil {
 		return fmt.Errorf("repack %s: %w", dir, err)
 	}
-	idx, err := indexPack(tmp, "tmp.pack")
+	idx, sum, err := IndexPack(tmp, "tmp.pack")
 	if err != nil {
 		return fmt.Errorf("repack %s: %w", dir, err)
 	}
-	sum := plumbing.Hash(idx.PackfileChecksum)
 	newPack := "pack-" + sum.String()
 	if err := o.Install(tmp, newPack, idx, seen); err != nil {
 		return err
@@ -238,22 +237,27 @@ func Repack(db *DB, o RepackOptions) error {
 	return nil
 }
 
-// indexPack parses the pack name in dir and returns its index.
-func indexPack(dir, name string) (*idxfile.MemoryIndex, error) {
+// IndexPack parses the pack name in dir and returns its index and
+// checksum: a repack's new pack, or a push's in quarantine. A pack that
+// needs objects from elsewhere (thin) fails with
+// packfile.ErrReferenceDeltaNotFound.
+func IndexPack(dir, name string) (*idxfile.MemoryIndex, plumbing.Hash, error) {
 	f, err := osfs.New(dir).Open(name)
 	if err != nil {
-		return nil, err
+		return nil, plumbing.ZeroHash, err
 	}
 	defer f.Close()
 	iw := new(idxfile.Writer)
 	parser, err := packfile.NewParser(packfile.NewScanner(f), iw)
 	if err != nil {
-		return nil, err
+		return nil, plumbing.ZeroHash, err
 	}
-	if _, err := parser.Parse(); err != nil {
-		return nil, err
+	sum, err := parser.Parse()
+	if err != nil {
+		return nil, plumbing.ZeroHash, err
 	}
-	return iw.Index()
+	idx, err := iw.Index()
+	return idx, sum, err
 }
 
 // looseObjects lists the loose objects of the repository at dir.
