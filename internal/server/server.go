@@ -21,11 +21,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/quire/quire"
+	"github.com/quire/quire/app"
 	"github.com/quire/quire/cache"
 	"github.com/quire/quire/gitproto"
 	"github.com/quire/quire/gitstore"
 	"github.com/quire/quire/httpapi"
 	"github.com/quire/quire/internal/netguard"
+	"github.com/quire/quire/mcp"
 	"github.com/quire/quire/telemetry"
 )
 
@@ -114,6 +116,10 @@ type Server struct {
 	Git     *gitproto.Server
 	// Prompts is the prompt cache in front of Store.
 	Prompts *cache.Prompts
+	// Changes carries the store's changes to every process; MCP, the
+	// Model Context Protocol server at /mcp, listens to it.
+	Changes *cache.Changes
+	MCP     *mcp.Server
 	Usage   *cache.Usage
 	// RateLimiter is set when Config.RateLimits is.
 	RateLimiter *cache.RateLimits
@@ -211,6 +217,15 @@ func Build(ctx context.Context, cfg Config) (s *Server, err error) {
 		s.RateLimiter = cache.NewRateLimits(s.Redis, cache.RateLimitOptions{})
 		api.RateLimiter, api.RateLimits = s.RateLimiter, *cfg.RateLimits // a nil *RateLimits must not become a non-nil interface
 	}
+	// MCP is served at /mcp over the API's use cases; it hears of every
+	// change, from any process, through the change feed.
+	s.Changes = cache.NewChanges(s.Redis, log)
+	s.Store.OnChange(s.Changes.Publish)
+	api.MCP = func(a *app.App) http.Handler {
+		s.MCP = mcp.New(a, mcp.Options{Version: cfg.Version, Logger: log, MaxBody: 4 * s.Store.Limits().MaxBody})
+		s.Changes.Subscribe(s.MCP.Changed)
+		return s.MCP
+	}
 	s.API = httpapi.New(api)
 	s.Handler = s.API
 
@@ -305,6 +320,11 @@ func (s *Server) close() error {
 		s.Log.Error("shutdown step failed", "step", step, "error", err.Error())
 	}
 	if s.HTTP != nil {
+		if s.MCP != nil {
+			// MCP's event streams never finish on their own: end the
+			// sessions as shutdown begins, or it would wait them out.
+			s.HTTP.RegisterOnShutdown(s.MCP.Close)
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 		err := s.HTTP.Shutdown(ctx)
 		cancel()
@@ -339,6 +359,9 @@ func (s *Server) close() error {
 	}
 	if s.Git != nil {
 		s.Git.Close() // waits for a background repack to finish
+	}
+	if s.Changes != nil {
+		s.Changes.Close()
 	}
 	if s.Prompts != nil {
 		s.Prompts.Close()
