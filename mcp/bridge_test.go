@@ -44,8 +44,8 @@ func binary(t *testing.T) string {
 	return quireBin
 }
 
-// quire runs the binary with env added and returns its combined output.
-func quire(t *testing.T, env []string, args ...string) (string, error) {
+// runQuire runs the binary with env added and returns its combined output.
+func runQuire(t *testing.T, env []string, args ...string) (string, error) {
 	t.Helper()
 	cmd := exec.Command(binary(t), args...)
 	cmd.Env = append(os.Environ(), env...)
@@ -78,11 +78,11 @@ func TestBridge(t *testing.T) {
 	env := []string{config, "QUIRE_TOKEN=", "QUIRE_SERVER="}
 
 	// quire login: email and password, the token kept in the config dir.
-	out, err := quire(t, append(env, "QUIRE_PASSWORD="+testenv.AdminPassword), "login", "--server", e.URL, "--email", testenv.AdminEmail)
+	out, err := runQuire(t, append(env, "QUIRE_PASSWORD="+testenv.AdminPassword), "login", "--server", e.URL, "--email", testenv.AdminEmail)
 	if err != nil || !strings.Contains(out, "saved in") {
 		t.Fatalf("quire login: %v\n%s", err, out)
 	}
-	if out, err := quire(t, append(env, "QUIRE_PASSWORD=wrong"), "login", "--server", e.URL, "--email", testenv.AdminEmail); err == nil || !strings.Contains(out, "password") {
+	if out, err := runQuire(t, append(env, "QUIRE_PASSWORD=wrong"), "login", "--server", e.URL, "--email", testenv.AdminEmail); err == nil || !strings.Contains(out, "password") {
 		t.Fatalf("login with a wrong password: %v\n%s", err, out)
 	}
 
@@ -135,7 +135,7 @@ func TestBridge(t *testing.T) {
 	}
 
 	// No token at all: quire mcp says how to get one.
-	if out, err := quire(t, []string{"QUIRE_CONFIG_DIR=" + t.TempDir(), "QUIRE_TOKEN="}, "mcp", "--server", e.URL); err == nil || !strings.Contains(out, "quire login") {
+	if out, err := runQuire(t, []string{"QUIRE_CONFIG_DIR=" + t.TempDir(), "QUIRE_TOKEN="}, "mcp", "--server", e.URL); err == nil || !strings.Contains(out, "quire login") {
 		t.Fatalf("quire mcp without a token: %v\n%s", err, out)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/quire/quire"
 	"github.com/quire/quire/internal/testenv"
 	"github.com/quire/quire/mcp"
 )
@@ -481,5 +482,65 @@ func TestBadInput(t *testing.T) {
 				t.Fatalf("a bad request opened session %s", r.Header.Get("Mcp-Session-Id"))
 			}
 		})
+	}
+}
+
+// TestPromptPages lists more live prompts than a page holds, across
+// projects: every prompt once, pages of at most 500, the cursor carrying
+// the listing from one project to the next.
+func TestPromptPages(t *testing.T) {
+	if testing.Short() {
+		t.Skip("seeds 1,030 prompts through git (a minute on a busy machine): run without -short")
+	}
+	e := testenv.New(t)
+	ctx := context.Background()
+	by := quire.Actor{Name: "seed", Email: "seed@example.com"}
+	want := map[string]bool{}
+	for i, n := range []int{480, 40, 510} {
+		pid := e.CreateProject(e.Admin, fmt.Sprintf("pages-%d", i))
+		for j := range n {
+			as := &quire.Asset{ProjectID: pid, Kind: quire.KindPrompt, Name: fmt.Sprintf("P %d", j), Slug: fmt.Sprintf("p-%d", j)}
+			if err := e.Store.CreateAsset(ctx, by, as); err != nil {
+				t.Fatal(err)
+			}
+			if j%7 == 3 {
+				continue // no live version: not listed
+			}
+			if _, err := e.Store.CreateVersion(ctx, by, as, quire.Base{Empty: true}, []quire.FileContent{{Path: quire.PromptTemplateFile, Content: []byte("Hi {{name}}")}}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.Store.PublishVersion(ctx, by, as, 1, nil); err != nil {
+				t.Fatal(err)
+			}
+			want[fmt.Sprintf("pages-%d/p-%d", i, j)] = true
+		}
+	}
+	cs := connect(t, e, e.Admin, "", nil)
+	seen := map[string]bool{}
+	cursor, pages := "", 0
+	for {
+		res, err := cs.ListPrompts(ctx, &sdk.ListPromptsParams{Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		if len(res.Prompts) > 500 {
+			t.Fatalf("page %d holds %d prompts", pages, len(res.Prompts))
+		}
+		for _, p := range res.Prompts {
+			if seen[p.Name] || !want[p.Name] {
+				t.Fatalf("page %d: %s listed twice or not live", pages, p.Name)
+			}
+			seen[p.Name] = true
+		}
+		if cursor = res.NextCursor; cursor == "" {
+			break
+		}
+	}
+	if len(seen) != len(want) || pages < 2 {
+		t.Fatalf("listed %d of %d live prompts in %d pages", len(seen), len(want), pages)
+	}
+	if _, err := cs.ListPrompts(ctx, &sdk.ListPromptsParams{Cursor: "garbage"}); rpcCode(err) != jsonrpc.CodeInvalidParams {
+		t.Fatalf("a bad cursor: %v, want -32602", err)
 	}
 }
