@@ -627,13 +627,20 @@ func (a *App) RenderNamedArgs(ctx context.Context, p *quire.Principal, name stri
 	if err != nil {
 		return nil, Rendered{}, err
 	}
-	params, err := a.NamedPromptArguments(ctx, as, version)
-	if err != nil {
-		return nil, Rendered{}, err
-	}
+	// Which arguments take JSON matters only for a value that parses as
+	// JSON: most are plain words, and the hot path skips the analysis.
 	isJSON := map[string]bool{}
-	for _, x := range params {
-		isJSON[x.Name] = x.JSON
+	for _, v := range args {
+		if json.Valid([]byte(v)) {
+			params, err := a.NamedPromptArguments(ctx, as, version)
+			if err != nil {
+				return nil, Rendered{}, err
+			}
+			for _, x := range params {
+				isJSON[x.Name] = x.JSON
+			}
+			break
+		}
 	}
 	obj := make(map[string]json.RawMessage, len(args))
 	for k, s := range args {

@@ -45,7 +45,7 @@ func TestTypeScriptClient(t *testing.T) {
 		} `json:"prompts"`
 		Get struct {
 			Messages []struct {
-				Role    string `json:"role"`
+				Role    string                `json:"role"`
 				Content struct{ Text string } `json:"content"`
 			} `json:"messages"`
 		} `json:"get"`

@@ -94,6 +94,10 @@ func New(a *app.App, o Options) *Server {
 		// A session a client never ends (no DELETE) is dropped after
 		// this long without a request, so sessions cannot pile up.
 		SessionTimeout: 30 * time.Minute,
+		// A POST's answer as one JSON body rather than an event stream:
+		// less work per call on the hot path (docs/mcp.md, Measured);
+		// notifications still stream (GET, subscriptions/listen).
+		JSONResponse: true,
 	}
 	getServer := func(*http.Request) *sdk.Server { return s.sdk }
 	sessions := sdk.NewStreamableHTTPHandler(getServer, &opts)
