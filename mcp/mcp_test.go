@@ -75,7 +75,11 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	e := testenv.New(t)
+	return fixtureOn(t, testenv.New(t))
+}
+
+func fixtureOn(t *testing.T, e *testenv.Env) *fixture {
+	t.Helper()
 	f := &fixture{e: e}
 	f.project = e.CreateProject(e.Admin, "demo")
 	f.greet = f.publishPrompt(t, "greet", map[string]any{"template": "Hello {{name}}, you are {{#role}}a {{.}}{{/role}}{{^role}}nobody{{/role}}."})
