@@ -15,6 +15,7 @@ import (
 	"context"
 	"time"
 
+	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/quire/quire"
 )
 
@@ -77,6 +78,9 @@ type App struct {
 	// while gens (prompts, when it can tell) holds its generation.
 	compose composeMemo
 	gens    generations
+	// skills memoizes live skills' front matter and digests by commit
+	// (agents.go).
+	skills *lru.Cache[string, *skillDigests]
 }
 
 // New returns the use cases over cfg's stores.
@@ -94,6 +98,7 @@ func New(cfg Config) *App {
 	a.labels, _ = cfg.Versions.(quire.LabelStore)
 	a.liveAt, _ = a.prompts.(liveAtStore)
 	a.gens, _ = a.prompts.(generations)
+	a.skills = newSkillMemo()
 	if a.now == nil {
 		a.now = time.Now
 	}

@@ -262,34 +262,8 @@ func (a *App) PromptVariables(ctx context.Context, p *quire.Principal, ref strin
 	if err != nil {
 		return nil, nil, err
 	}
-	out := &PromptVariables{Commit: v.Commit, Variables: []render.Variable{}, Required: []string{}, Schema: content.VariablesSchema}
-	seenVar, seenReq := map[render.Variable]bool{}, map[string]bool{}
-	for _, t := range cp.all() {
-		for _, x := range t.Variables() {
-			if !seenVar[x] {
-				seenVar[x] = true
-				out.Variables = append(out.Variables, x)
-			}
-		}
-		for _, r := range t.Required() {
-			if !seenReq[r] {
-				seenReq[r] = true
-				out.Required = append(out.Required, r)
-			}
-		}
-	}
-	// A placeholder message is a variable too: the list of messages a
-	// render splices in, always required.
-	for _, m := range content.Messages {
-		if x := (render.Variable{Name: m.Name, Type: quire.MessagePlaceholder}); m.Placeholder() && !seenVar[x] {
-			seenVar[x] = true
-			out.Variables = append(out.Variables, x)
-			if !seenReq[m.Name] {
-				seenReq[m.Name] = true
-				out.Required = append(out.Required, m.Name)
-			}
-		}
-	}
+	out := variablesOf(cp, content)
+	out.Commit = v.Commit
 	return as, out, nil
 }
 

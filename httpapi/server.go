@@ -67,6 +67,9 @@ type Config struct {
 	// Now is the clock sessions and API keys are issued and expire by;
 	// time.Now when nil. Tests move it to expire a session without waiting.
 	Now func() time.Time
+	// MCP, when set, makes the Model Context Protocol handler served at
+	// /mcp (mcp.go) over the server's use cases.
+	MCP func(*app.App) http.Handler
 }
 
 // Server is quire's HTTP API.
@@ -91,6 +94,7 @@ type Server struct {
 	rl            rateLimiting
 	usageWarn     quietLog // usage lost while Redis is down
 	trusted       []string // Config.TrustedProxies
+	mcp           http.Handler
 }
 
 // New builds the server and its routes.
@@ -120,6 +124,9 @@ func New(cfg Config) *Server {
 		Limits: s.limits, SessionTTL: cfg.SessionTTL, BcryptCost: cfg.BcryptCost, Now: cfg.Now,
 		Login: s.loginConfig(),
 	})
+	if cfg.MCP != nil {
+		s.mcp = cfg.MCP(s.app)
+	}
 	s.engine = s.routes()
 	return s
 }
@@ -174,6 +181,9 @@ func (s *Server) routes() *gin.Engine {
 		v1.POST("/auth/login", s.login)
 	}
 
+	if s.mcp != nil {
+		s.mcpRoutes(r, auth, s.mcp)
+	}
 	a := v1.Group("", auth...)
 	s.authRoutes(a)
 	s.userRoutes(a)

@@ -1,7 +1,9 @@
 // Command quire runs the quire server.
 //
-//	quire serve [flags]   run the server
-//	quire version         print the version
+//	quire serve [flags]          run the server
+//	quire login --server URL     log in and keep the token (agent.go)
+//	quire mcp [--server URL]     MCP on stdio, bridged to a server's /mcp
+//	quire version                print the version
 package main
 
 import (
@@ -45,13 +47,19 @@ func main() {
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: quire serve [flags] | quire version")
+		fmt.Fprintln(stderr, cmdUsage)
 		return flag.ErrHelp
 	}
 	switch args[0] {
 	case "version":
 		fmt.Fprintln(stdout, "quire", Version)
 		return nil
+	case "login":
+		return runLogin(ctx, args[1:], os.Stdin, stdout, stderr)
+	case "mcp":
+		ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+		defer stop()
+		return runMCP(ctx, args[1:], os.Stdin, os.Stdout, stderr)
 	case "serve":
 		m := NewMain(stderr)
 		if err := m.ParseFlags(args[1:]); err != nil {
@@ -68,9 +76,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		return m.Wait(ctx)
 	}
-	fmt.Fprintf(stderr, "quire: unknown command %q\nusage: quire serve [flags] | quire version\n", args[0])
+	fmt.Fprintf(stderr, "quire: unknown command %q\n%s\n", args[0], cmdUsage)
 	return flag.ErrHelp
 }
+
+const cmdUsage = "usage: quire serve [flags] | quire login --server URL | quire mcp [--server URL] | quire version"
 
 // Config is what quire serve is configured with.
 type Config struct {

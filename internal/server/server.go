@@ -21,11 +21,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/quire/quire"
+	"github.com/quire/quire/app"
 	"github.com/quire/quire/cache"
 	"github.com/quire/quire/gitproto"
 	"github.com/quire/quire/gitstore"
 	"github.com/quire/quire/httpapi"
 	"github.com/quire/quire/internal/netguard"
+	"github.com/quire/quire/mcp"
 	"github.com/quire/quire/telemetry"
 )
 
@@ -125,7 +127,12 @@ type Server struct {
 	Git   *gitproto.Server
 	// Prompts is the prompt cache in front of Store.
 	Prompts *cache.Prompts
-	Usage   *cache.Usage
+	// AssetChanges carries the store's changes (which asset) to every
+	// process; MCP, the Model Context Protocol server at /mcp, listens to
+	// it.
+	AssetChanges *cache.AssetChanges
+	MCP          *mcp.Server
+	Usage        *cache.Usage
 	// RateLimiter is set when Config.RateLimits is.
 	RateLimiter *cache.RateLimits
 	Metrics     *prometheus.Registry
@@ -238,6 +245,15 @@ func Build(ctx context.Context, cfg Config) (s *Server, err error) {
 		s.RateLimiter = cache.NewRateLimits(s.Redis, cache.RateLimitOptions{})
 		api.RateLimiter, api.RateLimits = s.RateLimiter, *cfg.RateLimits // a nil *RateLimits must not become a non-nil interface
 	}
+	// MCP is served at /mcp over the API's use cases; it hears of every
+	// change, from any process, through the change feed.
+	s.AssetChanges = cache.NewAssetChanges(s.Redis, log)
+	s.Store.OnChange(s.AssetChanges.Publish)
+	api.MCP = func(a *app.App) http.Handler {
+		s.MCP = mcp.New(a, mcp.Options{Version: cfg.Version, Logger: log, MaxBody: 4 * s.Store.Limits().MaxBody})
+		s.AssetChanges.Subscribe(s.MCP.Changed)
+		return s.MCP
+	}
 	s.API = httpapi.New(api)
 
 	if cfg.UsageFlush > 0 {
@@ -331,6 +347,11 @@ func (s *Server) close() error {
 		s.Log.Error("shutdown step failed", "step", step, "error", err.Error())
 	}
 	if s.HTTP != nil {
+		if s.MCP != nil {
+			// MCP's event streams never finish on their own: end the
+			// sessions as shutdown begins, or it would wait them out.
+			s.HTTP.RegisterOnShutdown(s.MCP.Close)
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 		err := s.HTTP.Shutdown(ctx)
 		cancel()
@@ -365,6 +386,9 @@ func (s *Server) close() error {
 	}
 	if s.Git != nil {
 		s.Git.Close() // waits for a background repack to finish
+	}
+	if s.AssetChanges != nil {
+		s.AssetChanges.Close()
 	}
 	if s.Prompts != nil {
 		s.Prompts.Close()
