@@ -131,7 +131,7 @@ func (in *includes) resolve(name string) resolved {
 		if commit == "" {
 			return resolved{err: render.ErrNoPartial}
 		}
-		pv, err := in.a.LivePrompt(in.ctx, as, commit)
+		pv, err := in.a.livePromptAt(in.ctx, as, commit)
 		if err != nil {
 			return resolved{err: err}
 		}
@@ -339,17 +339,22 @@ type DependentVersion struct {
 	Via []string `json:"via"`
 }
 
-// Dependents lists the prompts of as's project (read access) whose live
-// version or drafts include as, directly or through other prompts, so an
-// editor knows everything a change touches: the direct ones first, then
-// the rest in the order of the project's prompts. A path counts as a
-// render would take it: through the live version of a prompt included by
-// slug and the published version N of one included by slug@N. Dynamic
-// names ({{>*var}}) depend on the variables and are not followed.
-func (a *App) Dependents(ctx context.Context, as *quire.Asset) ([]Dependent, error) {
+// Dependents lists the prompts of prompt ref's project (read access)
+// whose live version or drafts include it, directly or through other
+// prompts, so an editor knows everything a change touches: the direct
+// ones first, then the rest in the order of the project's prompts. A path
+// counts as a render would take it: through the live version of a prompt
+// included by slug and the published version N of one included by
+// slug@N. Dynamic names ({{>*var}}) depend on the variables and are not
+// followed.
+func (a *App) Dependents(ctx context.Context, p *quire.Principal, ref string) (*quire.Asset, []Dependent, error) {
+	as, err := a.Asset(ctx, p, quire.KindPrompt, ref, quire.AccessRead)
+	if err != nil {
+		return nil, nil, err
+	}
 	g, err := a.includeGraph(ctx, as.ProjectID)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	reaching := g.reaching(ctx, as.ID)
 	direct, indirect := []Dependent{}, []Dependent{}
@@ -384,7 +389,7 @@ func (a *App) Dependents(ctx context.Context, as *quire.Asset) ([]Dependent, err
 			indirect = append(indirect, d)
 		}
 	}
-	return append(direct, indirect...), nil
+	return as, append(direct, indirect...), nil
 }
 
 // includeGraph is a project's prompts, their versions and, read on

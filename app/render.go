@@ -27,6 +27,7 @@ type RenderRequest struct {
 // for a chat prompt, with the version's model configuration, the
 // partials it included and its entity tag.
 type Rendered struct {
+	PromptID    string
 	Version     int
 	Commit      string
 	Text        *string
@@ -41,16 +42,38 @@ type Rendered struct {
 	ETag string
 }
 
-// Render renders prompt as (resolved and authorized for read by Asset or
-// ProjectAsset) and counts the render. It is the hot path: the live
+// Render resolves prompt ref for p (read access), reads the request and
+// renders the prompt; it counts the render. It is the hot path: the live
 // content comes from the prompt store (the cache), the parsed templates
 // from a memo keyed by commit, each partial from its live commit (one ref
 // read) and the same memo.
-func (a *App) Render(ctx context.Context, as *quire.Asset, req RenderRequest) (Rendered, error) {
+func (a *App) Render(ctx context.Context, p *quire.Principal, ref string, in Input[RenderRequest]) (Rendered, error) {
+	as, err := a.Asset(ctx, p, quire.KindPrompt, ref, quire.AccessRead)
+	if err != nil {
+		return Rendered{}, err
+	}
+	return a.render(ctx, as, in)
+}
+
+// RenderInProject is Render with the prompt named within a project: the
+// project by id or slug, the prompt by slug (or id) within it.
+func (a *App) RenderInProject(ctx context.Context, p *quire.Principal, project, ref string, in Input[RenderRequest]) (Rendered, error) {
+	as, _, err := a.ProjectAsset(ctx, p, project, quire.KindPrompt, ref, quire.AccessRead)
+	if err != nil {
+		return Rendered{}, err
+	}
+	return a.render(ctx, as, in)
+}
+
+// render renders prompt as, which the caller may read, with the request in.
+func (a *App) render(ctx context.Context, as *quire.Asset, in Input[RenderRequest]) (Rendered, error) {
+	req, err := in()
+	if err != nil {
+		return Rendered{}, err
+	}
 	var (
 		v       *quire.Version
 		content *quire.PromptContent
-		err     error
 	)
 	if req.Version != nil {
 		if *req.Version <= 0 {
@@ -108,7 +131,7 @@ func (a *App) renderCompiled(ctx context.Context, as *quire.Asset, v *quire.Vers
 		in = a.composed(ctx, as, v.Commit)
 		opts.Partials = in
 	}
-	out := Rendered{Version: v.Number, Commit: v.Commit, Model: content.Model, ModelParams: content.ModelParams}
+	out := Rendered{PromptID: as.ID, Version: v.Number, Commit: v.Commit, Model: content.Model, ModelParams: content.ModelParams}
 	var names []string
 	switch {
 	case cp.text != nil:
@@ -225,7 +248,7 @@ func (a *App) DecodeVariables(raw json.RawMessage, required bool) (render.Vars, 
 
 // payloadVariables returns the variables of one of as's payloads.
 func (a *App) payloadVariables(ctx context.Context, as *quire.Asset, id string) (render.Vars, error) {
-	p, err := a.Payload(ctx, as, id)
+	p, err := a.payload(ctx, as, id)
 	if err != nil {
 		return nil, err
 	}

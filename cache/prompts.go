@@ -36,7 +36,8 @@ import (
 // left alone for RetryAfter before it is tried again.
 type Prompts struct {
 	next   quire.PromptStore
-	rdb    *redis.Client
+	r      *Redis
+	rdb    redis.UniversalClient
 	key    func(parts ...string) string
 	opts   PromptOptions
 	flight singleflight.Group
@@ -113,7 +114,7 @@ const allPrompts = "*"
 func NewPrompts(r *Redis, next quire.PromptStore, opts PromptOptions) *Prompts {
 	opts.defaults()
 	p := &Prompts{
-		next: next, rdb: r.client, key: r.key, opts: opts,
+		next: next, r: r, rdb: r.client, key: r.key, opts: opts,
 		live:     map[string]*quire.PromptVersion{},
 		contents: map[string]*quire.PromptContent{},
 		done:     make(chan struct{}),
@@ -392,14 +393,7 @@ func (p *Prompts) PurgeAll(ctx context.Context) error {
 	p.mu.Lock()
 	clear(p.contents)
 	p.mu.Unlock()
-	iter := p.rdb.Scan(ctx, 0, p.key("prompt", "*"), 500).Iterator()
-	for iter.Next(ctx) {
-		if err := p.rdb.Del(ctx, iter.Val()).Err(); err != nil {
-			p.dropLocal(allPrompts)
-			return &quire.Error{Code: quire.EUNAVAILABLE, Message: "cache unavailable", Err: err}
-		}
-	}
-	if err := iter.Err(); err != nil {
+	if err := p.r.deleteMatching(ctx, p.key("prompt", "*")); err != nil {
 		p.dropLocal(allPrompts)
 		return &quire.Error{Code: quire.EUNAVAILABLE, Message: "cache unavailable", Err: err}
 	}

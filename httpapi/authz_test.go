@@ -314,6 +314,16 @@ var authzTable = map[string]authzRow{
 	"OPTIONS /git/*path": {policy: "method-not-allowed", req: authzPath("/git/{project}/skills/{skill}.git/info/refs")},
 	"CONNECT /git/*path": {policy: "method-not-allowed", req: authzPath("/git/{project}/skills/{skill}.git/info/refs")},
 	"TRACE /git/*path":   {policy: "method-not-allowed", req: authzPath("/git/{project}/skills/{skill}.git/info/refs")},
+
+	// MCP (docs/mcp.md): any credential may open a session; what it
+	// lists is what it can read. GET and DELETE name a session, so
+	// without one they are 400 once authenticated.
+	"POST /mcp": {policy: "any-user", ok: 200, req: func(*authzFixture, bool) authzReq {
+		return authzReq{path: "/mcp", body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"authz","version":"1"}}}`,
+			headers: []string{"Accept: application/json, text/event-stream"}}
+	}},
+	"GET /mcp":    {policy: "any-user", ok: 400, req: authzPath("/mcp")},
+	"DELETE /mcp": {policy: "any-user", ok: 400, req: authzPath("/mcp")},
 }
 
 // skewClock is the API's clock, moved forward to expire sessions.
@@ -501,8 +511,8 @@ func (f *authzFixture) cell(t *testing.T, method string, row authzRow, c cred) {
 	if msg, _ := r.JSON(t)["error"].(string); msg == "" {
 		t.Errorf("%s %s as %s: %d without an APIError: %s", method, rq.path, c, want, r.Body)
 	}
-	if want == 401 && strings.HasPrefix(rq.path, "/git/") && r.Header.Get("WWW-Authenticate") == "" {
-		t.Errorf("%s %s as %s: 401 without WWW-Authenticate, so git would not ask for credentials", method, rq.path, c)
+	if want == 401 && (strings.HasPrefix(rq.path, "/git/") || rq.path == "/mcp") && r.Header.Get("WWW-Authenticate") == "" {
+		t.Errorf("%s %s as %s: 401 without WWW-Authenticate, so the client would not ask for credentials", method, rq.path, c)
 	}
 }
 

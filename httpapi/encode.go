@@ -19,8 +19,8 @@ import (
 // a live read's CPU; these memos keep the bytes, made once by
 // encoding/json, so the answers stay byte for byte what c.JSON wrote.
 
-// jsonContentType is what gin's c.JSON sets.
-const jsonContentType = "application/json; charset=utf-8"
+// jsonMediaType is what gin's c.JSON sets.
+const jsonMediaType = "application/json; charset=utf-8"
 
 // maxEncoded bounds each memo's entries; a full memo starts over.
 const maxEncoded = 4096
@@ -97,7 +97,7 @@ func (s *Server) writeRender(c *gin.Context, r *renderResponse, etag string) {
 		out = append(append(append(out, field...), body...), ',')
 	}
 	out = append(out, f.tail...)
-	c.Data(http.StatusOK, jsonContentType, out)
+	c.Data(http.StatusOK, jsonMediaType, out)
 }
 
 // newRenderFrame encodes r without its text and cuts it before "model":
@@ -132,7 +132,7 @@ type liveBody struct {
 func (s *Server) writeLive(c *gin.Context, a *quire.Asset, pv *quire.PromptVersion) {
 	key := liveKey{a.ID, pv.Version.Commit}
 	if lb, ok := s.lives.load(key); ok && lb.pv == pv {
-		c.Data(http.StatusOK, jsonContentType, lb.body)
+		c.Data(http.StatusOK, jsonMediaType, lb.body)
 		return
 	}
 	body, err := json.Marshal(gin.H{"version": newPromptView(a, pv.Version, pv.Content)})
@@ -141,5 +141,5 @@ func (s *Server) writeLive(c *gin.Context, a *quire.Asset, pv *quire.PromptVersi
 		return
 	}
 	s.lives.store(key, liveBody{pv, body})
-	c.Data(http.StatusOK, jsonContentType, body)
+	c.Data(http.StatusOK, jsonMediaType, body)
 }

@@ -38,7 +38,7 @@ func TestWriteRenderAsJSON(t *testing.T) {
 			if got := w.Body.String(); got != string(want) {
 				t.Fatalf("round %d, case %d:\n got %s\nwant %s", round, i, got, want)
 			}
-			if ct := w.Header().Get("Content-Type"); ct != jsonContentType {
+			if ct := w.Header().Get("Content-Type"); ct != jsonMediaType {
 				t.Fatalf("Content-Type %q", ct)
 			}
 		}

@@ -93,6 +93,9 @@ func TestFuzzRoutesCoverEveryWrite(t *testing.T) {
 			continue
 		}
 		key := r.Method + " " + r.Path
+		if r.Path == "/mcp" {
+			continue // JSON-RPC, decoded by the MCP SDK: mcp's tests send it bad input
+		}
 		if bodylessWrites[key] || (strings.HasPrefix(r.Path, "/git/") && bodylessWrites["* "+r.Path]) {
 			continue
 		}

@@ -68,6 +68,9 @@ type Config struct {
 	// Now is the clock sessions and API keys are issued and expire by;
 	// time.Now when nil. Tests move it to expire a session without waiting.
 	Now func() time.Time
+	// MCP, when set, makes the Model Context Protocol handler served at
+	// /mcp (mcp.go) over the server's use cases.
+	MCP func(*app.App) http.Handler
 }
 
 // Server is quire's HTTP API.
@@ -92,6 +95,7 @@ type Server struct {
 	rl            rateLimiting
 	usageWarn     quietLog // usage lost while Redis is down
 	trusted       []string // Config.TrustedProxies
+	mcp           http.Handler
 	// frames and lives keep the encoded answers of the hot path (encode.go).
 	frames encodedMemo[renderKey, renderFrame]
 	lives  encodedMemo[liveKey, liveBody]
@@ -124,6 +128,9 @@ func New(cfg Config) *Server {
 		Limits: s.limits, SessionTTL: cfg.SessionTTL, BcryptCost: cfg.BcryptCost, Now: cfg.Now,
 		Login: s.loginConfig(),
 	})
+	if cfg.MCP != nil {
+		s.mcp = cfg.MCP(s.app)
+	}
 	s.engine = s.routes()
 	return s
 }
@@ -140,7 +147,12 @@ func (s *Server) routes() *gin.Engine {
 		s.log.Error("trusted proxies ignored", "error", err.Error())
 		r.SetTrustedProxies(nil)
 	}
+	// A 405 carries Allow (gin sets it) and an APIError. No redirect for a
+	// trailing slash: gin's is a 301 with an HTML body, and /v1/skills/
+	// is as unknown as any path, so it gets the same JSON 404.
 	r.HandleMethodNotAllowed = true
+	r.RedirectTrailingSlash = false
+	r.RedirectFixedPath = false
 	r.ContextWithFallback = true
 	r.Use(s.requestID)
 	switch {
@@ -173,6 +185,9 @@ func (s *Server) routes() *gin.Engine {
 		v1.POST("/auth/login", s.login)
 	}
 
+	if s.mcp != nil {
+		s.mcpRoutes(r, auth, s.mcp)
+	}
 	a := v1.Group("", auth...)
 	s.authRoutes(a)
 	s.userRoutes(a)

@@ -271,11 +271,23 @@ func SkillManifest(content []byte, found bool, slug string) error {
 		WithDetail("reasons", reasons)
 }
 
-func frontMatterReasons(content []byte, slug string) []string {
+// SkillFrontMatter returns the YAML front matter of a SKILL.md (nil when
+// it has none or it does not parse): what an agent's skill index shows.
+func SkillFrontMatter(content []byte) (map[string]any, error) {
+	fm, reason := frontMatter(content)
+	if reason != "" {
+		return nil, quire.Errorf(quire.EUNPROCESSABLE, "%s", reason)
+	}
+	return fm, nil
+}
+
+// frontMatter splits and parses the front matter of a SKILL.md; reason
+// says why it could not.
+func frontMatter(content []byte) (fm map[string]any, reason string) {
 	text := bytes.TrimPrefix(content, []byte("\xef\xbb\xbf"))
 	text = bytes.ReplaceAll(text, []byte("\r\n"), []byte("\n"))
 	if !bytes.HasPrefix(text, []byte("---\n")) {
-		return []string{"SKILL.md must start with YAML front matter between --- lines"}
+		return nil, "SKILL.md must start with YAML front matter between --- lines"
 	}
 	rest := text[4:]
 	end := bytes.Index(rest, []byte("\n---"))
@@ -283,14 +295,21 @@ func frontMatterReasons(content []byte, slug string) []string {
 		if bytes.HasPrefix(rest, []byte("---")) {
 			end = -1
 		} else {
-			return []string{"SKILL.md front matter is not closed by a --- line"}
+			return nil, "SKILL.md front matter is not closed by a --- line"
 		}
 	}
-	var fm map[string]any
 	if end >= 0 {
 		if err := yaml.Unmarshal(rest[:end], &fm); err != nil {
-			return []string{"SKILL.md front matter is not valid YAML"}
+			return nil, "SKILL.md front matter is not valid YAML"
 		}
+	}
+	return fm, ""
+}
+
+func frontMatterReasons(content []byte, slug string) []string {
+	fm, reason := frontMatter(content)
+	if reason != "" {
+		return []string{reason}
 	}
 	var reasons []string
 	name, _ := fm["name"].(string)

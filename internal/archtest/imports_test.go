@@ -35,7 +35,7 @@ var forbidden = map[string][]string{
 	"valid":    {module + "/app", module + "/httpapi", module + "/gitstore", module + "/cache", gin, goGit, goRedis},
 	"render":   {module + "/app", module + "/httpapi", module + "/gitstore", module + "/cache", gin, goGit, goRedis},
 	"app":      {module + "/internal/server", module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/web", module + "/mcp", gin, goGit, goRedis, mini},
-	"httpapi":  {module + "/internal/server", module + "/gitstore", module + "/cache", goGit, goRedis, mini},
+	"httpapi":  {module + "/internal/server", module + "/gitstore", module + "/cache", module + "/mcp", goGit, goRedis, mini},
 	"gitproto": {module + "/httpapi", module + "/cache", gin, goRedis},
 	"gitstore": {module + "/internal/server", module + "/app", module + "/httpapi", module + "/gitproto", module + "/cache", module + "/web", module + "/mcp", gin, goRedis, mini},
 	// The object database under the version engine: objects and packs
@@ -50,7 +50,7 @@ var forbidden = map[string][]string{
 	"telemetry":     {module + "/internal/server", module + "/app", module + "/httpapi", module + "/gitstore", module + "/cache", gin, goGit},
 	"zipfile":       {module + "/app", module + "/httpapi", module + "/gitstore", module + "/cache", gin, goGit, goRedis},
 	"web":           {module + "/gitstore", module + "/cache", goGit, goRedis, mini},
-	"mcp":           {module + "/gitstore", module + "/cache", goGit, goRedis, mini, gin},
+	"mcp":           {module + "/gitstore", module + "/cache", module + "/httpapi", module + "/internal/server", module + "/gitproto", goGit, goRedis, mini, gin},
 	"client":        {module + "/app", module + "/httpapi", module + "/gitstore", module + "/cache", gin, goGit, goRedis, mini},
 }
 

@@ -1,0 +1,49 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+	"github.com/quire/quire"
+	"github.com/quire/quire/app"
+)
+
+// MCP's Streamable HTTP transport at /mcp (the mcp package serves it):
+// the same bearer tokens as /v1, authenticated here, the request limit
+// and access log as every route; a 401 carries WWW-Authenticate, as MCP's
+// authorization spec asks, so a host knows to send a token.
+
+// mcpRoutes mounts handler, which reads the caller with
+// app.PrincipalFrom. GET opens the session's event stream, DELETE ends
+// the session.
+func (s *Server) mcpRoutes(r *gin.Engine, auth []gin.HandlerFunc, handler http.Handler) {
+	serve := func(c *gin.Context) {
+		c.Writer.Header().Del("WWW-Authenticate")
+		if c.Request.Method != http.MethodPost && c.GetHeader("Mcp-Session-Id") == "" {
+			s.fail(c, quire.Errorf(quire.EINVALID, "%s /mcp names a session: send the Mcp-Session-Id header initialize answered with", c.Request.Method))
+			return
+		}
+		p := principal(c)
+		handler.ServeHTTP(c.Writer, c.Request.WithContext(app.WithPrincipal(c.Request.Context(), p)))
+	}
+	chain := append([]gin.HandlerFunc{challengeBearer}, auth...)
+	chain = append(chain, serve)
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
+		r.Handle(m, "/mcp", chain...)
+	}
+}
+
+// challengeBearer sets the challenge a 401 answers with; a request that
+// authenticates has it removed before MCP answers.
+func challengeBearer(c *gin.Context) {
+	c.Header("WWW-Authenticate", `Bearer realm="quire"`)
+}
+
+// mcpAPIRoutes document /mcp.
+var mcpAPIRoutes = []apiRoute{
+	route("POST", "/mcp", "mcp", "Model Context Protocol, Streamable HTTP: JSON-RPC requests (docs/mcp.md); 401 with WWW-Authenticate without a valid bearer token", ok(200, ""), fails(401)),
+	route("GET", "/mcp", "mcp", "Model Context Protocol: the session's server-sent event stream (Mcp-Session-Id)", text(200, "text/event-stream"), fails(401)),
+	route("DELETE", "/mcp", "mcp", "Model Context Protocol: end the session named by Mcp-Session-Id", ok(204, ""), fails(401)),
+}
+
+func init() { apiRoutes = append(apiRoutes, mcpAPIRoutes...) }

@@ -1,0 +1,260 @@
+// Package mcp serves quire over the Model Context Protocol, with the
+// official Go SDK: live prompts (prompts/list, prompts/get), live skills
+// (the skills extension's skills/list and skills/get, and their files as
+// skill:// resources), and tools for agents. It is a door: it decodes an
+// MCP request, calls one use case in app, and encodes the answer; every
+// rule (access, rendering, names and selectors) lives in app.
+//
+// It serves Streamable HTTP (Handler, mounted at /mcp by the HTTP API,
+// which authenticates the bearer token first) and bridges stdio to a
+// remote server (Bridge, for `quire mcp`). It must not import gin, the
+// stores or Redis (internal/archtest).
+package mcp
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/quire/quire"
+	"github.com/quire/quire/app"
+)
+
+// SkillsExtension is the MCP Skills Extension's identifier, declared in
+// the server's capabilities.
+const SkillsExtension = "io.modelcontextprotocol/skills"
+
+// sessionlessSince is the first protocol version without sessions
+// (SEP-2575): its requests carry their version and need no session.
+const sessionlessSince = "2026-07-28"
+
+// Options configure a Server.
+type Options struct {
+	// Version is the server version reported at initialize.
+	Version string
+	// Logger receives the SDK's log lines; nothing when nil.
+	Logger *slog.Logger
+	// MaxBody bounds one request body (the SDK answers 413 above it).
+	MaxBody int64
+}
+
+// Server is quire's MCP server: one SDK server for every session, whose
+// handlers read the caller from each request.
+type Server struct {
+	app    *app.App
+	sdk    *sdk.Server
+	http   http.Handler
+	log    *slog.Logger
+	notify sync.Mutex // one list_changed toggle at a time
+
+	mu   sync.Mutex
+	subs map[string]int // subscribed resource URIs -> sessions subscribed
+}
+
+// principalKey carries the caller through the SDK's handlers.
+type principalKey struct{}
+
+// New returns the MCP server over a.
+func New(a *app.App, o Options) *Server {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{app: a, log: o.Logger, subs: map[string]int{}}
+	caps := &sdk.ServerCapabilities{
+		Prompts:   &sdk.PromptCapabilities{ListChanged: true},
+		Resources: &sdk.ResourceCapabilities{ListChanged: true, Subscribe: true},
+		Tools:     &sdk.ToolCapabilities{},
+	}
+	caps.AddExtension(SkillsExtension, map[string]any{})
+	s.sdk = sdk.NewServer(&sdk.Implementation{Name: "quire", Version: o.Version}, &sdk.ServerOptions{
+		Logger:             o.Logger,
+		Capabilities:       caps,
+		PageSize:           app.MaxAgentPage,
+		SubscribeHandler:   s.subscribe,
+		UnsubscribeHandler: s.unsubscribe,
+		Instructions: "quire serves versioned prompts and agent skills. Prompts are named project/slug " +
+			"(project/slug@N for published version N). Skills are skill://project/slug resources.",
+	})
+	s.sdk.AddReceivingMiddleware(s.withPrincipal, s.dispatch)
+	s.addTools()
+	s.addSkillMethods()
+
+	opts := sdk.StreamableHTTPOptions{
+		Logger:              o.Logger,
+		MaxRequestBodyBytes: o.MaxBody,
+		// The API listener's own guards (connection caps, deadlines)
+		// apply, and the caller has already been authenticated by a
+		// bearer token, which a DNS-rebinding page cannot send.
+		DisableLocalhostProtection: true,
+		// A session a client never ends (no DELETE) is dropped after
+		// this long without a request, so sessions cannot pile up.
+		SessionTimeout: 30 * time.Minute,
+		// A POST's answer as one JSON body rather than an event stream:
+		// less work per call on the hot path (docs/mcp.md, Measured);
+		// notifications still stream (GET, subscriptions/listen).
+		JSONResponse: true,
+	}
+	getServer := func(*http.Request) *sdk.Server { return s.sdk }
+	sessions := sdk.NewStreamableHTTPHandler(getServer, &opts)
+	opts.Stateless = true
+	stateless := sdk.NewStreamableHTTPHandler(getServer, &opts)
+	// The SDK serves the sessionless protocol (2026-07-28 on) only from a
+	// stateless handler, and the older, session-based versions (a GET
+	// event stream for notifications) only from a stateful one: a request
+	// names its version in MCP-Protocol-Version (an initialize names
+	// none), so each version gets the handler that speaks it, and a
+	// client is answered in the newest version both support.
+	stream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if v := r.Header.Get("MCP-Protocol-Version"); v >= sessionlessSince && r.Method == http.MethodPost {
+			stateless.ServeHTTP(w, r)
+			return
+		}
+		sessions.ServeHTTP(w, r)
+	})
+	// The SDK binds each MCP session to the credential that opened it
+	// (TokenInfo.UserID): another credential using its id is refused.
+	s.http = auth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
+		p := app.PrincipalFrom(ctx)
+		if p == nil {
+			return nil, auth.ErrInvalidToken
+		}
+		return &auth.TokenInfo{UserID: p.Kind() + ":" + p.ID(), Extra: map[string]any{"principal": p}}, nil
+	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(stream)
+	return s
+}
+
+// ServeHTTP serves Streamable HTTP. The caller must already be
+// authenticated: app.WithPrincipal on the request's context.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.http.ServeHTTP(w, r) }
+
+// withPrincipal moves the caller from the request's token info into the
+// context every handler gets.
+func (s *Server) withPrincipal(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		// Each request reads metadata in a scope of its own: the SDK runs
+		// handlers under the session's context, which would otherwise
+		// keep the first request's scope (and its view) for good.
+		ctx = quire.WithReadScope(ctx)
+		if ex := req.GetExtra(); ex != nil && ex.TokenInfo != nil {
+			if p, ok := ex.TokenInfo.Extra["principal"].(*quire.Principal); ok {
+				ctx = context.WithValue(ctx, principalKey{}, p)
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// principal is the caller of the request ctx belongs to.
+func principal(ctx context.Context) (*quire.Principal, error) {
+	if p, ok := ctx.Value(principalKey{}).(*quire.Principal); ok {
+		return p, nil
+	}
+	return nil, rpcError(quire.Errorf(quire.EUNAUTHORIZED, "no credential"))
+}
+
+// dispatch answers the list and read methods whose answer depends on the
+// caller and on live data: the SDK's own feature sets are fixed lists,
+// the same for every session.
+func (s *Server) dispatch(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		switch method {
+		case "prompts/list":
+			return s.listPrompts(ctx, req.GetParams().(*sdk.ListPromptsParams))
+		case "prompts/get":
+			return s.getPrompt(ctx, req.GetParams().(*sdk.GetPromptParams))
+		case "resources/list":
+			return s.listResources(ctx, req.GetParams().(*sdk.ListResourcesParams))
+		case "resources/templates/list":
+			return s.listResourceTemplates(ctx, req.GetParams().(*sdk.ListResourceTemplatesParams))
+		case "resources/read":
+			return s.readResource(ctx, req.GetParams().(*sdk.ReadResourceParams))
+		case "tools/list":
+			res, err := next(ctx, method, req)
+			if err == nil {
+				s.filterTools(ctx, res.(*sdk.ListToolsResult))
+			}
+			return res, err
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// listChangedPrompt is a prompt registered with the SDK only to have it
+// announce prompts/list_changed: adding or removing a prompt is the SDK's
+// one way to send it (to every session, debounced). prompts/list and
+// prompts/get never reach the SDK's list, so no one sees it.
+const listChangedPrompt = "quire.list-changed"
+
+// Changed hears of a change to asset id of kind, from any process (the
+// change feed), and tells the open sessions: prompts/list_changed for a
+// prompt, resources/updated for each subscribed file of a skill.
+func (s *Server) Changed(kind quire.Kind, id string) {
+	switch kind {
+	case quire.KindPrompt:
+		s.notify.Lock()
+		s.sdk.AddPrompt(&sdk.Prompt{Name: listChangedPrompt}, nil)
+		s.sdk.RemovePrompts(listChangedPrompt)
+		s.notify.Unlock()
+	case quire.KindSkill:
+		s.skillChanged(id)
+	}
+}
+
+// skillChanged sends resources/updated for every subscribed resource of
+// skill id.
+func (s *Server) skillChanged(id string) {
+	ctx := context.Background()
+	as, pr, err := s.app.SystemAsset(ctx, quire.KindSkill, id)
+	if err != nil {
+		return // deleted: its subscribers will find it gone
+	}
+	prefix := skillURI(pr.Slug, as.Slug)
+	s.mu.Lock()
+	var uris []string
+	for uri := range s.subs {
+		if uri == prefix || strings.HasPrefix(uri, prefix+"/") {
+			uris = append(uris, uri)
+		}
+	}
+	s.mu.Unlock()
+	for _, uri := range uris {
+		if err := s.sdk.ResourceUpdated(ctx, &sdk.ResourceUpdatedNotificationParams{URI: uri}); err != nil {
+			s.log.Warn("mcp: resources/updated not sent", "uri", uri, "error", err.Error())
+		}
+	}
+}
+
+// subscribe checks the caller may read the resource before the SDK
+// records the subscription.
+func (s *Server) subscribe(ctx context.Context, req *sdk.SubscribeRequest) error {
+	if _, err := s.readResource(ctx, &sdk.ReadResourceParams{URI: req.Params.URI}); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.subs[req.Params.URI]++
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *Server) unsubscribe(ctx context.Context, req *sdk.UnsubscribeRequest) error {
+	s.mu.Lock()
+	if s.subs[req.Params.URI]--; s.subs[req.Params.URI] <= 0 {
+		delete(s.subs, req.Params.URI)
+	}
+	s.mu.Unlock()
+	return nil
+}
+
+// Close ends every open session, so their event streams return: a
+// server shutting down waits for in-flight requests, and a stream
+// otherwise lasts as long as its client.
+func (s *Server) Close() {
+	for ss := range s.sdk.Sessions() {
+		ss.Close()
+	}
+}
