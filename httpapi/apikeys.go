@@ -33,7 +33,7 @@ func viewKey(k *quire.APIKey) keyView {
 }
 
 func (s *Server) keyRoutes(g *gin.RouterGroup) {
-	g.POST("/api-keys", s.createKey)
+	g.POST("/api-keys", s.idempotent, s.createKey)
 	g.GET("/api-keys", s.listKeys)
 	g.GET("/api-keys/:keyID", s.getKey)
 	g.DELETE("/api-keys/:keyID", s.deleteKey)

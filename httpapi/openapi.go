@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"net/http"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
@@ -88,6 +89,7 @@ var apiRoutes = []apiRoute{
 	route("GET", "/v1/skills/{id}/versions/{version}/files", "skill files", "A version's files", query("limit", "cursor"), list(200, "files", "File")),
 	route("GET", "/v1/skills/{id}/versions/{version}/files/{file_path}", "skill files", "A file's raw bytes; ETag is its blob id. Sandboxed (Content-Security-Policy: sandbox, nosniff); HTML, SVG, XML and scripts come as text/plain", text(200, "application/octet-stream")),
 	route("DELETE", "/v1/skills/{id}/versions/{version}/files/{file_path}", "skill files", "Delete a file of a draft (a commit); honours If-Match", wrap(200, "version", "SkillVersion")),
+	route("GET", "/v1/skills/{id}/live", "skills", "The live version and its files (path, size, sha256); ETag is its commit and If-None-Match answers 304; 404 when nothing is live", ok(200, "SkillLive")),
 	route("GET", "/v1/skills/{id}/versions/{version}/download", "skill files", "A zip of the version, its files under a folder named for the slug", query("format"), text(200, "application/zip")),
 
 	// Prompts.
@@ -109,9 +111,8 @@ var apiRoutes = []apiRoute{
 	route("GET", "/v1/prompts/{id}/versions/{version}/variables", "prompt versions", "The variables a version's template uses, and its variables_schema (null when none)", ok(200, "Variables")),
 	route("POST", "/v1/prompts/{id}/versions/{version}/check", "prompt versions", "Render a version with every sample payload of the prompt: per payload ok, missing variables and partials, schema errors, output size. Renders are not counted", ok(200, "PromptCheck")),
 	route("GET", "/v1/prompts/{id}/dependents", "prompts", "The prompts of the same project whose live version or drafts include this one ({{> slug}} or {{> slug@N}})", ok(200, "Dependents")),
-	route("GET", "/v1/prompts/{id}/live", "prompts", "The live version, cached; ETag is its commit and If-None-Match answers 304", wrap(200, "version", "PromptVersion")),
+	route("GET", "/v1/prompts/{id}/live", "prompts", "The live version, cached, and its files (path, size, sha256); ETag is its commit and If-None-Match answers 304; 404 when nothing is live", ok(200, "PromptLive")),
 	route("POST", "/v1/prompts/{id}/render", "render", "Render the live (or a given) version with variables and/or a payload, partials included from the project's prompts; ETag hashes the version's commit and its partials'; 422 lists missing variables and partials (details.missing) or schema errors (details.errors)", body("RenderRequest"), ok(200, "RenderResponse"), fails(422)),
-	route("POST", "/v1/projects/{projectID}/prompts/{slug}/render", "render", "Render a prompt addressed by project and slug", body("RenderRequest"), ok(200, "RenderResponse"), fails(422)),
 	route("POST", "/v1/prompts/{id}/payloads", "payloads", "Create a payload: named sample variables (a commit in the prompt's repository)", body("PayloadRequest"), wrap(201, "payload", "Payload")),
 	route("GET", "/v1/prompts/{id}/payloads", "payloads", "A prompt's payloads", query("limit", "cursor"), list(200, "payloads", "Payload")),
 	route("GET", "/v1/prompts/{id}/payloads/{payloadID}", "payloads", "A payload", wrap(200, "payload", "Payload")),
@@ -181,7 +182,18 @@ var apiSchemas = map[string]any{
 		SkillID string `json:"skill_id"`
 		quire.Version
 	}{},
-	"PromptVersion":        promptView{},
+	"PromptVersion": promptView{},
+	"SkillLive": struct {
+		Version struct {
+			SkillID string `json:"skill_id"`
+			quire.Version
+		} `json:"version"`
+		Files []app.LiveFile `json:"files"`
+	}{},
+	"PromptLive": struct {
+		Version promptView     `json:"version"`
+		Files   []app.LiveFile `json:"files"`
+	}{},
 	"PromptVersionRequest": promptVersionRequest{},
 	"RenderRequest":        renderRequest{},
 	"RenderResponse":       renderResponse{},
@@ -388,8 +400,14 @@ var pathParam = regexp.MustCompile(`\{([^}]+)\}`)
 
 // buildOpenAPI builds the document from apiRoutes.
 func buildOpenAPI() (*openapi3.T, error) {
+	requests := map[reflect.Type]bool{}
+	for name, v := range apiSchemas {
+		if strings.HasSuffix(name, "Request") {
+			requests[reflect.TypeOf(v)] = true
+		}
+	}
 	b := &docBuilder{
-		gen:     openapi3gen.NewGenerator(),
+		gen:     openapi3gen.NewGenerator(openapi3gen.SchemaCustomizer(customizeSchema(requests))),
 		schemas: openapi3.Schemas{},
 	}
 	doc := &openapi3.T{
@@ -412,37 +430,17 @@ func buildOpenAPI() (*openapi3.T, error) {
 	}
 	tags := map[string]bool{}
 	for _, rt := range apiRoutes {
-		op := openapi3.NewOperation()
-		op.Summary = rt.summary
-		op.Tags = []string{rt.tag}
 		tags[rt.tag] = true
-		op.OperationID = operationID(rt.method, rt.path)
-		for _, m := range pathParam.FindAllStringSubmatch(rt.path, -1) {
-			p := openapi3.NewPathParameter(m[1]).WithSchema(&openapi3.Schema{Type: &openapi3.Types{"string"}})
-			switch m[1] {
-			case "version":
-				p.Schema = openapi3.NewSchemaRef("", &openapi3.Schema{Type: &openapi3.Types{"integer"}, Min: ptr(1.0)})
-				p.Description = "version number"
-			case "id", "projectID":
-				p.Description = "id or slug"
-			case "file_path":
-				p.Description = "path of the file in the version; may hold /"
+		path := docPath(rt.path)
+		addOperation(doc, b, rt, path, operationID(rt.method, path))
+		// Every route under one skill or prompt is also served under its
+		// project (Server.mountAsset), and documented there from the same line.
+		for _, kind := range []string{"skills", "prompts"} {
+			if rest, ok := strings.CutPrefix(path, "/v1/"+kind+"/{id}"); ok {
+				scoped := "/v1/projects/{project}/" + kind + "/{slug}" + rest
+				addOperation(doc, b, rt, scoped, operationID(rt.method, scoped))
 			}
-			op.AddParameter(p)
 		}
-		for _, o := range rt.opts {
-			o(op, b)
-		}
-		op.AddResponse(0, openapi3.NewResponse().WithDescription("An error").WithJSONSchemaRef(b.ref("APIError")))
-		if op.Security == nil && strings.HasPrefix(rt.path, "/v1/") {
-			op.AddResponse(http.StatusUnauthorized, openapi3.NewResponse().WithDescription("Missing or invalid credential").WithJSONSchemaRef(b.ref("APIError")))
-		}
-		item := doc.Paths.Value(rt.path)
-		if item == nil {
-			item = &openapi3.PathItem{}
-			doc.Paths.Set(rt.path, item)
-		}
-		item.SetOperation(rt.method, op)
 	}
 	names := make([]string, 0, len(tags))
 	for t := range tags {
@@ -453,6 +451,59 @@ func buildOpenAPI() (*openapi3.T, error) {
 		doc.Tags = append(doc.Tags, &openapi3.Tag{Name: t})
 	}
 	return doc, b.err
+}
+
+// addOperation documents rt at path.
+func addOperation(doc *openapi3.T, b *docBuilder, rt apiRoute, path, id string) {
+	op := openapi3.NewOperation()
+	op.Summary = rt.summary
+	op.Tags = []string{rt.tag}
+	op.OperationID = id
+	for _, m := range pathParam.FindAllStringSubmatch(path, -1) {
+		p := openapi3.NewPathParameter(m[1]).WithSchema(&openapi3.Schema{Type: &openapi3.Types{"string"}})
+		switch m[1] {
+		case "version":
+			p.Schema = openapi3.NewSchemaRef("", &openapi3.Schema{Type: &openapi3.Types{"integer"}, Min: ptr(1.0)})
+			p.Description = "version number"
+		case "id":
+			p.Description = "id, or a slug that names one asset among the projects the caller sees (409 with details.ids otherwise)"
+		case "project":
+			p.Description = "project id or slug"
+		case "slug":
+			p.Description = "slug (or id) of the asset within the project"
+		case "file_path":
+			p.Description = "path of the file in the version; may hold /"
+		}
+		op.AddParameter(p)
+	}
+	for _, o := range rt.opts {
+		o(op, b)
+	}
+	op.AddResponse(0, openapi3.NewResponse().WithDescription("An error").WithJSONSchemaRef(b.ref("APIError")))
+	if op.Security == nil && strings.HasPrefix(path, "/v1/") {
+		op.AddResponse(http.StatusUnauthorized, openapi3.NewResponse().WithDescription("Missing or invalid credential").WithJSONSchemaRef(b.ref("APIError")))
+	}
+	item := doc.Paths.Value(path)
+	if item == nil {
+		item = &openapi3.PathItem{}
+		doc.Paths.Set(path, item)
+	}
+	item.SetOperation(rt.method, op)
+}
+
+// docParams renames path parameters in the document where the router's
+// name is not the one users read: gin needs one name per position, and
+// "/projects/:projectID" came first.
+var docParams = map[string]string{"projectID": "project"}
+
+// docPath is path with its parameters named as the document names them.
+func docPath(path string) string {
+	return pathParam.ReplaceAllStringFunc(path, func(m string) string {
+		if to, ok := docParams[m[1:len(m)-1]]; ok {
+			return "{" + to + "}"
+		}
+		return m
+	})
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -507,7 +558,7 @@ func (s *Server) Routes() []Route {
 }
 
 // OpenAPIPath turns a gin path into the OpenAPI form: ":id" and "*path"
-// become "{id}" and "{path}".
+// become "{id}" and "{path}", named as the document names them (docParams).
 func OpenAPIPath(ginPath string) string {
 	parts := strings.Split(ginPath, "/")
 	for i, p := range parts {
@@ -515,5 +566,5 @@ func OpenAPIPath(ginPath string) string {
 			parts[i] = "{" + p[1:] + "}"
 		}
 	}
-	return strings.Join(parts, "/")
+	return docPath(strings.Join(parts, "/"))
 }

@@ -9,7 +9,7 @@ import (
 )
 
 func (s *Server) projectRoutes(g *gin.RouterGroup) {
-	g.POST("/projects", s.createProject)
+	g.POST("/projects", s.idempotent, s.createProject)
 	g.GET("/projects", s.listProjects)
 	g.GET("/projects/:projectID", s.getProject)
 	g.PATCH("/projects/:projectID", s.updateProject)

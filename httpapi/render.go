@@ -39,17 +39,6 @@ func (s *Server) renderPrompt(c *gin.Context) {
 	s.render(c, a)
 }
 
-// renderProjectPrompt addresses the prompt by project (id or slug) and
-// the prompt's slug (or id) within it.
-func (s *Server) renderProjectPrompt(c *gin.Context) {
-	a, _, err := s.app.ProjectAsset(c.Request.Context(), principal(c), c.Param("projectID"), quire.KindPrompt, c.Param("slug"), quire.AccessRead)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	s.render(c, a)
-}
-
 // renderBody is a renderRequest with its variables decoded in the same
 // pass, as every render on the hot path is.
 type renderBody struct {

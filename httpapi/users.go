@@ -25,7 +25,7 @@ func viewUser(u *quire.User) userView {
 }
 
 func (s *Server) userRoutes(g *gin.RouterGroup) {
-	g.POST("/users", s.createUser)
+	g.POST("/users", s.idempotent, s.createUser)
 	g.GET("/users", s.listUsers)
 	g.GET("/users/:userID", s.getUser)
 	g.PATCH("/users/:userID", s.updateUser)
