@@ -57,6 +57,7 @@ func (s *Server) createKey(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	c.Header("Location", "/v1/api-keys/"+nk.Key.ID)
 	c.JSON(http.StatusCreated, gin.H{"api_key": viewKey(nk.Key), "token": nk.Token})
 }
 

@@ -75,6 +75,7 @@ func (s *Server) createAsset(kind quire.Kind) gin.HandlerFunc {
 			s.fail(c, err)
 			return
 		}
+		c.Header("Location", "/v1/"+kind.Plural()+"/"+a.ID)
 		c.JSON(http.StatusCreated, gin.H{string(kind): a})
 	}
 }
@@ -143,6 +144,9 @@ func (s *Server) writeVersion(c *gin.Context, status int, a *quire.Asset, v *qui
 		out[k] = x
 	}
 	c.Header("ETag", `"`+v.Commit+`"`)
+	if status == http.StatusCreated {
+		c.Header("Location", "/v1/"+a.Kind.Plural()+"/"+a.ID+"/versions/"+strconv.Itoa(v.Number))
+	}
 	c.JSON(status, out)
 }
 

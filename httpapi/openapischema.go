@@ -18,7 +18,8 @@ import (
 //   - A request field is required when tagged openapi:"required"; every
 //     request body is additionalProperties: false, as decode refuses
 //     unknown fields.
-//   - Strings named id or *_id are uuids (but a commit's id, a git hash,
+//   - Strings named id or *_id are uuids (but a commit's or an activity
+//     entry's id, a git hash,
 //     and request_id); email fields are emails (but a commit's, which
 //     git does not check); quire's enumerated string types list their
 //     values.
@@ -44,8 +45,8 @@ func anys[T any](vs []T) []any {
 
 // notUUID and notEmail are the types whose id or email is free text.
 var (
-	notUUID  = map[reflect.Type]bool{reflect.TypeFor[quire.Commit](): true}
-	notEmail = map[reflect.Type]bool{reflect.TypeFor[quire.Commit](): true}
+	notUUID  = map[reflect.Type]bool{reflect.TypeFor[quire.Commit](): true, reflect.TypeFor[quire.Activity](): true}
+	notEmail = map[reflect.Type]bool{reflect.TypeFor[quire.Commit](): true, reflect.TypeFor[quire.Activity](): true}
 )
 
 var (
@@ -90,6 +91,9 @@ func customizeSchema(requests map[reflect.Type]bool) func(string, reflect.Type, 
 			if requests[t] {
 				if f.required {
 					s.Required = append(s.Required, f.name)
+					if p.Value != nil {
+						p.Value.Nullable = false // a pointer only to tell absent from empty
+					}
 				}
 			} else if !f.omitempty {
 				s.Required = append(s.Required, f.name)

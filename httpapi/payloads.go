@@ -40,6 +40,7 @@ func (s *Server) createPayload(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	c.Header("Location", "/v1/prompts/"+a.ID+"/payloads/"+p.ID)
 	c.JSON(http.StatusCreated, gin.H{"payload": p})
 }
 

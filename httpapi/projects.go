@@ -48,6 +48,7 @@ func (s *Server) createProject(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	c.Header("Location", "/v1/projects/"+pr.ID)
 	c.JSON(http.StatusCreated, gin.H{"project": pr})
 }
 

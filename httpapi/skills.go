@@ -143,8 +143,8 @@ func (s *Server) uploadSkillVersion(c *gin.Context) {
 }
 
 type fileRequest struct {
-	FilePath *string `json:"file_path"`
-	Content  *string `json:"content"`
+	FilePath *string `json:"file_path" openapi:"required"`
+	Content  *string `json:"content" openapi:"required"`
 	Message  string  `json:"message"`
 }
 

@@ -55,6 +55,7 @@ func (s *Server) createUser(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	c.Header("Location", "/v1/users/"+u.ID)
 	c.JSON(http.StatusCreated, gin.H{"user": viewUser(u)})
 }
 
