@@ -16,18 +16,51 @@ import (
 	"github.com/quire/quire/app"
 )
 
-// GET /openapi.json is an OpenAPI 3.1 document built from the table below
-// and from the Go types the handlers send and receive (schemas are
-// generated from them, so they cannot drift). A test checks the table
-// against the router both ways and validates the document with
-// kin-openapi. To document a new route, add a line to apiRoutes: method,
-// path ({name} for parameters, as OpenAPI writes them), tag, summary,
-// then what it takes and answers.
+// GET /openapi.json is an OpenAPI 3.1 document built from route tables
+// and from the Go types the handlers send and receive: schemas are
+// generated from the types (openapischema.go says how required fields,
+// formats and enums are read), never written by hand. Tests keep it true:
+// TestOpenAPIMatchesRouter checks the tables against the router both ways
+// and validates the document; internal/testenv checks every answer the
+// suite receives against it; internal/apiclient is a client generated
+// from it (go generate ./internal/apiclient after a change).
+//
+// To document routes:
+//
+//   - Put a table in the file that registers them, one line per route:
+//
+//     var reviewAPIRoutes = []apiRoute{
+//     route("POST", "/v1/skills/{id}/reviews", "reviews", "Open a review",
+//     body("ReviewRequest"), wrap(201, "review", "Review"), idempotent()),
+//     }
+//
+//     method; path as OpenAPI writes it ({name} for a parameter; {projectID}
+//     is shown as {project}); tag; summary; then what it takes (body,
+//     optionalBody, query, zip, ifMatchHeader, conditional, idempotent) and
+//     answers (ok, wrap, list, text, fails, etag). Statuses every route of
+//     its kind can answer (401, 404, 400, 409 for writes, …) are added by
+//     addOperation.
+//   - Add the table to apiRouteTables, and a map of the types named in it
+//     to apiSchemaTables (a name ending in Request is a request body:
+//     additionalProperties false, required only where tagged
+//     openapi:"required").
+//   - A route under one skill or prompt (/v1/skills/{id}/…,
+//     /v1/prompts/{id}/…) is documented once: its project-scoped twin
+//     (/v1/projects/{project}/skills/{slug}/…) is added from the same line,
+//     as Server.mountAsset serves both from one registration.
+//   - A change to the API bumps APIVersion and gets a CHANGELOG.md entry.
+
+// apiRouteTables are the route tables of every file; apiSchemaTables the
+// component schemas they name.
+var (
+	apiRouteTables  = [][]apiRoute{apiRoutes}
+	apiSchemaTables = []map[string]any{apiSchemas}
+)
 
 // APIVersion is the version of the API contract (info.version).
 const APIVersion = "1.1.0"
 
-// apiRoutes documents every route.
+// apiRoutes documents the routes of the core files.
 var apiRoutes = []apiRoute{
 	// Operations.
 	route("GET", "/healthz", "operations", "The process answers", public(), ok(200, "Status")),
@@ -442,9 +475,9 @@ type docBuilder struct {
 // from its Go type the first time.
 func (b *docBuilder) ref(name string) *openapi3.SchemaRef {
 	if _, done := b.schemas[name]; !done {
-		v, known := apiSchemas[name]
+		v, known := schemaNamed(name)
 		if !known {
-			panic("openapi: no schema named " + name + " in apiSchemas")
+			panic("openapi: no schema named " + name + " in apiSchemaTables")
 		}
 		sr, err := b.gen.NewSchemaRefForValue(v, b.schemas)
 		if err != nil && b.err == nil {
@@ -480,12 +513,24 @@ func to31(s *openapi3.Schema) {
 
 var pathParam = regexp.MustCompile(`\{([^}]+)\}`)
 
-// buildOpenAPI builds the document from apiRoutes.
+// schemaNamed finds a component schema's type in apiSchemaTables.
+func schemaNamed(name string) (any, bool) {
+	for _, t := range apiSchemaTables {
+		if v, ok := t[name]; ok {
+			return v, true
+		}
+	}
+	return nil, false
+}
+
+// buildOpenAPI builds the document from apiRouteTables.
 func buildOpenAPI() (*openapi3.T, error) {
 	requests := map[reflect.Type]bool{}
-	for name, v := range apiSchemas {
-		if strings.HasSuffix(name, "Request") {
-			requests[reflect.TypeOf(v)] = true
+	for _, t := range apiSchemaTables {
+		for name, v := range t {
+			if strings.HasSuffix(name, "Request") {
+				requests[reflect.TypeOf(v)] = true
+			}
 		}
 	}
 	b := &docBuilder{
@@ -513,7 +558,11 @@ func buildOpenAPI() (*openapi3.T, error) {
 		Security: openapi3.SecurityRequirements{openapi3.NewSecurityRequirement().Authenticate("bearer")},
 	}
 	tags := map[string]bool{}
-	for _, rt := range apiRoutes {
+	var all []apiRoute
+	for _, t := range apiRouteTables {
+		all = append(all, t...)
+	}
+	for _, rt := range all {
 		tags[rt.tag] = true
 		path := docPath(rt.path)
 		addOperation(doc, b, rt, path, operationID(rt.method, path))
@@ -526,6 +575,7 @@ func buildOpenAPI() (*openapi3.T, error) {
 			}
 		}
 	}
+	requestLimits(b.schemas)
 	names := make([]string, 0, len(tags))
 	for t := range tags {
 		names = append(names, t)
