@@ -135,9 +135,17 @@ func (s *Server) writeLive(c *gin.Context, a *quire.Asset, pv *quire.PromptVersi
 		c.Data(http.StatusOK, jsonMediaType, lb.body)
 		return
 	}
-	body, err := json.Marshal(gin.H{"version": newPromptView(a, pv.Version, pv.Content)})
+	// A live version's files never change at its commit: listed (and
+	// hashed) once per cached version, with the body.
+	files, err := s.app.LiveFiles(c.Request.Context(), a, pv.Version.Number)
 	if err != nil {
-		c.JSON(http.StatusOK, gin.H{"version": newPromptView(a, pv.Version, pv.Content)})
+		s.fail(c, err)
+		return
+	}
+	v := gin.H{"version": newPromptView(a, pv.Version, pv.Content), "files": files}
+	body, err := json.Marshal(v)
+	if err != nil {
+		c.JSON(http.StatusOK, v)
 		return
 	}
 	s.lives.store(key, liveBody{pv, body})
