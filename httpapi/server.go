@@ -102,7 +102,7 @@ type Server struct {
 	// frames and lives keep the encoded answers of the hot path (encode.go).
 	frames encodedMemo[renderKey, renderFrame]
 	lives  encodedMemo[liveKey, liveBody]
-	idem          quire.IdempotencyStore
+	idem   quire.IdempotencyStore
 }
 
 // New builds the server and its routes.
