@@ -51,10 +51,10 @@ type run struct {
 	sess  string // a login session: lives in Redis
 
 	mu       sync.Mutex
-	errs     []event // answers a client should not have had
-	lost     []event // requests sent to a node as it died: outcome unknown
-	stale    []event // reads older than a write acknowledged before they began
-	sessGone []event // the session refused as unknown (401)
+	errs     []event  // answers a client should not have had
+	lost     []event  // requests sent to a node as it died: outcome unknown
+	stale    []event  // reads older than a write acknowledged before they began
+	sessGone []event  // the session refused as unknown (401)
 	pushed   []string // files whose git push was acknowledged
 	ops      map[string]int
 
