@@ -48,6 +48,10 @@ type Prompts struct {
 
 	downUntil atomic.Int64 // unix nanos before which Redis is not tried
 	stats     promptCounters
+	// refGen is next when it can tell that no ref has moved (gitstore);
+	// epoch counts the invalidations this process has heard of.
+	refGen refGenerations
+	epoch  atomic.Uint64
 
 	sub  *redis.PubSub
 	done chan struct{}
@@ -115,6 +119,7 @@ func NewPrompts(r *Redis, next quire.PromptStore, opts PromptOptions) *Prompts {
 		contents: map[string]*quire.PromptContent{},
 		done:     make(chan struct{}),
 	}
+	p.refGen, _ = next.(refGenerations)
 	p.sub = p.rdb.Subscribe(context.Background(), p.channel())
 	go p.listen()
 	return p
@@ -160,6 +165,29 @@ func (p *Prompts) CacheStats() []quire.CacheTierStats {
 		{Tier: "memory", Hits: st.LocalHits + st.ContentHits, Misses: st.LocalMisses + st.ContentMisses},
 		{Tier: "redis", Hits: st.RedisHits, Misses: st.RedisMisses + st.RedisErrors},
 	}
+}
+
+// refGenerations is a store that can tell that no ref has moved
+// (gitstore.Store.RefGeneration).
+type refGenerations interface {
+	RefGeneration() (gen uint64, ok bool)
+}
+
+// Generation is a number that changes whenever a cached read may have
+// changed: a ref moved on the data root (in any process), an
+// invalidation reached this process (local or over pub/sub), or, as the
+// store says, enough time passed. What a caller derives from prompt
+// reads taken after it may be reused while it holds (the app's
+// composition memo). ok is false when the store below cannot tell.
+func (p *Prompts) Generation() (gen uint64, ok bool) {
+	if p.refGen == nil {
+		return 0, false
+	}
+	n, ok := p.refGen.RefGeneration()
+	if !ok {
+		return 0, false
+	}
+	return n + p.epoch.Load(), true
 }
 
 // LiveCommit asks the store: it is what every cached entry is checked by.
@@ -301,6 +329,7 @@ func (p *Prompts) storeLocal(id string, pv *quire.PromptVersion) {
 }
 
 func (p *Prompts) dropLocal(id string) {
+	p.epoch.Add(1)
 	p.mu.Lock()
 	if id == allPrompts {
 		clear(p.live)

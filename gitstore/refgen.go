@@ -156,6 +156,21 @@ func (g *refGen) close() {
 	}
 }
 
+// RefGeneration is a number that changes whenever a ref moves on the
+// data root, in any process sharing it, and at least every refSeenFor
+// (for ref changes that do not bump the counter). A reader that takes it
+// before reading refs may reuse what it read while the number holds, as
+// recentRef does. ok is false without the counter: then nothing may be
+// reused.
+func (s *Store) RefGeneration() (gen uint64, ok bool) {
+	n, ok := s.gen.load()
+	if !ok {
+		return 0, false
+	}
+	// Both terms only grow, so the sum changes when either does.
+	return n + uint64(time.Now().UnixNano()/int64(refSeenFor)), true
+}
+
 // refMemo is what one repository's hot refs were last read as.
 type refMemo struct {
 	mu   sync.Mutex

@@ -458,30 +458,37 @@ func (s *Store) PublishVersion(ctx context.Context, by quire.Actor, a *quire.Ass
 	if v.state != quire.StateDraft {
 		return nil, quire.Errorf(quire.ECONFLICT, "version %d is already %s", n, v.state)
 	}
+	if err := s.publishDraft(&w, by, v, check); err != nil {
+		return nil, err
+	}
+	return s.versionRecord(r, a, n)
+}
+
+// publishDraft is the publish step of the write w holds: once check
+// approves draft v's files, tag it, make it live and remove its branch.
+func (s *Store) publishDraft(w *write, by quire.Actor, v *vstate, check func(quire.ReadFunc) error) error {
+	r, n := w.r, v.n
 	if check != nil {
 		c, err := r.Commit(v.commit)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if err := check(r.reader(c.TreeHash)); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	now := s.opts.Now()
 	if err := w.tag(by, now, TagRef(n), fmt.Sprintf("v%d", n), v.commit, fmt.Sprintf("Publish version %d\n", n)); err != nil {
-		return nil, err
+		return err
 	}
 	live, err := r.ref(mainRef)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := w.cas(mainRef, live, v.commit); err != nil {
-		return nil, err
+		return err
 	}
-	if err := w.remove(DraftRef(n)); err != nil {
-		return nil, err
-	}
-	return s.versionRecord(r, a, n)
+	return w.remove(DraftRef(n))
 }
 
 // reader returns a ReadFunc over the tree at root.

@@ -26,7 +26,7 @@ import (
 	"github.com/quire/quire/httpapi"
 	"github.com/quire/quire/internal/gcfloor"
 	"github.com/quire/quire/internal/netguard"
-	wire "github.com/quire/quire/internal/server"
+	"github.com/quire/quire/internal/server"
 	"github.com/quire/quire/telemetry"
 	"golang.org/x/crypto/bcrypt"
 )
@@ -127,7 +127,7 @@ type Main struct {
 
 	out io.Writer
 	log *slog.Logger
-	srv *wire.Server
+	srv *server.Server
 	// store, http and debug are srv's, for the tests.
 	store       *gitstore.Store
 	http, debug *http.Server
@@ -283,7 +283,7 @@ func (m *Main) Run(ctx context.Context) error {
 	m.stopGC = make(chan struct{})
 	m.gcDone = gcfloor.Tune(uint64(c.GCFloorMiB)<<20, time.Second, m.stopGC)
 
-	srv, err := wire.Build(ctx, wire.Config{
+	srv, err := server.Build(ctx, server.Config{
 		Data: c.Data, Fsync: c.Fsync,
 		Redis: c.Redis, RedisPrefix: c.RedisPrefix, SnapshotSessions: true,
 		RedisSentinelMaster: c.RedisSentinelMaster, RedisSentinelAddrs: splitList(c.RedisSentinelAddrs),

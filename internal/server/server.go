@@ -100,7 +100,7 @@ type Config struct {
 
 	// Addr, when set, is where Listen serves the API, on a listener capped
 	// by MaxConns and MaxConnsPerIP, with Timeouts. Without it the caller
-	// serves Handler itself.
+	// serves API itself.
 	Addr string
 	// MaxConns caps the API listener's connections (0: sized from the
 	// open-file limit); MaxConnsPerIP those of one address (0: no cap).
@@ -118,12 +118,11 @@ type Config struct {
 // Server is a wired quire. Its fields are the parts tests and commands
 // reach into; Close releases them all.
 type Server struct {
-	// Handler is the HTTP API (the same value as API).
-	Handler http.Handler
-	API     *httpapi.Server
-	Store   *gitstore.Store
-	Redis   *cache.Redis
-	Git     *gitproto.Server
+	// API is the HTTP API's handler.
+	API   *httpapi.Server
+	Store *gitstore.Store
+	Redis *cache.Redis
+	Git   *gitproto.Server
 	// Prompts is the prompt cache in front of Store.
 	Prompts *cache.Prompts
 	Usage   *cache.Usage
@@ -240,7 +239,6 @@ func Build(ctx context.Context, cfg Config) (s *Server, err error) {
 		api.RateLimiter, api.RateLimits = s.RateLimiter, *cfg.RateLimits // a nil *RateLimits must not become a non-nil interface
 	}
 	s.API = httpapi.New(api)
-	s.Handler = s.API
 
 	if cfg.UsageFlush > 0 {
 		usageCtx, stop := context.WithCancel(context.WithoutCancel(ctx))

@@ -153,7 +153,7 @@ func NewWith(t testing.TB, o Options) *Env {
 		t.Fatal(err)
 	}
 	// The server's deadlines for slow clients, as quire serve sets them.
-	hs := httptest.NewUnstartedServer(s.Handler)
+	hs := httptest.NewUnstartedServer(s.API)
 	netguard.DefaultTimeouts().Apply(hs.Config)
 	hs.Start()
 	e := &Env{T: t, URL: hs.URL, Store: s.Store, Redis: s.Redis, Git: s.Git, Prompts: s.Prompts, Server: s.API, HTTP: hs, Log: logs, Metrics: s.Metrics, Usage: s.Usage, RateLimiter: s.RateLimiter}
