@@ -41,6 +41,13 @@ func NewChanges(r *Redis, log *slog.Logger) *Changes {
 	}
 	c := &Changes{rdb: r.client, channel: r.key("refs", "moved"), timeout: 250 * time.Millisecond, log: log, done: make(chan struct{})}
 	c.sub = c.rdb.Subscribe(context.Background(), c.channel)
+	// Until the subscription is confirmed Generation vouches for nothing;
+	// wait for it briefly, so a node serves from memory from the start.
+	ctx, cancel := context.WithTimeout(context.Background(), subscribeWait)
+	if _, err := c.sub.Receive(ctx); err == nil {
+		c.subscribed.Store(true)
+	}
+	cancel()
 	go c.listen()
 	return c
 }
