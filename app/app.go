@@ -15,6 +15,7 @@ import (
 	"context"
 	"time"
 
+	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/quire/quire"
 )
 
@@ -71,6 +72,9 @@ type App struct {
 	// found once here rather than asserted per request.
 	templates *templateMemo
 	liveAt    livePromptAt
+	// discovery keeps the digests of skill versions by commit
+	// (discovery.go).
+	discovery *lru.Cache[string, *discoveryEntry]
 }
 
 // New returns the use cases over cfg's stores.
@@ -82,6 +86,7 @@ func New(cfg Config) *App {
 		limits: cfg.Limits, sessionTTL: cfg.SessionTTL, bcryptCost: cfg.BcryptCost, now: cfg.Now,
 	}
 	a.templates = newTemplateMemo()
+	a.discovery = newDiscoveryMemo()
 	a.liveAt, _ = a.prompts.(livePromptAt)
 	if a.now == nil {
 		a.now = time.Now

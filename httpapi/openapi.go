@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -224,9 +225,10 @@ var apiSchemas = map[string]any{
 		To    int              `json:"to"`
 		Files []quire.FileDiff `json:"files"`
 	}{},
-	"Commit":      quire.Commit{},
-	"Activity":    quire.Activity{},
-	"PromptUsage": quire.PromptUsage{},
+	"Commit":         quire.Commit{},
+	"DiscoveryIndex": discoveryIndexView{},
+	"Activity":       quire.Activity{},
+	"PromptUsage":    quire.PromptUsage{},
 }
 
 // apiQuery describes the query parameters routes take.
@@ -411,7 +413,7 @@ func buildOpenAPI() (*openapi3.T, error) {
 		Security: openapi3.SecurityRequirements{openapi3.NewSecurityRequirement().Authenticate("bearer")},
 	}
 	tags := map[string]bool{}
-	for _, rt := range apiRoutes {
+	for _, rt := range slices.Concat(apiRoutes, clientRoutes) {
 		op := openapi3.NewOperation()
 		op.Summary = rt.summary
 		op.Tags = []string{rt.tag}

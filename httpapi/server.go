@@ -179,6 +179,7 @@ func (s *Server) routes() *gin.Engine {
 	s.promptRoutes(a)
 	s.usageRoutes(a)
 	s.activityRoutes(a)
+	s.discoveryRoutes(r, a, auth)
 	return r
 }
 

@@ -272,25 +272,9 @@ func SkillManifest(content []byte, found bool, slug string) error {
 }
 
 func frontMatterReasons(content []byte, slug string) []string {
-	text := bytes.TrimPrefix(content, []byte("\xef\xbb\xbf"))
-	text = bytes.ReplaceAll(text, []byte("\r\n"), []byte("\n"))
-	if !bytes.HasPrefix(text, []byte("---\n")) {
-		return []string{"SKILL.md must start with YAML front matter between --- lines"}
-	}
-	rest := text[4:]
-	end := bytes.Index(rest, []byte("\n---"))
-	if end < 0 {
-		if bytes.HasPrefix(rest, []byte("---")) {
-			end = -1
-		} else {
-			return []string{"SKILL.md front matter is not closed by a --- line"}
-		}
-	}
-	var fm map[string]any
-	if end >= 0 {
-		if err := yaml.Unmarshal(rest[:end], &fm); err != nil {
-			return []string{"SKILL.md front matter is not valid YAML"}
-		}
+	fm, reason := frontMatter(content)
+	if reason != "" {
+		return []string{reason}
 	}
 	var reasons []string
 	name, _ := fm["name"].(string)
@@ -324,6 +308,45 @@ func frontMatterReasons(content []byte, slug string) []string {
 		}
 	}
 	return reasons
+}
+
+// frontMatter parses SKILL.md's YAML front matter, or says why it cannot.
+func frontMatter(content []byte) (map[string]any, string) {
+	text := bytes.TrimPrefix(content, []byte("\xef\xbb\xbf"))
+	text = bytes.ReplaceAll(text, []byte("\r\n"), []byte("\n"))
+	if !bytes.HasPrefix(text, []byte("---\n")) {
+		return nil, "SKILL.md must start with YAML front matter between --- lines"
+	}
+	rest := text[4:]
+	end := bytes.Index(rest, []byte("\n---"))
+	if end < 0 {
+		if bytes.HasPrefix(rest, []byte("---")) {
+			end = -1
+		} else {
+			return nil, "SKILL.md front matter is not closed by a --- line"
+		}
+	}
+	var fm map[string]any
+	if end >= 0 {
+		if err := yaml.Unmarshal(rest[:end], &fm); err != nil {
+			return nil, "SKILL.md front matter is not valid YAML"
+		}
+	}
+	return fm, ""
+}
+
+// SkillDescription is the description in SKILL.md's front matter, or ""
+// when there is none.
+func SkillDescription(content []byte) string {
+	fm, _ := frontMatter(content)
+	d, _ := fm["description"].(string)
+	return d
+}
+
+// SkillName reports whether s is a valid Agent Skills name: 1 to 64
+// lowercase letters, digits and single inner hyphens.
+func SkillName(s string) bool {
+	return len(s) <= 64 && skillNameRE.MatchString(s)
 }
 
 // ContentChecked reports whether FileContent reads the content of the file
