@@ -38,17 +38,6 @@ func (c *counting) RoundTrip(r *http.Request) (*http.Response, error) {
 	return res, err
 }
 
-func (c *counting) has304() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, s := range c.statuses {
-		if s == http.StatusNotModified {
-			return true
-		}
-	}
-	return false
-}
-
 func newClient(t testing.TB, e *testenv.Env, token string) (*client.Client, *counting) {
 	t.Helper()
 	tr := &counting{}
@@ -366,7 +355,7 @@ var sdkMethods = map[string]string{
 	"GET /v1/projects/{projectID}/members": "Members", "POST /v1/projects/{projectID}/members": "AddMember",
 	"PUT /v1/projects/{projectID}/members/{userID}": "SetMemberRole", "DELETE /v1/projects/{projectID}/members/{userID}": "RemoveMember",
 	"GET /v1/projects/{projectID}/activity": "Activity",
-	"POST /v1/projects/{projectID}/skills": "CreateSkill", "GET /v1/projects/{projectID}/skills": "ProjectSkills",
+	"POST /v1/projects/{projectID}/skills":  "CreateSkill", "GET /v1/projects/{projectID}/skills": "ProjectSkills",
 	"GET /v1/skills/{id}": "Skill", "PATCH /v1/skills/{id}": "UpdateSkill", "DELETE /v1/skills/{id}": "DeleteSkill",
 	"POST /v1/skills/{id}/versions": "CreateSkillVersion", "POST /v1/skills/{id}/versions/upload": "UploadSkillVersion",
 	"GET /v1/skills/{id}/versions": "SkillVersions", "GET /v1/skills/{id}/versions/{version}": "SkillVersion",
@@ -393,7 +382,7 @@ var sdkMethods = map[string]string{
 	"POST /v1/prompts/{id}/payloads": "CreatePayload", "GET /v1/prompts/{id}/payloads": "Payloads",
 	"GET /v1/prompts/{id}/payloads/{payloadID}": "Payload", "PUT /v1/prompts/{id}/payloads/{payloadID}": "UpdatePayload",
 	"DELETE /v1/prompts/{id}/payloads/{payloadID}": "DeletePayload",
-	"POST /v1/prompts/{id}/cache/purge": "PurgePromptCache", "POST /v1/cache/purge": "PurgeAllCache",
+	"POST /v1/prompts/{id}/cache/purge":            "PurgePromptCache", "POST /v1/cache/purge": "PurgeAllCache",
 	"GET /v1/prompts/{id}/usage": "PromptUsage",
 }
 

@@ -545,7 +545,8 @@ func (in *partials) Partial(name string) (*render.Template, error) {
 	if in.used == nil {
 		in.used = map[string]PartialUse{}
 	}
-	in.used[name] = PartialUse{Slug: slug, PromptID: e.promptID, Version: e.pv.Number, Commit: e.pv.Commit}
+	// As the server reports it: the name as written ("sig@1").
+	in.used[name] = PartialUse{Slug: name, PromptID: e.promptID, Version: e.pv.Number, Commit: e.pv.Commit}
 	return e.compiled.text, nil
 }
 
@@ -626,4 +627,3 @@ func jsonValue(v any) (any, error) {
 	}
 	return out, nil
 }
-
