@@ -1,6 +1,8 @@
 package httpapi_test
 
 import (
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/quire/quire/internal/testenv"
@@ -165,4 +167,69 @@ func TestAnonymousReads(t *testing.T) {
 	if len(idx.Skills) != 0 {
 		t.Fatalf("index after going private %+v", idx.Skills)
 	}
+}
+
+// TestAnonymousGit: a public project's skill clones without a credential,
+// showing main and published tags only; a draft's commit cannot be
+// fetched by id, nothing can be pushed, and a private project asks for a
+// credential.
+func TestAnonymousGit(t *testing.T) {
+	f := newGitFixture(t) // demo/pdf: v1 published, draft 2
+	e, g := f.e, f.g
+	draft := f.version(2)["commit"].(string)
+	// Archive a published version: v1 stays, a second published then
+	// archived version must not show.
+	e.Must(200, "POST", "/v1/skills/pdf/versions/2/publish", e.Admin, nil)
+	e.Must(201, "POST", "/v1/skills/pdf/versions", e.Admin, nil) // draft 3
+	f.upsert(3, "three.md", "three\n")
+	draft3 := f.version(3)["commit"].(string)
+	e.Must(200, "POST", "/v1/skills/pdf/versions/1/promote", e.Admin, nil)
+	e.Must(200, "POST", "/v1/skills/pdf/versions/2/archive", e.Admin, nil)
+
+	dir := t.TempDir()
+	anon := g.url("", "demo/skills/pdf.git")
+	// Private: git is asked for a credential (and, with prompts off, fails).
+	out := g.fails(dir, "clone", "-q", anon, "private")
+	if !strings.Contains(out, "401") && !strings.Contains(strings.ToLower(out), "authentication") && !strings.Contains(out, "could not read Username") {
+		t.Fatalf("private clone: %s", out)
+	}
+
+	e.Must(200, "PATCH", "/v1/projects/demo", e.Admin, map[string]string{"visibility": "public"})
+	for _, proto := range []string{"0", "2"} {
+		refs := g.must(dir, "-c", "protocol.version="+proto, "ls-remote", anon)
+		if strings.Contains(refs, "draft/") || strings.Contains(refs, "refs/tags/v2") || strings.Contains(refs, "archive/") || !strings.Contains(refs, "refs/tags/v1") || !strings.Contains(refs, "refs/heads/main") {
+			t.Fatalf("protocol %s: anonymous refs:\n%s", proto, refs)
+		}
+		w := filepath.Join(dir, "w"+proto)
+		g.must(dir, "-c", "protocol.version="+proto, "clone", "-q", anon, w)
+		if got := readFile(t, filepath.Join(w, "SKILL.md")); got != testenv.SkillManifest("pdf") {
+			t.Fatalf("cloned SKILL.md %q", got)
+		}
+		g.must(w, "fsck", "--strict")
+		for _, c := range []string{draft, draft3} {
+			out := g.fails(w, "-c", "protocol.version="+proto, "fetch", "-q", "origin", c)
+			if !strings.Contains(out, "not our ref") && !strings.Contains(out, "not found") && !strings.Contains(out, "couldn't find remote ref") {
+				t.Fatalf("protocol %s: fetch of a hidden commit: %s", proto, out)
+			}
+		}
+		// No push without a credential.
+		g.must(w, "checkout", "-q", "-b", "draft/3")
+		g.commitFile(w, "x.md", "x\n")
+		out := g.fails(w, "push", "-q", "origin", "draft/3")
+		if !strings.Contains(out, "401") && !strings.Contains(strings.ToLower(out), "authentication") && !strings.Contains(out, "could not read Username") {
+			t.Fatalf("anonymous push: %s", out)
+		}
+	}
+	// git sends a credential only when challenged, and a public project
+	// does not challenge a clone: a member who wants the drafts sends the
+	// token up front.
+	refs := g.must(dir, "ls-remote", g.url(e.Admin, "demo/skills/pdf.git"))
+	if strings.Contains(refs, "draft/") {
+		t.Fatalf("refs without a challenge:\n%s", refs)
+	}
+	refs = g.must(dir, "-c", "http.extraHeader=Authorization: Bearer "+e.Admin, "ls-remote", anon)
+	if !strings.Contains(refs, "refs/heads/draft/3") || !strings.Contains(refs, "refs/tags/archive/v2") {
+		t.Fatalf("member refs:\n%s", refs)
+	}
+	f.fsck()
 }
