@@ -264,6 +264,8 @@ func (pc *PromptCache) revalidate(k cacheKey, old *entry) {
 		delete(pc.refreshing, k)
 		pc.mu.Unlock()
 		switch {
+		case pc.ctx.Err() != nil:
+			// Closed: leave the entry as it was.
 		case err == nil:
 		case unreachable(err):
 			// Keep serving the last good version; try again after
