@@ -88,6 +88,14 @@ func (v Visibility) MarshalText() ([]byte, error) {
 	return []byte(v), nil
 }
 
+// UnmarshalText reads what MarshalText wrote. With both, gob (the
+// metadata snapshot) and JSON round-trip a Visibility; app validates the
+// values clients send.
+func (v *Visibility) UnmarshalText(b []byte) error {
+	*v = Visibility(b)
+	return nil
+}
+
 // Public reports whether anonymous callers may read p's published versions.
 func (p *Project) Public() bool { return p.Visibility == Public }
 

@@ -233,3 +233,17 @@ func TestAnonymousGit(t *testing.T) {
 	}
 	f.fsck()
 }
+
+// TestVisibilityPersists: a second server on the same data root (a
+// restart, another process) sees the project public.
+func TestVisibilityPersists(t *testing.T) {
+	root := t.TempDir()
+	e := newEnv(t, testenv.Options{Root: root})
+	e.CreateProject(e.Admin, "pub")
+	e.Must(200, "PATCH", "/v1/projects/pub", e.Admin, map[string]string{"visibility": "public"})
+	e2 := newEnv(t, testenv.Options{Root: root})
+	if v := get(t, e2.Must(200, "GET", "/v1/projects/pub", e2.Admin, nil).JSON(t), "project", "visibility"); v != "public" {
+		t.Fatalf("visibility %v on the second server", v)
+	}
+	e2.Must(200, "GET", "/v1/projects/pub/skills", "", nil)
+}
