@@ -247,6 +247,8 @@ var authzTable = map[string]authzRow{
 	// not found; the project's own index says "sign in".
 	"GET /v1/skills/:id/versions/:version/archive.zip":      {policy: "project-read", ok: 200, req: authzPath("/v1/skills/{skill}/versions/live/archive.zip")},
 	"GET /v1/skills/:id/versions/:version/archive.tar.gz":   {policy: "project-read", ok: 200, req: authzPath("/v1/skills/{skill}/versions/1/archive.tar.gz")},
+	"HEAD /v1/skills/:id/versions/:version/archive.zip":     {policy: "project-read", ok: 200, req: authzPath("/v1/skills/{skill}/versions/1/archive.zip")},
+	"HEAD /v1/skills/:id/versions/:version/archive.tar.gz":  {policy: "project-read", ok: 200, req: authzPath("/v1/skills/{skill}/versions/live/archive.tar.gz")},
 	"GET /.well-known/agent-skills/index.json":              {policy: "optional-credential", ok: 200, req: authzPath("/.well-known/agent-skills/index.json")},
 	"HEAD /.well-known/agent-skills/index.json":             {policy: "optional-credential", ok: 200, req: authzPath("/.well-known/agent-skills/index.json")},
 	"GET /.well-known/agent-skills/:name/*path":             {policy: "project-read", ok: 200, over: map[cred]int{credNone: 404}, req: authzPath("/.well-known/agent-skills/authz-skill/SKILL.md")},

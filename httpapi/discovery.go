@@ -27,11 +27,12 @@ const discoveryVersion = "0.2.0"
 // well-known routes outside /v1 take too.
 func (s *Server) discoveryRoutes(r *gin.Engine, v1 *gin.RouterGroup, auth []gin.HandlerFunc) {
 	const v = "/skills/:id/versions/:version"
-	v1.GET(v+"/archive.zip", s.skillArchive(skillpack.Zip))
-	v1.GET(v+"/archive.tar.gz", s.skillArchive(skillpack.TarGz))
-
 	wk := r.Group("/.well-known/agent-skills", auth...)
+	// The RFC asks GET and HEAD of everything an index names, the
+	// package too.
 	for _, m := range []string{http.MethodGet, http.MethodHead} {
+		v1.Handle(m, v+"/archive.zip", s.skillArchive(skillpack.Zip))
+		v1.Handle(m, v+"/archive.tar.gz", s.skillArchive(skillpack.TarGz))
 		wk.Handle(m, "/index.json", s.discoveryIndex)
 		wk.Handle(m, "/:name/*path", s.discoveryFile)
 		v1.Handle(m, "/projects/:projectID/agent-skills/index.json", s.discoveryIndex)
@@ -163,6 +164,8 @@ func (s *Server) discoveryFile(c *gin.Context) {
 var clientRoutes = []apiRoute{
 	route("GET", "/v1/skills/{id}/versions/{version}/archive.zip", "skill files", "A deterministic zip of the version ({version}: a number or \"live\"): files at the root sorted by path, each with the commit's time and mode 0644 or 0755; ETag \"sha256:<hex>\" of the bytes and Repr-Digest. Anonymous callers: published versions of public projects", text(200, "application/zip")),
 	route("GET", "/v1/skills/{id}/versions/{version}/archive.tar.gz", "skill files", "The same as a deterministic tar.gz (the discovery index's package)", text(200, "application/gzip")),
+	route("HEAD", "/v1/skills/{id}/versions/{version}/archive.zip", "skill files", "Headers of the zip archive (ETag, Repr-Digest)", ok(200, "")),
+	route("HEAD", "/v1/skills/{id}/versions/{version}/archive.tar.gz", "skill files", "Headers of the tar.gz archive (ETag, Repr-Digest)", ok(200, "")),
 	route("GET", "/.well-known/agent-skills/index.json", "discovery", "Agent Skills discovery index (RFC v0.2.0): the live version of every skill the caller can read whose slug is an Agent Skills name; where two projects share a slug the older project's skill is listed", public(), ok(200, "DiscoveryIndex")),
 	route("HEAD", "/.well-known/agent-skills/index.json", "discovery", "Headers of the discovery index", public(), ok(200, "")),
 	route("GET", "/.well-known/agent-skills/{name}/{path}", "discovery", "A file of a skill listed in the discovery index", public(), text(200, "application/octet-stream")),

@@ -127,6 +127,10 @@ func TestSkillArchives(t *testing.T) {
 				}
 			}
 			e.Must(304, "GET", "/v1/skills/pdf/versions/2/archive."+c.ext, e.Admin, nil, "If-None-Match: "+a.Header.Get("ETag"))
+			h := e.Must(200, "HEAD", "/v1/skills/pdf/versions/2/archive."+c.ext, e.Admin, nil)
+			if h.Header.Get("ETag") != a.Header.Get("ETag") || len(h.Body) != 0 {
+				t.Errorf("HEAD: ETag %s, %d body bytes", h.Header.Get("ETag"), len(h.Body))
+			}
 			// Version 1 differs (no notes.md, run.py not executable).
 			v1 := e.Must(200, "GET", "/v1/skills/pdf/versions/1/archive."+c.ext, e.Admin, nil)
 			if bytes.Equal(v1.Body, a.Body) {
