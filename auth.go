@@ -108,16 +108,43 @@ func (r ProjectRole) Level() Access {
 // Valid reports whether r is a known role.
 func (r ProjectRole) Valid() bool { return r.Level() != AccessNone }
 
-// Principal is the authenticated caller of a request.
+// Principal is the caller of a request: a session, an API key, or
+// nobody (Anonymous).
 type Principal struct {
 	User      *User
 	Key       *APIKey // nil for a session
 	SessionID string  // "" for a key
+	anonymous bool
 }
 
-// Kind is "session" or "api_key".
+// Anonymous returns the principal of a request without a credential. It
+// may read the published versions of public projects and nothing else;
+// its User is a placeholder with no id and no role, so code that reads
+// p.User never meets nil.
+func Anonymous() *Principal {
+	return &Principal{User: &User{Name: "anonymous"}, anonymous: true}
+}
+
+// IsAnonymous reports whether p carries no credential.
+func (p *Principal) IsAnonymous() bool { return p.anonymous }
+
+// errSignIn is what an anonymous caller gets for anything beyond reading
+// a public project: the same answer whether or not the target exists.
+func errSignIn() error { return ErrSignIn() }
+
+// ErrSignIn is errSignIn for app, which maps every failed resolution of
+// an anonymous caller to it, so a private project and a missing one
+// answer alike.
+func ErrSignIn() error {
+	return Errorf(EUNAUTHORIZED, "missing credential: send Authorization: Bearer <token>")
+}
+
+// Kind is "session", "api_key" or "anonymous".
 func (p *Principal) Kind() string {
-	if p.Key != nil {
+	switch {
+	case p.anonymous:
+		return "anonymous"
+	case p.Key != nil:
 		return "api_key"
 	}
 	return "session"
@@ -143,12 +170,18 @@ func (p *Principal) Actor() Actor {
 // A key limited to projects is never one: it could otherwise create an
 // admin user or an unlimited key and so escape its project list.
 func (p *Principal) IsAdmin() bool {
-	return p.User.Role == RoleAdmin && p.CheckAccount() == nil
+	return !p.anonymous && p.User.Role == RoleAdmin && p.CheckAccount() == nil
 }
 
 // ProjectAccess is the access the principal has to project pr: the user's
 // role (admins own everything), capped by a key's scope and project list.
 func (p *Principal) ProjectAccess(pr *Project) Access {
+	if p.anonymous {
+		if pr.Public() {
+			return AccessRead
+		}
+		return AccessNone
+	}
 	level := AccessNone
 	if p.User.Role == RoleAdmin {
 		level = AccessAdmin
@@ -171,6 +204,9 @@ func (p *Principal) CheckProject(pr *Project, want Access) error {
 	switch {
 	case got >= want:
 		return nil
+	case p.anonymous:
+		// Private, missing or read-only alike: sign in.
+		return errSignIn()
 	case got == AccessNone:
 		return Errorf(ENOTFOUND, "project not found")
 	default:
@@ -185,6 +221,8 @@ func (p *Principal) CheckProject(pr *Project, want Access) error {
 // mint an unlimited key (or a password) and escape its limits.
 func (p *Principal) CheckAccount() error {
 	switch {
+	case p.anonymous:
+		return errSignIn()
 	case p.Key == nil:
 		return nil
 	case p.Key.Scope.Level() < AccessAdmin:
@@ -197,6 +235,9 @@ func (p *Principal) CheckAccount() error {
 
 // CheckAdmin returns forbidden unless the principal is a global admin.
 func (p *Principal) CheckAdmin() error {
+	if p.anonymous {
+		return errSignIn()
+	}
 	if !p.IsAdmin() {
 		return Errorf(EFORBIDDEN, "admin only")
 	}

@@ -55,3 +55,24 @@ type GitPush struct {
 	// read and discarded so the client gets the report.
 	Refused error
 }
+
+// publishedOnlyKey marks a git read limited to published versions.
+type publishedOnlyKey struct{}
+
+// WithPublishedOnly marks ctx as a git read by a caller who may see the
+// published versions only (an anonymous reader of a public project):
+// the GitService then advertises, and serves wants reachable from, main
+// and the tags of published versions alone. It travels in the context
+// because it is a property of the request, decided by httpapi after
+// authorization, and keeps GitService's methods as git's protocol has
+// them.
+func WithPublishedOnly(ctx context.Context) context.Context {
+	return context.WithValue(ctx, publishedOnlyKey{}, true)
+}
+
+// PublishedOnly reports whether ctx is a git read limited to published
+// versions (WithPublishedOnly).
+func PublishedOnly(ctx context.Context) bool {
+	v, _ := ctx.Value(publishedOnlyKey{}).(bool)
+	return v
+}

@@ -55,18 +55,52 @@ const (
 
 // Project groups skills and prompts and says who may reach them.
 type Project struct {
-	ID          string    `json:"id"`
-	Name        string    `json:"name"`
-	Slug        string    `json:"slug"`
-	Description string    `json:"description"`
-	Members     []Member  `json:"members"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
-	CreatedBy   string    `json:"created_by,omitempty"`
+	ID          string   `json:"id"`
+	Name        string   `json:"name"`
+	Slug        string   `json:"slug"`
+	Description string   `json:"description"`
+	Members     []Member `json:"members"`
+	// Visibility is private (members only, the default) or public
+	// (anyone may read the published versions, without a credential).
+	Visibility Visibility `json:"visibility"`
+	CreatedAt  time.Time  `json:"created_at"`
+	UpdatedAt  time.Time  `json:"updated_at"`
+	CreatedBy  string     `json:"created_by,omitempty"`
 	// ReviewPolicy is the project's publish rule (reviews); nil is the
 	// default, no approvals required.
 	ReviewPolicy *ReviewPolicy `json:"review_policy,omitempty"`
 }
+
+// Visibility says who may read a project without being a member.
+type Visibility string
+
+const (
+	Private Visibility = "private"
+	Public  Visibility = "public"
+)
+
+// Valid reports whether v is a known visibility ("" counts as private).
+func (v Visibility) Valid() bool { return v == "" || v == Private || v == Public }
+
+// MarshalText writes "" (a project stored before visibility existed) as
+// private, so clients always see one of the two values.
+func (v Visibility) MarshalText() ([]byte, error) {
+	if v == "" {
+		return []byte(Private), nil
+	}
+	return []byte(v), nil
+}
+
+// UnmarshalText reads what MarshalText wrote. With both, gob (the
+// metadata snapshot) and JSON round-trip a Visibility; app validates the
+// values clients send.
+func (v *Visibility) UnmarshalText(b []byte) error {
+	*v = Visibility(b)
+	return nil
+}
+
+// Public reports whether anonymous callers may read p's published versions.
+func (p *Project) Public() bool { return p.Visibility == Public }
 
 // Member gives a user a role in a project.
 type Member struct {
@@ -139,6 +173,23 @@ type File struct {
 type FileContent struct {
 	Path    string
 	Content []byte
+}
+
+// Snapshot is one version's whole content at its commit, files sorted
+// by path (byte order).
+type Snapshot struct {
+	Version int
+	State   VersionState
+	Commit  string
+	Time    time.Time // the commit's time, stamped on every archive entry
+	Files   []SnapshotFile
+}
+
+// SnapshotFile is one file of a Snapshot.
+type SnapshotFile struct {
+	Path       string
+	Content    []byte
+	Executable bool // git mode 100755
 }
 
 // Commit is one entry of a repository's history.
@@ -266,6 +317,9 @@ type VersionStore interface {
 	Files(ctx context.Context, a *Asset, n int) ([]File, error)
 	ReadFile(ctx context.Context, a *Asset, n int, path string) ([]byte, File, error)
 	ReadFiles(ctx context.Context, a *Asset, n int) (map[string][]byte, error)
+	// Snapshot reads version n whole: commit, commit time, files with
+	// their modes, in path order.
+	Snapshot(ctx context.Context, a *Asset, n int) (*Snapshot, error)
 	Diff(ctx context.Context, a *Asset, from, to int) ([]FileDiff, error)
 	History(ctx context.Context, a *Asset, opts ListOptions) ([]Commit, string, error)
 

@@ -11,7 +11,7 @@ import (
 func (a *App) Project(ctx context.Context, p *quire.Principal, ref string, want quire.Access) (*quire.Project, error) {
 	pr, err := a.meta.Project(ctx, ref)
 	if err != nil {
-		return nil, err
+		return nil, anonymousMiss(p, err)
 	}
 	if err := p.CheckProject(pr, want); err != nil {
 		return nil, err
@@ -47,7 +47,7 @@ func (a *App) AssetIn(ctx context.Context, p *quire.Principal, kind quire.Kind, 
 		match, proj = as, pr
 	}
 	if match == nil {
-		return nil, nil, quire.Errorf(quire.ENOTFOUND, "%s not found", kind)
+		return nil, nil, anonymousMiss(p, quire.Errorf(quire.ENOTFOUND, "%s not found", kind))
 	}
 	if err := p.CheckProject(proj, want); err != nil {
 		return nil, nil, err
@@ -71,5 +71,24 @@ func (a *App) ProjectAsset(ctx context.Context, p *quire.Principal, project stri
 			return as, pr, nil
 		}
 	}
-	return nil, nil, quire.Errorf(quire.ENOTFOUND, "%s not found", kind)
+	return nil, nil, anonymousMiss(p, quire.Errorf(quire.ENOTFOUND, "%s not found", kind))
+}
+
+// anonymousMiss turns a failed lookup of an anonymous caller into "sign
+// in": what it asked for may exist in a private project, and a missing
+// thing must answer as a private one does.
+func anonymousMiss(p *quire.Principal, err error) error {
+	if p.IsAnonymous() && quire.ErrorCode(err) == quire.ENOTFOUND {
+		return quire.ErrSignIn()
+	}
+	return err
+}
+
+// requireCredential refuses an anonymous caller a read that would show
+// more than published versions (history, payloads, usage, members).
+func requireCredential(p *quire.Principal) error {
+	if p.IsAnonymous() {
+		return quire.ErrSignIn()
+	}
+	return nil
 }

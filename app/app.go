@@ -81,6 +81,9 @@ type App struct {
 	// skills memoizes live skills' front matter and digests by commit
 	// (agents.go).
 	skills *lru.Cache[string, *skillDigests]
+	// discovery keeps the digests of skill versions by commit
+	// (discovery.go).
+	discovery *lru.Cache[string, *discoveryEntry]
 }
 
 // New returns the use cases over cfg's stores.
@@ -99,6 +102,7 @@ func New(cfg Config) *App {
 	a.liveAt, _ = a.prompts.(liveAtStore)
 	a.gens, _ = a.prompts.(generations)
 	a.skills = newSkillMemo()
+	a.discovery = newDiscoveryMemo()
 	if a.now == nil {
 		a.now = time.Now
 	}

@@ -17,6 +17,9 @@ func (a *App) CreateAsset(ctx context.Context, p *quire.Principal, kind quire.Ki
 	if err != nil {
 		return nil, err
 	}
+	if err := noVisibility(e); err != nil {
+		return nil, err
+	}
 	as := &quire.Asset{ProjectID: pr.ID, Kind: kind, CreatedBy: p.User.ID}
 	if err := a.ApplyMeta(e, true, &as.Name, &as.Slug, &as.Description); err != nil {
 		return nil, err
@@ -45,6 +48,9 @@ func (a *App) UpdateAsset(ctx context.Context, p *quire.Principal, kind quire.Ki
 	}
 	e, err := in()
 	if err != nil {
+		return nil, err
+	}
+	if err := noVisibility(e); err != nil {
 		return nil, err
 	}
 	if err := a.ApplyMeta(e, false, &as.Name, &as.Slug, &as.Description); err != nil {

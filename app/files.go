@@ -89,6 +89,9 @@ func (a *App) Files(ctx context.Context, p *quire.Principal, ref string, n int) 
 	if err != nil {
 		return nil, err
 	}
+	if err := a.readableVersion(ctx, p, as, n); err != nil {
+		return nil, err
+	}
 	return a.versions.Files(ctx, as, n)
 }
 
@@ -97,6 +100,9 @@ func (a *App) Files(ctx context.Context, p *quire.Principal, ref string, n int) 
 func (a *App) ReadFile(ctx context.Context, p *quire.Principal, ref string, n int, path string) ([]byte, quire.File, error) {
 	as, err := a.Asset(ctx, p, quire.KindSkill, ref, quire.AccessRead)
 	if err != nil {
+		return nil, quire.File{}, err
+	}
+	if err := a.readableVersion(ctx, p, as, n); err != nil {
 		return nil, quire.File{}, err
 	}
 	return a.versions.ReadFile(ctx, as, n, path)
@@ -108,6 +114,9 @@ func (a *App) ReadFile(ctx context.Context, p *quire.Principal, ref string, n in
 func (a *App) DownloadVersion(ctx context.Context, p *quire.Principal, ref string, n int) (*quire.Asset, []byte, error) {
 	as, err := a.Asset(ctx, p, quire.KindSkill, ref, quire.AccessRead)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := a.readableVersion(ctx, p, as, n); err != nil {
 		return nil, nil, err
 	}
 	files, err := a.versions.ReadFiles(ctx, as, n)

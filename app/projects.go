@@ -19,6 +19,30 @@ type MetaEdit struct {
 	Name        *string
 	Slug        *string
 	Description *string
+	// Visibility ("private" or "public") is a project's only; a skill or
+	// prompt refuses it.
+	Visibility *string
+}
+
+// applyVisibility sets pr's visibility from e, when given.
+func applyVisibility(e MetaEdit, pr *quire.Project) error {
+	if e.Visibility == nil {
+		return nil
+	}
+	v := quire.Visibility(*e.Visibility)
+	if v == "" || !v.Valid() {
+		return quire.Errorf(quire.EINVALID, "visibility must be \"private\" or \"public\"")
+	}
+	pr.Visibility = v
+	return nil
+}
+
+// noVisibility refuses a visibility on a skill or prompt.
+func noVisibility(e MetaEdit) error {
+	if e.Visibility != nil {
+		return quire.Errorf(quire.EINVALID, "visibility is set on the project, not on a skill or prompt")
+	}
+	return nil
 }
 
 // ApplyMeta validates e and copies it into name, slug and desc. On create,
@@ -63,8 +87,11 @@ func (a *App) CreateProject(ctx context.Context, p *quire.Principal, in Input[Me
 	if err != nil {
 		return nil, err
 	}
-	pr := &quire.Project{CreatedBy: p.User.ID, Members: []quire.Member{{UserID: p.User.ID, Role: quire.ProjectOwner}}}
+	pr := &quire.Project{CreatedBy: p.User.ID, Members: []quire.Member{{UserID: p.User.ID, Role: quire.ProjectOwner}}, Visibility: quire.Private}
 	if err := a.ApplyMeta(e, true, &pr.Name, &pr.Slug, &pr.Description); err != nil {
+		return nil, err
+	}
+	if err := applyVisibility(e, pr); err != nil {
 		return nil, err
 	}
 	if err := a.meta.CreateProject(ctx, p.Actor(), pr); err != nil {
@@ -114,6 +141,10 @@ func (a *App) UpdateProject(ctx context.Context, p *quire.Principal, ref string,
 			return nil, err
 		}
 		pr.ReviewPolicy = e.ReviewPolicy
+	}
+	// Owners (and admins) only, as every project change: AccessAdmin.
+	if err := applyVisibility(e.MetaEdit, pr); err != nil {
+		return nil, err
 	}
 	if err := a.meta.UpdateProject(ctx, p.Actor(), pr); err != nil {
 		return nil, err

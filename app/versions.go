@@ -38,6 +38,13 @@ func (a *App) Versions(ctx context.Context, p *quire.Principal, kind quire.Kind,
 	default:
 		return nil, nil, "", quire.Errorf(quire.EINVALID, "state must be draft, published or archived")
 	}
+	if p.IsAnonymous() {
+		// Anonymous callers see published versions only.
+		if state != "" && state != quire.StatePublished {
+			return as, []*quire.Version{}, "", nil
+		}
+		state = quire.StatePublished
+	}
 	pg, next, err := a.versions.VersionsPage(ctx, as, state, opts)
 	if err != nil {
 		return nil, nil, "", err
@@ -53,6 +60,9 @@ func (a *App) Version(ctx context.Context, p *quire.Principal, kind quire.Kind, 
 	}
 	v, err := a.versions.Version(ctx, as, n)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkReadable(p, v.State, n); err != nil {
 		return nil, nil, err
 	}
 	return as, v, nil
@@ -155,11 +165,19 @@ func (a *App) Diff(ctx context.Context, p *quire.Principal, kind quire.Kind, ref
 	if err != nil {
 		return nil, err
 	}
+	for _, n := range []int{from, to} {
+		if err := a.readableVersion(ctx, p, as, n); err != nil {
+			return nil, err
+		}
+	}
 	return a.versions.Diff(ctx, as, from, to)
 }
 
 // History is a page of the commits of the asset's repository.
 func (a *App) History(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, opts quire.ListOptions) ([]quire.Commit, string, error) {
+	if err := requireCredential(p); err != nil {
+		return nil, "", err // history shows drafts' commits
+	}
 	as, err := a.Asset(ctx, p, kind, ref, quire.AccessRead)
 	if err != nil {
 		return nil, "", err

@@ -18,6 +18,7 @@ package gitproto
 import (
 	"context"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -63,6 +64,52 @@ type Push interface {
 	// gitstore.ErrRefChanged when it is no longer at old.
 	Move(by quire.Actor, n int, old, new plumbing.Hash) error
 	Close()
+}
+
+// open opens a's repository for a fetch: limited to main and the tags of
+// published versions when ctx says so (quire.PublishedOnly).
+func (srv *Server) open(ctx context.Context, a *quire.Asset, objects bool) (Repository, error) {
+	r, err := srv.b.open(a, objects)
+	if err != nil || !quire.PublishedOnly(ctx) {
+		return r, err
+	}
+	return publishedOnly{r}, nil
+}
+
+// publishedOnly is a Repository whose refs are main and the tags vN of
+// versions published and not archived: drafts (branches) and archived
+// versions stay hidden, and since the advertised refs are the tips a
+// want must be reachable from (checkWants), their commits cannot be
+// fetched by id either.
+type publishedOnly struct{ Repository }
+
+func (r publishedOnly) Refs(prefixes []string) ([]gitstore.Ref, plumbing.Hash, error) {
+	refs, head, err := r.Repository.Refs(prefixes)
+	if err != nil {
+		return nil, plumbing.ZeroHash, err
+	}
+	archived, _, err := r.Repository.Refs([]string{"refs/tags/archive/"})
+	if err != nil {
+		return nil, plumbing.ZeroHash, err
+	}
+	gone := make(map[string]bool, len(archived))
+	for _, a := range archived {
+		gone["refs/tags/"+strings.TrimPrefix(a.Name, "refs/tags/archive/")] = true
+	}
+	out := refs[:0:0]
+	for _, ref := range refs {
+		switch {
+		case ref.Name == mainRef.String():
+		case strings.HasPrefix(ref.Name, "refs/tags/v") && !gone[ref.Name]:
+			if _, err := strconv.Atoi(strings.TrimPrefix(ref.Name, "refs/tags/v")); err != nil {
+				continue
+			}
+		default:
+			continue
+		}
+		out = append(out, ref)
+	}
+	return out, head, nil
 }
 
 // backend opens repositories for the protocol.
@@ -236,7 +283,7 @@ func (srv *Server) AdvertiseRefs(ctx context.Context, a *quire.Asset, service st
 	}
 	if service == quire.GitUploadPack && protocol == 2 {
 		// The repository must exist, though v2 lists no refs here.
-		r, err := srv.b.open(a, false)
+		r, err := srv.open(ctx, a, false)
 		if err != nil {
 			return err
 		}
@@ -244,7 +291,7 @@ func (srv *Server) AdvertiseRefs(ctx context.Context, a *quire.Asset, service st
 		return advertiseV2(w)
 	}
 	upload := service == quire.GitUploadPack
-	r, err := srv.b.open(a, upload)
+	r, err := srv.open(ctx, a, upload)
 	if err != nil {
 		return err
 	}

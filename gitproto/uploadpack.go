@@ -485,7 +485,7 @@ func (sh *shallowInfo) announce(pw *pktWriter) {
 // refusal already written to w (req.refuse, a want not reachable from an
 // advertised ref).
 func (srv *Server) startFetch(ctx context.Context, a *quire.Asset, req *uploadRequest, w io.Writer) (*fetch, error) {
-	r, err := srv.b.open(a, true)
+	r, err := srv.open(ctx, a, true)
 	if err != nil {
 		return nil, err
 	}

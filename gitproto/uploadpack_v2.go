@@ -131,7 +131,7 @@ func (srv *Server) lsRefs(ctx context.Context, a *quire.Asset, args []string, w 
 	if len(prefixes) > 65536 {
 		prefixes = nil
 	}
-	r, err := srv.b.open(a, peel)
+	r, err := srv.open(ctx, a, peel)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/diff"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/quire/quire"
@@ -145,3 +146,29 @@ type onePatch struct{ fp diff.FilePatch }
 
 func (p onePatch) FilePatches() []diff.FilePatch { return []diff.FilePatch{p.fp} }
 func (p onePatch) Message() string               { return "" }
+
+// Snapshot returns version n whole: its commit, the commit's time and
+// every file with its content and mode, in path order -- what a
+// deterministic archive is built from.
+func (s *Store) Snapshot(ctx context.Context, a *quire.Asset, n int) (_ *quire.Snapshot, err error) {
+	defer s.observe(ctx, quire.GitOpRead, "Snapshot")(&err)
+	r, v, _, err := s.versionTree(a, n)
+	if err != nil {
+		return nil, err
+	}
+	c, err := r.Commit(v.commit)
+	if err != nil {
+		return nil, err
+	}
+	snap := &quire.Snapshot{Version: n, State: v.state, Commit: v.commit.String(), Time: c.Committer.When.UTC()}
+	err = r.WalkFiles(c.TreeHash, "", func(p string, e object.TreeEntry) error {
+		b, err := r.ReadBlob(e.Hash)
+		snap.Files = append(snap.Files, quire.SnapshotFile{Path: p, Content: b, Executable: e.Mode == filemode.Executable})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(snap.Files, func(i, j int) bool { return snap.Files[i].Path < snap.Files[j].Path })
+	return snap, nil
+}

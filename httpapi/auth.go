@@ -23,6 +23,11 @@ func (s *Server) authenticate(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	if anonymousAllowed(c) {
+		c.Set(ctxPrincipal, quire.Anonymous())
+		c.Next()
+		return
+	}
 	p, err := s.app.Authenticate(c.Request.Context(), bearer(c.Request))
 	if err != nil {
 		if quire.ErrorCode(err) == quire.EUNAUTHORIZED {

@@ -49,6 +49,8 @@ const OK = 0
 var policies = map[string][numCreds]int{
 	// No credential needed; whatever is sent is ignored.
 	"public": {OK, OK, OK, OK, OK, OK, OK, OK, OK, OK, OK, OK, OK},
+	// No credential, or a valid one: the answer depends on what it sees.
+	"optional-credential": {OK, 401, 401, 401, 401, OK, OK, OK, OK, OK, OK, OK, OK},
 	// Any valid credential.
 	"any-user": {401, 401, 401, 401, 401, OK, OK, OK, OK, OK, OK, OK, OK},
 	// Account management (keys, projects of one's own): a session, or a
@@ -240,9 +242,24 @@ var authzTable = map[string]authzRow{
 		return authzReq{path: f.expand("/v1/skills/{skill}/versions/2/files/" + name)}
 	}},
 	"GET /v1/skills/:id/versions/:version/download": {policy: "project-read", ok: 200, req: authzPath("/v1/skills/{skill}/versions/1/download")},
-	"GET /v1/skills/:id/diff":                       {policy: "project-read", ok: 200, req: authzPath("/v1/skills/{skill}/diff?from=1&to=2")},
-	"GET /v1/skills/:id/history":                    {policy: "project-read", ok: 200, req: authzPath("/v1/skills/{skill}/history")},
-	"GET /v1/skills/:id/live":                       {policy: "project-read", ok: 200, req: authzPath("/v1/skills/{skill}/live")},
+	// Archives and discovery (discovery.go). The fixture's project is
+	// private: without a credential the index is empty and its files are
+	// not found; the project's own index says "sign in".
+	"GET /v1/skills/:id/versions/:version/archive.zip":      {policy: "project-read", ok: 200, req: authzPath("/v1/skills/{skill}/versions/live/archive.zip")},
+	"GET /v1/skills/:id/versions/:version/archive.tar.gz":   {policy: "project-read", ok: 200, req: authzPath("/v1/skills/{skill}/versions/1/archive.tar.gz")},
+	"HEAD /v1/skills/:id/versions/:version/archive.zip":     {policy: "project-read", ok: 200, req: authzPath("/v1/skills/{skill}/versions/1/archive.zip")},
+	"HEAD /v1/skills/:id/versions/:version/archive.tar.gz":  {policy: "project-read", ok: 200, req: authzPath("/v1/skills/{skill}/versions/live/archive.tar.gz")},
+	"GET /.well-known/agent-skills/index.json":              {policy: "optional-credential", ok: 200, req: authzPath("/.well-known/agent-skills/index.json")},
+	"HEAD /.well-known/agent-skills/index.json":             {policy: "optional-credential", ok: 200, req: authzPath("/.well-known/agent-skills/index.json")},
+	"GET /.well-known/agent-skills/:name/*path":             {policy: "project-read", ok: 200, over: map[cred]int{credNone: 404}, req: authzPath("/.well-known/agent-skills/authz-skill/SKILL.md")},
+	"HEAD /.well-known/agent-skills/:name/*path":            {policy: "project-read", ok: 200, over: map[cred]int{credNone: 404}, req: authzPath("/.well-known/agent-skills/authz-skill/a.txt")},
+	"GET /v1/projects/:projectID/agent-skills/index.json":   {policy: "project-read", ok: 200, req: authzPath("/v1/projects/{project}/agent-skills/index.json")},
+	"HEAD /v1/projects/:projectID/agent-skills/index.json":  {policy: "project-read", ok: 200, req: authzPath("/v1/projects/{project}/agent-skills/index.json")},
+	"GET /v1/projects/:projectID/agent-skills/:name/*path":  {policy: "project-read", ok: 200, req: authzPath("/v1/projects/{project}/agent-skills/authz-skill/SKILL.md")},
+	"HEAD /v1/projects/:projectID/agent-skills/:name/*path": {policy: "project-read", ok: 200, req: authzPath("/v1/projects/{project}/agent-skills/authz-skill/SKILL.md")},
+	"GET /v1/skills/:id/diff":                               {policy: "project-read", ok: 200, req: authzPath("/v1/skills/{skill}/diff?from=1&to=2")},
+	"GET /v1/skills/:id/history":                            {policy: "project-read", ok: 200, req: authzPath("/v1/skills/{skill}/history")},
+	"GET /v1/skills/:id/live":                               {policy: "project-read", ok: 200, req: authzPath("/v1/skills/{skill}/live")},
 
 	// Prompts.
 	"POST /v1/projects/:projectID/prompts": {policy: "project-write", ok: 201, req: func(f *authzFixture, _ bool) authzReq {

@@ -111,14 +111,21 @@ func (s *Server) serveGit(c *gin.Context) {
 		return
 	}
 	token := gitToken(c.Request)
-	if token == "" {
+	var p *quire.Principal
+	switch {
+	case token == "" && service == quire.GitUploadPack:
+		// A clone without a credential: the anonymous caller, who may
+		// fetch the published versions of public projects (below).
+		p = quire.Anonymous()
+	case token == "":
 		s.gitFail(c, quire.Errorf(quire.EUNAUTHORIZED, "missing credential: use a token as the password of HTTP Basic, or send Authorization: Bearer <token>"))
 		return
-	}
-	p, err := s.app.Authenticate(c.Request.Context(), token)
-	if err != nil {
-		s.gitFail(c, err)
-		return
+	default:
+		var err error
+		if p, err = s.app.Authenticate(c.Request.Context(), token); err != nil {
+			s.gitFail(c, err)
+			return
+		}
 	}
 	c.Set(ctxPrincipal, p)
 	if err := s.allowRequest(c); err != nil {
@@ -137,6 +144,9 @@ func (s *Server) serveGit(c *gin.Context) {
 	}
 
 	ctx := c.Request.Context()
+	if p.IsAnonymous() {
+		ctx = quire.WithPublishedOnly(ctx)
+	}
 	// Protocol v2 is spoken by upload-pack only; a push stays on v0.
 	protocol := 0
 	if service == quire.GitUploadPack {

@@ -53,7 +53,7 @@ import (
 // apiRouteTables are the route tables of every file; apiSchemaTables the
 // component schemas they name.
 var (
-	apiRouteTables  = [][]apiRoute{apiRoutes, reviewAPIRoutes(), mcpAPIRoutes}
+	apiRouteTables  = [][]apiRoute{apiRoutes, reviewAPIRoutes(), mcpAPIRoutes, clientRoutes}
 	apiSchemaTables = []map[string]any{apiSchemas, reviewAPISchemas}
 )
 
@@ -272,9 +272,10 @@ var apiSchemas = map[string]any{
 		To    int              `json:"to"`
 		Files []quire.FileDiff `json:"files"`
 	}{},
-	"Commit":      quire.Commit{},
-	"Activity":    quire.Activity{},
-	"PromptUsage": quire.PromptUsage{},
+	"Commit":         quire.Commit{},
+	"DiscoveryIndex": discoveryIndexView{},
+	"Activity":       quire.Activity{},
+	"PromptUsage":    quire.PromptUsage{},
 }
 
 // apiQuery describes the query parameters routes take.

@@ -25,6 +25,8 @@ type metaRequest struct {
 	Name        *string `json:"name"`
 	Slug        *string `json:"slug"`
 	Description *string `json:"description"`
+	// Visibility is a project's: "private" (the default) or "public".
+	Visibility *string `json:"visibility,omitempty"`
 }
 
 // metaInput decodes the request body into a name, slug and description

@@ -112,7 +112,7 @@ func (s *Server) allowRequest(c *gin.Context) error {
 		return nil
 	}
 	var key string
-	if v, ok := c.Get(ctxPrincipal); !ok {
+	if v, ok := c.Get(ctxPrincipal); !ok || v.(*quire.Principal).IsAnonymous() {
 		key = "req:addr:" + c.ClientIP()
 	} else if p := v.(*quire.Principal); p.Key != nil {
 		key = "req:key:" + p.Key.ID

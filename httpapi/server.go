@@ -203,6 +203,7 @@ func (s *Server) routes() *gin.Engine {
 	}
 	a.POST("/cache/purge", s.purgeAllCache)
 	s.activityRoutes(a)
+	s.discoveryRoutes(r, a, auth)
 	return r
 }
 

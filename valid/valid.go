@@ -351,3 +351,17 @@ func frontMatterReasons(content []byte, slug string) []string {
 func ContentChecked(p string) bool {
 	return gitName(p[strings.LastIndexByte(p, '/')+1:], "gitattributes", "gi7d29", false)
 }
+
+// SkillDescription is the description in SKILL.md's front matter, or ""
+// when there is none.
+func SkillDescription(content []byte) string {
+	fm, _ := frontMatter(content)
+	d, _ := fm["description"].(string)
+	return d
+}
+
+// SkillName reports whether s is a valid Agent Skills name: 1 to 64
+// lowercase letters, digits and single inner hyphens.
+func SkillName(s string) bool {
+	return len(s) <= 64 && skillNameRE.MatchString(s)
+}

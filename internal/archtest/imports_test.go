@@ -51,7 +51,11 @@ var forbidden = map[string][]string{
 	"zipfile":       {module + "/app", module + "/httpapi", module + "/gitstore", module + "/cache", gin, goGit, goRedis},
 	"web":           {module + "/gitstore", module + "/cache", goGit, goRedis, mini},
 	"mcp":           {module + "/gitstore", module + "/cache", module + "/httpapi", module + "/internal/server", module + "/gitproto", goGit, goRedis, mini, gin},
-	"client":        {module + "/app", module + "/httpapi", module + "/gitstore", module + "/cache", gin, goGit, goRedis, mini},
+	// The Go SDK talks HTTP only: of quire it knows the root types, the
+	// renderer (to render as the server does) and skillpack (digests).
+	"client": {module + "/app", module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/internal", module + "/telemetry", module + "/zipfile", module + "/valid", module + "/web", module + "/mcp", gin, goGit, goRedis, mini},
+	// Archives and digests: the standard library and the root types.
+	"skillpack": {module + "/app", module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/internal", module + "/telemetry", module + "/zipfile", module + "/valid", module + "/render", module + "/client", module + "/web", module + "/mcp", gin, goGit, goRedis, mini},
 }
 
 func root(t *testing.T) string {
