@@ -52,8 +52,12 @@ type Server struct {
 	log    *slog.Logger
 	notify sync.Mutex // one list_changed toggle at a time
 
+	// subs counts subscriptions per resource URI, to know which URIs a
+	// changed skill must announce. A session that ends without
+	// unsubscribing leaves its count: the SDK drops the session itself,
+	// so at worst a URI is announced to no one.
 	mu   sync.Mutex
-	subs map[string]int // subscribed resource URIs -> sessions subscribed
+	subs map[string]int
 }
 
 // principalKey carries the caller through the SDK's handlers.
