@@ -737,3 +737,18 @@ func (a *App) AgentSkillFiles(ctx context.Context, p *quire.Principal, cursor st
 		}
 	}
 }
+
+// LiveState is what an agent listing shows of prompt id, for a process
+// acting for no one (the change feed): its name ("project/slug") and live
+// commit ("" with no live version). A deleted prompt is ENOTFOUND.
+func (a *App) LiveState(ctx context.Context, id string) (name, commit string, err error) {
+	as, pr, err := a.SystemAsset(ctx, quire.KindPrompt, id)
+	if err != nil {
+		return "", "", err
+	}
+	commit, err = a.prompts.LiveCommit(ctx, as)
+	if err != nil {
+		return "", "", err
+	}
+	return pr.Slug + "/" + as.Slug, commit, nil
+}
