@@ -545,21 +545,6 @@ func (a *App) AgentSkillFile(ctx context.Context, p *quire.Principal, project, s
 	return b, v, err
 }
 
-// AssetByID is asset id of kind with its project, when p can read it: a
-// change feed names assets by id, and a door answers only for what its
-// caller may see.
-func (a *App) AssetByID(ctx context.Context, p *quire.Principal, kind quire.Kind, id string) (*quire.Asset, *quire.Project, error) {
-	as, err := a.meta.Asset(ctx, kind, id)
-	if err != nil {
-		return nil, nil, err
-	}
-	pr, err := a.Project(ctx, p, as.ProjectID, quire.AccessRead)
-	if err != nil {
-		return nil, nil, err
-	}
-	return as, pr, nil
-}
-
 // SystemAsset is asset id of kind with its project, for a process that
 // acts for no one (a change feed telling open sessions what moved).
 func (a *App) SystemAsset(ctx context.Context, kind quire.Kind, id string) (*quire.Asset, *quire.Project, error) {
