@@ -11,21 +11,27 @@ type Code string
 
 // Error codes. Append only: clients may match on them.
 const (
-	EINVALID       Code = "invalid"              // malformed input (400)
-	EUNAUTHORIZED  Code = "unauthorized"         // missing or bad credential (401)
-	EFORBIDDEN     Code = "forbidden"            // authenticated, not allowed (403)
-	ENOTFOUND      Code = "not_found"            // unknown or invisible resource (404)
-	ECONFLICT      Code = "conflict"             // wrong state, duplicate (409)
-	EPRECONDITION  Code = "precondition"         // If-Match mismatch (412)
-	ETOOLARGE      Code = "too_large"            // over a size limit (413)
-	EUNPROCESSABLE Code = "unprocessable"        // valid JSON breaking a rule (422)
-	ERATELIMIT     Code = "rate_limited"         // too many requests (429)
-	EUNAVAILABLE   Code = "unavailable"          // a dependency is down (503)
-	ENOSPACE       Code = "insufficient_storage" // data root full or unwritable (507)
-	EINTERNAL      Code = "internal"             // a bug or unexpected failure (500)
-	ETIMEOUT       Code = "request_timeout"      // request body arrived too slowly (408)
-	EMETHOD        Code = "method_not_allowed"   // the route exists, not with this method (405)
+	EINVALID       Code = "invalid"                // malformed input (400)
+	EUNAUTHORIZED  Code = "unauthorized"           // missing or bad credential (401)
+	EFORBIDDEN     Code = "forbidden"              // authenticated, not allowed (403)
+	ENOTFOUND      Code = "not_found"              // unknown or invisible resource (404)
+	ECONFLICT      Code = "conflict"               // wrong state, duplicate (409)
+	EPRECONDITION  Code = "precondition"           // If-Match mismatch (412)
+	ETOOLARGE      Code = "too_large"              // over a size limit (413)
+	EUNPROCESSABLE Code = "unprocessable"          // valid JSON breaking a rule (422)
+	ERATELIMIT     Code = "rate_limited"           // too many requests (429)
+	EUNAVAILABLE   Code = "unavailable"            // a dependency is down (503)
+	ENOSPACE       Code = "insufficient_storage"   // data root full or unwritable (507)
+	EINTERNAL      Code = "internal"               // a bug or unexpected failure (500)
+	ETIMEOUT       Code = "request_timeout"        // request body arrived too slowly (408)
+	EMETHOD        Code = "method_not_allowed"     // the route exists, not with this method (405)
+	EMEDIATYPE     Code = "unsupported_media_type" // a body in a format the route does not take (415)
+	EREVIEW        Code = "review_required"        // publishing needs an approved review (409)
 )
+
+// Codes lists every Code, for documents that enumerate them.
+var Codes = []Code{EINVALID, EUNAUTHORIZED, EFORBIDDEN, ENOTFOUND, ECONFLICT, EPRECONDITION, ETOOLARGE,
+	EUNPROCESSABLE, ERATELIMIT, EUNAVAILABLE, ENOSPACE, EINTERNAL, ETIMEOUT, EMETHOD, EMEDIATYPE, EREVIEW}
 
 // Error is quire's error type. Message is safe to show to a client; Err is
 // the underlying cause and is only logged.

@@ -63,6 +63,9 @@ type Project struct {
 	CreatedAt   time.Time `json:"created_at"`
 	UpdatedAt   time.Time `json:"updated_at"`
 	CreatedBy   string    `json:"created_by,omitempty"`
+	// ReviewPolicy is the project's publish rule (reviews); nil is the
+	// default, no approvals required.
+	ReviewPolicy *ReviewPolicy `json:"review_policy,omitempty"`
 }
 
 // Member gives a user a role in a project.

@@ -378,12 +378,24 @@ func (a *App) NamedPrompt(ctx context.Context, p *quire.Principal, name string) 
 	return as, pr, nil, nil
 }
 
-// LabelVersion is the version label names on asset as. Labels are not
-// built yet (issue 17): every label is ENOTFOUND with a message that says
-// so; the labels work replaces this body and every door follows.
+// LabelVersion is the published version label names on asset as (which
+// the caller has been authorized to read): the label store's pointer. A
+// label not set on as is ENOTFOUND.
 func (a *App) LabelVersion(ctx context.Context, as *quire.Asset, label string) (int, error) {
-	return 0, quire.Errorf(quire.ENOTFOUND, "label %q: this server has no version labels yet; name a version with @N instead", label).
-		WithDetail("label", label)
+	ls, err := a.labelStore()
+	if err != nil {
+		return 0, err
+	}
+	labels, err := ls.Labels(ctx, as)
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range labels {
+		if l.Name == label {
+			return l.Version, nil
+		}
+	}
+	return 0, quire.Errorf(quire.ENOTFOUND, "%s has no label %q", as.Slug, label).WithDetail("label", label)
 }
 
 // NamedPromptArguments are the arguments of the version name selects
@@ -600,7 +612,7 @@ func (a *App) RenderNamed(ctx context.Context, p *quire.Principal, name string, 
 	if err != nil {
 		return nil, Rendered{}, err
 	}
-	out, err := a.Render(ctx, as, RenderRequest{Vars: v, Version: version})
+	out, err := a.render(ctx, as, func() (RenderRequest, error) { return RenderRequest{Vars: v, Version: version}, nil })
 	return as, out, err
 }
 
@@ -644,7 +656,7 @@ func (a *App) RenderNamedArgs(ctx context.Context, p *quire.Principal, name stri
 	if err != nil {
 		return nil, Rendered{}, err
 	}
-	out, err := a.Render(ctx, as, RenderRequest{Vars: v, Version: version})
+	out, err := a.render(ctx, as, func() (RenderRequest, error) { return RenderRequest{Vars: v, Version: version}, nil })
 	return as, out, err
 }
 

@@ -60,6 +60,8 @@ type App struct {
 	usage       quire.Usage
 	usageLost   func(ctx context.Context, promptID string, version int, err error)
 	activity    quire.ActivityLog
+	reviews     quire.ReviewStore // nil: the version store keeps no reviews
+	labels      quire.LabelStore  // nil: nor labels
 	limiter     quire.RateLimiter
 	limits      quire.Limits
 	sessionTTL  time.Duration
@@ -71,7 +73,11 @@ type App struct {
 	// when it can read the live version at a known commit (the cache),
 	// found once here rather than asserted per request.
 	templates *templateMemo
-	liveAt    livePromptAt
+	liveAt    liveAtStore
+	// compose keeps what renders resolved their partials to, valid
+	// while gens (prompts, when it can tell) holds its generation.
+	compose composeMemo
+	gens    generations
 	// skills memoizes live skills' front matter and digests by commit
 	// (agents.go).
 	skills *lru.Cache[string, *skillDigests]
@@ -86,8 +92,13 @@ func New(cfg Config) *App {
 		limits: cfg.Limits, sessionTTL: cfg.SessionTTL, bcryptCost: cfg.BcryptCost, now: cfg.Now,
 	}
 	a.templates = newTemplateMemo()
+	// Reviews and labels live in the assets' repositories, so the version
+	// store keeps them when it can.
+	a.reviews, _ = cfg.Versions.(quire.ReviewStore)
+	a.labels, _ = cfg.Versions.(quire.LabelStore)
+	a.liveAt, _ = a.prompts.(liveAtStore)
+	a.gens, _ = a.prompts.(generations)
 	a.skills = newSkillMemo()
-	a.liveAt, _ = a.prompts.(livePromptAt)
 	if a.now == nil {
 		a.now = time.Now
 	}

@@ -21,26 +21,47 @@ type PayloadCheck struct {
 	OutputBytes int           `json:"output_bytes"`
 }
 
-// CheckPromptVersion renders version n of prompt as (read access) with
+// PromptCheck is how a prompt version renders with every sample payload.
+type PromptCheck struct {
+	Prompt   *quire.Asset
+	Version  *quire.Version
+	Payloads []PayloadCheck
+}
+
+// OK reports whether every payload rendered.
+func (c *PromptCheck) OK() bool {
+	for _, r := range c.Payloads {
+		if !r.OK {
+			return false
+		}
+	}
+	return true
+}
+
+// CheckPromptVersion renders version n of prompt ref (read access) with
 // every sample payload of the prompt, without counting the renders:
 // payloads are the prompt's test cases.
-func (a *App) CheckPromptVersion(ctx context.Context, as *quire.Asset, n int) (*quire.Version, []PayloadCheck, error) {
+func (a *App) CheckPromptVersion(ctx context.Context, p *quire.Principal, ref string, n int) (*PromptCheck, error) {
+	as, err := a.Asset(ctx, p, quire.KindPrompt, ref, quire.AccessRead)
+	if err != nil {
+		return nil, err
+	}
 	v, err := a.versions.Version(ctx, as, n)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	content, err := a.prompts.PromptContent(ctx, as, v.Commit)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	cp, err := a.templates.get(v.Commit, content)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	pls := []*quire.Payload{}
 	if a.payloads != nil {
 		if pls, err = a.payloads.Payloads(ctx, as); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	out := make([]PayloadCheck, 0, len(pls))
@@ -71,10 +92,10 @@ func (a *App) CheckPromptVersion(ctx context.Context, as *quire.Asset, n int) (*
 			case quire.ErrorCode(err) == quire.EUNPROCESSABLE || quire.ErrorCode(err) == quire.EINVALID:
 				pc.Error = quire.ErrorMessage(err)
 			default:
-				return nil, nil, err
+				return nil, err
 			}
 		}
 		out = append(out, pc)
 	}
-	return v, out, nil
+	return &PromptCheck{Prompt: as, Version: v, Payloads: out}, nil
 }

@@ -1,23 +1,35 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/quire/quire"
 	"github.com/quire/quire/render"
 )
 
 // Composition: {{> slug}} includes the live version of the text prompt
-// slug of the same project, {{> slug@N}} its published version N. A
-// render resolves every partial afresh -- the partial's live commit is one
-// ref read, its content and parsed template are kept by commit -- so a
-// publish, promote or archive of a partial shows in the next render on
-// every node without any invalidation reaching the includer.
+// slug of the same project, {{> slug@N}} its published version N.
+//
+// A render keeps what its partials resolved to (composeMemo), by the
+// including prompt and commit, stamped with the prompt store's
+// generation: a number that changes whenever a ref moves on the shared
+// data root, in any process, when the prompt cache is told to invalidate
+// (locally or over pub/sub), and at least every second. A render whose
+// stamp still holds takes every partial from the memo and looks nothing
+// up; once it moves, the next render resolves each partial afresh (the
+// slug in the project's metadata, the live commit or published version,
+// the content and parsed template, both kept by commit). So a publish,
+// promote or archive of a partial, or a rename, shows in the next render
+// of every includer on every node sharing the data root, as the live
+// cache's own commit check does for the rendered prompt.
 
 // PartialUse is one prompt a render included.
 type PartialUse struct {
@@ -27,21 +39,34 @@ type PartialUse struct {
 	Commit   string `json:"commit"`
 }
 
+// generations is a prompt store that can say cheaply whether anything a
+// resolution read may have changed (the prompt cache over gitstore):
+// Generation changes whenever it may have; ok is false when the store
+// cannot tell, and then nothing is reused.
+type generations interface {
+	Generation() (gen uint64, ok bool)
+}
+
 // includes resolves partial names to the prompts of one project, for
 // one render or one publish check, and remembers what it resolved.
 type includes struct {
 	a       *App
 	ctx     context.Context
 	project string
-	used    []PartialUse
 	// seen holds each name's resolution, so a name is resolved once per
 	// render however many messages name it (and every message sees the
 	// same commit of it).
 	seen map[string]resolved
+	// memo is what earlier renders of the same commit resolved, under a
+	// generation that still holds (nil when there is none); fresh says
+	// seen holds a resolution memo lacks.
+	memo  *composition
+	fresh bool
 }
 
 type resolved struct {
 	t   *render.Template
+	use PartialUse
 	err error
 }
 
@@ -67,26 +92,32 @@ func splitPartial(name string) (slug string, n int, ok bool) {
 
 // Partial implements render.Partials.
 func (in *includes) Partial(name string) (*render.Template, error) {
-	if r, ok := in.seen[name]; ok {
-		return r.t, r.err
+	r, ok := in.seen[name]
+	if !ok && in.memo != nil {
+		r, ok = in.memo.parts[name]
 	}
-	t, err := in.resolve(name)
-	if in.seen == nil {
-		in.seen = map[string]resolved{}
+	if !ok {
+		r = in.resolve(name)
+		if in.seen == nil {
+			in.seen = map[string]resolved{}
+		}
+		in.seen[name] = r
+		in.fresh = true
 	}
-	in.seen[name] = resolved{t, err}
-	return t, err
+	return r.t, r.err
 }
 
-// resolve finds the template partial name stands for.
-func (in *includes) resolve(name string) (*render.Template, error) {
+// resolve finds the template partial name stands for. The project's
+// metadata is read in a scope of its own: a memo stamped with a
+// generation must not hold what the request's scope read before it.
+func (in *includes) resolve(name string) resolved {
 	slug, n, ok := splitPartial(name)
 	if !ok {
-		return nil, render.ErrNoPartial
+		return resolved{err: render.ErrNoPartial}
 	}
-	as, err := in.a.projectPrompt(in.ctx, in.project, slug)
+	as, err := in.a.projectPrompt(quire.WithReadScope(in.ctx), in.project, slug)
 	if err != nil || as == nil {
-		return nil, err
+		return resolved{err: cmp.Or(err, render.ErrNoPartial)}
 	}
 	var (
 		v       *quire.Version
@@ -95,38 +126,126 @@ func (in *includes) resolve(name string) (*render.Template, error) {
 	if n == 0 {
 		commit, err := in.a.prompts.LiveCommit(in.ctx, as)
 		if err != nil {
-			return nil, err
+			return resolved{err: err}
 		}
 		if commit == "" {
-			return nil, render.ErrNoPartial
+			return resolved{err: render.ErrNoPartial}
 		}
-		pv, err := in.a.LivePrompt(in.ctx, as, commit)
+		pv, err := in.a.livePromptAt(in.ctx, as, commit)
 		if err != nil {
-			return nil, err
+			return resolved{err: err}
 		}
 		v, content = pv.Version, pv.Content
 	} else {
 		v, err = in.a.versions.Version(in.ctx, as, n)
 		if quire.ErrorCode(err) == quire.ENOTFOUND || err == nil && v.State != quire.StatePublished {
-			return nil, render.ErrNoPartial
+			return resolved{err: render.ErrNoPartial}
 		}
 		if err != nil {
-			return nil, err
+			return resolved{err: err}
 		}
 		if content, err = in.a.prompts.PromptContent(in.ctx, as, v.Commit); err != nil {
-			return nil, err
+			return resolved{err: err}
 		}
 	}
 	cp, err := in.a.templates.get(v.Commit, content)
 	if err != nil {
-		return nil, quire.Errorf(quire.EUNPROCESSABLE, "partial %s: %s", name, quire.ErrorMessage(err))
+		return resolved{err: quire.Errorf(quire.EUNPROCESSABLE, "partial %s: %s", name, quire.ErrorMessage(err))}
 	}
 	if cp.text == nil {
-		return nil, quire.Errorf(quire.EUNPROCESSABLE, "partial %s is a chat prompt; only text prompts can be included", name).
-			WithDetail("partial", name)
+		return resolved{err: quire.Errorf(quire.EUNPROCESSABLE, "partial %s is a chat prompt; only text prompts can be included", name).
+			WithDetail("partial", name)}
 	}
-	in.used = append(in.used, PartialUse{Slug: name, PromptID: as.ID, Version: v.Number, Commit: v.Commit})
-	return cp.text, nil
+	return resolved{t: cp.text, use: PartialUse{Slug: name, PromptID: as.ID, Version: v.Number, Commit: v.Commit}}
+}
+
+// composition is what the renders of one commit of one prompt resolved
+// their partials to, while the prompt store's generation was gen. It is
+// never changed once stored: a render that resolves more stores a new
+// one.
+type composition struct {
+	gen   uint64
+	parts map[string]resolved // only resolutions that succeeded or found nothing
+	// names, used and etag are the partials and entity tag of the last
+	// render stored, reused by the renders that include the same names.
+	names []string
+	used  []PartialUse
+	etag  string
+}
+
+// composeMemo keeps a composition per prompt and commit. Content at a
+// commit never changes; what its partials resolve to is checked against
+// the generation, so entries only go stale and are then replaced.
+type composeMemo struct {
+	mu sync.RWMutex
+	m  map[composeKey]*composition
+}
+
+type composeKey struct{ prompt, commit string }
+
+const maxComposeMemo = 4096
+
+// composed returns the includes for a render of commit of as: with the
+// memo's composition when the store's generation still holds it.
+func (a *App) composed(ctx context.Context, as *quire.Asset, commit string) *includes {
+	in := a.includes(ctx, as)
+	if a.gens == nil {
+		return in
+	}
+	gen, ok := a.gens.Generation()
+	if !ok {
+		return in
+	}
+	a.compose.mu.RLock()
+	c := a.compose.m[composeKey{as.ID, commit}]
+	a.compose.mu.RUnlock()
+	if c == nil || c.gen != gen {
+		c = &composition{gen: gen}
+	}
+	in.memo = c
+	return in
+}
+
+// finish returns the partials a render used, in the order it names them
+// (render.Rendered.Partials), always a list, and its entity tag, and
+// keeps what the render resolved for the next render of commit. The list
+// may be shared with other renders: it must not be changed.
+func (in *includes) finish(as *quire.Asset, commit string, names []string) ([]PartialUse, string) {
+	c := in.memo
+	if c != nil && !in.fresh && c.etag != "" && slices.Equal(c.names, names) {
+		return c.used, c.etag
+	}
+	used := in.usedIn(names)
+	etag := renderETag(commit, used)
+	// Stored when the render resolved something or the composition is
+	// new; a render that merely reached other partials than the stored
+	// one (another section) computes its own list and tag.
+	if c == nil || !in.fresh && c.etag != "" {
+		return used, etag
+	}
+	next := &composition{gen: c.gen, parts: c.parts, names: names, used: used, etag: etag}
+	if in.fresh {
+		next.parts = make(map[string]resolved, len(c.parts)+len(in.seen))
+		maps.Copy(next.parts, c.parts)
+		for name, r := range in.seen {
+			if r.err == nil || r.err == render.ErrNoPartial {
+				next.parts[name] = r
+			}
+		}
+	}
+	m := &in.a.compose
+	m.mu.Lock()
+	if m.m == nil || len(m.m) >= maxComposeMemo {
+		m.m = map[composeKey]*composition{}
+	}
+	key := composeKey{as.ID, commit}
+	// A render that began under an older generation leaves a newer
+	// composition alone.
+	if old := m.m[key]; old == nil || old.gen <= next.gen {
+		m.m[key] = next
+	}
+	m.mu.Unlock()
+	return used, etag
 }
 
 // projectPrompt finds the prompt slug (or id) in project; nil when there
@@ -149,11 +268,12 @@ func (a *App) projectPrompt(ctx context.Context, project, slug string) (*quire.A
 func (in *includes) usedIn(names []string) []PartialUse {
 	out := make([]PartialUse, 0, len(names))
 	for _, n := range names {
-		for _, u := range in.used {
-			if u.Slug == n && !slices.Contains(out, u) {
-				out = append(out, u)
-				break
-			}
+		r, ok := in.seen[n]
+		if !ok && in.memo != nil {
+			r, ok = in.memo.parts[n]
+		}
+		if ok && r.err == nil && !slices.Contains(out, r.use) {
+			out = append(out, r.use)
 		}
 	}
 	return out
@@ -190,12 +310,15 @@ func (a *App) checkIncludes(ctx context.Context, as *quire.Asset, cp *compiledPr
 	return nil
 }
 
-// Dependent is a prompt whose live version or drafts include another.
+// Dependent is a prompt whose live version or drafts include another,
+// directly or through other prompts.
 type Dependent struct {
 	ID   string `json:"id"`
 	Slug string `json:"slug"`
-	// Versions are the including versions: the live one and the drafts,
-	// with the name each includes the prompt by.
+	// Direct says a version includes the prompt by name; otherwise every
+	// version listed reaches it only through other prompts (Via).
+	Direct bool `json:"direct"`
+	// Versions are the including versions: the live one and the drafts.
 	Versions []DependentVersion `json:"versions"`
 }
 
@@ -205,57 +328,198 @@ type DependentVersion struct {
 	State   string `json:"state"`
 	Live    bool   `json:"live"`
 	// Includes are the names the version includes the prompt by: its
-	// slug (the live version) or slug@N (a pinned one).
+	// slug (the live version) or slug@N (a pinned one); [] when it
+	// includes it only through others.
 	Includes []string `json:"includes"`
+	// Via are the names the version includes other prompts by whose
+	// included version (live, or the pinned one) includes the prompt,
+	// directly or further down: the first step of each path, whose own
+	// entry in the list shows the next. [] when it includes it only
+	// directly.
+	Via []string `json:"via"`
 }
 
-// Dependents lists the prompts of as's project (read access) whose live
-// version or drafts include as by name, so an editor knows what a change
-// touches. Dynamic names ({{>*var}}) depend on the variables and are not
+// Dependents lists the prompts of prompt ref's project (read access)
+// whose live version or drafts include it, directly or through other
+// prompts, so an editor knows everything a change touches: the direct
+// ones first, then the rest in the order of the project's prompts. A path
+// counts as a render would take it: through the live version of a prompt
+// included by slug and the published version N of one included by
+// slug@N. Dynamic names ({{>*var}}) depend on the variables and are not
 // followed.
-func (a *App) Dependents(ctx context.Context, as *quire.Asset) ([]Dependent, error) {
-	others, err := a.meta.Assets(ctx, quire.KindPrompt, as.ProjectID)
+func (a *App) Dependents(ctx context.Context, p *quire.Principal, ref string) (*quire.Asset, []Dependent, error) {
+	as, err := a.Asset(ctx, p, quire.KindPrompt, ref, quire.AccessRead)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	out := []Dependent{}
-	for _, o := range others {
+	g, err := a.includeGraph(ctx, as.ProjectID)
+	if err != nil {
+		return nil, nil, err
+	}
+	reaching := g.reaching(ctx, as.ID)
+	direct, indirect := []Dependent{}, []Dependent{}
+	for _, o := range g.prompts {
 		if o.ID == as.ID {
 			continue
 		}
-		vs, err := a.versions.Versions(ctx, o)
-		if err != nil {
-			return nil, err
-		}
 		d := Dependent{ID: o.ID, Slug: o.Slug}
-		for _, v := range vs {
+		for _, v := range g.versions[o.ID] {
 			if !v.Live && v.State != quire.StateDraft {
 				continue
 			}
-			c, err := a.prompts.PromptContent(ctx, o, v.Commit)
-			if err != nil {
-				continue // a broken layout includes nothing
+			dv := DependentVersion{Version: v.Number, State: string(v.State), Live: v.Live, Includes: []string{}, Via: []string{}}
+			for _, e := range g.edges(ctx, o, v) {
+				switch {
+				case e.to == nil:
+				case e.to.ID == as.ID: // by slug, even with a version it lacks
+					dv.Includes = append(dv.Includes, e.name)
+				case e.v != nil && reaching[nodeKey(e.to, e.v)]:
+					dv.Via = append(dv.Via, e.name)
+				}
 			}
-			cp, err := a.templates.get(v.Commit, c)
-			if err != nil {
-				continue
+			if len(dv.Includes)+len(dv.Via) > 0 {
+				d.Direct = d.Direct || len(dv.Includes) > 0
+				d.Versions = append(d.Versions, dv)
 			}
-			var names []string
+		}
+		switch {
+		case d.Direct:
+			direct = append(direct, d)
+		case len(d.Versions) > 0:
+			indirect = append(indirect, d)
+		}
+	}
+	return as, append(direct, indirect...), nil
+}
+
+// includeGraph is a project's prompts, their versions and, read on
+// demand, what each version includes: what Dependents walks.
+type includeGraph struct {
+	a        *App
+	prompts  []*quire.Asset
+	versions map[string][]*quire.Version // by prompt id
+	out      map[string][]includeEdge    // by nodeKey
+}
+
+// includeEdge is one name a version includes, and what a render takes
+// for it: the prompt (nil when none has the slug) and its live or pinned
+// published version (nil when it has none).
+type includeEdge struct {
+	name string
+	to   *quire.Asset
+	v    *quire.Version
+}
+
+func nodeKey(p *quire.Asset, v *quire.Version) string { return p.ID + "@" + v.Commit }
+
+func (a *App) includeGraph(ctx context.Context, project string) (*includeGraph, error) {
+	ps, err := a.meta.Assets(ctx, quire.KindPrompt, project)
+	if err != nil {
+		return nil, err
+	}
+	g := &includeGraph{a: a, prompts: ps, versions: map[string][]*quire.Version{}, out: map[string][]includeEdge{}}
+	for _, p := range ps {
+		vs, err := a.versions.Versions(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		g.versions[p.ID] = vs
+	}
+	return g, nil
+}
+
+// edges lists the names version v of prompt p includes, each once; a
+// version whose layout or templates are broken includes nothing.
+func (g *includeGraph) edges(ctx context.Context, p *quire.Asset, v *quire.Version) []includeEdge {
+	key := nodeKey(p, v)
+	if es, ok := g.out[key]; ok {
+		return es
+	}
+	var es []includeEdge
+	if c, err := g.a.prompts.PromptContent(ctx, p, v.Commit); err == nil {
+		if cp, err := g.a.templates.get(v.Commit, c); err == nil {
 			for _, t := range cp.all() {
 				for _, n := range t.PartialNames() {
-					slug, _, ok := splitPartial(n)
-					if ok && (slug == as.Slug || slug == as.ID) && !slices.Contains(names, n) {
-						names = append(names, n)
+					if !slices.ContainsFunc(es, func(e includeEdge) bool { return e.name == n }) {
+						to, tv := g.resolve(n)
+						es = append(es, includeEdge{n, to, tv})
 					}
 				}
 			}
-			if len(names) > 0 {
-				d.Versions = append(d.Versions, DependentVersion{Version: v.Number, State: string(v.State), Live: v.Live, Includes: names})
-			}
-		}
-		if len(d.Versions) > 0 {
-			out = append(out, d)
 		}
 	}
-	return out, nil
+	g.out[key] = es
+	return es
+}
+
+// resolve finds what a render includes for name: the prompt and its live
+// version, or its published version N.
+func (g *includeGraph) resolve(name string) (*quire.Asset, *quire.Version) {
+	slug, n, ok := splitPartial(name)
+	if !ok {
+		return nil, nil
+	}
+	i := slices.IndexFunc(g.prompts, func(p *quire.Asset) bool { return p.Slug == slug || p.ID == slug })
+	if i < 0 {
+		return nil, nil
+	}
+	p := g.prompts[i]
+	for _, v := range g.versions[p.ID] {
+		if n == 0 && v.Live || n > 0 && v.Number == n && v.State == quire.StatePublished {
+			return p, v
+		}
+	}
+	return p, nil
+}
+
+// reaching returns the versions (by nodeKey) that include the prompt
+// target directly or further down, among those a live version or draft
+// of the project's prompts leads to: first every such version and what
+// it includes, then, until nothing changes, each version that includes
+// target or one already known to reach it. Cycles (refused at publish,
+// but a draft may hold one) end nothing early.
+func (g *includeGraph) reaching(ctx context.Context, target string) map[string]bool {
+	type node struct {
+		p *quire.Asset
+		v *quire.Version
+	}
+	var nodes []node
+	seen := map[string]bool{}
+	var visit func(p *quire.Asset, v *quire.Version)
+	visit = func(p *quire.Asset, v *quire.Version) {
+		if p.ID == target || seen[nodeKey(p, v)] {
+			return
+		}
+		seen[nodeKey(p, v)] = true
+		nodes = append(nodes, node{p, v})
+		for _, e := range g.edges(ctx, p, v) {
+			if e.to != nil && e.v != nil {
+				visit(e.to, e.v)
+			}
+		}
+	}
+	for _, p := range g.prompts {
+		for _, v := range g.versions[p.ID] {
+			if v.Live || v.State == quire.StateDraft {
+				visit(p, v)
+			}
+		}
+	}
+	reach := map[string]bool{}
+	for changed := true; changed; {
+		changed = false
+		for _, n := range nodes {
+			key := nodeKey(n.p, n.v)
+			if reach[key] {
+				continue
+			}
+			for _, e := range g.edges(ctx, n.p, n.v) {
+				if e.to != nil && (e.to.ID == target || e.v != nil && reach[nodeKey(e.to, e.v)]) {
+					reach[key], changed = true, true
+					break
+				}
+			}
+		}
+	}
+	return reach
 }

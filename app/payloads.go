@@ -36,10 +36,18 @@ func (a *App) applyPayload(in *PayloadInput, pl *quire.Payload) error {
 	return nil
 }
 
-// CreatePayload adds a payload to prompt as (write access).
-func (a *App) CreatePayload(ctx context.Context, p *quire.Principal, as *quire.Asset, in *PayloadInput) (*quire.Payload, error) {
+// CreatePayload adds a payload to prompt ref (write access).
+func (a *App) CreatePayload(ctx context.Context, p *quire.Principal, ref string, in Input[PayloadInput]) (*quire.Payload, error) {
+	as, err := a.Asset(ctx, p, quire.KindPrompt, ref, quire.AccessWrite)
+	if err != nil {
+		return nil, err
+	}
+	req, err := in()
+	if err != nil {
+		return nil, err
+	}
 	pl := &quire.Payload{CreatedBy: p.User.ID}
-	if err := a.applyPayload(in, pl); err != nil {
+	if err := a.applyPayload(&req, pl); err != nil {
 		return nil, err
 	}
 	if err := a.payloads.CreatePayload(ctx, p.Actor(), as, pl); err != nil {
@@ -48,31 +56,72 @@ func (a *App) CreatePayload(ctx context.Context, p *quire.Principal, as *quire.A
 	return pl, nil
 }
 
-// Payloads lists the payloads of prompt as (read access).
-func (a *App) Payloads(ctx context.Context, as *quire.Asset) ([]*quire.Payload, error) {
-	return a.payloads.Payloads(ctx, as)
+// Payloads lists a page of the payloads of prompt ref (read access).
+func (a *App) Payloads(ctx context.Context, p *quire.Principal, ref string, opts Input[quire.ListOptions]) ([]*quire.Payload, string, error) {
+	as, err := a.Asset(ctx, p, quire.KindPrompt, ref, quire.AccessRead)
+	if err != nil {
+		return nil, "", err
+	}
+	o, err := opts()
+	if err != nil {
+		return nil, "", err
+	}
+	all, err := a.payloads.Payloads(ctx, as)
+	if err != nil {
+		return nil, "", err
+	}
+	return Page(all, o)
 }
 
-// Payload returns payload id of prompt as (read access). An id that is
-// not a UUID is simply not found.
-func (a *App) Payload(ctx context.Context, as *quire.Asset, id string) (*quire.Payload, error) {
+// Payload returns payload id of prompt ref (read access).
+func (a *App) Payload(ctx context.Context, p *quire.Principal, ref, id string) (*quire.Payload, error) {
+	as, err := a.Asset(ctx, p, quire.KindPrompt, ref, quire.AccessRead)
+	if err != nil {
+		return nil, err
+	}
+	return a.payload(ctx, as, id)
+}
+
+// payload returns payload id of prompt as. An id that is not a UUID is
+// simply not found.
+func (a *App) payload(ctx context.Context, as *quire.Asset, id string) (*quire.Payload, error) {
 	if err := validPayloadID(id); err != nil {
 		return nil, err
 	}
 	return a.payloads.Payload(ctx, as, id)
 }
 
-// UpdatePayload replaces the variables of pl, a payload of prompt as
-// (write access) read with Payload, and its name when in has one.
-func (a *App) UpdatePayload(ctx context.Context, p *quire.Principal, as *quire.Asset, pl *quire.Payload, in *PayloadInput) error {
-	if err := a.applyPayload(in, pl); err != nil {
-		return err
+// UpdatePayload replaces the variables of payload id of prompt ref (write
+// access), and its name when the input has one. The payload is read
+// before the input, so a missing one is ENOTFOUND whatever the input.
+func (a *App) UpdatePayload(ctx context.Context, p *quire.Principal, ref, id string, in Input[PayloadInput]) (*quire.Payload, error) {
+	as, err := a.Asset(ctx, p, quire.KindPrompt, ref, quire.AccessWrite)
+	if err != nil {
+		return nil, err
 	}
-	return a.payloads.UpdatePayload(ctx, p.Actor(), as, pl)
+	pl, err := a.payload(ctx, as, id)
+	if err != nil {
+		return nil, err
+	}
+	req, err := in()
+	if err != nil {
+		return nil, err
+	}
+	if err := a.applyPayload(&req, pl); err != nil {
+		return nil, err
+	}
+	if err := a.payloads.UpdatePayload(ctx, p.Actor(), as, pl); err != nil {
+		return nil, err
+	}
+	return pl, nil
 }
 
-// DeletePayload deletes payload id of prompt as (write access).
-func (a *App) DeletePayload(ctx context.Context, p *quire.Principal, as *quire.Asset, id string) error {
+// DeletePayload deletes payload id of prompt ref (write access).
+func (a *App) DeletePayload(ctx context.Context, p *quire.Principal, ref, id string) error {
+	as, err := a.Asset(ctx, p, quire.KindPrompt, ref, quire.AccessWrite)
+	if err != nil {
+		return err
+	}
 	if err := validPayloadID(id); err != nil {
 		return err
 	}

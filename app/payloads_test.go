@@ -51,13 +51,11 @@ var payloadCases = []struct {
 }
 
 func TestCreatePayload(t *testing.T) {
-	p := &quire.Principal{User: &quire.User{ID: "u1"}}
-	as := &quire.Asset{ID: "p1"}
 	for _, tc := range payloadCases {
 		t.Run(tc.name, func(t *testing.T) {
 			store := &memPayloads{m: map[string]*quire.Payload{}}
-			a := New(Config{Payloads: store})
-			pl, err := a.CreatePayload(context.Background(), p, as, &tc.in)
+			a := New(Config{Meta: fakeMeta{}, Payloads: store})
+			pl, err := a.CreatePayload(context.Background(), owner, "p1", given(tc.in))
 			if tc.code != "" {
 				if quire.ErrorCode(err) != tc.code || len(store.m) != 0 {
 					t.Fatalf("err = %v, stored %d; want %s and nothing stored", err, len(store.m), tc.code)
@@ -77,35 +75,32 @@ func TestCreatePayload(t *testing.T) {
 // TestUpdatePayload checks a replacement without a name keeps the name,
 // and the payload it renders with after is the new one.
 func TestUpdatePayload(t *testing.T) {
-	p := &quire.Principal{User: &quire.User{ID: "u1"}}
-	as := &quire.Asset{ID: "p1"}
 	store := &memPayloads{m: map[string]*quire.Payload{}}
-	a := New(Config{Payloads: store, Prompts: fakePrompts{}, Versions: fakeVersions{}})
+	a := New(Config{Meta: fakeMeta{}, Payloads: store, Prompts: fakePrompts{}, Versions: fakeVersions{}})
 	ctx := context.Background()
-	if _, err := a.CreatePayload(ctx, p, as, &PayloadInput{Variables: json.RawMessage(`{"name":"Old","topic":"t"}`), Name: ptr("keep")}); err != nil {
+	if _, err := a.CreatePayload(ctx, owner, "p1", given(PayloadInput{Variables: json.RawMessage(`{"name":"Old","topic":"t"}`), Name: ptr("keep")})); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Payload(ctx, as, "not-a-uuid"); quire.ErrorCode(err) != quire.ENOTFOUND {
+	if _, err := a.Payload(ctx, owner, "p1", "not-a-uuid"); quire.ErrorCode(err) != quire.ENOTFOUND {
 		t.Fatalf("malformed id: %v", err)
 	}
-	pl, err := a.Payload(ctx, as, payloadID)
-	if err != nil {
+	if _, err := a.Payload(ctx, owner, "p1", payloadID); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.UpdatePayload(ctx, p, as, pl, &PayloadInput{Variables: json.RawMessage(`{"name": "New", "topic": "t"}`)}); err != nil {
+	if _, err := a.UpdatePayload(ctx, owner, "p1", payloadID, given(PayloadInput{Variables: json.RawMessage(`{"name": "New", "topic": "t"}`)})); err != nil {
 		t.Fatal(err)
 	}
 	if got := store.m[payloadID]; got.Name != "keep" || string(got.Variables) != `{"name":"New","topic":"t"}` {
 		t.Fatalf("stored %+v", got)
 	}
-	r, err := a.Render(ctx, as, RenderRequest{PayloadID: payloadID})
+	r, err := a.Render(ctx, owner, "p1", given(RenderRequest{PayloadID: payloadID}))
 	if err != nil || *r.Text != "Hello New, about t." {
 		t.Fatalf("render after update: %v, %v", r.Text, err)
 	}
-	if err := a.UpdatePayload(ctx, p, as, pl, &PayloadInput{Variables: json.RawMessage(`"x"`)}); quire.ErrorCode(err) != quire.EINVALID {
+	if _, err := a.UpdatePayload(ctx, owner, "p1", payloadID, given(PayloadInput{Variables: json.RawMessage(`"x"`)})); quire.ErrorCode(err) != quire.EINVALID {
 		t.Fatalf("bad update: %v", err)
 	}
-	if err := a.DeletePayload(ctx, p, as, "nope"); quire.ErrorCode(err) != quire.ENOTFOUND {
+	if err := a.DeletePayload(ctx, owner, "p1", "nope"); quire.ErrorCode(err) != quire.ENOTFOUND {
 		t.Fatalf("delete of a malformed id: %v", err)
 	}
 }

@@ -88,8 +88,16 @@ func (a *App) Projects(ctx context.Context, p *quire.Principal) ([]*quire.Projec
 	return visible, nil
 }
 
-// UpdateProject changes project ref's name, slug or description.
-func (a *App) UpdateProject(ctx context.Context, p *quire.Principal, ref string, in Input[MetaEdit]) (*quire.Project, error) {
+// ProjectEdit is a change to a project: its metadata and its review
+// policy (nil: unchanged).
+type ProjectEdit struct {
+	MetaEdit
+	ReviewPolicy *quire.ReviewPolicy
+}
+
+// UpdateProject changes project ref's name, slug, description or review
+// policy.
+func (a *App) UpdateProject(ctx context.Context, p *quire.Principal, ref string, in Input[ProjectEdit]) (*quire.Project, error) {
 	pr, err := a.Project(ctx, p, ref, quire.AccessAdmin)
 	if err != nil {
 		return nil, err
@@ -98,8 +106,14 @@ func (a *App) UpdateProject(ctx context.Context, p *quire.Principal, ref string,
 	if err != nil {
 		return nil, err
 	}
-	if err := a.ApplyMeta(e, false, &pr.Name, &pr.Slug, &pr.Description); err != nil {
+	if err := a.ApplyMeta(e.MetaEdit, false, &pr.Name, &pr.Slug, &pr.Description); err != nil {
 		return nil, err
+	}
+	if e.ReviewPolicy != nil {
+		if err := checkPolicy(e.ReviewPolicy); err != nil {
+			return nil, err
+		}
+		pr.ReviewPolicy = e.ReviewPolicy
 	}
 	if err := a.meta.UpdateProject(ctx, p.Actor(), pr); err != nil {
 		return nil, err

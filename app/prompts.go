@@ -12,9 +12,9 @@ import (
 
 // Prompts are assets like skills: their life cycle is the versions' (the
 // use cases there serve both kinds). Here: the content of prompt
-// versions, their variables, live reads and the cache purge. Methods
-// taking an *quire.Asset expect one from Asset, AssetIn or ProjectAsset,
-// which authorized the caller for the access the method names.
+// versions, their variables, live reads and the cache purge. Each use
+// case resolves the prompt and authorizes the caller once (access.go),
+// and only then reads its input (an Input) and calls the stores.
 
 // PromptEdit creates or edits a prompt version's content. Fields left nil
 // keep what the version (or its base) has; a template replaces messages
@@ -80,51 +80,87 @@ func (e *PromptEdit) apply(cur *quire.PromptContent) *quire.PromptContent {
 	return &c
 }
 
-// CreatePromptVersion opens a draft of prompt as (write access) from base
-// and writes e into it. A draft whose content cannot be written is
-// deleted again: no half-made draft is left behind.
-func (a *App) CreatePromptVersion(ctx context.Context, p *quire.Principal, as *quire.Asset, base quire.Base, e *PromptEdit) (*quire.Version, error) {
-	if err := e.Check(a.limits); err != nil {
-		return nil, err
-	}
-	by := p.Actor()
-	v, err := a.versions.CreateVersion(ctx, by, as, base, nil)
-	if err != nil {
-		return nil, err
-	}
-	if e.Empty() {
-		return v, nil
-	}
-	nv, err := a.prompts.EditPrompt(ctx, by, as, v.Number, e.apply, v.Commit)
-	if err != nil {
-		a.versions.DeleteVersion(context.WithoutCancel(ctx), by, as, v.Number)
-		return nil, err
-	}
-	return nv, nil
+// NewPromptVersion is what creating a prompt version takes: the base the
+// draft opens from and the content written into it.
+type NewPromptVersion struct {
+	Base quire.Base
+	Edit PromptEdit
+	// BaseErr is why the door could not read the base; it is reported
+	// once the content has been checked.
+	BaseErr error
 }
 
-// UpdatePromptVersion edits draft n of prompt as (write access): ECONFLICT
+// CreatePromptVersion opens a draft of prompt ref (write access) from the
+// input's base and writes its content into it. The content is checked
+// before anything is written, and a draft whose content cannot be written
+// is deleted again: no half-made draft is left behind.
+func (a *App) CreatePromptVersion(ctx context.Context, p *quire.Principal, ref string, in Input[NewPromptVersion]) (*quire.Asset, *quire.Version, error) {
+	as, err := a.Asset(ctx, p, quire.KindPrompt, ref, quire.AccessWrite)
+	if err != nil {
+		return nil, nil, err
+	}
+	nv, err := in()
+	if err != nil {
+		return nil, nil, err
+	}
+	e := &nv.Edit
+	if err := e.Check(a.limits); err != nil {
+		return nil, nil, err
+	}
+	if nv.BaseErr != nil {
+		return nil, nil, nv.BaseErr
+	}
+	by := p.Actor()
+	v, err := a.versions.CreateVersion(ctx, by, as, nv.Base, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	if e.Empty() {
+		return as, v, nil
+	}
+	edited, err := a.prompts.EditPrompt(ctx, by, as, v.Number, e.apply, v.Commit)
+	if err != nil {
+		a.versions.DeleteVersion(context.WithoutCancel(ctx), by, as, v.Number)
+		return nil, nil, err
+	}
+	return as, edited, nil
+}
+
+// UpdatePromptVersion edits draft n of prompt ref (write access): ECONFLICT
 // for a version in any other state, EPRECONDITION when ifMatch is set and
 // names another commit. The edit applies to the content the draft holds
 // under the store's lock, so concurrent edits queue.
-func (a *App) UpdatePromptVersion(ctx context.Context, p *quire.Principal, as *quire.Asset, n int, e *PromptEdit, ifMatch string) (*quire.Version, error) {
+func (a *App) UpdatePromptVersion(ctx context.Context, p *quire.Principal, ref string, n int, in Input[PromptEdit], ifMatch string) (*quire.Asset, *quire.Version, error) {
+	as, err := a.Asset(ctx, p, quire.KindPrompt, ref, quire.AccessWrite)
+	if err != nil {
+		return nil, nil, err
+	}
+	e, err := in()
+	if err != nil {
+		return nil, nil, err
+	}
 	if err := e.Check(a.limits); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	v, err := a.versions.Version(ctx, as, n)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if v.State != quire.StateDraft {
-		return nil, quire.Errorf(quire.ECONFLICT, "version %d is %s; only a draft can be changed", n, v.State)
+		return nil, nil, quire.Errorf(quire.ECONFLICT, "version %d is %s; only a draft can be changed", n, v.State)
 	}
 	if ifMatch = precondition(ifMatch); ifMatch != "" && ifMatch != v.Commit {
-		return nil, quire.Errorf(quire.EPRECONDITION, "version %d is at %s, not %s", n, v.Commit, ifMatch)
+		return nil, nil, quire.Errorf(quire.EPRECONDITION, "version %d is at %s, not %s", n, v.Commit, ifMatch)
 	}
-	return a.prompts.EditPrompt(ctx, p.Actor(), as, n, e.apply, ifMatch)
+	v, err = a.prompts.EditPrompt(ctx, p.Actor(), as, n, e.apply, ifMatch)
+	if err != nil {
+		return nil, nil, err
+	}
+	return as, v, nil
 }
 
-// PromptContent returns the content of prompt as at commit.
+// PromptContent returns the content of prompt as at commit; as is one a
+// use case returned, so the caller may read it.
 func (a *App) PromptContent(ctx context.Context, as *quire.Asset, commit string) (*quire.PromptContent, error) {
 	return a.prompts.PromptContent(ctx, as, commit)
 }
@@ -207,57 +243,68 @@ type PromptVariables struct {
 	Schema json.RawMessage
 }
 
-// PromptVariables lists the tags of version n of prompt as (read access),
-// each once, in the order the templates use them.
-func (a *App) PromptVariables(ctx context.Context, as *quire.Asset, n int) (*PromptVariables, error) {
+// PromptVariables lists the tags of version n of prompt ref (read
+// access), each once, in the order the templates use them.
+func (a *App) PromptVariables(ctx context.Context, p *quire.Principal, ref string, n int) (*quire.Asset, *PromptVariables, error) {
+	as, err := a.Asset(ctx, p, quire.KindPrompt, ref, quire.AccessRead)
+	if err != nil {
+		return nil, nil, err
+	}
 	v, err := a.versions.Version(ctx, as, n)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	content, err := a.prompts.PromptContent(ctx, as, v.Commit)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cp, err := a.templates.get(v.Commit, content)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := variablesOf(cp, content)
 	out.Commit = v.Commit
-	return out, nil
+	return as, out, nil
 }
 
-// LiveCommit resolves prompt ref for p (read access) and returns it with
-// the commit of its live version: one ref read, so a door can answer a
-// conditional request before reading any content. No live version is
-// ENOTFOUND.
-func (a *App) LiveCommit(ctx context.Context, p *quire.Principal, ref string) (*quire.Asset, string, error) {
+// LivePrompt resolves prompt ref for p (read access) and reads its live
+// version; no live version is ENOTFOUND. unchanged, when set, hears the
+// live commit first (one ref read, so a door can answer a conditional
+// request before any content is read): when it reports the caller holds
+// that commit already, nothing more is read and the version is nil.
+func (a *App) LivePrompt(ctx context.Context, p *quire.Principal, ref string, unchanged func(commit string) bool) (*quire.Asset, *quire.PromptVersion, error) {
 	as, err := a.Asset(ctx, p, quire.KindPrompt, ref, quire.AccessRead)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	commit, err := a.prompts.LiveCommit(ctx, as)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	if commit == "" {
-		return nil, "", quire.Errorf(quire.ENOTFOUND, "no live version: publish one first")
+		return nil, nil, quire.Errorf(quire.ENOTFOUND, "no live version: publish one first")
 	}
-	return as, commit, nil
+	if unchanged != nil && unchanged(commit) {
+		return as, nil, nil
+	}
+	pv, err := a.livePromptAt(ctx, as, commit)
+	if err != nil {
+		return nil, nil, err
+	}
+	return as, pv, nil
 }
 
-// livePromptAt is a prompt store that can read the live version at a
+// liveAtStore is a prompt store that can read the live version at a
 // commit the caller has just read, skipping a second ref read (the prompt
 // cache does).
-type livePromptAt interface {
+type liveAtStore interface {
 	LivePromptAt(ctx context.Context, a *quire.Asset, commit string) (*quire.PromptVersion, error)
 }
 
-// LivePrompt reads the live version of prompt as, whose commit LiveCommit
-// has just returned: the prompt cache then skips reading the ref again
-// (one file open per request on the hot path); a plain store reads it
-// again.
-func (a *App) LivePrompt(ctx context.Context, as *quire.Asset, commit string) (*quire.PromptVersion, error) {
+// livePromptAt reads the live version of prompt as at commit, which was
+// just read from its ref: the cache then skips reading the ref again (one
+// file open per request on the hot path); a plain store reads it again.
+func (a *App) livePromptAt(ctx context.Context, as *quire.Asset, commit string) (*quire.PromptVersion, error) {
 	if a.liveAt != nil {
 		return a.liveAt.LivePromptAt(ctx, as, commit)
 	}

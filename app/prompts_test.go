@@ -47,12 +47,11 @@ var updateCases = []struct {
 }
 
 func TestUpdatePromptVersion(t *testing.T) {
-	p := &quire.Principal{User: &quire.User{ID: "u1"}}
 	for _, tc := range updateCases {
 		t.Run(tc.name, func(t *testing.T) {
 			store := &editingPrompts{}
-			a := New(Config{Versions: fakeVersions{}, Prompts: store})
-			v, err := a.UpdatePromptVersion(context.Background(), p, &quire.Asset{ID: "p1"}, tc.n, &tc.edit, tc.ifMatch)
+			a := New(Config{Meta: fakeMeta{}, Versions: fakeVersions{}, Prompts: store})
+			_, v, err := a.UpdatePromptVersion(context.Background(), owner, "p1", tc.n, given(tc.edit), tc.ifMatch)
 			if tc.code != "" {
 				if quire.ErrorCode(err) != tc.code || store.got != nil {
 					t.Fatalf("err = %v, edited %v; want %s and no edit", err, store.got, tc.code)

@@ -27,29 +27,53 @@ type RenderRequest struct {
 // for a chat prompt, with the version's model configuration, the
 // partials it included and its entity tag.
 type Rendered struct {
+	PromptID    string
 	Version     int
 	Commit      string
 	Text        *string
 	Messages    []quire.Message
 	Model       string
 	ModelParams json.RawMessage
-	// Partials are the prompts included, in order of first use; never nil.
+	// Partials are the prompts included, in order of first use; never
+	// nil, and possibly shared with other renders: read it only.
 	Partials []PartialUse
 	// ETag is the version's commit, or when it includes partials a hash
 	// of it and theirs: it changes when any included text does.
 	ETag string
 }
 
-// Render renders prompt as (resolved and authorized for read by Asset or
-// ProjectAsset) and counts the render. It is the hot path: the live
+// Render resolves prompt ref for p (read access), reads the request and
+// renders the prompt; it counts the render. It is the hot path: the live
 // content comes from the prompt store (the cache), the parsed templates
 // from a memo keyed by commit, each partial from its live commit (one ref
 // read) and the same memo.
-func (a *App) Render(ctx context.Context, as *quire.Asset, req RenderRequest) (Rendered, error) {
+func (a *App) Render(ctx context.Context, p *quire.Principal, ref string, in Input[RenderRequest]) (Rendered, error) {
+	as, err := a.Asset(ctx, p, quire.KindPrompt, ref, quire.AccessRead)
+	if err != nil {
+		return Rendered{}, err
+	}
+	return a.render(ctx, as, in)
+}
+
+// RenderInProject is Render with the prompt named within a project: the
+// project by id or slug, the prompt by slug (or id) within it.
+func (a *App) RenderInProject(ctx context.Context, p *quire.Principal, project, ref string, in Input[RenderRequest]) (Rendered, error) {
+	as, _, err := a.ProjectAsset(ctx, p, project, quire.KindPrompt, ref, quire.AccessRead)
+	if err != nil {
+		return Rendered{}, err
+	}
+	return a.render(ctx, as, in)
+}
+
+// render renders prompt as, which the caller may read, with the request in.
+func (a *App) render(ctx context.Context, as *quire.Asset, in Input[RenderRequest]) (Rendered, error) {
+	req, err := in()
+	if err != nil {
+		return Rendered{}, err
+	}
 	var (
 		v       *quire.Version
 		content *quire.PromptContent
-		err     error
 	)
 	if req.Version != nil {
 		if *req.Version <= 0 {
@@ -100,9 +124,14 @@ func (a *App) renderCompiled(ctx context.Context, as *quire.Asset, v *quire.Vers
 			return Rendered{}, schemaError(errs)
 		}
 	}
-	in := a.includes(ctx, as)
-	opts := render.Options{Partials: in, Name: as.Slug}
-	out := Rendered{Version: v.Number, Commit: v.Commit, Model: content.Model, ModelParams: content.ModelParams}
+	// A template with no include tag needs no resolver (nor the memo).
+	var in *includes
+	opts := render.Options{Name: as.Slug}
+	if cp.includes {
+		in = a.composed(ctx, as, v.Commit)
+		opts.Partials = in
+	}
+	out := Rendered{PromptID: as.ID, Version: v.Number, Commit: v.Commit, Model: content.Model, ModelParams: content.ModelParams}
 	var names []string
 	switch {
 	case cp.text != nil:
@@ -160,8 +189,11 @@ func (a *App) renderCompiled(ctx context.Context, as *quire.Asset, v *quire.Vers
 	default:
 		return Rendered{}, quire.Errorf(quire.EUNPROCESSABLE, "version %d has no template", v.Number)
 	}
-	out.Partials = in.usedIn(names)
-	out.ETag = renderETag(v.Commit, out.Partials)
+	if in == nil {
+		out.Partials, out.ETag = []PartialUse{}, v.Commit
+	} else {
+		out.Partials, out.ETag = in.finish(as, v.Commit, names)
+	}
 	return out, nil
 }
 
@@ -216,7 +248,7 @@ func (a *App) DecodeVariables(raw json.RawMessage, required bool) (render.Vars, 
 
 // payloadVariables returns the variables of one of as's payloads.
 func (a *App) payloadVariables(ctx context.Context, as *quire.Asset, id string) (render.Vars, error) {
-	p, err := a.Payload(ctx, as, id)
+	p, err := a.payload(ctx, as, id)
 	if err != nil {
 		return nil, err
 	}
@@ -225,11 +257,13 @@ func (a *App) payloadVariables(ctx context.Context, as *quire.Asset, id string) 
 
 // compiledPrompt is the parsed templates of one commit: a text
 // template, or one per message (nil for a placeholder), and the
-// variables' schema if the version has one.
+// variables' schema if the version has one. includes says a template
+// has a partial or parent tag.
 type compiledPrompt struct {
-	text   *render.Template
-	msgs   []*render.Template
-	schema *jsonschema.Schema
+	text     *render.Template
+	msgs     []*render.Template
+	schema   *jsonschema.Schema
+	includes bool
 }
 
 func (cp *compiledPrompt) all() []*render.Template {
@@ -257,7 +291,7 @@ func compile(c *quire.PromptContent) (*compiledPrompt, error) {
 		if err != nil {
 			return nil, err
 		}
-		cp.text = t
+		cp.text, cp.includes = t, t.Includes()
 		return cp, nil
 	}
 	for i, m := range c.Messages {
@@ -270,6 +304,7 @@ func compile(c *quire.PromptContent) (*compiledPrompt, error) {
 			return nil, quire.Errorf(quire.EUNPROCESSABLE, "messages[%d]: %s", i, quire.ErrorMessage(err))
 		}
 		cp.msgs = append(cp.msgs, t)
+		cp.includes = cp.includes || t.Includes()
 	}
 	return cp, nil
 }

@@ -77,8 +77,29 @@ func (u *countingUsage) RecordRender(_ context.Context, promptID string, version
 	return nil
 }
 
+// fakeMeta holds any prompt asked for, by its id, in project pr1, where
+// user u1 is an owner: the use cases resolve and authorize through it.
+type fakeMeta struct{ quire.MetaStore }
+
+func (fakeMeta) FindAssets(_ context.Context, kind quire.Kind, ref string) ([]*quire.Asset, error) {
+	return []*quire.Asset{{ID: ref, Slug: ref, Kind: kind, ProjectID: "pr1"}}, nil
+}
+
+func (fakeMeta) Project(_ context.Context, ref string) (*quire.Project, error) {
+	if ref != "pr1" {
+		return nil, quire.Errorf(quire.ENOTFOUND, "project not found")
+	}
+	return &quire.Project{ID: "pr1", Slug: "pr1", Members: []quire.Member{{UserID: "u1", Role: quire.ProjectOwner}}}, nil
+}
+
+// owner is the principal of the use case tests: an owner of project pr1.
+var owner = &quire.Principal{User: &quire.User{ID: "u1"}}
+
+// given is the Input of a use case that the door has decoded as v.
+func given[T any](v T) Input[T] { return func() (T, error) { return v, nil } }
+
 func newRenderApp(u quire.Usage, lost func(context.Context, string, int, error)) *App {
-	return New(Config{Versions: fakeVersions{}, Prompts: fakePrompts{}, Payloads: fakePayloads{}, Usage: u, UsageLost: lost})
+	return New(Config{Meta: fakeMeta{}, Versions: fakeVersions{}, Prompts: fakePrompts{}, Payloads: fakePayloads{}, Usage: u, UsageLost: lost})
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -117,12 +138,11 @@ var renderCases = []struct {
 }
 
 func TestRender(t *testing.T) {
-	as := &quire.Asset{ID: "p1", Kind: quire.KindPrompt}
 	for _, tc := range renderCases {
 		t.Run(tc.name, func(t *testing.T) {
 			u := &countingUsage{}
 			a := newRenderApp(u, nil)
-			got, err := a.Render(context.Background(), as, tc.req)
+			got, err := a.Render(context.Background(), owner, "p1", given(tc.req))
 			if tc.code != "" {
 				if quire.ErrorCode(err) != tc.code || !strings.Contains(quire.ErrorMessage(err), tc.errSubstr) {
 					t.Fatalf("err = %v (%s), want %s containing %q", err, quire.ErrorCode(err), tc.code, tc.errSubstr)
@@ -135,7 +155,7 @@ func TestRender(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Version != tc.version || got.Commit != versions[tc.version].Commit || got.Model != tc.model {
+			if got.PromptID != "p1" || got.Version != tc.version || got.Commit != versions[tc.version].Commit || got.Model != tc.model {
 				t.Fatalf("rendered version %d at %s model %q, want %d at %s model %q", got.Version, got.Commit, got.Model, tc.version, versions[tc.version].Commit, tc.model)
 			}
 			switch {
@@ -180,14 +200,14 @@ func TestRenderUsageLost(t *testing.T) {
 		}
 		lost = append(lost, err)
 	})
-	if _, err := a.Render(context.Background(), &quire.Asset{ID: "p1"}, RenderRequest{Vars: render.Vars{"name": "a", "topic": "b"}}); err != nil {
+	if _, err := a.Render(context.Background(), owner, "p1", given(RenderRequest{Vars: render.Vars{"name": "a", "topic": "b"}})); err != nil {
 		t.Fatal(err)
 	}
 	if len(lost) != 1 {
 		t.Fatalf("UsageLost heard %d failures, want 1", len(lost))
 	}
 	// Without usage at all, nothing is counted and nothing is lost.
-	if _, err := newRenderApp(nil, nil).Render(context.Background(), &quire.Asset{ID: "p1"}, RenderRequest{Vars: render.Vars{"name": "a", "topic": "b"}}); err != nil {
+	if _, err := newRenderApp(nil, nil).Render(context.Background(), owner, "p1", given(RenderRequest{Vars: render.Vars{"name": "a", "topic": "b"}})); err != nil {
 		t.Fatal(err)
 	}
 }

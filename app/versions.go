@@ -64,20 +64,58 @@ func (a *App) DeleteVersion(ctx context.Context, p *quire.Principal, kind quire.
 	if err != nil {
 		return err
 	}
-	return a.versions.DeleteVersion(ctx, p.Actor(), as, n)
+	if err := a.versions.DeleteVersion(ctx, p.Actor(), as, n); err != nil {
+		return err
+	}
+	a.draftGone(ctx, p, as, n)
+	return nil
+}
+
+// draftGone records the close of the open review of draft n, now deleted
+// or archived. The draft is gone either way, so the review reads as closed
+// even when this record fails: that failure is not the caller's.
+func (a *App) draftGone(ctx context.Context, p *quire.Principal, as *quire.Asset, n int) {
+	if a.reviews == nil {
+		return
+	}
+	if err := a.reviews.CloseDraftReview(ctx, p.Actor(), as, n); err == nil {
+		a.reviewDone(ctx, p, as, ReviewClosedEvent, &quire.Review{Version: n, State: quire.ReviewClosed})
+	}
 }
 
 // PublishVersion publishes draft n and makes it live, once it passes its
 // kind's publish check.
 func (a *App) PublishVersion(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, n int) (*quire.Asset, *quire.Version, error) {
-	as, err := a.Asset(ctx, p, kind, ref, quire.AccessWrite)
+	return a.PublishVersionWith(ctx, p, kind, ref, n, func() (PublishOptions, error) { return PublishOptions{}, nil })
+}
+
+// PublishVersionWith is PublishVersion with review options: the project's
+// review policy gates the publish, under the same lock, and the draft's
+// open review is merged by it (reviews.go).
+func (a *App) PublishVersionWith(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, n int, in Input[PublishOptions]) (*quire.Asset, *quire.Version, error) {
+	as, pr, err := a.AssetIn(ctx, p, kind, ref, quire.AccessWrite)
 	if err != nil {
 		return nil, nil, err
 	}
-	v, err := a.versions.PublishVersion(ctx, p.Actor(), as, n, a.publishCheck(ctx, as, n))
+	o, err := in()
 	if err != nil {
 		return nil, nil, err
 	}
+	if a.reviews == nil {
+		if o.Override {
+			return nil, nil, quire.Errorf(quire.EINVALID, "this server keeps no reviews to override")
+		}
+		v, err := a.versions.PublishVersion(ctx, p.Actor(), as, n, a.publishCheck(ctx, as, n))
+		if err != nil {
+			return nil, nil, err
+		}
+		return as, v, nil
+	}
+	v, err := a.reviews.PublishReviewed(ctx, p.Actor(), as, n, a.publishCheck(ctx, as, n), a.reviewGate(p, pr, o))
+	if err != nil {
+		return nil, nil, err
+	}
+	a.reviewDone(ctx, p, as, ReviewMergedEvent, &quire.Review{Version: n, State: quire.ReviewMerged})
 	return as, v, nil
 }
 
@@ -104,6 +142,7 @@ func (a *App) ArchiveVersion(ctx context.Context, p *quire.Principal, kind quire
 	if err != nil {
 		return nil, nil, err
 	}
+	a.draftGone(ctx, p, as, n)
 	return as, v, nil
 }
 

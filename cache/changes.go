@@ -3,85 +3,80 @@ package cache
 import (
 	"context"
 	"log/slog"
-	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/quire/quire"
 	"github.com/redis/go-redis/v9"
 )
 
-// Changes carries the store's change hooks (a write to a skill or a
-// prompt) to every process sharing the Redis, over pub/sub, for doors
-// that hold open sessions (MCP's list_changed and resource updates). A
-// process hears its own changes back through the same channel, so every
-// subscriber sees a change once, wherever it was made.
+// Changes tells quire processes on other hosts that a ref moved, over a
+// Redis pub/sub channel (gitstore's ChangeFeed). Processes on one host
+// learn it from the data root's mapped counter; a page mapped on two NFS
+// clients is not shared, so between hosts the message goes through Redis.
+//
+// Generation counts the messages received, plus one for every
+// (re)subscription: go-redis resubscribes by itself after a lost
+// connection, and whatever was published meanwhile is lost, so every
+// remembered ref is read again then. Redis drops a subscriber's messages
+// only with its connection (a failover, the pub/sub output buffer limit);
+// until the client notices, and for any message lost some other way, a
+// reader stays behind for at most gitstore's refSeenFor, one second.
 type Changes struct {
-	rdb     *redis.Client
+	rdb     redis.UniversalClient
 	channel string
+	timeout time.Duration
 	log     *slog.Logger
 
-	mu   sync.Mutex
-	subs []func(kind quire.Kind, assetID string)
-
-	sub  *redis.PubSub
-	done chan struct{}
+	gen        atomic.Uint64
+	subscribed atomic.Bool
+	sub        *redis.PubSub
+	done       chan struct{}
 }
 
-// NewChanges starts listening for changes on r. Close stops it.
+// NewChanges subscribes to the change channel of r's prefix. Close stops
+// it.
 func NewChanges(r *Redis, log *slog.Logger) *Changes {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	c := &Changes{rdb: r.client, channel: r.key("changes"), log: log, done: make(chan struct{})}
+	c := &Changes{rdb: r.client, channel: r.key("refs", "moved"), timeout: 250 * time.Millisecond, log: log, done: make(chan struct{})}
 	c.sub = c.rdb.Subscribe(context.Background(), c.channel)
 	go c.listen()
 	return c
 }
 
-// Subscribe calls fn after every change, from any process. fn runs on the
-// listener's goroutine: it must not block for long.
-func (c *Changes) Subscribe(fn func(kind quire.Kind, assetID string)) {
-	c.mu.Lock()
-	c.subs = append(c.subs, fn)
-	c.mu.Unlock()
-}
-
-// Publish tells every process that asset assetID of kind changed. Its
-// signature fits gitstore's OnChange hook. When Redis cannot take the
-// message, this process's subscribers still hear it.
-func (c *Changes) Publish(kind quire.Kind, assetID string) {
-	// As long as the prompt cache gives Redis on the write path: the
-	// hooks run after every write, and a stalled Redis must not hold it.
-	ctx, cancel := context.WithTimeout(context.Background(), 250*time.Millisecond)
-	defer cancel()
-	if err := c.rdb.Publish(ctx, c.channel, string(kind)+":"+assetID).Err(); err != nil {
-		c.log.Warn("change feed: redis failed; told this process only", "error", err.Error())
-		c.deliver(kind, assetID)
-	}
-}
-
 func (c *Changes) listen() {
 	defer close(c.done)
-	for msg := range c.sub.Channel() {
-		kind, id, ok := strings.Cut(msg.Payload, ":")
-		if !ok || !quire.Kind(kind).Valid() {
-			continue
+	for m := range c.sub.ChannelWithSubscriptions() {
+		c.gen.Add(1)
+		if _, ok := m.(*redis.Subscription); ok {
+			c.subscribed.Store(true)
 		}
-		c.deliver(quire.Kind(kind), id)
 	}
 }
 
-func (c *Changes) deliver(kind quire.Kind, id string) {
-	c.mu.Lock()
-	subs := c.subs
-	c.mu.Unlock()
-	for _, fn := range subs {
-		fn(kind, id)
+// Publish tells the other processes a ref moved. It waits for Redis (at
+// most a quarter second), so that by the time the write it follows is
+// acknowledged the message is on its way to every subscriber. A failure
+// is logged: the others then see the move within a second.
+func (c *Changes) Publish() {
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	defer cancel()
+	if err := c.rdb.Publish(ctx, c.channel, "1").Err(); err != nil {
+		c.log.Warn("ref change not published; other hosts see it within a second", "error", err.Error())
 	}
 }
 
-// Close stops listening.
+// Generation is the number of messages and subscriptions received; ok is
+// false until the first subscription is confirmed.
+func (c *Changes) Generation() (uint64, bool) {
+	return c.gen.Load(), c.subscribed.Load()
+}
+
+// Subscribed reports whether the channel has been subscribed to.
+func (c *Changes) Subscribed() bool { return c.subscribed.Load() }
+
+// Close unsubscribes.
 func (c *Changes) Close() error {
 	err := c.sub.Close()
 	<-c.done

@@ -36,7 +36,8 @@ import (
 // left alone for RetryAfter before it is tried again.
 type Prompts struct {
 	next   quire.PromptStore
-	rdb    *redis.Client
+	r      *Redis
+	rdb    redis.UniversalClient
 	key    func(parts ...string) string
 	opts   PromptOptions
 	flight singleflight.Group
@@ -47,6 +48,10 @@ type Prompts struct {
 
 	downUntil atomic.Int64 // unix nanos before which Redis is not tried
 	stats     promptCounters
+	// refGen is next when it can tell that no ref has moved (gitstore);
+	// epoch counts the invalidations this process has heard of.
+	refGen refGenerations
+	epoch  atomic.Uint64
 
 	sub  *redis.PubSub
 	done chan struct{}
@@ -109,11 +114,12 @@ const allPrompts = "*"
 func NewPrompts(r *Redis, next quire.PromptStore, opts PromptOptions) *Prompts {
 	opts.defaults()
 	p := &Prompts{
-		next: next, rdb: r.client, key: r.key, opts: opts,
+		next: next, r: r, rdb: r.client, key: r.key, opts: opts,
 		live:     map[string]*quire.PromptVersion{},
 		contents: map[string]*quire.PromptContent{},
 		done:     make(chan struct{}),
 	}
+	p.refGen, _ = next.(refGenerations)
 	p.sub = p.rdb.Subscribe(context.Background(), p.channel())
 	go p.listen()
 	return p
@@ -159,6 +165,29 @@ func (p *Prompts) CacheStats() []quire.CacheTierStats {
 		{Tier: "memory", Hits: st.LocalHits + st.ContentHits, Misses: st.LocalMisses + st.ContentMisses},
 		{Tier: "redis", Hits: st.RedisHits, Misses: st.RedisMisses + st.RedisErrors},
 	}
+}
+
+// refGenerations is a store that can tell that no ref has moved
+// (gitstore.Store.RefGeneration).
+type refGenerations interface {
+	RefGeneration() (gen uint64, ok bool)
+}
+
+// Generation is a number that changes whenever a cached read may have
+// changed: a ref moved on the data root (in any process), an
+// invalidation reached this process (local or over pub/sub), or, as the
+// store says, enough time passed. What a caller derives from prompt
+// reads taken after it may be reused while it holds (the app's
+// composition memo). ok is false when the store below cannot tell.
+func (p *Prompts) Generation() (gen uint64, ok bool) {
+	if p.refGen == nil {
+		return 0, false
+	}
+	n, ok := p.refGen.RefGeneration()
+	if !ok {
+		return 0, false
+	}
+	return n + p.epoch.Load(), true
 }
 
 // LiveCommit asks the store: it is what every cached entry is checked by.
@@ -300,6 +329,7 @@ func (p *Prompts) storeLocal(id string, pv *quire.PromptVersion) {
 }
 
 func (p *Prompts) dropLocal(id string) {
+	p.epoch.Add(1)
 	p.mu.Lock()
 	if id == allPrompts {
 		clear(p.live)
@@ -363,14 +393,7 @@ func (p *Prompts) PurgeAll(ctx context.Context) error {
 	p.mu.Lock()
 	clear(p.contents)
 	p.mu.Unlock()
-	iter := p.rdb.Scan(ctx, 0, p.key("prompt", "*"), 500).Iterator()
-	for iter.Next(ctx) {
-		if err := p.rdb.Del(ctx, iter.Val()).Err(); err != nil {
-			p.dropLocal(allPrompts)
-			return &quire.Error{Code: quire.EUNAVAILABLE, Message: "cache unavailable", Err: err}
-		}
-	}
-	if err := iter.Err(); err != nil {
+	if err := p.r.deleteMatching(ctx, p.key("prompt", "*")); err != nil {
 		p.dropLocal(allPrompts)
 		return &quire.Error{Code: quire.EUNAVAILABLE, Message: "cache unavailable", Err: err}
 	}

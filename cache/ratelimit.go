@@ -167,7 +167,7 @@ func (rl *RateLimits) run(ctx context.Context, key string, l quire.Limit, want i
 // before redis_rate's own ("rate:"), so the buckets stay under the prefix
 // (Redis.DeleteAll removes them with the rest).
 type prefixed struct {
-	c      *redis.Client
+	c      redis.UniversalClient
 	prefix string
 }
 

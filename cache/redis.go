@@ -10,8 +10,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -21,10 +25,23 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Options configures the Redis connection.
+// Options configures the Redis connection. At most one of URL,
+// SentinelMaster (with SentinelAddrs) and ClusterAddrs names a Redis; with
+// none, Open runs an embedded one.
 type Options struct {
-	// URL is a redis:// URL. Empty runs an embedded in-process Redis.
+	// URL is a redis:// or rediss:// URL of one server, or
+	// redis+sentinel://[user:password@]host:port,host:port/MASTER[/DB]
+	// naming Sentinels and the master they watch.
 	URL string
+	// SentinelMaster and SentinelAddrs are the Sentinel form without a URL:
+	// the monitored master's name and the Sentinels' host:port addresses.
+	SentinelMaster string
+	SentinelAddrs  []string
+	// ClusterAddrs are host:port seeds of a Redis Cluster.
+	ClusterAddrs []string
+	// Password authenticates to the Redis servers (not the Sentinels) in
+	// the Sentinel and Cluster forms; a URL carries its own.
+	Password string
 	// Prefix is put before every key, so several tests or deployments can
 	// share one Redis.
 	Prefix string
@@ -37,10 +54,24 @@ type Options struct {
 	TracerProvider trace.TracerProvider
 }
 
-// Redis is quire's connection to Redis, real or embedded.
+// Mode is how quire reaches Redis.
+type Mode string
+
+// The modes Open can connect in.
+const (
+	ModeEmbedded Mode = "embedded"
+	ModeSingle   Mode = "single"
+	ModeSentinel Mode = "sentinel"
+	ModeCluster  Mode = "cluster"
+)
+
+// Redis is quire's connection to Redis, real or embedded: one server,
+// a Sentinel-watched primary or a Cluster, all through go-redis's
+// UniversalClient, so nothing above Open knows which.
 type Redis struct {
 	opts     Options
-	client   *redis.Client
+	mode     Mode
+	client   redis.UniversalClient
 	embedded *miniredis.Miniredis
 }
 
@@ -48,7 +79,12 @@ type Redis struct {
 // restores the sessions snapshot.
 func Open(ctx context.Context, opts Options) (*Redis, error) {
 	r := &Redis{opts: opts}
-	if opts.URL == "" {
+	uo, mode, err := universalOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	r.mode = mode
+	if mode == ModeEmbedded {
 		m := miniredis.NewMiniRedis()
 		if err := m.StartAddr("127.0.0.1:0"); err != nil {
 			return nil, fmt.Errorf("start embedded redis: %w", err)
@@ -65,25 +101,136 @@ func Open(ctx context.Context, opts Options) (*Redis, error) {
 		}
 		return r, nil
 	}
-	o, err := redis.ParseURL(opts.URL)
-	if err != nil {
-		return nil, fmt.Errorf("parse redis url: %w", err)
-	}
-	o.DialTimeout = 2 * time.Second
-	o.ReadTimeout = time.Second
-	o.WriteTimeout = time.Second
-	o.MaxRetries = 1
+	uo.DialTimeout = 2 * time.Second
+	uo.ReadTimeout = time.Second
+	uo.WriteTimeout = time.Second
+	uo.MaxRetries = 1
 	// A Redis that refuses connections is down: say so at once (callers
 	// fail open or answer 503) rather than redial for half a second on
 	// every command, which would stall every request during an outage.
-	o.DialerRetries = 1
-	r.client = redis.NewClient(o)
+	uo.DialerRetries = 1
+	r.client = redis.NewUniversalClient(uo)
 	if err := r.instrument(); err != nil {
 		r.client.Close()
 		return nil, err
 	}
 	return r, nil
 }
+
+// universalOptions turns Options into go-redis's, and says which mode
+// they name.
+func universalOptions(o Options) (*redis.UniversalOptions, Mode, error) {
+	set := 0
+	for _, b := range []bool{o.URL != "", o.SentinelMaster != "" || len(o.SentinelAddrs) > 0, len(o.ClusterAddrs) > 0} {
+		if b {
+			set++
+		}
+	}
+	if set > 1 {
+		return nil, "", errors.New("redis: give one of a URL, a Sentinel master with its Sentinels, or Cluster addresses")
+	}
+	switch {
+	case strings.HasPrefix(o.URL, "redis+sentinel://"):
+		return parseSentinelURL(o.URL)
+	case o.URL != "":
+		so, err := redis.ParseURL(o.URL)
+		if err != nil {
+			return nil, "", fmt.Errorf("parse redis url: %w", err)
+		}
+		return &redis.UniversalOptions{
+			Addrs: []string{so.Addr}, Username: so.Username, Password: so.Password,
+			DB: so.DB, TLSConfig: so.TLSConfig,
+		}, ModeSingle, nil
+	case o.SentinelMaster != "" || len(o.SentinelAddrs) > 0:
+		if o.SentinelMaster == "" || len(o.SentinelAddrs) == 0 {
+			return nil, "", errors.New("redis: Sentinel needs both the master's name and the Sentinels' addresses")
+		}
+		addrs, err := checkAddrs(o.SentinelAddrs)
+		if err != nil {
+			return nil, "", err
+		}
+		return &redis.UniversalOptions{MasterName: o.SentinelMaster, Addrs: addrs, Password: o.Password}, ModeSentinel, nil
+	case len(o.ClusterAddrs) > 0:
+		addrs, err := checkAddrs(o.ClusterAddrs)
+		if err != nil {
+			return nil, "", err
+		}
+		return &redis.UniversalOptions{Addrs: addrs, IsClusterMode: true, Password: o.Password}, ModeCluster, nil
+	}
+	return nil, ModeEmbedded, nil
+}
+
+// parseSentinelURL reads redis+sentinel://[user:password@]h:p,h:p/MASTER[/DB].
+// go-redis's ParseFailoverURL takes one address and the master as a query
+// parameter; this is the form operators write (and Lettuce reads).
+func parseSentinelURL(raw string) (*redis.UniversalOptions, Mode, error) {
+	rest := strings.TrimPrefix(raw, "redis+sentinel://")
+	bad := func(why string) (*redis.UniversalOptions, Mode, error) {
+		return nil, "", fmt.Errorf("parse redis url: %s (want redis+sentinel://host:port,host:port/MASTER)", why)
+	}
+	o := &redis.UniversalOptions{}
+	hosts, path, _ := strings.Cut(rest, "/")
+	if at := strings.LastIndex(hosts, "@"); at >= 0 {
+		info, err := url.PathUnescape(hosts[:at])
+		if err != nil {
+			return bad("bad user information")
+		}
+		user, pass, ok := strings.Cut(info, ":")
+		if ok {
+			o.Username, o.Password = user, pass
+		} else {
+			o.Password = user
+		}
+		hosts = hosts[at+1:]
+	}
+	if hosts == "" {
+		return bad("no Sentinel address")
+	}
+	addrs, err := checkAddrs(strings.Split(hosts, ","))
+	if err != nil {
+		return nil, "", fmt.Errorf("parse redis url: %w", err)
+	}
+	o.Addrs = addrs
+	if q := strings.IndexByte(path, '?'); q >= 0 {
+		return bad("query parameters are not read")
+	}
+	name, db, _ := strings.Cut(path, "/")
+	if name == "" {
+		return bad("no master name")
+	}
+	o.MasterName = name
+	if db != "" {
+		n, err := strconv.Atoi(db)
+		if err != nil || n < 0 {
+			return bad("bad database number")
+		}
+		o.DB = n
+	}
+	return o, ModeSentinel, nil
+}
+
+// checkAddrs trims host:port addresses and refuses malformed ones, so a
+// typo fails at start-up rather than as a dial error on every request.
+func checkAddrs(in []string) ([]string, error) {
+	var out []string
+	for _, a := range in {
+		a = strings.TrimSpace(a)
+		if a == "" {
+			continue
+		}
+		if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
+			return nil, fmt.Errorf("redis: %q is not host:port", a)
+		}
+		out = append(out, a)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("redis: no address given")
+	}
+	return out, nil
+}
+
+// Mode reports how this Redis is reached.
+func (r *Redis) Mode() Mode { return r.mode }
 
 // Embedded reports whether this is the in-process Redis.
 func (r *Redis) Embedded() bool { return r.embedded != nil }
@@ -161,7 +308,7 @@ func (r *Redis) snapshot(ctx context.Context) error {
 }
 
 func isSessionKey(prefix, k string) bool {
-	p := prefix + "sess:"
+	p := prefix + sessionsTag + ":sess:"
 	return len(k) > len(p) && k[:len(p)] == p
 }
 
@@ -202,11 +349,24 @@ func (r *Redis) DeleteAll(ctx context.Context) error {
 	if r.opts.Prefix == "" {
 		return errors.New("cache: refusing to delete all keys without a prefix")
 	}
-	iter := r.client.Scan(ctx, 0, r.opts.Prefix+"*", 500).Iterator()
-	for iter.Next(ctx) {
-		if err := r.client.Del(ctx, iter.Val()).Err(); err != nil {
-			return err
+	return r.deleteMatching(ctx, r.opts.Prefix+"*")
+}
+
+// deleteMatching deletes the keys matching a SCAN pattern. A Cluster
+// spreads keys over its primaries, and SCAN walks one server: each
+// primary is scanned in turn.
+func (r *Redis) deleteMatching(ctx context.Context, pattern string) error {
+	del := func(ctx context.Context, c redis.Cmdable) error {
+		iter := c.Scan(ctx, 0, pattern, 500).Iterator()
+		for iter.Next(ctx) {
+			if err := c.Del(ctx, iter.Val()).Err(); err != nil {
+				return err
+			}
 		}
+		return iter.Err()
 	}
-	return iter.Err()
+	if cc, ok := r.client.(*redis.ClusterClient); ok {
+		return cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return del(ctx, c) })
+	}
+	return del(ctx, r.client)
 }

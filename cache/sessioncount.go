@@ -14,7 +14,7 @@ import (
 // scan of every key. Sessions created before the set existed are not
 // counted until they are next written.
 
-func (r *Redis) activeKey() string { return r.key("sessions", "active") }
+func (r *Redis) activeKey() string { return r.key(sessionsTag, "active") }
 
 // trackSession adds s to the active set within pipe.
 func (r *Redis) trackSession(ctx context.Context, pipe redis.Pipeliner, s *quire.Session) {

@@ -11,6 +11,12 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// sessionsTag is the hash tag of every session key: a session's record,
+// its user's set and the active set are written in one MULTI, which a
+// Redis Cluster runs only on keys of one slot. Sessions are few and small,
+// so one slot holds them all.
+const sessionsTag = "{sessions}"
+
 // CreateSession stores s until it expires.
 func (r *Redis) CreateSession(ctx context.Context, s *quire.Session) error {
 	ttl := time.Until(s.ExpiresAt)
@@ -22,8 +28,8 @@ func (r *Redis) CreateSession(ctx context.Context, s *quire.Session) error {
 		return err
 	}
 	pipe := r.client.TxPipeline()
-	pipe.Set(ctx, r.key("sess", s.ID), b, ttl)
-	pipe.SAdd(ctx, r.key("usess", s.UserID), s.ID)
+	pipe.Set(ctx, r.key(sessionsTag, "sess", s.ID), b, ttl)
+	pipe.SAdd(ctx, r.key(sessionsTag, "usess", s.UserID), s.ID)
 	r.trackSession(ctx, pipe, s)
 	if _, err := pipe.Exec(ctx); err != nil {
 		return unavailable(err)
@@ -34,7 +40,7 @@ func (r *Redis) CreateSession(ctx context.Context, s *quire.Session) error {
 // Session returns the session with id, or ENOTFOUND when it does not
 // exist, has expired or was revoked.
 func (r *Redis) Session(ctx context.Context, id string) (*quire.Session, error) {
-	b, err := r.client.Get(ctx, r.key("sess", id)).Bytes()
+	b, err := r.client.Get(ctx, r.key(sessionsTag, "sess", id)).Bytes()
 	if errors.Is(err, redis.Nil) {
 		return nil, quire.Errorf(quire.ENOTFOUND, "session not found")
 	}
@@ -50,7 +56,7 @@ func (r *Redis) Session(ctx context.Context, id string) (*quire.Session, error) 
 
 // Sessions lists the live sessions of a user, newest first.
 func (r *Redis) Sessions(ctx context.Context, userID string) ([]*quire.Session, error) {
-	ids, err := r.client.SMembers(ctx, r.key("usess", userID)).Result()
+	ids, err := r.client.SMembers(ctx, r.key(sessionsTag, "usess", userID)).Result()
 	if err != nil {
 		return nil, unavailable(err)
 	}
@@ -58,7 +64,7 @@ func (r *Redis) Sessions(ctx context.Context, userID string) ([]*quire.Session, 
 	for _, id := range ids {
 		s, err := r.Session(ctx, id)
 		if quire.ErrorCode(err) == quire.ENOTFOUND {
-			r.client.SRem(ctx, r.key("usess", userID), id)
+			r.client.SRem(ctx, r.key(sessionsTag, "usess", userID), id)
 			continue
 		}
 		if err != nil {
@@ -77,8 +83,8 @@ func (r *Redis) DeleteSession(ctx context.Context, id string) error {
 		return err
 	}
 	pipe := r.client.TxPipeline()
-	pipe.Del(ctx, r.key("sess", id))
-	pipe.SRem(ctx, r.key("usess", s.UserID), id)
+	pipe.Del(ctx, r.key(sessionsTag, "sess", id))
+	pipe.SRem(ctx, r.key(sessionsTag, "usess", s.UserID), id)
 	r.untrackSession(ctx, pipe, id)
 	if _, err := pipe.Exec(ctx); err != nil {
 		return unavailable(err)

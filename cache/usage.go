@@ -20,9 +20,9 @@ import (
 // what is not flushed yet, so a Redis that loses its data loses at most
 // one flush interval of counts, and the durable totals never go down:
 //
-//	usage:dirty          set of prompt ids with pending counts
-//	usage:p:<prompt id>  hash: "r:<version>" renders, "t:<version>" last use (ms)
-//	usage:keys           hash: <key id> → last use (ms)
+//	{usage}:dirty          set of prompt ids with pending counts
+//	{usage}:p:<prompt id>  hash: "r:<version>" renders, "t:<version>" last use (ms)
+//	{usage}:keys           hash: <key id> → last use (ms)
 //
 // A flush takes every pending count out of Redis in one script, so several
 // processes sharing a Redis never flush the same count twice; if the git
@@ -87,9 +87,13 @@ func NewUsage(r *Redis, durable quire.UsageLog, opts UsageOptions) (*Usage, erro
 	return u, nil
 }
 
-func (u *Usage) dirtyKey() string           { return u.r.key("usage", "dirty") }
-func (u *Usage) promptKey(id string) string { return u.r.key("usage", "p", id) }
-func (u *Usage) keysKey() string            { return u.r.key("usage", "keys") }
+// usageTag is the hash tag of every usage key: the flush script takes
+// them all at once, and a Redis Cluster runs a script on one slot only.
+const usageTag = "{usage}"
+
+func (u *Usage) dirtyKey() string           { return u.r.key(usageTag, "dirty") }
+func (u *Usage) promptKey(id string) string { return u.r.key(usageTag, "p", id) }
+func (u *Usage) keysKey() string            { return u.r.key(usageTag, "keys") }
 func millis(ms int64) time.Time             { return time.UnixMilli(ms).UTC() }
 func usageUnavailable(err error) error {
 	return &quire.Error{Code: quire.EUNAVAILABLE, Message: "usage store unavailable", Err: err}

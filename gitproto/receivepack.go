@@ -256,7 +256,7 @@ func applyPush(push Push, by quire.Actor, cmds []*pushCommand, atomic bool) erro
 			continue
 		}
 		if commit != c.old {
-			c.refuse("draft %d is at %s, not %s: fetch and retry", c.draft, abbrev(commit), abbrev(c.old))
+			c.refuse("draft %d is at %s, not %s: fetch and retry", c.draft, gitstore.ShortHash(commit), gitstore.ShortHash(c.old))
 			continue
 		}
 		ff, err := push.IsAncestor(commit, c.new)
@@ -299,12 +299,4 @@ func applyPush(push Push, by quire.Actor, cmds []*pushCommand, atomic bool) erro
 		}
 	}
 	return nil
-}
-
-// abbrev is the short form of h in refusals; "nothing" for no commit.
-func abbrev(h plumbing.Hash) string {
-	if h.IsZero() {
-		return "nothing"
-	}
-	return h.String()[:12]
 }

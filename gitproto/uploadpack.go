@@ -167,22 +167,13 @@ func (srv *Server) UploadPack(ctx context.Context, a *quire.Asset, protocol int,
 	pw, wk, st, clientShallow := f.pw, f.wk, f.st, f.clientShallow
 
 	// Shallow: what the client will have without parents.
-	sh := &shallowInfo{cut: map[plumbing.Hash]bool{}}
+	sh, err := f.shallowBoundary(req)
+	if err != nil {
+		return err
+	}
 	if req.depth > 0 {
-		if sh, err = wk.deepen(req.wants, clientShallow, req.depth, req.caps["deepen-relative"]); err != nil {
-			return err
-		}
-		for _, h := range sh.shallow {
-			pw.line("shallow %s", h)
-		}
-		for _, h := range sh.unshallow {
-			pw.line("unshallow %s", h)
-		}
+		sh.announce(pw)
 		pw.flush()
-	} else {
-		for h := range clientShallow {
-			sh.cut[h] = true
-		}
 	}
 	if req.wantsOnly {
 		return pw.err
@@ -463,6 +454,31 @@ type fetch struct {
 }
 
 func (f *fetch) close() { f.r.Close() }
+
+// shallowBoundary is where the history the client will have stops: the
+// boundary a deepen request asks for, or else the client's own shallow
+// commits, whose parents it does not have.
+func (f *fetch) shallowBoundary(req *uploadRequest) (*shallowInfo, error) {
+	if req.depth > 0 {
+		return f.wk.deepen(req.wants, f.clientShallow, req.depth, req.caps["deepen-relative"])
+	}
+	sh := &shallowInfo{cut: map[plumbing.Hash]bool{}}
+	for h := range f.clientShallow {
+		sh.cut[h] = true
+	}
+	return sh, nil
+}
+
+// announce writes the shallow and unshallow lines of sh, the same in v0
+// and v2 (shallow-info section).
+func (sh *shallowInfo) announce(pw *pktWriter) {
+	for _, h := range sh.shallow {
+		pw.line("shallow %s", h)
+	}
+	for _, h := range sh.unshallow {
+		pw.line("unshallow %s", h)
+	}
+}
 
 // startFetch opens a's repository for req and checks its wants, the start
 // v0 and v2 share. A nil fetch means the answer is given: err, or a

@@ -267,24 +267,13 @@ func (srv *Server) fetchV2(ctx context.Context, a *quire.Asset, args []string, w
 		pw.delim()
 	}
 
-	sh := &shallowInfo{cut: map[plumbing.Hash]bool{}}
-	if req.depth > 0 {
-		if sh, err = wk.deepen(req.wants, clientShallow, req.depth, req.caps["deepen-relative"]); err != nil {
-			return err
-		}
-	} else {
-		for h := range clientShallow {
-			sh.cut[h] = true
-		}
+	sh, err := f.shallowBoundary(req)
+	if err != nil {
+		return err
 	}
 	if req.depth > 0 || len(req.shallows) > 0 {
 		pw.line("shallow-info")
-		for _, h := range sh.shallow {
-			pw.line("shallow %s", h)
-		}
-		for _, h := range sh.unshallow {
-			pw.line("unshallow %s", h)
-		}
+		sh.announce(pw)
 		pw.delim()
 	}
 	pw.line("packfile")

@@ -22,7 +22,9 @@ import (
 //     git records as tag objects with their own tagger and time;
 //   - the versions-log commits that delete a draft, promote a version or
 //     record a git push (the ones that allocate a number are left out:
-//     "Open draft N", the draft's first commit, says the same).
+//     "Open draft N", the draft's first commit, says the same);
+//   - the events of its reviews (refs/reviews/N) and its label moves
+//     (refs/meta/labels), each a commit by the acting user.
 //
 // Commits that came by git push, and the push's record, carry PushedBy:
 // the credential that pushed them (pushlog.go).
@@ -189,6 +191,13 @@ func (s *Store) history(a *quire.Asset) ([]entry, error) {
 	for i := range logEntries {
 		logEntries[i].rank = logRank + int64(len(logEntries)-i)
 		add(logEntries[i])
+	}
+	reviews, err := r.reviewHistory() // reviews.go
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range reviews {
+		add(e)
 	}
 	sortNewestFirst(all)
 	return all, nil

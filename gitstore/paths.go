@@ -100,7 +100,7 @@ func (pc *pushChecker) entry(p string, e object.TreeEntry) (valid.Entry, error) 
 		var err error
 		size, err = pc.objs.EncodedObjectSize(e.Hash)
 		if errors.Is(err, plumbing.ErrObjectNotFound) {
-			return ent, quire.Errorf(quire.EINVALID, "missing necessary objects: blob %s", short(e.Hash))
+			return ent, quire.Errorf(quire.EINVALID, "missing necessary objects: blob %s", ShortHash(e.Hash))
 		}
 		if err != nil {
 			return ent, err
@@ -122,7 +122,7 @@ func (pc *pushChecker) entry(p string, e object.TreeEntry) (valid.Entry, error) 
 func (pc *pushChecker) blob(h plumbing.Hash) ([]byte, error) {
 	obj, err := pc.objs.EncodedObject(plumbing.BlobObject, h)
 	if err != nil {
-		return nil, quire.Errorf(quire.EINVALID, "missing necessary objects: blob %s", short(h))
+		return nil, quire.Errorf(quire.EINVALID, "missing necessary objects: blob %s", ShortHash(h))
 	}
 	rd, err := obj.Reader()
 	if err != nil {

@@ -151,7 +151,7 @@ type FsckError struct {
 }
 
 func (e *FsckError) Error() string {
-	return e.Type.String() + " " + short(e.Hash) + ": " + e.Err.Error()
+	return e.Type.String() + " " + ShortHash(e.Hash) + ": " + e.Err.Error()
 }
 
 // Fsck checks every commit, tree and tag of the received pack, reachable

@@ -42,7 +42,7 @@ func (pc *pushChecker) commits(ctx context.Context, tip plumbing.Hash) error {
 		return err
 	}
 	if obj.Type() != plumbing.CommitObject {
-		return quire.Errorf(quire.EINVALID, "%s is a %s, not a commit", short(tip), obj.Type())
+		return quire.Errorf(quire.EINVALID, "%s is a %s, not a commit", ShortHash(tip), obj.Type())
 	}
 	queue := []plumbing.Hash{tip}
 	for len(queue) > 0 {
@@ -59,11 +59,11 @@ func (pc *pushChecker) commits(ctx context.Context, tip plumbing.Hash) error {
 			if pc.objs.r.st.HasEncodedObject(h) == nil {
 				continue // already in the repository, with its history
 			}
-			return quire.Errorf(quire.EINVALID, "missing necessary objects: commit %s", short(h))
+			return quire.Errorf(quire.EINVALID, "missing necessary objects: commit %s", ShortHash(h))
 		}
 		c, err := object.GetCommit(pc.objs, h)
 		if err != nil {
-			return quire.Errorf(quire.EINVALID, "commit %s: %v", short(h), err)
+			return quire.Errorf(quire.EINVALID, "commit %s: %v", ShortHash(h), err)
 		}
 		st, err := pc.tree(c.TreeHash, "")
 		if err != nil {
@@ -80,7 +80,7 @@ func (pc *pushChecker) commits(ctx context.Context, tip plumbing.Hash) error {
 func withCommit(h plumbing.Hash, err error) error {
 	var qe *quire.Error
 	if errors.As(err, &qe) && qe.Code != quire.EINTERNAL {
-		return quire.Errorf(qe.Code, "commit %s: %s", short(h), qe.Message)
+		return quire.Errorf(qe.Code, "commit %s: %s", ShortHash(h), qe.Message)
 	}
 	return err
 }
@@ -93,10 +93,10 @@ func (pc *pushChecker) tree(h plumbing.Hash, prefix string) (treeStats, error) {
 	}
 	t, err := object.GetTree(pc.objs, h)
 	if errors.Is(err, plumbing.ErrObjectNotFound) {
-		return treeStats{}, quire.Errorf(quire.EINVALID, "missing necessary objects: tree %s", short(h))
+		return treeStats{}, quire.Errorf(quire.EINVALID, "missing necessary objects: tree %s", ShortHash(h))
 	}
 	if err != nil {
-		return treeStats{}, quire.Errorf(quire.EINVALID, "tree %s: %v", short(h), err)
+		return treeStats{}, quire.Errorf(quire.EINVALID, "tree %s: %v", ShortHash(h), err)
 	}
 	var st treeStats
 	for _, e := range t.Entries {

@@ -74,18 +74,15 @@ func (g *Git) recordPush(r *repo, by quire.Actor, objs *pushObjects, draft int, 
 	if err != nil {
 		return nil, err
 	}
-	log, tip, err := r.readLog()
-	if err != nil {
-		return nil, err
-	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s%d\n\n%d commits, %s..%s\n\n", pushPrefix, draft, added, short(old), short(new))
+	fmt.Fprintf(&b, "%s%d\n\n%d commits, %s..%s\n\n", pushPrefix, draft, added, ShortHash(old), ShortHash(new))
 	fmt.Fprintf(&b, "%s: %s\n%s: %s\n", trailerUser, by.UserID, trailerEmail, by.Email)
 	if by.KeyID != "" {
 		fmt.Fprintf(&b, "%s: %s\n", trailerKey, by.KeyID)
 	}
 	fmt.Fprintf(&b, "%s: %s\n%s: %s\n%s: %d\n", trailerOld, old, trailerNew, new, trailerCommits, added)
-	if err := r.writeLog(by, g.s.opts.Now(), log, tip, b.String()); err != nil {
+	tip, err := r.noteLog(by, g.s.opts.Now(), b.String())
+	if err != nil {
 		return nil, err
 	}
 	return func() {

@@ -22,7 +22,9 @@ import (
 // accepts it, checked by fsck, and read through pushObjects together with
 // the repository's own objects.
 
-func short(h plumbing.Hash) string {
+// ShortHash is the short form of h that push messages and refusals show;
+// "nothing" for no commit.
+func ShortHash(h plumbing.Hash) string {
 	if h.IsZero() {
 		return "nothing"
 	}
@@ -113,25 +115,10 @@ func (q *quarantine) index(l quire.Limits) error {
 	if err := prescan(filepath.Join(q.dir, "tmp.pack"), maxPushObject(l)); err != nil {
 		return err
 	}
-	f, err := osfs.New(q.dir).Open("tmp.pack")
-	if err != nil {
-		return err
-	}
-	iw := new(idxfile.Writer)
-	parser, err := packfile.NewParser(packfile.NewScanner(f), iw)
-	if err != nil {
-		f.Close()
-		return err
-	}
-	sum, err := parser.Parse()
-	f.Close()
+	idx, sum, err := odb.IndexPack(q.dir, "tmp.pack")
 	if errors.Is(err, packfile.ErrReferenceDeltaNotFound) {
 		return quire.Errorf(quire.EINVALID, "thin packs are not accepted (the server advertises no-thin)")
 	}
-	if err != nil {
-		return quire.Errorf(quire.EINVALID, "invalid pack: %v", err)
-	}
-	idx, err := iw.Index()
 	if err != nil {
 		return quire.Errorf(quire.EINVALID, "invalid pack: %v", err)
 	}
@@ -190,7 +177,11 @@ func prescan(path string, limit int64) error {
 			return quire.Errorf(quire.EINVALID, "invalid pack: %v", err)
 		}
 		if oh.Type.IsDelta() {
-			if target := head.targetSize(); target > limit || target < 0 {
+			target, ok := odb.DeltaTargetSize(head.b[:head.n])
+			if !ok {
+				return quire.Errorf(quire.EINVALID, "invalid pack: a delta without its sizes")
+			}
+			if target > limit {
 				return tooBig(target)
 			}
 		}
@@ -198,40 +189,16 @@ func prescan(path string, limit int64) error {
 	return nil
 }
 
-// deltaHead keeps the first bytes of an inflated delta: its source and
-// target sizes.
+// deltaHead keeps the first bytes of an inflated delta, where its sizes
+// are (odb.DeltaTargetSize).
 type deltaHead struct {
-	b [32]byte
+	b [odb.DeltaHeadLen]byte
 	n int
 }
 
 func (d *deltaHead) Write(p []byte) (int, error) {
-	if d.n < len(d.b) {
-		d.n += copy(d.b[d.n:], p)
-	}
+	d.n += copy(d.b[d.n:], p)
 	return len(p), nil
-}
-
-func (d *deltaHead) targetSize() int64 {
-	b := d.b[:d.n]
-	varint := func() int64 {
-		var v int64
-		shift := uint(0)
-		for len(b) > 0 {
-			c := b[0]
-			b = b[1:]
-			v |= int64(c&0x7f) << shift
-			shift += 7
-			if c&0x80 == 0 || shift > 56 {
-				return v
-			}
-		}
-		return -1
-	}
-	if varint() < 0 {
-		return -1
-	}
-	return varint()
 }
 
 // install moves the quarantined pack into the repository at dir. The index
@@ -292,7 +259,7 @@ type packFsckError struct {
 }
 
 func (e *packFsckError) Error() string {
-	return fmt.Sprintf("%s %s: %s", e.typ, short(e.hash), e.err)
+	return fmt.Sprintf("%s %s: %s", e.typ, ShortHash(e.hash), e.err)
 }
 
 // fsck checks every commit, tree and tag of the pack, reachable or not, as

@@ -48,11 +48,10 @@ type refGen struct {
 	n    *atomic.Uint64 // the first 8 bytes of mem
 }
 
-// openRefGen maps the counter of the data root at root, creating it if
-// needed, and bumps it: whatever a killed process moved without bumping is
-// then read again by everyone.
-func openRefGen(root string) (*refGen, error) {
-	path := filepath.Join(root, refGenFile)
+// openRefGen maps the counter at path, creating it if needed, and bumps
+// it: whatever a killed process moved without bumping is then read again
+// by everyone.
+func openRefGen(path string) (*refGen, error) {
 	if err := createRefGen(path); err != nil {
 		return nil, err
 	}
@@ -157,6 +156,21 @@ func (g *refGen) close() {
 	}
 }
 
+// RefGeneration is a number that changes whenever a ref moves on the
+// data root, in any process sharing it, and at least every refSeenFor
+// (for ref changes that do not bump the counter). A reader that takes it
+// before reading refs may reuse what it read while the number holds, as
+// recentRef does. ok is false without the counter: then nothing may be
+// reused.
+func (s *Store) RefGeneration() (gen uint64, ok bool) {
+	n, ok := s.gen.load()
+	if !ok {
+		return 0, false
+	}
+	// Both terms only grow, so the sum changes when either does.
+	return n + uint64(time.Now().UnixNano()/int64(refSeenFor)), true
+}
+
 // refMemo is what one repository's hot refs were last read as.
 type refMemo struct {
 	mu   sync.Mutex
@@ -168,6 +182,56 @@ type refSeen struct {
 	gen uint64    // the counter before the ref was read
 	at  time.Time // when it was read
 }
+
+// ChangeFeed carries "a ref moved" between quire processes on different
+// hosts, which see the data root through a network file system. The
+// mapped counter cannot: a page mapped on two NFS clients is two copies,
+// each brought up to date when its kernel chooses. internal/server wires
+// Redis pub/sub here (cache.Changes) whenever Redis is not embedded.
+type ChangeFeed interface {
+	// Publish tells every other process that a ref moved. The store calls
+	// it after the move and before the write is acknowledged.
+	Publish()
+	// Generation changes whenever another process published, and when
+	// the feed may have missed a message (it reconnected). ok is false
+	// while the feed cannot vouch for anything: nothing remembered is used.
+	Generation() (n uint64, ok bool)
+}
+
+// changeClock is what a remembered ref is checked against: the mapped
+// counter (processes on this host, at no cost) plus, with a feed, the
+// feed's generation (processes on other hosts). Both only grow, so their
+// sum changes whenever either does. A message the feed loses leaves a
+// reader behind by at most refSeenFor.
+type changeClock struct {
+	host *refGen    // nil: the counter could not be mapped
+	feed ChangeFeed // nil: one host
+}
+
+func (c *changeClock) load() (uint64, bool) {
+	n, ok := c.host.load()
+	if !ok {
+		return 0, false
+	}
+	if c.feed != nil {
+		f, ok := c.feed.Generation()
+		if !ok {
+			return 0, false
+		}
+		n += f
+	}
+	return n, true
+}
+
+// bump says a ref has moved, to this host and then to the others.
+func (c *changeClock) bump() {
+	c.host.bump()
+	if c.feed != nil {
+		c.feed.Publish()
+	}
+}
+
+func (c *changeClock) close() { c.host.close() }
 
 // recentRef is ref for the hot read paths: the value read last, while no
 // ref anywhere has moved since and it is younger than refSeenFor; else

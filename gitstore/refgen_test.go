@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -48,11 +49,18 @@ func liveCommit(t testing.TB, s *Store, a *quire.Asset) string {
 // still answers, on the very next read, with what another store on the
 // same data root wrote: live commits and metadata alike.
 func TestRecentRefSeesEveryWrite(t *testing.T) {
-	ctx := context.Background()
 	s1, s2 := twoStores(t)
-	if s1.gen == nil || s2.gen == nil {
+	if s1.gen.host == nil || s2.gen.host == nil {
 		t.Fatal("the ref counter is not mapped")
 	}
+	seesEveryWrite(t, s1, s2)
+}
+
+// seesEveryWrite has two stores write in turn and each read, at once,
+// what the other wrote: live commits, promotes and metadata.
+func seesEveryWrite(t *testing.T, s1, s2 *Store) {
+	t.Helper()
+	ctx := context.Background()
 	a := newTestSkill(t, s1)
 	for i := 0; i < 10; i++ {
 		w, r := s1, s2
@@ -169,7 +177,7 @@ func TestWithoutRefCounter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.gen != nil {
+	if s.gen.host != nil {
 		t.Fatal("a directory was mapped as the counter")
 	}
 	a := newTestSkill(t, s)
@@ -222,4 +230,79 @@ func TestRefCounterCounts(t *testing.T) {
 	if count() < g+5 {
 		t.Fatalf("a closed store's writes do not bump the counter")
 	}
+}
+
+// memFeed is a change feed between stores in one test, standing for Redis
+// pub/sub between hosts. With lossy set, Publish reaches nobody.
+type memFeed struct {
+	n     *atomic.Uint64
+	lossy bool
+}
+
+func (f memFeed) Publish() {
+	if !f.lossy {
+		f.n.Add(1)
+	}
+}
+
+func (f memFeed) Generation() (uint64, bool) { return f.n.Load(), true }
+
+// twoHosts opens two stores on one data root as processes on two hosts
+// would: each with a counter of its own (a mapped page is not shared
+// between NFS clients), joined by feed.
+func twoHosts(t *testing.T, feed ChangeFeed) (*Store, *Store) {
+	t.Helper()
+	root := t.TempDir()
+	var out []*Store
+	for i := range 2 {
+		s, err := Open(Options{Root: root, Changes: feed, HostCounter: filepath.Join(t.TempDir(), fmt.Sprintf("host%d-refgen", i))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.gen.host == nil {
+			t.Fatal("the host counter is not mapped")
+		}
+		t.Cleanup(func() { s.Close() })
+		out = append(out, s)
+	}
+	return out[0], out[1]
+}
+
+// TestRecentRefAcrossHosts: stores that share no counter, only a change
+// feed, still read at once what the other wrote.
+func TestRecentRefAcrossHosts(t *testing.T) {
+	s1, s2 := twoHosts(t, memFeed{n: new(atomic.Uint64)})
+	seesEveryWrite(t, s1, s2)
+}
+
+// TestLostChangeMessage: when the feed loses a message, a host reads the
+// old live commit for at most refSeenFor, then the new one. Without the
+// bound it would read the old one until something else moved.
+func TestLostChangeMessage(t *testing.T) {
+	s1, s2 := twoHosts(t, memFeed{n: new(atomic.Uint64), lossy: true})
+	a := newTestSkill(t, s1)
+	old := publishNext(t, s1, a)
+	if got := liveCommit(t, s2, a); got != old {
+		t.Fatalf("live commit %s, want %s", got, old)
+	}
+	start := time.Now()
+	want := publishNext(t, s1, a)
+	stale := false
+	for {
+		got := liveCommit(t, s2, a)
+		if got == want {
+			break
+		}
+		stale = true
+		if time.Since(start) > refSeenFor+time.Second {
+			t.Fatalf("still reading %s %s after the publish of %s", got, time.Since(start), want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !stale && time.Since(start) < refSeenFor/2 {
+		// The remembered value may have aged out already on a slow
+		// machine; on a normal run the lost message shows.
+		t.Logf("the lost message did not show (%s after the publish)", time.Since(start))
+	}
+	t.Logf("a lost message left the other host behind for %s (bound %s)", time.Since(start).Round(time.Millisecond), refSeenFor)
 }

@@ -21,8 +21,9 @@ import (
 // repository with a packed-refs file (git gc run by hand) or a ref file
 // this does not understand is listed by go-git instead.
 
-// Ref is one ref clients see: a branch or a tag (refs/quire/* stays
-// hidden).
+// Ref is one ref clients see: a branch, a tag, a review
+// (refs/reviews/N), a label (refs/labels/NAME) or the label log
+// (refs/meta/labels). refs/quire/* stays hidden.
 type Ref struct {
 	Name string
 	Hash plumbing.Hash
@@ -30,8 +31,13 @@ type Ref struct {
 
 // visibleRef reports whether clients see ref name.
 func visibleRef(name string) bool {
-	return strings.HasPrefix(name, "refs/heads/") || strings.HasPrefix(name, "refs/tags/")
+	return strings.HasPrefix(name, "refs/heads/") || strings.HasPrefix(name, "refs/tags/") ||
+		strings.HasPrefix(name, "refs/reviews/") || strings.HasPrefix(name, "refs/labels/") ||
+		name == labelLogRef.String()
 }
+
+// refTops are the directories that can hold a visible ref.
+var refTops = []string{"refs/heads", "refs/tags", "refs/reviews", "refs/labels", "refs/meta"}
 
 // errRefFallback sends a listing to go-git.
 var errRefFallback = errors.New("ref listing needs go-git")
@@ -93,7 +99,7 @@ func listLooseRefs(dir string, m refMatcher) ([]Ref, error) {
 				}
 				continue
 			}
-			if !m.match(full) {
+			if !m.match(full) || !visibleRef(full) {
 				continue
 			}
 			b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(full)))
@@ -115,7 +121,7 @@ func listLooseRefs(dir string, m refMatcher) ([]Ref, error) {
 		}
 		return nil
 	}
-	for _, top := range []string{"refs/heads", "refs/tags"} {
+	for _, top := range refTops {
 		if err := walk(top); err != nil {
 			return nil, err
 		}

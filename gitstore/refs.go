@@ -26,13 +26,14 @@ import (
 //     during a write or forever after a crash.
 //   - With fsync on, refs and every directory entry leading to them reach
 //     the disk before a write returns, removals too.
-//   - Every ref change bumps the data root's counter (refgen.go).
+//   - Every ref change bumps the data root's counter and tells the
+//     change feed, if any (refgen.go).
 //
 // Callers hold the repository's write lock around every ref change, so the
 // compare-and-swap below is safe across goroutines and processes.
 type storer struct {
 	*odb.Storer
-	gen *refGen // bumped after every ref change
+	gen *changeClock // bumped after every ref change
 }
 
 // Reference reads a ref. A loose ref is read straight from its file, and a

@@ -3,6 +3,7 @@ package gitstore
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -123,5 +124,62 @@ func TestStreamedRepack(t *testing.T) {
 	fs, err := s.Files(ctx, a, 1)
 	if err != nil || len(fs) != 35 {
 		t.Fatalf("%d files after the repack (%v)", len(fs), err)
+	}
+}
+
+// TestRepackRetiresOldPacks: the packs a repack replaces are moved aside,
+// still readable (a reader on another host may have them mapped), with
+// the time in their names, and a repack after retiredFor removes them.
+func TestRepackRetiresOldPacks(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t)
+	a := newTestSkill(t, s)
+	if _, err := s.CreateVersion(ctx, tester, a, quire.Base{Empty: true}, []quire.FileContent{{Path: "a.md", Content: []byte("a\n")}}); err != nil {
+		t.Fatal(err)
+	}
+	dir := s.RepoPath(a)
+	gitCLI(t, dir, "gc", "-q")
+	old, _ := filepath.Glob(filepath.Join(dir, "objects", "pack", "pack-*.pack"))
+	if len(old) != 1 {
+		t.Fatalf("packs after git gc: %v", old)
+	}
+	if _, err := s.PutFiles(ctx, tester, a, 1, []quire.FileContent{{Path: "b.md", Content: []byte("b\n")}}, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	g := NewGit(s, GitOptions{RepackDelay: time.Hour})
+	defer g.Close()
+	if err := g.Repack(dir); err != nil {
+		t.Fatal(err)
+	}
+	retired, _ := filepath.Glob(filepath.Join(dir, "quire-retired", "*-"+filepath.Base(old[0])))
+	if len(retired) != 1 {
+		t.Fatalf("the replaced pack %s is not in quire-retired: %v", filepath.Base(old[0]), retired)
+	}
+	if _, err := os.Stat(old[0]); !os.IsNotExist(err) {
+		t.Fatalf("the replaced pack is still in objects/pack: %v", err)
+	}
+	gitCLI(t, dir, "fsck", "--strict")
+	if got := gitCLI(t, dir, "show", "draft/1:a.md"); got != "a" {
+		t.Fatalf("a.md = %q", got)
+	}
+	// Age the retirement past retiredFor by renaming it, and repack again.
+	name := filepath.Base(retired[0])
+	_, rest, _ := strings.Cut(name, "-")
+	aged := filepath.Join(dir, "quire-retired", strconv.FormatInt(time.Now().Add(-time.Hour).Unix(), 10)+"-"+rest)
+	if err := os.Rename(retired[0], aged); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutFiles(ctx, tester, a, 1, []quire.FileContent{{Path: "c.md", Content: []byte("c\n")}}, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Repack(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(aged); !os.IsNotExist(err) {
+		t.Fatalf("a pack retired an hour ago is still there: %v", err)
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, "quire-retired", "*.pack"))
+	if len(left) != 1 {
+		t.Fatalf("the pack the second repack replaced should be retired, the first removed: %v", left)
 	}
 }

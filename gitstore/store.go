@@ -45,6 +45,15 @@ type Options struct {
 	// Observe, when set, is told about every git operation, for metrics
 	// and traces.
 	Observe quire.ObserveFunc
+	// Changes, when set, carries ref moves to and from processes on other
+	// hosts sharing the data root (refgen.go); without it only processes
+	// on this host see each other's moves at once, the others within a
+	// second.
+	Changes ChangeFeed
+	// HostCounter is the file of the mapped change counter that the
+	// processes of one host share (default: .quire-refgen in the data
+	// root). Tests give stores counters of their own to stand for hosts.
+	HostCounter string
 }
 
 // Validate checks o and fills in defaults.
@@ -75,7 +84,7 @@ type Store struct {
 	opts  Options
 	cache cache.Object
 	locks *locker
-	gen   *refGen // nil when the data root's counter could not be mapped
+	gen   *changeClock
 	stats *statsCache
 	trees *odb.TreeCache
 
@@ -106,10 +115,13 @@ func Open(opts Options) (*Store, error) {
 	sweepLeftovers(root, opts.Now())
 	// Without the counter every read goes to the ref files: slower, as
 	// correct (a read-only or full data root, a file system without mmap).
-	gen, _ := openRefGen(root)
+	if opts.HostCounter == "" {
+		opts.HostCounter = filepath.Join(root, refGenFile)
+	}
+	host, _ := openRefGen(opts.HostCounter)
 	s := &Store{
 		opts:  opts,
-		gen:   gen,
+		gen:   &changeClock{host: host, feed: opts.Changes},
 		cache: cache.NewObjectLRU(cache.FileSize(opts.CacheBytes)),
 		locks: newLocker(),
 		stats: newStatsCache(1 << 14),

@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
@@ -115,4 +116,41 @@ func TestVersionLifecycleInGit(t *testing.T) {
 	}
 	gitCLI(t, s.RepoPath(a), "fsck", "--strict")
 	gitCLI(t, s.systemPath(), "fsck", "--strict")
+}
+
+// TestPromoteKeepsVersionsLog checks a promotion is recorded on the
+// versions log by a commit on the log's own tree: the log does not change,
+// so nothing but that commit is written (a packed log blob and tree are
+// not written again as loose objects).
+func TestPromoteKeepsVersionsLog(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t)
+	a := newTestSkill(t, s)
+	for n := 1; n <= 2; n++ {
+		if _, err := s.CreateVersion(ctx, tester, a, quire.Base{Empty: true}, []quire.FileContent{{Path: "SKILL.md", Content: []byte(fmt.Sprintf("v%d\n", n))}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.PublishVersion(ctx, tester, a, n, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := s.RepoPath(a)
+	gitCLI(t, dir, "repack", "-a", "-d", "-q")
+	before := gitCLI(t, dir, "rev-parse", "refs/quire/versions")
+	if _, err := s.PromoteVersion(ctx, tester, a, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := gitCLI(t, dir, "count-objects"); !strings.HasPrefix(got, "1 objects") {
+		t.Fatalf("loose objects after the promotion: %q, want the commit alone", got)
+	}
+	if got := gitCLI(t, dir, "rev-parse", "refs/quire/versions^"); got != before {
+		t.Fatalf("versions log parent %s, want %s", got, before)
+	}
+	if got, want := gitCLI(t, dir, "rev-parse", "refs/quire/versions^{tree}"), gitCLI(t, dir, "rev-parse", before+"^{tree}"); got != want {
+		t.Fatalf("promotion changed the versions log tree: %s, was %s", got, want)
+	}
+	if got := gitCLI(t, dir, "log", "-1", "--format=%s", "refs/quire/versions"); got != "Promote version 1" {
+		t.Fatalf("versions log says %q", got)
+	}
+	gitCLI(t, dir, "fsck", "--strict")
 }

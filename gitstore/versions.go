@@ -96,6 +96,28 @@ func (r *repo) writeLog(by quire.Actor, when time.Time, log *versionLog, tip plu
 	return r.casRef(versionsRef, tip, c)
 }
 
+// noteLog records msg on the versions log without changing the log (a
+// push, a promotion): a commit on the tip's tree, so no blob or tree is
+// written again. It returns the tip it followed.
+func (r *repo) noteLog(by quire.Actor, when time.Time, msg string) (plumbing.Hash, error) {
+	tip, err := r.ref(versionsRef)
+	if err != nil {
+		return tip, err
+	}
+	if tip.IsZero() {
+		return tip, r.writeLog(by, when, &versionLog{Next: 1, Versions: map[string]*versionInfo{}}, tip, msg)
+	}
+	c, err := r.Commit(tip)
+	if err != nil {
+		return tip, err
+	}
+	next, err := r.WriteCommit(by, when, c.TreeHash, tip, msg)
+	if err != nil {
+		return tip, err
+	}
+	return tip, r.casRef(versionsRef, tip, next)
+}
+
 // vstate is what the refs say about one version.
 type vstate struct {
 	n        int
@@ -458,30 +480,37 @@ func (s *Store) PublishVersion(ctx context.Context, by quire.Actor, a *quire.Ass
 	if v.state != quire.StateDraft {
 		return nil, quire.Errorf(quire.ECONFLICT, "version %d is already %s", n, v.state)
 	}
+	if err := s.publishDraft(&w, by, v, check); err != nil {
+		return nil, err
+	}
+	return s.versionRecord(r, a, n)
+}
+
+// publishDraft is the publish step of the write w holds: once check
+// approves draft v's files, tag it, make it live and remove its branch.
+func (s *Store) publishDraft(w *write, by quire.Actor, v *vstate, check func(quire.ReadFunc) error) error {
+	r, n := w.r, v.n
 	if check != nil {
 		c, err := r.Commit(v.commit)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if err := check(r.reader(c.TreeHash)); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	now := s.opts.Now()
 	if err := w.tag(by, now, TagRef(n), fmt.Sprintf("v%d", n), v.commit, fmt.Sprintf("Publish version %d\n", n)); err != nil {
-		return nil, err
+		return err
 	}
 	live, err := r.ref(mainRef)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := w.cas(mainRef, live, v.commit); err != nil {
-		return nil, err
+		return err
 	}
-	if err := w.remove(DraftRef(n)); err != nil {
-		return nil, err
-	}
-	return s.versionRecord(r, a, n)
+	return w.remove(DraftRef(n))
 }
 
 // reader returns a ReadFunc over the tree at root.
@@ -535,11 +564,7 @@ func (s *Store) PromoteVersion(ctx context.Context, by quire.Actor, a *quire.Ass
 		}
 		// Moving main makes no object of its own: record who promoted
 		// what in the versions log, so history shows rollbacks too.
-		log, tip, err := r.readLog()
-		if err != nil {
-			return nil, err
-		}
-		if err := r.writeLog(by, s.opts.Now(), log, tip, fmt.Sprintf("Promote version %d\n", n)); err != nil {
+		if _, err := r.noteLog(by, s.opts.Now(), fmt.Sprintf("Promote version %d\n", n)); err != nil {
 			return nil, err
 		}
 	}

@@ -27,22 +27,8 @@ func (s *Server) assetRoutes(g *gin.RouterGroup, kind quire.Kind) {
 	g.POST(pl+"/:id/versions/:version/archive", s.archiveVersion(kind))
 	g.GET(pl+"/:id/diff", s.diffVersions(kind))
 	g.GET(pl+"/:id/history", s.history(kind))
-}
-
-// asset resolves the {id} path parameter (id or slug) to an asset the
-// caller can see, and checks the caller has want on its project.
-func (s *Server) asset(c *gin.Context, kind quire.Kind, want quire.Access) (*quire.Asset, error) {
-	return s.app.Asset(c.Request.Context(), principal(c), kind, c.Param("id"), want)
-}
-
-// assetVersion resolves {id} and {version}.
-func (s *Server) assetVersion(c *gin.Context, kind quire.Kind, want quire.Access) (*quire.Asset, int, error) {
-	n, err := versionParam(c)
-	if err != nil {
-		return nil, 0, err
-	}
-	a, err := s.asset(c, kind, want)
-	return a, n, err
+	s.reviewRoutes(g, kind)
+	s.labelRoutes(g, kind)
 }
 
 func (s *Server) createAsset(kind quire.Kind) gin.HandlerFunc {
@@ -74,7 +60,7 @@ func (s *Server) listAssets(kind quire.Kind) gin.HandlerFunc {
 
 func (s *Server) getAsset(kind quire.Kind) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		a, err := s.asset(c, kind, quire.AccessRead)
+		a, err := s.app.Asset(c.Request.Context(), principal(c), kind, c.Param("id"), quire.AccessRead)
 		s.respond(c, http.StatusOK, string(kind), a, err)
 	}
 }
@@ -204,7 +190,7 @@ func (s *Server) versionAction(kind quire.Kind, do func(ctx context.Context, p *
 }
 
 func (s *Server) publishVersion(kind quire.Kind) gin.HandlerFunc {
-	return s.versionAction(kind, s.app.PublishVersion)
+	return s.publishReviewed(kind) // its body may override the review policy (reviews.go)
 }
 
 func (s *Server) promoteVersion(kind quire.Kind) gin.HandlerFunc {

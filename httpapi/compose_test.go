@@ -83,8 +83,8 @@ func TestPromptComposition(t *testing.T) {
 	if got := fmt.Sprint(get(t, m, "details", "cycle")); got != "[main main]" {
 		t.Fatalf("self cycle %v", m)
 	}
-	n = draftPrompt(e, style, obj{"template": "style {{> main}}"})
-	m = wantError(t, e.Do("POST", fmt.Sprintf("/v1/prompts/%s/versions/%d/publish", style, n), e.Admin, nil), 422)
+	styleDraft := draftPrompt(e, style, obj{"template": "style {{> main}}"})
+	m = wantError(t, e.Do("POST", fmt.Sprintf("/v1/prompts/%s/versions/%d/publish", style, styleDraft), e.Admin, nil), 422)
 	if got := fmt.Sprint(get(t, m, "details", "cycle")); got != "[style main safety style]" {
 		t.Fatalf("cycle %v", m)
 	}
@@ -103,21 +103,32 @@ func TestPromptComposition(t *testing.T) {
 	wantError(t, e.Do("POST", fmt.Sprintf("/v1/prompts/%s/versions/%d/publish", ext, en), e.Admin, nil), 422, "missing partials: style")
 
 	// Dependents: main (live and drafts) includes safety; safety includes
-	// style, as do main's drafts... and the live main through safety@1
-	// does not count: dependents are direct.
+	// style, so main's live version reaches style through safety, and
+	// the draft "again {{> main}}" reaches both through the live main,
+	// as style's draft "style {{> main}}" reaches safety.
 	d := e.Must(200, "GET", "/v1/prompts/"+safety+"/dependents", e.Admin, nil).JSON(t)
 	deps := arr(t, d, "dependents")
-	if len(deps) != 1 || str(t, deps[0], "slug") != "main" || str(t, deps[0], "id") != main {
+	if len(deps) != 2 || str(t, deps[0], "slug") != "main" || str(t, deps[0], "id") != main || get(t, deps[0], "direct") != true ||
+		str(t, deps[1], "slug") != "style" || get(t, deps[1], "direct") != false ||
+		fmt.Sprint(get(t, deps[1], "versions")) != fmt.Sprintf("[map[includes:[] live:false state:draft version:%d via:[main]]]", styleDraft) {
 		t.Fatalf("dependents of safety: %v", d)
 	}
 	vs := arr(t, deps[0], "versions")
-	if len(vs) != 2 || num(t, vs[0], "version") != 1 || get(t, vs[0], "live") != true ||
-		fmt.Sprint(get(t, vs[0], "includes")) != "[safety safety@1]" || fmt.Sprint(get(t, vs[1], "includes")) != "[safety@9]" {
-		t.Fatalf("versions %v", vs)
+	if got := fmt.Sprint(vs); len(vs) != 3 || num(t, vs[0], "version") != 1 || get(t, vs[0], "live") != true ||
+		fmt.Sprint(get(t, vs[0], "includes"), get(t, vs[0], "via")) != "[safety safety@1] []" ||
+		fmt.Sprint(get(t, vs[1], "includes"), get(t, vs[1], "via")) != "[safety@9] []" ||
+		num(t, vs[2], "version") != self || fmt.Sprint(get(t, vs[2], "includes"), get(t, vs[2], "via")) != "[] [main]" {
+		t.Fatalf("versions %s", got)
 	}
 	d = e.Must(200, "GET", "/v1/prompts/"+style+"/dependents", e.Admin, nil).JSON(t)
-	if deps := arr(t, d, "dependents"); len(deps) != 1 || str(t, deps[0], "slug") != "safety" {
+	deps = arr(t, d, "dependents")
+	if len(deps) != 2 || str(t, deps[0], "slug") != "safety" || get(t, deps[0], "direct") != true ||
+		str(t, deps[1], "slug") != "main" || get(t, deps[1], "direct") != false {
 		t.Fatalf("dependents of style: %v", d)
+	}
+	if vs := arr(t, deps[1], "versions"); len(vs) != 2 || fmt.Sprint(get(t, vs[0], "includes"), get(t, vs[0], "via")) != "[] [safety safety@1]" ||
+		fmt.Sprint(get(t, vs[1], "via")) != "[main]" {
+		t.Fatalf("main reaches style: %v", vs)
 	}
 	if deps := arr(t, e.Must(200, "GET", "/v1/prompts/"+main+"/dependents", e.Admin, nil).JSON(t), "dependents"); len(deps) != 1 || str(t, deps[0], "slug") != "style" {
 		t.Fatalf("dependents of main: %v", deps) // style's draft includes main

@@ -26,13 +26,24 @@ var statusOf = map[quire.Code]int{
 	quire.EINTERNAL:      http.StatusInternalServerError,
 	quire.ETIMEOUT:       http.StatusRequestTimeout,
 	quire.EMETHOD:        http.StatusMethodNotAllowed,
+	quire.EMEDIATYPE:     http.StatusUnsupportedMediaType,
+	quire.EREVIEW:        http.StatusConflict,
 }
 
-// APIError is the error body of every failed request.
+// APIError is the error body of every failed request: the router's 404
+// and 405, a recovered panic and a slow body's timeout included, as every
+// one goes through answer.
 type APIError struct {
-	Error   string         `json:"error"`
-	Code    quire.Code     `json:"code"`
+	// Error is the message, safe to show to a person.
+	Error string `json:"error"`
+	// Code is the machine-readable kind of failure (quire.Codes).
+	Code quire.Code `json:"code"`
+	// Details say more where a client can act on it: details.field names
+	// an unknown or invalid field, details.missing the variables a render
+	// lacks, details.ids the assets an ambiguous slug names.
 	Details map[string]any `json:"details,omitempty"`
+	// RequestID is the request's X-Request-ID, as logged.
+	RequestID string `json:"request_id"`
 }
 
 // fail answers with err as an APIError and stops the handler chain.
@@ -64,7 +75,7 @@ func answer(c *gin.Context, err error, code quire.Code) {
 	if status == 0 {
 		status = http.StatusInternalServerError
 	}
-	body := APIError{Error: quire.ErrorMessage(err), Code: code, Details: quire.ErrorDetails(err)}
+	body := APIError{Error: quire.ErrorMessage(err), Code: code, Details: quire.ErrorDetails(err), RequestID: c.GetString(ctxRequestID)}
 	if code != quire.EINTERNAL && quire.ErrorCode(err) == quire.EINTERNAL {
 		body.Error = machineFault[code]
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"mime"
 	"net/http"
 	"os"
 	"strconv"
@@ -17,9 +18,10 @@ import (
 	"github.com/quire/quire/valid"
 )
 
-// decode reads the JSON body of c into v. Unknown fields are ignored; a
-// wrong type, malformed JSON or an empty body is EINVALID; a body over the
-// limit is ETOOLARGE.
+// decode reads the JSON body of c into v. An unknown field, a wrong type,
+// malformed JSON or an empty body is EINVALID (an unknown field named in
+// details.field, so a typo never loses data quietly); a body over the
+// limit is ETOOLARGE; a body whose Content-Type is not JSON EMEDIATYPE.
 func (s *Server) decode(c *gin.Context, v any) error {
 	b, err := s.readBody(c)
 	if err != nil {
@@ -32,9 +34,16 @@ func (s *Server) decode(c *gin.Context, v any) error {
 // UTF-8: the JSON decoder would quietly turn it into U+FFFD, and a file
 // path the client never sent would be stored.
 func (s *Server) readBody(c *gin.Context) ([]byte, error) {
+	ctErr := jsonContentType(c.GetHeader("Content-Type"))
+	if ctErr != nil && c.Request.ContentLength > 0 {
+		return nil, ctErr // refused unread
+	}
 	b, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, s.limits.MaxBody))
 	if err != nil {
 		return nil, jsonError(err, s.limits.MaxBody)
+	}
+	if ctErr != nil && len(bytes.TrimSpace(b)) > 0 {
+		return nil, ctErr
 	}
 	if !utf8.Valid(b) {
 		return nil, quire.Errorf(quire.EINVALID, "request body must be valid UTF-8")
@@ -42,10 +51,26 @@ func (s *Server) readBody(c *gin.Context) ([]byte, error) {
 	return b, nil
 }
 
+// jsonContentType refuses a body declared as anything but JSON
+// (application/json or a +json type). No Content-Type at all is taken as
+// JSON, as most clients send it; an empty body needs none (readBody).
+func jsonContentType(ct string) error {
+	if ct == "" {
+		return nil
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err == nil && (mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")) {
+		return nil
+	}
+	return quire.Errorf(quire.EMEDIATYPE, "Content-Type %q is not JSON: send the body as application/json", ct).
+		WithDetail("content_type", ct)
+}
+
 // decodeJSON decodes the body b into v, numbers as json.Number if asked,
-// and refuses trailing data and what checkJSON refuses.
+// and refuses unknown fields, trailing data and what checkJSON refuses.
 func decodeJSON(b []byte, v any, useNumber bool) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
 	if useNumber {
 		dec.UseNumber()
 	}
@@ -247,9 +272,16 @@ func jsonError(err error, limit int64) error {
 		if typeErr.Field == "" {
 			return quire.Errorf(quire.EINVALID, "request body must be a JSON object")
 		}
-		return quire.Errorf(quire.EINVALID, "field %s must be %s, not %s", typeErr.Field, jsonKind(typeErr.Type.Kind().String()), typeErr.Value)
+		return quire.Errorf(quire.EINVALID, "field %s must be %s, not %s", typeErr.Field, jsonKind(typeErr.Type.Kind().String()), typeErr.Value).
+			WithDetail("field", typeErr.Field)
 	case errors.As(err, &syntaxErr):
 		return quire.Errorf(quire.EINVALID, "malformed JSON at byte %d: %v", syntaxErr.Offset, syntaxErr)
+	}
+	// encoding/json has no type for an unknown field, only this message.
+	if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		if name, uerr := strconv.Unquote(f); uerr == nil {
+			return quire.Errorf(quire.EINVALID, "unknown field %q", name).WithDetail("field", name)
+		}
 	}
 	return quire.Errorf(quire.EINVALID, "malformed JSON: %v", err)
 }
@@ -284,27 +316,6 @@ func listOptions(c *gin.Context) (quire.ListOptions, error) {
 		o.Limit = n
 	}
 	return o, nil
-}
-
-// paginate cuts a page out of all; the cursor is the next offset.
-func paginate[T any](all []T, o quire.ListOptions) ([]T, string, error) {
-	off := 0
-	if o.Cursor != "" {
-		n, err := strconv.Atoi(o.Cursor)
-		if err != nil || n < 0 {
-			return nil, "", quire.Errorf(quire.EINVALID, "invalid cursor")
-		}
-		off = n
-	}
-	if off >= len(all) {
-		return []T{}, "", nil
-	}
-	end := min(off+o.Limit, len(all))
-	next := ""
-	if end < len(all) {
-		next = strconv.Itoa(end)
-	}
-	return all[off:end], next, nil
 }
 
 // etagValue strips quotes and a weak prefix from an If-Match or

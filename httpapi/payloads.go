@@ -16,50 +16,25 @@ type payloadRequest struct {
 }
 
 // readPayload decodes a payload request; app checks it.
-func (s *Server) readPayload(c *gin.Context) (*app.PayloadInput, error) {
+func (s *Server) readPayload(c *gin.Context) (app.PayloadInput, error) {
 	var req payloadRequest
 	if err := s.decode(c, &req); err != nil {
-		return nil, err
+		return app.PayloadInput{}, err
 	}
-	return &app.PayloadInput{Variables: req.Variables, Name: req.Name}, nil
+	return app.PayloadInput{Variables: req.Variables, Name: req.Name}, nil
 }
 
 func (s *Server) createPayload(c *gin.Context) {
-	a, err := s.asset(c, quire.KindPrompt, quire.AccessWrite)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	in, err := s.readPayload(c)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	p, err := s.app.CreatePayload(c.Request.Context(), principal(c), a, in)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	c.JSON(http.StatusCreated, gin.H{"payload": p})
+	p, err := s.app.CreatePayload(c.Request.Context(), principal(c), c.Param("id"), func() (app.PayloadInput, error) {
+		return s.readPayload(c)
+	})
+	s.respond(c, http.StatusCreated, "payload", p, err)
 }
 
 func (s *Server) listPayloads(c *gin.Context) {
-	a, err := s.asset(c, quire.KindPrompt, quire.AccessRead)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	opts, err := listOptions(c)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	all, err := s.app.Payloads(c.Request.Context(), a)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	pg, next, err := paginate(all, opts)
+	pg, next, err := s.app.Payloads(c.Request.Context(), principal(c), c.Param("id"), func() (quire.ListOptions, error) {
+		return listOptions(c)
+	})
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -68,53 +43,20 @@ func (s *Server) listPayloads(c *gin.Context) {
 }
 
 func (s *Server) getPayload(c *gin.Context) {
-	a, err := s.asset(c, quire.KindPrompt, quire.AccessRead)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	p, err := s.app.Payload(c.Request.Context(), a, c.Param("payloadID"))
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, gin.H{"payload": p})
+	p, err := s.app.Payload(c.Request.Context(), principal(c), c.Param("id"), c.Param("payloadID"))
+	s.respond(c, http.StatusOK, "payload", p, err)
 }
 
 // updatePayload replaces a payload's variables, and its name when given.
-// The payload is read before the body, so a missing one is 404 whatever
-// the body says.
 func (s *Server) updatePayload(c *gin.Context) {
-	a, err := s.asset(c, quire.KindPrompt, quire.AccessWrite)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	ctx := c.Request.Context()
-	p, err := s.app.Payload(ctx, a, c.Param("payloadID"))
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	in, err := s.readPayload(c)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	if err := s.app.UpdatePayload(ctx, principal(c), a, p, in); err != nil {
-		s.fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, gin.H{"payload": p})
+	p, err := s.app.UpdatePayload(c.Request.Context(), principal(c), c.Param("id"), c.Param("payloadID"), func() (app.PayloadInput, error) {
+		return s.readPayload(c)
+	})
+	s.respond(c, http.StatusOK, "payload", p, err)
 }
 
 func (s *Server) deletePayload(c *gin.Context) {
-	a, err := s.asset(c, quire.KindPrompt, quire.AccessWrite)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	if err := s.app.DeletePayload(c.Request.Context(), principal(c), a, c.Param("payloadID")); err != nil {
+	if err := s.app.DeletePayload(c.Request.Context(), principal(c), c.Param("id"), c.Param("payloadID")); err != nil {
 		s.fail(c, err)
 		return
 	}

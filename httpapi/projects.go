@@ -37,6 +37,22 @@ func (s *Server) metaInput(c *gin.Context) app.Input[app.MetaEdit] {
 	}
 }
 
+// projectRequest is the body that updates a project: its metadata and
+// its review policy.
+type projectRequest struct {
+	metaRequest
+	ReviewPolicy *quire.ReviewPolicy `json:"review_policy"`
+}
+
+// projectInput decodes a project update, when app asks.
+func (s *Server) projectInput(c *gin.Context) app.Input[app.ProjectEdit] {
+	return func() (app.ProjectEdit, error) {
+		var req projectRequest
+		err := s.decode(c, &req)
+		return app.ProjectEdit{MetaEdit: app.MetaEdit(req.metaRequest), ReviewPolicy: req.ReviewPolicy}, err
+	}
+}
+
 // project loads the project in the path and checks the caller's access.
 func (s *Server) project(c *gin.Context, want quire.Access) (*quire.Project, error) {
 	return s.app.Project(c.Request.Context(), principal(c), c.Param("projectID"), want)
@@ -62,7 +78,7 @@ func (s *Server) listProjects(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	pg, next, err := paginate(visible, opts)
+	pg, next, err := app.Page(visible, opts)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -80,7 +96,7 @@ func (s *Server) getProject(c *gin.Context) {
 }
 
 func (s *Server) updateProject(c *gin.Context) {
-	pr, err := s.app.UpdateProject(c.Request.Context(), principal(c), c.Param("projectID"), s.metaInput(c))
+	pr, err := s.app.UpdateProject(c.Request.Context(), principal(c), c.Param("projectID"), s.projectInput(c))
 	if err != nil {
 		s.fail(c, err)
 		return

@@ -91,31 +91,16 @@ func (r *promptVersionRequest) edit() app.PromptEdit {
 }
 
 func (s *Server) createPromptVersion(c *gin.Context) {
-	a, err := s.asset(c, quire.KindPrompt, quire.AccessWrite)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	var req promptVersionRequest
-	if c.Request.ContentLength != 0 {
-		if err := s.decode(c, &req); err != nil {
-			s.fail(c, err)
-			return
+	a, v, err := s.app.CreatePromptVersion(c.Request.Context(), principal(c), c.Param("id"), func() (app.NewPromptVersion, error) {
+		var req promptVersionRequest
+		if c.Request.ContentLength != 0 {
+			if err := s.decode(c, &req); err != nil {
+				return app.NewPromptVersion{}, err
+			}
 		}
-	}
-	edit := req.edit()
-	// The content is checked before from is read, as it always was; the
-	// use case checks it again for doors that skip this.
-	if err := edit.Check(s.limits); err != nil {
-		s.fail(c, err)
-		return
-	}
-	base, err := parseBase(req.From)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	v, err := s.app.CreatePromptVersion(c.Request.Context(), principal(c), a, base, &edit)
+		base, err := parseBase(req.From)
+		return app.NewPromptVersion{Base: base, Edit: req.edit(), BaseErr: err}, nil
+	})
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -124,25 +109,24 @@ func (s *Server) createPromptVersion(c *gin.Context) {
 }
 
 // updatePromptVersion edits a draft: 409 for any other state, 412 when
-// If-Match names another commit.
+// If-Match names another commit ("*" matches the draft, whatever its
+// commit).
 func (s *Server) updatePromptVersion(c *gin.Context) {
-	a, n, err := s.assetVersion(c, quire.KindPrompt, quire.AccessWrite)
+	n, err := versionParam(c)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	var req promptVersionRequest
-	if err := s.decode(c, &req); err != nil {
-		s.fail(c, err)
-		return
-	}
-	if len(req.From) > 0 {
-		s.fail(c, quire.Errorf(quire.EINVALID, "from applies only when a version is created"))
-		return
-	}
-	edit := req.edit()
-	// "*" matches the draft, whatever its commit.
-	v, err := s.app.UpdatePromptVersion(c.Request.Context(), principal(c), a, n, &edit, ifMatch(c))
+	a, v, err := s.app.UpdatePromptVersion(c.Request.Context(), principal(c), c.Param("id"), n, func() (app.PromptEdit, error) {
+		var req promptVersionRequest
+		if err := s.decode(c, &req); err != nil {
+			return app.PromptEdit{}, err
+		}
+		if len(req.From) > 0 {
+			return app.PromptEdit{}, quire.Errorf(quire.EINVALID, "from applies only when a version is created")
+		}
+		return req.edit(), nil
+	}, ifMatch(c))
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -152,12 +136,12 @@ func (s *Server) updatePromptVersion(c *gin.Context) {
 
 // promptVariables lists the tags of a version's templates.
 func (s *Server) promptVariables(c *gin.Context) {
-	a, n, err := s.assetVersion(c, quire.KindPrompt, quire.AccessRead)
+	n, err := versionParam(c)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	pv, err := s.app.PromptVariables(c.Request.Context(), a, n)
+	a, pv, err := s.app.PromptVariables(c.Request.Context(), principal(c), c.Param("id"), n)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -171,31 +155,22 @@ func (s *Server) promptVariables(c *gin.Context) {
 
 // checkPromptVersion renders a version with every sample payload.
 func (s *Server) checkPromptVersion(c *gin.Context) {
-	a, n, err := s.assetVersion(c, quire.KindPrompt, quire.AccessRead)
+	n, err := versionParam(c)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	v, results, err := s.app.CheckPromptVersion(c.Request.Context(), a, n)
+	pc, err := s.app.CheckPromptVersion(c.Request.Context(), principal(c), c.Param("id"), n)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	ok := true
-	for _, r := range results {
-		ok = ok && r.OK
-	}
-	c.JSON(http.StatusOK, gin.H{"prompt_id": a.ID, "version": n, "commit": v.Commit, "ok": ok, "payloads": results})
+	c.JSON(http.StatusOK, gin.H{"prompt_id": pc.Prompt.ID, "version": n, "commit": pc.Version.Commit, "ok": pc.OK(), "payloads": pc.Payloads})
 }
 
 // promptDependents lists the prompts that include this one.
 func (s *Server) promptDependents(c *gin.Context) {
-	a, err := s.asset(c, quire.KindPrompt, quire.AccessRead)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	deps, err := s.app.Dependents(c.Request.Context(), a)
+	a, deps, err := s.app.Dependents(c.Request.Context(), principal(c), c.Param("id"))
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -206,19 +181,15 @@ func (s *Server) promptDependents(c *gin.Context) {
 // livePrompt answers the live version, with its commit as ETag; a
 // matching If-None-Match is a 304 that reads nothing but a ref.
 func (s *Server) livePrompt(c *gin.Context) {
-	ctx := c.Request.Context()
-	a, commit, err := s.app.LiveCommit(ctx, principal(c), c.Param("id"))
+	a, pv, err := s.app.LivePrompt(c.Request.Context(), principal(c), c.Param("id"), func(commit string) bool {
+		return notModified(c, commit)
+	})
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	if notModified(c, commit) {
-		return
-	}
-	pv, err := s.app.LivePrompt(ctx, a, commit)
-	if err != nil {
-		s.fail(c, err)
-		return
+	if pv == nil {
+		return // notModified answered
 	}
 	c.Header("ETag", `"`+pv.Version.Commit+`"`)
 	c.JSON(http.StatusOK, gin.H{"version": newPromptView(a, pv.Version, pv.Content)})

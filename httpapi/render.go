@@ -31,23 +31,19 @@ type renderResponse struct {
 }
 
 func (s *Server) renderPrompt(c *gin.Context) {
-	a, err := s.asset(c, quire.KindPrompt, quire.AccessRead)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	s.render(c, a)
+	r, err := s.app.Render(c.Request.Context(), principal(c), c.Param("id"), func() (app.RenderRequest, error) {
+		return s.readRender(c)
+	})
+	s.writeRendered(c, &r, err)
 }
 
 // renderProjectPrompt addresses the prompt by project (id or slug) and
 // the prompt's slug (or id) within it.
 func (s *Server) renderProjectPrompt(c *gin.Context) {
-	a, _, err := s.app.ProjectAsset(c.Request.Context(), principal(c), c.Param("projectID"), quire.KindPrompt, c.Param("slug"), quire.AccessRead)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	s.render(c, a)
+	r, err := s.app.RenderInProject(c.Request.Context(), principal(c), c.Param("projectID"), c.Param("slug"), func() (app.RenderRequest, error) {
+		return s.readRender(c)
+	})
+	s.writeRendered(c, &r, err)
 }
 
 // renderBody is a renderRequest with its variables decoded in the same
@@ -84,20 +80,15 @@ func (s *Server) readRender(c *gin.Context) (app.RenderRequest, error) {
 	return app.RenderRequest{Vars: vars, Version: req.Version, PayloadID: req.PayloadID}, err
 }
 
-func (s *Server) render(c *gin.Context, a *quire.Asset) {
-	req, err := s.readRender(c)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	r, err := s.app.Render(c.Request.Context(), a, req)
+// writeRendered answers a render, with its entity tag.
+func (s *Server) writeRendered(c *gin.Context, r *app.Rendered, err error) {
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
 	c.Header("ETag", `"`+r.ETag+`"`)
 	c.JSON(http.StatusOK, &renderResponse{
-		PromptID: a.ID, Version: r.Version, Commit: r.Commit, Rendered: r.Text,
+		PromptID: r.PromptID, Version: r.Version, Commit: r.Commit, Rendered: r.Text,
 		Messages: r.Messages, Model: r.Model, ModelParams: r.ModelParams, Partials: r.Partials,
 	})
 }

@@ -143,7 +143,12 @@ func (s *Server) routes() *gin.Engine {
 		s.log.Error("trusted proxies ignored", "error", err.Error())
 		r.SetTrustedProxies(nil)
 	}
+	// A 405 carries Allow (gin sets it) and an APIError. No redirect for a
+	// trailing slash: gin's is a 301 with an HTML body, and /v1/skills/
+	// is as unknown as any path, so it gets the same JSON 404.
 	r.HandleMethodNotAllowed = true
+	r.RedirectTrailingSlash = false
+	r.RedirectFixedPath = false
 	r.ContextWithFallback = true
 	r.Use(s.requestID)
 	switch {

@@ -173,7 +173,7 @@ func (s *Server) listFiles(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	pg, next, err := paginate(files, opts)
+	pg, next, err := app.Page(files, opts)
 	if err != nil {
 		s.fail(c, err)
 		return

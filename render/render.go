@@ -54,6 +54,10 @@ func Parse(text string) (*Template, error) {
 	return t, nil
 }
 
+// Includes reports whether t has a partial or parent tag (a named or a
+// dynamic one): a template without one renders without a resolver.
+func (t *Template) Includes() bool { return firstInclude(t.nodes) != nil }
+
 func firstInclude(ns []node) *node {
 	for i := range ns {
 		switch n := &ns[i]; n.kind {

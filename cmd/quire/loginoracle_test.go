@@ -30,7 +30,7 @@ func TestLoginRedisKilled(t *testing.T) {
 	if err := m.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	s := &server{t: t, m: m, out: out, url: "http://" + m.Addr()}
+	s := &runningServer{t: t, m: m, out: out, url: "http://" + m.Addr()}
 	t.Cleanup(func() { s.close() })
 
 	login := func(password string) (int, http.Header, []byte) {

@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -27,7 +28,7 @@ import (
 	"github.com/quire/quire/httpapi"
 	"github.com/quire/quire/internal/gcfloor"
 	"github.com/quire/quire/internal/netguard"
-	wire "github.com/quire/quire/internal/server"
+	"github.com/quire/quire/internal/server"
 	"github.com/quire/quire/telemetry"
 	"golang.org/x/crypto/bcrypt"
 )
@@ -83,16 +84,24 @@ const cmdUsage = "usage: quire serve [flags] | quire login --server URL | quire 
 
 // Config is what quire serve is configured with.
 type Config struct {
-	Addr          string
-	Data          string
-	Redis         string
-	RedisPrefix   string
-	SessionTTL    time.Duration
-	Fsync         bool
-	LogLevel      string
-	AdminEmail    string
-	AdminPassword string
-	BcryptCost    int
+	Addr        string
+	Data        string
+	Redis       string
+	RedisPrefix string
+	// RedisSentinelMaster and RedisSentinelAddrs (comma-separated) name a
+	// Sentinel-watched primary; RedisCluster (comma-separated) a Cluster's
+	// seeds. RedisPassword, from the environment only, authenticates to
+	// their Redis servers.
+	RedisSentinelMaster string
+	RedisSentinelAddrs  string
+	RedisCluster        string
+	RedisPassword       string
+	SessionTTL          time.Duration
+	Fsync               bool
+	LogLevel            string
+	AdminEmail          string
+	AdminPassword       string
+	BcryptCost          int
 	// UsageFlush is how often usage counts go from Redis to git.
 	UsageFlush time.Duration
 	// ShutdownTimeout bounds how long in-flight requests may take to
@@ -128,7 +137,7 @@ type Main struct {
 
 	out io.Writer
 	log *slog.Logger
-	srv *wire.Server
+	srv *server.Server
 	// store, http and debug are srv's, for the tests.
 	store       *gitstore.Store
 	http, debug *http.Server
@@ -162,7 +171,10 @@ func (m *Main) ParseFlags(args []string) error {
 	}
 	str(&c.Addr, "addr", "QUIRE_ADDR", "address to listen on")
 	str(&c.Data, "data", "QUIRE_DATA", "data root: every repository lives here")
-	str(&c.Redis, "redis", "QUIRE_REDIS", "redis:// URL; empty runs an embedded Redis")
+	str(&c.Redis, "redis", "QUIRE_REDIS", "redis:// URL of one server, or redis+sentinel://host:port,host:port/MASTER; empty (and no Sentinel or Cluster) runs an embedded Redis")
+	str(&c.RedisSentinelMaster, "redis-sentinel-master", "QUIRE_REDIS_SENTINEL_MASTER", "name of the primary the Sentinels of --redis-sentinel-addrs watch")
+	str(&c.RedisSentinelAddrs, "redis-sentinel-addrs", "QUIRE_REDIS_SENTINEL_ADDRS", "comma-separated host:port addresses of Redis Sentinels")
+	str(&c.RedisCluster, "redis-cluster", "QUIRE_REDIS_CLUSTER", "comma-separated host:port seeds of a Redis Cluster")
 	str(&c.RedisPrefix, "redis-prefix", "QUIRE_REDIS_PREFIX", "prefix of every Redis key")
 	str(&c.LogLevel, "log-level", "QUIRE_LOG_LEVEL", "debug, info, warn or error")
 	str(&c.DebugAddr, "debug-addr", "QUIRE_DEBUG_ADDR", "loopback address serving net/http/pprof; empty is off")
@@ -249,10 +261,11 @@ func (m *Main) ParseFlags(args []string) error {
 		}
 		fs.TextVar(f.p, f.name, *f.p, f.usage+" ($"+f.env+")")
 	}
+	c.RedisPassword = os.Getenv("QUIRE_REDIS_PASSWORD")
 	c.AdminEmail = os.Getenv("QUIRE_ADMIN_EMAIL")
 	c.AdminPassword = os.Getenv("QUIRE_ADMIN_PASSWORD")
 	fs.Usage = func() {
-		fmt.Fprintln(m.out, "usage: quire serve [flags]\n\nEvery flag can also be set by the environment variable named after it.\nOn first start, with no user yet, an admin is created from\n$QUIRE_ADMIN_EMAIL and $QUIRE_ADMIN_PASSWORD (or a generated password\nprinted once to the log).\n\nTraces are exported over OTLP when $OTEL_EXPORTER_OTLP_ENDPOINT is set\n(OTLP/HTTP, or gRPC with $OTEL_EXPORTER_OTLP_PROTOCOL=grpc; the other\nstandard OTEL_* variables apply too). Prometheus metrics are served at\n/metrics on --metrics-addr only.\n\nFlags:")
+		fmt.Fprintln(m.out, "usage: quire serve [flags]\n\nEvery flag can also be set by the environment variable named after it.\nOn first start, with no user yet, an admin is created from\n$QUIRE_ADMIN_EMAIL and $QUIRE_ADMIN_PASSWORD (or a generated password\nprinted once to the log).\n\n$QUIRE_REDIS_PASSWORD, when set, authenticates to the Redis servers of\n--redis-sentinel-master and --redis-cluster (a --redis URL carries its own).\n\nTraces are exported over OTLP when $OTEL_EXPORTER_OTLP_ENDPOINT is set\n(OTLP/HTTP, or gRPC with $OTEL_EXPORTER_OTLP_PROTOCOL=grpc; the other\nstandard OTEL_* variables apply too). Prometheus metrics are served at\n/metrics on --metrics-addr only.\n\nFlags:")
 		fs.PrintDefaults()
 	}
 	return fs.Parse(args)
@@ -280,9 +293,11 @@ func (m *Main) Run(ctx context.Context) error {
 	m.stopGC = make(chan struct{})
 	m.gcDone = gcfloor.Tune(uint64(c.GCFloorMiB)<<20, time.Second, m.stopGC)
 
-	srv, err := wire.Build(ctx, wire.Config{
+	srv, err := server.Build(ctx, server.Config{
 		Data: c.Data, Fsync: c.Fsync,
 		Redis: c.Redis, RedisPrefix: c.RedisPrefix, SnapshotSessions: true,
+		RedisSentinelMaster: c.RedisSentinelMaster, RedisSentinelAddrs: splitList(c.RedisSentinelAddrs),
+		RedisCluster: splitList(c.RedisCluster), RedisPassword: c.RedisPassword,
 		Logger: m.log, Version: Version,
 		Tracing:    telemetry.TracingOptions{ServiceName: "quire", Version: Version},
 		SessionTTL: c.SessionTTL, BcryptCost: c.BcryptCost,
@@ -306,7 +321,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.http, m.debug = srv.HTTP, srv.Debug
 	m.log.Info("quire started", "addr", srv.Addr(), "data", srv.Store.Root(),
-		"redis_embedded", srv.Redis.Embedded(), "version", Version,
+		"redis_embedded", srv.Redis.Embedded(), "redis_mode", string(srv.Redis.Mode()), "version", Version,
 		"tracing", cmp.Or(srv.Tracing.Exporting, "off"), "usage_flush", c.UsageFlush.String())
 	return nil
 }
@@ -388,4 +403,15 @@ func (m *Main) bootstrap(ctx context.Context) error {
 		m.log.Info("created admin user", "email", email)
 	}
 	return nil
+}
+
+// splitList reads a comma-separated list, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }

@@ -213,7 +213,7 @@ func TestServeHelp(t *testing.T) {
 	help := stderr.String()
 	flagLine := regexp.MustCompile(`(?m)^  -([a-z-]+)`)
 	found := flagLine.FindAllStringSubmatch(help, -1)
-	want := []string{"addr", "data", "debug-addr", "fsync", "log-level", "redis", "redis-prefix", "session-ttl", "shutdown-timeout", "usage-flush",
+	want := []string{"addr", "data", "debug-addr", "fsync", "log-level", "redis", "redis-prefix", "redis-sentinel-master", "redis-sentinel-addrs", "redis-cluster", "session-ttl", "shutdown-timeout", "usage-flush",
 		"rate-limit", "login-limit", "login-address-limit", "gc-floor", "metrics-addr", "max-conns", "max-conns-per-ip",
 		"read-header-timeout", "body-timeout", "body-min-rate", "write-timeout", "idle-timeout", "trusted-proxies"}
 	got := map[string]bool{}
@@ -236,7 +236,7 @@ func TestServeHelp(t *testing.T) {
 			t.Errorf("-%s does not name %s:%s", f[1], env, entries[i])
 		}
 	}
-	for _, v := range []string{"QUIRE_ADMIN_EMAIL", "QUIRE_ADMIN_PASSWORD", "OTEL_EXPORTER_OTLP_ENDPOINT"} {
+	for _, v := range []string{"QUIRE_ADMIN_EMAIL", "QUIRE_ADMIN_PASSWORD", "QUIRE_REDIS_PASSWORD", "OTEL_EXPORTER_OTLP_ENDPOINT"} {
 		if !strings.Contains(help, v) {
 			t.Errorf("--help does not mention %s", v)
 		}

@@ -92,7 +92,7 @@ func TestRedisOutage(t *testing.T) {
 	if err := m.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	s := &server{t: t, m: m, out: out, url: "http://" + m.Addr()}
+	s := &runningServer{t: t, m: m, out: out, url: "http://" + m.Addr()}
 	t.Cleanup(func() { s.close() })
 
 	admin := s.login(adminEmail, adminPassword)

@@ -29,8 +29,8 @@ const (
 	adminPassword = "root-password"
 )
 
-// server is one running Main and a client for it.
-type server struct {
+// runningServer is one running Main and a client for it.
+type runningServer struct {
 	t      *testing.T
 	m      *Main
 	out    *syncBuffer
@@ -39,13 +39,13 @@ type server struct {
 }
 
 // close stops the server gracefully, as SIGTERM does.
-func (s *server) close() error {
+func (s *runningServer) close() error {
 	s.closed = true
 	return s.m.Close()
 }
 
 // start runs a Main on root, as `quire serve` would, on a free port.
-func startServer(t *testing.T, root, redisURL, prefix string, withAdmin bool) *server {
+func startServer(t *testing.T, root, redisURL, prefix string, withAdmin bool) *runningServer {
 	t.Helper()
 	out := &syncBuffer{}
 	m := NewMain(out)
@@ -62,7 +62,7 @@ func startServer(t *testing.T, root, redisURL, prefix string, withAdmin bool) *s
 	if err := m.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	s := &server{t: t, m: m, out: out, url: "http://" + m.Addr()}
+	s := &runningServer{t: t, m: m, out: out, url: "http://" + m.Addr()}
 	t.Cleanup(func() {
 		if !s.closed {
 			s.close()
@@ -71,7 +71,7 @@ func startServer(t *testing.T, root, redisURL, prefix string, withAdmin bool) *s
 	return s
 }
 
-func (s *server) do(method, path, token string, body any) (int, map[string]any, []byte) {
+func (s *runningServer) do(method, path, token string, body any) (int, map[string]any, []byte) {
 	s.t.Helper()
 	var rd io.Reader
 	if body != nil {
@@ -94,7 +94,7 @@ func (s *server) do(method, path, token string, body any) (int, map[string]any, 
 	return res.StatusCode, m, raw
 }
 
-func (s *server) must(want int, method, path, token string, body any) map[string]any {
+func (s *runningServer) must(want int, method, path, token string, body any) map[string]any {
 	s.t.Helper()
 	st, m, raw := s.do(method, path, token, body)
 	if st != want {
@@ -103,7 +103,7 @@ func (s *server) must(want int, method, path, token string, body any) map[string
 	return m
 }
 
-func (s *server) login(email, password string) string {
+func (s *runningServer) login(email, password string) string {
 	s.t.Helper()
 	return s.must(200, "POST", "/v1/auth/login", "", map[string]string{"email": email, "password": password})["token"].(string)
 }
@@ -123,7 +123,7 @@ type content struct {
 	token, revoked, key, skillID string
 }
 
-func write(t *testing.T, s *server) content {
+func write(t *testing.T, s *runningServer) content {
 	t.Helper()
 	tok := s.login(adminEmail, adminPassword)
 	revoked := s.login(adminEmail, adminPassword)
@@ -140,7 +140,7 @@ func write(t *testing.T, s *server) content {
 	return content{token: tok, revoked: revoked, key: key, skillID: sid}
 }
 
-func check(t *testing.T, s *server, c content) {
+func check(t *testing.T, s *runningServer, c content) {
 	t.Helper()
 	// The session and key from before the restart work; the revoked
 	// session stays revoked.

@@ -199,15 +199,24 @@ func (o *ObjectReader) Size(h plumbing.Hash) (int64, error) {
 	return int64(len(b)), err
 }
 
-// deltaResultSize reads the size of the object a compressed delta builds:
-// the second of the two varints that start the delta.
+// deltaResultSize reads the size of the object a compressed delta builds.
 func (o *ObjectReader) deltaResultSize(z []byte) (int64, bool) {
 	if err := o.resetZlib(z); err != nil {
 		return 0, false
 	}
-	var head [20]byte
+	var head [DeltaHeadLen]byte
 	n, _ := io.ReadFull(o.zr, head[:])
-	b := head[:n]
+	return DeltaTargetSize(head[:n])
+}
+
+// DeltaHeadLen is how many bytes of an inflated delta DeltaTargetSize
+// needs at most: two varints of up to 10 bytes.
+const DeltaHeadLen = 20
+
+// DeltaTargetSize reads the size of the object a delta builds from the
+// first bytes of the inflated delta: the second of the two varints that
+// start it (the first is the base's size). It is false when b ends first.
+func DeltaTargetSize(b []byte) (int64, bool) {
 	varint := func() (int64, bool) {
 		var v int64
 		for shift := uint(0); len(b) > 0 && shift < 63; shift += 7 {

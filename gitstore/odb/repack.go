@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -27,9 +28,26 @@ import (
 // it replaces. Readers holding an old pack open keep reading it; readers
 // with an outdated index reload it on a miss (Storer.EncodedObject).
 // When to repack is the caller's choice (gitstore's repacker).
+//
+// Old packs are not unlinked but moved to retiredDir, and removed by a
+// later repack once retiredFor has passed. On a local file system an
+// unlinked file stays readable through every open descriptor and
+// mapping; on NFS that holds only on the host that unlinked it, and a
+// reader on another host that has the pack mapped would fault (SIGBUS)
+// on its next page. A request reads a pack for far less than retiredFor.
+// The retirement time is in the name, not taken from the file's mtime,
+// which on a network file system is the server's clock.
 
 // repackLockFile keeps two processes from repacking one repository at once.
 const repackLockFile = "quire-repack.lock"
+
+// retiredDir, in the repository's top directory (which git ignores but
+// for its own files), holds packs a repack replaced; retiredFor is how
+// long they stay there.
+const (
+	retiredDir = "quire-retired"
+	retiredFor = 30 * time.Minute
+)
 
 // ObjectCounts counts the packs, the objects in them and the loose
 // objects of the repository at dir.
@@ -105,6 +123,7 @@ func Repack(db *DB, o RepackOptions) error {
 	defer syscall.Flock(int(lf.Fd()), syscall.LOCK_UN)
 
 	removeStaleIncoming(dir)
+	removeRetired(dir, time.Now())
 	// Everything the repository holds now.
 	loose, looseBytes, err := looseObjects(dir)
 	if err != nil {
@@ -174,11 +193,10 @@ func Repack(db *DB, o RepackOptions) error {
 	if err != nil {
 		return fmt.Errorf("repack %s: %w", dir, err)
 	}
-	idx, err := indexPack(tmp, "tmp.pack")
+	idx, sum, err := IndexPack(tmp, "tmp.pack")
 	if err != nil {
 		return fmt.Errorf("repack %s: %w", dir, err)
 	}
-	sum := plumbing.Hash(idx.PackfileChecksum)
 	newPack := "pack-" + sum.String()
 	if err := o.Install(tmp, newPack, idx, seen); err != nil {
 		return err
@@ -189,13 +207,22 @@ func Repack(db *DB, o RepackOptions) error {
 		return err
 	}
 	defer unlock()
+	retired := filepath.Join(dir, retiredDir)
+	if err := os.MkdirAll(retired, 0o755); err != nil {
+		return err
+	}
+	stamp := strconv.FormatInt(time.Now().Unix(), 10) + "-"
 	for _, name := range packNames {
 		if name == newPack {
 			continue
 		}
 		base := filepath.Join(packDir, name)
-		os.Remove(base + ".pack") // the .pack first: go-git lists packs by it
-		os.Remove(base + ".idx")
+		// The .pack first: go-git lists packs by it.
+		for _, ext := range []string{".pack", ".idx"} {
+			if err := os.Rename(base+ext, filepath.Join(retired, stamp+name+ext)); err != nil {
+				os.Remove(base + ext)
+			}
+		}
 	}
 	dirs := map[string]bool{}
 	for _, h := range loose {
@@ -210,22 +237,27 @@ func Repack(db *DB, o RepackOptions) error {
 	return nil
 }
 
-// indexPack parses the pack name in dir and returns its index.
-func indexPack(dir, name string) (*idxfile.MemoryIndex, error) {
+// IndexPack parses the pack name in dir and returns its index and
+// checksum: a repack's new pack, or a push's in quarantine. A pack that
+// needs objects from elsewhere (thin) fails with
+// packfile.ErrReferenceDeltaNotFound.
+func IndexPack(dir, name string) (*idxfile.MemoryIndex, plumbing.Hash, error) {
 	f, err := osfs.New(dir).Open(name)
 	if err != nil {
-		return nil, err
+		return nil, plumbing.ZeroHash, err
 	}
 	defer f.Close()
 	iw := new(idxfile.Writer)
 	parser, err := packfile.NewParser(packfile.NewScanner(f), iw)
 	if err != nil {
-		return nil, err
+		return nil, plumbing.ZeroHash, err
 	}
-	if _, err := parser.Parse(); err != nil {
-		return nil, err
+	sum, err := parser.Parse()
+	if err != nil {
+		return nil, plumbing.ZeroHash, err
 	}
-	return iw.Index()
+	idx, err := iw.Index()
+	return idx, sum, err
 }
 
 // looseObjects lists the loose objects of the repository at dir.
@@ -266,6 +298,23 @@ func forEachLooseDir(dir string, fn func(prefix string, files []os.DirEntry)) er
 		fn(e.Name(), files)
 	}
 	return nil
+}
+
+// removeRetired deletes the packs retired more than retiredFor before now.
+func removeRetired(dir string, now time.Time) {
+	retired := filepath.Join(dir, retiredDir)
+	entries, err := os.ReadDir(retired)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		stamp, _, ok := strings.Cut(e.Name(), "-")
+		sec, err := strconv.ParseInt(stamp, 10, 64)
+		if ok && err == nil && now.Sub(time.Unix(sec, 0)) < retiredFor {
+			continue
+		}
+		os.Remove(filepath.Join(retired, e.Name()))
+	}
 }
 
 // removeStaleIncoming deletes quarantines left by a crash.

@@ -82,7 +82,7 @@ func Start(ctx context.Context, o Options) (q *Quire, err error) {
 		return nil, err
 	}
 	q.close = append(q.close, func() { s.Close() })
-	q.Store, q.Git, q.Prompts, q.Usage, q.Handler = s.Store, s.Git, s.Prompts, s.Usage, s.Handler
+	q.Store, q.Git, q.Prompts, q.Usage, q.Handler = s.Store, s.Git, s.Prompts, s.Usage, s.API
 	url, stop, err := Serve(q.Handler)
 	if err != nil {
 		return nil, err

@@ -20,7 +20,7 @@ func (s *Server) serve() error {
 		return err
 	}
 	s.HTTP = &http.Server{
-		Handler:        s.Handler,
+		Handler:        s.API,
 		MaxHeaderBytes: 64 << 10,
 		// Accept errors and the like go to the JSON log, not to stderr.
 		ErrorLog: slog.NewLogLogger(s.Log.Handler(), slog.LevelWarn),

@@ -44,12 +44,24 @@ type Config struct {
 	// times); APIClock, the API's clock for sessions and API keys.
 	StoreClock, APIClock func() time.Time
 
-	// Redis is a redis:// URL; "" runs an embedded Redis. Every key
-	// starts with RedisPrefix.
+	// Redis is a redis:// URL or a redis+sentinel:// one; with it,
+	// RedisSentinelMaster and RedisCluster all empty, an embedded Redis
+	// runs. Every key starts with RedisPrefix. See cache.Options.
 	Redis, RedisPrefix string
+	// RedisSentinelMaster and RedisSentinelAddrs name a Sentinel-watched
+	// primary; RedisCluster a Cluster's seeds. RedisPassword authenticates
+	// to their Redis servers.
+	RedisSentinelMaster string
+	RedisSentinelAddrs  []string
+	RedisCluster        []string
+	RedisPassword       string
 	// SnapshotSessions keeps the embedded Redis's sessions across
 	// restarts, in a file under the data root (quire serve).
 	SnapshotSessions bool
+	// HostCounter is the file of the data root's mapped change counter
+	// (gitstore.Options.HostCounter); tests give servers counters of their
+	// own to stand for servers on different hosts.
+	HostCounter string
 	// DeleteRedisKeys removes every key under RedisPrefix on Close: tests
 	// and benchmarks sharing a real Redis clean up after themselves.
 	DeleteRedisKeys bool
@@ -90,7 +102,7 @@ type Config struct {
 
 	// Addr, when set, is where Listen serves the API, on a listener capped
 	// by MaxConns and MaxConnsPerIP, with Timeouts. Without it the caller
-	// serves Handler itself.
+	// serves API itself.
 	Addr string
 	// MaxConns caps the API listener's connections (0: sized from the
 	// open-file limit); MaxConnsPerIP those of one address (0: no cap).
@@ -108,19 +120,19 @@ type Config struct {
 // Server is a wired quire. Its fields are the parts tests and commands
 // reach into; Close releases them all.
 type Server struct {
-	// Handler is the HTTP API (the same value as API).
-	Handler http.Handler
-	API     *httpapi.Server
-	Store   *gitstore.Store
-	Redis   *cache.Redis
-	Git     *gitproto.Server
+	// API is the HTTP API's handler.
+	API   *httpapi.Server
+	Store *gitstore.Store
+	Redis *cache.Redis
+	Git   *gitproto.Server
 	// Prompts is the prompt cache in front of Store.
 	Prompts *cache.Prompts
-	// Changes carries the store's changes to every process; MCP, the
-	// Model Context Protocol server at /mcp, listens to it.
-	Changes *cache.Changes
-	MCP     *mcp.Server
-	Usage   *cache.Usage
+	// AssetChanges carries the store's changes (which asset) to every
+	// process; MCP, the Model Context Protocol server at /mcp, listens to
+	// it.
+	AssetChanges *cache.AssetChanges
+	MCP          *mcp.Server
+	Usage        *cache.Usage
 	// RateLimiter is set when Config.RateLimits is.
 	RateLimiter *cache.RateLimits
 	Metrics     *prometheus.Registry
@@ -136,6 +148,7 @@ type Server struct {
 	served     chan error
 	metricsSrv *http.Server
 	disk       *diskProbe
+	changes    *cache.Changes
 	stopUsage  context.CancelFunc
 	usageDone  chan struct{}
 	closeOnce  sync.Once
@@ -172,14 +185,29 @@ func Build(ctx context.Context, cfg Config) (s *Server, err error) {
 	// its own: only spans inside a request's trace are kept.
 	childSpans := telemetry.ChildSpansOnly(tr.Provider)
 
-	if s.Store, err = gitstore.Open(gitstore.Options{Root: cfg.Data, Fsync: cfg.Fsync, Limits: cfg.Limits, Now: cfg.StoreClock, Observe: telemetry.GitObserver(s.Metrics, tr.Provider)}); err != nil {
-		return s, err
+	ropts := cache.Options{
+		URL: cfg.Redis, SentinelMaster: cfg.RedisSentinelMaster, SentinelAddrs: cfg.RedisSentinelAddrs,
+		ClusterAddrs: cfg.RedisCluster, Password: cfg.RedisPassword,
+		Prefix: cfg.RedisPrefix, Metrics: s.Metrics, TracerProvider: childSpans,
 	}
-	ropts := cache.Options{URL: cfg.Redis, Prefix: cfg.RedisPrefix, Metrics: s.Metrics, TracerProvider: childSpans}
 	if cfg.SnapshotSessions {
-		ropts.SnapshotPath = filepath.Join(s.Store.Root(), "sessions.snapshot.json")
+		root, err := filepath.Abs(cfg.Data)
+		if err != nil {
+			return s, err
+		}
+		ropts.SnapshotPath = filepath.Join(root, "sessions.snapshot.json")
 	}
 	if s.Redis, err = cache.Open(ctx, ropts); err != nil {
+		return s, err
+	}
+	// With a Redis of its own, quire may share its data root with
+	// processes on other hosts: ref moves go to them over pub/sub too.
+	var changes gitstore.ChangeFeed
+	if !s.Redis.Embedded() {
+		s.changes = cache.NewChanges(s.Redis, log)
+		changes = s.changes
+	}
+	if s.Store, err = gitstore.Open(gitstore.Options{Root: cfg.Data, Fsync: cfg.Fsync, Limits: cfg.Limits, Now: cfg.StoreClock, Observe: telemetry.GitObserver(s.Metrics, tr.Provider), Changes: changes, HostCounter: cfg.HostCounter}); err != nil {
 		return s, err
 	}
 	if err := telemetry.RegisterSessions(s.Metrics, s.Redis.ActiveSessions); err != nil {
@@ -219,15 +247,14 @@ func Build(ctx context.Context, cfg Config) (s *Server, err error) {
 	}
 	// MCP is served at /mcp over the API's use cases; it hears of every
 	// change, from any process, through the change feed.
-	s.Changes = cache.NewChanges(s.Redis, log)
-	s.Store.OnChange(s.Changes.Publish)
+	s.AssetChanges = cache.NewAssetChanges(s.Redis, log)
+	s.Store.OnChange(s.AssetChanges.Publish)
 	api.MCP = func(a *app.App) http.Handler {
 		s.MCP = mcp.New(a, mcp.Options{Version: cfg.Version, Logger: log, MaxBody: 4 * s.Store.Limits().MaxBody})
-		s.Changes.Subscribe(s.MCP.Changed)
+		s.AssetChanges.Subscribe(s.MCP.Changed)
 		return s.MCP
 	}
 	s.API = httpapi.New(api)
-	s.Handler = s.API
 
 	if cfg.UsageFlush > 0 {
 		usageCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
@@ -360,11 +387,14 @@ func (s *Server) close() error {
 	if s.Git != nil {
 		s.Git.Close() // waits for a background repack to finish
 	}
-	if s.Changes != nil {
-		s.Changes.Close()
+	if s.AssetChanges != nil {
+		s.AssetChanges.Close()
 	}
 	if s.Prompts != nil {
 		s.Prompts.Close()
+	}
+	if s.changes != nil {
+		s.changes.Close()
 	}
 	if s.Redis != nil {
 		if s.cfg.DeleteRedisKeys {

@@ -94,6 +94,11 @@ type Options struct {
 	Clock func() time.Time
 	// TrustedProxies: see httpapi.Config.TrustedProxies.
 	TrustedProxies []string
+	// HostCounter gives the server a change counter of its own
+	// (server.Config.HostCounter): two Envs on one Root then stand for
+	// servers on two hosts, which learn of each other's writes only
+	// through Redis.
+	HostCounter string
 	// BcryptCost is the API's password hash cost; 0 is bcrypt.MinCost,
 	// which keeps tests fast.
 	BcryptCost int
@@ -135,11 +140,12 @@ func NewWith(t testing.TB, o Options) *Env {
 	s, err := server.Build(ctx, server.Config{
 		Data: o.Root, Limits: o.Limits, StoreClock: o.Now, APIClock: o.Clock,
 		Redis: o.RedisURL, RedisPrefix: o.Prefix, DeleteRedisKeys: o.RedisURL != "",
-		Logger:     slog.New(slog.NewJSONHandler(logs, nil)),
-		Version:    "test",
-		Tracing:    telemetry.TracingOptions{Exporter: o.Spans, Getenv: func(string) string { return "" }},
-		BcryptCost: o.BcryptCost,
-		Git:        o.Git, CacheStats: o.CacheStats,
+		HostCounter: o.HostCounter,
+		Logger:      slog.New(slog.NewJSONHandler(logs, nil)),
+		Version:     "test",
+		Tracing:     telemetry.TracingOptions{Exporter: o.Spans, Getenv: func(string) string { return "" }},
+		BcryptCost:  o.BcryptCost,
+		Git:         o.Git, CacheStats: o.CacheStats,
 		RateLimits:     o.RateLimits,
 		TrustedProxies: o.TrustedProxies,
 	})
@@ -147,7 +153,7 @@ func NewWith(t testing.TB, o Options) *Env {
 		t.Fatal(err)
 	}
 	// The server's deadlines for slow clients, as quire serve sets them.
-	hs := httptest.NewUnstartedServer(s.Handler)
+	hs := httptest.NewUnstartedServer(s.API)
 	netguard.DefaultTimeouts().Apply(hs.Config)
 	hs.Start()
 	e := &Env{T: t, URL: hs.URL, Store: s.Store, Redis: s.Redis, Git: s.Git, Prompts: s.Prompts, Server: s.API, HTTP: hs, Log: logs, Metrics: s.Metrics, Usage: s.Usage, RateLimiter: s.RateLimiter}

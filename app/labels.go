@@ -1,0 +1,165 @@
+package app
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/quire/quire"
+	"github.com/quire/quire/valid"
+)
+
+// Labels name published versions besides live (environments: staging,
+// production). Moving a label listed in the project's protected labels
+// needs the version to have been published through a review that met the
+// policy, or an owner's override. Each move ends in labelDone, the one
+// place label events will be published from.
+
+// LabelEdit moves a label: the version, and an owner's override of the
+// protected-label rule with its reason.
+type LabelEdit struct {
+	Version  *int
+	Override bool
+	Reason   string
+}
+
+// LabelEvent names a label change, for labelDone.
+type LabelEvent string
+
+const (
+	LabelMoved   LabelEvent = "label.moved"
+	LabelDeleted LabelEvent = "label.deleted"
+)
+
+// labelDone is where every label change completes once durable: the hook
+// for label events. It does nothing yet.
+func (a *App) labelDone(ctx context.Context, p *quire.Principal, as *quire.Asset, ev LabelEvent, name string, version int) {
+}
+
+func (a *App) labelStore() (quire.LabelStore, error) {
+	if a.labels == nil {
+		return nil, quire.Errorf(quire.EUNAVAILABLE, "labels are not kept by this server")
+	}
+	return a.labels, nil
+}
+
+// SetLabel points label name of the asset at a published version.
+func (a *App) SetLabel(ctx context.Context, p *quire.Principal, kind quire.Kind, ref, name string, in Input[LabelEdit]) (*quire.Label, error) {
+	ls, err := a.labelStore()
+	if err != nil {
+		return nil, err
+	}
+	as, pr, err := a.AssetIn(ctx, p, kind, ref, quire.AccessWrite)
+	if err != nil {
+		return nil, err
+	}
+	e, err := in()
+	if err != nil {
+		return nil, err
+	}
+	if err := valid.LabelName(name); err != nil {
+		return nil, err
+	}
+	if e.Version == nil {
+		return nil, quire.Errorf(quire.EINVALID, "version is required")
+	}
+	if *e.Version <= 0 {
+		return nil, quire.Errorf(quire.EINVALID, "version must be a positive integer")
+	}
+	if e.Override {
+		if p.ProjectAccess(pr) < quire.AccessAdmin {
+			return nil, quire.Errorf(quire.EFORBIDDEN, "only a project owner can override the review policy")
+		}
+		if strings.TrimSpace(e.Reason) == "" {
+			return nil, quire.Errorf(quire.EUNPROCESSABLE, "an override needs a reason")
+		}
+	}
+	if slices.Contains(pr.Policy().ProtectedLabels, name) && !e.Override {
+		ok, err := a.reviewedVersion(ctx, as, *e.Version)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, (&quire.Error{Code: quire.EREVIEW, Message: "label " + name + " is protected: version needs to have been published through a review that met the policy, or an owner's override"}).
+				WithDetail("label", name).WithDetail("version", *e.Version)
+		}
+	}
+	l, err := ls.SetLabel(ctx, p.Actor(), as, name, *e.Version)
+	if err != nil {
+		return nil, err
+	}
+	a.labelDone(ctx, p, as, LabelMoved, name, l.Version)
+	return l, nil
+}
+
+// reviewedVersion reports whether version n was published by merging a
+// review that met the policy or was overridden by an owner.
+func (a *App) reviewedVersion(ctx context.Context, as *quire.Asset, n int) (bool, error) {
+	if a.reviews == nil {
+		return false, nil
+	}
+	merged, err := a.reviews.Reviews(ctx, as, quire.ReviewMerged)
+	if err != nil {
+		return false, err
+	}
+	return slices.ContainsFunc(merged, func(r *quire.Review) bool {
+		return r.Version == n && (r.PolicyMet || r.Override != nil)
+	}), nil
+}
+
+// DeleteLabel removes label name of the asset.
+func (a *App) DeleteLabel(ctx context.Context, p *quire.Principal, kind quire.Kind, ref, name string) error {
+	ls, err := a.labelStore()
+	if err != nil {
+		return err
+	}
+	as, err := a.Asset(ctx, p, kind, ref, quire.AccessWrite)
+	if err != nil {
+		return err
+	}
+	if err := valid.LabelName(name); err != nil {
+		return err
+	}
+	if err := ls.DeleteLabel(ctx, p.Actor(), as, name); err != nil {
+		return err
+	}
+	a.labelDone(ctx, p, as, LabelDeleted, name, 0)
+	return nil
+}
+
+// Labels lists the asset's labels.
+func (a *App) Labels(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string) ([]quire.Label, error) {
+	ls, err := a.labelStore()
+	if err != nil {
+		return nil, err
+	}
+	as, err := a.Asset(ctx, p, kind, ref, quire.AccessRead)
+	if err != nil {
+		return nil, err
+	}
+	return ls.Labels(ctx, as)
+}
+
+// LabelHistory lists every move of label name, newest first; a label
+// that never existed is ENOTFOUND.
+func (a *App) LabelHistory(ctx context.Context, p *quire.Principal, kind quire.Kind, ref, name string) ([]quire.LabelMove, error) {
+	ls, err := a.labelStore()
+	if err != nil {
+		return nil, err
+	}
+	as, err := a.Asset(ctx, p, kind, ref, quire.AccessRead)
+	if err != nil {
+		return nil, err
+	}
+	if err := valid.LabelName(name); err != nil {
+		return nil, err
+	}
+	moves, err := ls.LabelHistory(ctx, as, name)
+	if err != nil {
+		return nil, err
+	}
+	if len(moves) == 0 {
+		return nil, quire.Errorf(quire.ENOTFOUND, "label %s not found", name)
+	}
+	return moves, nil
+}

@@ -1,0 +1,560 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/quire/quire"
+	"github.com/quire/quire/valid"
+)
+
+// Code review of drafts. A review is opened on a draft; editors comment
+// (on the review, or on a line of a file at the head or the base) and give
+// verdicts; publishing the draft merges it, and the project's review
+// policy may require approvals first (gate). The store keeps each review
+// on its own ref in the asset's repository (gitstore/reviews.go); the
+// rules of who may do what live here.
+//
+// Each action ends in reviewDone, the one place review events will be
+// published from (the events capability).
+
+// ReviewView is a review as read: the review, the files it changes
+// against its base, what was said, and whether it can be merged.
+type ReviewView struct {
+	Review    *quire.Review       `json:"review"`
+	Files     []quire.ReviewFile  `json:"files"`
+	Comments  []*quire.Comment    `json:"comments"`
+	Verdicts  []*quire.Verdict    `json:"verdicts"`
+	Mergeable Mergeable           `json:"mergeable"`
+	Thread    *quire.ReviewThread `json:"-"`
+}
+
+// Mergeable says whether publishing the draft would pass the policy now.
+type Mergeable struct {
+	OK      bool     `json:"ok"`
+	Reasons []string `json:"reasons"`
+	// The counts behind it, for the review_required error's details.
+	Required           int      `json:"required"`
+	Approvals          int      `json:"approvals"`
+	Stale              int      `json:"stale"`
+	ChangesRequestedBy []string `json:"changes_requested_by"`
+}
+
+// ReviewEdit opens a review.
+type ReviewEdit struct {
+	Title       *string
+	Description *string
+}
+
+// CommentEdit is a new comment; Side is "head" when empty.
+type CommentEdit struct {
+	Body      *string
+	Path      string
+	Line      int
+	Side      string
+	InReplyTo string
+}
+
+// CommentPatch changes a comment: its resolved flag, or its body.
+type CommentPatch struct {
+	Resolved *bool
+	Body     *string
+}
+
+// VerdictEdit is a verdict's body.
+type VerdictEdit struct {
+	Body *string
+}
+
+// ReviewEvent names what happened to a review, for reviewDone.
+type ReviewEvent string
+
+const (
+	ReviewOpened         ReviewEvent = "review.opened"
+	ReviewCommented      ReviewEvent = "review.commented"
+	ReviewCommentChanged ReviewEvent = "review.comment_updated"
+	ReviewApproved       ReviewEvent = "review.approved"
+	ReviewChangesAsked   ReviewEvent = "review.changes_requested"
+	ReviewClosedEvent    ReviewEvent = "review.closed"
+	ReviewReopened       ReviewEvent = "review.reopened"
+	ReviewMergedEvent    ReviewEvent = "review.merged"
+)
+
+// reviewDone is where every review action completes once it is durable:
+// the hook for review events (webhooks, SSE). It does nothing yet.
+func (a *App) reviewDone(ctx context.Context, p *quire.Principal, as *quire.Asset, ev ReviewEvent, rv *quire.Review) {
+}
+
+// reviewStores returns the review store, or EUNAVAILABLE when the
+// version store keeps none.
+func (a *App) reviewStore() (quire.ReviewStore, error) {
+	if a.reviews == nil {
+		return nil, quire.Errorf(quire.EUNAVAILABLE, "reviews are not kept by this server")
+	}
+	return a.reviews, nil
+}
+
+// OpenReview opens a review of draft n.
+func (a *App) OpenReview(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, n int, in Input[ReviewEdit]) (*ReviewView, error) {
+	rs, err := a.reviewStore()
+	if err != nil {
+		return nil, err
+	}
+	as, pr, err := a.AssetIn(ctx, p, kind, ref, quire.AccessWrite)
+	if err != nil {
+		return nil, err
+	}
+	e, err := in()
+	if err != nil {
+		return nil, err
+	}
+	rv := &quire.Review{Version: n}
+	if e.Title == nil || strings.TrimSpace(*e.Title) == "" {
+		return nil, quire.Errorf(quire.EINVALID, "title is required")
+	}
+	if err := valid.ReviewText("title", *e.Title, true, a.limits.MaxName*4); err != nil {
+		return nil, err
+	}
+	rv.Title = *e.Title
+	if e.Description != nil {
+		if err := valid.ReviewText("description", *e.Description, false, valid.MaxCommentBody); err != nil {
+			return nil, err
+		}
+		rv.Description = *e.Description
+	}
+	rt, err := rs.OpenReview(ctx, p.Actor(), as, rv)
+	if err != nil {
+		return nil, err
+	}
+	a.reviewDone(ctx, p, as, ReviewOpened, rt.Review)
+	return a.reviewView(ctx, as, pr, rt)
+}
+
+// Reviews lists a page of the asset's reviews in state ("" for any).
+func (a *App) Reviews(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, state quire.ReviewState) ([]*quire.Review, error) {
+	rs, err := a.reviewStore()
+	if err != nil {
+		return nil, err
+	}
+	as, err := a.Asset(ctx, p, kind, ref, quire.AccessRead)
+	if err != nil {
+		return nil, err
+	}
+	if state != "" && !state.Valid() {
+		return nil, quire.Errorf(quire.EINVALID, "state must be open, merged or closed")
+	}
+	return rs.Reviews(ctx, as, state)
+}
+
+// Review reads review num with its files, comments, verdicts and whether
+// it can be merged.
+func (a *App) Review(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, num int) (*ReviewView, error) {
+	rs, err := a.reviewStore()
+	if err != nil {
+		return nil, err
+	}
+	as, pr, err := a.AssetIn(ctx, p, kind, ref, quire.AccessRead)
+	if err != nil {
+		return nil, err
+	}
+	rt, err := rs.ReviewThread(ctx, as, num)
+	if err != nil {
+		return nil, err
+	}
+	return a.reviewView(ctx, as, pr, rt)
+}
+
+func (a *App) reviewView(ctx context.Context, as *quire.Asset, pr *quire.Project, rt *quire.ReviewThread) (*ReviewView, error) {
+	files, err := a.reviews.ReviewFiles(ctx, as, rt.Review.Base.Commit, rt.Review.Head.Commit)
+	if err != nil {
+		return nil, err
+	}
+	return &ReviewView{
+		Review: rt.Review, Files: files, Comments: rt.Comments, Verdicts: rt.Verdicts,
+		Mergeable: mergeable(pr.Policy(), rt), Thread: rt,
+	}, nil
+}
+
+// mergeable applies policy to rt: approvals of the current head by users
+// other than the draft's authors (unless self-approval is allowed) count,
+// stale ones only when the policy keeps them; a request for changes
+// blocks until its author gives a new verdict.
+func mergeable(pol quire.ReviewPolicy, rt *quire.ReviewThread) Mergeable {
+	m := Mergeable{Required: pol.RequiredApprovals, Reasons: []string{}, ChangesRequestedBy: []string{}}
+	if rt == nil {
+		if m.Required > 0 {
+			m.Reasons = append(m.Reasons, "the draft has no open review")
+		}
+		m.OK = len(m.Reasons) == 0
+		return m
+	}
+	if rt.Review.State != quire.ReviewOpen {
+		m.Reasons = append(m.Reasons, "review is "+string(rt.Review.State))
+	}
+	authors := map[string]bool{}
+	for _, e := range rt.Authors {
+		authors[strings.ToLower(e)] = true
+	}
+	for _, v := range rt.Verdicts {
+		switch v.Kind {
+		case quire.VerdictRequestChanges:
+			m.ChangesRequestedBy = append(m.ChangesRequestedBy, v.User.Email)
+		case quire.VerdictApprove:
+			if v.Stale && pol.Dismisses() {
+				m.Stale++
+				continue
+			}
+			if !pol.AllowSelfApproval && authors[strings.ToLower(v.User.Email)] {
+				continue
+			}
+			m.Approvals++
+		}
+	}
+	if len(m.ChangesRequestedBy) > 0 {
+		m.Reasons = append(m.Reasons, "changes requested by "+strings.Join(m.ChangesRequestedBy, ", "))
+	}
+	if m.Approvals < m.Required {
+		m.Reasons = append(m.Reasons, fmt.Sprintf("%d approval(s) required, %d counting", m.Required, m.Approvals))
+	}
+	m.OK = len(m.Reasons) == 0
+	return m
+}
+
+// Comment adds a comment to review num. A line comment names a path that
+// exists at the anchored commit (the head, or the base) and a line within
+// that file; it keeps the line's text so it can tell when it is outdated.
+func (a *App) Comment(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, num int, in Input[CommentEdit]) (*quire.Comment, error) {
+	rs, err := a.reviewStore()
+	if err != nil {
+		return nil, err
+	}
+	as, err := a.Asset(ctx, p, kind, ref, quire.AccessWrite)
+	if err != nil {
+		return nil, err
+	}
+	e, err := in()
+	if err != nil {
+		return nil, err
+	}
+	if e.Body == nil || strings.TrimSpace(*e.Body) == "" {
+		return nil, quire.Errorf(quire.EINVALID, "body is required")
+	}
+	if err := valid.ReviewText("body", *e.Body, true, valid.MaxCommentBody); err != nil {
+		return nil, err
+	}
+	side := e.Side
+	switch side {
+	case "":
+		side = quire.SideHead
+	case quire.SideHead, quire.SideBase:
+	default:
+		return nil, quire.Errorf(quire.EINVALID, "side must be head or base")
+	}
+	if e.Line < 0 {
+		return nil, quire.Errorf(quire.EINVALID, "line must be a positive number")
+	}
+	if e.Line > 0 && e.Path == "" {
+		return nil, quire.Errorf(quire.EINVALID, "a line comment needs a path")
+	}
+	if e.Path != "" {
+		if err := valid.FilePath(e.Path); err != nil {
+			return nil, err
+		}
+	}
+	now := a.now().UTC()
+	c := &quire.Comment{
+		ID: uuid.NewString(), Author: quire.ReviewUserOf(p.Actor()), Body: *e.Body,
+		Path: e.Path, Line: e.Line, Side: side, InReplyTo: e.InReplyTo, CreatedAt: now, UpdatedAt: now,
+	}
+	var out *quire.Comment
+	rt, err := rs.UpdateReview(ctx, p.Actor(), as, num, func(rt *quire.ReviewThread) (*quire.ReviewChange, error) {
+		rv := rt.Review
+		c.Commit = rv.Head.Commit
+		if side == quire.SideBase {
+			c.Commit = rv.Base.Commit
+		}
+		if c.InReplyTo != "" && findComment(rt, c.InReplyTo) == nil {
+			return nil, quire.Errorf(quire.EUNPROCESSABLE, "in_reply_to: comment %s not found in this review", c.InReplyTo)
+		}
+		if c.Path != "" {
+			b, found, err := a.reviews.ReadAt(ctx, as, c.Commit, c.Path)
+			if err != nil {
+				return nil, err
+			}
+			if !found {
+				return nil, quire.Errorf(quire.EUNPROCESSABLE, "path %s does not exist at the review's %s", c.Path, side)
+			}
+			if c.Line > 0 {
+				lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+				if len(b) == 0 || c.Line > len(lines) {
+					return nil, quire.Errorf(quire.EUNPROCESSABLE, "line %d is not in %s (%d lines)", c.Line, c.Path, len(lines)).
+						WithDetail("lines", len(lines))
+				}
+				c.Anchor = &lines[c.Line-1]
+			}
+		}
+		out = c
+		msg := "Comment on review " + strconv.Itoa(rv.Number)
+		if c.Path != "" {
+			msg += " at " + c.Path
+			if c.Line > 0 {
+				msg += ":" + strconv.Itoa(c.Line)
+			}
+		}
+		return &quire.ReviewChange{Message: msg, Comments: []*quire.Comment{c}}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if got := findComment(rt, out.ID); got != nil {
+		out = got
+	}
+	a.reviewDone(ctx, p, as, ReviewCommented, rt.Review)
+	return out, nil
+}
+
+func findComment(rt *quire.ReviewThread, id string) *quire.Comment {
+	for _, c := range rt.Comments {
+		if c.ID == id {
+			return c
+		}
+	}
+	return nil
+}
+
+// UpdateComment resolves or unresolves a comment (any editor), or edits
+// its body (its author only).
+func (a *App) UpdateComment(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, num int, id string, in Input[CommentPatch]) (*quire.Comment, error) {
+	rs, err := a.reviewStore()
+	if err != nil {
+		return nil, err
+	}
+	as, err := a.Asset(ctx, p, kind, ref, quire.AccessWrite)
+	if err != nil {
+		return nil, err
+	}
+	e, err := in()
+	if err != nil {
+		return nil, err
+	}
+	if e.Resolved == nil && e.Body == nil {
+		return nil, quire.Errorf(quire.EINVALID, "give resolved or body")
+	}
+	if e.Body != nil {
+		if strings.TrimSpace(*e.Body) == "" {
+			return nil, quire.Errorf(quire.EINVALID, "body is required")
+		}
+		if err := valid.ReviewText("body", *e.Body, true, valid.MaxCommentBody); err != nil {
+			return nil, err
+		}
+	}
+	rt, err := rs.UpdateReview(ctx, p.Actor(), as, num, func(rt *quire.ReviewThread) (*quire.ReviewChange, error) {
+		c := findComment(rt, id)
+		if c == nil {
+			return nil, quire.Errorf(quire.ENOTFOUND, "comment %s not found", id)
+		}
+		var what []string
+		if e.Body != nil {
+			if c.Author.ID != p.User.ID {
+				return nil, quire.Errorf(quire.EFORBIDDEN, "only its author can edit a comment")
+			}
+			c.Body = *e.Body
+			what = append(what, "Edit")
+		}
+		if e.Resolved != nil {
+			c.Resolved = *e.Resolved
+			if c.Resolved {
+				what = append(what, "Resolve")
+			} else {
+				what = append(what, "Unresolve")
+			}
+		}
+		c.UpdatedAt = a.now().UTC()
+		return &quire.ReviewChange{
+			Message:  strings.Join(what, " and ") + " comment " + id + " on review " + strconv.Itoa(rt.Review.Number),
+			Comments: []*quire.Comment{c},
+		}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	a.reviewDone(ctx, p, as, ReviewCommentChanged, rt.Review)
+	return findComment(rt, id), nil
+}
+
+// Verdict records p's verdict (approve or request_changes) on the head of
+// review num, replacing their earlier one. A self-approval is recorded;
+// the policy decides whether it counts.
+func (a *App) Verdict(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, num int, verdict string, in Input[VerdictEdit]) (*quire.Verdict, error) {
+	rs, err := a.reviewStore()
+	if err != nil {
+		return nil, err
+	}
+	as, err := a.Asset(ctx, p, kind, ref, quire.AccessWrite)
+	if err != nil {
+		return nil, err
+	}
+	e, err := in()
+	if err != nil {
+		return nil, err
+	}
+	v := &quire.Verdict{User: quire.ReviewUserOf(p.Actor()), Kind: verdict, CreatedAt: a.now().UTC()}
+	if e.Body != nil {
+		v.Body = *e.Body
+	}
+	if err := valid.ReviewText("body", v.Body, verdict == quire.VerdictRequestChanges, valid.MaxCommentBody); err != nil {
+		return nil, err
+	}
+	rt, err := rs.UpdateReview(ctx, p.Actor(), as, num, func(rt *quire.ReviewThread) (*quire.ReviewChange, error) {
+		rv := rt.Review
+		if rv.State != quire.ReviewOpen {
+			return nil, quire.Errorf(quire.ECONFLICT, "review %d is %s", rv.Number, rv.State)
+		}
+		v.Commit = rv.Head.Commit
+		msg := "Approve"
+		if verdict == quire.VerdictRequestChanges {
+			msg = "Request changes on"
+		}
+		return &quire.ReviewChange{Message: msg + " review " + strconv.Itoa(rv.Number), Verdicts: []*quire.Verdict{v}}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	ev := ReviewApproved
+	if verdict == quire.VerdictRequestChanges {
+		ev = ReviewChangesAsked
+	}
+	a.reviewDone(ctx, p, as, ev, rt.Review)
+	for _, got := range rt.Verdicts {
+		if got.User.ID == v.User.ID {
+			return got, nil
+		}
+	}
+	return v, nil
+}
+
+// CloseReview closes review num (its author or a project owner);
+// ReopenReview opens it again while its draft is still one and has no
+// other open review.
+func (a *App) CloseReview(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, num int) (*ReviewView, error) {
+	return a.setReviewState(ctx, p, kind, ref, num, quire.ReviewClosed)
+}
+
+// ReopenReview reopens closed review num.
+func (a *App) ReopenReview(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, num int) (*ReviewView, error) {
+	return a.setReviewState(ctx, p, kind, ref, num, quire.ReviewOpen)
+}
+
+func (a *App) setReviewState(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, num int, to quire.ReviewState) (*ReviewView, error) {
+	rs, err := a.reviewStore()
+	if err != nil {
+		return nil, err
+	}
+	as, pr, err := a.AssetIn(ctx, p, kind, ref, quire.AccessWrite)
+	if err != nil {
+		return nil, err
+	}
+	owner := p.ProjectAccess(pr) >= quire.AccessAdmin
+	var others []*quire.Review
+	if to == quire.ReviewOpen {
+		if others, err = rs.Reviews(ctx, as, quire.ReviewOpen); err != nil {
+			return nil, err
+		}
+	}
+	rt, err := rs.UpdateReview(ctx, p.Actor(), as, num, func(rt *quire.ReviewThread) (*quire.ReviewChange, error) {
+		rv := rt.Review
+		if rv.Author.ID != p.User.ID && !owner {
+			return nil, quire.Errorf(quire.EFORBIDDEN, "only the review's author or a project owner can close or reopen it")
+		}
+		now := a.now().UTC()
+		user := quire.ReviewUserOf(p.Actor())
+		switch {
+		case to == quire.ReviewClosed && rv.State != quire.ReviewOpen:
+			return nil, quire.Errorf(quire.ECONFLICT, "review %d is %s", rv.Number, rv.State)
+		case to == quire.ReviewClosed:
+			rv.State, rv.ClosedBy, rv.ClosedAt = quire.ReviewClosed, &user, &now
+			return &quire.ReviewChange{Message: "Close review " + strconv.Itoa(rv.Number)}, nil
+		case rv.State != quire.ReviewClosed:
+			return nil, quire.Errorf(quire.ECONFLICT, "review %d is %s; only a closed review can be reopened", rv.Number, rv.State)
+		}
+		if slices.ContainsFunc(others, func(o *quire.Review) bool { return o.Version == rv.Version && o.Number != rv.Number }) {
+			return nil, quire.Errorf(quire.ECONFLICT, "draft %d has another open review", rv.Version)
+		}
+		rv.State, rv.ClosedBy, rv.ClosedAt = quire.ReviewOpen, nil, nil
+		return &quire.ReviewChange{Message: "Reopen review " + strconv.Itoa(rv.Number)}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if to == quire.ReviewOpen && rt.Review.State != quire.ReviewOpen {
+		// The draft was gone: settle read it closed again. Say so rather
+		// than answer a reopen with a closed review.
+		return nil, quire.Errorf(quire.ECONFLICT, "version %d is no longer a draft", rt.Review.Version)
+	}
+	ev := ReviewClosedEvent
+	if to == quire.ReviewOpen {
+		ev = ReviewReopened
+	}
+	a.reviewDone(ctx, p, as, ev, rt.Review)
+	return a.reviewView(ctx, as, pr, rt)
+}
+
+// PublishOptions are a publish's review options: an owner's override of
+// the review policy, with its reason.
+type PublishOptions struct {
+	Override bool
+	Reason   string
+}
+
+// reviewGate is the publish policy of project pr for p: with approvals
+// required, the draft's open review must be mergeable, unless an owner
+// overrides (with a reason) — recorded on the review.
+func (a *App) reviewGate(p *quire.Principal, pr *quire.Project, o PublishOptions) quire.ReviewGate {
+	pol := pr.Policy()
+	return func(rt *quire.ReviewThread) (*quire.ReviewMerge, error) {
+		m := mergeable(pol, rt)
+		merge := &quire.ReviewMerge{PolicyMet: rt != nil && m.OK}
+		if o.Override {
+			if p.ProjectAccess(pr) < quire.AccessAdmin {
+				return nil, quire.Errorf(quire.EFORBIDDEN, "only a project owner can override the review policy")
+			}
+			if strings.TrimSpace(o.Reason) == "" {
+				return nil, quire.Errorf(quire.EUNPROCESSABLE, "an override needs a reason")
+			}
+			merge.Override = &quire.ReviewOverride{By: quire.ReviewUserOf(p.Actor()), Reason: o.Reason, At: a.now().UTC()}
+			return merge, nil
+		}
+		if pol.RequiredApprovals > 0 && !m.OK {
+			return nil, (&quire.Error{Code: quire.EREVIEW, Message: "publishing needs an approved review: " + strings.Join(m.Reasons, "; ")}).
+				WithDetail("required", m.Required).WithDetail("approvals", m.Approvals).
+				WithDetail("stale", m.Stale).WithDetail("changes_requested_by", m.ChangesRequestedBy)
+		}
+		return merge, nil
+	}
+}
+
+// maxProtectedLabels bounds a policy's protected labels.
+const maxProtectedLabels = 32
+
+// checkPolicy checks a review policy a project owner sets.
+func checkPolicy(pol *quire.ReviewPolicy) error {
+	if pol.RequiredApprovals < 0 || pol.RequiredApprovals > 10 {
+		return quire.Errorf(quire.EUNPROCESSABLE, "review_policy.required_approvals must be from 0 to 10")
+	}
+	if len(pol.ProtectedLabels) > maxProtectedLabels {
+		return quire.Errorf(quire.EUNPROCESSABLE, "review_policy.protected_labels holds at most %d labels", maxProtectedLabels)
+	}
+	for _, l := range pol.ProtectedLabels {
+		if err := valid.LabelName(l); err != nil {
+			return quire.Errorf(quire.EUNPROCESSABLE, "review_policy.protected_labels: %q: %s", l, quire.ErrorMessage(err))
+		}
+	}
+	if pol.ProtectedLabels == nil {
+		pol.ProtectedLabels = []string{}
+	}
+	return nil
+}

@@ -1,0 +1,275 @@
+package gitstore
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/quire/quire"
+	"github.com/quire/quire/gitstore/odb"
+)
+
+// Labels are named pointers to published versions besides live. Two
+// things record them in the asset's repository:
+//
+//   - refs/meta/labels, one commit per move authored by the actor, whose
+//     tree holds labels/<name>.json (quire.Label) for every current label:
+//     the record, and with `git log -p refs/meta/labels` the history;
+//   - refs/labels/<name> at the labeled version's commit, so that
+//     `git fetch origin 'refs/labels/*:refs/labels/*'` gives checkouts.
+//
+// A move commits the record first, then moves the label refs to match
+// it, under the write lock: a crash between the two leaves the record
+// ahead, and the next label write brings every label ref in line.
+const (
+	labelLogRef  = plumbing.ReferenceName("refs/meta/labels")
+	labelsPrefix = "refs/labels/"
+	labelsDir    = "labels"
+)
+
+// LabelRef is the ref of label name.
+func LabelRef(name string) plumbing.ReferenceName {
+	return plumbing.ReferenceName(labelsPrefix + name)
+}
+
+func labelPath(name string) string { return labelsDir + "/" + name + ".json" }
+
+// labelTree returns the tip of the label log and its tree (zeros for none).
+func (r *repo) labelTree() (tip, tree plumbing.Hash, err error) {
+	tip, err = r.ref(labelLogRef)
+	if err != nil || tip.IsZero() {
+		return tip, plumbing.ZeroHash, err
+	}
+	c, err := r.Commit(tip)
+	if err != nil {
+		return tip, plumbing.ZeroHash, err
+	}
+	return tip, c.TreeHash, nil
+}
+
+// labelsAt reads every label recorded in tree, by name.
+func (r *repo) labelsAt(tree plumbing.Hash) ([]quire.Label, error) {
+	out := []quire.Label{}
+	if tree.IsZero() {
+		return out, nil
+	}
+	var ls []*quire.Label
+	if err := readDir(r, tree, labelsDir, func() *quire.Label { return &quire.Label{} }, &ls); err != nil {
+		return nil, err
+	}
+	for _, l := range ls {
+		out = append(out, *l)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// SetLabel points label name at published version n.
+func (s *Store) SetLabel(ctx context.Context, by quire.Actor, a *quire.Asset, name string, n int) (_ *quire.Label, err error) {
+	defer s.observe(ctx, quire.GitOpCommit, "SetLabel")(&err)
+	w, v, err := s.beginVersion(a, n)
+	if err != nil {
+		return nil, err
+	}
+	defer w.done()
+	if v.state != quire.StatePublished {
+		return nil, quire.Errorf(quire.ECONFLICT, "version %d is %s; only a published version can be labeled", n, v.state)
+	}
+	l := &quire.Label{Name: name, Version: n, Commit: v.commit.String(), MovedAt: s.opts.Now().UTC(), MovedBy: by.Email}
+	err = s.writeLabels(&w, by, func(tree plumbing.Hash) ([]odb.TreeEdit, string, error) {
+		var old quire.Label
+		found, err := w.r.readJSON(tree, labelPath(name), &old)
+		if err != nil {
+			return nil, "", err
+		}
+		if found && old.Version == n {
+			return nil, "", nil // already there: nothing to record
+		}
+		e, err := w.r.jsonEdit(labelPath(name), l)
+		msg := fmt.Sprintf("Move label %s to version %d", name, n)
+		if found {
+			msg += fmt.Sprintf(" from version %d", old.Version)
+		}
+		return []odb.TreeEdit{e}, msg, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	_, tree, err := w.r.labelTree()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := w.r.readJSON(tree, labelPath(name), l); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// DeleteLabel removes label name.
+func (s *Store) DeleteLabel(ctx context.Context, by quire.Actor, a *quire.Asset, name string) (err error) {
+	defer s.observe(ctx, quire.GitOpCommit, "DeleteLabel")(&err)
+	w, err := s.begin(a)
+	if err != nil {
+		return err
+	}
+	defer w.done()
+	return s.writeLabels(&w, by, func(tree plumbing.Hash) ([]odb.TreeEdit, string, error) {
+		var old quire.Label
+		found, err := w.r.readJSON(tree, labelPath(name), &old)
+		if err != nil {
+			return nil, "", err
+		}
+		if !found {
+			return nil, "", quire.Errorf(quire.ENOTFOUND, "label %s not found", name)
+		}
+		return []odb.TreeEdit{{Path: labelPath(name)}}, fmt.Sprintf("Delete label %s (was version %d)", name, old.Version), nil
+	})
+}
+
+// writeLabels commits the edits change returns to the label log, then
+// moves the label refs to match the log. Moving a label changes what
+// reads by label answer, so the change hooks run.
+func (s *Store) writeLabels(w *write, by quire.Actor, change func(tree plumbing.Hash) ([]odb.TreeEdit, string, error)) error {
+	tip, err := w.r.ref(labelLogRef)
+	if err != nil {
+		return err
+	}
+	_, err = w.editRef(by, labelLogRef, tip, labelsConflict, func(tree plumbing.Hash) (plumbing.Hash, string, error) {
+		edits, msg, err := change(tree)
+		if err != nil || len(edits) == 0 {
+			return plumbing.ZeroHash, "", err
+		}
+		newTree, err := w.r.EditTree(tree, edits)
+		return newTree, msg, err
+	})
+	if err != nil {
+		return err
+	}
+	return w.syncLabelRefs()
+}
+
+// syncLabelRefs makes refs/labels/* say what the label log says.
+func (w *write) syncLabelRefs() error {
+	_, tree, err := w.r.labelTree()
+	if err != nil {
+		return err
+	}
+	labels, err := w.r.labelsAt(tree)
+	if err != nil {
+		return err
+	}
+	refs, _, err := listRefs(w.r, refMatcher{labelsPrefix})
+	if err != nil {
+		return err
+	}
+	have := map[string]plumbing.Hash{}
+	for _, ref := range refs {
+		have[strings.TrimPrefix(ref.Name, labelsPrefix)] = ref.Hash
+	}
+	for _, l := range labels {
+		want, ok := odb.ParseHash(l.Commit)
+		if !ok {
+			return fmt.Errorf("label %s: bad commit %q", l.Name, l.Commit)
+		}
+		if cur := have[l.Name]; cur != want {
+			if err := w.cas(LabelRef(l.Name), cur, want); err != nil {
+				return err
+			}
+		}
+		delete(have, l.Name)
+	}
+	for name := range have {
+		if err := w.remove(LabelRef(name)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func labelsConflict() error {
+	return quire.Errorf(quire.ECONFLICT, "labels changed concurrently; retry")
+}
+
+// Labels lists a's labels by name.
+func (s *Store) Labels(ctx context.Context, a *quire.Asset) (_ []quire.Label, err error) {
+	defer s.observe(ctx, quire.GitOpRead, "Labels")(&err)
+	r, err := s.assetRepo(a)
+	if err != nil {
+		return nil, err
+	}
+	_, tree, err := r.labelTree()
+	if err != nil {
+		return nil, err
+	}
+	return r.labelsAt(tree)
+}
+
+// LabelHistory lists every move of label name, newest first: the commits
+// of the label log that changed labels/<name>.json.
+func (s *Store) LabelHistory(ctx context.Context, a *quire.Asset, name string) (_ []quire.LabelMove, err error) {
+	defer s.observe(ctx, quire.GitOpRead, "LabelHistory")(&err)
+	r, err := s.assetRepo(a)
+	if err != nil {
+		return nil, err
+	}
+	tip, err := r.ref(labelLogRef)
+	if err != nil {
+		return nil, err
+	}
+	out := []quire.LabelMove{}
+	type at struct {
+		blob  plumbing.Hash
+		label *quire.Label
+	}
+	read := func(tree plumbing.Hash) (at, error) {
+		e, ok, err := r.Lookup(tree, labelPath(name))
+		if err != nil || !ok {
+			return at{}, err
+		}
+		l := &quire.Label{}
+		if _, err := r.readJSON(tree, labelPath(name), l); err != nil {
+			return at{}, err
+		}
+		return at{e.Hash, l}, nil
+	}
+	for h := tip; !h.IsZero(); {
+		c, err := r.Commit(h)
+		if err != nil {
+			return nil, err
+		}
+		cur, err := read(c.TreeHash)
+		if err != nil {
+			return nil, err
+		}
+		var prev at
+		h = plumbing.ZeroHash
+		if len(c.ParentHashes) > 0 {
+			h = c.ParentHashes[0]
+			pc, err := r.Commit(h)
+			if err != nil {
+				return nil, err
+			}
+			if prev, err = read(pc.TreeHash); err != nil {
+				return nil, err
+			}
+		}
+		if cur.blob == prev.blob {
+			continue
+		}
+		m := quire.LabelMove{Name: name, MovedAt: c.Author.When.UTC(), MovedBy: c.Author.Email, Action: "set"}
+		if cur.label != nil {
+			m.Version, m.Commit = cur.label.Version, cur.label.Commit
+		} else {
+			m.Action = "delete"
+		}
+		if prev.label != nil {
+			m.FromVersion = prev.label.Version
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+var _ quire.LabelStore = (*Store)(nil)

@@ -1,0 +1,772 @@
+package gitstore
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/diff"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/quire/quire"
+	"github.com/quire/quire/gitstore/odb"
+)
+
+// Reviews live in the asset's repository, one ref per review, the way
+// Gerrit's NoteDb keeps a change's metadata: refs/reviews/<number> is a
+// chain of commits, one per event (opened, commented, verdict, merged,
+// closed, override), authored by the acting user at the time of the event.
+// Each commit's tree is the review's whole state:
+//
+//	review.json            the review (quire.Review)
+//	comments/<id>.json     one comment each
+//	verdicts/<user>.json   each reviewer's latest verdict
+//
+// so `git log -p refs/reviews/1` reads as the conversation, and a mirror
+// clone or `git fetch origin 'refs/reviews/*:refs/reviews/*'` carries it.
+// Every event is one editRef on one ref, under the repository's write
+// lock: a crash leaves the review at the event before or after.
+//
+// The head is not copied on every draft write: it is the draft's branch
+// while the version is a draft (so an API write and a git push move it
+// alike), the vN tag's commit once published, and the head last recorded
+// otherwise. A review whose draft was published (or deleted) by a write
+// that died before it recorded the merge (or close) reads as merged (or
+// closed) all the same.
+const (
+	reviewsPrefix = "refs/reviews/"
+	reviewFile    = "review.json"
+	commentsDir   = "comments"
+	verdictsDir   = "verdicts"
+)
+
+// ReviewRef is the ref of review n.
+func ReviewRef(n int) plumbing.ReferenceName {
+	return plumbing.ReferenceName(reviewsPrefix + strconv.Itoa(n))
+}
+
+// reviewNumbers lists the reviews of r with their tips, by number.
+func (r *repo) reviewNumbers() ([]int, map[int]plumbing.Hash, error) {
+	refs, _, err := listRefs(r, refMatcher{reviewsPrefix})
+	if err != nil {
+		return nil, nil, err
+	}
+	tips := map[int]plumbing.Hash{}
+	var nums []int
+	for _, ref := range refs {
+		n, err := strconv.Atoi(strings.TrimPrefix(ref.Name, reviewsPrefix))
+		if err != nil || n <= 0 {
+			continue // not one of ours
+		}
+		nums = append(nums, n)
+		tips[n] = ref.Hash
+	}
+	sort.Ints(nums)
+	return nums, tips, nil
+}
+
+// readJSON decodes the blob at path of tree into v; found is false when
+// there is none.
+func (r *repo) readJSON(tree plumbing.Hash, path string, v any) (bool, error) {
+	e, ok, err := r.Lookup(tree, path)
+	if err != nil || !ok {
+		return false, err
+	}
+	b, err := r.ReadBlob(e.Hash)
+	if err != nil {
+		return false, err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return false, fmt.Errorf("decode %s: %w", path, err)
+	}
+	return true, nil
+}
+
+// jsonEdit writes v as the blob at path.
+func (r *repo) jsonEdit(path string, v any) (odb.TreeEdit, error) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return odb.TreeEdit{}, err
+	}
+	h, err := r.WriteBlob(append(b, '\n'))
+	if err != nil {
+		return odb.TreeEdit{}, err
+	}
+	return odb.TreeEdit{Path: path, Blob: h}, nil
+}
+
+// readReview reads review.json at the review commit tip.
+func (r *repo) readReview(tip plumbing.Hash) (*quire.Review, plumbing.Hash, error) {
+	c, err := r.Commit(tip)
+	if err != nil {
+		return nil, plumbing.ZeroHash, err
+	}
+	rv := &quire.Review{}
+	ok, err := r.readJSON(c.TreeHash, reviewFile, rv)
+	if err != nil {
+		return nil, plumbing.ZeroHash, err
+	}
+	if !ok {
+		return nil, plumbing.ZeroHash, fmt.Errorf("review commit %s has no %s", tip, reviewFile)
+	}
+	return rv, c.TreeHash, nil
+}
+
+// versionStates memoizes r.state per version for one read.
+type versionStates map[int]*vstate
+
+func (vs versionStates) get(r *repo, n int) (*vstate, error) {
+	if v, ok := vs[n]; ok {
+		return v, nil
+	}
+	v, err := r.state(n)
+	if quire.ErrorCode(err) == quire.ENOTFOUND {
+		v, err = nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	vs[n] = v
+	return v, nil
+}
+
+// settle fills in what the refs say about an open review: its head (the
+// draft's commit, or the published tag's) and, when its draft is no
+// longer one, the state a write that died early would have recorded.
+func (r *repo) settle(rv *quire.Review, vs versionStates) error {
+	if rv.State != quire.ReviewOpen {
+		return nil
+	}
+	v, err := vs.get(r, rv.Version)
+	if err != nil {
+		return err
+	}
+	switch {
+	case v == nil:
+		rv.State = quire.ReviewClosed
+	case v.state == quire.StateDraft:
+		rv.Head.Commit = v.commit.String()
+	case v.state == quire.StatePublished:
+		rv.Head.Commit, rv.State = v.commit.String(), quire.ReviewMerged
+	default:
+		rv.State = quire.ReviewClosed
+	}
+	return nil
+}
+
+// thread reads the whole review at tip: the review settled, its comments
+// (oldest first) with outdated set, its verdicts with stale set, and the
+// draft's authors.
+func (r *repo) thread(tip plumbing.Hash, vs versionStates) (*quire.ReviewThread, error) {
+	rv, tree, err := r.readReview(tip)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.settle(rv, vs); err != nil {
+		return nil, err
+	}
+	rt := &quire.ReviewThread{Review: rv, Comments: []*quire.Comment{}, Verdicts: []*quire.Verdict{}}
+	if err := readDir(r, tree, commentsDir, func() *quire.Comment { return &quire.Comment{} }, &rt.Comments); err != nil {
+		return nil, err
+	}
+	if err := readDir(r, tree, verdictsDir, func() *quire.Verdict { return &quire.Verdict{} }, &rt.Verdicts); err != nil {
+		return nil, err
+	}
+	sort.SliceStable(rt.Comments, func(i, j int) bool {
+		a, b := rt.Comments[i], rt.Comments[j]
+		if !a.CreatedAt.Equal(b.CreatedAt) {
+			return a.CreatedAt.Before(b.CreatedAt)
+		}
+		return a.ID < b.ID
+	})
+	sort.SliceStable(rt.Verdicts, func(i, j int) bool { return rt.Verdicts[i].CreatedAt.Before(rt.Verdicts[j].CreatedAt) })
+	head := rv.Head.Commit
+	for _, v := range rt.Verdicts {
+		v.Stale = v.Commit != head
+	}
+	lines := lineReader{r: r, files: map[string][]string{}}
+	for _, c := range rt.Comments {
+		c.Outdated = false
+		if c.Side != quire.SideHead || c.Path == "" || c.Commit == head || c.Anchor == nil {
+			continue
+		}
+		now, err := lines.line(head, c.Path, c.Line)
+		if err != nil {
+			return nil, err
+		}
+		c.Outdated = now == nil || *now != *c.Anchor
+	}
+	if rt.Authors, err = r.draftAuthors(rv); err != nil {
+		return nil, err
+	}
+	return rt, nil
+}
+
+// readDir decodes every blob under dir of tree into a new T each.
+func readDir[T any](r *repo, tree plumbing.Hash, dir string, mk func() *T, out *[]*T) error {
+	sub, ok, err := r.lookupDir(tree, dir)
+	if err != nil || !ok {
+		return err
+	}
+	return r.WalkFiles(sub, "", func(name string, e object.TreeEntry) error {
+		b, err := r.ReadBlob(e.Hash)
+		if err != nil {
+			return err
+		}
+		v := mk()
+		if err := json.Unmarshal(b, v); err != nil {
+			return fmt.Errorf("decode %s/%s: %w", dir, name, err)
+		}
+		*out = append(*out, v)
+		return nil
+	})
+}
+
+// maxAuthorWalk bounds the commits read to find a draft's authors.
+const maxAuthorWalk = 1000
+
+// draftAuthors is the emails of the draft's authors: whoever authored a
+// commit from its head down to its base, the base excluded.
+func (r *repo) draftAuthors(rv *quire.Review) ([]string, error) {
+	seen := map[string]bool{}
+	var out []string
+	base, _ := odb.ParseHash(rv.Base.Commit)
+	queue := []plumbing.Hash{}
+	if h, ok := odb.ParseHash(rv.Head.Commit); ok {
+		queue = append(queue, h)
+	}
+	visited := map[plumbing.Hash]bool{}
+	for len(queue) > 0 && len(visited) < maxAuthorWalk {
+		h := queue[len(queue)-1]
+		queue = queue[:len(queue)-1]
+		if h == base || visited[h] {
+			continue
+		}
+		visited[h] = true
+		c, err := r.Commit(h)
+		if errors.Is(err, plumbing.ErrObjectNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if e := strings.ToLower(c.Author.Email); !seen[e] {
+			seen[e] = true
+			out = append(out, c.Author.Email)
+		}
+		queue = append(queue, c.ParentHashes...)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// lineReader reads lines of files at commits, each file once.
+type lineReader struct {
+	r     *repo
+	files map[string][]string // commit + path -> lines; nil for none
+}
+
+// line returns line n (from 1) of path at commit, nil when the file or
+// the line does not exist.
+func (l *lineReader) line(commit, path string, n int) (*string, error) {
+	key := commit + "\x00" + path
+	lines, ok := l.files[key]
+	if !ok {
+		b, found, err := l.r.readAt(commit, path)
+		if err != nil {
+			return nil, err
+		}
+		if found {
+			lines = splitLines(b)
+		}
+		l.files[key] = lines
+	}
+	if n < 1 || n > len(lines) {
+		return nil, nil
+	}
+	return &lines[n-1], nil
+}
+
+// splitLines splits b into lines, without their ends; a final line with
+// no newline counts, an empty file has none.
+func splitLines(b []byte) []string {
+	s := string(b)
+	if s == "" {
+		return nil
+	}
+	s = strings.TrimSuffix(s, "\n")
+	return strings.Split(s, "\n")
+}
+
+// readAt reads path at commit ("" or an unknown commit: not found).
+func (r *repo) readAt(commit, path string) ([]byte, bool, error) {
+	h, ok := odb.ParseHash(commit)
+	if !ok {
+		return nil, false, nil
+	}
+	c, err := r.Commit(h)
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	e, ok, err := r.Lookup(c.TreeHash, path)
+	if err != nil || !ok || !e.Mode.IsFile() {
+		return nil, false, err
+	}
+	b, err := r.ReadBlob(e.Hash)
+	return b, err == nil, err
+}
+
+// ReadAt reads path at commit of a's repository.
+func (s *Store) ReadAt(ctx context.Context, a *quire.Asset, commit, path string) ([]byte, bool, error) {
+	r, err := s.assetRepo(a)
+	if err != nil {
+		return nil, false, err
+	}
+	return r.readAt(commit, path)
+}
+
+// reviewBase is the base of draft v: the version it was opened from (by
+// the versions log) and that version's commit, or none.
+func (r *repo) reviewBase(n int) (quire.ReviewBase, error) {
+	log, _, err := r.readLog()
+	if err != nil {
+		return quire.ReviewBase{}, err
+	}
+	info := log.Versions[strconv.Itoa(n)]
+	if info == nil || info.Base == 0 {
+		return quire.ReviewBase{}, nil
+	}
+	v, err := r.state(info.Base)
+	if quire.ErrorCode(err) == quire.ENOTFOUND {
+		return quire.ReviewBase{}, nil
+	}
+	if err != nil {
+		return quire.ReviewBase{}, err
+	}
+	return quire.ReviewBase{Version: info.Base, Commit: v.commit.String()}, nil
+}
+
+// openReviewOf finds the open review of version n (nil, 0 for none).
+func (r *repo) openReviewOf(n int, vs versionStates) (*quire.Review, plumbing.Hash, error) {
+	nums, tips, err := r.reviewNumbers()
+	if err != nil {
+		return nil, plumbing.ZeroHash, err
+	}
+	for i := len(nums) - 1; i >= 0; i-- {
+		rv, _, err := r.readReview(tips[nums[i]])
+		if err != nil {
+			return nil, plumbing.ZeroHash, err
+		}
+		if rv.Version != n || rv.State != quire.ReviewOpen {
+			continue
+		}
+		if err := r.settle(rv, vs); err != nil {
+			return nil, plumbing.ZeroHash, err
+		}
+		if rv.State == quire.ReviewOpen {
+			return rv, tips[nums[i]], nil
+		}
+	}
+	return nil, plumbing.ZeroHash, nil
+}
+
+// OpenReview opens review rv of draft rv.Version.
+func (s *Store) OpenReview(ctx context.Context, by quire.Actor, a *quire.Asset, rv *quire.Review) (_ *quire.ReviewThread, err error) {
+	defer s.observe(ctx, quire.GitOpCommit, "OpenReview")(&err)
+	w, v, err := s.beginVersion(a, rv.Version)
+	if err != nil {
+		return nil, err
+	}
+	defer w.done()
+	w.hooks = false
+	if v.state != quire.StateDraft {
+		return nil, quire.Errorf(quire.ECONFLICT, "version %d is %s; only a draft can be reviewed", rv.Version, v.state)
+	}
+	vs := versionStates{rv.Version: v}
+	if open, _, err := w.r.openReviewOf(rv.Version, vs); err != nil {
+		return nil, err
+	} else if open != nil {
+		return nil, quire.Errorf(quire.ECONFLICT, "draft %d already has open review %d", rv.Version, open.Number).
+			WithDetail("review", open.Number)
+	}
+	nums, _, err := w.r.reviewNumbers()
+	if err != nil {
+		return nil, err
+	}
+	rv.Number = 1
+	if len(nums) > 0 {
+		rv.Number = nums[len(nums)-1] + 1
+	}
+	if rv.Base, err = w.r.reviewBase(rv.Version); err != nil {
+		return nil, err
+	}
+	now := s.opts.Now().UTC()
+	rv.State, rv.Head.Commit, rv.CreatedAt, rv.UpdatedAt = quire.ReviewOpen, v.commit.String(), now, now
+	rv.Author = quire.ReviewUserOf(by)
+	ref := ReviewRef(rv.Number)
+	_, err = w.editRef(by, ref, plumbing.ZeroHash, reviewConflict, func(plumbing.Hash) (plumbing.Hash, string, error) {
+		e, err := w.r.jsonEdit(reviewFile, rv)
+		if err != nil {
+			return plumbing.ZeroHash, "", err
+		}
+		tree, err := w.r.EditTree(plumbing.ZeroHash, []odb.TreeEdit{e})
+		return tree, fmt.Sprintf("Open review %d of draft %d: %s", rv.Number, rv.Version, oneLine(rv.Title)), err
+	})
+	if err != nil {
+		return nil, err
+	}
+	tip, err := w.r.ref(ref)
+	if err != nil {
+		return nil, err
+	}
+	return w.r.thread(tip, vs)
+}
+
+func reviewConflict() error {
+	return quire.Errorf(quire.ECONFLICT, "review changed concurrently; retry")
+}
+
+func oneLine(s string) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) > 100 {
+		s = s[:100]
+	}
+	return s
+}
+
+// Reviews lists a's reviews in state ("" for any), by number.
+func (s *Store) Reviews(ctx context.Context, a *quire.Asset, state quire.ReviewState) (_ []*quire.Review, err error) {
+	defer s.observe(ctx, quire.GitOpRead, "Reviews")(&err)
+	r, err := s.assetRepo(a)
+	if err != nil {
+		return nil, err
+	}
+	nums, tips, err := r.reviewNumbers()
+	if err != nil {
+		return nil, err
+	}
+	vs := versionStates{}
+	out := []*quire.Review{}
+	for _, n := range nums {
+		rv, _, err := r.readReview(tips[n])
+		if err != nil {
+			return nil, err
+		}
+		if err := r.settle(rv, vs); err != nil {
+			return nil, err
+		}
+		if state == "" || rv.State == state {
+			out = append(out, rv)
+		}
+	}
+	return out, nil
+}
+
+// ReviewThread reads review n of a.
+func (s *Store) ReviewThread(ctx context.Context, a *quire.Asset, n int) (_ *quire.ReviewThread, err error) {
+	defer s.observe(ctx, quire.GitOpRead, "ReviewThread")(&err)
+	r, err := s.assetRepo(a)
+	if err != nil {
+		return nil, err
+	}
+	tip, err := r.ref(ReviewRef(n))
+	if err != nil {
+		return nil, err
+	}
+	if tip.IsZero() {
+		return nil, quire.Errorf(quire.ENOTFOUND, "review %d not found", n)
+	}
+	return r.thread(tip, versionStates{})
+}
+
+// UpdateReview applies change to review n as one commit.
+func (s *Store) UpdateReview(ctx context.Context, by quire.Actor, a *quire.Asset, n int, change func(rt *quire.ReviewThread) (*quire.ReviewChange, error)) (_ *quire.ReviewThread, err error) {
+	defer s.observe(ctx, quire.GitOpCommit, "UpdateReview")(&err)
+	w, err := s.begin(a)
+	if err != nil {
+		return nil, err
+	}
+	defer w.done()
+	w.hooks = false
+	ref := ReviewRef(n)
+	tip, err := w.r.ref(ref)
+	if err != nil {
+		return nil, err
+	}
+	if tip.IsZero() {
+		return nil, quire.Errorf(quire.ENOTFOUND, "review %d not found", n)
+	}
+	vs := versionStates{}
+	rt, err := w.r.thread(tip, vs)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.commitReview(&w, by, ref, tip, rt, change); err != nil {
+		return nil, err
+	}
+	if tip, err = w.r.ref(ref); err != nil {
+		return nil, err
+	}
+	return w.r.thread(tip, vs)
+}
+
+// commitReview runs change on rt and commits review.json and what it
+// returns onto ref at tip.
+func (s *Store) commitReview(w *write, by quire.Actor, ref plumbing.ReferenceName, tip plumbing.Hash, rt *quire.ReviewThread, change func(rt *quire.ReviewThread) (*quire.ReviewChange, error)) error {
+	_, err := w.editRef(by, ref, tip, reviewConflict, func(tree plumbing.Hash) (plumbing.Hash, string, error) {
+		ch, err := change(rt)
+		if err != nil {
+			return plumbing.ZeroHash, "", err
+		}
+		rt.Review.UpdatedAt = s.opts.Now().UTC()
+		var edits []odb.TreeEdit
+		add := func(path string, v any) error {
+			e, err := w.r.jsonEdit(path, v)
+			edits = append(edits, e)
+			return err
+		}
+		if err := add(reviewFile, rt.Review); err != nil {
+			return plumbing.ZeroHash, "", err
+		}
+		for _, c := range ch.Comments {
+			if err := add(commentsDir+"/"+c.ID+".json", c); err != nil {
+				return plumbing.ZeroHash, "", err
+			}
+		}
+		for _, v := range ch.Verdicts {
+			if err := add(verdictsDir+"/"+v.User.ID+".json", v); err != nil {
+				return plumbing.ZeroHash, "", err
+			}
+		}
+		newTree, err := w.r.EditTree(tree, edits)
+		return newTree, fmt.Sprintf("%s\n\nReview: %d\nHead: %s", ch.Message, rt.Review.Number, rt.Review.Head.Commit), err
+	})
+	return err
+}
+
+// PublishReviewed publishes draft n once gate allows it with the draft's
+// open review as it stands under the lock, then records the merge on the
+// review. The version is published first: a crash between the two leaves
+// a review that reads as merged (settle), never a merged review of an
+// unpublished draft.
+func (s *Store) PublishReviewed(ctx context.Context, by quire.Actor, a *quire.Asset, n int, check func(quire.ReadFunc) error, gate quire.ReviewGate) (_ *quire.Version, err error) {
+	defer s.observe(ctx, quire.GitOpCommit, "PublishVersion")(&err)
+	w, v, err := s.beginVersion(a, n)
+	if err != nil {
+		return nil, err
+	}
+	defer w.done()
+	if v.state != quire.StateDraft {
+		return nil, quire.Errorf(quire.ECONFLICT, "version %d is already %s", n, v.state)
+	}
+	vs := versionStates{n: v}
+	open, tip, err := w.r.openReviewOf(n, vs)
+	if err != nil {
+		return nil, err
+	}
+	var rt *quire.ReviewThread
+	if open != nil {
+		if rt, err = w.r.thread(tip, vs); err != nil {
+			return nil, err
+		}
+	}
+	merge, err := gate(rt)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.publishDraft(&w, by, v, check); err != nil {
+		return nil, err
+	}
+	if rt != nil {
+		now := s.opts.Now().UTC()
+		user := quire.ReviewUserOf(by)
+		// The version is published and acknowledged by its refs; should
+		// recording the merge fail, the review reads as merged without it
+		// (settle), so its error does not fail the publish.
+		_ = s.commitReview(&w, by, ReviewRef(rt.Review.Number), tip, rt, func(rt *quire.ReviewThread) (*quire.ReviewChange, error) {
+			rv := rt.Review
+			rv.State, rv.MergedBy, rv.MergedAt, rv.Head.Commit = quire.ReviewMerged, &user, &now, v.commit.String()
+			msg := fmt.Sprintf("Merge review %d: publish version %d", rv.Number, n)
+			if merge != nil {
+				rv.Override, rv.PolicyMet = merge.Override, merge.PolicyMet
+				if merge.Override != nil {
+					msg += "\n\nOverride: " + oneLine(merge.Override.Reason)
+				}
+			}
+			return &quire.ReviewChange{Message: msg}, nil
+		})
+	}
+	return s.versionRecord(w.r, a, n)
+}
+
+// CloseDraftReview records the close of draft n's open review once the
+// draft is gone (deleted or archived).
+func (s *Store) CloseDraftReview(ctx context.Context, by quire.Actor, a *quire.Asset, n int) (err error) {
+	defer s.observe(ctx, quire.GitOpCommit, "CloseDraftReview")(&err)
+	w, err := s.begin(a)
+	if err != nil {
+		return err
+	}
+	defer w.done()
+	w.hooks = false
+	nums, tips, err := w.r.reviewNumbers()
+	if err != nil {
+		return err
+	}
+	vs := versionStates{}
+	for _, num := range nums {
+		rv, _, err := w.r.readReview(tips[num])
+		if err != nil {
+			return err
+		}
+		if rv.Version != n || rv.State != quire.ReviewOpen {
+			continue
+		}
+		rt, err := w.r.thread(tips[num], vs)
+		if err != nil {
+			return err
+		}
+		if rt.Review.State != quire.ReviewClosed {
+			continue // still a draft, or published
+		}
+		now := s.opts.Now().UTC()
+		user := quire.ReviewUserOf(by)
+		err = s.commitReview(&w, by, ReviewRef(num), tips[num], rt, func(rt *quire.ReviewThread) (*quire.ReviewChange, error) {
+			rt.Review.ClosedBy, rt.Review.ClosedAt = &user, &now
+			return &quire.ReviewChange{Message: fmt.Sprintf("Close review %d: draft %d is gone", num, n)}, nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ReviewFiles lists the files that differ from base to head.
+func (s *Store) ReviewFiles(ctx context.Context, a *quire.Asset, base, head string) (_ []quire.ReviewFile, err error) {
+	defer s.observe(ctx, quire.GitOpRead, "ReviewFiles")(&err)
+	r, err := s.assetRepo(a)
+	if err != nil {
+		return nil, err
+	}
+	tree := func(commit string) (*object.Tree, error) {
+		h, ok := odb.ParseHash(commit)
+		if !ok {
+			return nil, nil
+		}
+		c, err := r.Commit(h)
+		if err != nil {
+			return nil, err
+		}
+		return r.Tree(c.TreeHash)
+	}
+	ft, err := tree(base)
+	if err != nil {
+		return nil, err
+	}
+	tt, err := tree(head)
+	if err != nil {
+		return nil, err
+	}
+	changes, err := object.DiffTreeWithOptions(ctx, ft, tt, &object.DiffTreeOptions{})
+	if err != nil {
+		return nil, err
+	}
+	patch, err := changes.PatchContext(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []quire.ReviewFile{}
+	for _, fp := range patch.FilePatches() {
+		f, t := fp.Files()
+		rf := quire.ReviewFile{Status: "modified"}
+		switch {
+		case f == nil:
+			rf.Status, rf.Path = "added", t.Path()
+		case t == nil:
+			rf.Status, rf.Path = "deleted", f.Path()
+		default:
+			rf.Path = t.Path()
+		}
+		for _, ch := range fp.Chunks() {
+			n := countLines(ch.Content())
+			switch ch.Type() {
+			case diff.Add:
+				rf.Additions += n
+			case diff.Delete:
+				rf.Deletions += n
+			}
+		}
+		out = append(out, rf)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, nil
+}
+
+// countLines counts the lines of a diff chunk's content.
+func countLines(s string) int {
+	if s == "" {
+		return 0
+	}
+	n := bytes.Count([]byte(s), []byte("\n"))
+	if !strings.HasSuffix(s, "\n") {
+		n++
+	}
+	return n
+}
+
+var _ quire.ReviewStore = (*Store)(nil)
+
+// reviewRank puts review and label entries of the same second between the
+// version commits and the versions log.
+const reviewRank = 1 << 39
+
+// reviewHistory lists the commits of a's reviews and of its label log as
+// history entries: each is an event by the acting user.
+func (r *repo) reviewHistory() ([]entry, error) {
+	_, tips, err := r.reviewNumbers()
+	if err != nil {
+		return nil, err
+	}
+	chains := map[plumbing.ReferenceName]plumbing.Hash{}
+	for n, tip := range tips {
+		chains[ReviewRef(n)] = tip
+	}
+	if tip, err := r.ref(labelLogRef); err != nil {
+		return nil, err
+	} else if !tip.IsZero() {
+		chains[labelLogRef] = tip
+	}
+	var out []entry
+	for ref, tip := range chains {
+		var chain []entry
+		for h := tip; !h.IsZero(); {
+			c, err := r.Commit(h)
+			if err != nil {
+				return nil, err
+			}
+			msg, _, _ := strings.Cut(strings.TrimRight(c.Message, "\n"), "\n")
+			chain = append(chain, entry{Commit: quire.Commit{
+				ID: h.String(), Author: c.Author.Name, Email: c.Author.Email,
+				Message: msg, Time: c.Author.When.UTC(), Ref: ref.String(),
+			}})
+			h = plumbing.ZeroHash
+			if len(c.ParentHashes) > 0 {
+				h = c.ParentHashes[0]
+			}
+		}
+		for i := range chain {
+			chain[i].rank = reviewRank + int64(len(chain)-i)
+		}
+		out = append(out, chain...)
+	}
+	return out, nil
+}

@@ -1,0 +1,281 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+	"github.com/quire/quire"
+	"github.com/quire/quire/app"
+)
+
+// Reviews of drafts (docs/reviews.md): thin doors into app/reviews.go.
+// reviewRoutes takes the asset route group and the kind, so the routes
+// are mounted wherever the asset routes are.
+func (s *Server) reviewRoutes(g *gin.RouterGroup, kind quire.Kind) {
+	pl := "/" + kind.Plural() + "/:id"
+	g.POST(pl+"/versions/:version/reviews", s.openReview(kind))
+	g.GET(pl+"/reviews", s.listReviews(kind))
+	g.GET(pl+"/reviews/:number", s.getReview(kind))
+	g.POST(pl+"/reviews/:number/comments", s.commentReview(kind))
+	g.PATCH(pl+"/reviews/:number/comments/:commentID", s.updateComment(kind))
+	g.POST(pl+"/reviews/:number/approve", s.verdict(kind, quire.VerdictApprove))
+	g.POST(pl+"/reviews/:number/request-changes", s.verdict(kind, quire.VerdictRequestChanges))
+	g.POST(pl+"/reviews/:number/close", s.reviewState(kind, s.app.CloseReview))
+	g.POST(pl+"/reviews/:number/reopen", s.reviewState(kind, s.app.ReopenReview))
+}
+
+// reviewAPIRoutes documents reviewRoutes and labelRoutes for both kinds.
+func reviewAPIRoutes() []apiRoute {
+	var out []apiRoute
+	for _, kind := range []quire.Kind{quire.KindSkill, quire.KindPrompt} {
+		p := "/v1/" + kind.Plural() + "/{id}"
+		tag := string(kind) + " reviews"
+		out = append(out,
+			route("POST", p+"/versions/{version}/reviews", tag, "Open a review of a draft against its base; 409 if the version is not a draft or already has an open review", body("ReviewRequest"), ok(201, "ReviewView"), fails(409)),
+			route("GET", p+"/reviews", tag, "List reviews, by number", query("state", "limit", "cursor"), list(200, "reviews", "Review")),
+			route("GET", p+"/reviews/{number}", tag, "A review with its files (against the base), comments, verdicts and mergeable", ok(200, "ReviewView")),
+			route("POST", p+"/reviews/{number}/comments", tag, "Comment on a review, or on a line of a file at the head (or base); 422 for a path or line that does not exist", body("CommentRequest"), wrap(201, "comment", "Comment"), fails(422)),
+			route("PATCH", p+"/reviews/{number}/comments/{commentID}", tag, "Resolve or unresolve a comment, or edit its body (its author only)", body("CommentPatchRequest"), wrap(200, "comment", "Comment")),
+			route("POST", p+"/reviews/{number}/approve", tag, "Approve the review's head; replaces the caller's earlier verdict; 409 unless open", body("VerdictRequest"), wrap(201, "verdict", "Verdict"), fails(409)),
+			route("POST", p+"/reviews/{number}/request-changes", tag, "Request changes (body required); blocks publishing until the same user gives a new verdict", body("VerdictRequest"), wrap(201, "verdict", "Verdict"), fails(409)),
+			route("POST", p+"/reviews/{number}/close", tag, "Close a review (its author or a project owner)", ok(200, "ReviewView"), fails(409)),
+			route("POST", p+"/reviews/{number}/reopen", tag, "Reopen a closed review of a draft", ok(200, "ReviewView"), fails(409)),
+			route("GET", p+"/labels", string(kind)+" labels", "The labels: named pointers to published versions besides live", ok(200, "LabelList")),
+			route("PUT", p+"/labels/{name}", string(kind)+" labels", "Point a label at a published version (409 otherwise); a protected label needs a reviewed version or an owner's override (409 review_required); live is reserved (422)", body("LabelRequest"), wrap(200, "label", "Label"), fails(409), fails(422)),
+			route("DELETE", p+"/labels/{name}", string(kind)+" labels", "Remove a label", ok(204, "")),
+			route("GET", p+"/labels/{name}/history", string(kind)+" labels", "Every move of a label, newest first, with who and when", ok(200, "LabelHistory")),
+		)
+	}
+	return out
+}
+
+// reviewAPISchemas are the types reviewAPIRoutes names.
+var reviewAPISchemas = map[string]any{
+	"ReviewRequest":       reviewRequest{},
+	"ReviewView":          app.ReviewView{},
+	"Review":              quire.Review{},
+	"CommentRequest":      commentRequest{},
+	"CommentPatchRequest": commentPatchRequest{},
+	"Comment":             quire.Comment{},
+	"VerdictRequest":      verdictRequest{},
+	"Verdict":             quire.Verdict{},
+	"PublishRequest":      publishRequest{},
+	"LabelRequest":        labelRequest{},
+	"Label":               quire.Label{},
+	"LabelList": struct {
+		Labels []quire.Label `json:"labels"`
+	}{},
+	"LabelHistory": struct {
+		History []quire.LabelMove `json:"history"`
+	}{},
+}
+
+// The review routes join the route table here, so the table in
+// openapi.go stays free of merge traffic.
+func init() {
+	apiRoutes = append(apiRoutes, reviewAPIRoutes()...)
+	for k, v := range reviewAPISchemas {
+		apiSchemas[k] = v
+	}
+	apiQuery["state"] = struct{ typ, desc string }{"string", "only versions (draft, published, archived) or reviews (open, merged, closed) in this state; anything else is 400"}
+}
+
+type reviewRequest struct {
+	Title       *string `json:"title"`
+	Description *string `json:"description"`
+}
+
+type commentRequest struct {
+	Body      *string `json:"body"`
+	Path      string  `json:"path"`
+	Line      int     `json:"line"`
+	Side      string  `json:"side"`
+	InReplyTo string  `json:"in_reply_to"`
+}
+
+type commentPatchRequest struct {
+	Resolved *bool   `json:"resolved"`
+	Body     *string `json:"body"`
+}
+
+type verdictRequest struct {
+	Body *string `json:"body"`
+}
+
+// publishRequest is publish's optional body: an owner's override of the
+// review policy.
+type publishRequest struct {
+	Override bool   `json:"override"`
+	Reason   string `json:"reason"`
+}
+
+// reviewNumber parses the {number} path parameter.
+func reviewNumber(c *gin.Context) (int, error) {
+	n, err := strconv.Atoi(c.Param("number"))
+	if err != nil || n <= 0 {
+		return 0, quire.Errorf(quire.EINVALID, "review number must be a positive integer")
+	}
+	return n, nil
+}
+
+// decodeOptional decodes a body that may be absent (or white space).
+func (s *Server) decodeOptional(c *gin.Context, v any) error {
+	b, err := s.readBody(c)
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil
+	}
+	return decodeJSON(b, v, false)
+}
+
+func (s *Server) openReview(kind quire.Kind) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		n, err := versionParam(c)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		v, err := s.app.OpenReview(c.Request.Context(), principal(c), kind, c.Param("id"), n, func() (app.ReviewEdit, error) {
+			var req reviewRequest
+			err := s.decode(c, &req)
+			return app.ReviewEdit(req), err
+		})
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		c.JSON(http.StatusCreated, v)
+	}
+}
+
+func (s *Server) listReviews(kind quire.Kind) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		opts, err := listOptions(c)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		all, err := s.app.Reviews(c.Request.Context(), principal(c), kind, c.Param("id"), quire.ReviewState(c.Query("state")))
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		pg, next, err := app.Page(all, opts)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		c.JSON(http.StatusOK, gin.H{"reviews": pg, "next_cursor": next})
+	}
+}
+
+func (s *Server) getReview(kind quire.Kind) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		num, err := reviewNumber(c)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		v, err := s.app.Review(c.Request.Context(), principal(c), kind, c.Param("id"), num)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		c.JSON(http.StatusOK, v)
+	}
+}
+
+func (s *Server) commentReview(kind quire.Kind) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		num, err := reviewNumber(c)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		cm, err := s.app.Comment(c.Request.Context(), principal(c), kind, c.Param("id"), num, func() (app.CommentEdit, error) {
+			var req commentRequest
+			err := s.decode(c, &req)
+			return app.CommentEdit(req), err
+		})
+		s.respond(c, http.StatusCreated, "comment", cm, err)
+	}
+}
+
+func (s *Server) updateComment(kind quire.Kind) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		num, err := reviewNumber(c)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		cm, err := s.app.UpdateComment(c.Request.Context(), principal(c), kind, c.Param("id"), num, c.Param("commentID"), func() (app.CommentPatch, error) {
+			var req commentPatchRequest
+			err := s.decode(c, &req)
+			return app.CommentPatch(req), err
+		})
+		s.respond(c, http.StatusOK, "comment", cm, err)
+	}
+}
+
+func (s *Server) verdict(kind quire.Kind, verdict string) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		num, err := reviewNumber(c)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		v, err := s.app.Verdict(c.Request.Context(), principal(c), kind, c.Param("id"), num, verdict, func() (app.VerdictEdit, error) {
+			var req verdictRequest
+			err := s.decodeOptional(c, &req)
+			return app.VerdictEdit(req), err
+		})
+		s.respond(c, http.StatusCreated, "verdict", v, err)
+	}
+}
+
+func (s *Server) reviewState(kind quire.Kind, do func(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, num int) (*app.ReviewView, error)) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		num, err := reviewNumber(c)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		if err := s.decodeEmpty(c); err != nil {
+			s.fail(c, err)
+			return
+		}
+		v, err := do(c.Request.Context(), principal(c), kind, c.Param("id"), num)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		c.JSON(http.StatusOK, v)
+	}
+}
+
+// publishReviewed serves publish: an optional body carries an owner's
+// override of the review policy.
+func (s *Server) publishReviewed(kind quire.Kind) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		n, err := versionParam(c)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		a, v, err := s.app.PublishVersionWith(c.Request.Context(), principal(c), kind, c.Param("id"), n, func() (app.PublishOptions, error) {
+			var req publishRequest
+			err := s.decodeOptional(c, &req)
+			return app.PublishOptions(req), err
+		})
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		s.writeVersion(c, http.StatusOK, a, v, nil)
+	}
+}

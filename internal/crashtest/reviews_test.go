@@ -1,0 +1,179 @@
+package crashtest
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestCrashReviews SIGKILLs quire while workers comment on one review,
+// give verdicts and move labels, and checks after each restart that every
+// acknowledged comment, verdict and label move is there (in the API and
+// in the label history) and that every repository passes git fsck
+// --strict. The kill comes once a random number of writes were
+// acknowledged, so the test waits on answers, not on a clock.
+func TestCrashReviews(t *testing.T) {
+	bin := quireBinary(t)
+	root := t.TempDir()
+	srv, err := startServer(t, bin, root, true, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if srv != nil {
+			srv.kill()
+		}
+	}()
+	c := newClient(srv.URL, "")
+	defer c.close()
+	step := func(method, path string, body any, want int) *reply {
+		t.Helper()
+		r, err := c.call(method, path, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := expect(r, want, method+" "+path); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	var login struct{ Token string }
+	step("POST", "/v1/auth/login", map[string]string{"email": adminEmail, "password": adminPassword}, 200).decode(&login)
+	c = c.with(login.Token)
+	var key struct{ Token string }
+	step("POST", "/v1/api-keys", map[string]string{"name": "reviews", "scope": "admin"}, 201).decode(&key)
+	c = c.with(key.Token)
+	step("POST", "/v1/projects", map[string]string{"name": "Crash", "slug": "crash"}, 201)
+	step("POST", "/v1/projects/crash/skills", map[string]string{"name": "Doc", "slug": "doc"}, 201)
+	step("POST", "/v1/skills/doc/versions", nil, 201)
+	step("POST", "/v1/skills/doc/versions/1/files", map[string]string{"file_path": "SKILL.md", "content": manifest("doc", "one")}, 200)
+	step("POST", "/v1/skills/doc/versions/1/publish", nil, 200)
+	step("POST", "/v1/skills/doc/versions", nil, 201)
+	step("POST", "/v1/skills/doc/versions/2/files", map[string]string{"file_path": "SKILL.md", "content": manifest("doc", "two")}, 200)
+	step("POST", "/v1/skills/doc/versions/2/reviews", map[string]string{"title": "crash"}, 201)
+
+	var (
+		mu       sync.Mutex
+		comments []string         // acknowledged comment ids
+		labels   = map[int]bool{} // acknowledged label moves, by worker
+		verdicts atomic.Int64
+	)
+	seed := uint64(time.Now().UnixNano())
+	rng := rand.New(rand.NewPCG(seed, 17))
+	t.Logf("seed %d", seed)
+	const rounds, workers = 3, 8
+	for round := 0; round < rounds; round++ {
+		acked := make(chan struct{}, 1<<16)
+		killAt := 20 + rng.IntN(60)
+		var wg sync.WaitGroup
+		for i := 0; i < workers; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for k := 0; ; k++ {
+					var r *reply
+					var err error
+					switch k % 4 {
+					case 0, 1:
+						r, err = c.call("POST", "/v1/skills/doc/reviews/1/comments", map[string]any{"body": fmt.Sprintf("r%d w%d k%d", round, i, k), "path": "SKILL.md", "line": 1})
+						if err == nil && r.status == 201 {
+							var out struct{ Comment struct{ ID string } }
+							if r.decode(&out) == nil {
+								mu.Lock()
+								comments = append(comments, out.Comment.ID)
+								mu.Unlock()
+							}
+						}
+					case 2:
+						r, err = c.call("POST", "/v1/skills/doc/reviews/1/approve", nil)
+						if err == nil && r.status == 201 {
+							verdicts.Add(1)
+						}
+					case 3:
+						r, err = c.call("PUT", fmt.Sprintf("/v1/skills/doc/labels/env-%d", i), map[string]any{"version": 1})
+						if err == nil && r.status == 200 {
+							mu.Lock()
+							labels[i] = true
+							mu.Unlock()
+						}
+					}
+					if err != nil {
+						return // the server died
+					}
+					if r.status >= 300 && r.status != 409 { // 409: a concurrent change; retry
+						t.Errorf("worker %d: %d %s", i, r.status, r.body)
+						return
+					}
+					acked <- struct{}{}
+				}
+			}()
+		}
+		finished := make(chan struct{})
+		go func() {
+			wg.Wait()
+			close(finished)
+		}()
+		for n := 0; n < killAt; n++ {
+			select {
+			case <-acked:
+			case <-finished:
+				t.Fatalf("round %d: the workers stopped before the kill", round)
+			}
+		}
+		srv.kill()
+		<-finished
+		if rep, err := checkDisk(root); err != nil {
+			t.Fatalf("round %d, after SIGKILL: %v", round, err)
+		} else if len(rep.refLocks) > 0 {
+			t.Fatalf("round %d: lock files under refs/: %v", round, rep.refLocks)
+		}
+		if srv, err = startServer(t, bin, root, true, true); err != nil {
+			t.Fatal(err)
+		}
+		c = newClient(srv.URL, key.Token)
+
+		var got struct {
+			Comments []struct{ ID string }
+			Verdicts []struct{ Kind string }
+		}
+		step("GET", "/v1/skills/doc/reviews/1", nil, 200).decode(&got)
+		have := map[string]bool{}
+		for _, cm := range got.Comments {
+			have[cm.ID] = true
+		}
+		var lost []string
+		for _, id := range comments {
+			if !have[id] {
+				lost = append(lost, id)
+			}
+		}
+		if len(lost) > 0 {
+			t.Fatalf("round %d: %d acknowledged comments lost of %d: %v", round, len(lost), len(comments), lost)
+		}
+		if verdicts.Load() > 0 && !slices.ContainsFunc(got.Verdicts, func(v struct{ Kind string }) bool { return v.Kind == "approve" }) {
+			t.Fatalf("round %d: acknowledged approval lost", round)
+		}
+		var ls struct{ Labels []struct{ Name string } }
+		step("GET", "/v1/skills/doc/labels", nil, 200).decode(&ls)
+		for i := range labels {
+			name := fmt.Sprintf("env-%d", i)
+			if !slices.ContainsFunc(ls.Labels, func(l struct{ Name string }) bool { return l.Name == name }) {
+				t.Fatalf("round %d: acknowledged label %s lost: %v", round, name, ls.Labels)
+			}
+			step("GET", "/v1/skills/doc/labels/"+name+"/history", nil, 200)
+		}
+		t.Logf("round %d: killed after %d acknowledged writes; %d comments, %d labels hold", round, killAt, len(comments), len(labels))
+	}
+	if err := srv.stop(); err != nil {
+		t.Error(err)
+	}
+	srv = nil
+	if _, err := checkDisk(root); err != nil {
+		t.Fatal(errors.Join(errors.New("after the final stop"), err))
+	}
+}

@@ -1,0 +1,44 @@
+package valid
+
+import (
+	"regexp"
+	"unicode/utf8"
+
+	"github.com/quire/quire"
+)
+
+// Review and label rules, shared by the API and anything else that
+// opens reviews or moves labels (a git push option, the CLI).
+
+// labelName is the form of a label: it becomes the ref refs/labels/<name>.
+var labelName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,31}$`)
+
+// LabelName checks a label name; live is reserved (moving live is promote).
+func LabelName(name string) error {
+	if !labelName.MatchString(name) {
+		return quire.Errorf(quire.EUNPROCESSABLE, "label name must match [a-z0-9][a-z0-9-]{0,31}")
+	}
+	if name == "live" {
+		return quire.Errorf(quire.EUNPROCESSABLE, "label live is reserved: promote a version to make it live")
+	}
+	return nil
+}
+
+// MaxCommentBody bounds a comment's body (and a verdict's, a review's
+// description).
+const MaxCommentBody = 64 << 10
+
+// ReviewText checks a review text field: present when required, valid
+// UTF-8 (the body decoder has checked), at most max bytes.
+func ReviewText(field, s string, required bool, max int) error {
+	if required && s == "" {
+		return quire.Errorf(quire.EINVALID, "%s is required", field)
+	}
+	if len(s) > max {
+		return quire.Errorf(quire.ETOOLARGE, "%s is over %d bytes", field, max).WithDetail("limit", max)
+	}
+	if !utf8.ValidString(s) {
+		return quire.Errorf(quire.EINVALID, "%s must be valid UTF-8", field)
+	}
+	return nil
+}
