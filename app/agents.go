@@ -378,12 +378,24 @@ func (a *App) NamedPrompt(ctx context.Context, p *quire.Principal, name string) 
 	return as, pr, nil, nil
 }
 
-// LabelVersion is the version label names on asset as. Labels are not
-// built yet (issue 17): every label is ENOTFOUND with a message that says
-// so; the labels work replaces this body and every door follows.
+// LabelVersion is the published version label names on asset as (which
+// the caller has been authorized to read): the label store's pointer. A
+// label not set on as is ENOTFOUND.
 func (a *App) LabelVersion(ctx context.Context, as *quire.Asset, label string) (int, error) {
-	return 0, quire.Errorf(quire.ENOTFOUND, "label %q: this server has no version labels yet; name a version with @N instead", label).
-		WithDetail("label", label)
+	ls, err := a.labelStore()
+	if err != nil {
+		return 0, err
+	}
+	labels, err := ls.Labels(ctx, as)
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range labels {
+		if l.Name == label {
+			return l.Version, nil
+		}
+	}
+	return 0, quire.Errorf(quire.ENOTFOUND, "%s has no label %q", as.Slug, label).WithDetail("label", label)
 }
 
 // NamedPromptArguments are the arguments of the version name selects
@@ -543,21 +555,6 @@ func (a *App) AgentSkillFile(ctx context.Context, p *quire.Principal, project, s
 	}
 	b, _, err := a.versions.ReadFile(ctx, as, v.Number, path)
 	return b, v, err
-}
-
-// AssetByID is asset id of kind with its project, when p can read it: a
-// change feed names assets by id, and a door answers only for what its
-// caller may see.
-func (a *App) AssetByID(ctx context.Context, p *quire.Principal, kind quire.Kind, id string) (*quire.Asset, *quire.Project, error) {
-	as, err := a.meta.Asset(ctx, kind, id)
-	if err != nil {
-		return nil, nil, err
-	}
-	pr, err := a.Project(ctx, p, as.ProjectID, quire.AccessRead)
-	if err != nil {
-		return nil, nil, err
-	}
-	return as, pr, nil
 }
 
 // SystemAsset is asset id of kind with its project, for a process that
@@ -736,4 +733,19 @@ func (a *App) AgentSkillFiles(ctx context.Context, p *quire.Principal, cursor st
 			return out, encode(fileCursor{Skill: cur}), nil
 		}
 	}
+}
+
+// LiveState is what an agent listing shows of prompt id, for a process
+// acting for no one (the change feed): its name ("project/slug") and live
+// commit ("" with no live version). A deleted prompt is ENOTFOUND.
+func (a *App) LiveState(ctx context.Context, id string) (name, commit string, err error) {
+	as, pr, err := a.SystemAsset(ctx, quire.KindPrompt, id)
+	if err != nil {
+		return "", "", err
+	}
+	commit, err = a.prompts.LiveCommit(ctx, as)
+	if err != nil {
+		return "", "", err
+	}
+	return pr.Slug + "/" + as.Slug, commit, nil
 }

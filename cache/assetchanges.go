@@ -51,7 +51,9 @@ func (c *AssetChanges) Subscribe(fn func(kind quire.Kind, assetID string)) {
 // signature fits gitstore's OnChange hook. When Redis cannot take the
 // message, this process's subscribers still hear it.
 func (c *AssetChanges) Publish(kind quire.Kind, assetID string) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	// As long as the prompt cache gives Redis on the write path: the
+	// hooks run after every write, and a stalled Redis must not hold it.
+	ctx, cancel := context.WithTimeout(context.Background(), 250*time.Millisecond)
 	defer cancel()
 	if err := c.rdb.Publish(ctx, c.channel, string(kind)+":"+assetID).Err(); err != nil {
 		c.log.Warn("change feed: redis failed; told this process only", "error", err.Error())

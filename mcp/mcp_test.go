@@ -214,13 +214,14 @@ func TestPrompts(t *testing.T) {
 	}
 }
 
-// TestPromptSelectors reads a version by @N and refuses what no name
-// selects.
+// TestPromptSelectors reads a version by @N and by #label, and refuses
+// what no name selects.
 func TestPromptSelectors(t *testing.T) {
 	f := newFixture(t)
 	e := f.e
 	e.Must(201, "POST", "/v1/prompts/"+f.greet+"/versions", e.Admin, map[string]any{"template": "Hi {{name}} (v2)"})
 	e.Must(200, "POST", "/v1/prompts/"+f.greet+"/versions/2/publish", e.Admin, nil)
+	e.Must(200, "PUT", "/v1/prompts/"+f.greet+"/labels/staging", e.Admin, map[string]any{"version": 1})
 	cs := connect(t, e, e.Admin, "", nil)
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -233,7 +234,9 @@ func TestPromptSelectors(t *testing.T) {
 		{name: "demo/greet@1", want: "Hello Ann, you are nobody."},
 		{name: "demo/greet@3", code: jsonrpc.CodeInvalidParams, msg: "not found"},
 		{name: "demo/greet@0", code: jsonrpc.CodeInvalidParams, msg: "positive integer"},
-		{name: "demo/greet#staging", code: jsonrpc.CodeInvalidParams, msg: "no version labels yet"},
+		{name: "demo/greet#staging", want: "Hello Ann, you are nobody."},
+		{name: "demo/greet#production", code: jsonrpc.CodeInvalidParams, msg: `no label "production"`},
+		{name: "demo/greet#", code: jsonrpc.CodeInvalidParams, msg: "label"},
 		{name: "greet", code: jsonrpc.CodeInvalidParams, msg: "project/slug"},
 		{name: "demo/nope", code: jsonrpc.CodeInvalidParams, msg: "not found"},
 		{name: "other/greet", code: jsonrpc.CodeInvalidParams, msg: "not found"},

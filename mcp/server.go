@@ -52,8 +52,15 @@ type Server struct {
 	log    *slog.Logger
 	notify sync.Mutex // one list_changed toggle at a time
 
+	// subs counts subscriptions per resource URI, to know which URIs a
+	// changed skill must announce. A session that ends without
+	// unsubscribing leaves its count: the SDK drops the session itself,
+	// so at worst a URI is announced to no one.
 	mu   sync.Mutex
-	subs map[string]int // subscribed resource URIs -> sessions subscribed
+	subs map[string]int
+	// live is each prompt's name and live commit as last announced, so a
+	// draft edit sends no list_changed.
+	live map[string]string
 }
 
 // principalKey carries the caller through the SDK's handlers.
@@ -64,7 +71,7 @@ func New(a *app.App, o Options) *Server {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{app: a, log: o.Logger, subs: map[string]int{}}
+	s := &Server{app: a, log: o.Logger, subs: map[string]int{}, live: map[string]string{}}
 	caps := &sdk.ServerCapabilities{
 		Prompts:   &sdk.PromptCapabilities{ListChanged: true},
 		Resources: &sdk.ResourceCapabilities{ListChanged: true, Subscribe: true},
@@ -196,6 +203,9 @@ const listChangedPrompt = "quire.list-changed"
 func (s *Server) Changed(kind quire.Kind, id string) {
 	switch kind {
 	case quire.KindPrompt:
+		if !s.listChanged(id) {
+			return
+		}
 		s.notify.Lock()
 		s.sdk.AddPrompt(&sdk.Prompt{Name: listChangedPrompt}, nil)
 		s.sdk.RemovePrompts(listChangedPrompt)
@@ -203,6 +213,30 @@ func (s *Server) Changed(kind quire.Kind, id string) {
 	case quire.KindSkill:
 		s.skillChanged(id)
 	}
+}
+
+// listChanged reports whether a change to prompt id changed what a
+// prompts/list shows: its live version, or its name (a move or a
+// rename), or whether it exists. A draft edit does not; a prompt this
+// process has not seen since it started counts as changed.
+func (s *Server) listChanged(id string) bool {
+	name, commit, err := s.app.LiveState(context.Background(), id)
+	state := name + "@" + commit
+	if err != nil {
+		if quire.ErrorCode(err) != quire.ENOTFOUND {
+			return true // cannot tell: say so rather than miss a change
+		}
+		state = "" // deleted
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, seen := s.live[id]
+	if state == "" {
+		delete(s.live, id)
+	} else {
+		s.live[id] = state
+	}
+	return !seen || old != state
 }
 
 // skillChanged sends resources/updated for every subscribed resource of
