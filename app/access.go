@@ -41,7 +41,7 @@ func (a *App) AssetIn(ctx context.Context, p *quire.Principal, kind quire.Kind, 
 			continue
 		}
 		if match != nil {
-			return nil, nil, quire.Errorf(quire.ECONFLICT, "slug %q names a %s in several projects; use its id", ref, kind).
+			return nil, nil, quire.Errorf(quire.ECONFLICT, "slug %q names a %s in several projects; use its id, or address it within its project (/v1/projects/{project}/%s/%s)", ref, kind, kind.Plural(), ref).
 				WithDetail("ids", []string{match.ID, as.ID})
 		}
 		match, proj = as, pr

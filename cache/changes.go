@@ -29,6 +29,7 @@ type Changes struct {
 
 	gen        atomic.Uint64
 	subscribed atomic.Bool
+	downUntil  atomic.Int64 // unix ns before which Publish does not try
 	sub        *redis.PubSub
 	done       chan struct{}
 }
@@ -41,6 +42,13 @@ func NewChanges(r *Redis, log *slog.Logger) *Changes {
 	}
 	c := &Changes{rdb: r.client, channel: r.key("refs", "moved"), timeout: 250 * time.Millisecond, log: log, done: make(chan struct{})}
 	c.sub = c.rdb.Subscribe(context.Background(), c.channel)
+	// Until the subscription is confirmed Generation vouches for nothing;
+	// wait for it briefly, so a node serves from memory from the start.
+	ctx, cancel := context.WithTimeout(context.Background(), subscribeWait)
+	if _, err := c.sub.Receive(ctx); err == nil {
+		c.subscribed.Store(true)
+	}
+	cancel()
 	go c.listen()
 	return c
 }
@@ -59,10 +67,17 @@ func (c *Changes) listen() {
 // most a quarter second), so that by the time the write it follows is
 // acknowledged the message is on its way to every subscriber. A failure
 // is logged: the others then see the move within a second.
+//
+// After a failure Redis is left alone for a second: a write moves several
+// refs, and each would otherwise wait for a Redis that is not there.
 func (c *Changes) Publish() {
+	if time.Now().UnixNano() < c.downUntil.Load() {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
 	if err := c.rdb.Publish(ctx, c.channel, "1").Err(); err != nil {
+		c.downUntil.Store(time.Now().Add(time.Second).UnixNano())
 		c.log.Warn("ref change not published; other hosts see it within a second", "error", err.Error())
 	}
 }

@@ -301,3 +301,34 @@ func countKeys(t *testing.T, r *Redis, pattern string) int {
 	}
 	return n
 }
+
+// TestSessionWritesWaitForReplica: with Sentinel, a login or revocation is
+// acknowledged once the replica has it (so a failover cannot undo a
+// revocation), and a replica that does not answer delays it by at most
+// replicaWait instead of failing it.
+func TestSessionWritesWaitForReplica(t *testing.T) {
+	redistest.Binary(t)
+	rd := redistest.StartSentinel(t, "qw", 1, 1, 5*time.Second)
+	r := openMode(t, Options{SentinelMaster: "qw", SentinelAddrs: rd.SentinelAddrs(), Prefix: "wait:"})
+	ctx := context.Background()
+	replica := rd.Replicas[0].Client()
+	s := &quire.Session{ID: "w1", UserID: "u", ExpiresAt: time.Now().Add(time.Hour)}
+	if err := r.CreateSession(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := replica.Exists(ctx, r.key(sessionsTag, "sess", "w1")).Result(); err != nil || n != 1 {
+		t.Fatalf("the replica lacks the acknowledged session: %d %v", n, err)
+	}
+	rd.Replicas[0].Pause()
+	defer rd.Replicas[0].Resume()
+	start := time.Now()
+	if err := r.DeleteSession(ctx, "w1"); err != nil {
+		t.Fatalf("revocation with the replica hung: %v", err)
+	}
+	if d := time.Since(start); d < replicaWait/2 || d > 10*replicaWait {
+		t.Fatalf("the revocation took %s: it did not wait for the replica (up to %s)", d, replicaWait)
+	}
+	if _, err := r.Session(ctx, "w1"); quire.ErrorCode(err) != quire.ENOTFOUND {
+		t.Fatalf("revoked session still there: %v", err)
+	}
+}

@@ -121,9 +121,20 @@ func NewPrompts(r *Redis, next quire.PromptStore, opts PromptOptions) *Prompts {
 	}
 	p.refGen, _ = next.(refGenerations)
 	p.sub = p.rdb.Subscribe(context.Background(), p.channel())
+	// Wait (briefly) for Redis to confirm the subscription, as go-redis
+	// advises: a message published before it would be lost to us. A Redis
+	// that does not answer is not waited for: go-redis subscribes when it
+	// comes back.
+	ctx, cancel := context.WithTimeout(context.Background(), subscribeWait)
+	p.sub.Receive(ctx)
+	cancel()
 	go p.listen()
 	return p
 }
+
+// subscribeWait bounds how long a new subscriber waits for Redis to
+// confirm its subscription.
+const subscribeWait = time.Second
 
 func (p *Prompts) channel() string          { return p.key("prompt", "invalidate") }
 func (p *Prompts) liveKey(id string) string { return p.key("prompt", id, "live") }

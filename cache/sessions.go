@@ -27,13 +27,38 @@ func (r *Redis) CreateSession(ctx context.Context, s *quire.Session) error {
 	if err != nil {
 		return err
 	}
-	pipe := r.client.TxPipeline()
-	pipe.Set(ctx, r.key(sessionsTag, "sess", s.ID), b, ttl)
-	pipe.SAdd(ctx, r.key(sessionsTag, "usess", s.UserID), s.ID)
-	r.trackSession(ctx, pipe, s)
-	if _, err := pipe.Exec(ctx); err != nil {
+	return r.replicated(ctx, func(pipe redis.Pipeliner) error {
+		pipe.Set(ctx, r.key(sessionsTag, "sess", s.ID), b, ttl)
+		pipe.SAdd(ctx, r.key(sessionsTag, "usess", s.UserID), s.ID)
+		r.trackSession(ctx, pipe, s)
+		return nil
+	})
+}
+
+// replicaWait bounds how long a session write waits for a replica.
+const replicaWait = 200 * time.Millisecond
+
+// replicated runs a session write in one MULTI and, with Sentinel, waits
+// (WAIT 1, at most replicaWait) for a replica to have it before the login
+// or revocation is acknowledged: Redis replicates asynchronously, and a
+// failover to a replica that never saw a revocation would bring the
+// revoked session back. WAIT counts the writes of its own connection, so
+// both go over one. No replica in time is not a failure: the write
+// stands on the primary, as it would without the wait.
+func (r *Redis) replicated(ctx context.Context, fn func(redis.Pipeliner) error) error {
+	c, ok := r.client.(*redis.Client)
+	if r.mode != ModeSentinel || !ok {
+		if _, err := r.client.TxPipelined(ctx, fn); err != nil {
+			return unavailable(err)
+		}
+		return nil
+	}
+	conn := c.Conn()
+	defer conn.Close()
+	if _, err := conn.TxPipelined(ctx, fn); err != nil {
 		return unavailable(err)
 	}
+	conn.Wait(ctx, 1, replicaWait)
 	return nil
 }
 
@@ -82,14 +107,12 @@ func (r *Redis) DeleteSession(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	pipe := r.client.TxPipeline()
-	pipe.Del(ctx, r.key(sessionsTag, "sess", id))
-	pipe.SRem(ctx, r.key(sessionsTag, "usess", s.UserID), id)
-	r.untrackSession(ctx, pipe, id)
-	if _, err := pipe.Exec(ctx); err != nil {
-		return unavailable(err)
-	}
-	return nil
+	return r.replicated(ctx, func(pipe redis.Pipeliner) error {
+		pipe.Del(ctx, r.key(sessionsTag, "sess", id))
+		pipe.SRem(ctx, r.key(sessionsTag, "usess", s.UserID), id)
+		r.untrackSession(ctx, pipe, id)
+		return nil
+	})
 }
 
 var _ quire.SessionStore = (*Redis)(nil)

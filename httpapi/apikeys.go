@@ -33,7 +33,7 @@ func viewKey(k *quire.APIKey) keyView {
 }
 
 func (s *Server) keyRoutes(g *gin.RouterGroup) {
-	g.POST("/api-keys", s.createKey)
+	g.POST("/api-keys", s.idempotent, s.createKey)
 	g.GET("/api-keys", s.listKeys)
 	g.GET("/api-keys/:keyID", s.getKey)
 	g.DELETE("/api-keys/:keyID", s.deleteKey)
@@ -57,6 +57,7 @@ func (s *Server) createKey(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	c.Header("Location", "/v1/api-keys/"+nk.Key.ID)
 	c.JSON(http.StatusCreated, gin.H{"api_key": viewKey(nk.Key), "token": nk.Token})
 }
 

@@ -12,23 +12,44 @@ import (
 // Skills and prompts share their metadata and version life cycle; the
 // handlers here serve both, keyed by kind.
 
-func (s *Server) assetRoutes(g *gin.RouterGroup, kind quire.Kind) {
-	pl := "/" + kind.Plural()
-	g.POST("/projects/:projectID"+pl, s.createAsset(kind))
-	g.GET("/projects/:projectID"+pl, s.listAssets(kind))
-	g.GET(pl+"/:id", s.getAsset(kind))
-	g.PATCH(pl+"/:id", s.updateAsset(kind))
-	g.DELETE(pl+"/:id", s.deleteAsset(kind))
-	g.GET(pl+"/:id/versions", s.listVersions(kind))
-	g.GET(pl+"/:id/versions/:version", s.getVersion(kind))
-	g.DELETE(pl+"/:id/versions/:version", s.deleteVersion(kind))
-	g.POST(pl+"/:id/versions/:version/publish", s.publishVersion(kind))
-	g.POST(pl+"/:id/versions/:version/promote", s.promoteVersion(kind))
-	g.POST(pl+"/:id/versions/:version/archive", s.archiveVersion(kind))
-	g.GET(pl+"/:id/diff", s.diffVersions(kind))
-	g.GET(pl+"/:id/history", s.history(kind))
-	s.reviewRoutes(g, kind)
-	s.labelRoutes(g, kind)
+// assetCollectionRoutes are a project's skills or prompts: create and list.
+func (s *Server) assetCollectionRoutes(g *gin.RouterGroup, kind quire.Kind) {
+	pl := "/projects/:projectID/" + kind.Plural()
+	g.POST(pl, s.idempotent, s.createAsset(kind))
+	g.GET(pl, s.listAssets(kind))
+}
+
+// assetRoutes are one skill's or prompt's metadata, versions and life
+// cycle, relative to the asset (see Server.assetTree).
+func (s *Server) assetRoutes(t *gin.RouterGroup, kind quire.Kind) {
+	t.GET("", s.getAsset(kind))
+	t.PATCH("", s.updateAsset(kind))
+	t.DELETE("", s.deleteAsset(kind))
+	t.GET("/versions", s.listVersions(kind))
+	t.GET("/versions/:version", s.getVersion(kind))
+	t.DELETE("/versions/:version", s.deleteVersion(kind))
+	t.POST("/versions/:version/publish", s.publishVersion(kind))
+	t.POST("/versions/:version/promote", s.promoteVersion(kind))
+	t.POST("/versions/:version/archive", s.archiveVersion(kind))
+	t.GET("/diff", s.diffVersions(kind))
+	t.GET("/history", s.history(kind))
+}
+
+// scopedAsset resolves {projectID} (id or slug) and {slug} (the asset's
+// slug or id within that project) to the asset, and sets {id} to its id,
+// so the handlers of the asset's tree serve the project-scoped address
+// exactly as the global one. A project or asset the caller cannot see is
+// 404; each handler checks the access it needs again, by id.
+func (s *Server) scopedAsset(kind quire.Kind) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		a, _, err := s.app.ProjectAsset(c.Request.Context(), principal(c), c.Param("projectID"), kind, c.Param("slug"), quire.AccessRead)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		c.Params = append(c.Params, gin.Param{Key: "id", Value: a.ID})
+		c.Next()
+	}
 }
 
 func (s *Server) createAsset(kind quire.Kind) gin.HandlerFunc {
@@ -38,6 +59,7 @@ func (s *Server) createAsset(kind quire.Kind) gin.HandlerFunc {
 			s.fail(c, err)
 			return
 		}
+		c.Header("Location", "/v1/"+kind.Plural()+"/"+a.ID)
 		c.JSON(http.StatusCreated, gin.H{string(kind): a})
 	}
 }
@@ -106,6 +128,9 @@ func (s *Server) writeVersion(c *gin.Context, status int, a *quire.Asset, v *qui
 		out[k] = x
 	}
 	c.Header("ETag", `"`+v.Commit+`"`)
+	if status == http.StatusCreated {
+		c.Header("Location", "/v1/"+a.Kind.Plural()+"/"+a.ID+"/versions/"+strconv.Itoa(v.Number))
+	}
 	c.JSON(status, out)
 }
 

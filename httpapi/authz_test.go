@@ -242,16 +242,15 @@ var authzTable = map[string]authzRow{
 	"GET /v1/skills/:id/versions/:version/download": {policy: "project-read", ok: 200, req: authzPath("/v1/skills/{skill}/versions/1/download")},
 	"GET /v1/skills/:id/diff":                       {policy: "project-read", ok: 200, req: authzPath("/v1/skills/{skill}/diff?from=1&to=2")},
 	"GET /v1/skills/:id/history":                    {policy: "project-read", ok: 200, req: authzPath("/v1/skills/{skill}/history")},
+	"GET /v1/skills/:id/live":                       {policy: "project-read", ok: 200, req: authzPath("/v1/skills/{skill}/live")},
 
 	// Prompts.
 	"POST /v1/projects/:projectID/prompts": {policy: "project-write", ok: 201, req: func(f *authzFixture, _ bool) authzReq {
 		return authzReq{path: f.expand("/v1/projects/{project}/prompts"), body: map[string]string{"name": f.unique("Prompt")}}
 	}},
 	"GET /v1/projects/:projectID/prompts": {policy: "project-read", ok: 200, req: authzPath("/v1/projects/{project}/prompts")},
-	"POST /v1/projects/:projectID/prompts/:slug/render": {policy: "project-read", ok: 200,
-		req: authzBody("/v1/projects/{project}/prompts/authz-prompt/render", map[string]any{"variables": map[string]string{"name": "Ann"}})},
-	"GET /v1/prompts/:id":   {policy: "project-read", ok: 200, req: authzPath("/v1/prompts/{prompt}")},
-	"PATCH /v1/prompts/:id": {policy: "project-write", ok: 200, req: authzBody("/v1/prompts/{prompt}", map[string]string{"description": "changed"})},
+	"GET /v1/prompts/:id":                 {policy: "project-read", ok: 200, req: authzPath("/v1/prompts/{prompt}")},
+	"PATCH /v1/prompts/:id":               {policy: "project-write", ok: 200, req: authzBody("/v1/prompts/{prompt}", map[string]string{"description": "changed"})},
 	"DELETE /v1/prompts/:id": {policy: "project-write", ok: 204, req: func(f *authzFixture, fresh bool) authzReq {
 		id := f.prompt
 		if fresh {
@@ -324,6 +323,43 @@ var authzTable = map[string]authzRow{
 	}},
 	"GET /mcp":    {policy: "any-user", ok: 400, req: authzPath("/mcp")},
 	"DELETE /mcp": {policy: "any-user", ok: 400, req: authzPath("/mcp")},
+}
+
+// withScopedRows adds to table, for each row of a route under one skill
+// or prompt, the same row at the project-scoped address, where the asset
+// is named by slug (or by id when the row made a fresh one): the two
+// addresses serve one set of handlers and must authorize alike.
+func withScopedRows(table map[string]authzRow) map[string]authzRow {
+	out := make(map[string]authzRow, 2*len(table))
+	for key, row := range table {
+		out[key] = row
+		method, route, _ := strings.Cut(key, " ")
+		for _, kind := range []string{"skills", "prompts"} {
+			rest, ok := strings.CutPrefix(route, "/v1/"+kind+"/:id")
+			if !ok {
+				continue
+			}
+			inner := row.req
+			row.req = func(f *authzFixture, fresh bool) authzReq {
+				rq := inner(f, fresh)
+				id, slug := f.skill, "authz-skill"
+				if kind == "prompts" {
+					id, slug = f.prompt, "authz-prompt"
+				}
+				ref, tail, _ := strings.Cut(strings.TrimPrefix(rq.path, "/v1/"+kind+"/"), "/")
+				if ref == id {
+					ref = slug
+				}
+				rq.path = "/v1/projects/" + f.project + "/" + kind + "/" + ref
+				if tail != "" {
+					rq.path += "/" + tail
+				}
+				return rq
+			}
+			out[method+" /v1/projects/:projectID/"+kind+"/:slug"+rest] = row
+		}
+	}
+	return out
 }
 
 // skewClock is the API's clock, moved forward to expire sessions.
@@ -525,9 +561,10 @@ func TestAuthorizationMatrix(t *testing.T) {
 	for _, r := range f.e.Server.Routes() {
 		served[r.Method+" "+r.Path] = true
 	}
+	table := withScopedRows(authzTable)
 	covered := map[string]bool{}
 	var rows []string
-	for key, row := range authzTable {
+	for key, row := range table {
 		route, _, _ := strings.Cut(key, " #")
 		if !served[route] {
 			t.Errorf("authzTable row %q: no such route", key)
@@ -545,7 +582,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 	}
 	sort.Strings(rows)
 	for _, key := range rows {
-		row := authzTable[key]
+		row := table[key]
 		method, _, _ := strings.Cut(key, " ")
 		t.Run(key, func(t *testing.T) {
 			for c := range numCreds {

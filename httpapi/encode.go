@@ -9,6 +9,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/quire/quire"
+	"github.com/quire/quire/app"
 )
 
 // The answers of the hot path, a render and a live read, are mostly the
@@ -129,15 +130,23 @@ type liveBody struct {
 }
 
 // writeLive writes the live read pv of a as c.JSON would.
-func (s *Server) writeLive(c *gin.Context, a *quire.Asset, pv *quire.PromptVersion) {
+func (s *Server) writeLive(c *gin.Context, a *quire.Asset, pv *quire.PromptVersion, listFiles func() ([]app.LiveFile, error)) {
 	key := liveKey{a.ID, pv.Version.Commit}
 	if lb, ok := s.lives.load(key); ok && lb.pv == pv {
 		c.Data(http.StatusOK, jsonMediaType, lb.body)
 		return
 	}
-	body, err := json.Marshal(gin.H{"version": newPromptView(a, pv.Version, pv.Content)})
+	// A live version's files never change at its commit: listed (and
+	// hashed) once per cached version, with the body.
+	files, err := listFiles()
 	if err != nil {
-		c.JSON(http.StatusOK, gin.H{"version": newPromptView(a, pv.Version, pv.Content)})
+		s.fail(c, err)
+		return
+	}
+	v := gin.H{"version": newPromptView(a, pv.Version, pv.Content), "files": files}
+	body, err := json.Marshal(v)
+	if err != nil {
+		c.JSON(http.StatusOK, v)
 		return
 	}
 	s.lives.store(key, liveBody{pv, body})

@@ -79,6 +79,9 @@ func answer(c *gin.Context, err error, code quire.Code) {
 	if code != quire.EINTERNAL && quire.ErrorCode(err) == quire.EINTERNAL {
 		body.Error = machineFault[code]
 	}
+	if status == http.StatusUnauthorized && c.Writer.Header().Get("WWW-Authenticate") == "" {
+		c.Header("WWW-Authenticate", `Bearer realm="quire"`) // git's routes ask for Basic
+	}
 	if code == quire.ERATELIMIT || code == quire.EUNAVAILABLE {
 		if v := retryAfterHeader(err); v != "" {
 			c.Header("Retry-After", v)

@@ -11,7 +11,7 @@ import (
 // Labels (docs/reviews.md): thin doors into app/labels.go, mounted with
 // the asset routes; documented in reviewAPIRoutes.
 func (s *Server) labelRoutes(g *gin.RouterGroup, kind quire.Kind) {
-	pl := "/" + kind.Plural() + "/:id/labels"
+	pl := "/labels"
 	g.GET(pl, s.listLabels(kind))
 	g.PUT(pl+"/:name", s.setLabel(kind))
 	g.DELETE(pl+"/:name", s.deleteLabel(kind))

@@ -45,5 +45,3 @@ var mcpAPIRoutes = []apiRoute{
 	route("GET", "/mcp", "mcp", "Model Context Protocol: the session's server-sent event stream (Mcp-Session-Id)", text(200, "text/event-stream"), fails(401)),
 	route("DELETE", "/mcp", "mcp", "Model Context Protocol: end the session named by Mcp-Session-Id", ok(204, ""), fails(401)),
 }
-
-func init() { apiRoutes = append(apiRoutes, mcpAPIRoutes...) }

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"net/http"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
@@ -15,15 +16,51 @@ import (
 	"github.com/quire/quire/app"
 )
 
-// GET /openapi.json is an OpenAPI 3.1 document built from the table below
-// and from the Go types the handlers send and receive (schemas are
-// generated from them, so they cannot drift). A test checks the table
-// against the router both ways and validates the document with
-// kin-openapi. To document a new route, add a line to apiRoutes: method,
-// path ({name} for parameters, as OpenAPI writes them), tag, summary,
-// then what it takes and answers.
+// GET /openapi.json is an OpenAPI 3.1 document built from route tables
+// and from the Go types the handlers send and receive: schemas are
+// generated from the types (openapischema.go says how required fields,
+// formats and enums are read), never written by hand. Tests keep it true:
+// TestOpenAPIMatchesRouter checks the tables against the router both ways
+// and validates the document; internal/testenv checks every answer the
+// suite receives against it; internal/apiclient is a client generated
+// from it (go generate ./internal/apiclient after a change).
+//
+// To document routes:
+//
+//   - Put a table in the file that registers them, one line per route:
+//
+//     var reviewAPIRoutes = []apiRoute{
+//     route("POST", "/v1/skills/{id}/reviews", "reviews", "Open a review",
+//     body("ReviewRequest"), wrap(201, "review", "Review"), idempotent()),
+//     }
+//
+//     method; path as OpenAPI writes it ({name} for a parameter; {projectID}
+//     is shown as {project}); tag; summary; then what it takes (body,
+//     optionalBody, query, zip, ifMatchHeader, conditional, idempotent) and
+//     answers (ok, wrap, list, text, fails, etag). Statuses every route of
+//     its kind can answer (401, 404, 400, 409 for writes, …) are added by
+//     addOperation.
+//   - Add the table to apiRouteTables, and a map of the types named in it
+//     to apiSchemaTables (a name ending in Request is a request body:
+//     additionalProperties false, required only where tagged
+//     openapi:"required").
+//   - A route under one skill or prompt (/v1/skills/{id}/…,
+//     /v1/prompts/{id}/…) is documented once: its project-scoped twin
+//     (/v1/projects/{project}/skills/{slug}/…) is added from the same line,
+//     as Server.mountAsset serves both from one registration.
+//   - A change to the API bumps APIVersion and gets a CHANGELOG.md entry.
 
-// apiRoutes documents every route.
+// apiRouteTables are the route tables of every file; apiSchemaTables the
+// component schemas they name.
+var (
+	apiRouteTables  = [][]apiRoute{apiRoutes, reviewAPIRoutes(), mcpAPIRoutes}
+	apiSchemaTables = []map[string]any{apiSchemas, reviewAPISchemas}
+)
+
+// APIVersion is the version of the API contract (info.version).
+const APIVersion = "1.1.0"
+
+// apiRoutes documents the routes of the core files.
 var apiRoutes = []apiRoute{
 	// Operations.
 	route("GET", "/healthz", "operations", "The process answers", public(), ok(200, "Status")),
@@ -43,21 +80,21 @@ var apiRoutes = []apiRoute{
 	route("DELETE", "/v1/auth/sessions/{sessionID}", "auth", "Revoke a session", ok(204, "")),
 
 	// Users.
-	route("POST", "/v1/users", "users", "Create a user (admin); a name with a line break, NUL, '<' or '>' is 400 (it becomes a git author name)", body("UserRequest"), wrap(201, "user", "User"), fails(409)),
+	route("POST", "/v1/users", "users", "Create a user (admin); a name with a line break, NUL, '<' or '>' is 400 (it becomes a git author name)", body("UserRequest"), wrap(201, "user", "User"), fails(409), idempotent()),
 	route("GET", "/v1/users", "users", "List users (admin)", ok(200, "UserList")),
 	route("GET", "/v1/users/{userID}", "users", "A user (\"me\" for the caller)", wrap(200, "user", "User")),
 	route("PATCH", "/v1/users/{userID}", "users", "Update a user. A new password ends the user's other sessions (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin", body("UserRequest"), ok(200, "UserUpdated"), fails(409), fails(503)),
 	route("DELETE", "/v1/users/{userID}", "users", "Delete a user, the user's keys and sessions (admin); 409 for oneself, the last admin, or the last owner of a project", ok(204, ""), fails(409)),
 
 	// API keys.
-	route("POST", "/v1/api-keys", "api-keys", "Create an API key; its token is shown once. expires_at not in the future is 422", body("KeyRequest"), ok(201, "KeyWithToken"), fails(422)),
+	route("POST", "/v1/api-keys", "api-keys", "Create an API key; its token is shown once. expires_at not in the future is 422", body("KeyRequest"), ok(201, "KeyWithToken"), fails(422), idempotent()),
 	route("GET", "/v1/api-keys", "api-keys", "The caller's API keys (all of them for an admin with all=true)", query("all"), ok(200, "KeyList")),
 	route("GET", "/v1/api-keys/{keyID}", "api-keys", "An API key, with last_used_at", wrap(200, "api_key", "APIKey")),
 	route("DELETE", "/v1/api-keys/{keyID}", "api-keys", "Delete an API key", ok(204, "")),
 	route("POST", "/v1/api-keys/{keyID}/rotate", "api-keys", "Give an API key a new secret; the new token is shown once", ok(200, "KeyWithToken")),
 
 	// Projects.
-	route("POST", "/v1/projects", "projects", "Create a project", body("MetaRequest"), wrap(201, "project", "Project")),
+	route("POST", "/v1/projects", "projects", "Create a project", body("MetaRequest"), wrap(201, "project", "Project"), idempotent()),
 	route("GET", "/v1/projects", "projects", "Projects the caller can see", query("limit", "cursor"), list(200, "projects", "Project")),
 	route("GET", "/v1/projects/{projectID}", "projects", "A project (id or slug)", wrap(200, "project", "Project")),
 	route("PATCH", "/v1/projects/{projectID}", "projects", "Update a project", body("MetaRequest"), wrap(200, "project", "Project")),
@@ -69,50 +106,50 @@ var apiRoutes = []apiRoute{
 	route("GET", "/v1/projects/{projectID}/activity", "history", "Changes to the project, its skills and prompts, newest first", query("limit", "cursor"), list(200, "activity", "Activity")),
 
 	// Skills.
-	route("POST", "/v1/projects/{projectID}/skills", "skills", "Create a skill", body("MetaRequest"), wrap(201, "skill", "Asset")),
+	route("POST", "/v1/projects/{projectID}/skills", "skills", "Create a skill", body("MetaRequest"), wrap(201, "skill", "Asset"), idempotent()),
 	route("GET", "/v1/projects/{projectID}/skills", "skills", "A project's skills", query("limit", "cursor"), list(200, "skills", "Asset")),
 	route("GET", "/v1/skills/{id}", "skills", "A skill (id or slug)", wrap(200, "skill", "Asset")),
 	route("PATCH", "/v1/skills/{id}", "skills", "Update a skill", body("MetaRequest"), wrap(200, "skill", "Asset")),
 	route("DELETE", "/v1/skills/{id}", "skills", "Delete a skill and its repository", ok(204, "")),
-	route("POST", "/v1/skills/{id}/versions", "skill versions", "Open a draft (from the live version, {\"from\": N} or {\"from\": \"empty\"}), or upload a zip as one", body("BaseRequest"), wrap(201, "version", "SkillVersion")),
-	route("POST", "/v1/skills/{id}/versions/upload", "skill versions", "Upload a zip (raw or multipart \"file\") as a new draft; 409 when two of its paths collide after NFC normalization or case folding", zip(), wrap(201, "version", "SkillVersion"), fails(409)),
+	route("POST", "/v1/skills/{id}/versions", "skill versions", "Open a draft (from the live version, {\"from\": N} or {\"from\": \"empty\"}), or upload a zip as one", optionalBody("BaseRequest"), wrap(201, "version", "SkillVersion"), etag(), idempotent()),
+	route("POST", "/v1/skills/{id}/versions/upload", "skill versions", "Upload a zip (raw or multipart \"file\") as a new draft; 409 when two of its paths collide after NFC normalization or case folding", zip(), wrap(201, "version", "SkillVersion"), fails(409), etag(), idempotent()),
 	route("GET", "/v1/skills/{id}/versions", "skill versions", "A skill's versions, oldest first", query("limit", "cursor", "state"), list(200, "versions", "SkillVersion")),
-	route("GET", "/v1/skills/{id}/versions/{version}", "skill versions", "A version; ETag is its commit", wrap(200, "version", "SkillVersion")),
+	route("GET", "/v1/skills/{id}/versions/{version}", "skill versions", "A version; ETag is its commit", wrap(200, "version", "SkillVersion"), etag(), conditional()),
 	route("DELETE", "/v1/skills/{id}/versions/{version}", "skill versions", "Delete a draft", ok(204, "")),
-	route("POST", "/v1/skills/{id}/versions/{version}/publish", "skill versions", "Publish a draft (needs a valid SKILL.md); it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400", wrap(200, "version", "SkillVersion")),
-	route("POST", "/v1/skills/{id}/versions/{version}/promote", "skill versions", "Make a published version live (a rollback when older). Takes no body (or a JSON object); malformed JSON is 400", wrap(200, "version", "SkillVersion")),
-	route("POST", "/v1/skills/{id}/versions/{version}/archive", "skill versions", "Archive a draft or a published version that is not live. Takes no body (or a JSON object); malformed JSON is 400", wrap(200, "version", "SkillVersion")),
+	route("POST", "/v1/skills/{id}/versions/{version}/publish", "skill versions", "Publish a draft (needs a valid SKILL.md); it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400", wrap(200, "version", "SkillVersion"), etag()),
+	route("POST", "/v1/skills/{id}/versions/{version}/promote", "skill versions", "Make a published version live (a rollback when older). Takes no body (or a JSON object); malformed JSON is 400", wrap(200, "version", "SkillVersion"), etag()),
+	route("POST", "/v1/skills/{id}/versions/{version}/archive", "skill versions", "Archive a draft or a published version that is not live. Takes no body (or a JSON object); malformed JSON is 400", wrap(200, "version", "SkillVersion"), etag()),
 	route("GET", "/v1/skills/{id}/diff", "skill versions", "Unified diff between two versions", query("from", "to", "format"), ok(200, "Diff")),
 	route("GET", "/v1/skills/{id}/history", "history", "A skill's changes, newest first: commits, publish and archive tags, deletions and promotions", query("limit", "cursor"), list(200, "commits", "Commit")),
-	route("POST", "/v1/skills/{id}/versions/{version}/files", "skill files", "Create or update one file of a draft (a commit); honours If-Match. 409 when the path equals another of the version after Unicode NFC normalization or case folding (details.existing names it)", body("FileRequest"), ok(200, "FileWritten"), fails(409)),
+	route("POST", "/v1/skills/{id}/versions/{version}/files", "skill files", "Create or update one file of a draft (a commit); honours If-Match. 409 when the path equals another of the version after Unicode NFC normalization or case folding (details.existing names it)", body("FileRequest"), ok(200, "FileWritten"), fails(409), etag(), ifMatchHeader()),
 	route("GET", "/v1/skills/{id}/versions/{version}/files", "skill files", "A version's files", query("limit", "cursor"), list(200, "files", "File")),
-	route("GET", "/v1/skills/{id}/versions/{version}/files/{file_path}", "skill files", "A file's raw bytes; ETag is its blob id. Sandboxed (Content-Security-Policy: sandbox, nosniff); HTML, SVG, XML and scripts come as text/plain", text(200, "application/octet-stream")),
-	route("DELETE", "/v1/skills/{id}/versions/{version}/files/{file_path}", "skill files", "Delete a file of a draft (a commit); honours If-Match", wrap(200, "version", "SkillVersion")),
+	route("GET", "/v1/skills/{id}/versions/{version}/files/{file_path}", "skill files", "A file's raw bytes; ETag is its blob id. Sandboxed (Content-Security-Policy: sandbox, nosniff); HTML, SVG, XML and scripts come as text/plain", text(200, "application/octet-stream"), etag(), conditional()),
+	route("DELETE", "/v1/skills/{id}/versions/{version}/files/{file_path}", "skill files", "Delete a file of a draft (a commit); honours If-Match", wrap(200, "version", "SkillVersion"), etag(), ifMatchHeader()),
+	route("GET", "/v1/skills/{id}/live", "skills", "The live version and its files (path, size, sha256); ETag is its commit and If-None-Match answers 304; 404 when nothing is live", ok(200, "SkillLive"), etag(), conditional()),
 	route("GET", "/v1/skills/{id}/versions/{version}/download", "skill files", "A zip of the version, its files under a folder named for the slug", query("format"), text(200, "application/zip")),
 
 	// Prompts.
-	route("POST", "/v1/projects/{projectID}/prompts", "prompts", "Create a prompt", body("MetaRequest"), wrap(201, "prompt", "Asset")),
+	route("POST", "/v1/projects/{projectID}/prompts", "prompts", "Create a prompt", body("MetaRequest"), wrap(201, "prompt", "Asset"), idempotent()),
 	route("GET", "/v1/projects/{projectID}/prompts", "prompts", "A project's prompts", query("limit", "cursor"), list(200, "prompts", "Asset")),
 	route("GET", "/v1/prompts/{id}", "prompts", "A prompt (id or slug)", wrap(200, "prompt", "Asset")),
 	route("PATCH", "/v1/prompts/{id}", "prompts", "Update a prompt", body("MetaRequest"), wrap(200, "prompt", "Asset")),
 	route("DELETE", "/v1/prompts/{id}", "prompts", "Delete a prompt and its repository", ok(204, "")),
 	route("GET", "/v1/prompts/{id}/versions", "prompt versions", "A prompt's versions, oldest first", query("limit", "cursor", "state"), list(200, "versions", "PromptVersion")),
-	route("GET", "/v1/prompts/{id}/versions/{version}", "prompt versions", "A version; ETag is its commit", wrap(200, "version", "PromptVersion")),
+	route("GET", "/v1/prompts/{id}/versions/{version}", "prompt versions", "A version; ETag is its commit", wrap(200, "version", "PromptVersion"), etag(), conditional()),
 	route("DELETE", "/v1/prompts/{id}/versions/{version}", "prompt versions", "Delete a draft", ok(204, "")),
-	route("POST", "/v1/prompts/{id}/versions/{version}/publish", "prompt versions", "Publish a draft; it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400", wrap(200, "version", "PromptVersion")),
-	route("POST", "/v1/prompts/{id}/versions/{version}/promote", "prompt versions", "Make a published version live (a rollback when older). Takes no body (or a JSON object); malformed JSON is 400", wrap(200, "version", "PromptVersion")),
-	route("POST", "/v1/prompts/{id}/versions/{version}/archive", "prompt versions", "Archive a draft or a published version that is not live. Takes no body (or a JSON object); malformed JSON is 400", wrap(200, "version", "PromptVersion")),
+	route("POST", "/v1/prompts/{id}/versions/{version}/publish", "prompt versions", "Publish a draft; it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400", wrap(200, "version", "PromptVersion"), etag()),
+	route("POST", "/v1/prompts/{id}/versions/{version}/promote", "prompt versions", "Make a published version live (a rollback when older). Takes no body (or a JSON object); malformed JSON is 400", wrap(200, "version", "PromptVersion"), etag()),
+	route("POST", "/v1/prompts/{id}/versions/{version}/archive", "prompt versions", "Archive a draft or a published version that is not live. Takes no body (or a JSON object); malformed JSON is 400", wrap(200, "version", "PromptVersion"), etag()),
 	route("GET", "/v1/prompts/{id}/diff", "prompt versions", "Unified diff between two versions", query("from", "to", "format"), ok(200, "Diff")),
 	route("GET", "/v1/prompts/{id}/history", "history", "A prompt's changes, newest first", query("limit", "cursor"), list(200, "commits", "Commit")),
-	route("POST", "/v1/prompts/{id}/versions", "prompt versions", "Open a draft with a template or chat messages and config (from the live version, a version, or empty)", body("PromptVersionRequest"), wrap(201, "version", "PromptVersion")),
-	route("PATCH", "/v1/prompts/{id}/versions/{version}", "prompt versions", "Edit a draft's template, messages or config (one commit); honours If-Match (\"*\": any commit of the draft)", body("PromptVersionRequest"), wrap(200, "version", "PromptVersion")),
+	route("POST", "/v1/prompts/{id}/versions", "prompt versions", "Open a draft with a template or chat messages and config (from the live version, a version, or empty)", optionalBody("PromptVersionRequest"), wrap(201, "version", "PromptVersion"), etag(), idempotent()),
+	route("PATCH", "/v1/prompts/{id}/versions/{version}", "prompt versions", "Edit a draft's template, messages or config (one commit); honours If-Match (\"*\": any commit of the draft)", body("PromptVersionRequest"), wrap(200, "version", "PromptVersion"), etag(), ifMatchHeader()),
 	route("GET", "/v1/prompts/{id}/versions/{version}/variables", "prompt versions", "The variables a version's template uses, and its variables_schema (null when none)", ok(200, "Variables")),
 	route("POST", "/v1/prompts/{id}/versions/{version}/check", "prompt versions", "Render a version with every sample payload of the prompt: per payload ok, missing variables and partials, schema errors, output size. Renders are not counted", ok(200, "PromptCheck")),
 	route("GET", "/v1/prompts/{id}/dependents", "prompts", "The prompts of the same project whose live version or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts", ok(200, "Dependents")),
-	route("GET", "/v1/prompts/{id}/live", "prompts", "The live version, cached; ETag is its commit and If-None-Match answers 304", wrap(200, "version", "PromptVersion")),
-	route("POST", "/v1/prompts/{id}/render", "render", "Render the live (or a given) version with variables and/or a payload, partials included from the project's prompts; ETag hashes the version's commit and its partials'; 422 lists missing variables and partials (details.missing) or schema errors (details.errors)", body("RenderRequest"), ok(200, "RenderResponse"), fails(422)),
-	route("POST", "/v1/projects/{projectID}/prompts/{slug}/render", "render", "Render a prompt addressed by project and slug", body("RenderRequest"), ok(200, "RenderResponse"), fails(422)),
-	route("POST", "/v1/prompts/{id}/payloads", "payloads", "Create a payload: named sample variables (a commit in the prompt's repository)", body("PayloadRequest"), wrap(201, "payload", "Payload")),
+	route("GET", "/v1/prompts/{id}/live", "prompts", "The live version, cached, and its files (path, size, sha256); ETag is its commit and If-None-Match answers 304; 404 when nothing is live", ok(200, "PromptLive"), etag(), conditional()),
+	route("POST", "/v1/prompts/{id}/render", "render", "Render the live (or a given) version with variables and/or a payload, partials included from the project's prompts; ETag hashes the version's commit and its partials'; 422 lists missing variables and partials (details.missing) or schema errors (details.errors)", optionalBody("RenderRequest"), ok(200, "RenderResponse"), fails(422), etag()),
+	route("POST", "/v1/prompts/{id}/payloads", "payloads", "Create a payload: named sample variables (a commit in the prompt's repository)", body("PayloadRequest"), wrap(201, "payload", "Payload"), idempotent()),
 	route("GET", "/v1/prompts/{id}/payloads", "payloads", "A prompt's payloads", query("limit", "cursor"), list(200, "payloads", "Payload")),
 	route("GET", "/v1/prompts/{id}/payloads/{payloadID}", "payloads", "A payload", wrap(200, "payload", "Payload")),
 	route("PUT", "/v1/prompts/{id}/payloads/{payloadID}", "payloads", "Replace a payload's variables and name", body("PayloadRequest"), wrap(200, "payload", "Payload")),
@@ -181,7 +218,18 @@ var apiSchemas = map[string]any{
 		SkillID string `json:"skill_id"`
 		quire.Version
 	}{},
-	"PromptVersion":        promptView{},
+	"PromptVersion": promptView{},
+	"SkillLive": struct {
+		Version struct {
+			SkillID string `json:"skill_id"`
+			quire.Version
+		} `json:"version"`
+		Files []app.LiveFile `json:"files"`
+	}{},
+	"PromptLive": struct {
+		Version promptView     `json:"version"`
+		Files   []app.LiveFile `json:"files"`
+	}{},
 	"PromptVersionRequest": promptVersionRequest{},
 	"RenderRequest":        renderRequest{},
 	"RenderResponse":       renderResponse{},
@@ -194,7 +242,7 @@ var apiSchemas = map[string]any{
 		Variables []any    `json:"variables"`
 		Required  []string `json:"required"`
 		// VariablesSchema is the version's JSON Schema, null when none.
-		VariablesSchema map[string]any `json:"variables_schema"`
+		VariablesSchema json.RawMessage `json:"variables_schema"`
 	}{},
 	"PromptCheck": struct {
 		PromptID string             `json:"prompt_id"`
@@ -235,7 +283,7 @@ var apiQuery = map[string]struct {
 }{
 	"limit":   {"integer", "page size, 1 to 500 (default 50)"},
 	"cursor":  {"string", "the next_cursor of the previous page"},
-	"state":   {"string", "only versions in this state: draft, published or archived (anything else is 400)"},
+	"state":   {"string", "only versions (draft, published, archived) or reviews (open, merged, closed) in this state; anything else is 400"},
 	"from":    {"integer", "the version to diff from"},
 	"to":      {"integer", "the version to diff to"},
 	"format":  {"string", "diff: \"json\" (default) or \"patch\" for text/x-diff; download: \"zip\"; anything else is 400"},
@@ -274,9 +322,16 @@ func body(schema string) routeOpt {
 	}
 }
 
+// optionalBody is a JSON body the route does without (an empty one).
+func optionalBody(schema string) routeOpt {
+	return func(op *openapi3.Operation, b *docBuilder) {
+		op.RequestBody = &openapi3.RequestBodyRef{Value: openapi3.NewRequestBody().WithJSONSchemaRef(b.ref(schema))}
+	}
+}
+
 func zip() routeOpt {
 	return func(op *openapi3.Operation, _ *docBuilder) {
-		bin := &openapi3.Schema{Type: &openapi3.Types{"string"}, ContentMediaType: "application/zip"}
+		bin := &openapi3.Schema{Type: &openapi3.Types{"string"}, Format: "binary", ContentMediaType: "application/zip"}
 		op.RequestBody = &openapi3.RequestBodyRef{Value: openapi3.NewRequestBody().WithRequired(true).WithContent(openapi3.Content{
 			"application/zip":     openapi3.NewMediaType().WithSchema(bin),
 			"multipart/form-data": openapi3.NewMediaType().WithSchema(openapi3.NewObjectSchema().WithProperty("file", bin)),
@@ -304,6 +359,7 @@ func wrap(status int, key, schema string) routeOpt {
 	return func(op *openapi3.Operation, b *docBuilder) {
 		s := openapi3.NewObjectSchema()
 		s.Properties = openapi3.Schemas{key: b.ref(schema)}
+		s.Required = []string{key}
 		op.AddResponse(status, openapi3.NewResponse().WithDescription(http.StatusText(status)).WithJSONSchema(s))
 	}
 }
@@ -317,6 +373,7 @@ func list(status int, key, schema string) routeOpt {
 			"next_cursor": openapi3.NewSchemaRef("", &openapi3.Schema{Type: &openapi3.Types{"string"}, Description: "empty on the last page"}),
 		}
 		s.Properties[key].Value.Items = b.ref(schema)
+		s.Required = []string{key, "next_cursor"}
 		op.AddResponse(status, openapi3.NewResponse().WithDescription(http.StatusText(status)).WithJSONSchema(s))
 	}
 }
@@ -325,7 +382,7 @@ func list(status int, key, schema string) routeOpt {
 func text(status int, mediaType string) routeOpt {
 	return func(op *openapi3.Operation, _ *docBuilder) {
 		op.AddResponse(status, openapi3.NewResponse().WithDescription(http.StatusText(status)).WithContent(openapi3.Content{
-			mediaType: openapi3.NewMediaType().WithSchema(&openapi3.Schema{Type: &openapi3.Types{"string"}}),
+			mediaType: openapi3.NewMediaType().WithSchema(&openapi3.Schema{Type: &openapi3.Types{"string"}, Format: "binary"}),
 		}))
 	}
 }
@@ -333,8 +390,78 @@ func text(status int, mediaType string) routeOpt {
 // fails documents a specific error status (every route has the default).
 func fails(status int) routeOpt {
 	return func(op *openapi3.Operation, b *docBuilder) {
-		op.AddResponse(status, openapi3.NewResponse().WithDescription(http.StatusText(status)).WithJSONSchemaRef(b.ref("APIError")))
+		op.AddResponse(status, errorResponse(b, status))
 	}
+}
+
+// etag documents the ETag header of the route's successes.
+func etag() routeOpt {
+	return func(op *openapi3.Operation, _ *docBuilder) {
+		for code, r := range op.Responses.Map() {
+			if strings.HasPrefix(code, "2") {
+				addHeader(r.Value, "ETag", "the version's commit (a file: its blob id; a render: its inputs' hash), quoted")
+			}
+		}
+	}
+}
+
+// conditional documents If-None-Match and its 304.
+func conditional() routeOpt {
+	return func(op *openapi3.Operation, _ *docBuilder) {
+		op.AddParameter(openapi3.NewHeaderParameter("If-None-Match").WithDescription("an ETag this route sent; 304 with no body while it still matches").
+			WithSchema(openapi3.NewStringSchema()))
+		r := openapi3.NewResponse().WithDescription("Not Modified: the ETag still matches")
+		addHeader(r, "ETag", "the same ETag")
+		op.AddResponse(http.StatusNotModified, r)
+	}
+}
+
+// ifMatchHeader documents If-Match and its 412.
+func ifMatchHeader() routeOpt {
+	return func(op *openapi3.Operation, b *docBuilder) {
+		op.AddParameter(openapi3.NewHeaderParameter("If-Match").WithDescription("the draft's commit (its ETag) the change was made against, or *; 412 when it moved").
+			WithSchema(openapi3.NewStringSchema()))
+		op.AddResponse(http.StatusPreconditionFailed, errorResponse(b, http.StatusPreconditionFailed))
+	}
+}
+
+// idempotent documents Idempotency-Key (idempotency.go).
+func idempotent() routeOpt {
+	return func(op *openapi3.Operation, b *docBuilder) {
+		op.AddParameter(openapi3.NewHeaderParameter("Idempotency-Key").
+			WithDescription("1 to 255 printable ASCII characters: a retry with the same key (same user, route and body) within 24 hours gets the first success again, with Idempotent-Replayed: true").
+			WithSchema(&openapi3.Schema{Type: &openapi3.Types{"string"}, MinLength: 1, MaxLength: ptr(uint64(maxIdempotencyKey))}))
+		for code, r := range op.Responses.Map() {
+			if strings.HasPrefix(code, "2") {
+				addHeader(r.Value, "Idempotent-Replayed", "true when this is the kept answer of an earlier request with the same Idempotency-Key")
+			}
+		}
+		op.AddResponse(http.StatusConflict, errorResponse(b, http.StatusConflict))
+		op.AddResponse(http.StatusUnprocessableEntity, errorResponse(b, http.StatusUnprocessableEntity))
+	}
+}
+
+func addHeader(r *openapi3.Response, name, desc string) {
+	if r.Headers == nil {
+		r.Headers = openapi3.Headers{}
+	}
+	r.Headers[name] = &openapi3.HeaderRef{Value: &openapi3.Header{Parameter: openapi3.Parameter{
+		Description: desc, Schema: openapi3.NewSchemaRef("", openapi3.NewStringSchema()),
+	}}}
+}
+
+// errorResponse is an APIError answer, with the headers its status sends.
+func errorResponse(b *docBuilder, status int) *openapi3.Response {
+	r := openapi3.NewResponse().WithDescription(http.StatusText(status)).WithJSONSchemaRef(b.ref("APIError"))
+	switch status {
+	case http.StatusUnauthorized:
+		addHeader(r, "WWW-Authenticate", `Bearer realm="quire" (Basic on /git/)`)
+	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
+		addHeader(r, "Retry-After", "seconds to wait before retrying")
+	case http.StatusConflict:
+		addHeader(r, "Retry-After", "with an Idempotency-Key whose first request still runs: seconds to wait")
+	}
+	return r
 }
 
 // docBuilder builds the document, generating component schemas on demand.
@@ -348,9 +475,9 @@ type docBuilder struct {
 // from its Go type the first time.
 func (b *docBuilder) ref(name string) *openapi3.SchemaRef {
 	if _, done := b.schemas[name]; !done {
-		v, known := apiSchemas[name]
+		v, known := schemaNamed(name)
 		if !known {
-			panic("openapi: no schema named " + name + " in apiSchemas")
+			panic("openapi: no schema named " + name + " in apiSchemaTables")
 		}
 		sr, err := b.gen.NewSchemaRefForValue(v, b.schemas)
 		if err != nil && b.err == nil {
@@ -386,17 +513,37 @@ func to31(s *openapi3.Schema) {
 
 var pathParam = regexp.MustCompile(`\{([^}]+)\}`)
 
-// buildOpenAPI builds the document from apiRoutes.
+// schemaNamed finds a component schema's type in apiSchemaTables.
+func schemaNamed(name string) (any, bool) {
+	for _, t := range apiSchemaTables {
+		if v, ok := t[name]; ok {
+			return v, true
+		}
+	}
+	return nil, false
+}
+
+// buildOpenAPI builds the document from apiRouteTables.
 func buildOpenAPI() (*openapi3.T, error) {
+	requests := map[reflect.Type]bool{}
+	for _, t := range apiSchemaTables {
+		for name, v := range t {
+			if strings.HasSuffix(name, "Request") {
+				requests[reflect.TypeOf(v)] = true
+			}
+		}
+	}
 	b := &docBuilder{
-		gen:     openapi3gen.NewGenerator(),
+		gen:     openapi3gen.NewGenerator(openapi3gen.SchemaCustomizer(customizeSchema(requests))),
 		schemas: openapi3.Schemas{},
 	}
 	doc := &openapi3.T{
 		OpenAPI: "3.1.0",
 		Info: &openapi3.Info{
-			Title:   "quire",
-			Version: "1",
+			Title: "quire",
+			// SemVer of the API contract: bumped with every change to it
+			// (CHANGELOG.md); a breaking change bumps the major.
+			Version: APIVersion,
 			Description: "Versioned prompt templates and agent skills, each a bare git repository. " +
 				"Authenticate with Authorization: Bearer <token>: a sess_ login session or an ak_ API key. " +
 				"Every error is an APIError.",
@@ -411,39 +558,24 @@ func buildOpenAPI() (*openapi3.T, error) {
 		Security: openapi3.SecurityRequirements{openapi3.NewSecurityRequirement().Authenticate("bearer")},
 	}
 	tags := map[string]bool{}
-	for _, rt := range apiRoutes {
-		op := openapi3.NewOperation()
-		op.Summary = rt.summary
-		op.Tags = []string{rt.tag}
-		tags[rt.tag] = true
-		op.OperationID = operationID(rt.method, rt.path)
-		for _, m := range pathParam.FindAllStringSubmatch(rt.path, -1) {
-			p := openapi3.NewPathParameter(m[1]).WithSchema(&openapi3.Schema{Type: &openapi3.Types{"string"}})
-			switch m[1] {
-			case "version":
-				p.Schema = openapi3.NewSchemaRef("", &openapi3.Schema{Type: &openapi3.Types{"integer"}, Min: ptr(1.0)})
-				p.Description = "version number"
-			case "id", "projectID":
-				p.Description = "id or slug"
-			case "file_path":
-				p.Description = "path of the file in the version; may hold /"
-			}
-			op.AddParameter(p)
-		}
-		for _, o := range rt.opts {
-			o(op, b)
-		}
-		op.AddResponse(0, openapi3.NewResponse().WithDescription("An error").WithJSONSchemaRef(b.ref("APIError")))
-		if op.Security == nil && strings.HasPrefix(rt.path, "/v1/") {
-			op.AddResponse(http.StatusUnauthorized, openapi3.NewResponse().WithDescription("Missing or invalid credential").WithJSONSchemaRef(b.ref("APIError")))
-		}
-		item := doc.Paths.Value(rt.path)
-		if item == nil {
-			item = &openapi3.PathItem{}
-			doc.Paths.Set(rt.path, item)
-		}
-		item.SetOperation(rt.method, op)
+	var all []apiRoute
+	for _, t := range apiRouteTables {
+		all = append(all, t...)
 	}
+	for _, rt := range all {
+		tags[rt.tag] = true
+		path := docPath(rt.path)
+		addOperation(doc, b, rt, path, operationID(rt.method, path))
+		// Every route under one skill or prompt is also served under its
+		// project (Server.mountAsset), and documented there from the same line.
+		for _, kind := range []string{"skills", "prompts"} {
+			if rest, ok := strings.CutPrefix(path, "/v1/"+kind+"/{id}"); ok {
+				scoped := "/v1/projects/{project}/" + kind + "/{slug}" + rest
+				addOperation(doc, b, rt, scoped, operationID(rt.method, scoped))
+			}
+		}
+	}
+	requestLimits(b.schemas)
 	names := make([]string, 0, len(tags))
 	for t := range tags {
 		names = append(names, t)
@@ -453,6 +585,93 @@ func buildOpenAPI() (*openapi3.T, error) {
 		doc.Tags = append(doc.Tags, &openapi3.Tag{Name: t})
 	}
 	return doc, b.err
+}
+
+// addOperation documents rt at path.
+func addOperation(doc *openapi3.T, b *docBuilder, rt apiRoute, path, id string) {
+	op := openapi3.NewOperation()
+	op.Summary = rt.summary
+	op.Tags = []string{rt.tag}
+	op.OperationID = id
+	for _, m := range pathParam.FindAllStringSubmatch(path, -1) {
+		p := openapi3.NewPathParameter(m[1]).WithSchema(&openapi3.Schema{Type: &openapi3.Types{"string"}})
+		switch m[1] {
+		case "version":
+			p.Schema = openapi3.NewSchemaRef("", &openapi3.Schema{Type: &openapi3.Types{"integer"}, Min: ptr(1.0)})
+			p.Description = "version number"
+		case "id":
+			p.Description = "id, or a slug that names one asset among the projects the caller sees (409 with details.ids otherwise)"
+		case "project":
+			p.Description = "project id or slug"
+		case "slug":
+			p.Description = "slug (or id) of the asset within the project"
+		case "file_path":
+			p.Description = "path of the file in the version; may hold /"
+		}
+		op.AddParameter(p)
+	}
+	for _, o := range rt.opts {
+		o(op, b)
+	}
+	// The failures every route of its kind can answer; no "default": a
+	// status the document does not list for the operation fails the
+	// response check of the test suite (internal/testenv/contract.go).
+	statuses := []int{http.StatusInternalServerError}
+	v1 := strings.HasPrefix(path, "/v1/")
+	if v1 {
+		statuses = append(statuses, http.StatusTooManyRequests, http.StatusServiceUnavailable)
+		if op.Security == nil {
+			statuses = append(statuses, http.StatusUnauthorized, http.StatusForbidden)
+		}
+	}
+	if strings.Contains(path, "{") && !strings.HasPrefix(path, "/git/") {
+		statuses = append(statuses, http.StatusNotFound)
+	}
+	if strings.Contains(path, "{id}") {
+		statuses = append(statuses, http.StatusConflict) // a slug naming several assets
+	}
+	if len(op.Parameters) > 0 || op.RequestBody != nil || rt.method != http.MethodGet {
+		statuses = append(statuses, http.StatusBadRequest)
+	}
+	if rt.method != http.MethodGet && rt.method != http.MethodDelete {
+		statuses = append(statuses, http.StatusRequestTimeout, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType)
+	}
+	if rt.method != http.MethodGet && v1 {
+		// Writes: a state or uniqueness conflict, a rule the input
+		// breaks, a full disk.
+		statuses = append(statuses, http.StatusConflict, http.StatusUnprocessableEntity, http.StatusInsufficientStorage)
+	}
+	for _, st := range statuses {
+		if op.Responses.Status(st) == nil {
+			op.AddResponse(st, errorResponse(b, st))
+		}
+	}
+	for code, r := range op.Responses.Map() {
+		if code == "201" {
+			addHeader(r.Value, "Location", "the path of what was created")
+		}
+	}
+	item := doc.Paths.Value(path)
+	if item == nil {
+		item = &openapi3.PathItem{}
+		doc.Paths.Set(path, item)
+	}
+	item.SetOperation(rt.method, op)
+}
+
+// docParams renames path parameters in the document where the router's
+// name is not the one users read: gin needs one name per position, and
+// "/projects/:projectID" came first.
+var docParams = map[string]string{"projectID": "project"}
+
+// docPath is path with its parameters named as the document names them.
+func docPath(path string) string {
+	return pathParam.ReplaceAllStringFunc(path, func(m string) string {
+		if to, ok := docParams[m[1:len(m)-1]]; ok {
+			return "{" + to + "}"
+		}
+		return m
+	})
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -507,7 +726,7 @@ func (s *Server) Routes() []Route {
 }
 
 // OpenAPIPath turns a gin path into the OpenAPI form: ":id" and "*path"
-// become "{id}" and "{path}".
+// become "{id}" and "{path}", named as the document names them (docParams).
 func OpenAPIPath(ginPath string) string {
 	parts := strings.Split(ginPath, "/")
 	for i, p := range parts {
@@ -515,5 +734,5 @@ func OpenAPIPath(ginPath string) string {
 			parts[i] = "{" + p[1:] + "}"
 		}
 	}
-	return strings.Join(parts, "/")
+	return docPath(strings.Join(parts, "/"))
 }

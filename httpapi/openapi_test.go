@@ -67,7 +67,7 @@ func TestOpenAPIMatchesRouter(t *testing.T) {
 	sort.Strings(missing)
 	sort.Strings(extra)
 	if len(missing) > 0 {
-		t.Errorf("routes served but not in openapi.json (add them to apiRoutes in httpapi/openapi.go):\n  %s", strings.Join(missing, "\n  "))
+		t.Errorf("routes served but not in openapi.json (add them to a route table: see the top of httpapi/openapi.go):\n  %s", strings.Join(missing, "\n  "))
 	}
 	if len(extra) > 0 {
 		t.Errorf("routes in openapi.json that the router does not serve:\n  %s", strings.Join(extra, "\n  "))

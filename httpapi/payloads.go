@@ -28,7 +28,12 @@ func (s *Server) createPayload(c *gin.Context) {
 	p, err := s.app.CreatePayload(c.Request.Context(), principal(c), c.Param("id"), func() (app.PayloadInput, error) {
 		return s.readPayload(c)
 	})
-	s.respond(c, http.StatusCreated, "payload", p, err)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.Header("Location", "/v1/prompts/"+p.PromptID+"/payloads/"+p.ID)
+	c.JSON(http.StatusCreated, gin.H{"payload": p})
 }
 
 func (s *Server) listPayloads(c *gin.Context) {

@@ -9,7 +9,7 @@ import (
 )
 
 func (s *Server) projectRoutes(g *gin.RouterGroup) {
-	g.POST("/projects", s.createProject)
+	g.POST("/projects", s.idempotent, s.createProject)
 	g.GET("/projects", s.listProjects)
 	g.GET("/projects/:projectID", s.getProject)
 	g.PATCH("/projects/:projectID", s.updateProject)
@@ -64,6 +64,7 @@ func (s *Server) createProject(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	c.Header("Location", "/v1/projects/"+pr.ID)
 	c.JSON(http.StatusCreated, gin.H{"project": pr})
 }
 

@@ -25,24 +25,22 @@ func (s *Server) setupPrompts(cfg Config) {
 	}
 }
 
-func (s *Server) promptRoutes(g *gin.RouterGroup) {
-	s.assetRoutes(g, quire.KindPrompt)
-	const p = "/prompts/:id"
-	g.POST(p+"/versions", s.createPromptVersion)
-	g.PATCH(p+"/versions/:version", s.updatePromptVersion)
-	g.GET(p+"/versions/:version/variables", s.promptVariables)
-	g.POST(p+"/versions/:version/check", s.checkPromptVersion)
-	g.GET(p+"/dependents", s.promptDependents)
-	g.GET(p+"/live", s.livePrompt)
-	g.POST(p+"/render", s.renderPrompt)
-	g.POST("/projects/:projectID/prompts/:slug/render", s.renderProjectPrompt)
-	g.POST(p+"/payloads", s.createPayload)
-	g.GET(p+"/payloads", s.listPayloads)
-	g.GET(p+"/payloads/:payloadID", s.getPayload)
-	g.PUT(p+"/payloads/:payloadID", s.updatePayload)
-	g.DELETE(p+"/payloads/:payloadID", s.deletePayload)
-	g.POST(p+"/cache/purge", s.purgePromptCache)
-	g.POST("/cache/purge", s.purgeAllCache)
+// promptRoutes are a prompt's content, rendering, live read, payloads
+// and cache purge, relative to the prompt.
+func (s *Server) promptRoutes(t *gin.RouterGroup) {
+	t.POST("/versions", s.idempotent, s.createPromptVersion)
+	t.PATCH("/versions/:version", s.updatePromptVersion)
+	t.GET("/versions/:version/variables", s.promptVariables)
+	t.POST("/versions/:version/check", s.checkPromptVersion)
+	t.GET("/dependents", s.promptDependents)
+	t.GET("/live", s.livePrompt)
+	t.POST("/render", s.renderPrompt)
+	t.POST("/payloads", s.idempotent, s.createPayload)
+	t.GET("/payloads", s.listPayloads)
+	t.GET("/payloads/:payloadID", s.getPayload)
+	t.PUT("/payloads/:payloadID", s.updatePayload)
+	t.DELETE("/payloads/:payloadID", s.deletePayload)
+	t.POST("/cache/purge", s.purgePromptCache)
 }
 
 // promptView is a prompt version as clients see it: the version record
@@ -179,7 +177,8 @@ func (s *Server) promptDependents(c *gin.Context) {
 }
 
 // livePrompt answers the live version, with its commit as ETag; a
-// matching If-None-Match is a 304 that reads nothing but a ref.
+// matching If-None-Match is a 304 that reads nothing but a ref. Its shape
+// is a skill's live read's (liveSkill): the version and its files.
 func (s *Server) livePrompt(c *gin.Context) {
 	a, pv, err := s.app.LivePrompt(c.Request.Context(), principal(c), c.Param("id"), func(commit string) bool {
 		return notModified(c, commit)
@@ -192,5 +191,7 @@ func (s *Server) livePrompt(c *gin.Context) {
 		return // notModified answered
 	}
 	// notModified has set the ETag: pv is the version at commit.
-	s.writeLive(c, a, pv)
+	s.writeLive(c, a, pv, func() ([]app.LiveFile, error) {
+		return s.app.LiveFiles(c.Request.Context(), a, pv.Version.Number)
+	})
 }

@@ -38,15 +38,6 @@ func (s *Server) renderPrompt(c *gin.Context) {
 	s.writeRendered(c, &r, err)
 }
 
-// renderProjectPrompt addresses the prompt by project (id or slug) and
-// the prompt's slug (or id) within it.
-func (s *Server) renderProjectPrompt(c *gin.Context) {
-	r, err := s.app.RenderInProject(c.Request.Context(), principal(c), c.Param("projectID"), c.Param("slug"), func() (app.RenderRequest, error) {
-		return s.readRender(c)
-	})
-	s.writeRendered(c, &r, err)
-}
-
 // fastRender takes a render request from a body decoded as a plain
 // value, variables and all, in one pass and without reflection: when it
 // is an object of no keys but variables (an object or null), version (an

@@ -65,6 +65,9 @@ type Config struct {
 	// per-address login throttle and request limit. None by default: the
 	// connection's address is the client's, whatever headers say.
 	TrustedProxies []string
+	// Idempotency remembers the answers of creating POSTs sent with an
+	// Idempotency-Key (idempotency.go); the header is ignored when nil.
+	Idempotency quire.IdempotencyStore
 	// Now is the clock sessions and API keys are issued and expire by;
 	// time.Now when nil. Tests move it to expire a session without waiting.
 	Now func() time.Time
@@ -99,6 +102,7 @@ type Server struct {
 	// frames and lives keep the encoded answers of the hot path (encode.go).
 	frames encodedMemo[renderKey, renderFrame]
 	lives  encodedMemo[liveKey, liveBody]
+	idem   quire.IdempotencyStore
 }
 
 // New builds the server and its routes.
@@ -107,7 +111,7 @@ func New(cfg Config) *Server {
 	s := &Server{
 		log: cfg.Logger, limits: cfg.Limits, ready: cfg.Ready, git: cfg.Git,
 		metrics: cfg.Metrics, tracer: cfg.TracerProvider, prop: cfg.Propagator, usage: cfg.Usage,
-		spansRecorded: cfg.SpansRecorded, trusted: cfg.TrustedProxies,
+		spansRecorded: cfg.SpansRecorded, trusted: cfg.TrustedProxies, idem: cfg.Idempotency,
 	}
 	s.setupPrompts(cfg)
 	if s.log == nil {
@@ -193,12 +197,38 @@ func (s *Server) routes() *gin.Engine {
 	s.userRoutes(a)
 	s.keyRoutes(a)
 	s.projectRoutes(a)
-	s.assetRoutes(a, quire.KindSkill)
-	s.skillRoutes(a)
-	s.promptRoutes(a)
-	s.usageRoutes(a)
+	for _, kind := range []quire.Kind{quire.KindSkill, quire.KindPrompt} {
+		s.assetCollectionRoutes(a, kind)
+		s.mountAsset(a, kind)
+	}
+	a.POST("/cache/purge", s.purgeAllCache)
 	s.activityRoutes(a)
 	return r
+}
+
+// mountAsset serves one skill's or prompt's routes at two addresses:
+// /v1/skills/{id} (an id, or a slug unambiguous among the projects the
+// caller sees) and /v1/projects/{project}/skills/{slug} (project and
+// asset each by id or slug). Add a sub-resource of skills or prompts to
+// assetTree and it is served, and documented (openapi.go), at both.
+func (s *Server) mountAsset(g *gin.RouterGroup, kind quire.Kind) {
+	s.assetTree(g.Group("/"+kind.Plural()+"/:id"), kind)
+	s.assetTree(g.Group("/projects/:projectID/"+kind.Plural()+"/:slug", s.scopedAsset(kind)), kind)
+}
+
+// assetTree registers everything under one asset, relative to it; c.Param("id")
+// is the asset (an id, or a slug when global), whichever the address.
+func (s *Server) assetTree(t *gin.RouterGroup, kind quire.Kind) {
+	s.assetRoutes(t, kind)  // assets.go
+	s.reviewRoutes(t, kind) // reviews.go
+	s.labelRoutes(t, kind)  // labels.go
+	switch kind {
+	case quire.KindSkill:
+		s.skillRoutes(t) // skills.go
+	case quire.KindPrompt:
+		s.promptRoutes(t) // prompts.go
+		s.usageRoutes(t)  // usage.go
+	}
 }
 
 func (s *Server) readyz(c *gin.Context) {

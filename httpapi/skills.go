@@ -14,15 +14,38 @@ import (
 	"github.com/quire/quire/valid"
 )
 
-func (s *Server) skillRoutes(g *gin.RouterGroup) {
-	const v = "/skills/:id/versions"
-	g.POST(v, s.createSkillVersion)
-	g.POST(v+"/upload", s.uploadSkillVersion)
-	g.POST(v+"/:version/files", s.upsertFile)
-	g.GET(v+"/:version/files", s.listFiles)
-	g.GET(v+"/:version/files/*file_path", s.getFile)
-	g.DELETE(v+"/:version/files/*file_path", s.deleteFile)
-	g.GET(v+"/:version/download", s.downloadVersion)
+// skillRoutes are a skill's drafts and files, relative to the skill.
+func (s *Server) skillRoutes(t *gin.RouterGroup) {
+	const v = "/versions"
+	t.POST(v, s.idempotent, s.createSkillVersion)
+	t.POST(v+"/upload", s.idempotent, s.uploadSkillVersion)
+	t.POST(v+"/:version/files", s.upsertFile)
+	t.GET(v+"/:version/files", s.listFiles)
+	t.GET(v+"/:version/files/*file_path", s.getFile)
+	t.DELETE(v+"/:version/files/*file_path", s.deleteFile)
+	t.GET(v+"/:version/download", s.downloadVersion)
+	t.GET("/live", s.liveSkill)
+}
+
+// liveSkill answers the live version and its files (path, size, sha256),
+// with the commit as ETag; a matching If-None-Match is a 304 before any
+// file is read. Nothing live is 404.
+func (s *Server) liveSkill(c *gin.Context) {
+	ctx := c.Request.Context()
+	a, v, err := s.app.LiveVersion(ctx, principal(c), quire.KindSkill, c.Param("id"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if notModified(c, v.Commit) {
+		return
+	}
+	files, err := s.app.LiveFiles(ctx, a, v.Number)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.writeVersion(c, http.StatusOK, a, v, gin.H{"files": files})
 }
 
 // baseRequest says what a new draft starts from: {"from": N} or
@@ -120,8 +143,8 @@ func (s *Server) uploadSkillVersion(c *gin.Context) {
 }
 
 type fileRequest struct {
-	FilePath *string `json:"file_path"`
-	Content  *string `json:"content"`
+	FilePath *string `json:"file_path" openapi:"required"`
+	Content  *string `json:"content" openapi:"required"`
 	Message  string  `json:"message"`
 }
 

@@ -8,8 +8,9 @@ import (
 	"github.com/quire/quire"
 )
 
-func (s *Server) usageRoutes(g *gin.RouterGroup) {
-	g.GET("/prompts/:id/usage", s.promptUsage)
+// usageRoutes are a prompt's usage, relative to the prompt.
+func (s *Server) usageRoutes(t *gin.RouterGroup) {
+	t.GET("/usage", s.promptUsage)
 }
 
 // RecordRender counts one render of a prompt version, as a render does

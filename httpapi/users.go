@@ -25,7 +25,7 @@ func viewUser(u *quire.User) userView {
 }
 
 func (s *Server) userRoutes(g *gin.RouterGroup) {
-	g.POST("/users", s.createUser)
+	g.POST("/users", s.idempotent, s.createUser)
 	g.GET("/users", s.listUsers)
 	g.GET("/users/:userID", s.getUser)
 	g.PATCH("/users/:userID", s.updateUser)
@@ -55,6 +55,7 @@ func (s *Server) createUser(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	c.Header("Location", "/v1/users/"+u.ID)
 	c.JSON(http.StatusCreated, gin.H{"user": viewUser(u)})
 }
 

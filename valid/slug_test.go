@@ -4,6 +4,7 @@ import "testing"
 
 var slugFromTests = []struct{ name, want string }{
 	{"PDF tools", "pdf-tools"},
+	{"Café Über", "cafe-uber"},
 	{"Café Ünïcode", "cafe-unicode"},
 	{"C++ & Go", "c-and-go"},
 	{"a__b--c", "a-b-c"},

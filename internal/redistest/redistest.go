@@ -135,6 +135,11 @@ func (s *Server) Kill() {
 	<-s.done
 }
 
+// Pause stops the server (SIGSTOP): it keeps its connections but answers
+// nothing, as a hung machine would. Resume continues it.
+func (s *Server) Pause()  { s.cmd.Process.Signal(syscall.SIGSTOP) }
+func (s *Server) Resume() { s.cmd.Process.Signal(syscall.SIGCONT) }
+
 // Restart starts a killed server again on the same port and directory.
 func (s *Server) Restart() {
 	s.t.Helper()

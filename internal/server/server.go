@@ -238,7 +238,7 @@ func Build(ctx context.Context, cfg Config) (s *Server, err error) {
 		Ready: s.ready, Git: s.Git,
 		Prompts: s.Prompts, Payloads: s.Store, PromptCache: s.Prompts,
 		Metrics: s.Metrics, TracerProvider: tr.Provider, Propagator: tr.Propagator, SpansRecorded: tr.Exporting != "",
-		Usage: s.Usage, Activity: s.Store,
+		Usage: s.Usage, Activity: s.Store, Idempotency: cache.NewIdempotency(s.Redis),
 		Now: cfg.APIClock, TrustedProxies: cfg.TrustedProxies,
 	}
 	if cfg.RateLimits != nil {

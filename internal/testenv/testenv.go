@@ -245,7 +245,11 @@ func (e *Env) Do(method, path, token string, body any, headers ...string) *Respo
 	if err != nil {
 		e.T.Fatal(err)
 	}
-	return &Response{Status: res.StatusCode, Header: res.Header, Body: b}
+	out := &Response{Status: res.StatusCode, Header: res.Header, Body: b}
+	if err := CheckContract(req, out); err != nil {
+		e.T.Errorf("contract: %v", err) // Errorf: Do may run on other goroutines
+	}
+	return out
 }
 
 // Must sends a request and fails the test unless the status is want.
