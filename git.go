@@ -54,6 +54,10 @@ type GitPush struct {
 	// message (for example a credential that may only read). The pack is
 	// read and discarded so the client gets the report.
 	Refused error
+	// Options hears the push options (git push -o) once the push moved
+	// drafts (their numbers); the lines it returns are shown to the
+	// client (git's "remote:" lines). Nil ignores push options.
+	Options func(ctx context.Context, options []string, drafts []int) []string
 }
 
 // publishedOnlyKey marks a git read limited to published versions.

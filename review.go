@@ -139,9 +139,16 @@ type ReviewThread struct {
 	Authors  []string
 }
 
-// ReviewChange is what one review event writes: review.json always, and
-// the comments and verdicts listed. Message is the commit's subject.
-type ReviewChange struct {
+// ReviewTx is one review event being written under the repository's
+// lock: the review as it stands (its state and head settled), a reader of
+// its comments, and what the event writes -- review.json always, and the
+// comments and verdicts listed. Message is the commit's subject. It reads
+// only what the event needs, so a comment costs the same on a review of
+// two comments as on one of two hundred.
+type ReviewTx struct {
+	Review *Review
+	// Comment reads comment id as stored (nil when there is none).
+	Comment  func(id string) (*Comment, error)
 	Message  string
 	Comments []*Comment
 	Verdicts []*Verdict
@@ -195,9 +202,10 @@ type ReviewStore interface {
 	Reviews(ctx context.Context, a *Asset, state ReviewState) ([]*Review, error)
 	// ReviewThread reads review n with its comments and verdicts.
 	ReviewThread(ctx context.Context, a *Asset, n int) (*ReviewThread, error)
-	// UpdateReview applies change to review n under the write lock and
-	// commits what it returns as one commit by by.
-	UpdateReview(ctx context.Context, by Actor, a *Asset, n int, change func(rt *ReviewThread) (*ReviewChange, error)) (*ReviewThread, error)
+	// UpdateReview runs change on review n under the write lock and
+	// commits what it leaves in the ReviewTx as one commit by by; it
+	// returns the review as written.
+	UpdateReview(ctx context.Context, by Actor, a *Asset, n int, change func(tx *ReviewTx) error) (*Review, error)
 	// ReviewFiles lists what changes from base to head (commits; "" is empty).
 	ReviewFiles(ctx context.Context, a *Asset, base, head string) ([]ReviewFile, error)
 	// ReadAt reads path at commit; found is false when it is absent.
@@ -233,8 +241,10 @@ type LabelMove struct {
 // LabelStore keeps labels: refs/labels/<name> at the version's commit,
 // and one commit per move on refs/meta/labels.
 type LabelStore interface {
-	// SetLabel points name at published version n.
-	SetLabel(ctx context.Context, by Actor, a *Asset, name string, n int) (*Label, error)
+	// SetLabel points name at published version n; override, when set,
+	// is an owner's reason for moving a protected label, kept in the
+	// move's commit.
+	SetLabel(ctx context.Context, by Actor, a *Asset, name string, n int, override string) (*Label, error)
 	DeleteLabel(ctx context.Context, by Actor, a *Asset, name string) error
 	Labels(ctx context.Context, a *Asset) ([]Label, error)
 	// LabelHistory lists every move of name, newest first.

@@ -84,7 +84,11 @@ func (a *App) SetLabel(ctx context.Context, p *quire.Principal, kind quire.Kind,
 				WithDetail("label", name).WithDetail("version", *e.Version)
 		}
 	}
-	l, err := ls.SetLabel(ctx, p.Actor(), as, name, *e.Version)
+	override := ""
+	if e.Override {
+		override = e.Reason
+	}
+	l, err := ls.SetLabel(ctx, p.Actor(), as, name, *e.Version, override)
 	if err != nil {
 		return nil, err
 	}
@@ -162,4 +166,28 @@ func (a *App) LabelHistory(ctx context.Context, p *quire.Principal, kind quire.K
 		return nil, quire.Errorf(quire.ENOTFOUND, "label %s not found", name)
 	}
 	return moves, nil
+}
+
+// labelVersion is the version label name of as points at. Labels are read
+// from git on every render (one ref and a small tree): a move is seen by
+// every node at once, and the content of the version, immutable, is
+// cached by commit like any version's.
+func (a *App) labelVersion(ctx context.Context, as *quire.Asset, name string) (int, error) {
+	if err := valid.LabelName(name); err != nil {
+		return 0, err
+	}
+	ls, err := a.labelStore()
+	if err != nil {
+		return 0, err
+	}
+	labels, err := ls.Labels(ctx, as)
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range labels {
+		if l.Name == name {
+			return l.Version, nil
+		}
+	}
+	return 0, quire.Errorf(quire.ENOTFOUND, "label %s not found", name)
 }

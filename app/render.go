@@ -21,6 +21,9 @@ type RenderRequest struct {
 	Vars      render.Vars
 	Version   *int
 	PayloadID string
+	// Label renders the version a label names ("live": the live one);
+	// it excludes Version.
+	Label string
 }
 
 // Rendered is a rendered prompt version: Text for a text prompt, Messages
@@ -75,6 +78,19 @@ func (a *App) render(ctx context.Context, as *quire.Asset, in Input[RenderReques
 		v       *quire.Version
 		content *quire.PromptContent
 	)
+	if req.Label == "live" {
+		req.Label = ""
+	}
+	if req.Label != "" {
+		if req.Version != nil {
+			return Rendered{}, quire.Errorf(quire.EINVALID, "give version or label, not both")
+		}
+		n, err := a.labelVersion(ctx, as, req.Label)
+		if err != nil {
+			return Rendered{}, err
+		}
+		req.Version = &n
+	}
 	if req.Version != nil {
 		if *req.Version <= 0 {
 			return Rendered{}, quire.Errorf(quire.EINVALID, "version must be a positive integer")

@@ -82,6 +82,7 @@ const (
 	ReviewClosedEvent    ReviewEvent = "review.closed"
 	ReviewReopened       ReviewEvent = "review.reopened"
 	ReviewMergedEvent    ReviewEvent = "review.merged"
+	ReviewRetitled       ReviewEvent = "review.retitled"
 )
 
 // reviewDone is where every review action completes once it is durable:
@@ -270,51 +271,51 @@ func (a *App) Comment(ctx context.Context, p *quire.Principal, kind quire.Kind, 
 		ID: uuid.NewString(), Author: quire.ReviewUserOf(p.Actor()), Body: *e.Body,
 		Path: e.Path, Line: e.Line, Side: side, InReplyTo: e.InReplyTo, CreatedAt: now, UpdatedAt: now,
 	}
-	var out *quire.Comment
-	rt, err := rs.UpdateReview(ctx, p.Actor(), as, num, func(rt *quire.ReviewThread) (*quire.ReviewChange, error) {
-		rv := rt.Review
+	rv, err := rs.UpdateReview(ctx, p.Actor(), as, num, func(tx *quire.ReviewTx) error {
+		rv := tx.Review
 		c.Commit = rv.Head.Commit
 		if side == quire.SideBase {
 			c.Commit = rv.Base.Commit
 		}
-		if c.InReplyTo != "" && findComment(rt, c.InReplyTo) == nil {
-			return nil, quire.Errorf(quire.EUNPROCESSABLE, "in_reply_to: comment %s not found in this review", c.InReplyTo)
+		if c.InReplyTo != "" {
+			if parent, err := tx.Comment(c.InReplyTo); err != nil {
+				return err
+			} else if parent == nil {
+				return quire.Errorf(quire.EUNPROCESSABLE, "in_reply_to: comment %s not found in this review", c.InReplyTo)
+			}
 		}
 		if c.Path != "" {
 			b, found, err := a.reviews.ReadAt(ctx, as, c.Commit, c.Path)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if !found {
-				return nil, quire.Errorf(quire.EUNPROCESSABLE, "path %s does not exist at the review's %s", c.Path, side)
+				return quire.Errorf(quire.EUNPROCESSABLE, "path %s does not exist at the review's %s", c.Path, side)
 			}
 			if c.Line > 0 {
 				lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
 				if len(b) == 0 || c.Line > len(lines) {
-					return nil, quire.Errorf(quire.EUNPROCESSABLE, "line %d is not in %s (%d lines)", c.Line, c.Path, len(lines)).
+					return quire.Errorf(quire.EUNPROCESSABLE, "line %d is not in %s (%d lines)", c.Line, c.Path, len(lines)).
 						WithDetail("lines", len(lines))
 				}
 				c.Anchor = &lines[c.Line-1]
 			}
 		}
-		out = c
-		msg := "Comment on review " + strconv.Itoa(rv.Number)
+		tx.Message = "Comment on review " + strconv.Itoa(rv.Number)
 		if c.Path != "" {
-			msg += " at " + c.Path
+			tx.Message += " at " + c.Path
 			if c.Line > 0 {
-				msg += ":" + strconv.Itoa(c.Line)
+				tx.Message += ":" + strconv.Itoa(c.Line)
 			}
 		}
-		return &quire.ReviewChange{Message: msg, Comments: []*quire.Comment{c}}, nil
+		tx.Comments = []*quire.Comment{c}
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	if got := findComment(rt, out.ID); got != nil {
-		out = got
-	}
-	a.reviewDone(ctx, p, as, ReviewCommented, rt.Review)
-	return out, nil
+	a.reviewDone(ctx, p, as, ReviewCommented, rv)
+	return c, nil // just made on the anchored commit: not outdated
 }
 
 func findComment(rt *quire.ReviewThread, id string) *quire.Comment {
@@ -352,15 +353,18 @@ func (a *App) UpdateComment(ctx context.Context, p *quire.Principal, kind quire.
 			return nil, err
 		}
 	}
-	rt, err := rs.UpdateReview(ctx, p.Actor(), as, num, func(rt *quire.ReviewThread) (*quire.ReviewChange, error) {
-		c := findComment(rt, id)
+	rv, err := rs.UpdateReview(ctx, p.Actor(), as, num, func(tx *quire.ReviewTx) error {
+		c, err := tx.Comment(id)
+		if err != nil {
+			return err
+		}
 		if c == nil {
-			return nil, quire.Errorf(quire.ENOTFOUND, "comment %s not found", id)
+			return quire.Errorf(quire.ENOTFOUND, "comment %s not found", id)
 		}
 		var what []string
 		if e.Body != nil {
 			if c.Author.ID != p.User.ID {
-				return nil, quire.Errorf(quire.EFORBIDDEN, "only its author can edit a comment")
+				return quire.Errorf(quire.EFORBIDDEN, "only its author can edit a comment")
 			}
 			c.Body = *e.Body
 			what = append(what, "Edit")
@@ -374,15 +378,19 @@ func (a *App) UpdateComment(ctx context.Context, p *quire.Principal, kind quire.
 			}
 		}
 		c.UpdatedAt = a.now().UTC()
-		return &quire.ReviewChange{
-			Message:  strings.Join(what, " and ") + " comment " + id + " on review " + strconv.Itoa(rt.Review.Number),
-			Comments: []*quire.Comment{c},
-		}, nil
+		tx.Message = strings.Join(what, " and ") + " comment " + id + " on review " + strconv.Itoa(tx.Review.Number)
+		tx.Comments = []*quire.Comment{c}
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	a.reviewDone(ctx, p, as, ReviewCommentChanged, rt.Review)
+	a.reviewDone(ctx, p, as, ReviewCommentChanged, rv)
+	// Read back through the thread, which says whether it is outdated.
+	rt, err := rs.ReviewThread(ctx, as, num)
+	if err != nil {
+		return nil, err
+	}
 	return findComment(rt, id), nil
 }
 
@@ -409,17 +417,18 @@ func (a *App) Verdict(ctx context.Context, p *quire.Principal, kind quire.Kind, 
 	if err := valid.ReviewText("body", v.Body, verdict == quire.VerdictRequestChanges, valid.MaxCommentBody); err != nil {
 		return nil, err
 	}
-	rt, err := rs.UpdateReview(ctx, p.Actor(), as, num, func(rt *quire.ReviewThread) (*quire.ReviewChange, error) {
-		rv := rt.Review
+	rv, err := rs.UpdateReview(ctx, p.Actor(), as, num, func(tx *quire.ReviewTx) error {
+		rv := tx.Review
 		if rv.State != quire.ReviewOpen {
-			return nil, quire.Errorf(quire.ECONFLICT, "review %d is %s", rv.Number, rv.State)
+			return quire.Errorf(quire.ECONFLICT, "review %d is %s", rv.Number, rv.State)
 		}
 		v.Commit = rv.Head.Commit
-		msg := "Approve"
+		tx.Message = "Approve review " + strconv.Itoa(rv.Number)
 		if verdict == quire.VerdictRequestChanges {
-			msg = "Request changes on"
+			tx.Message = "Request changes on review " + strconv.Itoa(rv.Number)
 		}
-		return &quire.ReviewChange{Message: msg + " review " + strconv.Itoa(rv.Number), Verdicts: []*quire.Verdict{v}}, nil
+		tx.Verdicts = []*quire.Verdict{v}
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -428,13 +437,8 @@ func (a *App) Verdict(ctx context.Context, p *quire.Principal, kind quire.Kind, 
 	if verdict == quire.VerdictRequestChanges {
 		ev = ReviewChangesAsked
 	}
-	a.reviewDone(ctx, p, as, ev, rt.Review)
-	for _, got := range rt.Verdicts {
-		if got.User.ID == v.User.ID {
-			return got, nil
-		}
-	}
-	return v, nil
+	a.reviewDone(ctx, p, as, ev, rv)
+	return v, nil // given on the head: not stale
 }
 
 // CloseReview closes review num (its author or a project owner);
@@ -465,41 +469,42 @@ func (a *App) setReviewState(ctx context.Context, p *quire.Principal, kind quire
 			return nil, err
 		}
 	}
-	rt, err := rs.UpdateReview(ctx, p.Actor(), as, num, func(rt *quire.ReviewThread) (*quire.ReviewChange, error) {
-		rv := rt.Review
+	rv, err := rs.UpdateReview(ctx, p.Actor(), as, num, func(tx *quire.ReviewTx) error {
+		rv := tx.Review
 		if rv.Author.ID != p.User.ID && !owner {
-			return nil, quire.Errorf(quire.EFORBIDDEN, "only the review's author or a project owner can close or reopen it")
+			return quire.Errorf(quire.EFORBIDDEN, "only the review's author or a project owner can close or reopen it")
 		}
 		now := a.now().UTC()
 		user := quire.ReviewUserOf(p.Actor())
 		switch {
 		case to == quire.ReviewClosed && rv.State != quire.ReviewOpen:
-			return nil, quire.Errorf(quire.ECONFLICT, "review %d is %s", rv.Number, rv.State)
+			return quire.Errorf(quire.ECONFLICT, "review %d is %s", rv.Number, rv.State)
 		case to == quire.ReviewClosed:
 			rv.State, rv.ClosedBy, rv.ClosedAt = quire.ReviewClosed, &user, &now
-			return &quire.ReviewChange{Message: "Close review " + strconv.Itoa(rv.Number)}, nil
+			tx.Message = "Close review " + strconv.Itoa(rv.Number)
+			return nil
 		case rv.State != quire.ReviewClosed:
-			return nil, quire.Errorf(quire.ECONFLICT, "review %d is %s; only a closed review can be reopened", rv.Number, rv.State)
+			return quire.Errorf(quire.ECONFLICT, "review %d is %s; only a closed review can be reopened", rv.Number, rv.State)
 		}
 		if slices.ContainsFunc(others, func(o *quire.Review) bool { return o.Version == rv.Version && o.Number != rv.Number }) {
-			return nil, quire.Errorf(quire.ECONFLICT, "draft %d has another open review", rv.Version)
+			return quire.Errorf(quire.ECONFLICT, "draft %d has another open review", rv.Version)
 		}
 		rv.State, rv.ClosedBy, rv.ClosedAt = quire.ReviewOpen, nil, nil
-		return &quire.ReviewChange{Message: "Reopen review " + strconv.Itoa(rv.Number)}, nil
+		tx.Message = "Reopen review " + strconv.Itoa(rv.Number)
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	if to == quire.ReviewOpen && rt.Review.State != quire.ReviewOpen {
-		// The draft was gone: settle read it closed again. Say so rather
-		// than answer a reopen with a closed review.
-		return nil, quire.Errorf(quire.ECONFLICT, "version %d is no longer a draft", rt.Review.Version)
+	rt, err := rs.ReviewThread(ctx, as, num)
+	if err != nil {
+		return nil, err
 	}
 	ev := ReviewClosedEvent
 	if to == quire.ReviewOpen {
 		ev = ReviewReopened
 	}
-	a.reviewDone(ctx, p, as, ev, rt.Review)
+	a.reviewDone(ctx, p, as, ev, rv)
 	return a.reviewView(ctx, as, pr, rt)
 }
 
@@ -557,4 +562,76 @@ func checkPolicy(pol *quire.ReviewPolicy) error {
 		pol.ProtectedLabels = []string{}
 	}
 	return nil
+}
+
+// PushedReview is what a push with -o review did to a draft's review.
+type PushedReview struct {
+	Version int
+	Review  *quire.Review // nil when Err is set
+	Opened  bool
+	Err     error
+}
+
+// PushReview applies the review push options of a git push that moved
+// drafts (the Gerrit way): "review" opens a review of each pushed draft,
+// or keeps its open one (whose head the push moved), and "review.title=…"
+// sets the title. Other options are ignored. The pusher has already been
+// authorized to write; this checks again, as every use case does.
+func (a *App) PushReview(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, drafts []int, options []string) []PushedReview {
+	want, title := false, ""
+	for _, o := range options {
+		switch {
+		case o == "review":
+			want = true
+		case strings.HasPrefix(o, "review.title="):
+			want, title = true, strings.TrimPrefix(o, "review.title=")
+		}
+	}
+	if !want || a.reviews == nil {
+		return nil
+	}
+	as, err := a.Asset(ctx, p, kind, ref, quire.AccessWrite)
+	if err != nil {
+		return []PushedReview{{Err: err}}
+	}
+	open, err := a.reviews.Reviews(ctx, as, quire.ReviewOpen)
+	if err != nil {
+		return []PushedReview{{Err: err}}
+	}
+	var out []PushedReview
+	for _, n := range drafts {
+		i := slices.IndexFunc(open, func(r *quire.Review) bool { return r.Version == n })
+		if i < 0 {
+			t := title
+			if t == "" {
+				t = "Draft " + strconv.Itoa(n)
+			}
+			v, err := a.OpenReview(ctx, p, kind, as.ID, n, func() (ReviewEdit, error) { return ReviewEdit{Title: &t}, nil })
+			if err != nil {
+				out = append(out, PushedReview{Version: n, Err: err})
+				continue
+			}
+			out = append(out, PushedReview{Version: n, Review: v.Review, Opened: true})
+			continue
+		}
+		rv := open[i]
+		if title != "" && title != rv.Title {
+			if err := valid.ReviewText("title", title, true, a.limits.MaxName*4); err != nil {
+				out = append(out, PushedReview{Version: n, Err: err})
+				continue
+			}
+			rv, err = a.reviews.UpdateReview(ctx, p.Actor(), as, rv.Number, func(tx *quire.ReviewTx) error {
+				tx.Review.Title = title
+				tx.Message = "Retitle review " + strconv.Itoa(tx.Review.Number) + ": " + strings.ReplaceAll(title, "\n", " ")
+				return nil
+			})
+			if err != nil {
+				out = append(out, PushedReview{Version: n, Err: err})
+				continue
+			}
+			a.reviewDone(ctx, p, as, ReviewRetitled, rv)
+		}
+		out = append(out, PushedReview{Version: n, Review: rv})
+	}
+	return out
 }

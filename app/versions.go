@@ -121,11 +121,20 @@ func (a *App) PublishVersionWith(ctx context.Context, p *quire.Principal, kind q
 		}
 		return as, v, nil
 	}
-	v, err := a.reviews.PublishReviewed(ctx, p.Actor(), as, n, a.publishCheck(ctx, as, n), a.reviewGate(p, pr, o))
+	gate := a.reviewGate(p, pr, o)
+	var merged *quire.Review // the draft's review, which the store merges
+	v, err := a.reviews.PublishReviewed(ctx, p.Actor(), as, n, a.publishCheck(ctx, as, n), func(rt *quire.ReviewThread) (*quire.ReviewMerge, error) {
+		if rt != nil {
+			merged = rt.Review
+		}
+		return gate(rt)
+	})
 	if err != nil {
 		return nil, nil, err
 	}
-	a.reviewDone(ctx, p, as, ReviewMergedEvent, &quire.Review{Version: n, State: quire.ReviewMerged})
+	if merged != nil {
+		a.reviewDone(ctx, p, as, ReviewMergedEvent, merged)
+	}
 	return as, v, nil
 }
 

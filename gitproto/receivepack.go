@@ -87,6 +87,32 @@ func parseCommands(pr *pktReader) ([]*pushCommand, map[string]bool, error) {
 	}
 }
 
+// Push options are bounded like git's own receive-pack bounds nothing
+// but the pkt-line: a push may carry a few short ones.
+const (
+	maxPushOptions   = 32
+	maxPushOptionLen = 1024
+)
+
+// parseOptions reads the push options (git push -o) that follow the
+// command list when the client agreed to push-options.
+func parseOptions(pr *pktReader) ([]string, error) {
+	var out []string
+	for {
+		line, flush, err := pr.readLine()
+		if err != nil {
+			return nil, quire.Errorf(quire.EINVALID, "git receive-pack: push options: %v", err)
+		}
+		if flush {
+			return out, nil
+		}
+		if len(out) >= maxPushOptions || len(line) > maxPushOptionLen {
+			return nil, quire.Errorf(quire.EINVALID, "git receive-pack: at most %d push options of %d bytes each", maxPushOptions, maxPushOptionLen)
+		}
+		out = append(out, line)
+	}
+}
+
 // classify refuses commands that no state of the repository allows.
 func classify(c *pushCommand) {
 	switch {
@@ -120,6 +146,12 @@ func (srv *Server) ReceivePack(ctx context.Context, p quire.GitPush, body io.Rea
 	}
 	if len(cmds) == 0 {
 		return nil
+	}
+	var options []string
+	if caps["push-options"] {
+		if options, err = parseOptions(pr); err != nil {
+			return err
+		}
 	}
 	push, err := srv.b.openPush(p.Asset)
 	if err != nil {
@@ -189,7 +221,23 @@ func (srv *Server) ReceivePack(ctx context.Context, p quire.GitPush, body io.Rea
 		}
 	}
 
+	var notes []string
+	if p.Options != nil && len(options) > 0 {
+		var moved []int
+		for _, c := range cmds {
+			if c.reason == "" && c.draft > 0 {
+				moved = append(moved, c.draft)
+			}
+		}
+		if len(moved) > 0 {
+			notes = p.Options(ctx, options, moved)
+		}
+	}
+
 	sb := newSideband(w, caps["side-band-64k"] || caps["side-band"], !caps["side-band-64k"])
+	for _, n := range notes { // asked for with -o: shown even with --quiet
+		sb.progress("%s\n", oneLine(n))
+	}
 	if bad != nil { // as git's index-pack --strict says it
 		sb.progress("error: object %s: %s\nfatal: %s\n", bad.Hash, bad.Err, reasonFsck)
 	}

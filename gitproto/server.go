@@ -164,7 +164,7 @@ func New(s *gitstore.Store, opts gitstore.GitOptions) *Server {
 		capability.AllowTipSHA1InWant, capability.AllowReachableSHA1InWant, capability.Filter)
 	// report-status-v2 is not offered: quire never rewrites a pushed ref.
 	srv.caps.receive = capList(capability.ReportStatus, capability.DeleteRefs, capability.Sideband64k,
-		capability.Quiet, capability.Atomic, capability.OFSDelta, capNoThin)
+		capability.Quiet, capability.Atomic, capability.OFSDelta, capNoThin, capability.PushOptions)
 	return srv
 }
 
@@ -229,9 +229,15 @@ type refState struct {
 }
 
 // fingerprint identifies the advertised state, for the pack cache.
+// Review and label refs are left out: a pack for given wants does not
+// depend on them (include-tag follows tags only), and a busy review would
+// otherwise turn every comment into a cold clone.
 func (st *refState) fingerprint() string {
 	var b strings.Builder
 	for _, r := range st.refs {
+		if !strings.HasPrefix(r.name, "refs/heads/") && !strings.HasPrefix(r.name, "refs/tags/") {
+			continue
+		}
 		b.WriteString(r.name)
 		b.WriteByte(' ')
 		b.WriteString(r.hash.String())

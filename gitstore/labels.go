@@ -67,7 +67,7 @@ func (r *repo) labelsAt(tree plumbing.Hash) ([]quire.Label, error) {
 }
 
 // SetLabel points label name at published version n.
-func (s *Store) SetLabel(ctx context.Context, by quire.Actor, a *quire.Asset, name string, n int) (_ *quire.Label, err error) {
+func (s *Store) SetLabel(ctx context.Context, by quire.Actor, a *quire.Asset, name string, n int, override string) (_ *quire.Label, err error) {
 	defer s.observe(ctx, quire.GitOpCommit, "SetLabel")(&err)
 	w, v, err := s.beginVersion(a, n)
 	if err != nil {
@@ -91,6 +91,9 @@ func (s *Store) SetLabel(ctx context.Context, by quire.Actor, a *quire.Asset, na
 		msg := fmt.Sprintf("Move label %s to version %d", name, n)
 		if found {
 			msg += fmt.Sprintf(" from version %d", old.Version)
+		}
+		if override != "" {
+			msg += "\n\nOverride: " + oneLine(override)
 		}
 		return []odb.TreeEdit{e}, msg, err
 	})

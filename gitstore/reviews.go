@@ -487,8 +487,8 @@ func (s *Store) ReviewThread(ctx context.Context, a *quire.Asset, n int) (_ *qui
 	return r.thread(tip, versionStates{})
 }
 
-// UpdateReview applies change to review n as one commit.
-func (s *Store) UpdateReview(ctx context.Context, by quire.Actor, a *quire.Asset, n int, change func(rt *quire.ReviewThread) (*quire.ReviewChange, error)) (_ *quire.ReviewThread, err error) {
+// UpdateReview runs change on review n and commits it as one commit.
+func (s *Store) UpdateReview(ctx context.Context, by quire.Actor, a *quire.Asset, n int, change func(tx *quire.ReviewTx) error) (_ *quire.Review, err error) {
 	defer s.observe(ctx, quire.GitOpCommit, "UpdateReview")(&err)
 	w, err := s.begin(a)
 	if err != nil {
@@ -504,50 +504,98 @@ func (s *Store) UpdateReview(ctx context.Context, by quire.Actor, a *quire.Asset
 	if tip.IsZero() {
 		return nil, quire.Errorf(quire.ENOTFOUND, "review %d not found", n)
 	}
-	vs := versionStates{}
-	rt, err := w.r.thread(tip, vs)
+	rv, tree, err := w.r.readReview(tip)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.commitReview(&w, by, ref, tip, rt, change); err != nil {
+	if err := w.r.settle(rv, versionStates{}); err != nil {
 		return nil, err
 	}
-	if tip, err = w.r.ref(ref); err != nil {
+	tx := &quire.ReviewTx{Review: rv, Comment: func(id string) (*quire.Comment, error) {
+		if !validID(id) {
+			return nil, nil
+		}
+		c := &quire.Comment{}
+		found, err := w.r.readJSON(tree, commentPath(id), c)
+		if err != nil || !found {
+			return nil, err
+		}
+		return c, nil
+	}}
+	reopens := rv.State != quire.ReviewOpen
+	err = s.commitReview(&w, by, ref, tip, tx, func(tx *quire.ReviewTx) error {
+		if err := change(tx); err != nil {
+			return err
+		}
+		if reopens && tx.Review.State == quire.ReviewOpen {
+			// Reopened: only while the version is still a draft.
+			if err := w.r.settle(tx.Review, versionStates{}); err != nil {
+				return err
+			}
+			if tx.Review.State != quire.ReviewOpen {
+				return quire.Errorf(quire.ECONFLICT, "version %d is no longer a draft", tx.Review.Version)
+			}
+		}
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
-	return w.r.thread(tip, vs)
+	return rv, nil
 }
 
-// commitReview runs change on rt and commits review.json and what it
-// returns onto ref at tip.
-func (s *Store) commitReview(w *write, by quire.Actor, ref plumbing.ReferenceName, tip plumbing.Hash, rt *quire.ReviewThread, change func(rt *quire.ReviewThread) (*quire.ReviewChange, error)) error {
+func commentPath(id string) string { return commentsDir + "/" + id + ".json" }
+
+// validID reports whether id can name a comment or verdict file: ids are
+// made by quire (UUIDs), so anything else names none.
+func validID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+// commitReview runs change on tx and commits review.json and what it
+// lists onto ref at tip.
+func (s *Store) commitReview(w *write, by quire.Actor, ref plumbing.ReferenceName, tip plumbing.Hash, tx *quire.ReviewTx, change func(tx *quire.ReviewTx) error) error {
 	_, err := w.editRef(by, ref, tip, reviewConflict, func(tree plumbing.Hash) (plumbing.Hash, string, error) {
-		ch, err := change(rt)
-		if err != nil {
+		if err := change(tx); err != nil {
 			return plumbing.ZeroHash, "", err
 		}
-		rt.Review.UpdatedAt = s.opts.Now().UTC()
+		rv := tx.Review
+		rv.UpdatedAt = s.opts.Now().UTC()
 		var edits []odb.TreeEdit
 		add := func(path string, v any) error {
 			e, err := w.r.jsonEdit(path, v)
 			edits = append(edits, e)
 			return err
 		}
-		if err := add(reviewFile, rt.Review); err != nil {
+		if err := add(reviewFile, rv); err != nil {
 			return plumbing.ZeroHash, "", err
 		}
-		for _, c := range ch.Comments {
-			if err := add(commentsDir+"/"+c.ID+".json", c); err != nil {
+		for _, c := range tx.Comments {
+			if !validID(c.ID) {
+				return plumbing.ZeroHash, "", fmt.Errorf("comment id %q", c.ID)
+			}
+			if err := add(commentPath(c.ID), c); err != nil {
 				return plumbing.ZeroHash, "", err
 			}
 		}
-		for _, v := range ch.Verdicts {
+		for _, v := range tx.Verdicts {
+			if !validID(v.User.ID) {
+				return plumbing.ZeroHash, "", fmt.Errorf("verdict user id %q", v.User.ID)
+			}
 			if err := add(verdictsDir+"/"+v.User.ID+".json", v); err != nil {
 				return plumbing.ZeroHash, "", err
 			}
 		}
 		newTree, err := w.r.EditTree(tree, edits)
-		return newTree, fmt.Sprintf("%s\n\nReview: %d\nHead: %s", ch.Message, rt.Review.Number, rt.Review.Head.Commit), err
+		return newTree, fmt.Sprintf("%s\n\nReview: %d\nHead: %s", tx.Message, rv.Number, rv.Head.Commit), err
 	})
 	return err
 }
@@ -591,17 +639,17 @@ func (s *Store) PublishReviewed(ctx context.Context, by quire.Actor, a *quire.As
 		// The version is published and acknowledged by its refs; should
 		// recording the merge fail, the review reads as merged without it
 		// (settle), so its error does not fail the publish.
-		_ = s.commitReview(&w, by, ReviewRef(rt.Review.Number), tip, rt, func(rt *quire.ReviewThread) (*quire.ReviewChange, error) {
-			rv := rt.Review
+		_ = s.commitReview(&w, by, ReviewRef(rt.Review.Number), tip, &quire.ReviewTx{Review: rt.Review}, func(tx *quire.ReviewTx) error {
+			rv := tx.Review
 			rv.State, rv.MergedBy, rv.MergedAt, rv.Head.Commit = quire.ReviewMerged, &user, &now, v.commit.String()
-			msg := fmt.Sprintf("Merge review %d: publish version %d", rv.Number, n)
+			tx.Message = fmt.Sprintf("Merge review %d: publish version %d", rv.Number, n)
 			if merge != nil {
 				rv.Override, rv.PolicyMet = merge.Override, merge.PolicyMet
 				if merge.Override != nil {
-					msg += "\n\nOverride: " + oneLine(merge.Override.Reason)
+					tx.Message += "\n\nOverride: " + oneLine(merge.Override.Reason)
 				}
 			}
-			return &quire.ReviewChange{Message: msg}, nil
+			return nil
 		})
 	}
 	return s.versionRecord(w.r, a, n)
@@ -630,18 +678,18 @@ func (s *Store) CloseDraftReview(ctx context.Context, by quire.Actor, a *quire.A
 		if rv.Version != n || rv.State != quire.ReviewOpen {
 			continue
 		}
-		rt, err := w.r.thread(tips[num], vs)
-		if err != nil {
+		if err := w.r.settle(rv, vs); err != nil {
 			return err
 		}
-		if rt.Review.State != quire.ReviewClosed {
+		if rv.State != quire.ReviewClosed {
 			continue // still a draft, or published
 		}
 		now := s.opts.Now().UTC()
 		user := quire.ReviewUserOf(by)
-		err = s.commitReview(&w, by, ReviewRef(num), tips[num], rt, func(rt *quire.ReviewThread) (*quire.ReviewChange, error) {
-			rt.Review.ClosedBy, rt.Review.ClosedAt = &user, &now
-			return &quire.ReviewChange{Message: fmt.Sprintf("Close review %d: draft %d is gone", num, n)}, nil
+		err = s.commitReview(&w, by, ReviewRef(num), tips[num], &quire.ReviewTx{Review: rv}, func(tx *quire.ReviewTx) error {
+			tx.Review.ClosedBy, tx.Review.ClosedAt = &user, &now
+			tx.Message = fmt.Sprintf("Close review %d: draft %d is gone", num, n)
+			return nil
 		})
 		if err != nil {
 			return err
@@ -753,7 +801,7 @@ func (r *repo) reviewHistory() ([]entry, error) {
 			if err != nil {
 				return nil, err
 			}
-			msg, _, _ := strings.Cut(strings.TrimRight(c.Message, "\n"), "\n")
+			msg := historyMessage(c.Message)
 			chain = append(chain, entry{Commit: quire.Commit{
 				ID: h.String(), Author: c.Author.Name, Email: c.Author.Email,
 				Message: msg, Time: c.Author.When.UTC(), Ref: ref.String(),
@@ -769,4 +817,18 @@ func (r *repo) reviewHistory() ([]entry, error) {
 		out = append(out, chain...)
 	}
 	return out, nil
+}
+
+// historyMessage is a review or label commit's message as history shows
+// it: the subject, and an override's reason, without the trailers that
+// name the review and its head.
+func historyMessage(m string) string {
+	lines := strings.Split(strings.TrimRight(m, "\n"), "\n")
+	out := lines[0]
+	for _, l := range lines[1:] {
+		if strings.HasPrefix(l, "Override: ") {
+			out += "\n\n" + l
+		}
+	}
+	return out
 }

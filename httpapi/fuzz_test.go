@@ -44,6 +44,26 @@ var fuzzRoutes = []fuzzRoute{
 	{"PUT", "/v1/prompts/{q}/payloads/{y}", "application/json", `{"variables":{"name":"Bob"}}`},
 	{"POST", "/v1/prompts/{q}/render", "application/json", `{"variables":{"name":"Ada"},"payload_id":"{y}","version":1}`},
 	{"POST", "/v1/projects/{p}/prompts/fz-prompt/render", "application/json", `{"variables":{"name":"` + strings.Repeat("x", 100) + `"}}`},
+	// Reviews and labels (reviews.go, labels.go): review 1 is open on
+	// skill draft 1 and on prompt draft 2.
+	{"POST", "/v1/skills/{s}/versions/1/reviews", "application/json", `{"title":"t","description":"d"}`},
+	{"POST", "/v1/prompts/{q}/versions/2/reviews", "application/json", `{"title":"t"}`},
+	{"POST", "/v1/skills/{s}/reviews/1/comments", "application/json", `{"body":"b","path":"SKILL.md","line":1,"side":"head","in_reply_to":""}`},
+	{"POST", "/v1/prompts/{q}/reviews/1/comments", "application/json", `{"body":"b"}`},
+	{"PATCH", "/v1/skills/{s}/reviews/1/comments/c1", "application/json", `{"resolved":true}`},
+	{"PATCH", "/v1/prompts/{q}/reviews/1/comments/c1", "application/json", `{"body":"b"}`},
+	{"POST", "/v1/skills/{s}/reviews/1/approve", "application/json", `{"body":"ok"}`},
+	{"POST", "/v1/prompts/{q}/reviews/1/approve", "application/json", `{}`},
+	{"POST", "/v1/skills/{s}/reviews/1/request-changes", "application/json", `{"body":"no"}`},
+	{"POST", "/v1/prompts/{q}/reviews/1/request-changes", "application/json", `{"body":"no"}`},
+	{"POST", "/v1/skills/{s}/reviews/1/close", "application/json", `{}`},
+	{"POST", "/v1/prompts/{q}/reviews/1/close", "application/json", `{}`},
+	{"POST", "/v1/skills/{s}/reviews/1/reopen", "application/json", `{}`},
+	{"POST", "/v1/prompts/{q}/reviews/1/reopen", "application/json", `{}`},
+	{"PUT", "/v1/skills/{s}/labels/staging", "application/json", `{"version":1,"override":false,"reason":""}`},
+	{"PUT", "/v1/prompts/{q}/labels/staging", "application/json", `{"version":1}`},
+	{"DELETE", "/v1/skills/{s}/labels/staging", "application/json", ``},
+	{"DELETE", "/v1/prompts/{q}/labels/staging", "application/json", ``},
 }
 
 // bodylessWrites are the write routes whose handlers read no body, so
@@ -87,7 +107,8 @@ func TestFuzzRoutesCoverEveryWrite(t *testing.T) {
 	// The fuzz list names concrete paths; gin names parameters.
 	concrete := strings.NewReplacer(
 		":projectID/prompts/:slug", "{p}/prompts/fz-prompt",
-		":projectID", "{p}", ":userID", "{u}", ":payloadID", "{y}", ":version", "{n}")
+		":projectID", "{p}", ":userID", "{u}", ":payloadID", "{y}", ":version", "{n}",
+		":number", "1", ":commentID", "c1", ":name", "staging")
 	for _, r := range e.Server.Routes() {
 		if r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions {
 			continue
@@ -152,6 +173,8 @@ func FuzzWriteEndpoints(f *testing.F) {
 	e.Must(201, "POST", "/v1/prompts/"+qid+"/versions", e.Admin, map[string]any{"template": "Hello {{name}}"})
 	e.Must(200, "POST", "/v1/prompts/"+qid+"/versions/1/publish", e.Admin, nil)
 	e.Must(201, "POST", "/v1/prompts/"+qid+"/versions", e.Admin, nil)
+	e.Must(201, "POST", "/v1/skills/fz-skill/versions/1/reviews", e.Admin, map[string]string{"title": "fuzzed"})
+	e.Must(201, "POST", "/v1/prompts/"+qid+"/versions/2/reviews", e.Admin, map[string]string{"title": "fuzzed"})
 	yid := e.Must(201, "POST", "/v1/prompts/"+qid+"/payloads", e.Admin, map[string]any{"variables": map[string]any{"name": "Ada"}}).JSON(f)["payload"].(map[string]any)["id"].(string)
 	prompt, err := e.Store.Asset(ctx, quire.KindPrompt, qid)
 	if err != nil {

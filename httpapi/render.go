@@ -17,6 +17,7 @@ type renderRequest struct {
 	Variables json.RawMessage `json:"variables"`
 	Version   *int            `json:"version"`
 	PayloadID string          `json:"payload_id"`
+	Label     string          `json:"label"`
 }
 
 type renderResponse struct {
@@ -81,6 +82,14 @@ func fastRender(v any) (app.RenderRequest, bool) {
 			default:
 				return app.RenderRequest{}, false
 			}
+		case "label":
+			switch x := x.(type) {
+			case string:
+				req.Label = x
+			case nil:
+			default:
+				return app.RenderRequest{}, false
+			}
 		default:
 			return app.RenderRequest{}, false
 		}
@@ -116,7 +125,7 @@ func (s *Server) readRender(c *gin.Context) (app.RenderRequest, error) {
 		return app.RenderRequest{}, err
 	}
 	vars, err := s.app.DecodeVariables(req.Variables, false)
-	return app.RenderRequest{Vars: vars, Version: req.Version, PayloadID: req.PayloadID}, err
+	return app.RenderRequest{Vars: vars, Version: req.Version, PayloadID: req.PayloadID, Label: req.Label}, err
 }
 
 // writeRendered answers a render, with its entity tag.

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -266,5 +267,30 @@ func (s *Server) publishReviewed(kind quire.Kind) gin.HandlerFunc {
 			return
 		}
 		s.writeVersion(c, http.StatusOK, a, v, nil)
+	}
+}
+
+// pushReview answers git push -o review (app.PushReview) with a line per
+// draft naming its review and the review's URL.
+func (s *Server) pushReview(c *gin.Context, p *quire.Principal, a *quire.Asset) func(ctx context.Context, options []string, drafts []int) []string {
+	return func(ctx context.Context, options []string, drafts []int) []string {
+		scheme := "http"
+		if c.Request.TLS != nil {
+			scheme = "https"
+		}
+		var lines []string
+		for _, r := range s.app.PushReview(ctx, p, a.Kind, a.ID, drafts, options) {
+			if r.Err != nil {
+				lines = append(lines, fmt.Sprintf("quire: no review of draft %d: %s", r.Version, quire.ErrorMessage(r.Err)))
+				continue
+			}
+			verb := "updated"
+			if r.Opened {
+				verb = "opened"
+			}
+			lines = append(lines, fmt.Sprintf("quire: review %d of draft %d %s: %s://%s/v1/%s/%s/reviews/%d",
+				r.Review.Number, r.Version, verb, scheme, c.Request.Host, a.Kind.Plural(), a.ID, r.Review.Number))
+		}
+		return lines
 	}
 }

@@ -177,6 +177,9 @@ func TestReviewFlow(t *testing.T) {
 	wantError(t, e.Do("PUT", "/v1/skills/pdf/labels/production", f.alice, map[string]any{"version": 1, "override": true, "reason": "rollback"}), 403)
 	wantError(t, e.Do("PUT", "/v1/skills/pdf/labels/production", e.Admin, map[string]any{"version": 1, "override": true}), 422, "reason")
 	e.Must(200, "PUT", "/v1/skills/pdf/labels/production", e.Admin, map[string]any{"version": 1, "override": true, "reason": "rollback"})
+	if log := testenv.Git(t, f.repo(), "log", "-1", "--format=%B", "refs/meta/labels"); !strings.Contains(log, "Override: rollback") {
+		t.Errorf("label move commit:\n%s", log)
+	}
 	hist := e.Must(200, "GET", "/v1/skills/pdf/labels/production/history", f.carol, nil).JSON(t)["history"].([]any)
 	if len(hist) != 2 || get(t, hist[0], "version").(float64) != 1 || get(t, hist[0], "from_version").(float64) != float64(n) ||
 		get(t, hist[0], "moved_by") != testenv.AdminEmail || get(t, hist[1], "moved_by") != "alice@example.com" {
@@ -433,6 +436,9 @@ func TestReviewLifecycle(t *testing.T) {
 	if log := testenv.Git(t, f.repo(), "log", "-1", "--format=%B", "refs/reviews/2"); !strings.Contains(log, "Override: hotfix") {
 		t.Errorf("merge commit:\n%s", log)
 	}
+	if h := string(e.Must(200, "GET", "/v1/skills/pdf/history", f.carol, nil).Body); !strings.Contains(h, `Merge review 2: publish version 4\n\nOverride: hotfix`) {
+		t.Errorf("history lacks the override:\n%.2000s", h)
+	}
 	// The project shows its policy with defaults filled.
 	p := e.Must(200, "GET", "/v1/projects/demo", f.carol, nil).JSON(t)
 	if get(t, p, "project", "review_policy", "required_approvals").(float64) != 1 {
@@ -516,4 +522,89 @@ func TestReviewConcurrency(t *testing.T) {
 		t.Errorf("review log:\n%s", got)
 	}
 	f.fsck()
+}
+
+// TestReviewPushOptions: git push -o review opens a review of the pushed
+// draft (or keeps its open one), -o review.title=… sets its title, and
+// the push answers with the review's URL in git's remote: lines.
+func TestReviewPushOptions(t *testing.T) {
+	f := newReviewFixture(t, nil)
+	e, g := f.e, f.g
+	n := f.draft(f.alice, map[string]string{"a.txt": "one\n"})
+	w := f.clone(f.alice)
+	g.must(w, "checkout", "-q", fmt.Sprintf("draft/%d", n))
+	g.commitFile(w, "a.txt", "two\n")
+	out := g.must(w, "push", "-o", "review", "-o", "review.title=From the command line", "origin", fmt.Sprintf("draft/%d", n))
+	want := fmt.Sprintf("remote: quire: review 1 of draft %d opened: %s/v1/skills/%s/reviews/1", n, e.URL, f.sid)
+	if !strings.Contains(out, want) {
+		t.Fatalf("push output lacks %q:\n%s", want, out)
+	}
+	rv := get(t, f.review(1), "review").(map[string]any)
+	if rv["title"] != "From the command line" || get(t, rv, "author", "email") != "alice@example.com" || rv["version"].(float64) != float64(n) {
+		t.Errorf("review %v", rv)
+	}
+	// A second push updates the open review: its head, and its title.
+	g.commitFile(w, "a.txt", "three\n")
+	out = g.must(w, "push", "-o", "review.title=Renamed", "origin", fmt.Sprintf("draft/%d", n))
+	if !strings.Contains(out, fmt.Sprintf("review 1 of draft %d updated", n)) {
+		t.Errorf("second push:\n%s", out)
+	}
+	rv = get(t, f.review(1), "review").(map[string]any)
+	if rv["title"] != "Renamed" || get(t, rv, "head", "commit") != g.must(w, "rev-parse", "HEAD") {
+		t.Errorf("review after the second push %v", rv)
+	}
+	// Without the option no review is touched; a push refused for other
+	// reasons opens none.
+	g.commitFile(w, "a.txt", "four\n")
+	if out := g.must(w, "push", "origin", fmt.Sprintf("draft/%d", n)); strings.Contains(out, "review") {
+		t.Errorf("plain push mentions a review:\n%s", out)
+	}
+	readKey := e.CreateKey(f.alice, "read")
+	g.commitFile(w, "a.txt", "five\n")
+	g.fails(w, "push", "-o", "review", g.url(readKey, "demo/skills/pdf.git"), fmt.Sprintf("draft/%d", n))
+	if l := e.Must(200, "GET", "/v1/skills/pdf/reviews", f.carol, nil).JSON(t)["reviews"].([]any); len(l) != 1 {
+		t.Errorf("reviews %v", l)
+	}
+	f.fsck()
+}
+
+// TestRenderByLabel: a prompt renders the version a label names, sees a
+// move at once, and refuses a label it lacks or a label with a version.
+func TestRenderByLabel(t *testing.T) {
+	e := newEnv(t)
+	pid := e.CreateProject(e.Admin, "demo")
+	e.CreatePrompt(e.Admin, pid, "greet")
+	for i, text := range []string{"Hello {{name}}", "Hi {{name}}"} {
+		e.Must(201, "POST", "/v1/prompts/greet/versions", e.Admin, map[string]any{"template": text})
+		e.Must(200, "POST", fmt.Sprintf("/v1/prompts/greet/versions/%d/publish", i+1), e.Admin, nil)
+	}
+	e.Must(200, "PUT", "/v1/prompts/greet/labels/staging", e.Admin, map[string]any{"version": 1})
+	render := func(body map[string]any) *testenv.Response {
+		body["variables"] = map[string]any{"name": "Ann"}
+		return e.Do("POST", "/v1/prompts/greet/render", e.Admin, body)
+	}
+	for _, tc := range []struct {
+		label, want string
+		version     float64
+	}{{"staging", "Hello Ann", 1}, {"live", "Hi Ann", 2}} {
+		r := render(map[string]any{"label": tc.label})
+		if r.Status != 200 {
+			t.Fatalf("render %s: %d %s", tc.label, r.Status, r.Body)
+		}
+		m := r.JSON(t)
+		if m["rendered"] != tc.want || m["version"].(float64) != tc.version {
+			t.Errorf("render %s: %v", tc.label, m)
+		}
+	}
+	e.Must(200, "PUT", "/v1/prompts/greet/labels/staging", e.Admin, map[string]any{"version": 2})
+	if m := render(map[string]any{"label": "staging"}).JSON(t); m["rendered"] != "Hi Ann" {
+		t.Errorf("render after the move: %v", m)
+	}
+	r := e.Do("POST", "/v1/projects/demo/prompts/greet/render", e.Admin, map[string]any{"label": "staging", "variables": map[string]any{"name": "Bo"}})
+	if r.Status != 200 || r.JSON(t)["rendered"] != "Hi Bo" {
+		t.Errorf("project route: %d %s", r.Status, r.Body)
+	}
+	wantError(t, render(map[string]any{"label": "prod"}), 404, "label prod")
+	wantError(t, render(map[string]any{"label": "Prod"}), 422, "label name")
+	wantError(t, render(map[string]any{"label": "staging", "version": 1}), 400, "not both")
 }

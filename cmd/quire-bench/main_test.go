@@ -48,6 +48,7 @@ func TestQuickRun(t *testing.T) {
 		"## Allocations per request", "render: allocs/op", "live read: allocs/op",
 		"## Writes", "upsert in process", "upsert over HTTP", "8 writers, distinct drafts", "8 writers, one draft",
 		"## git over smart HTTP", "mirror clone", "incremental fetch",
+		"## Reviews", "comment: p50", "GET review, 5 comments: p99",
 		"## Scale\n\nfragment from quire-scale",
 	} {
 		if !strings.Contains(report, want) {
