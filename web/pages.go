@@ -142,6 +142,7 @@ type assetView struct {
 	Live     int
 	Labels   []labelRow
 	Reviews  []*quire.Review
+	CSRF     string
 }
 
 func (u *UI) assetPage(w http.ResponseWriter, r *http.Request, s *session) {
@@ -151,7 +152,7 @@ func (u *UI) assetPage(w http.ResponseWriter, r *http.Request, s *session) {
 		u.fail(w, r, s, err)
 		return
 	}
-	v := assetView{assetRef: ref}
+	v := assetView{assetRef: ref, CSRF: s.csrf}
 	_, v.Versions, _, err = u.app.Versions(ctx, s.p, ref.Kind, ref.Asset.ID, "", quire.ListOptions{Limit: listLimit})
 	if err != nil {
 		u.fail(w, r, s, err)
@@ -197,6 +198,7 @@ type versionView struct {
 	Params   string
 	Schema   string
 	Versions []*quire.Version // for the diff form
+	CSRF     string
 }
 
 func (u *UI) versionPage(w http.ResponseWriter, r *http.Request, s *session) {
@@ -226,7 +228,7 @@ func (u *UI) showVersion(w http.ResponseWriter, r *http.Request, s *session, plu
 		u.fail(w, r, s, err)
 		return
 	}
-	v := versionView{assetRef: ref, Version: ver, Origin: origin(r, u.secure(r))}
+	v := versionView{assetRef: ref, Version: ver, Origin: origin(r, u.secure(r)), CSRF: s.csrf}
 	if _, v.Versions, _, err = u.app.Versions(ctx, s.p, ref.Kind, ref.Asset.ID, "", quire.ListOptions{Limit: listLimit}); err != nil {
 		u.fail(w, r, s, err)
 		return
