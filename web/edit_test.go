@@ -105,3 +105,22 @@ func regexpValue(t *testing.T, body, name string) string {
 	rest := body[i+len(`name="`+name+`" value="`):]
 	return rest[:strings.IndexByte(rest, '"')]
 }
+
+func TestPlayground(t *testing.T) {
+	f := newFixture(t)
+	b := newBrowser(t, f.e.URL)
+	token := b.signIn(testenv.AdminEmail, testenv.AdminPassword)
+	play := "/ui/p/demo/prompts/greeting/play"
+	wantPage(t, b.get("/ui/p/demo/prompts/greeting"), 200, `href="`+play+`"`)
+	form := b.get(play)
+	wantPage(t, form, 200, `<label for="var-name">name</label>`, `name="var.name"`)
+	r := b.do("POST", play+"?version=0", url.Values{"csrf": {token}, "var.name": {"<b>Ada</b>"}})
+	wantPage(t, r, 200, `<pre class="source" tabindex="0" id="rendered">Hello &lt;b&gt;Ada&lt;/b&gt; &lt;script&gt;</pre>`, "Result (v1)")
+	// A missing variable is reported beside the form.
+	r = b.do("POST", play+"?version=1", url.Values{"csrf": {token}})
+	if r.status < 400 || r.status >= 500 || !strings.Contains(r.body, `class="error"`) || !strings.Contains(r.body, "name") {
+		t.Fatalf("missing variable: %d\n%s", r.status, r.body)
+	}
+	wantPage(t, b.do("POST", play, url.Values{"csrf": {token}, "extra": {"[1"}}), 400, "more variables must be a JSON object")
+	wantPage(t, b.do("POST", play, url.Values{"var.name": {"x"}}), http.StatusForbidden)
+}

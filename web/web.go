@@ -111,6 +111,7 @@ func (u *UI) routes() {
 	m.HandleFunc("GET "+Prefix+"p/{project}/skills/{asset}/v/{n}/zip", u.authed(u.zipDownload))
 	u.editRoutes()
 	u.accountRoutes()
+	u.playRoutes()
 	m.HandleFunc(Prefix, u.authed(func(w http.ResponseWriter, r *http.Request, s *session) {
 		u.renderError(w, r, s, http.StatusNotFound, "There is no page here.")
 	}))
