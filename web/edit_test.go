@@ -124,3 +124,46 @@ func TestPlayground(t *testing.T) {
 	wantPage(t, b.do("POST", play, url.Values{"csrf": {token}, "extra": {"[1"}}), 400, "more variables must be a JSON object")
 	wantPage(t, b.do("POST", play, url.Values{"var.name": {"x"}}), http.StatusForbidden)
 }
+
+func TestLabelsAndPromptEdit(t *testing.T) {
+	f := newFixture(t)
+	b := newBrowser(t, f.e.URL)
+	token := b.signIn(testenv.AdminEmail, testenv.AdminPassword)
+	base := "/ui/p/demo/prompts/greeting"
+
+	// A draft of the prompt, edited through the form, published, labelled.
+	if r := b.do("POST", base+"/drafts", url.Values{"csrf": {token}}); r.status != http.StatusSeeOther || r.header.Get("Location") != base+"/v/2" {
+		t.Fatalf("new draft: %d %q\n%s", r.status, r.header.Get("Location"), r.body)
+	}
+	wantPage(t, b.get(base+"/v/2"), 200, `href="`+base+`/v/2/edit"`)
+	form := b.get(base + "/v/2/edit")
+	wantPage(t, form, 200, "Hello {{name}} &lt;script&gt;</textarea>", `value="gpt-test"`)
+	commit := regexpValue(t, form.body, "commit")
+	wantPage(t, b.do("POST", base+"/v/2/edit", url.Values{"csrf": {token}, "commit": {commit}, "template": {"x"}, "model_params": {"{oops"}}), 400, "model parameters must be JSON")
+	r := b.do("POST", base+"/v/2/edit", url.Values{"csrf": {token}, "commit": {commit}, "template": {"Bonjour {{name}}\r\n"}, "model": {"gpt-next"}, "model_params": {`{"temperature": 0.2}`}})
+	if r.status != http.StatusSeeOther {
+		t.Fatalf("save prompt: %d\n%s", r.status, r.body)
+	}
+	wantPage(t, b.get(base+"/v/2"), 200, "Bonjour {{name}}", "gpt-next", "&#34;temperature&#34;: 0.2")
+	if r := b.do("POST", base+"/v/2/edit", url.Values{"csrf": {token}, "commit": {commit}, "template": {"stale"}}); r.status != http.StatusPreconditionFailed {
+		t.Fatalf("stale save: %d", r.status)
+	}
+	if r := b.do("POST", base+"/v/2/publish", url.Values{"csrf": {token}}); r.status != http.StatusSeeOther {
+		t.Fatalf("publish: %d\n%s", r.status, r.body)
+	}
+	if r := b.do("POST", base+"/labels", url.Values{"csrf": {token}, "name": {"staging"}, "version": {"2"}}); r.status != http.StatusSeeOther {
+		t.Fatalf("set label: %d\n%s", r.status, r.body)
+	}
+	wantPage(t, b.get(base), 200, "staging</span> → <a href=\""+base+"/v/2\">v2</a>", "Delete label staging")
+	api := f.e.Must(200, "GET", "/v1/prompts/"+f.promptID+"/labels", f.e.Admin, nil)
+	if !strings.Contains(string(api.Body), `"staging"`) {
+		t.Fatalf("the API does not see the label: %s", api.Body)
+	}
+	wantPage(t, b.do("POST", base+"/labels", url.Values{"csrf": {token}, "name": {"bad label!"}, "version": {"2"}}), 422, "label name must match")
+	if r := b.do("POST", base+"/labels/staging/delete", url.Values{"csrf": {token}}); r.status != http.StatusSeeOther {
+		t.Fatalf("delete label: %d", r.status)
+	}
+	if strings.Contains(string(f.e.Must(200, "GET", "/v1/prompts/"+f.promptID+"/labels", f.e.Admin, nil).Body), `"staging"`) {
+		t.Fatal("label still there after delete")
+	}
+}

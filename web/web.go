@@ -112,6 +112,7 @@ func (u *UI) routes() {
 	u.editRoutes()
 	u.accountRoutes()
 	u.playRoutes()
+	u.labelRoutes()
 	m.HandleFunc(Prefix, u.authed(func(w http.ResponseWriter, r *http.Request, s *session) {
 		u.renderError(w, r, s, http.StatusNotFound, "There is no page here.")
 	}))
