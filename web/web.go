@@ -113,6 +113,7 @@ func (u *UI) routes() {
 	u.accountRoutes()
 	u.playRoutes()
 	u.labelRoutes()
+	u.reviewRoutes()
 	m.HandleFunc(Prefix, u.authed(func(w http.ResponseWriter, r *http.Request, s *session) {
 		u.renderError(w, r, s, http.StatusNotFound, "There is no page here.")
 	}))
