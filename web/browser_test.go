@@ -34,10 +34,11 @@ func chromium(t *testing.T) string {
 
 // TestBrowserSignInAndReadSkill drives a real headless Chromium: sign in
 // through the form, open the project, the skill, its version and a file,
-// asserting what the page shows. The fixture's files carry script probes
+// asserting what the page shows; then open a draft, edit a file through
+// the form and see the change in the diff. The fixture's files carry script probes
 // (in SKILL.md, a file name, a prompt template); none may run: the test
 // fails on any dialog or uncaught exception.
-func TestBrowserSignInAndReadSkill(t *testing.T) {
+func TestBrowserSignInReadAndEditSkill(t *testing.T) {
 	bin := chromium(t)
 	f := newFixture(t)
 
@@ -139,6 +140,25 @@ func TestBrowserSignInAndReadSkill(t *testing.T) {
 	// The prompt page shows its template (with a script probe) as text.
 	step("open the prompt", chromedp.Navigate(f.e.URL+"/ui/p/demo/prompts/greeting/v/1"), chromedp.WaitVisible(css("#content-h")))
 	template := text("pre.source")
+
+	// Edit a file in a new draft, then see the change in the diff.
+	step("open a draft and edit a file",
+		chromedp.Navigate(f.e.URL+"/ui/p/demo/skills/pdf-tools"),
+		chromedp.WaitVisible(css("#draft-from")),
+		chromedp.Click(css(`form[action$="/drafts"] button[type=submit]`)),
+		chromedp.WaitVisible(css(`a[href="/ui/p/demo/skills/pdf-tools/v/3/edit/SKILL.md"]`)),
+		chromedp.Navigate(f.e.URL+"/ui/p/demo/skills/pdf-tools/v/3/edit/scripts/run.py"),
+		chromedp.WaitVisible(css("#content")),
+		chromedp.SetValue(css("#content"), "print('from the browser')\n"),
+		chromedp.Submit(css("#content")),
+		chromedp.WaitVisible(css(".code")),
+		chromedp.Navigate(f.e.URL+"/ui/p/demo/skills/pdf-tools/diff?to=3"),
+		chromedp.WaitVisible(css("table.unified")),
+	)
+	diff := text("table.unified")
+	if !strings.Contains(diff, "print('from the browser')") || !strings.Contains(diff, "print('hello')") {
+		t.Errorf("diff of the draft: %q", diff)
+	}
 
 	if heading != "Projects" || !strings.Contains(project, "Skill pdf-tools") || !strings.Contains(project, "Prompt greeting") {
 		t.Errorf("after sign in: heading %q, project page %q", heading, project)
