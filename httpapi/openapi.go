@@ -717,10 +717,14 @@ type Route struct {
 	Path   string
 }
 
-// Routes lists the routes the server answers.
+// Routes lists the routes the API answers (not the browser UI's, which
+// MountUI adds: they are pages, not API).
 func (s *Server) Routes() []Route {
 	var out []Route
 	for _, r := range s.engine.Routes() {
+		if uiRoute(r.Path) {
+			continue
+		}
 		out = append(out, Route{Method: r.Method, Path: r.Path})
 	}
 	return out

@@ -49,7 +49,7 @@ var forbidden = map[string][]string{
 	"cache":         {module + "/internal/server", module + "/app", module + "/httpapi", module + "/gitstore", gin, goGit},
 	"telemetry":     {module + "/internal/server", module + "/app", module + "/httpapi", module + "/gitstore", module + "/cache", gin, goGit},
 	"zipfile":       {module + "/app", module + "/httpapi", module + "/gitstore", module + "/cache", gin, goGit, goRedis},
-	"web":           {module + "/gitstore", module + "/cache", goGit, goRedis, mini},
+	"web":           {module + "/internal/server", module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", gin, goGit, goRedis, mini, chromedp},
 	"mcp":           {module + "/gitstore", module + "/cache", module + "/httpapi", module + "/internal/server", module + "/gitproto", goGit, goRedis, mini, gin},
 	// The Go SDK talks HTTP only: of quire it knows the root types, the
 	// renderer (to render as the server does) and skillpack (digests).

@@ -29,6 +29,7 @@ import (
 	"github.com/quire/quire/internal/netguard"
 	"github.com/quire/quire/mcp"
 	"github.com/quire/quire/telemetry"
+	"github.com/quire/quire/web"
 )
 
 // Config is what Build wires a server from. The zero value of every field
@@ -255,6 +256,11 @@ func Build(ctx context.Context, cfg Config) (s *Server, err error) {
 		return s.MCP
 	}
 	s.API = httpapi.New(api)
+	ui, err := web.New(s.API.App(), web.Config{TrustedProxies: cfg.TrustedProxies, Logger: log})
+	if err != nil {
+		return s, err
+	}
+	s.API.MountUI(ui)
 
 	if cfg.UsageFlush > 0 {
 		usageCtx, stop := context.WithCancel(context.WithoutCancel(ctx))

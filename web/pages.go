@@ -1,0 +1,376 @@
+package web
+
+import (
+	"net/http"
+	"sort"
+	"strconv"
+
+	"github.com/quire/quire"
+)
+
+// listLimit bounds every list a page shows; the rest is a "more" link
+// away (not built yet: docs/ui.md).
+const listLimit = 100
+
+func kindOf(seg string) (quire.Kind, bool) {
+	switch seg {
+	case "skills":
+		return quire.KindSkill, true
+	case "prompts":
+		return quire.KindPrompt, true
+	}
+	return "", false
+}
+
+type projectsView struct {
+	Projects []*quire.Project
+}
+
+func (u *UI) projectsPage(w http.ResponseWriter, r *http.Request, s *session) {
+	ps, err := u.app.Projects(r.Context(), s.p)
+	if err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
+	sort.Slice(ps, func(i, j int) bool { return ps[i].Slug < ps[j].Slug })
+	u.render(w, r, s, http.StatusOK, "projects", "Projects", projectsView{Projects: ps})
+}
+
+type promptRow struct {
+	*quire.Asset
+	Live   int // 0: none
+	Labels []quire.Label
+}
+
+type memberRow struct {
+	Name string
+	Role quire.ProjectRole
+}
+
+type projectView struct {
+	Project  *quire.Project
+	Skills   []*quire.Asset
+	Prompts  []promptRow
+	Members  []memberRow
+	Activity []quire.Activity
+}
+
+func (u *UI) projectPage(w http.ResponseWriter, r *http.Request, s *session) {
+	ctx := r.Context()
+	pr, err := u.app.Project(ctx, s.p, r.PathValue("project"), quire.AccessRead)
+	if err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
+	v := projectView{Project: pr}
+	if v.Skills, _, err = u.app.Assets(ctx, s.p, quire.KindSkill, pr.ID, quire.ListOptions{Limit: listLimit}); err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
+	prompts, _, err := u.app.Assets(ctx, s.p, quire.KindPrompt, pr.ID, quire.ListOptions{Limit: listLimit})
+	if err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
+	for _, as := range prompts {
+		row := promptRow{Asset: as}
+		if _, pv, err := u.app.LivePrompt(ctx, s.p, as.ID, nil); err == nil && pv != nil {
+			row.Live = pv.Version.Number
+		}
+		row.Labels, _ = u.app.Labels(ctx, s.p, quire.KindPrompt, as.ID) // none when the server keeps no labels
+		v.Prompts = append(v.Prompts, row)
+	}
+	for _, m := range pr.Members {
+		name := m.UserID
+		// Only admins and the member may read a user record (app.User);
+		// others see the id.
+		if usr, err := u.app.User(ctx, s.p, m.UserID); err == nil {
+			name = usr.Name + " <" + usr.Email + ">"
+		}
+		v.Members = append(v.Members, memberRow{Name: name, Role: m.Role})
+	}
+	v.Activity, _, err = u.app.Activity(ctx, s.p, pr.ID, func() (quire.ListOptions, error) { return quire.ListOptions{Limit: 20}, nil })
+	if err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
+	u.render(w, r, s, http.StatusOK, "project", pr.Name, v)
+}
+
+// assetRef is the part of a URL naming an asset, resolved.
+type assetRef struct {
+	Project *quire.Project
+	Asset   *quire.Asset
+	Kind    quire.Kind
+	Plural  string // the URL segment: skills, prompts
+}
+
+// Base is the asset's UI path.
+func (a assetRef) Base() string {
+	return Prefix + "p/" + a.Project.Slug + "/" + a.Plural + "/" + a.Asset.Slug
+}
+
+// CloneURL is the path of the asset's git repository (the page prefixes
+// the origin the browser used).
+func (a assetRef) ClonePath() string {
+	return "/git/" + a.Project.Slug + "/" + a.Plural + "/" + a.Asset.Slug + ".git"
+}
+
+// resolve reads {project}/{kind}/{asset} from the path through
+// app.ProjectAsset: an asset the caller may not read is ENOTFOUND, as in
+// the API.
+func (u *UI) resolve(r *http.Request, s *session, plural string) (assetRef, error) {
+	kind, ok := kindOf(plural)
+	if !ok {
+		return assetRef{}, quire.Errorf(quire.ENOTFOUND, "no such page")
+	}
+	as, pr, err := u.app.ProjectAsset(r.Context(), s.p, r.PathValue("project"), kind, r.PathValue("asset"), quire.AccessRead)
+	if err != nil {
+		return assetRef{}, err
+	}
+	return assetRef{Project: pr, Asset: as, Kind: kind, Plural: plural}, nil
+}
+
+type labelRow struct {
+	quire.Label
+	History []quire.LabelMove
+}
+
+type assetView struct {
+	assetRef
+	Versions []*quire.Version
+	Live     int
+	Labels   []labelRow
+	Reviews  []*quire.Review
+	CSRF     string
+}
+
+func (u *UI) assetPage(w http.ResponseWriter, r *http.Request, s *session) {
+	ctx := r.Context()
+	ref, err := u.resolve(r, s, r.PathValue("kind"))
+	if err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
+	v := assetView{assetRef: ref, CSRF: s.csrf}
+	_, v.Versions, _, err = u.app.Versions(ctx, s.p, ref.Kind, ref.Asset.ID, "", quire.ListOptions{Limit: listLimit})
+	if err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
+	for _, ver := range v.Versions {
+		if ver.Live {
+			v.Live = ver.Number
+		}
+	}
+	labels, err := u.app.Labels(ctx, s.p, ref.Kind, ref.Asset.ID)
+	if err != nil && quire.ErrorCode(err) != quire.EUNAVAILABLE {
+		u.fail(w, r, s, err)
+		return
+	}
+	for _, l := range labels {
+		h, _ := u.app.LabelHistory(ctx, s.p, ref.Kind, ref.Asset.ID, l.Name)
+		v.Labels = append(v.Labels, labelRow{Label: l, History: h})
+	}
+	v.Reviews, err = u.app.Reviews(ctx, s.p, ref.Kind, ref.Asset.ID, quire.ReviewOpen)
+	if err != nil && quire.ErrorCode(err) != quire.EUNAVAILABLE {
+		u.fail(w, r, s, err)
+		return
+	}
+	u.render(w, r, s, http.StatusOK, "asset", ref.Asset.Name, v)
+}
+
+func versionNumber(r *http.Request) (int, error) {
+	n, err := strconv.Atoi(r.PathValue("n"))
+	if err != nil || n < 1 {
+		return 0, quire.Errorf(quire.ENOTFOUND, "no such version")
+	}
+	return n, nil
+}
+
+type versionView struct {
+	assetRef
+	Version  *quire.Version
+	Origin   string
+	Files    []quire.File
+	Open     *fileView // the file shown: SKILL.md by default
+	Prompt   *quire.PromptContent
+	Params   string
+	Schema   string
+	Versions []*quire.Version // for the diff form
+	CSRF     string
+}
+
+func (u *UI) versionPage(w http.ResponseWriter, r *http.Request, s *session) {
+	u.showVersion(w, r, s, r.PathValue("kind"), "")
+}
+
+func (u *UI) filePage(w http.ResponseWriter, r *http.Request, s *session) {
+	u.showVersion(w, r, s, "skills", r.PathValue("path"))
+}
+
+// showVersion draws a version: a skill's file tree with one file open
+// (SKILL.md unless path names another), or a prompt's content.
+func (u *UI) showVersion(w http.ResponseWriter, r *http.Request, s *session, plural, path string) {
+	ctx := r.Context()
+	ref, err := u.resolve(r, s, plural)
+	if err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
+	n, err := versionNumber(r)
+	if err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
+	_, ver, err := u.app.Version(ctx, s.p, ref.Kind, ref.Asset.ID, n)
+	if err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
+	v := versionView{assetRef: ref, Version: ver, Origin: origin(r, u.secure(r)), CSRF: s.csrf}
+	if _, v.Versions, _, err = u.app.Versions(ctx, s.p, ref.Kind, ref.Asset.ID, "", quire.ListOptions{Limit: listLimit}); err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
+	if ref.Kind == quire.KindPrompt {
+		if path != "" {
+			u.fail(w, r, s, quire.Errorf(quire.ENOTFOUND, "prompts have no files to open"))
+			return
+		}
+		if v.Prompt, err = u.app.PromptContent(ctx, ref.Asset, ver.Commit); err != nil {
+			u.fail(w, r, s, err)
+			return
+		}
+		v.Params, v.Schema = indentJSON(v.Prompt.ModelParams), indentJSON(v.Prompt.VariablesSchema)
+		u.render(w, r, s, http.StatusOK, "version", ref.Asset.Name+" v"+strconv.Itoa(n), v)
+		return
+	}
+	if v.Files, err = u.app.Files(ctx, s.p, ref.Asset.ID, n); err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
+	open := path
+	if open == "" {
+		for _, f := range v.Files {
+			if f.Path == "SKILL.md" {
+				open = f.Path
+			}
+		}
+	}
+	if open != "" {
+		content, f, err := u.app.ReadFile(ctx, s.p, ref.Asset.ID, n, open)
+		if err != nil {
+			u.fail(w, r, s, err)
+			return
+		}
+		v.Open = showFile(f, content)
+	}
+	u.render(w, r, s, http.StatusOK, "version", ref.Asset.Name+" v"+strconv.Itoa(n), v)
+}
+
+// rawFile serves one file's bytes as an inert download: never as HTML
+// from the UI's origin (text/plain or octet-stream, nosniff, a sandboxing
+// CSP), so a file cannot run script here whatever it holds.
+func (u *UI) rawFile(w http.ResponseWriter, r *http.Request, s *session) {
+	ref, err := u.resolve(r, s, "skills")
+	if err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
+	n, err := versionNumber(r)
+	if err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
+	content, f, err := u.app.ReadFile(r.Context(), s.p, ref.Asset.ID, n, r.PathValue("path"))
+	if err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Security-Policy", "sandbox; default-src 'none'")
+	if isText(content) {
+		h.Set("Content-Type", "text/plain; charset=utf-8")
+	} else {
+		h.Set("Content-Type", "application/octet-stream")
+		h.Set("Content-Disposition", attachment(baseName(f.Path)))
+	}
+	h.Set("ETag", `"`+f.SHA+`"`)
+	w.Write(content)
+}
+
+func (u *UI) zipDownload(w http.ResponseWriter, r *http.Request, s *session) {
+	ref, err := u.resolve(r, s, "skills")
+	if err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
+	n, err := versionNumber(r)
+	if err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
+	as, zip, err := u.app.DownloadVersion(r.Context(), s.p, ref.Asset.ID, n)
+	if err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/zip")
+	w.Header().Set("Content-Disposition", attachment(as.Slug+"-v"+strconv.Itoa(n)+".zip"))
+	w.Write(zip)
+}
+
+type diffView struct {
+	assetRef
+	From, To int
+	Split    bool
+	Versions []*quire.Version
+	Files    []fileDiff
+}
+
+// diffPage compares two versions (?from=&to=; from defaults to to's base
+// or the version before), unified or side by side (?view=split).
+func (u *UI) diffPage(w http.ResponseWriter, r *http.Request, s *session) {
+	ctx := r.Context()
+	ref, err := u.resolve(r, s, r.PathValue("kind"))
+	if err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
+	v := diffView{assetRef: ref, Split: r.URL.Query().Get("view") == "split"}
+	if _, v.Versions, _, err = u.app.Versions(ctx, s.p, ref.Kind, ref.Asset.ID, "", quire.ListOptions{Limit: listLimit}); err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
+	q := r.URL.Query()
+	v.From, _ = strconv.Atoi(q.Get("from"))
+	v.To, _ = strconv.Atoi(q.Get("to"))
+	if v.To == 0 && len(v.Versions) > 0 {
+		v.To = v.Versions[0].Number
+		for _, ver := range v.Versions {
+			v.To = max(v.To, ver.Number)
+		}
+	}
+	if v.From == 0 {
+		v.From = v.To - 1
+		for _, ver := range v.Versions {
+			if ver.Number == v.To && ver.Base > 0 {
+				v.From = ver.Base
+			}
+		}
+	}
+	if v.From < 1 || v.To < 1 {
+		u.render(w, r, s, http.StatusOK, "diff", ref.Asset.Name+" diff", v)
+		return
+	}
+	diffs, err := u.app.Diff(ctx, s.p, ref.Kind, ref.Asset.ID, v.From, v.To)
+	if err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
+	for _, d := range diffs {
+		v.Files = append(v.Files, parseDiff(d))
+	}
+	u.render(w, r, s, http.StatusOK, "diff", ref.Asset.Name+" diff", v)
+}

@@ -1,0 +1,166 @@
+package web
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/quire/quire"
+	"github.com/quire/quire/app"
+)
+
+// Reviews: open one on a draft, read it (files, diff, comments in
+// threads, verdicts, whether the draft can be published), comment (on the
+// review or on a line), reply, resolve, approve or request changes, close
+// and reopen -- each through the matching app use case.
+
+func (u *UI) reviewRoutes() {
+	m := u.mux
+	rv := Prefix + "p/{project}/{kind}/{asset}/reviews/{num}"
+	m.HandleFunc("POST "+Prefix+"p/{project}/{kind}/{asset}/v/{n}/reviews", u.authed(u.openReview))
+	m.HandleFunc("GET "+rv, u.authed(u.reviewPage))
+	m.HandleFunc("POST "+rv+"/comments", u.authed(u.reviewAction))
+	m.HandleFunc("POST "+rv+"/comments/{id}/resolve", u.authed(u.reviewAction))
+	m.HandleFunc("POST "+rv+"/verdict", u.authed(u.reviewAction))
+	m.HandleFunc("POST "+rv+"/close", u.authed(u.reviewAction))
+	m.HandleFunc("POST "+rv+"/reopen", u.authed(u.reviewAction))
+}
+
+func (u *UI) openReview(w http.ResponseWriter, r *http.Request, s *session) {
+	ref, err := u.resolve(r, s, r.PathValue("kind"))
+	if err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
+	n, err := versionNumber(r)
+	if err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
+	rv, err := u.app.OpenReview(r.Context(), s.p, ref.Kind, ref.Asset.ID, n, func() (app.ReviewEdit, error) {
+		title, desc := strings.TrimSpace(r.PostFormValue("title")), r.PostFormValue("description")
+		return app.ReviewEdit{Title: &title, Description: &desc}, nil
+	})
+	if err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
+	http.Redirect(w, r, ref.Base()+"/reviews/"+strconv.Itoa(rv.Review.Number), http.StatusSeeOther)
+}
+
+// thread is a top-level comment and its replies.
+type thread struct {
+	*quire.Comment
+	Replies []*quire.Comment
+}
+
+type reviewView struct {
+	assetRef
+	*app.ReviewView
+	Threads []thread
+	Diff    []fileDiff
+	CSRF    string
+}
+
+func reviewNumber(r *http.Request) (int, error) {
+	n, err := strconv.Atoi(r.PathValue("num"))
+	if err != nil || n < 1 {
+		return 0, quire.Errorf(quire.ENOTFOUND, "no such review")
+	}
+	return n, nil
+}
+
+func (u *UI) reviewPage(w http.ResponseWriter, r *http.Request, s *session) {
+	ctx := r.Context()
+	ref, err := u.resolve(r, s, r.PathValue("kind"))
+	if err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
+	num, err := reviewNumber(r)
+	if err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
+	rv, err := u.app.Review(ctx, s.p, ref.Kind, ref.Asset.ID, num)
+	if err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
+	v := reviewView{assetRef: ref, ReviewView: rv, CSRF: s.csrf}
+	byID := map[string]int{}
+	for _, c := range rv.Comments {
+		if c.InReplyTo != "" {
+			if i, ok := byID[c.InReplyTo]; ok {
+				v.Threads[i].Replies = append(v.Threads[i].Replies, c)
+				continue
+			}
+		}
+		byID[c.ID] = len(v.Threads)
+		v.Threads = append(v.Threads, thread{Comment: c})
+	}
+	if base := rv.Review.Base.Version; base > 0 {
+		diffs, err := u.app.Diff(ctx, s.p, ref.Kind, ref.Asset.ID, base, rv.Review.Version)
+		if err == nil {
+			for _, d := range diffs {
+				v.Diff = append(v.Diff, parseDiff(d))
+			}
+		}
+	}
+	u.render(w, r, s, http.StatusOK, "review", "Review #"+strconv.Itoa(num)+" of "+ref.Asset.Name, v)
+}
+
+// reviewAction runs the POST its path names, then shows the review again.
+func (u *UI) reviewAction(w http.ResponseWriter, r *http.Request, s *session) {
+	ctx := r.Context()
+	ref, err := u.resolve(r, s, r.PathValue("kind"))
+	if err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
+	num, err := reviewNumber(r)
+	if err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
+	kind, id := ref.Kind, ref.Asset.ID
+	switch path := r.URL.Path; {
+	case strings.HasSuffix(path, "/resolve"):
+		resolved := r.PostFormValue("resolved") != "false"
+		_, err = u.app.UpdateComment(ctx, s.p, kind, id, num, r.PathValue("id"), func() (app.CommentPatch, error) {
+			return app.CommentPatch{Resolved: &resolved}, nil
+		})
+	case strings.HasSuffix(path, "/comments"):
+		_, err = u.app.Comment(ctx, s.p, kind, id, num, func() (app.CommentEdit, error) {
+			body := strings.ReplaceAll(r.PostFormValue("body"), "\r\n", "\n")
+			e := app.CommentEdit{Body: &body, Path: strings.TrimSpace(r.PostFormValue("path")), Side: r.PostFormValue("side"), InReplyTo: r.PostFormValue("in_reply_to")}
+			if l := strings.TrimSpace(r.PostFormValue("line")); l != "" {
+				n, err := strconv.Atoi(l)
+				if err != nil {
+					return e, quire.Errorf(quire.EINVALID, "line must be a number")
+				}
+				e.Line = n
+			}
+			return e, nil
+		})
+	case strings.HasSuffix(path, "/verdict"):
+		verdict := r.PostFormValue("verdict")
+		if verdict != quire.VerdictApprove && verdict != quire.VerdictRequestChanges {
+			err = quire.Errorf(quire.EINVALID, "verdict must be approve or request_changes")
+			break
+		}
+		_, err = u.app.Verdict(ctx, s.p, kind, id, num, verdict, func() (app.VerdictEdit, error) {
+			body := strings.ReplaceAll(r.PostFormValue("body"), "\r\n", "\n")
+			return app.VerdictEdit{Body: &body}, nil
+		})
+	case strings.HasSuffix(path, "/close"):
+		_, err = u.app.CloseReview(ctx, s.p, kind, id, num)
+	case strings.HasSuffix(path, "/reopen"):
+		_, err = u.app.ReopenReview(ctx, s.p, kind, id, num)
+	}
+	if err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
+	http.Redirect(w, r, ref.Base()+"/reviews/"+strconv.Itoa(num), http.StatusSeeOther)
+}
