@@ -35,6 +35,11 @@ func NewAssetChanges(r *Redis, log *slog.Logger) *AssetChanges {
 	}
 	c := &AssetChanges{rdb: r.client, channel: r.key("changes"), log: log, done: make(chan struct{})}
 	c.sub = c.rdb.Subscribe(context.Background(), c.channel)
+	// As the other subscribers: wait briefly for Redis to confirm, so a
+	// change published right after start is not lost to this process.
+	ctx, cancel := context.WithTimeout(context.Background(), subscribeWait)
+	c.sub.Receive(ctx)
+	cancel()
 	go c.listen()
 	return c
 }
