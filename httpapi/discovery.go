@@ -26,17 +26,25 @@ const discoveryVersion = "0.2.0"
 // the /v1 group's chain (authenticate, request limit, key use), which the
 // well-known routes outside /v1 take too.
 func (s *Server) discoveryRoutes(r *gin.Engine, v1 *gin.RouterGroup, auth []gin.HandlerFunc) {
-	const v = "/skills/:id/versions/:version"
 	wk := r.Group("/.well-known/agent-skills", auth...)
 	// The RFC asks GET and HEAD of everything an index names, the
 	// package too.
 	for _, m := range []string{http.MethodGet, http.MethodHead} {
-		v1.Handle(m, v+"/archive.zip", s.skillArchive(skillpack.Zip))
-		v1.Handle(m, v+"/archive.tar.gz", s.skillArchive(skillpack.TarGz))
 		wk.Handle(m, "/index.json", s.discoveryIndex)
 		wk.Handle(m, "/:name/*path", s.discoveryFile)
 		v1.Handle(m, "/projects/:projectID/agent-skills/index.json", s.discoveryIndex)
 		v1.Handle(m, "/projects/:projectID/agent-skills/:name/*path", s.discoveryFile)
+	}
+}
+
+// archiveRoutes registers a skill version's archives under the skill's
+// tree (Server.assetTree), so the project-scoped address serves them too.
+func (s *Server) archiveRoutes(t *gin.RouterGroup) {
+	// The RFC asks GET and HEAD of everything an index names, the
+	// package too.
+	for _, m := range []string{http.MethodGet, http.MethodHead} {
+		t.Handle(m, "/versions/:version/archive.zip", s.skillArchive(skillpack.Zip))
+		t.Handle(m, "/versions/:version/archive.tar.gz", s.skillArchive(skillpack.TarGz))
 	}
 }
 
@@ -69,7 +77,18 @@ var anonymousRoutes = map[string]bool{
 func anonymousAllowed(c *gin.Context) bool {
 	m := c.Request.Method
 	return (m == http.MethodGet || m == http.MethodHead) &&
-		c.GetHeader("Authorization") == "" && anonymousRoutes[c.FullPath()]
+		c.GetHeader("Authorization") == "" && anonymousRoutes[globalPath(c.FullPath())]
+}
+
+// globalPath is the global route (/v1/skills/:id/…) whose handlers a
+// project-scoped route (Server.mountAsset) runs, or path itself.
+func globalPath(path string) string {
+	for _, kind := range []string{"skills", "prompts"} {
+		if rest, ok := strings.CutPrefix(path, "/v1/projects/:projectID/"+kind+"/:slug"); ok {
+			return "/v1/" + kind + "/:id" + rest
+		}
+	}
+	return path
 }
 
 // skillArchive answers version {version} (a number, "live" or a label)
@@ -162,16 +181,16 @@ func (s *Server) discoveryFile(c *gin.Context) {
 
 // clientRoutes documents the routes of this file (openapi.go).
 var clientRoutes = []apiRoute{
-	route("GET", "/v1/skills/{id}/versions/{version}/archive.zip", "skill files", "A deterministic zip of the version ({version}: a number or \"live\"): files at the root sorted by path, each with the commit's time and mode 0644 or 0755; ETag \"sha256:<hex>\" of the bytes and Repr-Digest. Anonymous callers: published versions of public projects", text(200, "application/zip")),
-	route("GET", "/v1/skills/{id}/versions/{version}/archive.tar.gz", "skill files", "The same as a deterministic tar.gz (the discovery index's package)", text(200, "application/gzip")),
+	route("GET", "/v1/skills/{id}/versions/{version}/archive.zip", "skill files", "A deterministic zip of the version ({version}: a number or \"live\"): files at the root sorted by path, each with the commit's time and mode 0644 or 0755; ETag \"sha256:<hex>\" of the bytes and Repr-Digest. Anonymous callers: published versions of public projects", text(200, "application/zip"), etag(), conditional()),
+	route("GET", "/v1/skills/{id}/versions/{version}/archive.tar.gz", "skill files", "The same as a deterministic tar.gz (the discovery index's package)", text(200, "application/gzip"), etag(), conditional()),
 	route("HEAD", "/v1/skills/{id}/versions/{version}/archive.zip", "skill files", "Headers of the zip archive (ETag, Repr-Digest)", ok(200, "")),
 	route("HEAD", "/v1/skills/{id}/versions/{version}/archive.tar.gz", "skill files", "Headers of the tar.gz archive (ETag, Repr-Digest)", ok(200, "")),
-	route("GET", "/.well-known/agent-skills/index.json", "discovery", "Agent Skills discovery index (RFC v0.2.0): the live version of every skill the caller can read whose slug is an Agent Skills name; where two projects share a slug the older project's skill is listed", public(), ok(200, "DiscoveryIndex")),
+	route("GET", "/.well-known/agent-skills/index.json", "discovery", "Agent Skills discovery index (RFC v0.2.0): the live version of every skill the caller can read whose slug is an Agent Skills name; where two projects share a slug the older project's skill is listed", public(), ok(200, "DiscoveryIndex"), fails(401)),
 	route("HEAD", "/.well-known/agent-skills/index.json", "discovery", "Headers of the discovery index", public(), ok(200, "")),
-	route("GET", "/.well-known/agent-skills/{name}/{path}", "discovery", "A file of a skill listed in the discovery index", public(), text(200, "application/octet-stream")),
+	route("GET", "/.well-known/agent-skills/{name}/{path}", "discovery", "A file of a skill listed in the discovery index", public(), text(200, "application/octet-stream"), fails(401), fails(404)),
 	route("HEAD", "/.well-known/agent-skills/{name}/{path}", "discovery", "Headers of a file of the discovery index", public(), ok(200, "")),
-	route("GET", "/v1/projects/{projectID}/agent-skills/index.json", "discovery", "One project's discovery index", public(), ok(200, "DiscoveryIndex")),
+	route("GET", "/v1/projects/{projectID}/agent-skills/index.json", "discovery", "One project's discovery index", public(), ok(200, "DiscoveryIndex"), fails(401)),
 	route("HEAD", "/v1/projects/{projectID}/agent-skills/index.json", "discovery", "Headers of one project's discovery index", public(), ok(200, "")),
-	route("GET", "/v1/projects/{projectID}/agent-skills/{name}/{path}", "discovery", "A file of a skill of one project's discovery index", public(), text(200, "application/octet-stream")),
+	route("GET", "/v1/projects/{projectID}/agent-skills/{name}/{path}", "discovery", "A file of a skill of one project's discovery index", public(), text(200, "application/octet-stream"), fails(401), fails(404)),
 	route("HEAD", "/v1/projects/{projectID}/agent-skills/{name}/{path}", "discovery", "Headers of a file of one project's discovery index", public(), ok(200, "")),
 }

@@ -225,7 +225,8 @@ func (s *Server) assetTree(t *gin.RouterGroup, kind quire.Kind) {
 	s.labelRoutes(t, kind)  // labels.go
 	switch kind {
 	case quire.KindSkill:
-		s.skillRoutes(t) // skills.go
+		s.skillRoutes(t)   // skills.go
+		s.archiveRoutes(t) // discovery.go
 	case quire.KindPrompt:
 		s.promptRoutes(t) // prompts.go
 		s.usageRoutes(t)  // usage.go

@@ -11,7 +11,7 @@ import (
 // says something.
 func TestCheckContract(t *testing.T) {
 	const id = "0b6f3f4e-8d0c-4d5e-9a57-4b0c7c4d9b1e"
-	project := `{"project":{"id":"` + id + `","name":"P","slug":"p","description":"","members":[],"created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:00:00Z","created_by":"` + id + `"}}`
+	project := `{"project":{"id":"` + id + `","name":"P","slug":"p","description":"","members":[],"visibility":"private","created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:00:00Z","created_by":"` + id + `"}}`
 	apiError := `{"error":"x","code":"not_found","request_id":"r"}`
 	cases := []struct {
 		name, method, path string
