@@ -9,6 +9,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/quire/quire"
+	"github.com/quire/quire/app"
 )
 
 // The answers of the hot path, a render and a live read, are mostly the
@@ -128,8 +129,9 @@ type liveBody struct {
 	body []byte
 }
 
-// writeLive writes the live read pv of a as c.JSON would.
-func (s *Server) writeLive(c *gin.Context, a *quire.Asset, pv *quire.PromptVersion) {
+// writeLive writes the live read pv of a as c.JSON would; files lists the
+// version's files (app.LiveFiles), asked only when the body is not kept.
+func (s *Server) writeLive(c *gin.Context, a *quire.Asset, pv *quire.PromptVersion, files func() ([]app.LiveFile, error)) {
 	key := liveKey{a.ID, pv.Version.Commit}
 	if lb, ok := s.lives.load(key); ok && lb.pv == pv {
 		c.Data(http.StatusOK, jsonMediaType, lb.body)
@@ -137,12 +139,12 @@ func (s *Server) writeLive(c *gin.Context, a *quire.Asset, pv *quire.PromptVersi
 	}
 	// A live version's files never change at its commit: listed (and
 	// hashed) once per cached version, with the body.
-	files, err := s.app.LiveFiles(c.Request.Context(), a, pv.Version.Number)
+	list, err := files()
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	v := gin.H{"version": newPromptView(a, pv.Version, pv.Content), "files": files}
+	v := gin.H{"version": newPromptView(a, pv.Version, pv.Content), "files": list}
 	body, err := json.Marshal(v)
 	if err != nil {
 		c.JSON(http.StatusOK, v)

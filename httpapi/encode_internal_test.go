@@ -54,11 +54,12 @@ func TestWriteLiveAsJSON(t *testing.T) {
 	for _, model := range []string{"m1", "m2"} {
 		pv := &quire.PromptVersion{Version: &quire.Version{Number: 1, Commit: "c1", State: quire.StatePublished, Live: true},
 			Content: &quire.PromptContent{Template: &tmpl, Model: model, ModelParams: json.RawMessage(`{ "t": 1 }`)}}
-		want, _ := json.Marshal(gin.H{"version": newPromptView(a, pv.Version, pv.Content)})
+		files := []app.LiveFile{{Path: "template.mustache", Size: int64(len(tmpl)), SHA256: "ab"}}
+		want, _ := json.Marshal(gin.H{"version": newPromptView(a, pv.Version, pv.Content), "files": files})
 		for range 2 {
 			w := httptest.NewRecorder()
 			c, _ := gin.CreateTestContext(w)
-			s.writeLive(c, a, pv)
+			s.writeLive(c, a, pv, func() ([]app.LiveFile, error) { return files, nil })
 			if w.Body.String() != string(want) {
 				t.Fatalf("got %s\nwant %s", w.Body, want)
 			}

@@ -44,6 +44,18 @@ var fuzzRoutes = []fuzzRoute{
 	{"PUT", "/v1/prompts/{q}/payloads/{y}", "application/json", `{"variables":{"name":"Bob"}}`},
 	{"POST", "/v1/prompts/{q}/render", "application/json", `{"variables":{"name":"Ada"},"payload_id":"{y}","version":1}`},
 	{"POST", "/v1/projects/{p}/prompts/fz-prompt/render", "application/json", `{"variables":{"name":"` + strings.Repeat("x", 100) + `"}}`},
+	{"POST", "/v1/skills/{s}/versions/1/reviews", "application/json", `{"title":"t","description":"d"}`},
+	{"POST", "/v1/skills/{s}/reviews/1/comments", "application/json", `{"body":"b","path":"SKILL.md","line":1,"side":"head"}`},
+	{"POST", "/v1/skills/{s}/reviews/1/approve", "application/json", `{"body":"ok"}`},
+	{"POST", "/v1/skills/{s}/reviews/1/request-changes", "application/json", `{"body":"no"}`},
+	{"POST", "/v1/prompts/{q}/versions/2/reviews", "application/json", `{"title":"t"}`},
+	{"POST", "/v1/prompts/{q}/reviews/1/comments", "application/json", `{"body":"b"}`},
+	{"POST", "/v1/prompts/{q}/reviews/1/approve", "application/json", `{"body":"ok"}`},
+	{"POST", "/v1/prompts/{q}/reviews/1/request-changes", "application/json", `{"body":"no"}`},
+	{"PATCH", "/v1/skills/{s}/reviews/1/comments/c1", "application/json", `{"resolved":true,"body":"b"}`},
+	{"PATCH", "/v1/prompts/{q}/reviews/1/comments/c1", "application/json", `{"resolved":true}`},
+	{"PUT", "/v1/skills/{s}/labels/beta", "application/json", `{"version":1,"override":true,"reason":"r"}`},
+	{"PUT", "/v1/prompts/{q}/labels/beta", "application/json", `{"version":1}`},
 }
 
 // bodylessWrites are the write routes whose handlers read no body, so
@@ -72,6 +84,12 @@ var bodylessWrites = map[string]bool{
 	"POST /v1/prompts/:id/versions/:version/archive":           true,
 	"POST /v1/prompts/:id/versions/:version/promote":           true,
 	"POST /v1/prompts/:id/versions/:version/publish":           true,
+	"POST /v1/skills/:id/reviews/:number/close":                true,
+	"DELETE /v1/skills/:id/labels/:name":                       true,
+	"DELETE /v1/prompts/:id/labels/:name":                      true,
+	"POST /v1/skills/:id/reviews/:number/reopen":               true,
+	"POST /v1/prompts/:id/reviews/:number/close":               true,
+	"POST /v1/prompts/:id/reviews/:number/reopen":              true,
 	"* /git/*path": true,
 }
 
@@ -87,7 +105,7 @@ func TestFuzzRoutesCoverEveryWrite(t *testing.T) {
 	// The fuzz list names concrete paths; gin names parameters.
 	concrete := strings.NewReplacer(
 		":projectID/prompts/:slug", "{p}/prompts/fz-prompt",
-		":projectID", "{p}", ":userID", "{u}", ":payloadID", "{y}", ":version", "{n}")
+		":projectID", "{p}", ":userID", "{u}", ":payloadID", "{y}", ":version", "{n}", ":number", "1", ":commentID", "c1", ":name", "beta")
 	for _, r := range e.Server.Routes() {
 		if r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions {
 			continue

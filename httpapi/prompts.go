@@ -191,5 +191,7 @@ func (s *Server) livePrompt(c *gin.Context) {
 		return // notModified answered
 	}
 	// notModified has set the ETag: pv is the version at commit.
-	s.writeLive(c, a, pv)
+	s.writeLive(c, a, pv, func() ([]app.LiveFile, error) {
+		return s.app.LiveFiles(c.Request.Context(), a, pv.Version.Number)
+	})
 }

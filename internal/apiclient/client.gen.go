@@ -18539,11 +18539,11 @@ type PostMcpResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *interface{}
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *APIError
+	JSON400 *interface{}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *APIError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *APIError
+	JSON404 *interface{}
 	// JSON408 the response for an HTTP 408 `application/json` response
 	JSON408 *APIError
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -18562,7 +18562,7 @@ func (r PostMcpResponse) GetJSON200() *interface{} {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostMcpResponse) GetJSON400() *APIError {
+func (r PostMcpResponse) GetJSON400() *interface{} {
 	return r.JSON400
 }
 
@@ -18572,7 +18572,7 @@ func (r PostMcpResponse) GetJSON401() *APIError {
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r PostMcpResponse) GetJSON404() *APIError {
+func (r PostMcpResponse) GetJSON404() *interface{} {
 	return r.JSON404
 }
 
@@ -46574,7 +46574,7 @@ func ParsePostMcpResponse(rsp *http.Response) (*PostMcpResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest APIError
+		var dest interface{}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -46588,7 +46588,7 @@ func ParsePostMcpResponse(rsp *http.Response) (*PostMcpResponse, error) {
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest APIError
+		var dest interface{}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
