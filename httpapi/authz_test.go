@@ -342,6 +342,86 @@ var authzTable = map[string]authzRow{
 	"DELETE /mcp": {policy: "any-user", ok: 400, req: authzPath("/mcp")},
 }
 
+// reviewRows are the rows of reviews and labels (reviews.go, labels.go)
+// for one kind; ph is its placeholder ({skill} or {prompt}). The fixture
+// has review 1 open on draft 2, a comment on it and label "stable" on
+// version 1.
+func reviewRows(kind, ph string) map[string]authzRow {
+	g := "/v1/" + kind + "/:id"
+	p := "/v1/" + kind + "/" + ph
+	return map[string]authzRow{
+		"POST " + g + "/versions/:version/reviews": {policy: "project-write", ok: 201, req: func(f *authzFixture, fresh bool) authzReq {
+			n := 2
+			if fresh {
+				n = f.newDraft(kind)
+			}
+			return authzReq{path: fmt.Sprintf("%s/versions/%d/reviews", f.expand(p), n), body: map[string]string{"title": "t"}}
+		}},
+		"GET " + g + "/reviews":         {policy: "project-read", ok: 200, req: authzPath(p + "/reviews")},
+		"GET " + g + "/reviews/:number": {policy: "project-read", ok: 200, req: authzPath(p + "/reviews/1")},
+		"POST " + g + "/reviews/:number/comments": {policy: "project-write", ok: 201,
+			req: authzBody(p+"/reviews/1/comments", map[string]string{"body": "looks fine"})},
+		"PATCH " + g + "/reviews/:number/comments/:commentID": {policy: "project-write", ok: 200, req: func(f *authzFixture, _ bool) authzReq {
+			return authzReq{path: f.expand(p) + "/reviews/1/comments/" + f.comments[kind], body: map[string]bool{"resolved": true}}
+		}},
+		"POST " + g + "/reviews/:number/approve": {policy: "project-write", ok: 201,
+			req: authzBody(p+"/reviews/1/approve", map[string]string{"body": "ok"})},
+		"POST " + g + "/reviews/:number/request-changes": {policy: "project-write", ok: 201,
+			req: authzBody(p+"/reviews/1/request-changes", map[string]string{"body": "change"})},
+		"POST " + g + "/reviews/:number/close": {policy: "project-write", ok: 200, over: authorOrOwner, req: func(f *authzFixture, fresh bool) authzReq {
+			n := 1
+			if fresh {
+				n = f.newReview(kind, false)
+			}
+			return authzReq{path: fmt.Sprintf("%s/reviews/%d/close", f.expand(p), n)}
+		}},
+		"POST " + g + "/reviews/:number/reopen": {policy: "project-write", ok: 200, over: authorOrOwner, req: func(f *authzFixture, fresh bool) authzReq {
+			n := 1
+			if fresh {
+				n = f.newReview(kind, true)
+			}
+			return authzReq{path: fmt.Sprintf("%s/reviews/%d/reopen", f.expand(p), n)}
+		}},
+		"GET " + g + "/labels": {policy: "project-read", ok: 200, req: authzPath(p + "/labels")},
+		"PUT " + g + "/labels/:name": {policy: "project-write", ok: 200,
+			req: authzBody(p+"/labels/beta", map[string]int{"version": 1})},
+		"DELETE " + g + "/labels/:name": {policy: "project-write", ok: 204, req: func(f *authzFixture, fresh bool) authzReq {
+			if fresh {
+				f.e.Must(200, "PUT", f.expand(p)+"/labels/gone", f.e.Admin, map[string]int{"version": 1})
+			}
+			return authzReq{path: f.expand(p) + "/labels/gone"}
+		}},
+		"GET " + g + "/labels/:name/history": {policy: "project-read", ok: 200, req: authzPath(p + "/labels/stable/history")},
+	}
+}
+
+// authorOrOwner: closing or reopening a review is for its author (the
+// admin user, whose keys act as the admin) or a project owner.
+var authorOrOwner = map[cred]int{credEditor: 403}
+
+// newDraft opens a draft of the fixture's skill or prompt.
+func (f *authzFixture) newDraft(kind string) int {
+	ph, body := "{skill}", any(nil)
+	if kind == "prompts" {
+		ph, body = "{prompt}", map[string]string{"template": "Hey {{name}}"}
+	}
+	return num(f.t, f.e.Must(201, "POST", f.expand("/v1/"+kind+"/"+ph+"/versions"), f.e.Admin, body).JSON(f.t), "version", "version")
+}
+
+// newReview opens a review on a new draft (and closes it, if asked) and
+// returns its number.
+func (f *authzFixture) newReview(kind string, closed bool) int {
+	ph := map[string]string{"skills": "{skill}", "prompts": "{prompt}"}[kind]
+	base := f.expand("/v1/" + kind + "/" + ph)
+	n := f.newDraft(kind)
+	r := f.e.Must(201, "POST", fmt.Sprintf("%s/versions/%d/reviews", base, n), f.e.Admin, map[string]string{"title": "t"})
+	number := num(f.t, r.JSON(f.t), "review", "number")
+	if closed {
+		f.e.Must(200, "POST", fmt.Sprintf("%s/reviews/%d/close", base, number), f.e.Admin, nil)
+	}
+	return number
+}
+
 // withScopedRows adds to table, for each row of a route under one skill
 // or prompt, the same row at the project-scoped address, where the asset
 // is named by slug (or by id when the row made a fresh one): the two
@@ -406,6 +486,7 @@ type authzFixture struct {
 	extraUser                string
 	targetKey, targetSession string
 	adminSession             string
+	comments                 map[string]string // a comment on review 1, by kind
 	zip                      []byte
 }
 
@@ -441,6 +522,14 @@ func newAuthzFixture(t *testing.T) *authzFixture {
 	e.Must(200, "POST", f.expand("/v1/prompts/{prompt}/versions/1/publish"), e.Admin, nil)
 	e.Must(201, "POST", f.expand("/v1/prompts/{prompt}/versions"), e.Admin, map[string]string{"template": "Hi {{name}}"})
 	f.payload = f.newPayload()
+	f.comments = map[string]string{}
+	for kind, ph := range map[string]string{"skills": "{skill}", "prompts": "{prompt}"} {
+		base := f.expand("/v1/" + kind + "/" + ph)
+		e.Must(201, "POST", base+"/versions/2/reviews", e.Admin, map[string]string{"title": "review"})
+		c := e.Must(201, "POST", base+"/reviews/1/comments", e.Admin, map[string]string{"body": "first"})
+		f.comments[kind] = str(t, c.JSON(t), "comment", "id")
+		e.Must(200, "PUT", base+"/labels/stable", e.Admin, map[string]int{"version": 1})
+	}
 	f.targetKey = f.newKey()
 	f.zip = zipOf(t, "SKILL.md", testenv.SkillManifest("authz-skill"))
 
@@ -578,7 +667,13 @@ func TestAuthorizationMatrix(t *testing.T) {
 	for _, r := range f.e.Server.Routes() {
 		served[r.Method+" "+r.Path] = true
 	}
-	table := withScopedRows(authzTable)
+	all := map[string]authzRow{}
+	for _, rows := range []map[string]authzRow{authzTable, reviewRows("skills", "{skill}"), reviewRows("prompts", "{prompt}")} {
+		for k, v := range rows {
+			all[k] = v
+		}
+	}
+	table := withScopedRows(all)
 	covered := map[string]bool{}
 	var rows []string
 	for key, row := range table {

@@ -92,6 +92,12 @@ var bodylessWrites = map[string]bool{
 	"POST /v1/prompts/:id/versions/:version/archive":           true,
 	"POST /v1/prompts/:id/versions/:version/promote":           true,
 	"POST /v1/prompts/:id/versions/:version/publish":           true,
+	"POST /v1/skills/:id/reviews/:number/close":                true,
+	"DELETE /v1/skills/:id/labels/:name":                       true,
+	"DELETE /v1/prompts/:id/labels/:name":                      true,
+	"POST /v1/skills/:id/reviews/:number/reopen":               true,
+	"POST /v1/prompts/:id/reviews/:number/close":               true,
+	"POST /v1/prompts/:id/reviews/:number/reopen":              true,
 	"* /git/*path": true,
 }
 

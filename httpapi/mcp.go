@@ -41,7 +41,7 @@ func challengeBearer(c *gin.Context) {
 
 // mcpAPIRoutes document /mcp.
 var mcpAPIRoutes = []apiRoute{
-	route("POST", "/mcp", "mcp", "Model Context Protocol, Streamable HTTP: JSON-RPC requests (docs/mcp.md); 401 with WWW-Authenticate without a valid bearer token", ok(200, ""), fails(401)),
-	route("GET", "/mcp", "mcp", "Model Context Protocol: the session's server-sent event stream (Mcp-Session-Id)", text(200, "text/event-stream"), fails(401)),
-	route("DELETE", "/mcp", "mcp", "Model Context Protocol: end the session named by Mcp-Session-Id", ok(204, ""), fails(401)),
+	route("POST", "/mcp", "mcp", "Model Context Protocol, Streamable HTTP: JSON-RPC requests (docs/mcp.md); 401 with WWW-Authenticate without a valid bearer token", ok(200, ""), ok(400, ""), fails(401), ok(404, "")),
+	route("GET", "/mcp", "mcp", "Model Context Protocol: the session's server-sent event stream (Mcp-Session-Id)", text(200, "text/event-stream"), fails(400), fails(401), fails(404)),
+	route("DELETE", "/mcp", "mcp", "Model Context Protocol: end the session named by Mcp-Session-Id", ok(204, ""), fails(400), fails(401), fails(404)),
 }

@@ -2195,7 +2195,7 @@ type ClientInterface interface {
 	// Corresponds with GET /mcp (the `GetMcp` operationId).
 	GetMcp(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostMcp Model Context Protocol, Streamable HTTP: JSON-RPC requests (docs/mcp.md); 401 with WWW-Authenticate without a valid bearer token; 404 (text, from the SDK) for an unknown or ended session (Mcp-Session-Id)
+	// PostMcp Model Context Protocol, Streamable HTTP: JSON-RPC requests (docs/mcp.md); 401 with WWW-Authenticate without a valid bearer token
 	//
 	// Corresponds with POST /mcp (the `PostMcp` operationId).
 	PostMcp(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3728,7 +3728,7 @@ func (c *Client) GetMcp(ctx context.Context, reqEditors ...RequestEditorFn) (*ht
 	return c.Client.Do(req)
 }
 
-// PostMcp Model Context Protocol, Streamable HTTP: JSON-RPC requests (docs/mcp.md); 401 with WWW-Authenticate without a valid bearer token; 404 (text, from the SDK) for an unknown or ended session (Mcp-Session-Id)
+// PostMcp Model Context Protocol, Streamable HTTP: JSON-RPC requests (docs/mcp.md); 401 with WWW-Authenticate without a valid bearer token
 //
 // Corresponds with POST /mcp (the `PostMcp` operationId).
 func (c *Client) PostMcp(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -17716,7 +17716,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /mcp (the `GetMcp` operationId).
 	GetMcpWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMcpResponse, error)
 
-	// PostMcpWithResponse Model Context Protocol, Streamable HTTP: JSON-RPC requests (docs/mcp.md); 401 with WWW-Authenticate without a valid bearer token; 404 (text, from the SDK) for an unknown or ended session (Mcp-Session-Id)
+	// PostMcpWithResponse Model Context Protocol, Streamable HTTP: JSON-RPC requests (docs/mcp.md); 401 with WWW-Authenticate without a valid bearer token
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -19885,6 +19885,8 @@ type DeleteMcpResponse struct {
 	JSON400 *APIError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *APIError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *APIError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *APIError
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -19899,6 +19901,11 @@ func (r DeleteMcpResponse) GetJSON400() *APIError {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r DeleteMcpResponse) GetJSON401() *APIError {
 	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteMcpResponse) GetJSON404() *APIError {
+	return r.JSON404
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -19947,6 +19954,8 @@ type GetMcpResponse struct {
 	JSON400 *APIError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *APIError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *APIError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *APIError
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -19961,6 +19970,11 @@ func (r GetMcpResponse) GetJSON400() *APIError {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r GetMcpResponse) GetJSON401() *APIError {
 	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetMcpResponse) GetJSON404() *APIError {
+	return r.JSON404
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -20008,9 +20022,11 @@ type PostMcpResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *interface{}
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *APIError
+	JSON400 *interface{}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *APIError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *interface{}
 	// JSON408 the response for an HTTP 408 `application/json` response
 	JSON408 *APIError
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -20029,13 +20045,18 @@ func (r PostMcpResponse) GetJSON200() *interface{} {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r PostMcpResponse) GetJSON400() *APIError {
+func (r PostMcpResponse) GetJSON400() *interface{} {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r PostMcpResponse) GetJSON401() *APIError {
 	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostMcpResponse) GetJSON404() *interface{} {
+	return r.JSON404
 }
 
 // GetJSON408 returns the response for an HTTP 408 `application/json` response
@@ -46463,7 +46484,7 @@ func (c *ClientWithResponses) GetMcpWithResponse(ctx context.Context, reqEditors
 	return ParseGetMcpResponse(rsp)
 }
 
-// PostMcpWithResponse Model Context Protocol, Streamable HTTP: JSON-RPC requests (docs/mcp.md); 401 with WWW-Authenticate without a valid bearer token; 404 (text, from the SDK) for an unknown or ended session (Mcp-Session-Id)
+// PostMcpWithResponse Model Context Protocol, Streamable HTTP: JSON-RPC requests (docs/mcp.md); 401 with WWW-Authenticate without a valid bearer token
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -49991,6 +50012,13 @@ func ParseDeleteMcpResponse(rsp *http.Response) (*DeleteMcpResponse, error) {
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest APIError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -50044,6 +50072,13 @@ func ParseGetMcpResponse(rsp *http.Response) (*GetMcpResponse, error) {
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest APIError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -50091,7 +50126,7 @@ func ParsePostMcpResponse(rsp *http.Response) (*PostMcpResponse, error) {
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest APIError
+		var dest interface{}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -50103,6 +50138,13 @@ func ParsePostMcpResponse(rsp *http.Response) (*PostMcpResponse, error) {
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest interface{}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
 		var dest APIError
