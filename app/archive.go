@@ -58,9 +58,7 @@ func (a *App) resolveVersion(ctx context.Context, as *quire.Asset, r VersionRef)
 		}
 		return v.Number, nil
 	case r.Label != "":
-		// Labels (issue 17) plug in here: look the label up on as and
-		// return the version it points at.
-		return 0, quire.Errorf(quire.ENOTFOUND, "label %q not found", r.Label)
+		return a.labelVersion(ctx, as, r.Label)
 	}
 	return r.Number, nil
 }

@@ -54,6 +54,17 @@ func segments(path string) string {
 	return strings.Join(parts, "/")
 }
 
+// assetPath addresses a skill or prompt (plural "skills" or "prompts")
+// by ref: an id or a slug at /v1/{plural}/{ref}, or "project/slug" (one
+// slash; project by id or slug) at the project-scoped twin
+// /v1/projects/{project}/{plural}/{slug}, which needs no global lookup.
+func assetPath(plural, ref string) string {
+	if project, slug, ok := strings.Cut(ref, "/"); ok && !strings.Contains(slug, "/") {
+		return p("/v1/projects/", project, "/"+plural+"/", slug)
+	}
+	return p("/v1/"+plural+"/", ref)
+}
+
 // Operations.
 
 // Health reports whether the process answers (GET /healthz).
@@ -264,48 +275,48 @@ func (c *Client) ProjectPrompts(ctx context.Context, project string, o ListOptio
 
 // Skill returns a skill by id or slug.
 func (c *Client) Skill(ctx context.Context, ref string) (*Skill, error) {
-	return unwrap[Asset](ctx, c, request{method: "GET", path: p("/v1/skills/", ref)}, "skill")
+	return unwrap[Asset](ctx, c, request{method: "GET", path: assetPath("skills", ref)}, "skill")
 }
 
 // Prompt returns a prompt by id or slug.
 func (c *Client) Prompt(ctx context.Context, ref string) (*Prompt, error) {
-	return unwrap[Asset](ctx, c, request{method: "GET", path: p("/v1/prompts/", ref)}, "prompt")
+	return unwrap[Asset](ctx, c, request{method: "GET", path: assetPath("prompts", ref)}, "prompt")
 }
 
 // UpdateSkill changes a skill's name, slug or description.
 func (c *Client) UpdateSkill(ctx context.Context, ref string, in MetaInput) (*Skill, error) {
-	return unwrap[Asset](ctx, c, request{method: "PATCH", path: p("/v1/skills/", ref), body: in}, "skill")
+	return unwrap[Asset](ctx, c, request{method: "PATCH", path: assetPath("skills", ref), body: in}, "skill")
 }
 
 // UpdatePrompt changes a prompt's name, slug or description.
 func (c *Client) UpdatePrompt(ctx context.Context, ref string, in MetaInput) (*Prompt, error) {
-	return unwrap[Asset](ctx, c, request{method: "PATCH", path: p("/v1/prompts/", ref), body: in}, "prompt")
+	return unwrap[Asset](ctx, c, request{method: "PATCH", path: assetPath("prompts", ref), body: in}, "prompt")
 }
 
 // DeleteSkill deletes a skill and its repository.
 func (c *Client) DeleteSkill(ctx context.Context, ref string) error {
-	return c.do(ctx, request{method: "DELETE", path: p("/v1/skills/", ref)}, nil)
+	return c.do(ctx, request{method: "DELETE", path: assetPath("skills", ref)}, nil)
 }
 
 // DeletePrompt deletes a prompt and its repository.
 func (c *Client) DeletePrompt(ctx context.Context, ref string) error {
-	return c.do(ctx, request{method: "DELETE", path: p("/v1/prompts/", ref)}, nil)
+	return c.do(ctx, request{method: "DELETE", path: assetPath("prompts", ref)}, nil)
 }
 
 // Versions of skills.
 
 func versionPath(plural, ref string, n int, rest string) string {
-	return p("/v1/"+plural+"/", ref, "/versions/") + strconv.Itoa(n) + rest
+	return assetPath(plural, ref) + "/versions/" + strconv.Itoa(n) + rest
 }
 
 // CreateSkillVersion opens a draft of skill ref from base.
 func (c *Client) CreateSkillVersion(ctx context.Context, ref string, base Base) (*SkillVersion, error) {
-	return unwrap[SkillVersion](ctx, c, request{method: "POST", path: p("/v1/skills/", ref, "/versions"), body: base.body()}, "version")
+	return unwrap[SkillVersion](ctx, c, request{method: "POST", path: assetPath("skills", ref) + p("/versions"), body: base.body()}, "version")
 }
 
 // UploadSkillVersion opens a draft holding the files of a zip archive.
 func (c *Client) UploadSkillVersion(ctx context.Context, ref string, zip []byte) (*SkillVersion, error) {
-	return unwrap[SkillVersion](ctx, c, request{method: "POST", path: p("/v1/skills/", ref, "/versions/upload"), body: zip, ctype: "application/zip"}, "version")
+	return unwrap[SkillVersion](ctx, c, request{method: "POST", path: assetPath("skills", ref) + p("/versions/upload"), body: zip, ctype: "application/zip"}, "version")
 }
 
 // SkillVersions lists a page of a skill's versions in state ("" for any).
@@ -314,7 +325,7 @@ func (c *Client) SkillVersions(ctx context.Context, ref, state string, o ListOpt
 	if state != "" {
 		q.Set("state", state)
 	}
-	return list[SkillVersion](ctx, c, p("/v1/skills/", ref, "/versions"), "versions", q)
+	return list[SkillVersion](ctx, c, assetPath("skills", ref)+p("/versions"), "versions", q)
 }
 
 // SkillVersion returns version n of a skill.
@@ -345,7 +356,7 @@ func (c *Client) ArchiveSkillVersion(ctx context.Context, ref string, n int) (*S
 func (c *Client) diff(ctx context.Context, plural, ref string, from, to int) (*Diff, error) {
 	var out Diff
 	q := url.Values{"from": {strconv.Itoa(from)}, "to": {strconv.Itoa(to)}}
-	err := c.do(ctx, request{method: "GET", path: p("/v1/"+plural+"/", ref, "/diff"), query: q}, &out)
+	err := c.do(ctx, request{method: "GET", path: assetPath(plural, ref) + "/diff", query: q}, &out)
 	return &out, err
 }
 
@@ -356,7 +367,7 @@ func (c *Client) SkillDiff(ctx context.Context, ref string, from, to int) (*Diff
 
 // SkillHistory lists a page of a skill's changes, newest first.
 func (c *Client) SkillHistory(ctx context.Context, ref string, o ListOptions) (Page[Commit], error) {
-	return list[Commit](ctx, c, p("/v1/skills/", ref, "/history"), "commits", listQuery(o))
+	return list[Commit](ctx, c, assetPath("skills", ref)+p("/history"), "commits", listQuery(o))
 }
 
 // Files of skills.
@@ -422,7 +433,7 @@ func (c *Client) DownloadSkillVersion(ctx context.Context, ref string, n int) ([
 // as a deterministic archive, format skillpack.Zip or skillpack.TarGz.
 // The bytes are checked against the ETag the server sent.
 func (c *Client) SkillArchive(ctx context.Context, ref, version string, f skillpack.Format) (*Archive, error) {
-	res, err := c.send(ctx, request{method: "GET", path: p("/v1/skills/", ref, "/versions/", version, "/archive."+string(f))})
+	res, err := c.send(ctx, request{method: "GET", path: assetPath("skills", ref) + p("/versions/", version, "/archive."+string(f))})
 	if err != nil {
 		return nil, err
 	}
@@ -463,7 +474,7 @@ func (c *Client) DiscoveryFile(ctx context.Context, project, name, path string) 
 
 // CreatePromptVersion opens a draft of prompt ref with content.
 func (c *Client) CreatePromptVersion(ctx context.Context, ref string, in PromptVersionInput) (*PromptVersion, error) {
-	return unwrap[PromptVersion](ctx, c, request{method: "POST", path: p("/v1/prompts/", ref, "/versions"), body: in}, "version")
+	return unwrap[PromptVersion](ctx, c, request{method: "POST", path: assetPath("prompts", ref) + p("/versions"), body: in}, "version")
 }
 
 // UpdatePromptVersion edits draft n (one commit); ifMatchCommit, when
@@ -478,7 +489,7 @@ func (c *Client) PromptVersions(ctx context.Context, ref, state string, o ListOp
 	if state != "" {
 		q.Set("state", state)
 	}
-	return list[PromptVersion](ctx, c, p("/v1/prompts/", ref, "/versions"), "versions", q)
+	return list[PromptVersion](ctx, c, assetPath("prompts", ref)+p("/versions"), "versions", q)
 }
 
 // PromptVersion returns version n of a prompt with its content.
@@ -513,7 +524,7 @@ func (c *Client) PromptDiff(ctx context.Context, ref string, from, to int) (*Dif
 
 // PromptHistory lists a page of a prompt's changes, newest first.
 func (c *Client) PromptHistory(ctx context.Context, ref string, o ListOptions) (Page[Commit], error) {
-	return list[Commit](ctx, c, p("/v1/prompts/", ref, "/history"), "commits", listQuery(o))
+	return list[Commit](ctx, c, assetPath("prompts", ref)+p("/history"), "commits", listQuery(o))
 }
 
 // PromptVariables returns the variables version n's template uses.
@@ -532,7 +543,7 @@ func (c *Client) CheckPromptVersion(ctx context.Context, ref string, n int) (*Pr
 
 // PromptDependents lists the prompts that include prompt ref.
 func (c *Client) PromptDependents(ctx context.Context, ref string) ([]Dependent, error) {
-	pg, err := list[Dependent](ctx, c, p("/v1/prompts/", ref, "/dependents"), "dependents", nil)
+	pg, err := list[Dependent](ctx, c, assetPath("prompts", ref)+p("/dependents"), "dependents", nil)
 	return pg.Items, err
 }
 
@@ -540,7 +551,7 @@ func (c *Client) PromptDependents(ctx context.Context, ref string) ([]Dependent,
 // from an earlier answer) set and unchanged, it returns nil, nil: the
 // server answered 304 without a body.
 func (c *Client) LivePrompt(ctx context.Context, ref, etag string) (*PromptVersion, error) {
-	r := request{method: "GET", path: p("/v1/prompts/", ref, "/live")}
+	r := request{method: "GET", path: assetPath("prompts", ref) + p("/live")}
 	if etag != "" {
 		r.headers = map[string]string{"If-None-Match": `"` + etag + `"`}
 	}
@@ -568,7 +579,7 @@ func (c *Client) promptVersionAnswer(ctx context.Context, r request) (*PromptVer
 // RenderPrompt renders prompt ref on the server.
 func (c *Client) RenderPrompt(ctx context.Context, ref string, in RenderInput) (*Rendered, error) {
 	var out Rendered
-	err := c.do(ctx, request{method: "POST", path: p("/v1/prompts/", ref, "/render"), body: in}, &out)
+	err := c.do(ctx, request{method: "POST", path: assetPath("prompts", ref) + p("/render"), body: in}, &out)
 	return &out, err
 }
 
@@ -583,34 +594,34 @@ func (c *Client) RenderProjectPrompt(ctx context.Context, project, slug string, 
 
 // CreatePayload stores named sample variables for prompt ref.
 func (c *Client) CreatePayload(ctx context.Context, ref string, in PayloadInput) (*Payload, error) {
-	return unwrap[Payload](ctx, c, request{method: "POST", path: p("/v1/prompts/", ref, "/payloads"), body: in}, "payload")
+	return unwrap[Payload](ctx, c, request{method: "POST", path: assetPath("prompts", ref) + p("/payloads"), body: in}, "payload")
 }
 
 // Payloads lists a page of prompt ref's payloads.
 func (c *Client) Payloads(ctx context.Context, ref string, o ListOptions) (Page[Payload], error) {
-	return list[Payload](ctx, c, p("/v1/prompts/", ref, "/payloads"), "payloads", listQuery(o))
+	return list[Payload](ctx, c, assetPath("prompts", ref)+p("/payloads"), "payloads", listQuery(o))
 }
 
 // Payload returns one payload.
 func (c *Client) Payload(ctx context.Context, ref, id string) (*Payload, error) {
-	return unwrap[Payload](ctx, c, request{method: "GET", path: p("/v1/prompts/", ref, "/payloads/", id)}, "payload")
+	return unwrap[Payload](ctx, c, request{method: "GET", path: assetPath("prompts", ref) + p("/payloads/", id)}, "payload")
 }
 
 // UpdatePayload replaces a payload's variables and name.
 func (c *Client) UpdatePayload(ctx context.Context, ref, id string, in PayloadInput) (*Payload, error) {
-	return unwrap[Payload](ctx, c, request{method: "PUT", path: p("/v1/prompts/", ref, "/payloads/", id), body: in}, "payload")
+	return unwrap[Payload](ctx, c, request{method: "PUT", path: assetPath("prompts", ref) + p("/payloads/", id), body: in}, "payload")
 }
 
 // DeletePayload deletes a payload.
 func (c *Client) DeletePayload(ctx context.Context, ref, id string) error {
-	return c.do(ctx, request{method: "DELETE", path: p("/v1/prompts/", ref, "/payloads/", id)}, nil)
+	return c.do(ctx, request{method: "DELETE", path: assetPath("prompts", ref) + p("/payloads/", id)}, nil)
 }
 
 // Cache and usage.
 
 // PurgePromptCache drops a prompt's cached reads on every node.
 func (c *Client) PurgePromptCache(ctx context.Context, ref string) error {
-	return c.do(ctx, request{method: "POST", path: p("/v1/prompts/", ref, "/cache/purge")}, nil)
+	return c.do(ctx, request{method: "POST", path: assetPath("prompts", ref) + p("/cache/purge")}, nil)
 }
 
 // PurgeAllCache drops every cached prompt read (admin).
@@ -620,5 +631,5 @@ func (c *Client) PurgeAllCache(ctx context.Context) error {
 
 // PromptUsage returns render counts per version of prompt ref.
 func (c *Client) PromptUsage(ctx context.Context, ref string) (*PromptUsage, error) {
-	return unwrap[PromptUsage](ctx, c, request{method: "GET", path: p("/v1/prompts/", ref, "/usage")}, "usage")
+	return unwrap[PromptUsage](ctx, c, request{method: "GET", path: assetPath("prompts", ref) + p("/usage")}, "usage")
 }

@@ -89,8 +89,9 @@ type GetOption struct {
 // Version reads published version n.
 func Version(n int) GetOption { return GetOption{version: n} }
 
-// Label reads the version a label points at (labels: a server feature
-// of issue 17; until the server has them a Label read is not found).
+// Label reads the version a label points at (docs/reviews.md); the
+// cache asks the label list which version that is on every
+// revalidation, so a moved label is seen within one refresh.
 func Label(name string) GetOption { return GetOption{label: name} }
 
 // cacheKey is one cached read: a prompt and a version selector.
@@ -307,8 +308,14 @@ func (pc *PromptCache) fetch(ctx context.Context, k cacheKey, old *entry) (*entr
 	switch {
 	case k.version > 0:
 		r.path = p("/v1/prompts/", id, "/versions/") + strconv.Itoa(k.version)
-	case k.label != "":
-		r.path = p("/v1/prompts/", id, "/versions/", k.label)
+	case k.label != "" && k.label != "live":
+		// No read by label: the label list names the version, whose
+		// content (immutable) revalidates like any version's.
+		n, err := pc.c.labelVersion(ctx, KindPrompt, id, k.label)
+		if err != nil {
+			return nil, err
+		}
+		r.path = p("/v1/prompts/", id, "/versions/") + strconv.Itoa(n)
 	}
 	if old != nil {
 		r.headers = map[string]string{"If-None-Match": `"` + old.pv.Commit + `"`}

@@ -208,6 +208,9 @@ type RenderInput struct {
 	Variables map[string]any `json:"variables,omitempty"`
 	Version   int            `json:"version,omitempty"`
 	PayloadID string         `json:"payload_id,omitempty"`
+	// Label renders the version a label names ("live": the live one);
+	// not with Version.
+	Label string `json:"label,omitempty"`
 }
 
 // PartialUse is one prompt a render included.

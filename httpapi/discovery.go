@@ -181,7 +181,7 @@ func (s *Server) discoveryFile(c *gin.Context) {
 
 // clientRoutes documents the routes of this file (openapi.go).
 var clientRoutes = []apiRoute{
-	route("GET", "/v1/skills/{id}/versions/{version}/archive.zip", "skill files", "A deterministic zip of the version ({version}: a number or \"live\"): files at the root sorted by path, each with the commit's time and mode 0644 or 0755; ETag \"sha256:<hex>\" of the bytes and Repr-Digest. Anonymous callers: published versions of public projects", text(200, "application/zip"), etag(), conditional()),
+	route("GET", "/v1/skills/{id}/versions/{version}/archive.zip", "skill files", "A deterministic zip of the version ({version}: a number, \"live\" or a label name): files at the root sorted by path, each with the commit's time and mode 0644 or 0755; ETag \"sha256:<hex>\" of the bytes and Repr-Digest. Anonymous callers: published versions of public projects", text(200, "application/zip"), etag(), conditional()),
 	route("GET", "/v1/skills/{id}/versions/{version}/archive.tar.gz", "skill files", "The same as a deterministic tar.gz (the discovery index's package)", text(200, "application/gzip"), etag(), conditional()),
 	route("HEAD", "/v1/skills/{id}/versions/{version}/archive.zip", "skill files", "Headers of the zip archive (ETag, Repr-Digest)", ok(200, "")),
 	route("HEAD", "/v1/skills/{id}/versions/{version}/archive.tar.gz", "skill files", "Headers of the tar.gz archive (ETag, Repr-Digest)", ok(200, "")),

@@ -2920,7 +2920,7 @@ type ClientInterface interface {
 	// Corresponds with HEAD /v1/projects/{project}/skills/{slug}/versions/{version}/archive.tar.gz (the `HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGz` operationId).
 	HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGz(ctx context.Context, project string, slug string, version int, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetV1ProjectsProjectSkillsSlugVersionsVersionArchiveZip A deterministic zip of the version ({version}: a number or "live"): files at the root sorted by path, each with the commit's time and mode 0644 or 0755; ETag "sha256:<hex>" of the bytes and Repr-Digest. Anonymous callers: published versions of public projects
+	// GetV1ProjectsProjectSkillsSlugVersionsVersionArchiveZip A deterministic zip of the version ({version}: a number, "live" or a label name): files at the root sorted by path, each with the commit's time and mode 0644 or 0755; ETag "sha256:<hex>" of the bytes and Repr-Digest. Anonymous callers: published versions of public projects
 	//
 	// Corresponds with GET /v1/projects/{project}/skills/{slug}/versions/{version}/archive.zip (the `GetV1ProjectsProjectSkillsSlugVersionsVersionArchiveZip` operationId).
 	GetV1ProjectsProjectSkillsSlugVersionsVersionArchiveZip(ctx context.Context, project string, slug string, version int, params *GetV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3481,7 +3481,7 @@ type ClientInterface interface {
 	// Corresponds with HEAD /v1/skills/{id}/versions/{version}/archive.tar.gz (the `HeadV1SkillsIdVersionsVersionArchiveTarGz` operationId).
 	HeadV1SkillsIdVersionsVersionArchiveTarGz(ctx context.Context, id string, version int, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetV1SkillsIdVersionsVersionArchiveZip A deterministic zip of the version ({version}: a number or "live"): files at the root sorted by path, each with the commit's time and mode 0644 or 0755; ETag "sha256:<hex>" of the bytes and Repr-Digest. Anonymous callers: published versions of public projects
+	// GetV1SkillsIdVersionsVersionArchiveZip A deterministic zip of the version ({version}: a number, "live" or a label name): files at the root sorted by path, each with the commit's time and mode 0644 or 0755; ETag "sha256:<hex>" of the bytes and Repr-Digest. Anonymous callers: published versions of public projects
 	//
 	// Corresponds with GET /v1/skills/{id}/versions/{version}/archive.zip (the `GetV1SkillsIdVersionsVersionArchiveZip` operationId).
 	GetV1SkillsIdVersionsVersionArchiveZip(ctx context.Context, id string, version int, params *GetV1SkillsIdVersionsVersionArchiveZipParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5683,7 +5683,7 @@ func (c *Client) HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGz(ctx 
 	return c.Client.Do(req)
 }
 
-// GetV1ProjectsProjectSkillsSlugVersionsVersionArchiveZip A deterministic zip of the version ({version}: a number or "live"): files at the root sorted by path, each with the commit's time and mode 0644 or 0755; ETag "sha256:<hex>" of the bytes and Repr-Digest. Anonymous callers: published versions of public projects
+// GetV1ProjectsProjectSkillsSlugVersionsVersionArchiveZip A deterministic zip of the version ({version}: a number, "live" or a label name): files at the root sorted by path, each with the commit's time and mode 0644 or 0755; ETag "sha256:<hex>" of the bytes and Repr-Digest. Anonymous callers: published versions of public projects
 //
 // Corresponds with GET /v1/projects/{project}/skills/{slug}/versions/{version}/archive.zip (the `GetV1ProjectsProjectSkillsSlugVersionsVersionArchiveZip` operationId).
 func (c *Client) GetV1ProjectsProjectSkillsSlugVersionsVersionArchiveZip(ctx context.Context, project string, slug string, version int, params *GetV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7194,7 +7194,7 @@ func (c *Client) HeadV1SkillsIdVersionsVersionArchiveTarGz(ctx context.Context, 
 	return c.Client.Do(req)
 }
 
-// GetV1SkillsIdVersionsVersionArchiveZip A deterministic zip of the version ({version}: a number or "live"): files at the root sorted by path, each with the commit's time and mode 0644 or 0755; ETag "sha256:<hex>" of the bytes and Repr-Digest. Anonymous callers: published versions of public projects
+// GetV1SkillsIdVersionsVersionArchiveZip A deterministic zip of the version ({version}: a number, "live" or a label name): files at the root sorted by path, each with the commit's time and mode 0644 or 0755; ETag "sha256:<hex>" of the bytes and Repr-Digest. Anonymous callers: published versions of public projects
 //
 // Corresponds with GET /v1/skills/{id}/versions/{version}/archive.zip (the `GetV1SkillsIdVersionsVersionArchiveZip` operationId).
 func (c *Client) GetV1SkillsIdVersionsVersionArchiveZip(ctx context.Context, id string, version int, params *GetV1SkillsIdVersionsVersionArchiveZipParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -18577,7 +18577,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with HEAD /v1/projects/{project}/skills/{slug}/versions/{version}/archive.tar.gz (the `HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGz` operationId).
 	HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzWithResponse(ctx context.Context, project string, slug string, version int, reqEditors ...RequestEditorFn) (*HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse, error)
 
-	// GetV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipWithResponse A deterministic zip of the version ({version}: a number or "live"): files at the root sorted by path, each with the commit's time and mode 0644 or 0755; ETag "sha256:<hex>" of the bytes and Repr-Digest. Anonymous callers: published versions of public projects
+	// GetV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipWithResponse A deterministic zip of the version ({version}: a number, "live" or a label name): files at the root sorted by path, each with the commit's time and mode 0644 or 0755; ETag "sha256:<hex>" of the bytes and Repr-Digest. Anonymous callers: published versions of public projects
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -19242,7 +19242,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with HEAD /v1/skills/{id}/versions/{version}/archive.tar.gz (the `HeadV1SkillsIdVersionsVersionArchiveTarGz` operationId).
 	HeadV1SkillsIdVersionsVersionArchiveTarGzWithResponse(ctx context.Context, id string, version int, reqEditors ...RequestEditorFn) (*HeadV1SkillsIdVersionsVersionArchiveTarGzResponse, error)
 
-	// GetV1SkillsIdVersionsVersionArchiveZipWithResponse A deterministic zip of the version ({version}: a number or "live"): files at the root sorted by path, each with the commit's time and mode 0644 or 0755; ETag "sha256:<hex>" of the bytes and Repr-Digest. Anonymous callers: published versions of public projects
+	// GetV1SkillsIdVersionsVersionArchiveZipWithResponse A deterministic zip of the version ({version}: a number, "live" or a label name): files at the root sorted by path, each with the commit's time and mode 0644 or 0755; ETag "sha256:<hex>" of the bytes and Repr-Digest. Anonymous callers: published versions of public projects
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -48083,7 +48083,7 @@ func (c *ClientWithResponses) HeadV1ProjectsProjectSkillsSlugVersionsVersionArch
 	return ParseHeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse(rsp)
 }
 
-// GetV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipWithResponse A deterministic zip of the version ({version}: a number or "live"): files at the root sorted by path, each with the commit's time and mode 0644 or 0755; ETag "sha256:<hex>" of the bytes and Repr-Digest. Anonymous callers: published versions of public projects
+// GetV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipWithResponse A deterministic zip of the version ({version}: a number, "live" or a label name): files at the root sorted by path, each with the commit's time and mode 0644 or 0755; ETag "sha256:<hex>" of the bytes and Repr-Digest. Anonymous callers: published versions of public projects
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -49318,7 +49318,7 @@ func (c *ClientWithResponses) HeadV1SkillsIdVersionsVersionArchiveTarGzWithRespo
 	return ParseHeadV1SkillsIdVersionsVersionArchiveTarGzResponse(rsp)
 }
 
-// GetV1SkillsIdVersionsVersionArchiveZipWithResponse A deterministic zip of the version ({version}: a number or "live"): files at the root sorted by path, each with the commit's time and mode 0644 or 0755; ETag "sha256:<hex>" of the bytes and Repr-Digest. Anonymous callers: published versions of public projects
+// GetV1SkillsIdVersionsVersionArchiveZipWithResponse A deterministic zip of the version ({version}: a number, "live" or a label name): files at the root sorted by path, each with the commit's time and mode 0644 or 0755; ETag "sha256:<hex>" of the bytes and Repr-Digest. Anonymous callers: published versions of public projects
 //
 // Returns a wrapper object for the known response body format(s).
 //
