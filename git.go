@@ -54,4 +54,14 @@ type GitPush struct {
 	// message (for example a credential that may only read). The pack is
 	// read and discarded so the client gets the report.
 	Refused error
+	// Moved, when set, hears of the drafts the push moved before the
+	// report is written (app records their events); an error turns the
+	// report's "ok" lines into errors.
+	Moved func(ctx context.Context, moves []DraftMove) error
+}
+
+// DraftMove is one draft a push moved, from commit Old to New.
+type DraftMove struct {
+	Version  int
+	Old, New string
 }

@@ -46,6 +46,8 @@ type Config struct {
 	Now func() time.Time
 	// Login is the login throttle (login.go).
 	Login LoginConfig
+	// Events keeps the event log and webhooks (events.go, webhooks.go).
+	Events EventsConfig
 }
 
 // App is quire's use cases over its stores.
@@ -71,6 +73,14 @@ type App struct {
 	// found once here rather than asserted per request.
 	templates *templateMemo
 	liveAt    livePromptAt
+
+	// events is the event log (nil: none kept); ev the rest of the events
+	// config; bus wakes readers of the log; coalesce holds bursts of
+	// draft updates (events.go).
+	events   quire.EventLog
+	ev       EventsConfig
+	bus      bus
+	coalesce coalescer
 }
 
 // New returns the use cases over cfg's stores.
@@ -82,6 +92,9 @@ func New(cfg Config) *App {
 		limits: cfg.Limits, sessionTTL: cfg.SessionTTL, bcryptCost: cfg.BcryptCost, now: cfg.Now,
 	}
 	a.templates = newTemplateMemo()
+	a.events, a.ev = cfg.Events.Log, cfg.Events
+	a.bus.init()
+	a.coalesce = coalescer{last: map[string]time.Time{}, timers: map[string]*time.Timer{}}
 	a.liveAt, _ = a.prompts.(livePromptAt)
 	if a.now == nil {
 		a.now = time.Now

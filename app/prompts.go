@@ -92,15 +92,18 @@ func (a *App) CreatePromptVersion(ctx context.Context, p *quire.Principal, as *q
 	if err != nil {
 		return nil, err
 	}
-	if e.Empty() {
-		return v, nil
+	if !e.Empty() {
+		nv, err := a.prompts.EditPrompt(ctx, by, as, v.Number, e.apply, v.Commit)
+		if err != nil {
+			a.versions.DeleteVersion(context.WithoutCancel(ctx), by, as, v.Number)
+			return nil, err
+		}
+		v = nv
 	}
-	nv, err := a.prompts.EditPrompt(ctx, by, as, v.Number, e.apply, v.Commit)
-	if err != nil {
-		a.versions.DeleteVersion(context.WithoutCancel(ctx), by, as, v.Number)
+	if err := a.emit(ctx, a.versionEvent(quire.EventVersionCreated, by, as, v)); err != nil {
 		return nil, err
 	}
-	return nv, nil
+	return v, nil
 }
 
 // UpdatePromptVersion edits draft n of prompt as (write access): ECONFLICT
@@ -121,7 +124,16 @@ func (a *App) UpdatePromptVersion(ctx context.Context, p *quire.Principal, as *q
 	if ifMatch = precondition(ifMatch); ifMatch != "" && ifMatch != v.Commit {
 		return nil, quire.Errorf(quire.EPRECONDITION, "version %d is at %s, not %s", n, v.Commit, ifMatch)
 	}
-	return a.prompts.EditPrompt(ctx, p.Actor(), as, n, e.apply, ifMatch)
+	nv, err := a.prompts.EditPrompt(ctx, p.Actor(), as, n, e.apply, ifMatch)
+	if err != nil {
+		return nil, err
+	}
+	if nv.Commit != v.Commit {
+		if err := a.emitUpdate(ctx, p.Actor(), as, nv); err != nil {
+			return nil, err
+		}
+	}
+	return nv, nil
 }
 
 // PromptContent returns the content of prompt as at commit.

@@ -24,6 +24,9 @@ func (a *App) CreateVersion(ctx context.Context, p *quire.Principal, kind quire.
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := a.emit(ctx, a.versionEvent(quire.EventVersionCreated, p.Actor(), as, v)); err != nil {
+		return nil, nil, err
+	}
 	return as, v, nil
 }
 
@@ -64,7 +67,10 @@ func (a *App) DeleteVersion(ctx context.Context, p *quire.Principal, kind quire.
 	if err != nil {
 		return err
 	}
-	return a.versions.DeleteVersion(ctx, p.Actor(), as, n)
+	if err := a.versions.DeleteVersion(ctx, p.Actor(), as, n); err != nil {
+		return err
+	}
+	return a.emit(ctx, a.assetEvent(quire.EventVersionDeleted, p.Actor(), as, n, ""))
 }
 
 // PublishVersion publishes draft n and makes it live, once it passes its
@@ -76,6 +82,9 @@ func (a *App) PublishVersion(ctx context.Context, p *quire.Principal, kind quire
 	}
 	v, err := a.versions.PublishVersion(ctx, p.Actor(), as, n, a.publishCheck(ctx, as, n))
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := a.emit(ctx, a.versionEvent(quire.EventVersionPublished, p.Actor(), as, v)); err != nil {
 		return nil, nil, err
 	}
 	return as, v, nil
@@ -91,6 +100,9 @@ func (a *App) PromoteVersion(ctx context.Context, p *quire.Principal, kind quire
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := a.emit(ctx, a.versionEvent(quire.EventVersionPromoted, p.Actor(), as, v)); err != nil {
+		return nil, nil, err
+	}
 	return as, v, nil
 }
 
@@ -102,6 +114,9 @@ func (a *App) ArchiveVersion(ctx context.Context, p *quire.Principal, kind quire
 	}
 	v, err := a.versions.ArchiveVersion(ctx, p.Actor(), as, n)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := a.emit(ctx, a.versionEvent(quire.EventVersionArchived, p.Actor(), as, v)); err != nil {
 		return nil, nil, err
 	}
 	return as, v, nil

@@ -176,7 +176,7 @@ func (s *Server) serveGit(c *gin.Context) {
 	if service == quire.GitUploadPack {
 		err = s.git.UploadPack(ctx, a, protocol, body, w)
 	} else {
-		push := quire.GitPush{Asset: a, By: p.Actor()}
+		push := quire.GitPush{Asset: a, By: p.Actor(), Moved: s.app.Pushed(p, a)}
 		if p.CheckProject(pr, quire.AccessWrite) != nil {
 			push.Refused = quire.Errorf(quire.EFORBIDDEN, "this credential may read but not push to project %s", pr.Slug)
 		}

@@ -67,6 +67,9 @@ type Config struct {
 	// Now is the clock sessions and API keys are issued and expire by;
 	// time.Now when nil. Tests move it to expire a session without waiting.
 	Now func() time.Time
+	// Events keeps events and webhooks (events.go, webhooks.go); with
+	// Events.Log nil the server keeps none.
+	Events app.EventsConfig
 }
 
 // Server is quire's HTTP API.
@@ -91,6 +94,7 @@ type Server struct {
 	rl            rateLimiting
 	usageWarn     quietLog // usage lost while Redis is down
 	trusted       []string // Config.TrustedProxies
+	streams       streams  // open event streams (events.go)
 }
 
 // New builds the server and its routes.
@@ -118,7 +122,7 @@ func New(cfg Config) *Server {
 		Prompts: s.prompts, Payloads: s.payloads, PromptCache: s.promptCache,
 		Usage: s.usage, UsageLost: s.usageLost, Activity: cfg.Activity, RateLimiter: cfg.RateLimiter,
 		Limits: s.limits, SessionTTL: cfg.SessionTTL, BcryptCost: cfg.BcryptCost, Now: cfg.Now,
-		Login: s.loginConfig(),
+		Login: s.loginConfig(), Events: s.eventsConfig(cfg),
 	})
 	s.engine = s.routes()
 	return s
@@ -179,6 +183,7 @@ func (s *Server) routes() *gin.Engine {
 	s.promptRoutes(a)
 	s.usageRoutes(a)
 	s.activityRoutes(a)
+	s.webhookRoutes(a)
 	return r
 }
 

@@ -51,7 +51,11 @@ var forbidden = map[string][]string{
 	"zipfile":       {module + "/app", module + "/httpapi", module + "/gitstore", module + "/cache", gin, goGit, goRedis},
 	"web":           {module + "/gitstore", module + "/cache", goGit, goRedis, mini},
 	"mcp":           {module + "/gitstore", module + "/cache", goGit, goRedis, mini, gin},
-	"client":        {module + "/app", module + "/httpapi", module + "/gitstore", module + "/cache", gin, goGit, goRedis, mini},
+	// The event log and webhook store, and the outbound webhook client:
+	// stores under app, knowing no door and no other store.
+	"eventlog": {module + "/internal/server", module + "/app", module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/webhook", gin, goGit, goRedis, mini},
+	"webhook":  {module + "/internal/server", module + "/app", module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/eventlog", gin, goGit, goRedis, mini},
+	"client":   {module + "/app", module + "/httpapi", module + "/gitstore", module + "/cache", gin, goGit, goRedis, mini},
 }
 
 func root(t *testing.T) string {
