@@ -305,12 +305,9 @@ func (a *App) Redeliver(ctx context.Context, p *quire.Principal, project, id, de
 	return a.queue(ctx, w, ev)
 }
 
-// findEvent reads one event of the project's log.
+// findEvent reads one event of the project's log: the log lists events
+// after an id, so it reads pages from the oldest until it passes id.
 func (a *App) findEvent(ctx context.Context, project, id string) (*quire.Event, error) {
-	// The id before id: the log lists after an id, so step one back by
-	// reading from the start of its millisecond is needless: the ids are
-	// fixed width and sortable, so "after id minus one" is any smaller
-	// string; the cheapest is to read from the oldest and search.
 	after := ""
 	for {
 		evs, _, err := a.events.Events(ctx, project, after, 1000)

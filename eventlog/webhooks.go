@@ -69,28 +69,29 @@ func (s *Store) CreateWebhook(ctx context.Context, w *quire.Webhook) error {
 	if _, err := os.Stat(p); err == nil {
 		return quire.Errorf(quire.ECONFLICT, "webhook %s exists", w.ID)
 	}
-	evs, _, err := s.lastEvent(w.ProjectID)
+	last, err := s.lastEvent(w.ProjectID)
 	if err != nil {
 		return err
 	}
 	sp, _ := s.hookPath(w.ProjectID, w.ID, ".state.json")
-	if err := s.writeJSON(sp, &quire.DeliveryState{Cursor: evs}); err != nil {
+	if err := s.writeJSON(sp, &quire.DeliveryState{Cursor: last}); err != nil {
 		return err
 	}
 	return s.writeJSON(p, w)
 }
 
-func (s *Store) lastEvent(projectID string) (string, string, error) {
+// lastEvent is the id of the project's newest event, "" for none.
+func (s *Store) lastEvent(projectID string) (string, error) {
 	l, err := s.plog(projectID)
 	if err != nil {
-		return "", "", err
+		return "", err
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.refresh(); err != nil {
-		return "", "", err
+		return "", err
 	}
-	return l.lastID(), "", nil
+	return l.lastID(), nil
 }
 
 // Webhook reads one webhook.
