@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -649,4 +650,45 @@ func TestGitPushEvents(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestWebhookDisabled: a webhook failing for longer than DisableAfter is
+// turned off, says why, and the project gets a webhook.disabled event.
+func TestWebhookDisabled(t *testing.T) {
+	e := newEnv(t, testenv.Options{Webhooks: server.WebhookOptions{AllowPrivate: true, DisableAfter: 50 * time.Millisecond,
+		RetrySchedule: []time.Duration{time.Millisecond, time.Millisecond, time.Millisecond, time.Millisecond, 100 * time.Millisecond}}})
+	var failing atomic.Bool
+	failing.Store(true)
+	rc := newReceiver(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		if failing.Load() {
+			w.WriteHeader(http.StatusBadGateway)
+		}
+	})
+	pid := e.CreateProject(e.Admin, "disable")
+	hid, _ := createWebhook(t, e, pid, rc.srv.URL, "*")
+	e.CreateSkill(e.Admin, pid, "pdf")
+	var w map[string]any
+	waitUntil(t, "the webhook to be disabled", func() bool {
+		w = e.Must(200, "GET", "/v1/projects/"+pid+"/webhooks/"+hid, e.Admin, nil).JSON(t)
+		return get(t, w, "webhook", "active") == false
+	})
+	if !strings.Contains(str(t, w, "webhook", "disabled_reason"), "failed since") {
+		t.Errorf("disabled webhook: %v", w)
+	}
+	evs := arr(t, e.Must(200, "GET", "/v1/projects/"+pid+"/events?types=webhook.disabled&limit=10", e.Admin, nil).JSON(t), "events")
+	if len(evs) != 1 || get(t, evs[0], "data", "webhook_id") != hid || get(t, evs[0], "actor", "type") != "system" {
+		t.Errorf("webhook.disabled events: %v", evs)
+	}
+	// Turned on again, it delivers.
+	failing.Store(false)
+	e.Must(200, "PATCH", "/v1/projects/"+pid+"/webhooks/"+hid, e.Admin, map[string]any{"active": true})
+	e.CreateSkill(e.Admin, pid, "two")
+	waitUntil(t, "delivery after re-enabling", func() bool {
+		for _, ev := range rc.events() {
+			if as, ok := ev["asset"].(map[string]any); ok && as["slug"] == "two" {
+				return true
+			}
+		}
+		return false
+	})
 }
