@@ -83,7 +83,10 @@ func (a *App) deliver(ctx context.Context) {
 				go func(project, id string) {
 					defer wg.Done()
 					a.deliverTo(wctx, project, id)
-					done <- project + "/" + id
+					select { // the manager may have stopped listening
+					case done <- project + "/" + id:
+					case <-ctx.Done():
+					}
 				}(p, w.ID)
 			}
 		}
@@ -221,6 +224,9 @@ func (a *App) deliverPass(ctx context.Context, project, id string) (time.Time, e
 		}
 		cursor = ev.ID
 	}
+	if len(ds) == 0 && cursor == st.Cursor {
+		return nextPass(st), nil // nothing done: nothing to store
+	}
 	if len(ds) > 0 {
 		if err := a.ev.Webhooks.RecordDeliveries(context.WithoutCancel(ctx), project, ds...); err != nil {
 			a.logError("record deliveries", err)
@@ -266,16 +272,22 @@ func (a *App) deliverPass(ctx context.Context, project, id string) (time.Time, e
 	if ctx.Err() != nil {
 		return time.Time{}, ctx.Err()
 	}
-	if cursor != st.Cursor || len(evs) == maxBatch {
+	if len(evs) == maxBatch {
 		return time.Now(), nil // more to read
 	}
+	return nextPass(st), nil
+}
+
+// nextPass is when a worker in state st looks again: at its first due
+// retry, or after pollEvery for events of other processes.
+func nextPass(st quire.DeliveryState) time.Time {
 	next := time.Now().Add(pollEvery)
 	for _, p := range st.Pending {
 		if p.NextAt.Before(next) {
 			next = p.NextAt
 		}
 	}
-	return next, nil
+	return next
 }
 
 // errNoChange ends an UpdateDeliveryState that only reads.
