@@ -149,4 +149,3 @@ func measureBurst(t *testing.T) {
 	t.Logf("burst of %d events (%d writers, produced in %s, all delivered %s after the first write): event to delivery p50 %s, p99 %s, max %s",
 		events, writers, produced.Round(time.Millisecond), all.Round(time.Millisecond), pct(ds, 0.5), pct(ds, 0.99), pct(ds, 1))
 }
-

@@ -427,8 +427,8 @@ func TestWebhookSSRF(t *testing.T) {
 		body map[string]any
 		msg  string
 	}{
-		{"unknown types", map[string]any{"url": "http://93.184.215.14/", "events": []string{"version.published", "version.exploded", "nope"}}, "version.exploded"},
-		{"no events", map[string]any{"url": "http://93.184.215.14/", "events": []string{}}, "at least one"},
+		{"unknown types", map[string]any{"url": "http://192.0.2.1/", "events": []string{"version.published", "version.exploded", "nope"}}, "version.exploded"},
+		{"no events", map[string]any{"url": "http://192.0.2.1/", "events": []string{}}, "at least one"},
 		{"missing url", map[string]any{"events": []string{"*"}}, "url"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -437,7 +437,7 @@ func TestWebhookSSRF(t *testing.T) {
 	}
 	wantError(t, e.Do("POST", "/v1/projects/"+pid+"/webhooks", e.Admin, `{"url": 5}`), 400)
 	// A public address is accepted, and PATCH checks the same rules.
-	r := e.Must(201, "POST", "/v1/projects/"+pid+"/webhooks", e.Admin, map[string]any{"url": "http://93.184.215.14/hook", "events": []string{"*"}})
+	r := e.Must(201, "POST", "/v1/projects/"+pid+"/webhooks", e.Admin, map[string]any{"url": "http://192.0.2.1/hook", "events": []string{"*"}})
 	hid := str(t, r.JSON(t), "webhook", "id")
 	wantError(t, e.Do("PATCH", "/v1/projects/"+pid+"/webhooks/"+hid, e.Admin, map[string]any{"url": "http://127.0.0.1/"}), 422, "loopback")
 	up := e.Must(200, "PATCH", "/v1/projects/"+pid+"/webhooks/"+hid, e.Admin, map[string]any{"active": false, "description": "off"}).JSON(t)
@@ -451,7 +451,7 @@ func TestWebhookSSRF(t *testing.T) {
 	_, member := e.CreateUser("editor@example.com")
 	e.Must(200, "POST", "/v1/projects/"+pid+"/members", e.Admin, map[string]string{"email": "editor@example.com", "role": "editor"})
 	wantError(t, e.Do("GET", "/v1/projects/"+pid+"/webhooks", member, nil), 403)
-	wantError(t, e.Do("POST", "/v1/projects/"+pid+"/webhooks", member, map[string]any{"url": "http://93.184.215.14/", "events": []string{"*"}}), 403)
+	wantError(t, e.Do("POST", "/v1/projects/"+pid+"/webhooks", member, map[string]any{"url": "http://192.0.2.1/", "events": []string{"*"}}), 403)
 }
 
 // TestWebhookRotateSecret: after a rotation both secrets sign, so a
@@ -691,4 +691,29 @@ func TestWebhookDisabled(t *testing.T) {
 		}
 		return false
 	})
+}
+
+// TestPromptEvents: prompts produce the same life-cycle events as skills.
+func TestPromptEvents(t *testing.T) {
+	e := newEnv(t)
+	pid := e.CreateProject(e.Admin, "prompts")
+	id := e.CreatePrompt(e.Admin, pid, "greet")
+	v := e.Must(201, "POST", "/v1/prompts/"+id+"/versions", e.Admin, map[string]any{"template": "Hi {{name}}", "model": "m"}).JSON(t)
+	e.Must(200, "PATCH", "/v1/prompts/"+id+"/versions/1", e.Admin, map[string]any{"template": "Hello {{name}}"})
+	pub := e.Must(200, "POST", "/v1/prompts/"+id+"/versions/1/publish", e.Admin, nil).JSON(t)
+	e.Must(204, "DELETE", "/v1/prompts/"+id, e.Admin, nil)
+	evs := arr(t, e.Must(200, "GET", "/v1/projects/"+pid+"/events?limit=50", e.Admin, nil).JSON(t), "events")
+	var types []string
+	for _, ev := range evs {
+		types = append(types, str(t, ev, "type"))
+		if get(t, ev, "asset", "kind") != "prompt" || get(t, ev, "asset", "slug") != "greet" {
+			t.Errorf("event about %v", get(t, ev, "asset"))
+		}
+	}
+	if strings.Join(types, ",") != "asset.created,version.created,version.updated,version.published,asset.deleted" {
+		t.Errorf("prompt events: %v", types)
+	}
+	if get(t, evs[1], "data", "commit") != str(t, v, "version", "commit") || get(t, evs[3], "data", "commit") != str(t, pub, "version", "commit") {
+		t.Errorf("commits: %v / %v", evs[1], evs[3])
+	}
 }
