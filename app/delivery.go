@@ -63,6 +63,11 @@ func (a *App) deliver(ctx context.Context) {
 			a.logError("list projects with events", err)
 		}
 		for _, p := range projects {
+			if a.meta != nil {
+				if _, err := a.meta.Project(ctx, p); quire.ErrorCode(err) == quire.ENOTFOUND {
+					continue // a deleted project's webhooks deliver nothing more
+				}
+			}
 			hooks, err := a.ev.Webhooks.Webhooks(ctx, p)
 			if err != nil {
 				a.logError("list webhooks", err)
