@@ -58,6 +58,11 @@ type GitPush struct {
 	// drafts (their numbers); the lines it returns are shown to the
 	// client (git's "remote:" lines). Nil ignores push options.
 	Options func(ctx context.Context, options []string, drafts []int) []string
+
+	// Moved, when set, hears of the drafts the push moved before the
+	// report is written (app records their events); an error turns the
+	// report's "ok" lines into errors.
+	Moved func(ctx context.Context, moves []DraftMove) error
 }
 
 // publishedOnlyKey marks a git read limited to published versions.
@@ -79,4 +84,10 @@ func WithPublishedOnly(ctx context.Context) context.Context {
 func PublishedOnly(ctx context.Context) bool {
 	v, _ := ctx.Value(publishedOnlyKey{}).(bool)
 	return v
+}
+
+// DraftMove is one draft a push moved, from commit Old to New.
+type DraftMove struct {
+	Version  int
+	Old, New string
 }

@@ -47,6 +47,8 @@ type Config struct {
 	Now func() time.Time
 	// Login is the login throttle (login.go).
 	Login LoginConfig
+	// Events keeps the event log and webhooks (events.go, webhooks.go).
+	Events EventsConfig
 }
 
 // App is quire's use cases over its stores.
@@ -84,6 +86,14 @@ type App struct {
 	// discovery keeps the digests of skill versions by commit
 	// (discovery.go).
 	discovery *lru.Cache[string, *discoveryEntry]
+
+	// events is the event log (nil: none kept); ev the rest of the events
+	// config; bus wakes readers of the log; coalesce holds bursts of
+	// draft updates (events.go).
+	events   quire.EventLog
+	ev       EventsConfig
+	bus      bus
+	coalesce coalescer
 }
 
 // New returns the use cases over cfg's stores.
@@ -103,6 +113,9 @@ func New(cfg Config) *App {
 	a.gens, _ = a.prompts.(generations)
 	a.skills = newSkillMemo()
 	a.discovery = newDiscoveryMemo()
+	a.events, a.ev = cfg.Events.Log, cfg.Events
+	a.bus.init()
+	a.coalesce = coalescer{last: map[string]time.Time{}, timers: map[string]*time.Timer{}}
 	if a.now == nil {
 		a.now = time.Now
 	}

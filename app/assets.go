@@ -27,6 +27,11 @@ func (a *App) CreateAsset(ctx context.Context, p *quire.Principal, kind quire.Ki
 	if err := a.meta.CreateAsset(ctx, p.Actor(), as); err != nil {
 		return nil, err
 	}
+	ev := a.assetEvent(quire.EventAssetCreated, p.Actor(), as, 0, "")
+	ev.Data["name"] = as.Name
+	if err := a.emit(ctx, ev); err != nil {
+		return nil, err
+	}
 	return as, nil
 }
 
@@ -68,5 +73,8 @@ func (a *App) DeleteAsset(ctx context.Context, p *quire.Principal, kind quire.Ki
 	if err != nil {
 		return err
 	}
-	return a.meta.DeleteAsset(ctx, p.Actor(), as)
+	if err := a.meta.DeleteAsset(ctx, p.Actor(), as); err != nil {
+		return err
+	}
+	return a.emit(ctx, a.assetEvent(quire.EventAssetDeleted, p.Actor(), as, 0, ""))
 }

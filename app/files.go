@@ -36,6 +36,9 @@ func (a *App) UploadVersion(ctx context.Context, p *quire.Principal, ref string,
 	if err != nil {
 		return nil, nil, 0, err
 	}
+	if err := a.emit(ctx, a.versionEvent(quire.EventVersionCreated, p.Actor(), as, v)); err != nil {
+		return nil, nil, 0, err
+	}
 	return as, v, len(files), nil
 }
 
@@ -67,6 +70,9 @@ func (a *App) UpsertFile(ctx context.Context, p *quire.Principal, ref string, n 
 	if err != nil {
 		return nil, nil, quire.File{}, err
 	}
+	if err := a.emitUpdate(ctx, p.Actor(), as, v); err != nil {
+		return nil, nil, quire.File{}, err
+	}
 	return as, v, quire.File{Path: f.Path, Size: int64(len(f.Content)), SHA: blobID(f.Content)}, nil
 }
 
@@ -78,6 +84,9 @@ func (a *App) DeleteFile(ctx context.Context, p *quire.Principal, ref string, n 
 	}
 	v, err := a.versions.DeleteFile(ctx, p.Actor(), as, n, path, precondition(ifMatch))
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := a.emitUpdate(ctx, p.Actor(), as, v); err != nil {
 		return nil, nil, err
 	}
 	return as, v, nil

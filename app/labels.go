@@ -13,7 +13,7 @@ import (
 // production). Moving a label listed in the project's protected labels
 // needs the version to have been published through a review that met the
 // policy, or an owner's override. Each move ends in labelDone, the one
-// place label events will be published from.
+// place label events are recorded from.
 
 // LabelEdit moves a label: the version, and an owner's override of the
 // protected-label rule with its reason.
@@ -31,9 +31,12 @@ const (
 	LabelDeleted LabelEvent = "label.deleted"
 )
 
-// labelDone is where every label change completes once durable: the hook
-// for label events. It does nothing yet.
-func (a *App) labelDone(ctx context.Context, p *quire.Principal, as *quire.Asset, ev LabelEvent, name string, version int) {
+// labelDone is where every label change completes once durable: it
+// records the label event (events.go); its error is the caller's.
+func (a *App) labelDone(ctx context.Context, p *quire.Principal, as *quire.Asset, ev LabelEvent, name string, version int) error {
+	e := a.assetEvent(quire.EventType(ev), p.Actor(), as, version, "")
+	e.Label = name
+	return a.emit(ctx, e)
 }
 
 func (a *App) labelStore() (quire.LabelStore, error) {
@@ -92,7 +95,9 @@ func (a *App) SetLabel(ctx context.Context, p *quire.Principal, kind quire.Kind,
 	if err != nil {
 		return nil, err
 	}
-	a.labelDone(ctx, p, as, LabelMoved, name, l.Version)
+	if err := a.labelDone(ctx, p, as, LabelMoved, name, l.Version); err != nil {
+		return nil, err
+	}
 	return l, nil
 }
 
@@ -127,8 +132,7 @@ func (a *App) DeleteLabel(ctx context.Context, p *quire.Principal, kind quire.Ki
 	if err := ls.DeleteLabel(ctx, p.Actor(), as, name); err != nil {
 		return err
 	}
-	a.labelDone(ctx, p, as, LabelDeleted, name, 0)
-	return nil
+	return a.labelDone(ctx, p, as, LabelDeleted, name, 0)
 }
 
 // Labels lists the asset's labels.

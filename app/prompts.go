@@ -115,15 +115,18 @@ func (a *App) CreatePromptVersion(ctx context.Context, p *quire.Principal, ref s
 	if err != nil {
 		return nil, nil, err
 	}
-	if e.Empty() {
-		return as, v, nil
+	if !e.Empty() {
+		edited, err := a.prompts.EditPrompt(ctx, by, as, v.Number, e.apply, v.Commit)
+		if err != nil {
+			a.versions.DeleteVersion(context.WithoutCancel(ctx), by, as, v.Number)
+			return nil, nil, err
+		}
+		v = edited
 	}
-	edited, err := a.prompts.EditPrompt(ctx, by, as, v.Number, e.apply, v.Commit)
-	if err != nil {
-		a.versions.DeleteVersion(context.WithoutCancel(ctx), by, as, v.Number)
+	if err := a.emit(ctx, a.versionEvent(quire.EventVersionCreated, by, as, v)); err != nil {
 		return nil, nil, err
 	}
-	return as, edited, nil
+	return as, v, nil
 }
 
 // UpdatePromptVersion edits draft n of prompt ref (write access): ECONFLICT
@@ -152,11 +155,16 @@ func (a *App) UpdatePromptVersion(ctx context.Context, p *quire.Principal, ref s
 	if ifMatch = precondition(ifMatch); ifMatch != "" && ifMatch != v.Commit {
 		return nil, nil, quire.Errorf(quire.EPRECONDITION, "version %d is at %s, not %s", n, v.Commit, ifMatch)
 	}
-	v, err = a.prompts.EditPrompt(ctx, p.Actor(), as, n, e.apply, ifMatch)
+	edited, err := a.prompts.EditPrompt(ctx, p.Actor(), as, n, e.apply, ifMatch)
 	if err != nil {
 		return nil, nil, err
 	}
-	return as, v, nil
+	if edited.Commit != v.Commit {
+		if err := a.emitUpdate(ctx, p.Actor(), as, edited); err != nil {
+			return nil, nil, err
+		}
+	}
+	return as, edited, nil
 }
 
 // PromptContent returns the content of prompt as at commit; as is one a

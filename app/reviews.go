@@ -19,8 +19,8 @@ import (
 // on its own ref in the asset's repository (gitstore/reviews.go); the
 // rules of who may do what live here.
 //
-// Each action ends in reviewDone, the one place review events will be
-// published from (the events capability).
+// Each action ends in reviewDone, the one place review events are
+// recorded from (events.go).
 
 // ReviewView is a review as read: the review, the files it changes
 // against its base, what was said, and whether it can be merged.
@@ -86,8 +86,19 @@ const (
 )
 
 // reviewDone is where every review action completes once it is durable:
-// the hook for review events (webhooks, SSE). It does nothing yet.
-func (a *App) reviewDone(ctx context.Context, p *quire.Principal, as *quire.Asset, ev ReviewEvent, rv *quire.Review) {
+// it records the review event (webhooks, SSE; events.go). Its error is
+// the caller's, as for every emit: the change is then not acknowledged.
+func (a *App) reviewDone(ctx context.Context, p *quire.Principal, as *quire.Asset, ev ReviewEvent, rv *quire.Review) error {
+	if rv == nil || rv.Number == 0 {
+		return nil // draftGone cannot tell which review, or whether one, it closed
+	}
+	e := a.assetEvent(quire.EventType(ev), p.Actor(), as, rv.Version, "")
+	e.Review = rv.Number
+	e.Data["state"] = rv.State
+	if rv.Title != "" {
+		e.Data["title"] = rv.Title
+	}
+	return a.emit(ctx, e)
 }
 
 // reviewStores returns the review store, or EUNAVAILABLE when the
@@ -131,7 +142,9 @@ func (a *App) OpenReview(ctx context.Context, p *quire.Principal, kind quire.Kin
 	if err != nil {
 		return nil, err
 	}
-	a.reviewDone(ctx, p, as, ReviewOpened, rt.Review)
+	if err := a.reviewDone(ctx, p, as, ReviewOpened, rt.Review); err != nil {
+		return nil, err
+	}
 	return a.reviewView(ctx, as, pr, rt)
 }
 
@@ -314,7 +327,9 @@ func (a *App) Comment(ctx context.Context, p *quire.Principal, kind quire.Kind, 
 	if err != nil {
 		return nil, err
 	}
-	a.reviewDone(ctx, p, as, ReviewCommented, rv)
+	if err := a.reviewDone(ctx, p, as, ReviewCommented, rv); err != nil {
+		return nil, err
+	}
 	return c, nil // just made on the anchored commit: not outdated
 }
 
@@ -385,7 +400,9 @@ func (a *App) UpdateComment(ctx context.Context, p *quire.Principal, kind quire.
 	if err != nil {
 		return nil, err
 	}
-	a.reviewDone(ctx, p, as, ReviewCommentChanged, rv)
+	if err := a.reviewDone(ctx, p, as, ReviewCommentChanged, rv); err != nil {
+		return nil, err
+	}
 	// Read back through the thread, which says whether it is outdated.
 	rt, err := rs.ReviewThread(ctx, as, num)
 	if err != nil {
@@ -437,7 +454,9 @@ func (a *App) Verdict(ctx context.Context, p *quire.Principal, kind quire.Kind, 
 	if verdict == quire.VerdictRequestChanges {
 		ev = ReviewChangesAsked
 	}
-	a.reviewDone(ctx, p, as, ev, rv)
+	if err := a.reviewDone(ctx, p, as, ev, rv); err != nil {
+		return nil, err
+	}
 	return v, nil // given on the head: not stale
 }
 
@@ -504,7 +523,9 @@ func (a *App) setReviewState(ctx context.Context, p *quire.Principal, kind quire
 	if to == quire.ReviewOpen {
 		ev = ReviewReopened
 	}
-	a.reviewDone(ctx, p, as, ev, rv)
+	if err := a.reviewDone(ctx, p, as, ev, rv); err != nil {
+		return nil, err
+	}
 	return a.reviewView(ctx, as, pr, rt)
 }
 
@@ -629,7 +650,10 @@ func (a *App) PushReview(ctx context.Context, p *quire.Principal, kind quire.Kin
 				out = append(out, PushedReview{Version: n, Err: err})
 				continue
 			}
-			a.reviewDone(ctx, p, as, ReviewRetitled, rv)
+			if err := a.reviewDone(ctx, p, as, ReviewRetitled, rv); err != nil {
+				out = append(out, PushedReview{Version: n, Err: err})
+				continue
+			}
 		}
 		out = append(out, PushedReview{Version: n, Review: rv})
 	}

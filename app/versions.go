@@ -24,6 +24,9 @@ func (a *App) CreateVersion(ctx context.Context, p *quire.Principal, kind quire.
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := a.emit(ctx, a.versionEvent(quire.EventVersionCreated, p.Actor(), as, v)); err != nil {
+		return nil, nil, err
+	}
 	return as, v, nil
 }
 
@@ -77,20 +80,24 @@ func (a *App) DeleteVersion(ctx context.Context, p *quire.Principal, kind quire.
 	if err := a.versions.DeleteVersion(ctx, p.Actor(), as, n); err != nil {
 		return err
 	}
-	a.draftGone(ctx, p, as, n)
-	return nil
+	if err := a.draftGone(ctx, p, as, n); err != nil {
+		return err
+	}
+	return a.emit(ctx, a.assetEvent(quire.EventVersionDeleted, p.Actor(), as, n, ""))
 }
 
 // draftGone records the close of the open review of draft n, now deleted
 // or archived. The draft is gone either way, so the review reads as closed
-// even when this record fails: that failure is not the caller's.
-func (a *App) draftGone(ctx context.Context, p *quire.Principal, as *quire.Asset, n int) {
+// even when this record fails: that failure is not the caller's. The
+// review.closed event's is, as every event's.
+func (a *App) draftGone(ctx context.Context, p *quire.Principal, as *quire.Asset, n int) error {
 	if a.reviews == nil {
-		return
+		return nil
 	}
-	if err := a.reviews.CloseDraftReview(ctx, p.Actor(), as, n); err == nil {
-		a.reviewDone(ctx, p, as, ReviewClosedEvent, &quire.Review{Version: n, State: quire.ReviewClosed})
+	if err := a.reviews.CloseDraftReview(ctx, p.Actor(), as, n); err != nil {
+		return nil
 	}
+	return a.reviewDone(ctx, p, as, ReviewClosedEvent, &quire.Review{Version: n, State: quire.ReviewClosed})
 }
 
 // PublishVersion publishes draft n and makes it live, once it passes its
@@ -119,6 +126,9 @@ func (a *App) PublishVersionWith(ctx context.Context, p *quire.Principal, kind q
 		if err != nil {
 			return nil, nil, err
 		}
+		if err := a.emit(ctx, a.versionEvent(quire.EventVersionPublished, p.Actor(), as, v)); err != nil {
+			return nil, nil, err
+		}
 		return as, v, nil
 	}
 	gate := a.reviewGate(p, pr, o)
@@ -133,7 +143,12 @@ func (a *App) PublishVersionWith(ctx context.Context, p *quire.Principal, kind q
 		return nil, nil, err
 	}
 	if merged != nil {
-		a.reviewDone(ctx, p, as, ReviewMergedEvent, merged)
+		if err := a.reviewDone(ctx, p, as, ReviewMergedEvent, merged); err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := a.emit(ctx, a.versionEvent(quire.EventVersionPublished, p.Actor(), as, v)); err != nil {
+		return nil, nil, err
 	}
 	return as, v, nil
 }
@@ -146,6 +161,9 @@ func (a *App) PromoteVersion(ctx context.Context, p *quire.Principal, kind quire
 	}
 	v, err := a.versions.PromoteVersion(ctx, p.Actor(), as, n)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := a.emit(ctx, a.versionEvent(quire.EventVersionPromoted, p.Actor(), as, v)); err != nil {
 		return nil, nil, err
 	}
 	return as, v, nil
@@ -161,7 +179,12 @@ func (a *App) ArchiveVersion(ctx context.Context, p *quire.Principal, kind quire
 	if err != nil {
 		return nil, nil, err
 	}
-	a.draftGone(ctx, p, as, n)
+	if err := a.draftGone(ctx, p, as, n); err != nil {
+		return nil, nil, err
+	}
+	if err := a.emit(ctx, a.versionEvent(quire.EventVersionArchived, p.Actor(), as, v)); err != nil {
+		return nil, nil, err
+	}
 	return as, v, nil
 }
 

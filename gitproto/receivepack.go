@@ -219,6 +219,23 @@ func (srv *Server) ReceivePack(ctx context.Context, p quire.GitPush, body io.Rea
 		for _, c := range cmds {
 			c.refuse("internal error")
 		}
+	} else if p.Moved != nil {
+		// The drafts moved: their events are recorded before the report
+		// says "ok", as an API write's are before its answer.
+		var moves []quire.DraftMove
+		for _, c := range cmds {
+			if c.reason == "" {
+				moves = append(moves, quire.DraftMove{Version: c.draft, Old: c.old.String(), New: c.new.String()})
+			}
+		}
+		if len(moves) > 0 {
+			if err := p.Moved(ctx, moves); err != nil {
+				srv.opts.OnError("receive-pack", err)
+				for _, c := range cmds {
+					c.refuse("the draft moved, but its event could not be recorded")
+				}
+			}
+		}
 	}
 
 	var notes []string

@@ -183,6 +183,20 @@ var authzTable = map[string]authzRow{
 	"PATCH /v1/projects/:projectID":        {policy: "project-owner", ok: 200, req: authzBody("/v1/projects/{project}", map[string]string{"description": "changed"})},
 	"GET /v1/projects/:projectID/members":  {policy: "project-read", ok: 200, req: authzPath("/v1/projects/{project}/members")},
 	"GET /v1/projects/:projectID/activity": {policy: "project-read", ok: 200, req: authzPath("/v1/projects/{project}/activity")},
+	// Events and webhooks (docs/events.md): the log is read access, webhooks the owner's.
+	"GET /v1/projects/:projectID/events": {policy: "project-read", ok: 200, req: authzPath("/v1/projects/{project}/events?limit=5")},
+	"POST /v1/projects/:projectID/webhooks": {policy: "project-owner", ok: 201, req: authzBody("/v1/projects/{project}/webhooks",
+		map[string]any{"url": "http://192.0.2.1/hook", "events": []string{"ping"}})},
+	"GET /v1/projects/:projectID/webhooks":                           {policy: "project-owner", ok: 200, req: authzPath("/v1/projects/{project}/webhooks")},
+	"GET /v1/projects/:projectID/webhooks/:webhookID":                {policy: "project-owner", ok: 200, req: authzHook("", nil)},
+	"PATCH /v1/projects/:projectID/webhooks/:webhookID":              {policy: "project-owner", ok: 200, req: authzHook("", map[string]string{"description": "x"})},
+	"DELETE /v1/projects/:projectID/webhooks/:webhookID":             {policy: "project-owner", ok: 204, req: authzHook("", nil)},
+	"POST /v1/projects/:projectID/webhooks/:webhookID/rotate-secret": {policy: "project-owner", ok: 200, req: authzHook("/rotate-secret", nil)},
+	"POST /v1/projects/:projectID/webhooks/:webhookID/ping":          {policy: "project-owner", ok: 202, req: authzHook("/ping", nil)},
+	"GET /v1/projects/:projectID/webhooks/:webhookID/deliveries":     {policy: "project-owner", ok: 200, req: authzHook("/deliveries", nil)},
+	// No attempt exists: a caller who may redeliver learns it is not found;
+	// one who may not is refused first.
+	"POST /v1/projects/:projectID/webhooks/:webhookID/deliveries/:deliveryID/redeliver": {policy: "project-owner", ok: 404, req: authzHook("/deliveries/none/redeliver", nil)},
 	"DELETE /v1/projects/:projectID": {policy: "project-owner", ok: 204, req: func(f *authzFixture, fresh bool) authzReq {
 		id := f.project
 		if fresh {
@@ -701,5 +715,16 @@ func TestAuthorizationMatrix(t *testing.T) {
 				f.cell(t, method, row, c)
 			}
 		})
+	}
+}
+
+// authzHook is a request to a new webhook of the project (the admin makes
+// one per cell, so a delete in one cell leaves the others theirs),
+// followed by suffix.
+func authzHook(suffix string, body any) func(*authzFixture, bool) authzReq {
+	return func(f *authzFixture, _ bool) authzReq {
+		r := f.e.Must(201, "POST", f.expand("/v1/projects/{project}/webhooks"), f.e.Admin, map[string]any{"url": "http://192.0.2.1/hook", "events": []string{"ping"}})
+		id := r.JSON(f.t)["webhook"].(map[string]any)["id"].(string)
+		return authzReq{path: f.expand("/v1/projects/{project}/webhooks/" + id + suffix), body: body}
 	}
 }

@@ -64,6 +64,8 @@ var fuzzRoutes = []fuzzRoute{
 	{"PUT", "/v1/prompts/{q}/labels/staging", "application/json", `{"version":1}`},
 	{"DELETE", "/v1/skills/{s}/labels/staging", "application/json", ``},
 	{"DELETE", "/v1/prompts/{q}/labels/staging", "application/json", ``},
+	{"POST", "/v1/projects/{p}/webhooks", "application/json", `{"url":"http://192.0.2.1/hook","events":["version.published"],"assets":["fz-skill"],"description":"d","active":false}`},
+	{"PATCH", "/v1/projects/{p}/webhooks/{w}", "application/json", `{"events":["*"],"description":"changed"}`},
 }
 
 // bodylessWrites are the write routes whose handlers read no body, so
@@ -99,6 +101,10 @@ var bodylessWrites = map[string]bool{
 	"POST /v1/prompts/:id/reviews/:number/close":               true,
 	"POST /v1/prompts/:id/reviews/:number/reopen":              true,
 	"* /git/*path": true,
+	"DELETE /v1/projects/:projectID/webhooks/:webhookID":                                true,
+	"POST /v1/projects/:projectID/webhooks/:webhookID/rotate-secret":                    true,
+	"POST /v1/projects/:projectID/webhooks/:webhookID/ping":                             true,
+	"POST /v1/projects/:projectID/webhooks/:webhookID/deliveries/:deliveryID/redeliver": true,
 }
 
 // TestFuzzRoutesCoverEveryWrite fails when a route that changes state is
@@ -114,7 +120,7 @@ func TestFuzzRoutesCoverEveryWrite(t *testing.T) {
 	concrete := strings.NewReplacer(
 		":projectID/prompts/:slug", "{p}/prompts/fz-prompt",
 		":projectID", "{p}", ":userID", "{u}", ":payloadID", "{y}", ":version", "{n}",
-		":number", "1", ":commentID", "c1", ":name", "staging")
+		":number", "1", ":commentID", "c1", ":name", "staging", ":webhookID", "{w}")
 	for _, r := range e.Server.Routes() {
 		if r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions {
 			continue
@@ -186,7 +192,8 @@ func FuzzWriteEndpoints(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	expand := strings.NewReplacer("{p}", pid, "{s}", sid, "{u}", uid, "{q}", qid, "{y}", yid)
+	wid := e.Must(201, "POST", "/v1/projects/"+pid+"/webhooks", e.Admin, map[string]any{"url": "http://192.0.2.1/hook", "events": []string{"ping"}}).JSON(f)["webhook"].(map[string]any)["id"].(string)
+	expand := strings.NewReplacer("{p}", pid, "{s}", sid, "{u}", uid, "{q}", qid, "{y}", yid, "{w}", wid)
 	_, adminSecret, _ := strings.Cut(strings.TrimPrefix(e.Admin, "sess_"), "_")
 
 	for i, r := range fuzzRoutes {

@@ -53,8 +53,8 @@ import (
 // apiRouteTables are the route tables of every file; apiSchemaTables the
 // component schemas they name.
 var (
-	apiRouteTables  = [][]apiRoute{apiRoutes, reviewAPIRoutes(), mcpAPIRoutes, clientRoutes}
-	apiSchemaTables = []map[string]any{apiSchemas, reviewAPISchemas}
+	apiRouteTables  = [][]apiRoute{apiRoutes, reviewAPIRoutes(), mcpAPIRoutes, clientRoutes, webhookAPIRoutes}
+	apiSchemaTables = []map[string]any{apiSchemas, reviewAPISchemas, webhookAPISchemas}
 )
 
 // APIVersion is the version of the API contract (info.version).
@@ -290,6 +290,9 @@ var apiQuery = map[string]struct {
 	"format":  {"string", "diff: \"json\" (default) or \"patch\" for text/x-diff; download: \"zip\"; anything else is 400"},
 	"user_id": {"string", "another user's sessions (admin)"},
 	"all":     {"boolean", "every user's keys (admin)"},
+	"after":   {"string", "an event id: only events after it (polling)"},
+	"types":   {"string", "comma-separated event types; an unknown one is 422"},
+	"assets":  {"string", "comma-separated asset ids or slugs"},
 }
 
 // apiRoute is one documented route; opts say what it takes and answers.

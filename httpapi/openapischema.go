@@ -43,9 +43,10 @@ func anys[T any](vs []T) []any {
 	return out
 }
 
-// notUUID and notEmail are the types whose id or email is free text.
+// notUUID and notEmail are the types whose id or email is free text (an
+// event's actor is "quire" when the server acted).
 var (
-	notUUID  = map[reflect.Type]bool{reflect.TypeFor[quire.Commit](): true, reflect.TypeFor[quire.Activity](): true}
+	notUUID  = map[reflect.Type]bool{reflect.TypeFor[quire.Commit](): true, reflect.TypeFor[quire.Activity](): true, reflect.TypeFor[quire.EventActor](): true}
 	notEmail = map[reflect.Type]bool{reflect.TypeFor[quire.Commit](): true, reflect.TypeFor[quire.Activity](): true}
 )
 

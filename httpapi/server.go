@@ -74,6 +74,9 @@ type Config struct {
 	// MCP, when set, makes the Model Context Protocol handler served at
 	// /mcp (mcp.go) over the server's use cases.
 	MCP func(*app.App) http.Handler
+	// Events keeps events and webhooks (events.go, webhooks.go); with
+	// Events.Log nil the server keeps none.
+	Events app.EventsConfig
 }
 
 // Server is quire's HTTP API.
@@ -100,9 +103,10 @@ type Server struct {
 	trusted       []string // Config.TrustedProxies
 	mcp           http.Handler
 	// frames and lives keep the encoded answers of the hot path (encode.go).
-	frames encodedMemo[renderKey, renderFrame]
-	lives  encodedMemo[liveKey, liveBody]
-	idem   quire.IdempotencyStore
+	frames  encodedMemo[renderKey, renderFrame]
+	lives   encodedMemo[liveKey, liveBody]
+	idem    quire.IdempotencyStore
+	streams streams // open event streams (events.go)
 }
 
 // New builds the server and its routes.
@@ -130,7 +134,7 @@ func New(cfg Config) *Server {
 		Prompts: s.prompts, Payloads: s.payloads, PromptCache: s.promptCache,
 		Usage: s.usage, UsageLost: s.usageLost, Activity: cfg.Activity, RateLimiter: cfg.RateLimiter,
 		Limits: s.limits, SessionTTL: cfg.SessionTTL, BcryptCost: cfg.BcryptCost, Now: cfg.Now,
-		Login: s.loginConfig(),
+		Login: s.loginConfig(), Events: s.eventsConfig(cfg),
 	})
 	if cfg.MCP != nil {
 		s.mcp = cfg.MCP(s.app)
@@ -204,6 +208,7 @@ func (s *Server) routes() *gin.Engine {
 	a.POST("/cache/purge", s.purgeAllCache)
 	s.activityRoutes(a)
 	s.discoveryRoutes(r, a, auth)
+	s.webhookRoutes(a)
 	return r
 }
 

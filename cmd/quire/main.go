@@ -128,6 +128,8 @@ type Config struct {
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
 	// the client (httpapi.Config.TrustedProxies), comma-separated.
 	TrustedProxies string
+	// Webhooks tune event delivery (docs/events.md).
+	Webhooks server.WebhookOptions
 }
 
 // Main is a running quire server; end-to-end tests drive it too. The
@@ -262,6 +264,9 @@ func (m *Main) ParseFlags(args []string) error {
 		fs.TextVar(f.p, f.name, *f.p, f.usage+" ($"+f.env+")")
 	}
 	c.RedisPassword = os.Getenv("QUIRE_REDIS_PASSWORD")
+	if err := webhookFlags(fs, &c.Webhooks); err != nil {
+		return err
+	}
 	c.AdminEmail = os.Getenv("QUIRE_ADMIN_EMAIL")
 	c.AdminPassword = os.Getenv("QUIRE_ADMIN_PASSWORD")
 	fs.Usage = func() {
@@ -308,6 +313,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Addr:           c.Addr, MaxConns: c.MaxConns, MaxConnsPerIP: c.MaxConnsPerIP, Timeouts: c.Timeouts,
 		ShutdownTimeout: c.ShutdownTimeout,
 		MetricsAddr:     c.MetricsAddr, DebugAddr: c.DebugAddr,
+		Webhooks: c.Webhooks,
 	})
 	if err != nil {
 		return err

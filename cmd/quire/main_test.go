@@ -215,7 +215,8 @@ func TestServeHelp(t *testing.T) {
 	found := flagLine.FindAllStringSubmatch(help, -1)
 	want := []string{"addr", "data", "debug-addr", "fsync", "log-level", "redis", "redis-prefix", "redis-sentinel-master", "redis-sentinel-addrs", "redis-cluster", "session-ttl", "shutdown-timeout", "usage-flush",
 		"rate-limit", "login-limit", "login-address-limit", "gc-floor", "metrics-addr", "max-conns", "max-conns-per-ip",
-		"read-header-timeout", "body-timeout", "body-min-rate", "write-timeout", "idle-timeout", "trusted-proxies"}
+		"read-header-timeout", "body-timeout", "body-min-rate", "write-timeout", "idle-timeout", "trusted-proxies",
+		"webhook-allow-private", "webhook-retry-schedule", "webhook-timeout"}
 	got := map[string]bool{}
 	for _, f := range found {
 		got[f[1]] = true

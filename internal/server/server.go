@@ -116,6 +116,9 @@ type Config struct {
 	// MetricsAddr, when set, serves /metrics there, on a listener of its
 	// own; DebugAddr, net/http/pprof on a loopback address.
 	MetricsAddr, DebugAddr string
+
+	// Webhooks tunes event delivery (events.go).
+	Webhooks WebhookOptions
 }
 
 // Server is a wired quire. Its fields are the parts tests and commands
@@ -152,6 +155,7 @@ type Server struct {
 	changes    *cache.Changes
 	stopUsage  context.CancelFunc
 	usageDone  chan struct{}
+	events     eventParts
 	closeOnce  sync.Once
 	closeError error
 }
@@ -242,6 +246,9 @@ func Build(ctx context.Context, cfg Config) (s *Server, err error) {
 		Usage: s.Usage, Activity: s.Store, Idempotency: cache.NewIdempotency(s.Redis),
 		Now: cfg.APIClock, TrustedProxies: cfg.TrustedProxies,
 	}
+	if api.Events, err = s.openEvents(cfg); err != nil {
+		return s, err
+	}
 	if cfg.RateLimits != nil {
 		s.RateLimiter = cache.NewRateLimits(s.Redis, cache.RateLimitOptions{})
 		api.RateLimiter, api.RateLimits = s.RateLimiter, *cfg.RateLimits // a nil *RateLimits must not become a non-nil interface
@@ -261,6 +268,7 @@ func Build(ctx context.Context, cfg Config) (s *Server, err error) {
 		return s, err
 	}
 	s.API.MountUI(ui)
+	s.startDeliveries(ctx)
 
 	if cfg.UsageFlush > 0 {
 		usageCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
@@ -352,6 +360,9 @@ func (s *Server) close() error {
 		errs = append(errs, fmt.Errorf("%s: %w", step, err))
 		s.Log.Error("shutdown step failed", "step", step, "error", err.Error())
 	}
+	if s.API != nil {
+		s.API.StopStreams() // a stream never ends by itself
+	}
 	if s.HTTP != nil {
 		if s.MCP != nil {
 			// MCP's event streams never finish on their own: end the
@@ -385,6 +396,7 @@ func (s *Server) close() error {
 			s.Log.Info("usage flushed")
 		}
 	}
+	s.stopDeliveries()
 	if s.Tracing != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		note("export traces", s.Tracing.Shutdown(ctx))

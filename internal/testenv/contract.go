@@ -34,7 +34,9 @@ func contractRouter() (routers.Router, error) {
 	contract.once.Do(func() {
 		// The formats the document uses, checked (kin-openapi checks
 		// only those defined).
-		openapi3.DefineStringFormatValidator("uuid", openapi3.NewRegexpFormatValidator(openapi3.FormatOfStringForUUIDOfRFC4122))
+		// uuid is RFC 9562's: kin-openapi's RFC 4122 pattern stops at
+		// version 5, and event and delivery ids are UUIDv7.
+		openapi3.DefineStringFormatValidator("uuid", openapi3.NewRegexpFormatValidator(`^(?:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[1-8][0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}|00000000-0000-0000-0000-000000000000)$`))
 		openapi3.DefineStringFormatValidator("email", openapi3.NewRegexpFormatValidator(openapi3.FormatOfStringForEmail))
 		b, err := httpapi.OpenAPI()
 		if err != nil {

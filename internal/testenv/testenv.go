@@ -102,6 +102,9 @@ type Options struct {
 	// BcryptCost is the API's password hash cost; 0 is bcrypt.MinCost,
 	// which keeps tests fast.
 	BcryptCost int
+	// Webhooks tunes event delivery (tests of receivers on 127.0.0.1 set
+	// AllowPrivate, and a fast RetrySchedule).
+	Webhooks server.WebhookOptions
 }
 
 // RedisURL is the real Redis tests should use, or "" for embedded only.
@@ -148,6 +151,7 @@ func NewWith(t testing.TB, o Options) *Env {
 		Git:         o.Git, CacheStats: o.CacheStats,
 		RateLimits:     o.RateLimits,
 		TrustedProxies: o.TrustedProxies,
+		Webhooks:       o.Webhooks,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -158,6 +162,7 @@ func NewWith(t testing.TB, o Options) *Env {
 	hs.Start()
 	e := &Env{T: t, URL: hs.URL, Store: s.Store, Redis: s.Redis, Git: s.Git, Prompts: s.Prompts, Server: s.API, HTTP: hs, Log: logs, Metrics: s.Metrics, Usage: s.Usage, RateLimiter: s.RateLimiter}
 	t.Cleanup(func() {
+		s.API.StopStreams() // or Close would wait for open event streams
 		hs.Close()
 		s.Close()
 	})

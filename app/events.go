@@ -1,0 +1,392 @@
+package app
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/quire/quire"
+)
+
+// Events: every use case that changes a project records one event per
+// change in the project's event log (quire.EventLog) before it returns,
+// so an acknowledged change has its event on disk (docs/events.md). The
+// delivery worker (delivery.go) and the live stream read the log.
+//
+// A use case that changes something -- reviews and labels included --
+// calls emit once its write succeeded:
+//
+//	if err := a.emit(ctx, a.assetEvent(quire.EventLabelMoved, p.Actor(), as, v.Number, v.Commit)); err != nil {
+//		return nil, err
+//	}
+
+// emit records ev in its project's log and wakes the stream and the
+// delivery worker. Without an event log (an App built for a test of
+// something else) it does nothing. An error means the change happened but
+// its event is not recorded: the caller fails the request, so nothing
+// unrecorded is acknowledged.
+func (a *App) emit(ctx context.Context, evs ...*quire.Event) error {
+	if a.events == nil || len(evs) == 0 {
+		return nil
+	}
+	for _, ev := range evs {
+		if ev.Asset != nil && ev.Version > 0 && ev.Type != quire.EventVersionUpdated {
+			a.flushUpdate(ev.ProjectID, updateKey(ev.Asset.ID, ev.Version))
+		}
+	}
+	if err := a.events.Append(context.WithoutCancel(ctx), evs[0].ProjectID, evs...); err != nil {
+		return &quire.Error{Code: quire.EINTERNAL, Message: "the change was saved, but its event could not be recorded", Err: err}
+	}
+	a.bus.notify(evs[0].ProjectID)
+	return nil
+}
+
+// assetEvent is an event of type t about version n (0: none) of as, made
+// by by; commit, when set, is data.commit.
+func (a *App) assetEvent(t quire.EventType, by quire.Actor, as *quire.Asset, n int, commit string) *quire.Event {
+	ev := &quire.Event{
+		Type: t, OccurredAt: a.now().UTC(), ProjectID: as.ProjectID,
+		Asset:   &quire.EventAsset{Kind: as.Kind, ID: as.ID, Slug: as.Slug},
+		Version: n, Actor: quire.ActorOf(by), Data: map[string]any{},
+	}
+	if commit != "" {
+		ev.Data["commit"] = commit
+	}
+	return ev
+}
+
+// versionEvent is assetEvent for version v.
+func (a *App) versionEvent(t quire.EventType, by quire.Actor, as *quire.Asset, v *quire.Version) *quire.Event {
+	ev := a.assetEvent(t, by, as, v.Number, v.Commit)
+	ev.Data["state"] = v.State
+	ev.Data["live"] = v.Live
+	return ev
+}
+
+// updateWindow is the shortest time between two version.updated events of
+// one draft: a burst of edits (an agent saving file after file) makes one
+// event a second, the last carrying the draft's head.
+const updateWindow = time.Second
+
+// coalescer holds the version.updated events of drafts that changed again
+// within updateWindow of their last event.
+type coalescer struct {
+	mu     sync.Mutex
+	last   map[string]time.Time   // key → when its last event was recorded
+	timers map[string]*time.Timer // key → the release of its held event
+}
+
+// emitUpdate records version.updated for draft n of as at commit: now if
+// the draft's last one is a window old, else as the held trailing event
+// of the burst, released when the window ends. Held events are on disk
+// before the write is acknowledged, and a restart releases them.
+func (a *App) emitUpdate(ctx context.Context, by quire.Actor, as *quire.Asset, v *quire.Version) error {
+	if a.events == nil {
+		return nil
+	}
+	ev := a.versionEvent(quire.EventVersionUpdated, by, as, v)
+	key := updateKey(as.ID, v.Number)
+	c := &a.coalesce
+	c.mu.Lock()
+	now := time.Now()
+	last, seen := c.last[key]
+	if _, pending := c.timers[key]; !pending && (!seen || now.Sub(last) >= updateWindow) {
+		c.last[key] = now
+		if len(c.last) > 4096 {
+			for k, t := range c.last {
+				if now.Sub(t) >= updateWindow {
+					delete(c.last, k)
+				}
+			}
+		}
+		c.mu.Unlock()
+		return a.emit(ctx, ev)
+	}
+	defer c.mu.Unlock()
+	if err := a.events.Hold(context.WithoutCancel(ctx), as.ProjectID, key, ev); err != nil {
+		return &quire.Error{Code: quire.EINTERNAL, Message: "the change was saved, but its event could not be recorded", Err: err}
+	}
+	if _, pending := c.timers[key]; !pending {
+		project := as.ProjectID
+		c.timers[key] = time.AfterFunc(last.Add(updateWindow).Sub(now), func() {
+			a.release(project, key)
+		})
+	}
+	return nil
+}
+
+// updateKey is the coalescing key of version n of asset id.
+func updateKey(id string, n int) string {
+	return string(quire.EventVersionUpdated) + "/" + id + "/" + itoa(n)
+}
+
+// flushUpdate releases key's held update now, if one waits: another
+// event about the version (published, deleted) must come after it.
+func (a *App) flushUpdate(project, key string) {
+	c := &a.coalesce
+	c.mu.Lock()
+	t := c.timers[key]
+	c.mu.Unlock()
+	if t != nil {
+		t.Stop()
+		a.release(project, key)
+	}
+}
+
+// release turns key's held event into an event.
+func (a *App) release(project, key string) {
+	c := &a.coalesce
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.timers, key)
+	ev, err := a.events.Release(context.Background(), project, key)
+	if err != nil {
+		a.logError("release held event", err)
+		return // Held finds it again on the next start
+	}
+	if ev != nil {
+		c.last[key] = time.Now()
+		a.bus.notify(project)
+	}
+}
+
+// releaseHeld releases what a previous run held and never released.
+func (a *App) releaseHeld(ctx context.Context) error {
+	held, err := a.events.Held(ctx)
+	if err != nil {
+		return err
+	}
+	for project, keys := range held {
+		for _, k := range keys {
+			a.release(project, k)
+		}
+	}
+	return nil
+}
+
+func itoa(n int) string {
+	var b [20]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + n%10)
+		if n /= 10; n == 0 {
+			break
+		}
+	}
+	return string(b[i:])
+}
+
+// bus wakes readers of a project's log (stream subscribers, the delivery
+// worker) when this process appends to it: each project has a channel
+// that is closed, and replaced, on every append, so one append wakes
+// every waiter at once and a slow waiter holds nobody up. Appends by
+// other processes sharing the data root are found by polling.
+type bus struct {
+	mu  sync.Mutex
+	chs map[string]chan struct{}
+	any chan struct{}
+}
+
+func (b *bus) init() {
+	b.chs = map[string]chan struct{}{}
+	b.any = make(chan struct{})
+}
+
+// wait returns a channel closed at the project's next append ("" for
+// any project).
+func (b *bus) wait(project string) <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if project == "" {
+		return b.any
+	}
+	ch := b.chs[project]
+	if ch == nil {
+		ch = make(chan struct{})
+		b.chs[project] = ch
+	}
+	return ch
+}
+
+func (b *bus) notify(project string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if ch := b.chs[project]; ch != nil {
+		close(ch)
+		delete(b.chs, project)
+	}
+	close(b.any)
+	b.any = make(chan struct{})
+}
+
+// EventQuery is a read of a project's events.
+type EventQuery struct {
+	After  string // an event id; "" from the oldest retained
+	Limit  int
+	Filter quire.EventFilter
+}
+
+// checkEventFilter refuses unknown event types, naming them.
+func checkEventTypes(types []quire.EventType) error {
+	var unknown []string
+	for _, t := range types {
+		if !t.Known() {
+			unknown = append(unknown, string(t))
+		}
+	}
+	if len(unknown) > 0 {
+		return quire.Errorf(quire.EUNPROCESSABLE, "unknown event types: %v", unknown).WithDetail("unknown_types", unknown)
+	}
+	return nil
+}
+
+// Events lists the project's events after q.After, ascending, for
+// polling clients. Read access suffices.
+func (a *App) Events(ctx context.Context, p *quire.Principal, project string, q Input[EventQuery]) ([]*quire.Event, error) {
+	pr, err := a.Project(ctx, p, project, quire.AccessRead)
+	if err != nil {
+		return nil, err
+	}
+	in, err := q()
+	if err != nil {
+		return nil, err
+	}
+	if err := checkEventTypes(in.Filter.Types); err != nil {
+		return nil, err
+	}
+	if a.events == nil {
+		return nil, quire.Errorf(quire.EUNAVAILABLE, "events are not kept by this server")
+	}
+	out, _, err := a.readEvents(ctx, pr.ID, in.After, in.Limit, in.Filter)
+	return out, err
+}
+
+// readEvents reads up to limit events matching f after after; next is
+// the id the next read starts after (the last event looked at, matching
+// or not), gone is true when after fell out of the retained window.
+func (a *App) readEvents(ctx context.Context, project, after string, limit int, f quire.EventFilter) (out []*quire.Event, next string, err error) {
+	out = []*quire.Event{}
+	next = after
+	for len(out) < limit {
+		evs, _, err := a.events.Events(ctx, project, next, 500)
+		if err != nil {
+			return nil, "", err
+		}
+		if len(evs) == 0 {
+			break
+		}
+		for _, ev := range evs {
+			next = ev.ID
+			if f.Match(ev) {
+				out = append(out, ev)
+				if len(out) == limit {
+					break
+				}
+			}
+		}
+	}
+	return out, next, nil
+}
+
+// Subscription is a live read of a project's events (the event stream).
+type Subscription struct {
+	a       *App
+	project string
+	cursor  string
+	filter  quire.EventFilter
+}
+
+// Subscribe starts a live read of the project's events after after ("":
+// from now on). Read access suffices.
+func (a *App) Subscribe(ctx context.Context, p *quire.Principal, project string, q Input[EventQuery]) (*Subscription, error) {
+	pr, err := a.Project(ctx, p, project, quire.AccessRead)
+	if err != nil {
+		return nil, err
+	}
+	in, err := q()
+	if err != nil {
+		return nil, err
+	}
+	if err := checkEventTypes(in.Filter.Types); err != nil {
+		return nil, err
+	}
+	if a.events == nil {
+		return nil, quire.Errorf(quire.EUNAVAILABLE, "events are not kept by this server")
+	}
+	s := &Subscription{a: a, project: pr.ID, cursor: in.After, filter: in.Filter}
+	if s.cursor == "" { // from now on: skip what is there
+		for {
+			evs, _, err := a.events.Events(ctx, pr.ID, s.cursor, 10000)
+			if err != nil {
+				return nil, err
+			}
+			if len(evs) == 0 {
+				break
+			}
+			s.cursor = evs[len(evs)-1].ID
+		}
+	}
+	return s, nil
+}
+
+// Cursor is the id of the last event the subscription looked at.
+func (s *Subscription) Cursor() string { return s.cursor }
+
+// pollEvery is how often a waiting subscriber looks for appends made by
+// other processes sharing the data root.
+const pollEvery = time.Second
+
+// Next waits up to wait for events and returns them (none when wait
+// passed: time for a heartbeat). overflow is set, with the id to resume
+// after, when events the subscriber had not seen were dropped from the
+// retained window before it read them.
+func (s *Subscription) Next(ctx context.Context, wait time.Duration) (evs []*quire.Event, overflow string, err error) {
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	for {
+		woken := s.a.bus.wait(s.project)
+		if s.cursor != "" {
+			_, oldest, err := s.a.events.Events(ctx, s.project, s.cursor, 1)
+			if err != nil {
+				return nil, "", err
+			}
+			if oldest != "" && oldest > s.cursor {
+				return nil, s.cursor, nil
+			}
+		}
+		evs, next, err := s.a.readEvents(ctx, s.project, s.cursor, 500, s.filter)
+		if err != nil {
+			return nil, "", err
+		}
+		s.cursor = next
+		if len(evs) > 0 {
+			return evs, "", nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, "", ctx.Err()
+		case <-deadline.C:
+			return nil, "", nil
+		case <-woken:
+		case <-tick.C:
+		}
+	}
+}
+
+// Pushed returns what a git push into as by p calls once drafts moved:
+// it records version.updated for each (coalesced like API edits), so a
+// push produces the events the API would.
+func (a *App) Pushed(p *quire.Principal, as *quire.Asset) func(ctx context.Context, moves []quire.DraftMove) error {
+	return func(ctx context.Context, moves []quire.DraftMove) error {
+		for _, m := range moves {
+			v := &quire.Version{Number: m.Version, State: quire.StateDraft, Commit: m.New}
+			if err := a.emitUpdate(ctx, p.Actor(), as, v); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}

@@ -1,0 +1,231 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/quire/quire"
+	"github.com/quire/quire/app"
+)
+
+// heartbeat is how often an idle event stream sends a comment, so
+// proxies and clients see the connection is alive.
+const heartbeat = 15 * time.Second
+
+// eventQuery reads ?after=, ?limit=, ?types= and ?assets= (and, for the
+// stream, Last-Event-ID).
+func eventQuery(c *gin.Context, stream bool) app.Input[app.EventQuery] {
+	return func() (app.EventQuery, error) {
+		q := app.EventQuery{After: c.Query("after"), Limit: 50}
+		if stream && q.After == "" {
+			q.After = c.GetHeader("Last-Event-ID")
+		}
+		if len(q.After) > 64 {
+			return q, quire.Errorf(quire.EINVALID, "after must be an event id")
+		}
+		if l := c.Query("limit"); l != "" {
+			n, err := strconv.Atoi(l)
+			if err != nil || n < 1 || n > 500 {
+				return q, quire.Errorf(quire.EINVALID, "limit must be an integer from 1 to 500")
+			}
+			q.Limit = n
+		}
+		for _, t := range splitList(c.Query("types")) {
+			q.Filter.Types = append(q.Filter.Types, quire.EventType(t))
+		}
+		q.Filter.Assets = splitList(c.Query("assets"))
+		return q, nil
+	}
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// wantsStream says whether the request asks for Server-Sent Events: not
+// when it asks for JSON, or pages with after or limit.
+func wantsStream(c *gin.Context) bool {
+	if c.Query("after") != "" || c.Query("limit") != "" {
+		return false
+	}
+	accept := c.GetHeader("Accept")
+	return !strings.Contains(accept, "application/json") || strings.Contains(accept, "text/event-stream")
+}
+
+// projectEvents answers GET /v1/projects/{p}/events: a stream, or a page
+// for polling clients.
+func (s *Server) projectEvents(c *gin.Context) {
+	ctx := c.Request.Context()
+	if !wantsStream(c) {
+		evs, err := s.app.Events(ctx, principal(c), c.Param("projectID"), eventQuery(c, false))
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		c.JSON(http.StatusOK, gin.H{"events": evs})
+		return
+	}
+	sub, err := s.app.Subscribe(ctx, principal(c), c.Param("projectID"), eventQuery(c, true))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	unregister := s.streams.add(stop)
+	defer unregister()
+
+	h := c.Writer.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no") // nginx: pass each event on at once
+	c.Status(http.StatusOK)
+	w := c.Writer
+	fmt.Fprint(w, ": stream of project events\n\n")
+	w.Flush()
+	for {
+		evs, overflow, err := sub.Next(ctx, heartbeat)
+		if err != nil {
+			return // the client left, or the server stops
+		}
+		if overflow != "" {
+			b, _ := json.Marshal(gin.H{"resume_after": overflow, "reason": "events were dropped from the retained window before this stream read them"})
+			fmt.Fprintf(w, "event: overflow\ndata: %s\n\n", b)
+			w.Flush()
+			return
+		}
+		if len(evs) == 0 {
+			fmt.Fprint(w, ": heartbeat\n\n")
+		}
+		for _, ev := range evs {
+			b, _ := json.Marshal(ev)
+			fmt.Fprintf(w, "id: %s\nevent: %s\ndata: %s\n\n", ev.ID, ev.Type, b)
+		}
+		w.Flush()
+		if ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+// streams are the open event streams, ended on StopStreams so a graceful
+// shutdown does not wait for clients that never hang up.
+type streams struct {
+	mu   sync.Mutex
+	next int
+	m    map[int]context.CancelFunc
+	done bool
+}
+
+func (st *streams) add(stop context.CancelFunc) func() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.done {
+		stop()
+		return func() {}
+	}
+	if st.m == nil {
+		st.m = map[int]context.CancelFunc{}
+	}
+	id := st.next
+	st.next++
+	st.m[id] = stop
+	return func() {
+		st.mu.Lock()
+		delete(st.m, id)
+		st.mu.Unlock()
+	}
+}
+
+// StopStreams ends every open event stream, and any opened later.
+func (s *Server) StopStreams() {
+	st := &s.streams
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.done = true
+	for _, stop := range st.m {
+		stop()
+	}
+}
+
+// RunDeliveries runs the webhook delivery worker until ctx ends
+// (internal/server starts it).
+func (s *Server) RunDeliveries(ctx context.Context) { s.app.RunDeliveries(ctx) }
+
+// eventsConfig adds delivery metrics and the logger to cfg's events.
+func (s *Server) eventsConfig(cfg Config) app.EventsConfig {
+	ec := cfg.Events
+	if ec.Log == nil {
+		return ec
+	}
+	if ec.Logger == nil {
+		ec.Logger = s.log
+	}
+	outcomes := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "quire_webhook_deliveries_total",
+		Help: "Webhook delivery attempts by outcome: success, failure (a non-2xx answer) or error (no answer: refused, timeout, reset).",
+	}, []string{"outcome"})
+	latency := prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "quire_webhook_attempt_duration_seconds",
+		Help:    "Time of one webhook delivery attempt.",
+		Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+	})
+	lag := prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "quire_webhook_delivery_lag_seconds",
+		Help:    "Time from an event to its successful delivery.",
+		Buckets: []float64{.01, .05, .1, .25, .5, 1, 2, 5, 10, 60, 600, 3600},
+	})
+	for _, c := range []prometheus.Collector{outcomes, latency, lag} {
+		if err := s.metrics.Register(c); err != nil {
+			s.log.Error("webhook metrics not registered", "error", err.Error())
+		}
+	}
+	appOf := func() *app.App { return s.app }
+	backlog := func(pick func(n int, oldest time.Duration) float64) func() float64 {
+		return func() float64 {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			n, oldest := appOf().Backlog(ctx)
+			return pick(n, oldest)
+		}
+	}
+	s.metrics.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "quire_webhook_queue_depth",
+		Help: "Events owed to active webhooks: not yet attempted, or waiting for a retry.",
+	}, backlog(func(n int, _ time.Duration) float64 { return float64(n) })))
+	s.metrics.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "quire_webhook_oldest_undelivered_seconds",
+		Help: "Age of the oldest event owed to an active webhook; 0 when none.",
+	}, backlog(func(_ int, oldest time.Duration) float64 { return oldest.Seconds() })))
+	next := ec.Delivered
+	ec.Delivered = func(d *quire.Delivery, since time.Duration) {
+		switch {
+		case d.Error != "" && d.StatusCode == 0:
+			outcomes.WithLabelValues("error").Inc()
+		case d.StatusCode/100 == 2:
+			outcomes.WithLabelValues("success").Inc()
+			lag.Observe(since.Seconds())
+		default:
+			outcomes.WithLabelValues("failure").Inc()
+		}
+		latency.Observe(float64(d.DurationMS) / 1000)
+		if next != nil {
+			next(d, since)
+		}
+	}
+	return ec
+}

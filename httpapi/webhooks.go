@@ -1,0 +1,175 @@
+package httpapi
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/quire/quire"
+	"github.com/quire/quire/app"
+)
+
+func (s *Server) webhookRoutes(g *gin.RouterGroup) {
+	g.POST("/projects/:projectID/webhooks", s.createWebhook)
+	g.GET("/projects/:projectID/webhooks", s.listWebhooks)
+	g.GET("/projects/:projectID/webhooks/:webhookID", s.getWebhook)
+	g.PATCH("/projects/:projectID/webhooks/:webhookID", s.updateWebhook)
+	g.DELETE("/projects/:projectID/webhooks/:webhookID", s.deleteWebhook)
+	g.POST("/projects/:projectID/webhooks/:webhookID/rotate-secret", s.rotateWebhookSecret)
+	g.POST("/projects/:projectID/webhooks/:webhookID/ping", s.pingWebhook)
+	g.GET("/projects/:projectID/webhooks/:webhookID/deliveries", s.listDeliveries)
+	g.POST("/projects/:projectID/webhooks/:webhookID/deliveries/:deliveryID/redeliver", s.redeliver)
+	g.GET("/projects/:projectID/events", s.projectEvents)
+}
+
+// webhookView is a webhook as the API shows it: never a secret.
+type webhookView struct {
+	ID             string            `json:"id"`
+	ProjectID      string            `json:"project_id"`
+	URL            string            `json:"url"`
+	Events         []quire.EventType `json:"events"`
+	Assets         []string          `json:"assets"`
+	Description    string            `json:"description"`
+	Active         bool              `json:"active"`
+	DisabledReason string            `json:"disabled_reason,omitempty"`
+	CreatedAt      time.Time         `json:"created_at"`
+	UpdatedAt      time.Time         `json:"updated_at"`
+}
+
+func viewWebhook(w *quire.Webhook) webhookView {
+	assets := w.Assets
+	if assets == nil {
+		assets = []string{}
+	}
+	return webhookView{
+		ID: w.ID, ProjectID: w.ProjectID, URL: w.URL, Events: w.Events, Assets: assets,
+		Description: w.Description, Active: w.Active, DisabledReason: w.DisabledReason,
+		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt,
+	}
+}
+
+// webhookWithSecret answers a create or a rotation: the only time the
+// signing secret is shown.
+type webhookWithSecret struct {
+	Webhook webhookView `json:"webhook"`
+	Secret  string      `json:"secret"`
+}
+
+func (s *Server) webhookInput(c *gin.Context) app.Input[app.WebhookInput] {
+	return func() (app.WebhookInput, error) {
+		var in app.WebhookInput
+		err := s.decode(c, &in)
+		return in, err
+	}
+}
+
+func (s *Server) createWebhook(c *gin.Context) {
+	w, secret, err := s.app.CreateWebhook(c.Request.Context(), principal(c), c.Param("projectID"), s.webhookInput(c))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusCreated, webhookWithSecret{Webhook: viewWebhook(w), Secret: secret})
+}
+
+func (s *Server) listWebhooks(c *gin.Context) {
+	ws, err := s.app.Webhooks(c.Request.Context(), principal(c), c.Param("projectID"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	out := make([]webhookView, len(ws))
+	for i, w := range ws {
+		out[i] = viewWebhook(w)
+	}
+	c.JSON(http.StatusOK, gin.H{"webhooks": out})
+}
+
+func (s *Server) getWebhook(c *gin.Context) {
+	w, err := s.app.Webhook(c.Request.Context(), principal(c), c.Param("projectID"), c.Param("webhookID"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"webhook": viewWebhook(w)})
+}
+
+func (s *Server) updateWebhook(c *gin.Context) {
+	w, err := s.app.UpdateWebhook(c.Request.Context(), principal(c), c.Param("projectID"), c.Param("webhookID"), s.webhookInput(c))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"webhook": viewWebhook(w)})
+}
+
+func (s *Server) deleteWebhook(c *gin.Context) {
+	if err := s.app.DeleteWebhook(c.Request.Context(), principal(c), c.Param("projectID"), c.Param("webhookID")); err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
+
+func (s *Server) rotateWebhookSecret(c *gin.Context) {
+	w, secret, err := s.app.RotateWebhookSecret(c.Request.Context(), principal(c), c.Param("projectID"), c.Param("webhookID"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, webhookWithSecret{Webhook: viewWebhook(w), Secret: secret})
+}
+
+func (s *Server) pingWebhook(c *gin.Context) {
+	ev, err := s.app.PingWebhook(c.Request.Context(), principal(c), c.Param("projectID"), c.Param("webhookID"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusAccepted, gin.H{"event": ev})
+}
+
+func (s *Server) listDeliveries(c *gin.Context) {
+	ds, next, err := s.app.WebhookDeliveries(c.Request.Context(), principal(c), c.Param("projectID"), c.Param("webhookID"), func() (quire.ListOptions, error) {
+		return listOptions(c)
+	})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"deliveries": ds, "next_cursor": next})
+}
+
+func (s *Server) redeliver(c *gin.Context) {
+	if err := s.app.Redeliver(c.Request.Context(), principal(c), c.Param("projectID"), c.Param("webhookID"), c.Param("deliveryID")); err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusAccepted, gin.H{"status": "queued"})
+}
+
+// webhookAPIRoutes documents the routes above (openapi.go's table).
+var webhookAPIRoutes = []apiRoute{
+	route("POST", "/v1/projects/{projectID}/webhooks", "webhooks", "Subscribe a receiver to the project's events (project owner). The signing secret (whsec_…) is in this answer only. A URL that is not absolute http(s), or resolves to a loopback, private, link-local or metadata address, is 422; so are unknown event types", body("WebhookRequest"), ok(201, "WebhookWithSecret"), fails(403), fails(422)),
+	route("GET", "/v1/projects/{projectID}/webhooks", "webhooks", "The project's webhooks (project owner)", ok(200, "WebhookList")),
+	route("GET", "/v1/projects/{projectID}/webhooks/{webhookID}", "webhooks", "A webhook, without its secret", wrap(200, "webhook", "Webhook")),
+	route("PATCH", "/v1/projects/{projectID}/webhooks/{webhookID}", "webhooks", "Change a webhook's url, events, assets, description or active", body("WebhookRequest"), wrap(200, "webhook", "Webhook"), fails(422)),
+	route("DELETE", "/v1/projects/{projectID}/webhooks/{webhookID}", "webhooks", "Delete a webhook and its delivery log", ok(204, "")),
+	route("POST", "/v1/projects/{projectID}/webhooks/{webhookID}/rotate-secret", "webhooks", "A new signing secret, shown once; the old one keeps signing beside it for 24 hours", ok(200, "WebhookWithSecret")),
+	route("POST", "/v1/projects/{projectID}/webhooks/{webhookID}/ping", "webhooks", "Send the webhook a ping event now", ok(202, "")),
+	route("GET", "/v1/projects/{projectID}/webhooks/{webhookID}/deliveries", "webhooks", "Delivery attempts, newest first (kept 30 days)", query("limit", "cursor"), list(200, "deliveries", "Delivery")),
+	route("POST", "/v1/projects/{projectID}/webhooks/{webhookID}/deliveries/{deliveryID}/redeliver", "webhooks", "Deliver that attempt's event again, now", ok(202, "")),
+	route("GET", "/v1/projects/{projectID}/events", "events", "The project's events: a Server-Sent Events stream (text/event-stream; Last-Event-ID resumes), or with Accept: application/json or ?after= / ?limit=, {\"events\": [...]} ascending after `after`. Filters: types, assets (comma-separated). Read access", query("after", "limit", "types", "assets"), ok(200, "EventList"), fails(422)),
+}
+
+var webhookAPISchemas = map[string]any{
+	"WebhookRequest":    app.WebhookInput{},
+	"Webhook":           webhookView{},
+	"WebhookWithSecret": webhookWithSecret{},
+	"WebhookList": struct {
+		Webhooks []webhookView `json:"webhooks"`
+	}{},
+	"Delivery": quire.Delivery{},
+	"EventList": struct {
+		Events []quire.Event `json:"events"`
+	}{}}
