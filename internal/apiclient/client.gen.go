@@ -135,6 +135,24 @@ func (e CommitKind) Valid() bool {
 	}
 }
 
+// Defines values for EventListEventsAssetKind.
+const (
+	EventListEventsAssetKindPrompt EventListEventsAssetKind = "prompt"
+	EventListEventsAssetKindSkill  EventListEventsAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the EventListEventsAssetKind enum.
+func (e EventListEventsAssetKind) Valid() bool {
+	switch e {
+	case EventListEventsAssetKindPrompt:
+		return true
+	case EventListEventsAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for FileWrittenVersionState.
 const (
 	FileWrittenVersionStateArchived  FileWrittenVersionState = "archived"
@@ -664,6 +682,20 @@ type Commit struct {
 // CommitKind defines model for Commit.Kind.
 type CommitKind string
 
+// Delivery defines model for Delivery.
+type Delivery struct {
+	Attempt     int                `json:"attempt"`
+	DeliveredAt time.Time          `json:"delivered_at"`
+	DurationMs  int64              `json:"duration_ms"`
+	Error       string             `json:"error"`
+	EventId     openapi_types.UUID `json:"event_id"`
+	EventType   string             `json:"event_type"`
+	Id          openapi_types.UUID `json:"id"`
+	NextRetryAt *time.Time         `json:"next_retry_at"`
+	StatusCode  int                `json:"status_code"`
+	WebhookId   openapi_types.UUID `json:"webhook_id"`
+}
+
 // Dependents defines model for Dependents.
 type Dependents struct {
 	Dependents []struct {
@@ -709,6 +741,33 @@ type DiscoveryIndex struct {
 	} `json:"skills"`
 	Version string `json:"version"`
 }
+
+// EventList defines model for EventList.
+type EventList struct {
+	Events []struct {
+		Actor struct {
+			Email *openapi_types.Email `json:"email,omitempty"`
+			Id    string               `json:"id"`
+			Type  string               `json:"type"`
+		} `json:"actor"`
+		Asset *struct {
+			Id   openapi_types.UUID       `json:"id"`
+			Kind EventListEventsAssetKind `json:"kind"`
+			Slug string                   `json:"slug"`
+		} `json:"asset,omitempty"`
+		Data       map[string]interface{} `json:"data"`
+		Id         openapi_types.UUID     `json:"id"`
+		Label      *string                `json:"label,omitempty"`
+		OccurredAt time.Time              `json:"occurred_at"`
+		ProjectId  openapi_types.UUID     `json:"project_id"`
+		Review     *int                   `json:"review,omitempty"`
+		Type       string                 `json:"type"`
+		Version    *int                   `json:"version,omitempty"`
+	} `json:"events"`
+}
+
+// EventListEventsAssetKind defines model for EventList.Events.Asset.Kind.
+type EventListEventsAssetKind string
 
 // File defines model for File.
 type File struct {
@@ -1430,6 +1489,62 @@ type VerdictRequest struct {
 	Body *string `json:"body,omitempty"`
 }
 
+// Webhook defines model for Webhook.
+type Webhook struct {
+	Active         bool               `json:"active"`
+	Assets         []string           `json:"assets"`
+	CreatedAt      time.Time          `json:"created_at"`
+	Description    string             `json:"description"`
+	DisabledReason *string            `json:"disabled_reason,omitempty"`
+	Events         []string           `json:"events"`
+	Id             openapi_types.UUID `json:"id"`
+	ProjectId      openapi_types.UUID `json:"project_id"`
+	UpdatedAt      time.Time          `json:"updated_at"`
+	Url            string             `json:"url"`
+}
+
+// WebhookList defines model for WebhookList.
+type WebhookList struct {
+	Webhooks []struct {
+		Active         bool               `json:"active"`
+		Assets         []string           `json:"assets"`
+		CreatedAt      time.Time          `json:"created_at"`
+		Description    string             `json:"description"`
+		DisabledReason *string            `json:"disabled_reason,omitempty"`
+		Events         []string           `json:"events"`
+		Id             openapi_types.UUID `json:"id"`
+		ProjectId      openapi_types.UUID `json:"project_id"`
+		UpdatedAt      time.Time          `json:"updated_at"`
+		Url            string             `json:"url"`
+	} `json:"webhooks"`
+}
+
+// WebhookRequest defines model for WebhookRequest.
+type WebhookRequest struct {
+	Active      *bool     `json:"active,omitempty"`
+	Assets      *[]string `json:"assets,omitempty"`
+	Description *string   `json:"description,omitempty"`
+	Events      *[]string `json:"events,omitempty"`
+	Url         *string   `json:"url,omitempty"`
+}
+
+// WebhookWithSecret defines model for WebhookWithSecret.
+type WebhookWithSecret struct {
+	Secret  string `json:"secret"`
+	Webhook struct {
+		Active         bool               `json:"active"`
+		Assets         []string           `json:"assets"`
+		CreatedAt      time.Time          `json:"created_at"`
+		Description    string             `json:"description"`
+		DisabledReason *string            `json:"disabled_reason,omitempty"`
+		Events         []string           `json:"events"`
+		Id             openapi_types.UUID `json:"id"`
+		ProjectId      openapi_types.UUID `json:"project_id"`
+		UpdatedAt      time.Time          `json:"updated_at"`
+		Url            string             `json:"url"`
+	} `json:"webhook"`
+}
+
 // GetV1ApiKeysParams defines parameters for GetV1ApiKeys.
 type GetV1ApiKeysParams struct {
 	// All every user's keys (admin)
@@ -1470,6 +1585,21 @@ type GetV1ProjectsProjectActivityParams struct {
 
 	// Cursor the next_cursor of the previous page
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// GetV1ProjectsProjectEventsParams defines parameters for GetV1ProjectsProjectEvents.
+type GetV1ProjectsProjectEventsParams struct {
+	// After an event id: only events after it (polling)
+	After *string `form:"after,omitempty" json:"after,omitempty"`
+
+	// Limit page size, 1 to 500 (default 50)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Types comma-separated event types; an unknown one is 422
+	Types *string `form:"types,omitempty" json:"types,omitempty"`
+
+	// Assets comma-separated asset ids or slugs
+	Assets *string `form:"assets,omitempty" json:"assets,omitempty"`
 }
 
 // GetV1ProjectsProjectPromptsParams defines parameters for GetV1ProjectsProjectPrompts.
@@ -1703,6 +1833,15 @@ type DeleteV1ProjectsProjectSkillsSlugVersionsVersionFilesFilePathParams struct 
 type GetV1ProjectsProjectSkillsSlugVersionsVersionFilesFilePathParams struct {
 	// IfNoneMatch an ETag this route sent; 304 with no body while it still matches
 	IfNoneMatch *string `json:"If-None-Match,omitempty"`
+}
+
+// GetV1ProjectsProjectWebhooksWebhookIDDeliveriesParams defines parameters for GetV1ProjectsProjectWebhooksWebhookIDDeliveries.
+type GetV1ProjectsProjectWebhooksWebhookIDDeliveriesParams struct {
+	// Limit page size, 1 to 500 (default 50)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor the next_cursor of the previous page
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
 // GetV1PromptsIdDiffParams defines parameters for GetV1PromptsIdDiff.
@@ -2003,6 +2142,12 @@ type PostV1ProjectsProjectSkillsSlugVersionsVersionFilesJSONRequestBody = FileRe
 
 // PostV1ProjectsProjectSkillsSlugVersionsVersionReviewsJSONRequestBody defines body for PostV1ProjectsProjectSkillsSlugVersionsVersionReviews for application/json ContentType.
 type PostV1ProjectsProjectSkillsSlugVersionsVersionReviewsJSONRequestBody = ReviewRequest
+
+// PostV1ProjectsProjectWebhooksJSONRequestBody defines body for PostV1ProjectsProjectWebhooks for application/json ContentType.
+type PostV1ProjectsProjectWebhooksJSONRequestBody = WebhookRequest
+
+// PatchV1ProjectsProjectWebhooksWebhookIDJSONRequestBody defines body for PatchV1ProjectsProjectWebhooksWebhookID for application/json ContentType.
+type PatchV1ProjectsProjectWebhooksWebhookIDJSONRequestBody = WebhookRequest
 
 // PatchV1PromptsIdJSONRequestBody defines body for PatchV1PromptsId for application/json ContentType.
 type PatchV1PromptsIdJSONRequestBody = MetaRequest
@@ -2350,6 +2495,11 @@ type ClientInterface interface {
 	//
 	// Corresponds with HEAD /v1/projects/{project}/agent-skills/{name}/{path} (the `HeadV1ProjectsProjectAgentSkillsNamePath` operationId).
 	HeadV1ProjectsProjectAgentSkillsNamePath(ctx context.Context, project string, name string, path string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetV1ProjectsProjectEvents The project's events: a Server-Sent Events stream (text/event-stream; Last-Event-ID resumes), or with Accept: application/json or ?after= / ?limit=, {"events": [...]} ascending after `after`. Filters: types, assets (comma-separated). Read access
+	//
+	// Corresponds with GET /v1/projects/{project}/events (the `GetV1ProjectsProjectEvents` operationId).
+	GetV1ProjectsProjectEvents(ctx context.Context, project string, params *GetV1ProjectsProjectEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetV1ProjectsProjectMembers A project's members
 	//
@@ -2987,6 +3137,69 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/projects/{project}/skills/{slug}/versions/{version}/reviews (the `PostV1ProjectsProjectSkillsSlugVersionsVersionReviews` operationId).
 	PostV1ProjectsProjectSkillsSlugVersionsVersionReviews(ctx context.Context, project string, slug string, version int, body PostV1ProjectsProjectSkillsSlugVersionsVersionReviewsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetV1ProjectsProjectWebhooks The project's webhooks (project owner)
+	//
+	// Corresponds with GET /v1/projects/{project}/webhooks (the `GetV1ProjectsProjectWebhooks` operationId).
+	GetV1ProjectsProjectWebhooks(ctx context.Context, project string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostV1ProjectsProjectWebhooksWithBody Subscribe a receiver to the project's events (project owner). The signing secret (whsec_…) is in this answer only. A URL that is not absolute http(s), or resolves to a loopback, private, link-local or metadata address, is 422; so are unknown event types
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/projects/{project}/webhooks (the `PostV1ProjectsProjectWebhooks` operationId).
+	PostV1ProjectsProjectWebhooksWithBody(ctx context.Context, project string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostV1ProjectsProjectWebhooks Subscribe a receiver to the project's events (project owner). The signing secret (whsec_…) is in this answer only. A URL that is not absolute http(s), or resolves to a loopback, private, link-local or metadata address, is 422; so are unknown event types
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/projects/{project}/webhooks (the `PostV1ProjectsProjectWebhooks` operationId).
+	PostV1ProjectsProjectWebhooks(ctx context.Context, project string, body PostV1ProjectsProjectWebhooksJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteV1ProjectsProjectWebhooksWebhookID Delete a webhook and its delivery log
+	//
+	// Corresponds with DELETE /v1/projects/{project}/webhooks/{webhookID} (the `DeleteV1ProjectsProjectWebhooksWebhookID` operationId).
+	DeleteV1ProjectsProjectWebhooksWebhookID(ctx context.Context, project string, webhookID string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetV1ProjectsProjectWebhooksWebhookID A webhook, without its secret
+	//
+	// Corresponds with GET /v1/projects/{project}/webhooks/{webhookID} (the `GetV1ProjectsProjectWebhooksWebhookID` operationId).
+	GetV1ProjectsProjectWebhooksWebhookID(ctx context.Context, project string, webhookID string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchV1ProjectsProjectWebhooksWebhookIDWithBody Change a webhook's url, events, assets, description or active
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/projects/{project}/webhooks/{webhookID} (the `PatchV1ProjectsProjectWebhooksWebhookID` operationId).
+	PatchV1ProjectsProjectWebhooksWebhookIDWithBody(ctx context.Context, project string, webhookID string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchV1ProjectsProjectWebhooksWebhookID Change a webhook's url, events, assets, description or active
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/projects/{project}/webhooks/{webhookID} (the `PatchV1ProjectsProjectWebhooksWebhookID` operationId).
+	PatchV1ProjectsProjectWebhooksWebhookID(ctx context.Context, project string, webhookID string, body PatchV1ProjectsProjectWebhooksWebhookIDJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetV1ProjectsProjectWebhooksWebhookIDDeliveries Delivery attempts, newest first (kept 30 days)
+	//
+	// Corresponds with GET /v1/projects/{project}/webhooks/{webhookID}/deliveries (the `GetV1ProjectsProjectWebhooksWebhookIDDeliveries` operationId).
+	GetV1ProjectsProjectWebhooksWebhookIDDeliveries(ctx context.Context, project string, webhookID string, params *GetV1ProjectsProjectWebhooksWebhookIDDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliver Deliver that attempt's event again, now
+	//
+	// Corresponds with POST /v1/projects/{project}/webhooks/{webhookID}/deliveries/{deliveryID}/redeliver (the `PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliver` operationId).
+	PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliver(ctx context.Context, project string, webhookID string, deliveryID string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostV1ProjectsProjectWebhooksWebhookIDPing Send the webhook a ping event now
+	//
+	// Corresponds with POST /v1/projects/{project}/webhooks/{webhookID}/ping (the `PostV1ProjectsProjectWebhooksWebhookIDPing` operationId).
+	PostV1ProjectsProjectWebhooksWebhookIDPing(ctx context.Context, project string, webhookID string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostV1ProjectsProjectWebhooksWebhookIDRotateSecret A new signing secret, shown once; the old one keeps signing beside it for 24 hours
+	//
+	// Corresponds with POST /v1/projects/{project}/webhooks/{webhookID}/rotate-secret (the `PostV1ProjectsProjectWebhooksWebhookIDRotateSecret` operationId).
+	PostV1ProjectsProjectWebhooksWebhookIDRotateSecret(ctx context.Context, project string, webhookID string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteV1PromptsId Delete a prompt and its repository
 	//
@@ -4154,6 +4367,21 @@ func (c *Client) GetV1ProjectsProjectAgentSkillsNamePath(ctx context.Context, pr
 // Corresponds with HEAD /v1/projects/{project}/agent-skills/{name}/{path} (the `HeadV1ProjectsProjectAgentSkillsNamePath` operationId).
 func (c *Client) HeadV1ProjectsProjectAgentSkillsNamePath(ctx context.Context, project string, name string, path string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewHeadV1ProjectsProjectAgentSkillsNamePathRequest(c.Server, project, name, path)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetV1ProjectsProjectEvents The project's events: a Server-Sent Events stream (text/event-stream; Last-Event-ID resumes), or with Accept: application/json or ?after= / ?limit=, {"events": [...]} ascending after `after`. Filters: types, assets (comma-separated). Read access
+//
+// Corresponds with GET /v1/projects/{project}/events (the `GetV1ProjectsProjectEvents` operationId).
+func (c *Client) GetV1ProjectsProjectEvents(ctx context.Context, project string, params *GetV1ProjectsProjectEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetV1ProjectsProjectEventsRequest(c.Server, project, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5861,6 +6089,179 @@ func (c *Client) PostV1ProjectsProjectSkillsSlugVersionsVersionReviewsWithBody(c
 // Corresponds with POST /v1/projects/{project}/skills/{slug}/versions/{version}/reviews (the `PostV1ProjectsProjectSkillsSlugVersionsVersionReviews` operationId).
 func (c *Client) PostV1ProjectsProjectSkillsSlugVersionsVersionReviews(ctx context.Context, project string, slug string, version int, body PostV1ProjectsProjectSkillsSlugVersionsVersionReviewsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostV1ProjectsProjectSkillsSlugVersionsVersionReviewsRequest(c.Server, project, slug, version, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetV1ProjectsProjectWebhooks The project's webhooks (project owner)
+//
+// Corresponds with GET /v1/projects/{project}/webhooks (the `GetV1ProjectsProjectWebhooks` operationId).
+func (c *Client) GetV1ProjectsProjectWebhooks(ctx context.Context, project string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetV1ProjectsProjectWebhooksRequest(c.Server, project)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostV1ProjectsProjectWebhooksWithBody Subscribe a receiver to the project's events (project owner). The signing secret (whsec_…) is in this answer only. A URL that is not absolute http(s), or resolves to a loopback, private, link-local or metadata address, is 422; so are unknown event types
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/projects/{project}/webhooks (the `PostV1ProjectsProjectWebhooks` operationId).
+func (c *Client) PostV1ProjectsProjectWebhooksWithBody(ctx context.Context, project string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1ProjectsProjectWebhooksRequestWithBody(c.Server, project, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostV1ProjectsProjectWebhooks Subscribe a receiver to the project's events (project owner). The signing secret (whsec_…) is in this answer only. A URL that is not absolute http(s), or resolves to a loopback, private, link-local or metadata address, is 422; so are unknown event types
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/projects/{project}/webhooks (the `PostV1ProjectsProjectWebhooks` operationId).
+func (c *Client) PostV1ProjectsProjectWebhooks(ctx context.Context, project string, body PostV1ProjectsProjectWebhooksJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1ProjectsProjectWebhooksRequest(c.Server, project, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteV1ProjectsProjectWebhooksWebhookID Delete a webhook and its delivery log
+//
+// Corresponds with DELETE /v1/projects/{project}/webhooks/{webhookID} (the `DeleteV1ProjectsProjectWebhooksWebhookID` operationId).
+func (c *Client) DeleteV1ProjectsProjectWebhooksWebhookID(ctx context.Context, project string, webhookID string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteV1ProjectsProjectWebhooksWebhookIDRequest(c.Server, project, webhookID)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetV1ProjectsProjectWebhooksWebhookID A webhook, without its secret
+//
+// Corresponds with GET /v1/projects/{project}/webhooks/{webhookID} (the `GetV1ProjectsProjectWebhooksWebhookID` operationId).
+func (c *Client) GetV1ProjectsProjectWebhooksWebhookID(ctx context.Context, project string, webhookID string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetV1ProjectsProjectWebhooksWebhookIDRequest(c.Server, project, webhookID)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchV1ProjectsProjectWebhooksWebhookIDWithBody Change a webhook's url, events, assets, description or active
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/projects/{project}/webhooks/{webhookID} (the `PatchV1ProjectsProjectWebhooksWebhookID` operationId).
+func (c *Client) PatchV1ProjectsProjectWebhooksWebhookIDWithBody(ctx context.Context, project string, webhookID string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchV1ProjectsProjectWebhooksWebhookIDRequestWithBody(c.Server, project, webhookID, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchV1ProjectsProjectWebhooksWebhookID Change a webhook's url, events, assets, description or active
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/projects/{project}/webhooks/{webhookID} (the `PatchV1ProjectsProjectWebhooksWebhookID` operationId).
+func (c *Client) PatchV1ProjectsProjectWebhooksWebhookID(ctx context.Context, project string, webhookID string, body PatchV1ProjectsProjectWebhooksWebhookIDJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchV1ProjectsProjectWebhooksWebhookIDRequest(c.Server, project, webhookID, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetV1ProjectsProjectWebhooksWebhookIDDeliveries Delivery attempts, newest first (kept 30 days)
+//
+// Corresponds with GET /v1/projects/{project}/webhooks/{webhookID}/deliveries (the `GetV1ProjectsProjectWebhooksWebhookIDDeliveries` operationId).
+func (c *Client) GetV1ProjectsProjectWebhooksWebhookIDDeliveries(ctx context.Context, project string, webhookID string, params *GetV1ProjectsProjectWebhooksWebhookIDDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetV1ProjectsProjectWebhooksWebhookIDDeliveriesRequest(c.Server, project, webhookID, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliver Deliver that attempt's event again, now
+//
+// Corresponds with POST /v1/projects/{project}/webhooks/{webhookID}/deliveries/{deliveryID}/redeliver (the `PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliver` operationId).
+func (c *Client) PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliver(ctx context.Context, project string, webhookID string, deliveryID string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverRequest(c.Server, project, webhookID, deliveryID)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostV1ProjectsProjectWebhooksWebhookIDPing Send the webhook a ping event now
+//
+// Corresponds with POST /v1/projects/{project}/webhooks/{webhookID}/ping (the `PostV1ProjectsProjectWebhooksWebhookIDPing` operationId).
+func (c *Client) PostV1ProjectsProjectWebhooksWebhookIDPing(ctx context.Context, project string, webhookID string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1ProjectsProjectWebhooksWebhookIDPingRequest(c.Server, project, webhookID)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostV1ProjectsProjectWebhooksWebhookIDRotateSecret A new signing secret, shown once; the old one keeps signing beside it for 24 hours
+//
+// Corresponds with POST /v1/projects/{project}/webhooks/{webhookID}/rotate-secret (the `PostV1ProjectsProjectWebhooksWebhookIDRotateSecret` operationId).
+func (c *Client) PostV1ProjectsProjectWebhooksWebhookIDRotateSecret(ctx context.Context, project string, webhookID string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1ProjectsProjectWebhooksWebhookIDRotateSecretRequest(c.Server, project, webhookID)
 	if err != nil {
 		return nil, err
 	}
@@ -8747,6 +9148,103 @@ func NewHeadV1ProjectsProjectAgentSkillsNamePathRequest(server string, project s
 	}
 
 	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetV1ProjectsProjectEventsRequest constructs an http.Request for the GetV1ProjectsProjectEvents method
+func NewGetV1ProjectsProjectEventsRequest(server string, project string, params *GetV1ProjectsProjectEventsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/projects/%s/events", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.After != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "after", *params.After, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Types != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "types", *params.Types, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Assets != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "assets", *params.Assets, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -13565,6 +14063,433 @@ func NewPostV1ProjectsProjectSkillsSlugVersionsVersionReviewsRequestWithBody(ser
 	return req, nil
 }
 
+// NewGetV1ProjectsProjectWebhooksRequest constructs an http.Request for the GetV1ProjectsProjectWebhooks method
+func NewGetV1ProjectsProjectWebhooksRequest(server string, project string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/projects/%s/webhooks", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostV1ProjectsProjectWebhooksRequest calls the generic PostV1ProjectsProjectWebhooks builder with application/json body
+func NewPostV1ProjectsProjectWebhooksRequest(server string, project string, body PostV1ProjectsProjectWebhooksJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostV1ProjectsProjectWebhooksRequestWithBody(server, project, "application/json", bodyReader)
+}
+
+// NewPostV1ProjectsProjectWebhooksRequestWithBody constructs an http.Request for the PostV1ProjectsProjectWebhooks method, with any body, and a specified content type
+func NewPostV1ProjectsProjectWebhooksRequestWithBody(server string, project string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/projects/%s/webhooks", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteV1ProjectsProjectWebhooksWebhookIDRequest constructs an http.Request for the DeleteV1ProjectsProjectWebhooksWebhookID method
+func NewDeleteV1ProjectsProjectWebhooksWebhookIDRequest(server string, project string, webhookID string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "webhookID", webhookID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/projects/%s/webhooks/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetV1ProjectsProjectWebhooksWebhookIDRequest constructs an http.Request for the GetV1ProjectsProjectWebhooksWebhookID method
+func NewGetV1ProjectsProjectWebhooksWebhookIDRequest(server string, project string, webhookID string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "webhookID", webhookID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/projects/%s/webhooks/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPatchV1ProjectsProjectWebhooksWebhookIDRequest calls the generic PatchV1ProjectsProjectWebhooksWebhookID builder with application/json body
+func NewPatchV1ProjectsProjectWebhooksWebhookIDRequest(server string, project string, webhookID string, body PatchV1ProjectsProjectWebhooksWebhookIDJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPatchV1ProjectsProjectWebhooksWebhookIDRequestWithBody(server, project, webhookID, "application/json", bodyReader)
+}
+
+// NewPatchV1ProjectsProjectWebhooksWebhookIDRequestWithBody constructs an http.Request for the PatchV1ProjectsProjectWebhooksWebhookID method, with any body, and a specified content type
+func NewPatchV1ProjectsProjectWebhooksWebhookIDRequestWithBody(server string, project string, webhookID string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "webhookID", webhookID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/projects/%s/webhooks/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetV1ProjectsProjectWebhooksWebhookIDDeliveriesRequest constructs an http.Request for the GetV1ProjectsProjectWebhooksWebhookIDDeliveries method
+func NewGetV1ProjectsProjectWebhooksWebhookIDDeliveriesRequest(server string, project string, webhookID string, params *GetV1ProjectsProjectWebhooksWebhookIDDeliveriesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "webhookID", webhookID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/projects/%s/webhooks/%s/deliveries", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverRequest constructs an http.Request for the PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliver method
+func NewPostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverRequest(server string, project string, webhookID string, deliveryID string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "webhookID", webhookID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "deliveryID", deliveryID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/projects/%s/webhooks/%s/deliveries/%s/redeliver", pathParam0, pathParam1, pathParam2)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostV1ProjectsProjectWebhooksWebhookIDPingRequest constructs an http.Request for the PostV1ProjectsProjectWebhooksWebhookIDPing method
+func NewPostV1ProjectsProjectWebhooksWebhookIDPingRequest(server string, project string, webhookID string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "webhookID", webhookID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/projects/%s/webhooks/%s/ping", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostV1ProjectsProjectWebhooksWebhookIDRotateSecretRequest constructs an http.Request for the PostV1ProjectsProjectWebhooksWebhookIDRotateSecret method
+func NewPostV1ProjectsProjectWebhooksWebhookIDRotateSecretRequest(server string, project string, webhookID string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "webhookID", webhookID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/projects/%s/webhooks/%s/rotate-secret", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewDeleteV1PromptsIdRequest constructs an http.Request for the DeleteV1PromptsId method
 func NewDeleteV1PromptsIdRequest(server string, id string) (*http.Request, error) {
 	var err error
@@ -17912,6 +18837,13 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with HEAD /v1/projects/{project}/agent-skills/{name}/{path} (the `HeadV1ProjectsProjectAgentSkillsNamePath` operationId).
 	HeadV1ProjectsProjectAgentSkillsNamePathWithResponse(ctx context.Context, project string, name string, path string, reqEditors ...RequestEditorFn) (*HeadV1ProjectsProjectAgentSkillsNamePathResponse, error)
 
+	// GetV1ProjectsProjectEventsWithResponse The project's events: a Server-Sent Events stream (text/event-stream; Last-Event-ID resumes), or with Accept: application/json or ?after= / ?limit=, {"events": [...]} ascending after `after`. Filters: types, assets (comma-separated). Read access
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/projects/{project}/events (the `GetV1ProjectsProjectEvents` operationId).
+	GetV1ProjectsProjectEventsWithResponse(ctx context.Context, project string, params *GetV1ProjectsProjectEventsParams, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectEventsResponse, error)
+
 	// GetV1ProjectsProjectMembersWithResponse A project's members
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -18660,6 +19592,83 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/projects/{project}/skills/{slug}/versions/{version}/reviews (the `PostV1ProjectsProjectSkillsSlugVersionsVersionReviews` operationId).
 	PostV1ProjectsProjectSkillsSlugVersionsVersionReviewsWithResponse(ctx context.Context, project string, slug string, version int, body PostV1ProjectsProjectSkillsSlugVersionsVersionReviewsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectSkillsSlugVersionsVersionReviewsResponse, error)
+
+	// GetV1ProjectsProjectWebhooksWithResponse The project's webhooks (project owner)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/projects/{project}/webhooks (the `GetV1ProjectsProjectWebhooks` operationId).
+	GetV1ProjectsProjectWebhooksWithResponse(ctx context.Context, project string, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectWebhooksResponse, error)
+
+	// PostV1ProjectsProjectWebhooksWithBodyWithResponse Subscribe a receiver to the project's events (project owner). The signing secret (whsec_…) is in this answer only. A URL that is not absolute http(s), or resolves to a loopback, private, link-local or metadata address, is 422; so are unknown event types
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/projects/{project}/webhooks (the `PostV1ProjectsProjectWebhooks` operationId).
+	PostV1ProjectsProjectWebhooksWithBodyWithResponse(ctx context.Context, project string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectWebhooksResponse, error)
+
+	// PostV1ProjectsProjectWebhooksWithResponse Subscribe a receiver to the project's events (project owner). The signing secret (whsec_…) is in this answer only. A URL that is not absolute http(s), or resolves to a loopback, private, link-local or metadata address, is 422; so are unknown event types
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/projects/{project}/webhooks (the `PostV1ProjectsProjectWebhooks` operationId).
+	PostV1ProjectsProjectWebhooksWithResponse(ctx context.Context, project string, body PostV1ProjectsProjectWebhooksJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectWebhooksResponse, error)
+
+	// DeleteV1ProjectsProjectWebhooksWebhookIDWithResponse Delete a webhook and its delivery log
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/projects/{project}/webhooks/{webhookID} (the `DeleteV1ProjectsProjectWebhooksWebhookID` operationId).
+	DeleteV1ProjectsProjectWebhooksWebhookIDWithResponse(ctx context.Context, project string, webhookID string, reqEditors ...RequestEditorFn) (*DeleteV1ProjectsProjectWebhooksWebhookIDResponse, error)
+
+	// GetV1ProjectsProjectWebhooksWebhookIDWithResponse A webhook, without its secret
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/projects/{project}/webhooks/{webhookID} (the `GetV1ProjectsProjectWebhooksWebhookID` operationId).
+	GetV1ProjectsProjectWebhooksWebhookIDWithResponse(ctx context.Context, project string, webhookID string, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectWebhooksWebhookIDResponse, error)
+
+	// PatchV1ProjectsProjectWebhooksWebhookIDWithBodyWithResponse Change a webhook's url, events, assets, description or active
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/projects/{project}/webhooks/{webhookID} (the `PatchV1ProjectsProjectWebhooksWebhookID` operationId).
+	PatchV1ProjectsProjectWebhooksWebhookIDWithBodyWithResponse(ctx context.Context, project string, webhookID string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchV1ProjectsProjectWebhooksWebhookIDResponse, error)
+
+	// PatchV1ProjectsProjectWebhooksWebhookIDWithResponse Change a webhook's url, events, assets, description or active
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/projects/{project}/webhooks/{webhookID} (the `PatchV1ProjectsProjectWebhooksWebhookID` operationId).
+	PatchV1ProjectsProjectWebhooksWebhookIDWithResponse(ctx context.Context, project string, webhookID string, body PatchV1ProjectsProjectWebhooksWebhookIDJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchV1ProjectsProjectWebhooksWebhookIDResponse, error)
+
+	// GetV1ProjectsProjectWebhooksWebhookIDDeliveriesWithResponse Delivery attempts, newest first (kept 30 days)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/projects/{project}/webhooks/{webhookID}/deliveries (the `GetV1ProjectsProjectWebhooksWebhookIDDeliveries` operationId).
+	GetV1ProjectsProjectWebhooksWebhookIDDeliveriesWithResponse(ctx context.Context, project string, webhookID string, params *GetV1ProjectsProjectWebhooksWebhookIDDeliveriesParams, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectWebhooksWebhookIDDeliveriesResponse, error)
+
+	// PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverWithResponse Deliver that attempt's event again, now
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/projects/{project}/webhooks/{webhookID}/deliveries/{deliveryID}/redeliver (the `PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliver` operationId).
+	PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverWithResponse(ctx context.Context, project string, webhookID string, deliveryID string, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse, error)
+
+	// PostV1ProjectsProjectWebhooksWebhookIDPingWithResponse Send the webhook a ping event now
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/projects/{project}/webhooks/{webhookID}/ping (the `PostV1ProjectsProjectWebhooksWebhookIDPing` operationId).
+	PostV1ProjectsProjectWebhooksWebhookIDPingWithResponse(ctx context.Context, project string, webhookID string, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectWebhooksWebhookIDPingResponse, error)
+
+	// PostV1ProjectsProjectWebhooksWebhookIDRotateSecretWithResponse A new signing secret, shown once; the old one keeps signing beside it for 24 hours
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/projects/{project}/webhooks/{webhookID}/rotate-secret (the `PostV1ProjectsProjectWebhooksWebhookIDRotateSecret` operationId).
+	PostV1ProjectsProjectWebhooksWebhookIDRotateSecretWithResponse(ctx context.Context, project string, webhookID string, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectWebhooksWebhookIDRotateSecretResponse, error)
 
 	// DeleteV1PromptsIdWithResponse Delete a prompt and its repository
 	//
@@ -22929,6 +23938,124 @@ func (r HeadV1ProjectsProjectAgentSkillsNamePathResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r HeadV1ProjectsProjectAgentSkillsNamePathResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetV1ProjectsProjectEventsResponse401Headers the declared response headers of an HTTP 401 response for GetV1ProjectsProjectEvents
+type GetV1ProjectsProjectEventsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetV1ProjectsProjectEventsResponse429Headers the declared response headers of an HTTP 429 response for GetV1ProjectsProjectEvents
+type GetV1ProjectsProjectEventsResponse429Headers struct {
+	RetryAfter *string
+}
+
+// GetV1ProjectsProjectEventsResponse503Headers the declared response headers of an HTTP 503 response for GetV1ProjectsProjectEvents
+type GetV1ProjectsProjectEventsResponse503Headers struct {
+	RetryAfter *string
+}
+
+type GetV1ProjectsProjectEventsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *EventList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *APIError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *APIError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *APIError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *APIError
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *APIError
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetV1ProjectsProjectEventsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetV1ProjectsProjectEventsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetV1ProjectsProjectEventsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetV1ProjectsProjectEventsResponse) GetJSON200() *EventList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetV1ProjectsProjectEventsResponse) GetJSON400() *APIError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetV1ProjectsProjectEventsResponse) GetJSON401() *APIError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetV1ProjectsProjectEventsResponse) GetJSON403() *APIError {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetV1ProjectsProjectEventsResponse) GetJSON404() *APIError {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetV1ProjectsProjectEventsResponse) GetJSON422() *APIError {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetV1ProjectsProjectEventsResponse) GetJSON429() *APIError {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetV1ProjectsProjectEventsResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetV1ProjectsProjectEventsResponse) GetJSON503() *APIError {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetV1ProjectsProjectEventsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetV1ProjectsProjectEventsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetV1ProjectsProjectEventsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetV1ProjectsProjectEventsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -34673,6 +35800,1296 @@ func (r PostV1ProjectsProjectSkillsSlugVersionsVersionReviewsResponse) StatusCod
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostV1ProjectsProjectSkillsSlugVersionsVersionReviewsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetV1ProjectsProjectWebhooksResponse401Headers the declared response headers of an HTTP 401 response for GetV1ProjectsProjectWebhooks
+type GetV1ProjectsProjectWebhooksResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetV1ProjectsProjectWebhooksResponse429Headers the declared response headers of an HTTP 429 response for GetV1ProjectsProjectWebhooks
+type GetV1ProjectsProjectWebhooksResponse429Headers struct {
+	RetryAfter *string
+}
+
+// GetV1ProjectsProjectWebhooksResponse503Headers the declared response headers of an HTTP 503 response for GetV1ProjectsProjectWebhooks
+type GetV1ProjectsProjectWebhooksResponse503Headers struct {
+	RetryAfter *string
+}
+
+type GetV1ProjectsProjectWebhooksResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *APIError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *APIError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *APIError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *APIError
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetV1ProjectsProjectWebhooksResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetV1ProjectsProjectWebhooksResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetV1ProjectsProjectWebhooksResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetV1ProjectsProjectWebhooksResponse) GetJSON200() *WebhookList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetV1ProjectsProjectWebhooksResponse) GetJSON400() *APIError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetV1ProjectsProjectWebhooksResponse) GetJSON401() *APIError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetV1ProjectsProjectWebhooksResponse) GetJSON403() *APIError {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetV1ProjectsProjectWebhooksResponse) GetJSON404() *APIError {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetV1ProjectsProjectWebhooksResponse) GetJSON429() *APIError {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetV1ProjectsProjectWebhooksResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetV1ProjectsProjectWebhooksResponse) GetJSON503() *APIError {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetV1ProjectsProjectWebhooksResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetV1ProjectsProjectWebhooksResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetV1ProjectsProjectWebhooksResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetV1ProjectsProjectWebhooksResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostV1ProjectsProjectWebhooksResponse201Headers the declared response headers of an HTTP 201 response for PostV1ProjectsProjectWebhooks
+type PostV1ProjectsProjectWebhooksResponse201Headers struct {
+	Location *string
+}
+
+// PostV1ProjectsProjectWebhooksResponse401Headers the declared response headers of an HTTP 401 response for PostV1ProjectsProjectWebhooks
+type PostV1ProjectsProjectWebhooksResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostV1ProjectsProjectWebhooksResponse409Headers the declared response headers of an HTTP 409 response for PostV1ProjectsProjectWebhooks
+type PostV1ProjectsProjectWebhooksResponse409Headers struct {
+	RetryAfter *string
+}
+
+// PostV1ProjectsProjectWebhooksResponse429Headers the declared response headers of an HTTP 429 response for PostV1ProjectsProjectWebhooks
+type PostV1ProjectsProjectWebhooksResponse429Headers struct {
+	RetryAfter *string
+}
+
+// PostV1ProjectsProjectWebhooksResponse503Headers the declared response headers of an HTTP 503 response for PostV1ProjectsProjectWebhooks
+type PostV1ProjectsProjectWebhooksResponse503Headers struct {
+	RetryAfter *string
+}
+
+type PostV1ProjectsProjectWebhooksResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *WebhookWithSecret
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *APIError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *APIError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *APIError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *APIError
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *APIError
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *APIError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *APIError
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *APIError
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *APIError
+	// JSON507 the response for an HTTP 507 `application/json` response
+	JSON507 *APIError
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostV1ProjectsProjectWebhooksResponse201Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostV1ProjectsProjectWebhooksResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostV1ProjectsProjectWebhooksResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostV1ProjectsProjectWebhooksResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostV1ProjectsProjectWebhooksResponse503Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostV1ProjectsProjectWebhooksResponse) GetJSON201() *WebhookWithSecret {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostV1ProjectsProjectWebhooksResponse) GetJSON400() *APIError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostV1ProjectsProjectWebhooksResponse) GetJSON401() *APIError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostV1ProjectsProjectWebhooksResponse) GetJSON403() *APIError {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostV1ProjectsProjectWebhooksResponse) GetJSON404() *APIError {
+	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r PostV1ProjectsProjectWebhooksResponse) GetJSON408() *APIError {
+	return r.JSON408
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostV1ProjectsProjectWebhooksResponse) GetJSON409() *APIError {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostV1ProjectsProjectWebhooksResponse) GetJSON413() *APIError {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r PostV1ProjectsProjectWebhooksResponse) GetJSON415() *APIError {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostV1ProjectsProjectWebhooksResponse) GetJSON422() *APIError {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostV1ProjectsProjectWebhooksResponse) GetJSON429() *APIError {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostV1ProjectsProjectWebhooksResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostV1ProjectsProjectWebhooksResponse) GetJSON503() *APIError {
+	return r.JSON503
+}
+
+// GetJSON507 returns the response for an HTTP 507 `application/json` response
+func (r PostV1ProjectsProjectWebhooksResponse) GetJSON507() *APIError {
+	return r.JSON507
+}
+
+// GetBody returns the raw response body bytes
+func (r PostV1ProjectsProjectWebhooksResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostV1ProjectsProjectWebhooksResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostV1ProjectsProjectWebhooksResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostV1ProjectsProjectWebhooksResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteV1ProjectsProjectWebhooksWebhookIDResponse401Headers the declared response headers of an HTTP 401 response for DeleteV1ProjectsProjectWebhooksWebhookID
+type DeleteV1ProjectsProjectWebhooksWebhookIDResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// DeleteV1ProjectsProjectWebhooksWebhookIDResponse409Headers the declared response headers of an HTTP 409 response for DeleteV1ProjectsProjectWebhooksWebhookID
+type DeleteV1ProjectsProjectWebhooksWebhookIDResponse409Headers struct {
+	RetryAfter *string
+}
+
+// DeleteV1ProjectsProjectWebhooksWebhookIDResponse429Headers the declared response headers of an HTTP 429 response for DeleteV1ProjectsProjectWebhooksWebhookID
+type DeleteV1ProjectsProjectWebhooksWebhookIDResponse429Headers struct {
+	RetryAfter *string
+}
+
+// DeleteV1ProjectsProjectWebhooksWebhookIDResponse503Headers the declared response headers of an HTTP 503 response for DeleteV1ProjectsProjectWebhooksWebhookID
+type DeleteV1ProjectsProjectWebhooksWebhookIDResponse503Headers struct {
+	RetryAfter *string
+}
+
+type DeleteV1ProjectsProjectWebhooksWebhookIDResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *APIError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *APIError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *APIError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *APIError
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *APIError
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *APIError
+	// JSON507 the response for an HTTP 507 `application/json` response
+	JSON507 *APIError
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteV1ProjectsProjectWebhooksWebhookIDResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *DeleteV1ProjectsProjectWebhooksWebhookIDResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteV1ProjectsProjectWebhooksWebhookIDResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteV1ProjectsProjectWebhooksWebhookIDResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteV1ProjectsProjectWebhooksWebhookIDResponse) GetJSON400() *APIError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteV1ProjectsProjectWebhooksWebhookIDResponse) GetJSON401() *APIError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteV1ProjectsProjectWebhooksWebhookIDResponse) GetJSON403() *APIError {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteV1ProjectsProjectWebhooksWebhookIDResponse) GetJSON404() *APIError {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DeleteV1ProjectsProjectWebhooksWebhookIDResponse) GetJSON409() *APIError {
+	return r.JSON409
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r DeleteV1ProjectsProjectWebhooksWebhookIDResponse) GetJSON422() *APIError {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteV1ProjectsProjectWebhooksWebhookIDResponse) GetJSON429() *APIError {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteV1ProjectsProjectWebhooksWebhookIDResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteV1ProjectsProjectWebhooksWebhookIDResponse) GetJSON503() *APIError {
+	return r.JSON503
+}
+
+// GetJSON507 returns the response for an HTTP 507 `application/json` response
+func (r DeleteV1ProjectsProjectWebhooksWebhookIDResponse) GetJSON507() *APIError {
+	return r.JSON507
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteV1ProjectsProjectWebhooksWebhookIDResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteV1ProjectsProjectWebhooksWebhookIDResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteV1ProjectsProjectWebhooksWebhookIDResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteV1ProjectsProjectWebhooksWebhookIDResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetV1ProjectsProjectWebhooksWebhookIDResponse401Headers the declared response headers of an HTTP 401 response for GetV1ProjectsProjectWebhooksWebhookID
+type GetV1ProjectsProjectWebhooksWebhookIDResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetV1ProjectsProjectWebhooksWebhookIDResponse429Headers the declared response headers of an HTTP 429 response for GetV1ProjectsProjectWebhooksWebhookID
+type GetV1ProjectsProjectWebhooksWebhookIDResponse429Headers struct {
+	RetryAfter *string
+}
+
+// GetV1ProjectsProjectWebhooksWebhookIDResponse503Headers the declared response headers of an HTTP 503 response for GetV1ProjectsProjectWebhooksWebhookID
+type GetV1ProjectsProjectWebhooksWebhookIDResponse503Headers struct {
+	RetryAfter *string
+}
+
+type GetV1ProjectsProjectWebhooksWebhookIDResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Webhook Webhook `json:"webhook"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *APIError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *APIError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *APIError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *APIError
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetV1ProjectsProjectWebhooksWebhookIDResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetV1ProjectsProjectWebhooksWebhookIDResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetV1ProjectsProjectWebhooksWebhookIDResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetV1ProjectsProjectWebhooksWebhookIDResponse) GetJSON200() *struct {
+	Webhook Webhook `json:"webhook"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetV1ProjectsProjectWebhooksWebhookIDResponse) GetJSON400() *APIError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetV1ProjectsProjectWebhooksWebhookIDResponse) GetJSON401() *APIError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetV1ProjectsProjectWebhooksWebhookIDResponse) GetJSON403() *APIError {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetV1ProjectsProjectWebhooksWebhookIDResponse) GetJSON404() *APIError {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetV1ProjectsProjectWebhooksWebhookIDResponse) GetJSON429() *APIError {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetV1ProjectsProjectWebhooksWebhookIDResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetV1ProjectsProjectWebhooksWebhookIDResponse) GetJSON503() *APIError {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetV1ProjectsProjectWebhooksWebhookIDResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetV1ProjectsProjectWebhooksWebhookIDResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetV1ProjectsProjectWebhooksWebhookIDResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetV1ProjectsProjectWebhooksWebhookIDResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PatchV1ProjectsProjectWebhooksWebhookIDResponse401Headers the declared response headers of an HTTP 401 response for PatchV1ProjectsProjectWebhooksWebhookID
+type PatchV1ProjectsProjectWebhooksWebhookIDResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PatchV1ProjectsProjectWebhooksWebhookIDResponse409Headers the declared response headers of an HTTP 409 response for PatchV1ProjectsProjectWebhooksWebhookID
+type PatchV1ProjectsProjectWebhooksWebhookIDResponse409Headers struct {
+	RetryAfter *string
+}
+
+// PatchV1ProjectsProjectWebhooksWebhookIDResponse429Headers the declared response headers of an HTTP 429 response for PatchV1ProjectsProjectWebhooksWebhookID
+type PatchV1ProjectsProjectWebhooksWebhookIDResponse429Headers struct {
+	RetryAfter *string
+}
+
+// PatchV1ProjectsProjectWebhooksWebhookIDResponse503Headers the declared response headers of an HTTP 503 response for PatchV1ProjectsProjectWebhooksWebhookID
+type PatchV1ProjectsProjectWebhooksWebhookIDResponse503Headers struct {
+	RetryAfter *string
+}
+
+type PatchV1ProjectsProjectWebhooksWebhookIDResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Webhook Webhook `json:"webhook"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *APIError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *APIError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *APIError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *APIError
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *APIError
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *APIError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *APIError
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *APIError
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *APIError
+	// JSON507 the response for an HTTP 507 `application/json` response
+	JSON507 *APIError
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PatchV1ProjectsProjectWebhooksWebhookIDResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PatchV1ProjectsProjectWebhooksWebhookIDResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PatchV1ProjectsProjectWebhooksWebhookIDResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PatchV1ProjectsProjectWebhooksWebhookIDResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PatchV1ProjectsProjectWebhooksWebhookIDResponse) GetJSON200() *struct {
+	Webhook Webhook `json:"webhook"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PatchV1ProjectsProjectWebhooksWebhookIDResponse) GetJSON400() *APIError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PatchV1ProjectsProjectWebhooksWebhookIDResponse) GetJSON401() *APIError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PatchV1ProjectsProjectWebhooksWebhookIDResponse) GetJSON403() *APIError {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PatchV1ProjectsProjectWebhooksWebhookIDResponse) GetJSON404() *APIError {
+	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r PatchV1ProjectsProjectWebhooksWebhookIDResponse) GetJSON408() *APIError {
+	return r.JSON408
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PatchV1ProjectsProjectWebhooksWebhookIDResponse) GetJSON409() *APIError {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PatchV1ProjectsProjectWebhooksWebhookIDResponse) GetJSON413() *APIError {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r PatchV1ProjectsProjectWebhooksWebhookIDResponse) GetJSON415() *APIError {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PatchV1ProjectsProjectWebhooksWebhookIDResponse) GetJSON422() *APIError {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PatchV1ProjectsProjectWebhooksWebhookIDResponse) GetJSON429() *APIError {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PatchV1ProjectsProjectWebhooksWebhookIDResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PatchV1ProjectsProjectWebhooksWebhookIDResponse) GetJSON503() *APIError {
+	return r.JSON503
+}
+
+// GetJSON507 returns the response for an HTTP 507 `application/json` response
+func (r PatchV1ProjectsProjectWebhooksWebhookIDResponse) GetJSON507() *APIError {
+	return r.JSON507
+}
+
+// GetBody returns the raw response body bytes
+func (r PatchV1ProjectsProjectWebhooksWebhookIDResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PatchV1ProjectsProjectWebhooksWebhookIDResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PatchV1ProjectsProjectWebhooksWebhookIDResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PatchV1ProjectsProjectWebhooksWebhookIDResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetV1ProjectsProjectWebhooksWebhookIDDeliveriesResponse401Headers the declared response headers of an HTTP 401 response for GetV1ProjectsProjectWebhooksWebhookIDDeliveries
+type GetV1ProjectsProjectWebhooksWebhookIDDeliveriesResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetV1ProjectsProjectWebhooksWebhookIDDeliveriesResponse429Headers the declared response headers of an HTTP 429 response for GetV1ProjectsProjectWebhooksWebhookIDDeliveries
+type GetV1ProjectsProjectWebhooksWebhookIDDeliveriesResponse429Headers struct {
+	RetryAfter *string
+}
+
+// GetV1ProjectsProjectWebhooksWebhookIDDeliveriesResponse503Headers the declared response headers of an HTTP 503 response for GetV1ProjectsProjectWebhooksWebhookIDDeliveries
+type GetV1ProjectsProjectWebhooksWebhookIDDeliveriesResponse503Headers struct {
+	RetryAfter *string
+}
+
+type GetV1ProjectsProjectWebhooksWebhookIDDeliveriesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Deliveries []Delivery `json:"deliveries"`
+
+		// NextCursor empty on the last page
+		NextCursor string `json:"next_cursor"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *APIError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *APIError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *APIError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *APIError
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetV1ProjectsProjectWebhooksWebhookIDDeliveriesResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetV1ProjectsProjectWebhooksWebhookIDDeliveriesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetV1ProjectsProjectWebhooksWebhookIDDeliveriesResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetV1ProjectsProjectWebhooksWebhookIDDeliveriesResponse) GetJSON200() *struct {
+	Deliveries []Delivery `json:"deliveries"`
+
+	// NextCursor empty on the last page
+	NextCursor string `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetV1ProjectsProjectWebhooksWebhookIDDeliveriesResponse) GetJSON400() *APIError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetV1ProjectsProjectWebhooksWebhookIDDeliveriesResponse) GetJSON401() *APIError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetV1ProjectsProjectWebhooksWebhookIDDeliveriesResponse) GetJSON403() *APIError {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetV1ProjectsProjectWebhooksWebhookIDDeliveriesResponse) GetJSON404() *APIError {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetV1ProjectsProjectWebhooksWebhookIDDeliveriesResponse) GetJSON429() *APIError {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetV1ProjectsProjectWebhooksWebhookIDDeliveriesResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetV1ProjectsProjectWebhooksWebhookIDDeliveriesResponse) GetJSON503() *APIError {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetV1ProjectsProjectWebhooksWebhookIDDeliveriesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetV1ProjectsProjectWebhooksWebhookIDDeliveriesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetV1ProjectsProjectWebhooksWebhookIDDeliveriesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetV1ProjectsProjectWebhooksWebhookIDDeliveriesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse401Headers the declared response headers of an HTTP 401 response for PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliver
+type PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse409Headers the declared response headers of an HTTP 409 response for PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliver
+type PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse409Headers struct {
+	RetryAfter *string
+}
+
+// PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse429Headers the declared response headers of an HTTP 429 response for PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliver
+type PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse429Headers struct {
+	RetryAfter *string
+}
+
+// PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse503Headers the declared response headers of an HTTP 503 response for PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliver
+type PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse503Headers struct {
+	RetryAfter *string
+}
+
+type PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *interface{}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *APIError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *APIError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *APIError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *APIError
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *APIError
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *APIError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *APIError
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *APIError
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *APIError
+	// JSON507 the response for an HTTP 507 `application/json` response
+	JSON507 *APIError
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse503Headers
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse) GetJSON202() *interface{} {
+	return r.JSON202
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse) GetJSON400() *APIError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse) GetJSON401() *APIError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse) GetJSON403() *APIError {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse) GetJSON404() *APIError {
+	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse) GetJSON408() *APIError {
+	return r.JSON408
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse) GetJSON409() *APIError {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse) GetJSON413() *APIError {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse) GetJSON415() *APIError {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse) GetJSON422() *APIError {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse) GetJSON429() *APIError {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse) GetJSON503() *APIError {
+	return r.JSON503
+}
+
+// GetJSON507 returns the response for an HTTP 507 `application/json` response
+func (r PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse) GetJSON507() *APIError {
+	return r.JSON507
+}
+
+// GetBody returns the raw response body bytes
+func (r PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostV1ProjectsProjectWebhooksWebhookIDPingResponse401Headers the declared response headers of an HTTP 401 response for PostV1ProjectsProjectWebhooksWebhookIDPing
+type PostV1ProjectsProjectWebhooksWebhookIDPingResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostV1ProjectsProjectWebhooksWebhookIDPingResponse409Headers the declared response headers of an HTTP 409 response for PostV1ProjectsProjectWebhooksWebhookIDPing
+type PostV1ProjectsProjectWebhooksWebhookIDPingResponse409Headers struct {
+	RetryAfter *string
+}
+
+// PostV1ProjectsProjectWebhooksWebhookIDPingResponse429Headers the declared response headers of an HTTP 429 response for PostV1ProjectsProjectWebhooksWebhookIDPing
+type PostV1ProjectsProjectWebhooksWebhookIDPingResponse429Headers struct {
+	RetryAfter *string
+}
+
+// PostV1ProjectsProjectWebhooksWebhookIDPingResponse503Headers the declared response headers of an HTTP 503 response for PostV1ProjectsProjectWebhooksWebhookIDPing
+type PostV1ProjectsProjectWebhooksWebhookIDPingResponse503Headers struct {
+	RetryAfter *string
+}
+
+type PostV1ProjectsProjectWebhooksWebhookIDPingResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *interface{}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *APIError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *APIError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *APIError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *APIError
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *APIError
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *APIError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *APIError
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *APIError
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *APIError
+	// JSON507 the response for an HTTP 507 `application/json` response
+	JSON507 *APIError
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostV1ProjectsProjectWebhooksWebhookIDPingResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostV1ProjectsProjectWebhooksWebhookIDPingResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostV1ProjectsProjectWebhooksWebhookIDPingResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostV1ProjectsProjectWebhooksWebhookIDPingResponse503Headers
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r PostV1ProjectsProjectWebhooksWebhookIDPingResponse) GetJSON202() *interface{} {
+	return r.JSON202
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostV1ProjectsProjectWebhooksWebhookIDPingResponse) GetJSON400() *APIError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostV1ProjectsProjectWebhooksWebhookIDPingResponse) GetJSON401() *APIError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostV1ProjectsProjectWebhooksWebhookIDPingResponse) GetJSON403() *APIError {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostV1ProjectsProjectWebhooksWebhookIDPingResponse) GetJSON404() *APIError {
+	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r PostV1ProjectsProjectWebhooksWebhookIDPingResponse) GetJSON408() *APIError {
+	return r.JSON408
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostV1ProjectsProjectWebhooksWebhookIDPingResponse) GetJSON409() *APIError {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostV1ProjectsProjectWebhooksWebhookIDPingResponse) GetJSON413() *APIError {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r PostV1ProjectsProjectWebhooksWebhookIDPingResponse) GetJSON415() *APIError {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostV1ProjectsProjectWebhooksWebhookIDPingResponse) GetJSON422() *APIError {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostV1ProjectsProjectWebhooksWebhookIDPingResponse) GetJSON429() *APIError {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostV1ProjectsProjectWebhooksWebhookIDPingResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostV1ProjectsProjectWebhooksWebhookIDPingResponse) GetJSON503() *APIError {
+	return r.JSON503
+}
+
+// GetJSON507 returns the response for an HTTP 507 `application/json` response
+func (r PostV1ProjectsProjectWebhooksWebhookIDPingResponse) GetJSON507() *APIError {
+	return r.JSON507
+}
+
+// GetBody returns the raw response body bytes
+func (r PostV1ProjectsProjectWebhooksWebhookIDPingResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostV1ProjectsProjectWebhooksWebhookIDPingResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostV1ProjectsProjectWebhooksWebhookIDPingResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostV1ProjectsProjectWebhooksWebhookIDPingResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostV1ProjectsProjectWebhooksWebhookIDRotateSecretResponse401Headers the declared response headers of an HTTP 401 response for PostV1ProjectsProjectWebhooksWebhookIDRotateSecret
+type PostV1ProjectsProjectWebhooksWebhookIDRotateSecretResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostV1ProjectsProjectWebhooksWebhookIDRotateSecretResponse409Headers the declared response headers of an HTTP 409 response for PostV1ProjectsProjectWebhooksWebhookIDRotateSecret
+type PostV1ProjectsProjectWebhooksWebhookIDRotateSecretResponse409Headers struct {
+	RetryAfter *string
+}
+
+// PostV1ProjectsProjectWebhooksWebhookIDRotateSecretResponse429Headers the declared response headers of an HTTP 429 response for PostV1ProjectsProjectWebhooksWebhookIDRotateSecret
+type PostV1ProjectsProjectWebhooksWebhookIDRotateSecretResponse429Headers struct {
+	RetryAfter *string
+}
+
+// PostV1ProjectsProjectWebhooksWebhookIDRotateSecretResponse503Headers the declared response headers of an HTTP 503 response for PostV1ProjectsProjectWebhooksWebhookIDRotateSecret
+type PostV1ProjectsProjectWebhooksWebhookIDRotateSecretResponse503Headers struct {
+	RetryAfter *string
+}
+
+type PostV1ProjectsProjectWebhooksWebhookIDRotateSecretResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookWithSecret
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *APIError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *APIError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *APIError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *APIError
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *APIError
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *APIError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *APIError
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *APIError
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *APIError
+	// JSON507 the response for an HTTP 507 `application/json` response
+	JSON507 *APIError
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostV1ProjectsProjectWebhooksWebhookIDRotateSecretResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostV1ProjectsProjectWebhooksWebhookIDRotateSecretResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostV1ProjectsProjectWebhooksWebhookIDRotateSecretResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostV1ProjectsProjectWebhooksWebhookIDRotateSecretResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostV1ProjectsProjectWebhooksWebhookIDRotateSecretResponse) GetJSON200() *WebhookWithSecret {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostV1ProjectsProjectWebhooksWebhookIDRotateSecretResponse) GetJSON400() *APIError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostV1ProjectsProjectWebhooksWebhookIDRotateSecretResponse) GetJSON401() *APIError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostV1ProjectsProjectWebhooksWebhookIDRotateSecretResponse) GetJSON403() *APIError {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostV1ProjectsProjectWebhooksWebhookIDRotateSecretResponse) GetJSON404() *APIError {
+	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r PostV1ProjectsProjectWebhooksWebhookIDRotateSecretResponse) GetJSON408() *APIError {
+	return r.JSON408
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostV1ProjectsProjectWebhooksWebhookIDRotateSecretResponse) GetJSON409() *APIError {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostV1ProjectsProjectWebhooksWebhookIDRotateSecretResponse) GetJSON413() *APIError {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r PostV1ProjectsProjectWebhooksWebhookIDRotateSecretResponse) GetJSON415() *APIError {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostV1ProjectsProjectWebhooksWebhookIDRotateSecretResponse) GetJSON422() *APIError {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostV1ProjectsProjectWebhooksWebhookIDRotateSecretResponse) GetJSON429() *APIError {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostV1ProjectsProjectWebhooksWebhookIDRotateSecretResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostV1ProjectsProjectWebhooksWebhookIDRotateSecretResponse) GetJSON503() *APIError {
+	return r.JSON503
+}
+
+// GetJSON507 returns the response for an HTTP 507 `application/json` response
+func (r PostV1ProjectsProjectWebhooksWebhookIDRotateSecretResponse) GetJSON507() *APIError {
+	return r.JSON507
+}
+
+// GetBody returns the raw response body bytes
+func (r PostV1ProjectsProjectWebhooksWebhookIDRotateSecretResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostV1ProjectsProjectWebhooksWebhookIDRotateSecretResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostV1ProjectsProjectWebhooksWebhookIDRotateSecretResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostV1ProjectsProjectWebhooksWebhookIDRotateSecretResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -46848,6 +49265,19 @@ func (c *ClientWithResponses) HeadV1ProjectsProjectAgentSkillsNamePathWithRespon
 	return ParseHeadV1ProjectsProjectAgentSkillsNamePathResponse(rsp)
 }
 
+// GetV1ProjectsProjectEventsWithResponse The project's events: a Server-Sent Events stream (text/event-stream; Last-Event-ID resumes), or with Accept: application/json or ?after= / ?limit=, {"events": [...]} ascending after `after`. Filters: types, assets (comma-separated). Read access
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/projects/{project}/events (the `GetV1ProjectsProjectEvents` operationId).
+func (c *ClientWithResponses) GetV1ProjectsProjectEventsWithResponse(ctx context.Context, project string, params *GetV1ProjectsProjectEventsParams, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectEventsResponse, error) {
+	rsp, err := c.GetV1ProjectsProjectEvents(ctx, project, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetV1ProjectsProjectEventsResponse(rsp)
+}
+
 // GetV1ProjectsProjectMembersWithResponse A project's members
 //
 // Returns a wrapper object for the known response body format(s).
@@ -48237,6 +50667,149 @@ func (c *ClientWithResponses) PostV1ProjectsProjectSkillsSlugVersionsVersionRevi
 		return nil, err
 	}
 	return ParsePostV1ProjectsProjectSkillsSlugVersionsVersionReviewsResponse(rsp)
+}
+
+// GetV1ProjectsProjectWebhooksWithResponse The project's webhooks (project owner)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/projects/{project}/webhooks (the `GetV1ProjectsProjectWebhooks` operationId).
+func (c *ClientWithResponses) GetV1ProjectsProjectWebhooksWithResponse(ctx context.Context, project string, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectWebhooksResponse, error) {
+	rsp, err := c.GetV1ProjectsProjectWebhooks(ctx, project, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetV1ProjectsProjectWebhooksResponse(rsp)
+}
+
+// PostV1ProjectsProjectWebhooksWithBodyWithResponse Subscribe a receiver to the project's events (project owner). The signing secret (whsec_…) is in this answer only. A URL that is not absolute http(s), or resolves to a loopback, private, link-local or metadata address, is 422; so are unknown event types
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/projects/{project}/webhooks (the `PostV1ProjectsProjectWebhooks` operationId).
+func (c *ClientWithResponses) PostV1ProjectsProjectWebhooksWithBodyWithResponse(ctx context.Context, project string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectWebhooksResponse, error) {
+	rsp, err := c.PostV1ProjectsProjectWebhooksWithBody(ctx, project, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1ProjectsProjectWebhooksResponse(rsp)
+}
+
+// PostV1ProjectsProjectWebhooksWithResponse Subscribe a receiver to the project's events (project owner). The signing secret (whsec_…) is in this answer only. A URL that is not absolute http(s), or resolves to a loopback, private, link-local or metadata address, is 422; so are unknown event types
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/projects/{project}/webhooks (the `PostV1ProjectsProjectWebhooks` operationId).
+func (c *ClientWithResponses) PostV1ProjectsProjectWebhooksWithResponse(ctx context.Context, project string, body PostV1ProjectsProjectWebhooksJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectWebhooksResponse, error) {
+	rsp, err := c.PostV1ProjectsProjectWebhooks(ctx, project, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1ProjectsProjectWebhooksResponse(rsp)
+}
+
+// DeleteV1ProjectsProjectWebhooksWebhookIDWithResponse Delete a webhook and its delivery log
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/projects/{project}/webhooks/{webhookID} (the `DeleteV1ProjectsProjectWebhooksWebhookID` operationId).
+func (c *ClientWithResponses) DeleteV1ProjectsProjectWebhooksWebhookIDWithResponse(ctx context.Context, project string, webhookID string, reqEditors ...RequestEditorFn) (*DeleteV1ProjectsProjectWebhooksWebhookIDResponse, error) {
+	rsp, err := c.DeleteV1ProjectsProjectWebhooksWebhookID(ctx, project, webhookID, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteV1ProjectsProjectWebhooksWebhookIDResponse(rsp)
+}
+
+// GetV1ProjectsProjectWebhooksWebhookIDWithResponse A webhook, without its secret
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/projects/{project}/webhooks/{webhookID} (the `GetV1ProjectsProjectWebhooksWebhookID` operationId).
+func (c *ClientWithResponses) GetV1ProjectsProjectWebhooksWebhookIDWithResponse(ctx context.Context, project string, webhookID string, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectWebhooksWebhookIDResponse, error) {
+	rsp, err := c.GetV1ProjectsProjectWebhooksWebhookID(ctx, project, webhookID, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetV1ProjectsProjectWebhooksWebhookIDResponse(rsp)
+}
+
+// PatchV1ProjectsProjectWebhooksWebhookIDWithBodyWithResponse Change a webhook's url, events, assets, description or active
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/projects/{project}/webhooks/{webhookID} (the `PatchV1ProjectsProjectWebhooksWebhookID` operationId).
+func (c *ClientWithResponses) PatchV1ProjectsProjectWebhooksWebhookIDWithBodyWithResponse(ctx context.Context, project string, webhookID string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchV1ProjectsProjectWebhooksWebhookIDResponse, error) {
+	rsp, err := c.PatchV1ProjectsProjectWebhooksWebhookIDWithBody(ctx, project, webhookID, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchV1ProjectsProjectWebhooksWebhookIDResponse(rsp)
+}
+
+// PatchV1ProjectsProjectWebhooksWebhookIDWithResponse Change a webhook's url, events, assets, description or active
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/projects/{project}/webhooks/{webhookID} (the `PatchV1ProjectsProjectWebhooksWebhookID` operationId).
+func (c *ClientWithResponses) PatchV1ProjectsProjectWebhooksWebhookIDWithResponse(ctx context.Context, project string, webhookID string, body PatchV1ProjectsProjectWebhooksWebhookIDJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchV1ProjectsProjectWebhooksWebhookIDResponse, error) {
+	rsp, err := c.PatchV1ProjectsProjectWebhooksWebhookID(ctx, project, webhookID, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchV1ProjectsProjectWebhooksWebhookIDResponse(rsp)
+}
+
+// GetV1ProjectsProjectWebhooksWebhookIDDeliveriesWithResponse Delivery attempts, newest first (kept 30 days)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/projects/{project}/webhooks/{webhookID}/deliveries (the `GetV1ProjectsProjectWebhooksWebhookIDDeliveries` operationId).
+func (c *ClientWithResponses) GetV1ProjectsProjectWebhooksWebhookIDDeliveriesWithResponse(ctx context.Context, project string, webhookID string, params *GetV1ProjectsProjectWebhooksWebhookIDDeliveriesParams, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectWebhooksWebhookIDDeliveriesResponse, error) {
+	rsp, err := c.GetV1ProjectsProjectWebhooksWebhookIDDeliveries(ctx, project, webhookID, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetV1ProjectsProjectWebhooksWebhookIDDeliveriesResponse(rsp)
+}
+
+// PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverWithResponse Deliver that attempt's event again, now
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/projects/{project}/webhooks/{webhookID}/deliveries/{deliveryID}/redeliver (the `PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliver` operationId).
+func (c *ClientWithResponses) PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverWithResponse(ctx context.Context, project string, webhookID string, deliveryID string, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse, error) {
+	rsp, err := c.PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliver(ctx, project, webhookID, deliveryID, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse(rsp)
+}
+
+// PostV1ProjectsProjectWebhooksWebhookIDPingWithResponse Send the webhook a ping event now
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/projects/{project}/webhooks/{webhookID}/ping (the `PostV1ProjectsProjectWebhooksWebhookIDPing` operationId).
+func (c *ClientWithResponses) PostV1ProjectsProjectWebhooksWebhookIDPingWithResponse(ctx context.Context, project string, webhookID string, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectWebhooksWebhookIDPingResponse, error) {
+	rsp, err := c.PostV1ProjectsProjectWebhooksWebhookIDPing(ctx, project, webhookID, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1ProjectsProjectWebhooksWebhookIDPingResponse(rsp)
+}
+
+// PostV1ProjectsProjectWebhooksWebhookIDRotateSecretWithResponse A new signing secret, shown once; the old one keeps signing beside it for 24 hours
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/projects/{project}/webhooks/{webhookID}/rotate-secret (the `PostV1ProjectsProjectWebhooksWebhookIDRotateSecret` operationId).
+func (c *ClientWithResponses) PostV1ProjectsProjectWebhooksWebhookIDRotateSecretWithResponse(ctx context.Context, project string, webhookID string, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectWebhooksWebhookIDRotateSecretResponse, error) {
+	rsp, err := c.PostV1ProjectsProjectWebhooksWebhookIDRotateSecret(ctx, project, webhookID, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1ProjectsProjectWebhooksWebhookIDRotateSecretResponse(rsp)
 }
 
 // DeleteV1PromptsIdWithResponse Delete a prompt and its repository
@@ -52962,6 +55535,121 @@ func ParseHeadV1ProjectsProjectAgentSkillsNamePathResponse(rsp *http.Response) (
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers HeadV1ProjectsProjectAgentSkillsNamePathResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetV1ProjectsProjectEventsResponse parses an HTTP response from a GetV1ProjectsProjectEventsWithResponse call
+func ParseGetV1ProjectsProjectEventsResponse(rsp *http.Response) (*GetV1ProjectsProjectEventsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetV1ProjectsProjectEventsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest EventList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetV1ProjectsProjectEventsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetV1ProjectsProjectEventsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetV1ProjectsProjectEventsResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -64711,6 +67399,1284 @@ func ParsePostV1ProjectsProjectSkillsSlugVersionsVersionReviewsResponse(rsp *htt
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers PostV1ProjectsProjectSkillsSlugVersionsVersionReviewsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetV1ProjectsProjectWebhooksResponse parses an HTTP response from a GetV1ProjectsProjectWebhooksWithResponse call
+func ParseGetV1ProjectsProjectWebhooksResponse(rsp *http.Response) (*GetV1ProjectsProjectWebhooksResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetV1ProjectsProjectWebhooksResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetV1ProjectsProjectWebhooksResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetV1ProjectsProjectWebhooksResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetV1ProjectsProjectWebhooksResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostV1ProjectsProjectWebhooksResponse parses an HTTP response from a PostV1ProjectsProjectWebhooksWithResponse call
+func ParsePostV1ProjectsProjectWebhooksResponse(rsp *http.Response) (*PostV1ProjectsProjectWebhooksResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostV1ProjectsProjectWebhooksResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest WebhookWithSecret
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON507 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PostV1ProjectsProjectWebhooksResponse201Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 401:
+		var headers PostV1ProjectsProjectWebhooksResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostV1ProjectsProjectWebhooksResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostV1ProjectsProjectWebhooksResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostV1ProjectsProjectWebhooksResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteV1ProjectsProjectWebhooksWebhookIDResponse parses an HTTP response from a DeleteV1ProjectsProjectWebhooksWebhookIDWithResponse call
+func ParseDeleteV1ProjectsProjectWebhooksWebhookIDResponse(rsp *http.Response) (*DeleteV1ProjectsProjectWebhooksWebhookIDResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteV1ProjectsProjectWebhooksWebhookIDResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON507 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers DeleteV1ProjectsProjectWebhooksWebhookIDResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers DeleteV1ProjectsProjectWebhooksWebhookIDResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteV1ProjectsProjectWebhooksWebhookIDResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteV1ProjectsProjectWebhooksWebhookIDResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetV1ProjectsProjectWebhooksWebhookIDResponse parses an HTTP response from a GetV1ProjectsProjectWebhooksWebhookIDWithResponse call
+func ParseGetV1ProjectsProjectWebhooksWebhookIDResponse(rsp *http.Response) (*GetV1ProjectsProjectWebhooksWebhookIDResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetV1ProjectsProjectWebhooksWebhookIDResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Webhook Webhook `json:"webhook"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetV1ProjectsProjectWebhooksWebhookIDResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetV1ProjectsProjectWebhooksWebhookIDResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetV1ProjectsProjectWebhooksWebhookIDResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePatchV1ProjectsProjectWebhooksWebhookIDResponse parses an HTTP response from a PatchV1ProjectsProjectWebhooksWebhookIDWithResponse call
+func ParsePatchV1ProjectsProjectWebhooksWebhookIDResponse(rsp *http.Response) (*PatchV1ProjectsProjectWebhooksWebhookIDResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PatchV1ProjectsProjectWebhooksWebhookIDResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Webhook Webhook `json:"webhook"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON507 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PatchV1ProjectsProjectWebhooksWebhookIDResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers PatchV1ProjectsProjectWebhooksWebhookIDResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers PatchV1ProjectsProjectWebhooksWebhookIDResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PatchV1ProjectsProjectWebhooksWebhookIDResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetV1ProjectsProjectWebhooksWebhookIDDeliveriesResponse parses an HTTP response from a GetV1ProjectsProjectWebhooksWebhookIDDeliveriesWithResponse call
+func ParseGetV1ProjectsProjectWebhooksWebhookIDDeliveriesResponse(rsp *http.Response) (*GetV1ProjectsProjectWebhooksWebhookIDDeliveriesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetV1ProjectsProjectWebhooksWebhookIDDeliveriesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Deliveries []Delivery `json:"deliveries"`
+
+			// NextCursor empty on the last page
+			NextCursor string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetV1ProjectsProjectWebhooksWebhookIDDeliveriesResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetV1ProjectsProjectWebhooksWebhookIDDeliveriesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetV1ProjectsProjectWebhooksWebhookIDDeliveriesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse parses an HTTP response from a PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverWithResponse call
+func ParsePostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse(rsp *http.Response) (*PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest interface{}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON507 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostV1ProjectsProjectWebhooksWebhookIDPingResponse parses an HTTP response from a PostV1ProjectsProjectWebhooksWebhookIDPingWithResponse call
+func ParsePostV1ProjectsProjectWebhooksWebhookIDPingResponse(rsp *http.Response) (*PostV1ProjectsProjectWebhooksWebhookIDPingResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostV1ProjectsProjectWebhooksWebhookIDPingResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest interface{}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON507 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PostV1ProjectsProjectWebhooksWebhookIDPingResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostV1ProjectsProjectWebhooksWebhookIDPingResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostV1ProjectsProjectWebhooksWebhookIDPingResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostV1ProjectsProjectWebhooksWebhookIDPingResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostV1ProjectsProjectWebhooksWebhookIDRotateSecretResponse parses an HTTP response from a PostV1ProjectsProjectWebhooksWebhookIDRotateSecretWithResponse call
+func ParsePostV1ProjectsProjectWebhooksWebhookIDRotateSecretResponse(rsp *http.Response) (*PostV1ProjectsProjectWebhooksWebhookIDRotateSecretResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostV1ProjectsProjectWebhooksWebhookIDRotateSecretResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookWithSecret
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON507 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PostV1ProjectsProjectWebhooksWebhookIDRotateSecretResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostV1ProjectsProjectWebhooksWebhookIDRotateSecretResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostV1ProjectsProjectWebhooksWebhookIDRotateSecretResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostV1ProjectsProjectWebhooksWebhookIDRotateSecretResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
