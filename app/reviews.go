@@ -101,8 +101,28 @@ func (a *App) reviewDone(ctx context.Context, p *quire.Principal, as *quire.Asse
 	return a.emit(ctx, e)
 }
 
-// reviewStores returns the review store, or EUNAVAILABLE when the
-// version store keeps none.
+// reviewWrite is the start of every review change: the review store,
+// asset ref of kind resolved for p with write access, then in read (only
+// after the caller is authorized).
+func reviewWrite[T any](ctx context.Context, a *App, p *quire.Principal, kind quire.Kind, ref string, in Input[T]) (quire.ReviewStore, *quire.Asset, T, error) {
+	var zero T
+	rs, err := a.reviewStore()
+	if err != nil {
+		return nil, nil, zero, err
+	}
+	as, err := a.Asset(ctx, p, kind, ref, quire.AccessWrite)
+	if err != nil {
+		return nil, nil, zero, err
+	}
+	e, err := in()
+	if err != nil {
+		return nil, nil, zero, err
+	}
+	return rs, as, e, nil
+}
+
+// reviewStore returns the review store, or EUNAVAILABLE when the version
+// store keeps none.
 func (a *App) reviewStore() (quire.ReviewStore, error) {
 	if a.reviews == nil {
 		return nil, quire.Errorf(quire.EUNAVAILABLE, "reviews are not kept by this server")
@@ -242,15 +262,7 @@ func mergeable(pol quire.ReviewPolicy, rt *quire.ReviewThread) Mergeable {
 // exists at the anchored commit (the head, or the base) and a line within
 // that file; it keeps the line's text so it can tell when it is outdated.
 func (a *App) Comment(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, num int, in Input[CommentEdit]) (*quire.Comment, error) {
-	rs, err := a.reviewStore()
-	if err != nil {
-		return nil, err
-	}
-	as, err := a.Asset(ctx, p, kind, ref, quire.AccessWrite)
-	if err != nil {
-		return nil, err
-	}
-	e, err := in()
+	rs, as, e, err := reviewWrite(ctx, a, p, kind, ref, in)
 	if err != nil {
 		return nil, err
 	}
@@ -345,15 +357,7 @@ func findComment(rt *quire.ReviewThread, id string) *quire.Comment {
 // UpdateComment resolves or unresolves a comment (any editor), or edits
 // its body (its author only).
 func (a *App) UpdateComment(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, num int, id string, in Input[CommentPatch]) (*quire.Comment, error) {
-	rs, err := a.reviewStore()
-	if err != nil {
-		return nil, err
-	}
-	as, err := a.Asset(ctx, p, kind, ref, quire.AccessWrite)
-	if err != nil {
-		return nil, err
-	}
-	e, err := in()
+	rs, as, e, err := reviewWrite(ctx, a, p, kind, ref, in)
 	if err != nil {
 		return nil, err
 	}
@@ -415,15 +419,7 @@ func (a *App) UpdateComment(ctx context.Context, p *quire.Principal, kind quire.
 // review num, replacing their earlier one. A self-approval is recorded;
 // the policy decides whether it counts.
 func (a *App) Verdict(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, num int, verdict string, in Input[VerdictEdit]) (*quire.Verdict, error) {
-	rs, err := a.reviewStore()
-	if err != nil {
-		return nil, err
-	}
-	as, err := a.Asset(ctx, p, kind, ref, quire.AccessWrite)
-	if err != nil {
-		return nil, err
-	}
-	e, err := in()
+	rs, as, e, err := reviewWrite(ctx, a, p, kind, ref, in)
 	if err != nil {
 		return nil, err
 	}
