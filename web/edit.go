@@ -79,12 +79,7 @@ type editView struct {
 // carries the draft's commit, so a save over someone else's newer change
 // is refused (412) rather than silently undoing it.
 func (u *UI) editPage(w http.ResponseWriter, r *http.Request, s *session) {
-	ref, err := u.resolve(r, s, "skills")
-	if err != nil {
-		u.fail(w, r, s, err)
-		return
-	}
-	n, err := versionNumber(r)
+	ref, n, err := u.resolveVersion(r, s, "skills")
 	if err != nil {
 		u.fail(w, r, s, err)
 		return
@@ -111,12 +106,7 @@ func (u *UI) editPage(w http.ResponseWriter, r *http.Request, s *session) {
 }
 
 func (u *UI) saveFile(w http.ResponseWriter, r *http.Request, s *session) {
-	ref, err := u.resolve(r, s, "skills")
-	if err != nil {
-		u.fail(w, r, s, err)
-		return
-	}
-	n, err := versionNumber(r)
+	ref, n, err := u.resolveVersion(r, s, "skills")
 	if err != nil {
 		u.fail(w, r, s, err)
 		return
@@ -136,12 +126,7 @@ func (u *UI) saveFile(w http.ResponseWriter, r *http.Request, s *session) {
 }
 
 func (u *UI) deleteFile(w http.ResponseWriter, r *http.Request, s *session) {
-	ref, err := u.resolve(r, s, "skills")
-	if err != nil {
-		u.fail(w, r, s, err)
-		return
-	}
-	n, err := versionNumber(r)
+	ref, n, err := u.resolveVersion(r, s, "skills")
 	if err != nil {
 		u.fail(w, r, s, err)
 		return

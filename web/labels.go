@@ -65,12 +65,7 @@ type promptEditView struct {
 
 func (u *UI) promptEditPage(w http.ResponseWriter, r *http.Request, s *session) {
 	ctx := r.Context()
-	ref, err := u.resolve(r, s, "prompts")
-	if err != nil {
-		u.fail(w, r, s, err)
-		return
-	}
-	n, err := versionNumber(r)
+	ref, n, err := u.resolveVersion(r, s, "prompts")
 	if err != nil {
 		u.fail(w, r, s, err)
 		return
@@ -102,12 +97,7 @@ func (u *UI) promptEditPage(w http.ResponseWriter, r *http.Request, s *session) 
 // variables schema (empty removes it). The draft's commit from the form
 // is the precondition, so a newer change is not silently undone.
 func (u *UI) savePrompt(w http.ResponseWriter, r *http.Request, s *session) {
-	ref, err := u.resolve(r, s, "prompts")
-	if err != nil {
-		u.fail(w, r, s, err)
-		return
-	}
-	n, err := versionNumber(r)
+	ref, n, err := u.resolveVersion(r, s, "prompts")
 	if err != nil {
 		u.fail(w, r, s, err)
 		return

@@ -180,6 +180,18 @@ func (u *UI) assetPage(w http.ResponseWriter, r *http.Request, s *session) {
 	u.render(w, r, s, http.StatusOK, "asset", ref.Asset.Name, v)
 }
 
+// resolveVersion is resolve for a page of one version: the asset and
+// the version number {n} of the path.
+func (u *UI) resolveVersion(r *http.Request, s *session, plural string) (assetRef, int, error) {
+	ref, err := u.resolve(r, s, plural)
+	if err != nil {
+		return assetRef{}, 0, err
+	}
+	n, err := versionNumber(r)
+	return ref, n, err
+}
+
+// versionNumber reads {n}; anything but a positive number is no page.
 func versionNumber(r *http.Request) (int, error) {
 	n, err := strconv.Atoi(r.PathValue("n"))
 	if err != nil || n < 1 {
@@ -213,12 +225,7 @@ func (u *UI) filePage(w http.ResponseWriter, r *http.Request, s *session) {
 // (SKILL.md unless path names another), or a prompt's content.
 func (u *UI) showVersion(w http.ResponseWriter, r *http.Request, s *session, plural, path string) {
 	ctx := r.Context()
-	ref, err := u.resolve(r, s, plural)
-	if err != nil {
-		u.fail(w, r, s, err)
-		return
-	}
-	n, err := versionNumber(r)
+	ref, n, err := u.resolveVersion(r, s, plural)
 	if err != nil {
 		u.fail(w, r, s, err)
 		return
@@ -273,12 +280,7 @@ func (u *UI) showVersion(w http.ResponseWriter, r *http.Request, s *session, plu
 // from the UI's origin (text/plain or octet-stream, nosniff, a sandboxing
 // CSP), so a file cannot run script here whatever it holds.
 func (u *UI) rawFile(w http.ResponseWriter, r *http.Request, s *session) {
-	ref, err := u.resolve(r, s, "skills")
-	if err != nil {
-		u.fail(w, r, s, err)
-		return
-	}
-	n, err := versionNumber(r)
+	ref, n, err := u.resolveVersion(r, s, "skills")
 	if err != nil {
 		u.fail(w, r, s, err)
 		return
@@ -301,12 +303,7 @@ func (u *UI) rawFile(w http.ResponseWriter, r *http.Request, s *session) {
 }
 
 func (u *UI) zipDownload(w http.ResponseWriter, r *http.Request, s *session) {
-	ref, err := u.resolve(r, s, "skills")
-	if err != nil {
-		u.fail(w, r, s, err)
-		return
-	}
-	n, err := versionNumber(r)
+	ref, n, err := u.resolveVersion(r, s, "skills")
 	if err != nil {
 		u.fail(w, r, s, err)
 		return
