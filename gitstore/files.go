@@ -109,26 +109,14 @@ func (s *Store) Diff(ctx context.Context, a *quire.Asset, from, to int) (_ []qui
 	if err != nil {
 		return nil, err
 	}
-	changes, err := object.DiffTreeWithOptions(ctx, ft, tt, &object.DiffTreeOptions{})
-	if err != nil {
-		return nil, err
-	}
-	patch, err := changes.PatchContext(ctx)
+	fps, err := filePatches(ctx, ft, tt)
 	if err != nil {
 		return nil, err
 	}
 	out := []quire.FileDiff{}
-	for _, fp := range patch.FilePatches() {
-		f, t := fp.Files()
-		d := quire.FileDiff{Status: "modified"}
-		switch {
-		case f == nil:
-			d.Status, d.Path = "added", t.Path()
-		case t == nil:
-			d.Status, d.Path = "deleted", f.Path()
-		default:
-			d.Path = t.Path()
-		}
+	for _, fp := range fps {
+		d := quire.FileDiff{}
+		d.Status, d.Path = patchFile(fp)
 		var buf bytes.Buffer
 		if err := diff.NewUnifiedEncoder(&buf, diff.DefaultContextLines).Encode(onePatch{fp}); err != nil {
 			return nil, err
@@ -171,4 +159,31 @@ func (s *Store) Snapshot(ctx context.Context, a *quire.Asset, n int) (_ *quire.S
 	}
 	sort.Slice(snap.Files, func(i, j int) bool { return snap.Files[i].Path < snap.Files[j].Path })
 	return snap, nil
+}
+
+// filePatches diffs two trees into one patch per changed file: where a
+// version diff and a review's file list both start.
+func filePatches(ctx context.Context, from, to *object.Tree) ([]diff.FilePatch, error) {
+	changes, err := object.DiffTreeWithOptions(ctx, from, to, &object.DiffTreeOptions{})
+	if err != nil {
+		return nil, err
+	}
+	patch, err := changes.PatchContext(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return patch.FilePatches(), nil
+}
+
+// patchFile is a file patch's status (added, deleted or modified) and
+// path (the new one, unless deleted).
+func patchFile(fp diff.FilePatch) (status, path string) {
+	f, t := fp.Files()
+	switch {
+	case f == nil:
+		return "added", t.Path()
+	case t == nil:
+		return "deleted", f.Path()
+	}
+	return "modified", t.Path()
 }

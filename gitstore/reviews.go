@@ -724,26 +724,14 @@ func (s *Store) ReviewFiles(ctx context.Context, a *quire.Asset, base, head stri
 	if err != nil {
 		return nil, err
 	}
-	changes, err := object.DiffTreeWithOptions(ctx, ft, tt, &object.DiffTreeOptions{})
-	if err != nil {
-		return nil, err
-	}
-	patch, err := changes.PatchContext(ctx)
+	fps, err := filePatches(ctx, ft, tt)
 	if err != nil {
 		return nil, err
 	}
 	out := []quire.ReviewFile{}
-	for _, fp := range patch.FilePatches() {
-		f, t := fp.Files()
-		rf := quire.ReviewFile{Status: "modified"}
-		switch {
-		case f == nil:
-			rf.Status, rf.Path = "added", t.Path()
-		case t == nil:
-			rf.Status, rf.Path = "deleted", f.Path()
-		default:
-			rf.Path = t.Path()
-		}
+	for _, fp := range fps {
+		rf := quire.ReviewFile{}
+		rf.Status, rf.Path = patchFile(fp)
 		for _, ch := range fp.Chunks() {
 			n := countLines(ch.Content())
 			switch ch.Type() {
