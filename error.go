@@ -5,8 +5,8 @@ import (
 	"fmt"
 )
 
-// Code classifies an error. httpapi turns each code into an HTTP status in
-// one table; nothing else in quire knows about status codes.
+// Code classifies an error. internal/httpstatus turns each code into an
+// HTTP status in one table, for the API and the UI alike.
 type Code string
 
 // Error codes. Append only: clients may match on them.

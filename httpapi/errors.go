@@ -8,27 +8,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/quire/quire"
+	"github.com/quire/quire/internal/httpstatus"
 )
-
-// statusOf is the one place quire error codes become HTTP statuses.
-var statusOf = map[quire.Code]int{
-	quire.EINVALID:       http.StatusBadRequest,
-	quire.EUNAUTHORIZED:  http.StatusUnauthorized,
-	quire.EFORBIDDEN:     http.StatusForbidden,
-	quire.ENOTFOUND:      http.StatusNotFound,
-	quire.ECONFLICT:      http.StatusConflict,
-	quire.EPRECONDITION:  http.StatusPreconditionFailed,
-	quire.ETOOLARGE:      http.StatusRequestEntityTooLarge,
-	quire.EUNPROCESSABLE: http.StatusUnprocessableEntity,
-	quire.ERATELIMIT:     http.StatusTooManyRequests,
-	quire.EUNAVAILABLE:   http.StatusServiceUnavailable,
-	quire.ENOSPACE:       http.StatusInsufficientStorage,
-	quire.EINTERNAL:      http.StatusInternalServerError,
-	quire.ETIMEOUT:       http.StatusRequestTimeout,
-	quire.EMETHOD:        http.StatusMethodNotAllowed,
-	quire.EMEDIATYPE:     http.StatusUnsupportedMediaType,
-	quire.EREVIEW:        http.StatusConflict,
-}
 
 // APIError is the error body of every failed request: the router's 404
 // and 405, a recovered panic and a slow body's timeout included, as every
@@ -53,7 +34,7 @@ func (s *Server) fail(c *gin.Context, err error) {
 	if code == quire.EINTERNAL {
 		code = classifyInternal(err)
 	}
-	if status := statusOf[code]; status == 0 || status >= 500 {
+	if status := httpstatus.Of(code); status >= 500 {
 		attrs := []slog.Attr{
 			slog.String("request_id", c.GetString(ctxRequestID)),
 			slog.String("route", c.FullPath()),
@@ -65,16 +46,12 @@ func (s *Server) fail(c *gin.Context, err error) {
 	answer(c, err, code)
 }
 
-// answer writes err as an APIError with the status code has in statusOf
-// (500 if none) and stops the handler chain. code is err's, or what
+// answer writes err as an APIError with the status code has in httpstatus and stops the handler chain. code is err's, or what
 // classifyInternal found an internal error to be. Only fail and the
 // answers that must not log (a readiness probe, a recovered panic, logged
 // already) call it.
 func answer(c *gin.Context, err error, code quire.Code) {
-	status := statusOf[code]
-	if status == 0 {
-		status = http.StatusInternalServerError
-	}
+	status := httpstatus.Of(code)
 	body := APIError{Error: quire.ErrorMessage(err), Code: code, Details: quire.ErrorDetails(err), RequestID: c.GetString(ctxRequestID)}
 	if code != quire.EINTERNAL && quire.ErrorCode(err) == quire.EINTERNAL {
 		body.Error = machineFault[code]

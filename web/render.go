@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/quire/quire"
+	"github.com/quire/quire/internal/httpstatus"
 )
 
 // layout is the frame every page is drawn in.
@@ -125,30 +126,12 @@ func (u *UI) fail(w http.ResponseWriter, r *http.Request, s *session, err error)
 	u.renderError(w, r, s, status, msg)
 }
 
-// statuses is the UI's one table from error codes to HTTP statuses (the
-// same statuses httpapi's table gives them).
-var statuses = map[quire.Code]int{
-	quire.EINVALID:       http.StatusBadRequest,
-	quire.EUNAUTHORIZED:  http.StatusUnauthorized,
-	quire.EFORBIDDEN:     http.StatusForbidden,
-	quire.ENOTFOUND:      http.StatusNotFound,
-	quire.ECONFLICT:      http.StatusConflict,
-	quire.EPRECONDITION:  http.StatusPreconditionFailed,
-	quire.ETOOLARGE:      http.StatusRequestEntityTooLarge,
-	quire.EUNPROCESSABLE: http.StatusUnprocessableEntity,
-	quire.ERATELIMIT:     http.StatusTooManyRequests,
-	quire.EUNAVAILABLE:   http.StatusServiceUnavailable,
-	quire.ETIMEOUT:       http.StatusRequestTimeout,
-	quire.EREVIEW:        http.StatusConflict,
-}
-
 // statusOf maps err to a status and a message fit to show: the error's
 // own message for a client error, a generic one for a server error.
 func statusOf(err error) (int, string) {
-	code := quire.ErrorCode(err)
-	status, ok := statuses[code]
-	if !ok {
-		return http.StatusInternalServerError, "Something went wrong on the server."
+	status := httpstatus.Of(quire.ErrorCode(err))
+	if status == http.StatusInternalServerError {
+		return status, "Something went wrong on the server."
 	}
 	if status >= 500 {
 		return status, "The server cannot answer right now; try again shortly."
