@@ -1,7 +1,7 @@
 // Package eventlog keeps quire's events and webhooks on the data root's
 // disk: one append-only JSON-lines log per project (events.jsonl), and per
 // webhook its record, its delivery state and its attempt log. Every write
-// is made under a file lock (gofrs/flock, the one dependency it wraps) that
+// is made under a file lock (internal/filelock, the flock gitstore takes too) that
 // all processes sharing the data root honour, and synced before it
 // returns, so what Append acknowledged survives SIGKILL (and, with Fsync,
 // power loss). docs/events.md says why files and not git or Redis.
@@ -26,6 +26,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/quire/quire"
+	"github.com/quire/quire/internal/filelock"
 )
 
 // Options configure a Store.
@@ -46,7 +47,7 @@ type Options struct {
 // Store is the event log and webhook store.
 type Store struct {
 	opts  Options
-	locks *locker
+	locks *filelock.Locker
 
 	mu   sync.Mutex
 	logs map[string]*plog
@@ -66,7 +67,7 @@ func Open(opts Options) (*Store, error) {
 	if err := os.MkdirAll(opts.Root, 0o755); err != nil {
 		return nil, fmt.Errorf("event log: %w", err)
 	}
-	return &Store{opts: opts, locks: newLocker(), logs: map[string]*plog{}}, nil
+	return &Store{opts: opts, locks: filelock.New(), logs: map[string]*plog{}}, nil
 }
 
 // Root is the directory of the logs.
@@ -185,7 +186,7 @@ func (s *Store) write(projectID string, recs ...record) error {
 	if err := os.MkdirAll(filepath.Dir(l.path), 0o755); err != nil {
 		return err
 	}
-	unlock, err := s.locks.lock(filepath.Join(filepath.Dir(l.path), "events.lock"))
+	unlock, err := s.locks.Lock(filepath.Join(filepath.Dir(l.path), "events.lock"))
 	if err != nil {
 		return err
 	}
@@ -328,7 +329,7 @@ func (s *Store) Release(ctx context.Context, projectID, key string) (*quire.Even
 	if err != nil {
 		return nil, err
 	}
-	unlock, err := s.locks.lock(filepath.Join(filepath.Dir(l.path), "events.lock"))
+	unlock, err := s.locks.Lock(filepath.Join(filepath.Dir(l.path), "events.lock"))
 	if err != nil {
 		return nil, err
 	}

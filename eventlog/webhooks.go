@@ -38,7 +38,7 @@ func (s *Store) lockHook(projectID, id string) (func(), error) {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return nil, err
 	}
-	return s.locks.lock(p)
+	return s.locks.Lock(p)
 }
 
 func readJSON(path string, v any) error {
@@ -320,7 +320,7 @@ func (s *Store) Deliveries(ctx context.Context, projectID, webhookID, before str
 
 // Lead takes the delivery role for this process, if no process has it.
 func (s *Store) Lead() (func(), bool) {
-	return s.locks.tryLock(filepath.Join(s.opts.Root, "deliver.lock"))
+	return s.locks.TryLock(filepath.Join(s.opts.Root, "deliver.lock"))
 }
 
 var _ quire.WebhookStore = (*Store)(nil)

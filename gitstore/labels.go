@@ -36,19 +36,6 @@ func LabelRef(name string) plumbing.ReferenceName {
 
 func labelPath(name string) string { return labelsDir + "/" + name + ".json" }
 
-// labelTree returns the tip of the label log and its tree (zeros for none).
-func (r *repo) labelTree() (tip, tree plumbing.Hash, err error) {
-	tip, err = r.ref(labelLogRef)
-	if err != nil || tip.IsZero() {
-		return tip, plumbing.ZeroHash, err
-	}
-	c, err := r.Commit(tip)
-	if err != nil {
-		return tip, plumbing.ZeroHash, err
-	}
-	return tip, c.TreeHash, nil
-}
-
 // labelsAt reads every label recorded in tree, by name.
 func (r *repo) labelsAt(tree plumbing.Hash) ([]quire.Label, error) {
 	out := []quire.Label{}
@@ -100,7 +87,7 @@ func (s *Store) SetLabel(ctx context.Context, by quire.Actor, a *quire.Asset, na
 	if err != nil {
 		return nil, err
 	}
-	_, tree, err := w.r.labelTree()
+	_, tree, err := w.r.refTree(labelLogRef)
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +142,7 @@ func (s *Store) writeLabels(w *write, by quire.Actor, change func(tree plumbing.
 
 // syncLabelRefs makes refs/labels/* say what the label log says.
 func (w *write) syncLabelRefs() error {
-	_, tree, err := w.r.labelTree()
+	_, tree, err := w.r.refTree(labelLogRef)
 	if err != nil {
 		return err
 	}
@@ -202,7 +189,7 @@ func (s *Store) Labels(ctx context.Context, a *quire.Asset) (_ []quire.Label, er
 	if err != nil {
 		return nil, err
 	}
-	_, tree, err := r.labelTree()
+	_, tree, err := r.refTree(labelLogRef)
 	if err != nil {
 		return nil, err
 	}

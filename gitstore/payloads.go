@@ -26,19 +26,6 @@ const (
 
 func payloadPath(id string) string { return payloadsDir + "/" + id + ".json" }
 
-// payloadsTree returns the tip of the payloads ref and its tree.
-func (r *repo) payloadsTree() (tip, tree plumbing.Hash, err error) {
-	tip, err = r.ref(payloadsRef)
-	if err != nil || tip.IsZero() {
-		return tip, plumbing.ZeroHash, err
-	}
-	c, err := r.Commit(tip)
-	if err != nil {
-		return tip, plumbing.ZeroHash, err
-	}
-	return tip, c.TreeHash, nil
-}
-
 func (r *repo) readPayload(tree plumbing.Hash, id string) (*quire.Payload, error) {
 	e, ok, err := r.Lookup(tree, payloadPath(id))
 	if err != nil {
@@ -150,7 +137,7 @@ func (s *Store) payloads(a *quire.Asset) (*repo, plumbing.Hash, error) {
 	if err != nil {
 		return nil, plumbing.ZeroHash, err
 	}
-	_, tree, err := r.payloadsTree()
+	_, tree, err := r.refTree(payloadsRef)
 	return r, tree, err
 }
 

@@ -164,6 +164,21 @@ func (r *repo) ref(name plumbing.ReferenceName) (plumbing.Hash, error) {
 	return ref.Hash(), nil
 }
 
+// refTree returns the commit name points at and that commit's tree: the
+// state of a metadata ref such as the label log or the payloads (zeros
+// when the ref does not exist yet).
+func (r *repo) refTree(name plumbing.ReferenceName) (tip, tree plumbing.Hash, err error) {
+	tip, err = r.ref(name)
+	if err != nil || tip.IsZero() {
+		return tip, plumbing.ZeroHash, err
+	}
+	c, err := r.Commit(tip)
+	if err != nil {
+		return tip, plumbing.ZeroHash, err
+	}
+	return tip, c.TreeHash, nil
+}
+
 // casRef moves name from old (ZeroHash: must not exist) to new.
 func (r *repo) casRef(name plumbing.ReferenceName, old, new plumbing.Hash) error {
 	var oldRef *plumbing.Reference
