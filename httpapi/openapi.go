@@ -80,7 +80,7 @@ var apiRoutes = []apiRoute{
 	route("DELETE", "/v1/auth/sessions/{sessionID}", "auth", "Revoke a session", ok(204, "")),
 
 	// Users.
-	route("POST", "/v1/users", "users", "Create a user (admin); a name with a line break, NUL, '<' or '>' is 400 (it becomes a git author name)", body("UserRequest"), wrap(201, "user", "User"), fails(409), idempotent()),
+	route("POST", "/v1/users", "users", "Create a user (admin); a name with a line break, NUL, '<' or '>' is 400 (it becomes a git author name)", body("UserCreateRequest"), wrap(201, "user", "User"), fails(409), idempotent()),
 	route("GET", "/v1/users", "users", "List users (admin)", ok(200, "UserList")),
 	route("GET", "/v1/users/{userID}", "users", "A user (\"me\" for the caller)", wrap(200, "user", "User")),
 	route("PATCH", "/v1/users/{userID}", "users", "Update a user. A new password ends the user's other sessions (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin", body("UserRequest"), ok(200, "UserUpdated"), fails(409), fails(503)),
@@ -94,10 +94,10 @@ var apiRoutes = []apiRoute{
 	route("POST", "/v1/api-keys/{keyID}/rotate", "api-keys", "Give an API key a new secret; the new token is shown once", ok(200, "KeyWithToken")),
 
 	// Projects.
-	route("POST", "/v1/projects", "projects", "Create a project", body("MetaRequest"), wrap(201, "project", "Project"), idempotent()),
+	route("POST", "/v1/projects", "projects", "Create a project", body("MetaCreateRequest"), wrap(201, "project", "Project"), idempotent()),
 	route("GET", "/v1/projects", "projects", "Projects the caller can see", query("limit", "cursor"), list(200, "projects", "Project")),
 	route("GET", "/v1/projects/{projectID}", "projects", "A project (id or slug)", wrap(200, "project", "Project")),
-	route("PATCH", "/v1/projects/{projectID}", "projects", "Update a project", body("MetaRequest"), wrap(200, "project", "Project")),
+	route("PATCH", "/v1/projects/{projectID}", "projects", "Update a project: its name, slug, description, visibility and review_policy (owner)", body("ProjectRequest"), wrap(200, "project", "Project")),
 	route("DELETE", "/v1/projects/{projectID}", "projects", "Delete a project with its skills and prompts", ok(204, "")),
 	route("GET", "/v1/projects/{projectID}/members", "projects", "A project's members", ok(200, "MemberList")),
 	route("POST", "/v1/projects/{projectID}/members", "projects", "Add a member or change a member's role; 422 for no such user, 409 when it would demote the last owner", body("MemberRequest"), ok(200, "MemberChange"), fails(409), fails(422)),
@@ -106,7 +106,7 @@ var apiRoutes = []apiRoute{
 	route("GET", "/v1/projects/{projectID}/activity", "history", "Changes to the project, its skills and prompts, newest first", query("limit", "cursor"), list(200, "activity", "Activity")),
 
 	// Skills.
-	route("POST", "/v1/projects/{projectID}/skills", "skills", "Create a skill", body("MetaRequest"), wrap(201, "skill", "Asset"), idempotent()),
+	route("POST", "/v1/projects/{projectID}/skills", "skills", "Create a skill", body("MetaCreateRequest"), wrap(201, "skill", "Asset"), idempotent()),
 	route("GET", "/v1/projects/{projectID}/skills", "skills", "A project's skills", query("limit", "cursor"), list(200, "skills", "Asset")),
 	route("GET", "/v1/skills/{id}", "skills", "A skill (id or slug)", wrap(200, "skill", "Asset")),
 	route("PATCH", "/v1/skills/{id}", "skills", "Update a skill", body("MetaRequest"), wrap(200, "skill", "Asset")),
@@ -116,7 +116,7 @@ var apiRoutes = []apiRoute{
 	route("GET", "/v1/skills/{id}/versions", "skill versions", "A skill's versions, oldest first", query("limit", "cursor", "state"), list(200, "versions", "SkillVersion")),
 	route("GET", "/v1/skills/{id}/versions/{version}", "skill versions", "A version; ETag is its commit", wrap(200, "version", "SkillVersion"), etag(), conditional()),
 	route("DELETE", "/v1/skills/{id}/versions/{version}", "skill versions", "Delete a draft", ok(204, "")),
-	route("POST", "/v1/skills/{id}/versions/{version}/publish", "skill versions", "Publish a draft (needs a valid SKILL.md); it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400", wrap(200, "version", "SkillVersion"), etag()),
+	route("POST", "/v1/skills/{id}/versions/{version}/publish", "skill versions", "Publish a draft (needs a valid SKILL.md); it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400", optionalBody("PublishRequest"), wrap(200, "version", "SkillVersion"), etag()),
 	route("POST", "/v1/skills/{id}/versions/{version}/promote", "skill versions", "Make a published version live (a rollback when older). Takes no body (or a JSON object); malformed JSON is 400", wrap(200, "version", "SkillVersion"), etag()),
 	route("POST", "/v1/skills/{id}/versions/{version}/archive", "skill versions", "Archive a draft or a published version that is not live. Takes no body (or a JSON object); malformed JSON is 400", wrap(200, "version", "SkillVersion"), etag()),
 	route("GET", "/v1/skills/{id}/diff", "skill versions", "Unified diff between two versions", query("from", "to", "format"), ok(200, "Diff")),
@@ -129,7 +129,7 @@ var apiRoutes = []apiRoute{
 	route("GET", "/v1/skills/{id}/versions/{version}/download", "skill files", "A zip of the version, its files under a folder named for the slug", query("format"), text(200, "application/zip")),
 
 	// Prompts.
-	route("POST", "/v1/projects/{projectID}/prompts", "prompts", "Create a prompt", body("MetaRequest"), wrap(201, "prompt", "Asset"), idempotent()),
+	route("POST", "/v1/projects/{projectID}/prompts", "prompts", "Create a prompt", body("MetaCreateRequest"), wrap(201, "prompt", "Asset"), idempotent()),
 	route("GET", "/v1/projects/{projectID}/prompts", "prompts", "A project's prompts", query("limit", "cursor"), list(200, "prompts", "Asset")),
 	route("GET", "/v1/prompts/{id}", "prompts", "A prompt (id or slug)", wrap(200, "prompt", "Asset")),
 	route("PATCH", "/v1/prompts/{id}", "prompts", "Update a prompt", body("MetaRequest"), wrap(200, "prompt", "Asset")),
@@ -137,7 +137,7 @@ var apiRoutes = []apiRoute{
 	route("GET", "/v1/prompts/{id}/versions", "prompt versions", "A prompt's versions, oldest first", query("limit", "cursor", "state"), list(200, "versions", "PromptVersion")),
 	route("GET", "/v1/prompts/{id}/versions/{version}", "prompt versions", "A version; ETag is its commit", wrap(200, "version", "PromptVersion"), etag(), conditional()),
 	route("DELETE", "/v1/prompts/{id}/versions/{version}", "prompt versions", "Delete a draft", ok(204, "")),
-	route("POST", "/v1/prompts/{id}/versions/{version}/publish", "prompt versions", "Publish a draft; it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400", wrap(200, "version", "PromptVersion"), etag()),
+	route("POST", "/v1/prompts/{id}/versions/{version}/publish", "prompt versions", "Publish a draft; it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400", optionalBody("PublishRequest"), wrap(200, "version", "PromptVersion"), etag()),
 	route("POST", "/v1/prompts/{id}/versions/{version}/promote", "prompt versions", "Make a published version live (a rollback when older). Takes no body (or a JSON object); malformed JSON is 400", wrap(200, "version", "PromptVersion"), etag()),
 	route("POST", "/v1/prompts/{id}/versions/{version}/archive", "prompt versions", "Archive a draft or a published version that is not live. Takes no body (or a JSON object); malformed JSON is 400", wrap(200, "version", "PromptVersion"), etag()),
 	route("GET", "/v1/prompts/{id}/diff", "prompt versions", "Unified diff between two versions", query("from", "to", "format"), ok(200, "Diff")),
@@ -188,7 +188,8 @@ var apiSchemas = map[string]any{
 		// the user's other sessions it ended.
 		SessionsRevoked *int `json:"sessions_revoked,omitempty"`
 	}{},
-	"UserRequest": userRequest{},
+	"UserRequest":       userRequest{},
+	"UserCreateRequest": userCreateRequest{},
 	"UserList": struct {
 		Users []userView `json:"users"`
 	}{},
@@ -201,10 +202,12 @@ var apiSchemas = map[string]any{
 	"KeyList": struct {
 		APIKeys []keyView `json:"api_keys"`
 	}{},
-	"MetaRequest":   metaRequest{},
-	"Project":       quire.Project{},
-	"Member":        quire.Member{},
-	"MemberRequest": memberRequest{},
+	"MetaRequest":       metaRequest{},
+	"MetaCreateRequest": metaCreateRequest{},
+	"ProjectRequest":    projectRequest{},
+	"Project":           quire.Project{},
+	"Member":            quire.Member{},
+	"MemberRequest":     memberRequest{},
 	"MemberList": struct {
 		Members []quire.Member `json:"members"`
 	}{},
@@ -579,7 +582,9 @@ func buildOpenAPI() (*openapi3.T, error) {
 			}
 		}
 	}
-	requestLimits(b.schemas)
+	if err := applyRequestLimits(b.schemas); err != nil && b.err == nil {
+		b.err = err
+	}
 	names := make([]string, 0, len(tags))
 	for t := range tags {
 		names = append(names, t)
