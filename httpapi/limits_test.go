@@ -143,13 +143,19 @@ func TestRequestLimits(t *testing.T) {
 				}
 				return ls
 			},
-			body: func(v any) map[string]any { return map[string]any{"review_policy": map[string]any{"protected_labels": v}} }},
+			body: func(v any) map[string]any {
+				return map[string]any{"review_policy": map[string]any{"protected_labels": v}}
+			}},
 		{method: "PATCH", path: "/v1/projects/{project}", field: "review_policy.protected_labels[]", status: 422, url: func() string { return "/v1/projects/" + s.projectID },
 			value: func(n int) any { return []string{ascii(n)} },
-			body:  func(v any) map[string]any { return map[string]any{"review_policy": map[string]any{"protected_labels": v}} }},
+			body: func(v any) map[string]any {
+				return map[string]any{"review_policy": map[string]any{"protected_labels": v}}
+			}},
 		{method: "PATCH", path: "/v1/projects/{project}", field: "review_policy.required_approvals", status: 422, url: func() string { return "/v1/projects/" + s.projectID },
 			value: func(n int) any { return n },
-			body:  func(v any) map[string]any { return map[string]any{"review_policy": map[string]any{"required_approvals": v}} }},
+			body: func(v any) map[string]any {
+				return map[string]any{"review_policy": map[string]any{"required_approvals": v}}
+			}},
 		{method: "POST", path: "/v1/users", field: "email", status: 400, value: func(n int) any { return uniq() + ascii(n-5-len("@example.com")) + "@example.com" },
 			body: func(v any) map[string]any { return map[string]any{"email": v, "password": "password", "name": "N"} }},
 		{method: "POST", path: "/v1/users", field: "password", status: 400, value: func(n int) any { return ascii(n) },
@@ -174,7 +180,9 @@ func TestRequestLimits(t *testing.T) {
 			body: func(v any) map[string]any { return map[string]any{"file_path": v, "content": "x"} }},
 		{method: "POST", path: "/v1/skills/{id}/versions/{version}/files", field: "message", status: 400, url: func() string { return s.vurl(1, "/files") },
 			value: func(n int) any { return chars(n) },
-			body:  func(v any) map[string]any { return map[string]any{"file_path": "f.txt", "content": uniq(), "message": v} }},
+			body: func(v any) map[string]any {
+				return map[string]any{"file_path": "f.txt", "content": uniq(), "message": v}
+			}},
 		{method: "POST", path: "/v1/prompts/{id}/versions", field: "template", status: 413, url: func() string { return "/v1/prompts/" + promptID + "/versions" },
 			value: func(n int) any { return ascii(n) },
 			body:  func(v any) map[string]any { return map[string]any{"template": v} }},

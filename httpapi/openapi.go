@@ -119,11 +119,11 @@ var apiRoutes = []apiRoute{
 	route("POST", "/v1/skills/{id}/versions/{version}/publish", "skill versions", "Publish a draft (needs a valid SKILL.md); it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400", optionalBody("PublishRequest"), wrap(200, "version", "SkillVersion"), etag()),
 	route("POST", "/v1/skills/{id}/versions/{version}/promote", "skill versions", "Make a published version live (a rollback when older). Takes no body (or a JSON object); malformed JSON is 400", wrap(200, "version", "SkillVersion"), etag()),
 	route("POST", "/v1/skills/{id}/versions/{version}/archive", "skill versions", "Archive a draft or a published version that is not live. Takes no body (or a JSON object); malformed JSON is 400", wrap(200, "version", "SkillVersion"), etag()),
-	route("GET", "/v1/skills/{id}/diff", "skill versions", "Unified diff between two versions", query("from", "to", "format"), ok(200, "Diff")),
+	route("GET", "/v1/skills/{id}/diff", "skill versions", "Unified diff between two versions", query("from", "to", "format"), ok(200, "Diff"), alsoAs(200, "text/x-diff")),
 	route("GET", "/v1/skills/{id}/history", "history", "A skill's changes, newest first: commits, publish and archive tags, deletions and promotions", query("limit", "cursor"), list(200, "commits", "Commit")),
 	route("POST", "/v1/skills/{id}/versions/{version}/files", "skill files", "Create or update one file of a draft (a commit); honours If-Match. 409 when the path equals another of the version after Unicode NFC normalization or case folding (details.existing names it)", body("FileRequest"), ok(200, "FileWritten"), fails(409), etag(), ifMatchHeader()),
 	route("GET", "/v1/skills/{id}/versions/{version}/files", "skill files", "A version's files", query("limit", "cursor"), list(200, "files", "File")),
-	route("GET", "/v1/skills/{id}/versions/{version}/files/{file_path}", "skill files", "A file's raw bytes; ETag is its blob id. Sandboxed (Content-Security-Policy: sandbox, nosniff); HTML, SVG, XML and scripts come as text/plain", text(200, "application/octet-stream"), etag(), conditional()),
+	route("GET", "/v1/skills/{id}/versions/{version}/files/{file_path}", "skill files", "A file's raw bytes; ETag is its blob id. Sandboxed (Content-Security-Policy: sandbox, nosniff); HTML, SVG, XML and scripts come as text/plain", text(200, "*/*"), etag(), conditional()),
 	route("DELETE", "/v1/skills/{id}/versions/{version}/files/{file_path}", "skill files", "Delete a file of a draft (a commit); honours If-Match", wrap(200, "version", "SkillVersion"), etag(), ifMatchHeader()),
 	route("GET", "/v1/skills/{id}/live", "skills", "The live version and its files (path, size, sha256); ETag is its commit and If-None-Match answers 304; 404 when nothing is live", ok(200, "SkillLive"), etag(), conditional()),
 	route("GET", "/v1/skills/{id}/versions/{version}/download", "skill files", "A zip of the version, its files under a folder named for the slug", query("format"), text(200, "application/zip")),
@@ -140,7 +140,7 @@ var apiRoutes = []apiRoute{
 	route("POST", "/v1/prompts/{id}/versions/{version}/publish", "prompt versions", "Publish a draft; it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400", optionalBody("PublishRequest"), wrap(200, "version", "PromptVersion"), etag()),
 	route("POST", "/v1/prompts/{id}/versions/{version}/promote", "prompt versions", "Make a published version live (a rollback when older). Takes no body (or a JSON object); malformed JSON is 400", wrap(200, "version", "PromptVersion"), etag()),
 	route("POST", "/v1/prompts/{id}/versions/{version}/archive", "prompt versions", "Archive a draft or a published version that is not live. Takes no body (or a JSON object); malformed JSON is 400", wrap(200, "version", "PromptVersion"), etag()),
-	route("GET", "/v1/prompts/{id}/diff", "prompt versions", "Unified diff between two versions", query("from", "to", "format"), ok(200, "Diff")),
+	route("GET", "/v1/prompts/{id}/diff", "prompt versions", "Unified diff between two versions", query("from", "to", "format"), ok(200, "Diff"), alsoAs(200, "text/x-diff")),
 	route("GET", "/v1/prompts/{id}/history", "history", "A prompt's changes, newest first", query("limit", "cursor"), list(200, "commits", "Commit")),
 	route("POST", "/v1/prompts/{id}/versions", "prompt versions", "Open a draft with a template or chat messages and config (from the live version, a version, or empty)", optionalBody("PromptVersionRequest"), wrap(201, "version", "PromptVersion"), etag(), idempotent()),
 	route("PATCH", "/v1/prompts/{id}/versions/{version}", "prompt versions", "Edit a draft's template, messages or config (one commit); honours If-Match (\"*\": any commit of the draft)", body("PromptVersionRequest"), wrap(200, "version", "PromptVersion"), etag(), ifMatchHeader()),
@@ -358,6 +358,21 @@ func ok(status int, schema string) routeOpt {
 			}
 		}
 		op.AddResponse(status, r)
+	}
+}
+
+// alsoAs documents that the route's status may also answer a body of
+// mediaType (a diff as text/x-diff, events as text/event-stream).
+func alsoAs(status int, mediaType string) routeOpt {
+	return func(op *openapi3.Operation, _ *docBuilder) {
+		op.Responses.Status(status).Value.Content[mediaType] = openapi3.NewMediaType().WithSchema(&openapi3.Schema{Type: &openapi3.Types{"string"}})
+	}
+}
+
+// head answers a HEAD: 200 with the headers of the GET and no body.
+func head() routeOpt {
+	return func(op *openapi3.Operation, _ *docBuilder) {
+		op.AddResponse(http.StatusOK, openapi3.NewResponse().WithDescription("OK: the headers a GET would send, no body"))
 	}
 }
 
@@ -639,13 +654,14 @@ func addOperation(doc *openapi3.T, b *docBuilder, rt apiRoute, path, id string) 
 	if strings.Contains(path, "{id}") {
 		statuses = append(statuses, http.StatusConflict) // a slug naming several assets
 	}
-	if len(op.Parameters) > 0 || op.RequestBody != nil || rt.method != http.MethodGet {
+	read := rt.method == http.MethodGet || rt.method == http.MethodHead
+	if len(op.Parameters) > 0 || op.RequestBody != nil || !read {
 		statuses = append(statuses, http.StatusBadRequest)
 	}
-	if rt.method != http.MethodGet && rt.method != http.MethodDelete {
+	if !read && rt.method != http.MethodDelete {
 		statuses = append(statuses, http.StatusRequestTimeout, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType)
 	}
-	if rt.method != http.MethodGet && v1 {
+	if !read && v1 {
 		// Writes: a state or uniqueness conflict, a rule the input
 		// breaks, a full disk.
 		statuses = append(statuses, http.StatusConflict, http.StatusUnprocessableEntity, http.StatusInsufficientStorage)
@@ -656,6 +672,9 @@ func addOperation(doc *openapi3.T, b *docBuilder, rt apiRoute, path, id string) 
 		}
 	}
 	for code, r := range op.Responses.Map() {
+		if rt.method == http.MethodHead {
+			r.Value.Content = nil // a HEAD answers headers only
+		}
 		if code == "201" {
 			addHeader(r.Value, "Location", "the path of what was created")
 		}

@@ -171,7 +171,7 @@ var webhookAPIRoutes = []apiRoute{
 	route("POST", "/v1/projects/{projectID}/webhooks/{webhookID}/ping", "webhooks", "Send the webhook a ping event now", ok(202, "")),
 	route("GET", "/v1/projects/{projectID}/webhooks/{webhookID}/deliveries", "webhooks", "Delivery attempts, newest first (kept 30 days)", query("limit", "cursor"), list(200, "deliveries", "Delivery")),
 	route("POST", "/v1/projects/{projectID}/webhooks/{webhookID}/deliveries/{deliveryID}/redeliver", "webhooks", "Deliver that attempt's event again, now", ok(202, "")),
-	route("GET", "/v1/projects/{projectID}/events", "events", "The project's events: a Server-Sent Events stream (text/event-stream; Last-Event-ID resumes), or with Accept: application/json or ?after= / ?limit=, {\"events\": [...]} ascending after `after`. Filters: types, assets (comma-separated). Read access", query("after", "limit", "types", "assets"), ok(200, "EventList"), fails(422)),
+	route("GET", "/v1/projects/{projectID}/events", "events", "The project's events: a Server-Sent Events stream (text/event-stream; Last-Event-ID resumes), or with Accept: application/json or ?after= / ?limit=, {\"events\": [...]} ascending after `after`. Filters: types, assets (comma-separated). Read access", query("after", "limit", "types", "assets"), ok(200, "EventList"), alsoAs(200, "text/event-stream"), fails(422)),
 }
 
 var webhookAPISchemas = map[string]any{

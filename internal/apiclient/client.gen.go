@@ -20759,48 +20759,6 @@ func (r GetWellKnownAgentSkillsIndexJsonResponse) ContentType() string {
 type HeadWellKnownAgentSkillsIndexJsonResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *interface{}
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *APIError
-	// JSON408 the response for an HTTP 408 `application/json` response
-	JSON408 *APIError
-	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *APIError
-	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *APIError
-	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *APIError
-}
-
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r HeadWellKnownAgentSkillsIndexJsonResponse) GetJSON200() *interface{} {
-	return r.JSON200
-}
-
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r HeadWellKnownAgentSkillsIndexJsonResponse) GetJSON400() *APIError {
-	return r.JSON400
-}
-
-// GetJSON408 returns the response for an HTTP 408 `application/json` response
-func (r HeadWellKnownAgentSkillsIndexJsonResponse) GetJSON408() *APIError {
-	return r.JSON408
-}
-
-// GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r HeadWellKnownAgentSkillsIndexJsonResponse) GetJSON413() *APIError {
-	return r.JSON413
-}
-
-// GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r HeadWellKnownAgentSkillsIndexJsonResponse) GetJSON415() *APIError {
-	return r.JSON415
-}
-
-// GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r HeadWellKnownAgentSkillsIndexJsonResponse) GetJSON500() *APIError {
-	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
@@ -20904,55 +20862,6 @@ func (r GetWellKnownAgentSkillsNamePathResponse) ContentType() string {
 type HeadWellKnownAgentSkillsNamePathResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *interface{}
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *APIError
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *APIError
-	// JSON408 the response for an HTTP 408 `application/json` response
-	JSON408 *APIError
-	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *APIError
-	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *APIError
-	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *APIError
-}
-
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r HeadWellKnownAgentSkillsNamePathResponse) GetJSON200() *interface{} {
-	return r.JSON200
-}
-
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r HeadWellKnownAgentSkillsNamePathResponse) GetJSON400() *APIError {
-	return r.JSON400
-}
-
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r HeadWellKnownAgentSkillsNamePathResponse) GetJSON404() *APIError {
-	return r.JSON404
-}
-
-// GetJSON408 returns the response for an HTTP 408 `application/json` response
-func (r HeadWellKnownAgentSkillsNamePathResponse) GetJSON408() *APIError {
-	return r.JSON408
-}
-
-// GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r HeadWellKnownAgentSkillsNamePathResponse) GetJSON413() *APIError {
-	return r.JSON413
-}
-
-// GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r HeadWellKnownAgentSkillsNamePathResponse) GetJSON415() *APIError {
-	return r.JSON415
-}
-
-// GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r HeadWellKnownAgentSkillsNamePathResponse) GetJSON500() *APIError {
-	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
@@ -23878,11 +23787,6 @@ func (r GetV1ProjectsProjectAgentSkillsIndexJsonResponse) ContentType() string {
 	return ""
 }
 
-// HeadV1ProjectsProjectAgentSkillsIndexJsonResponse409Headers the declared response headers of an HTTP 409 response for HeadV1ProjectsProjectAgentSkillsIndexJson
-type HeadV1ProjectsProjectAgentSkillsIndexJsonResponse409Headers struct {
-	RetryAfter *string
-}
-
 // HeadV1ProjectsProjectAgentSkillsIndexJsonResponse429Headers the declared response headers of an HTTP 429 response for HeadV1ProjectsProjectAgentSkillsIndexJson
 type HeadV1ProjectsProjectAgentSkillsIndexJsonResponse429Headers struct {
 	RetryAfter *string
@@ -23896,96 +23800,10 @@ type HeadV1ProjectsProjectAgentSkillsIndexJsonResponse503Headers struct {
 type HeadV1ProjectsProjectAgentSkillsIndexJsonResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *interface{}
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *APIError
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *APIError
-	// JSON408 the response for an HTTP 408 `application/json` response
-	JSON408 *APIError
-	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *APIError
-	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *APIError
-	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *APIError
-	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *APIError
-	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *APIError
-	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *APIError
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *APIError
-	// JSON507 the response for an HTTP 507 `application/json` response
-	JSON507 *APIError
-	// Headers409 the parsed response headers for an HTTP 409 response
-	Headers409 *HeadV1ProjectsProjectAgentSkillsIndexJsonResponse409Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *HeadV1ProjectsProjectAgentSkillsIndexJsonResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *HeadV1ProjectsProjectAgentSkillsIndexJsonResponse503Headers
-}
-
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsIndexJsonResponse) GetJSON200() *interface{} {
-	return r.JSON200
-}
-
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsIndexJsonResponse) GetJSON400() *APIError {
-	return r.JSON400
-}
-
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsIndexJsonResponse) GetJSON404() *APIError {
-	return r.JSON404
-}
-
-// GetJSON408 returns the response for an HTTP 408 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsIndexJsonResponse) GetJSON408() *APIError {
-	return r.JSON408
-}
-
-// GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsIndexJsonResponse) GetJSON409() *APIError {
-	return r.JSON409
-}
-
-// GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsIndexJsonResponse) GetJSON413() *APIError {
-	return r.JSON413
-}
-
-// GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsIndexJsonResponse) GetJSON415() *APIError {
-	return r.JSON415
-}
-
-// GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsIndexJsonResponse) GetJSON422() *APIError {
-	return r.JSON422
-}
-
-// GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsIndexJsonResponse) GetJSON429() *APIError {
-	return r.JSON429
-}
-
-// GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsIndexJsonResponse) GetJSON500() *APIError {
-	return r.JSON500
-}
-
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsIndexJsonResponse) GetJSON503() *APIError {
-	return r.JSON503
-}
-
-// GetJSON507 returns the response for an HTTP 507 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsIndexJsonResponse) GetJSON507() *APIError {
-	return r.JSON507
 }
 
 // GetBody returns the raw response body bytes
@@ -24114,11 +23932,6 @@ func (r GetV1ProjectsProjectAgentSkillsNamePathResponse) ContentType() string {
 	return ""
 }
 
-// HeadV1ProjectsProjectAgentSkillsNamePathResponse409Headers the declared response headers of an HTTP 409 response for HeadV1ProjectsProjectAgentSkillsNamePath
-type HeadV1ProjectsProjectAgentSkillsNamePathResponse409Headers struct {
-	RetryAfter *string
-}
-
 // HeadV1ProjectsProjectAgentSkillsNamePathResponse429Headers the declared response headers of an HTTP 429 response for HeadV1ProjectsProjectAgentSkillsNamePath
 type HeadV1ProjectsProjectAgentSkillsNamePathResponse429Headers struct {
 	RetryAfter *string
@@ -24132,96 +23945,10 @@ type HeadV1ProjectsProjectAgentSkillsNamePathResponse503Headers struct {
 type HeadV1ProjectsProjectAgentSkillsNamePathResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *interface{}
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *APIError
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *APIError
-	// JSON408 the response for an HTTP 408 `application/json` response
-	JSON408 *APIError
-	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *APIError
-	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *APIError
-	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *APIError
-	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *APIError
-	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *APIError
-	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *APIError
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *APIError
-	// JSON507 the response for an HTTP 507 `application/json` response
-	JSON507 *APIError
-	// Headers409 the parsed response headers for an HTTP 409 response
-	Headers409 *HeadV1ProjectsProjectAgentSkillsNamePathResponse409Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *HeadV1ProjectsProjectAgentSkillsNamePathResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *HeadV1ProjectsProjectAgentSkillsNamePathResponse503Headers
-}
-
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsNamePathResponse) GetJSON200() *interface{} {
-	return r.JSON200
-}
-
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsNamePathResponse) GetJSON400() *APIError {
-	return r.JSON400
-}
-
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsNamePathResponse) GetJSON404() *APIError {
-	return r.JSON404
-}
-
-// GetJSON408 returns the response for an HTTP 408 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsNamePathResponse) GetJSON408() *APIError {
-	return r.JSON408
-}
-
-// GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsNamePathResponse) GetJSON409() *APIError {
-	return r.JSON409
-}
-
-// GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsNamePathResponse) GetJSON413() *APIError {
-	return r.JSON413
-}
-
-// GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsNamePathResponse) GetJSON415() *APIError {
-	return r.JSON415
-}
-
-// GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsNamePathResponse) GetJSON422() *APIError {
-	return r.JSON422
-}
-
-// GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsNamePathResponse) GetJSON429() *APIError {
-	return r.JSON429
-}
-
-// GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsNamePathResponse) GetJSON500() *APIError {
-	return r.JSON500
-}
-
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsNamePathResponse) GetJSON503() *APIError {
-	return r.JSON503
-}
-
-// GetJSON507 returns the response for an HTTP 507 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsNamePathResponse) GetJSON507() *APIError {
-	return r.JSON507
 }
 
 // GetBody returns the raw response body bytes
@@ -34499,11 +34226,6 @@ type HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse401Header
 	WWWAuthenticate *string
 }
 
-// HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse409Headers the declared response headers of an HTTP 409 response for HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGz
-type HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse409Headers struct {
-	RetryAfter *string
-}
-
 // HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse429Headers the declared response headers of an HTTP 429 response for HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGz
 type HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse429Headers struct {
 	RetryAfter *string
@@ -34517,112 +34239,12 @@ type HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse503Header
 type HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *interface{}
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *APIError
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *APIError
-	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *APIError
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *APIError
-	// JSON408 the response for an HTTP 408 `application/json` response
-	JSON408 *APIError
-	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *APIError
-	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *APIError
-	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *APIError
-	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *APIError
-	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *APIError
-	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *APIError
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *APIError
-	// JSON507 the response for an HTTP 507 `application/json` response
-	JSON507 *APIError
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse401Headers
-	// Headers409 the parsed response headers for an HTTP 409 response
-	Headers409 *HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse409Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse503Headers
-}
-
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse) GetJSON200() *interface{} {
-	return r.JSON200
-}
-
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse) GetJSON400() *APIError {
-	return r.JSON400
-}
-
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse) GetJSON401() *APIError {
-	return r.JSON401
-}
-
-// GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse) GetJSON403() *APIError {
-	return r.JSON403
-}
-
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse) GetJSON404() *APIError {
-	return r.JSON404
-}
-
-// GetJSON408 returns the response for an HTTP 408 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse) GetJSON408() *APIError {
-	return r.JSON408
-}
-
-// GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse) GetJSON409() *APIError {
-	return r.JSON409
-}
-
-// GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse) GetJSON413() *APIError {
-	return r.JSON413
-}
-
-// GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse) GetJSON415() *APIError {
-	return r.JSON415
-}
-
-// GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse) GetJSON422() *APIError {
-	return r.JSON422
-}
-
-// GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse) GetJSON429() *APIError {
-	return r.JSON429
-}
-
-// GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse) GetJSON500() *APIError {
-	return r.JSON500
-}
-
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse) GetJSON503() *APIError {
-	return r.JSON503
-}
-
-// GetJSON507 returns the response for an HTTP 507 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse) GetJSON507() *APIError {
-	return r.JSON507
 }
 
 // GetBody returns the raw response body bytes
@@ -34777,11 +34399,6 @@ type HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse401Headers 
 	WWWAuthenticate *string
 }
 
-// HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse409Headers the declared response headers of an HTTP 409 response for HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZip
-type HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse409Headers struct {
-	RetryAfter *string
-}
-
 // HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse429Headers the declared response headers of an HTTP 429 response for HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZip
 type HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse429Headers struct {
 	RetryAfter *string
@@ -34795,112 +34412,12 @@ type HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse503Headers 
 type HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *interface{}
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *APIError
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *APIError
-	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *APIError
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *APIError
-	// JSON408 the response for an HTTP 408 `application/json` response
-	JSON408 *APIError
-	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *APIError
-	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *APIError
-	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *APIError
-	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *APIError
-	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *APIError
-	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *APIError
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *APIError
-	// JSON507 the response for an HTTP 507 `application/json` response
-	JSON507 *APIError
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse401Headers
-	// Headers409 the parsed response headers for an HTTP 409 response
-	Headers409 *HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse409Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse503Headers
-}
-
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse) GetJSON200() *interface{} {
-	return r.JSON200
-}
-
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse) GetJSON400() *APIError {
-	return r.JSON400
-}
-
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse) GetJSON401() *APIError {
-	return r.JSON401
-}
-
-// GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse) GetJSON403() *APIError {
-	return r.JSON403
-}
-
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse) GetJSON404() *APIError {
-	return r.JSON404
-}
-
-// GetJSON408 returns the response for an HTTP 408 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse) GetJSON408() *APIError {
-	return r.JSON408
-}
-
-// GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse) GetJSON409() *APIError {
-	return r.JSON409
-}
-
-// GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse) GetJSON413() *APIError {
-	return r.JSON413
-}
-
-// GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse) GetJSON415() *APIError {
-	return r.JSON415
-}
-
-// GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse) GetJSON422() *APIError {
-	return r.JSON422
-}
-
-// GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse) GetJSON429() *APIError {
-	return r.JSON429
-}
-
-// GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse) GetJSON500() *APIError {
-	return r.JSON500
-}
-
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse) GetJSON503() *APIError {
-	return r.JSON503
-}
-
-// GetJSON507 returns the response for an HTTP 507 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse) GetJSON507() *APIError {
-	return r.JSON507
 }
 
 // GetBody returns the raw response body bytes
@@ -46770,34 +46287,6 @@ type HeadV1SkillsIdVersionsVersionArchiveTarGzResponse503Headers struct {
 type HeadV1SkillsIdVersionsVersionArchiveTarGzResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *interface{}
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *APIError
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *APIError
-	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *APIError
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *APIError
-	// JSON408 the response for an HTTP 408 `application/json` response
-	JSON408 *APIError
-	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *APIError
-	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *APIError
-	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *APIError
-	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *APIError
-	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *APIError
-	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *APIError
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *APIError
-	// JSON507 the response for an HTTP 507 `application/json` response
-	JSON507 *APIError
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *HeadV1SkillsIdVersionsVersionArchiveTarGzResponse401Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
@@ -46806,76 +46295,6 @@ type HeadV1SkillsIdVersionsVersionArchiveTarGzResponse struct {
 	Headers429 *HeadV1SkillsIdVersionsVersionArchiveTarGzResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *HeadV1SkillsIdVersionsVersionArchiveTarGzResponse503Headers
-}
-
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveTarGzResponse) GetJSON200() *interface{} {
-	return r.JSON200
-}
-
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveTarGzResponse) GetJSON400() *APIError {
-	return r.JSON400
-}
-
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveTarGzResponse) GetJSON401() *APIError {
-	return r.JSON401
-}
-
-// GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveTarGzResponse) GetJSON403() *APIError {
-	return r.JSON403
-}
-
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveTarGzResponse) GetJSON404() *APIError {
-	return r.JSON404
-}
-
-// GetJSON408 returns the response for an HTTP 408 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveTarGzResponse) GetJSON408() *APIError {
-	return r.JSON408
-}
-
-// GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveTarGzResponse) GetJSON409() *APIError {
-	return r.JSON409
-}
-
-// GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveTarGzResponse) GetJSON413() *APIError {
-	return r.JSON413
-}
-
-// GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveTarGzResponse) GetJSON415() *APIError {
-	return r.JSON415
-}
-
-// GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveTarGzResponse) GetJSON422() *APIError {
-	return r.JSON422
-}
-
-// GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveTarGzResponse) GetJSON429() *APIError {
-	return r.JSON429
-}
-
-// GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveTarGzResponse) GetJSON500() *APIError {
-	return r.JSON500
-}
-
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveTarGzResponse) GetJSON503() *APIError {
-	return r.JSON503
-}
-
-// GetJSON507 returns the response for an HTTP 507 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveTarGzResponse) GetJSON507() *APIError {
-	return r.JSON507
 }
 
 // GetBody returns the raw response body bytes
@@ -47062,34 +46481,6 @@ type HeadV1SkillsIdVersionsVersionArchiveZipResponse503Headers struct {
 type HeadV1SkillsIdVersionsVersionArchiveZipResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *interface{}
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *APIError
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *APIError
-	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *APIError
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *APIError
-	// JSON408 the response for an HTTP 408 `application/json` response
-	JSON408 *APIError
-	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *APIError
-	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *APIError
-	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *APIError
-	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *APIError
-	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *APIError
-	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *APIError
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *APIError
-	// JSON507 the response for an HTTP 507 `application/json` response
-	JSON507 *APIError
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *HeadV1SkillsIdVersionsVersionArchiveZipResponse401Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
@@ -47098,76 +46489,6 @@ type HeadV1SkillsIdVersionsVersionArchiveZipResponse struct {
 	Headers429 *HeadV1SkillsIdVersionsVersionArchiveZipResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *HeadV1SkillsIdVersionsVersionArchiveZipResponse503Headers
-}
-
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveZipResponse) GetJSON200() *interface{} {
-	return r.JSON200
-}
-
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveZipResponse) GetJSON400() *APIError {
-	return r.JSON400
-}
-
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveZipResponse) GetJSON401() *APIError {
-	return r.JSON401
-}
-
-// GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveZipResponse) GetJSON403() *APIError {
-	return r.JSON403
-}
-
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveZipResponse) GetJSON404() *APIError {
-	return r.JSON404
-}
-
-// GetJSON408 returns the response for an HTTP 408 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveZipResponse) GetJSON408() *APIError {
-	return r.JSON408
-}
-
-// GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveZipResponse) GetJSON409() *APIError {
-	return r.JSON409
-}
-
-// GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveZipResponse) GetJSON413() *APIError {
-	return r.JSON413
-}
-
-// GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveZipResponse) GetJSON415() *APIError {
-	return r.JSON415
-}
-
-// GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveZipResponse) GetJSON422() *APIError {
-	return r.JSON422
-}
-
-// GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveZipResponse) GetJSON429() *APIError {
-	return r.JSON429
-}
-
-// GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveZipResponse) GetJSON500() *APIError {
-	return r.JSON500
-}
-
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveZipResponse) GetJSON503() *APIError {
-	return r.JSON503
-}
-
-// GetJSON507 returns the response for an HTTP 507 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveZipResponse) GetJSON507() *APIError {
-	return r.JSON507
 }
 
 // GetBody returns the raw response body bytes
@@ -52565,51 +51886,6 @@ func ParseHeadWellKnownAgentSkillsIndexJsonResponse(rsp *http.Response) (*HeadWe
 		HTTPResponse: rsp,
 	}
 
-	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest interface{}
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON200 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON400 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON408 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON413 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON415 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON500 = &dest
-
-	}
-
 	return response, nil
 }
 
@@ -52684,58 +51960,6 @@ func ParseHeadWellKnownAgentSkillsNamePathResponse(rsp *http.Response) (*HeadWel
 	response := &HeadWellKnownAgentSkillsNamePathResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
-	}
-
-	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest interface{}
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON200 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON400 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON408 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON413 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON415 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON500 = &dest
-
 	}
 
 	return response, nil
@@ -55557,103 +54781,6 @@ func ParseHeadV1ProjectsProjectAgentSkillsIndexJsonResponse(rsp *http.Response) 
 	}
 
 	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest interface{}
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON200 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON400 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON408 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON409 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON413 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON415 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON422 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON429 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON503 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON507 = &dest
-
-	}
-
-	switch {
-	case rsp.StatusCode == 409:
-		var headers HeadV1ProjectsProjectAgentSkillsIndexJsonResponse409Headers
-		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RetryAfter = &value
-		}
-		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
 		var headers HeadV1ProjectsProjectAgentSkillsIndexJsonResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -55787,103 +54914,6 @@ func ParseHeadV1ProjectsProjectAgentSkillsNamePathResponse(rsp *http.Response) (
 	}
 
 	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest interface{}
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON200 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON400 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON408 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON409 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON413 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON415 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON422 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON429 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON503 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON507 = &dest
-
-	}
-
-	switch {
-	case rsp.StatusCode == 409:
-		var headers HeadV1ProjectsProjectAgentSkillsNamePathResponse409Headers
-		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RetryAfter = &value
-		}
-		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
 		var headers HeadV1ProjectsProjectAgentSkillsNamePathResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -55985,6 +55015,9 @@ func ParseGetV1ProjectsProjectEventsResponse(rsp *http.Response) (*GetV1Projects
 			return nil, err
 		}
 		response.JSON503 = &dest
+
+	case rsp.StatusCode == 200:
+		// Content-type (text/event-stream) unsupported
 
 	}
 
@@ -57622,6 +56655,9 @@ func ParseGetV1ProjectsProjectPromptsSlugDiffResponse(rsp *http.Response) (*GetV
 			return nil, err
 		}
 		response.JSON503 = &dest
+
+	case rsp.StatusCode == 200:
+		// Content-type (text/x-diff) unsupported
 
 	}
 
@@ -63081,6 +62117,9 @@ func ParseGetV1ProjectsProjectSkillsSlugDiffResponse(rsp *http.Response) (*GetV1
 		}
 		response.JSON503 = &dest
 
+	case rsp.StatusCode == 200:
+		// Content-type (text/x-diff) unsupported
+
 	}
 
 	switch {
@@ -66156,107 +65195,6 @@ func ParseHeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse(rsp
 	}
 
 	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest interface{}
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON200 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON400 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON401 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON403 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON408 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON409 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON413 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON415 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON422 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON429 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON503 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON507 = &dest
-
-	}
-
-	switch {
 	case rsp.StatusCode == 401:
 		var headers HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -66267,16 +65205,6 @@ func ParseHeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse(rsp
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
-	case rsp.StatusCode == 409:
-		var headers HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse409Headers
-		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RetryAfter = &value
-		}
-		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
 		var headers HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -66440,107 +65368,6 @@ func ParseHeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse(rsp *
 	}
 
 	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest interface{}
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON200 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON400 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON401 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON403 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON408 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON409 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON413 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON415 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON422 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON429 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON503 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON507 = &dest
-
-	}
-
-	switch {
 	case rsp.StatusCode == 401:
 		var headers HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -66551,16 +65378,6 @@ func ParseHeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse(rsp *
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
-	case rsp.StatusCode == 409:
-		var headers HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse409Headers
-		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RetryAfter = &value
-		}
-		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
 		var headers HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -69836,6 +68653,9 @@ func ParseGetV1PromptsIdDiffResponse(rsp *http.Response) (*GetV1PromptsIdDiffRes
 			return nil, err
 		}
 		response.JSON503 = &dest
+
+	case rsp.StatusCode == 200:
+		// Content-type (text/x-diff) unsupported
 
 	}
 
@@ -75242,6 +74062,9 @@ func ParseGetV1SkillsIdDiffResponse(rsp *http.Response) (*GetV1SkillsIdDiffRespo
 		}
 		response.JSON503 = &dest
 
+	case rsp.StatusCode == 200:
+		// Content-type (text/x-diff) unsupported
+
 	}
 
 	switch {
@@ -78480,107 +77303,6 @@ func ParseHeadV1SkillsIdVersionsVersionArchiveTarGzResponse(rsp *http.Response) 
 	}
 
 	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest interface{}
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON200 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON400 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON401 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON403 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON408 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON409 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON413 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON415 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON422 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON429 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON503 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON507 = &dest
-
-	}
-
-	switch {
 	case rsp.StatusCode == 401:
 		var headers HeadV1SkillsIdVersionsVersionArchiveTarGzResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -78778,107 +77500,6 @@ func ParseHeadV1SkillsIdVersionsVersionArchiveZipResponse(rsp *http.Response) (*
 	response := &HeadV1SkillsIdVersionsVersionArchiveZipResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
-	}
-
-	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest interface{}
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON200 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON400 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON401 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON403 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON408 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON409 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON413 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON415 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON422 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON429 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON503 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON507 = &dest
-
 	}
 
 	switch {
