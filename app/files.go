@@ -62,7 +62,7 @@ func (a *App) UpsertFile(ctx context.Context, p *quire.Principal, ref string, n 
 	if err := valid.FilePath(w.Path); err != nil {
 		return nil, nil, quire.File{}, err
 	}
-	if err := valid.Text("message", w.Message, 10*a.limits.MaxName); err != nil {
+	if err := valid.Text("message", w.Message, valid.MaxDescription(a.limits)); err != nil {
 		return nil, nil, quire.File{}, err
 	}
 	f := quire.FileContent{Path: w.Path, Content: w.Content}

@@ -70,7 +70,7 @@ func (a *App) ApplyMeta(e MetaEdit, create bool, name, slug, desc *string) error
 		}
 	}
 	if e.Description != nil {
-		if err := valid.Text("description", *e.Description, 10*a.limits.MaxName); err != nil {
+		if err := valid.Text("description", *e.Description, valid.MaxDescription(a.limits)); err != nil {
 			return err
 		}
 		*desc = *e.Description

@@ -148,7 +148,7 @@ func (a *App) OpenReview(ctx context.Context, p *quire.Principal, kind quire.Kin
 	if e.Title == nil || strings.TrimSpace(*e.Title) == "" {
 		return nil, quire.Errorf(quire.EINVALID, "title is required")
 	}
-	if err := valid.ReviewText("title", *e.Title, true, a.limits.MaxName*4); err != nil {
+	if err := valid.ReviewText("title", *e.Title, true, valid.MaxReviewTitle(a.limits)); err != nil {
 		return nil, err
 	}
 	rv.Title = *e.Title
@@ -559,16 +559,13 @@ func (a *App) reviewGate(p *quire.Principal, pr *quire.Project, o PublishOptions
 	}
 }
 
-// maxProtectedLabels bounds a policy's protected labels.
-const maxProtectedLabels = 32
-
 // checkPolicy checks a review policy a project owner sets.
 func checkPolicy(pol *quire.ReviewPolicy) error {
-	if pol.RequiredApprovals < 0 || pol.RequiredApprovals > 10 {
-		return quire.Errorf(quire.EUNPROCESSABLE, "review_policy.required_approvals must be from 0 to 10")
+	if pol.RequiredApprovals < 0 || pol.RequiredApprovals > valid.MaxRequiredApprovals {
+		return quire.Errorf(quire.EUNPROCESSABLE, "review_policy.required_approvals must be from 0 to %d", valid.MaxRequiredApprovals)
 	}
-	if len(pol.ProtectedLabels) > maxProtectedLabels {
-		return quire.Errorf(quire.EUNPROCESSABLE, "review_policy.protected_labels holds at most %d labels", maxProtectedLabels)
+	if len(pol.ProtectedLabels) > valid.MaxProtectedLabels {
+		return quire.Errorf(quire.EUNPROCESSABLE, "review_policy.protected_labels holds at most %d labels", valid.MaxProtectedLabels)
 	}
 	for _, l := range pol.ProtectedLabels {
 		if err := valid.LabelName(l); err != nil {
@@ -633,7 +630,7 @@ func (a *App) PushReview(ctx context.Context, p *quire.Principal, kind quire.Kin
 		}
 		rv := open[i]
 		if title != "" && title != rv.Title {
-			if err := valid.ReviewText("title", title, true, a.limits.MaxName*4); err != nil {
+			if err := valid.ReviewText("title", title, true, valid.MaxReviewTitle(a.limits)); err != nil {
 				out = append(out, PushedReview{Version: n, Err: err})
 				continue
 			}

@@ -23,7 +23,7 @@ type UserEdit struct {
 func (a *App) applyUser(e *UserEdit, u *quire.User) error {
 	if e.Email != nil {
 		s := strings.TrimSpace(*e.Email)
-		if m, err := mail.ParseAddress(s); err != nil || m.Address != s || len(s) > 254 {
+		if m, err := mail.ParseAddress(s); err != nil || m.Address != s || len(s) > valid.MaxEmail {
 			return quire.Errorf(quire.EINVALID, "email is not a valid address")
 		}
 		u.Email = s
@@ -41,8 +41,8 @@ func (a *App) applyUser(e *UserEdit, u *quire.User) error {
 		u.Role = *e.Role
 	}
 	if e.Password != nil {
-		if n := len(*e.Password); n < 8 || n > 72 {
-			return quire.Errorf(quire.EINVALID, "password must be 8 to 72 bytes long")
+		if n := len(*e.Password); n < valid.MinPassword || n > valid.MaxPassword {
+			return quire.Errorf(quire.EINVALID, "password must be %d to %d bytes long", valid.MinPassword, valid.MaxPassword)
 		}
 		h, err := bcrypt.GenerateFromPassword([]byte(*e.Password), a.bcryptCost)
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/quire/quire"
+	"github.com/quire/quire/valid"
 )
 
 // EventsConfig is what events and webhooks need. With Log nil the App
@@ -79,8 +80,8 @@ func (a *App) applyWebhook(ctx context.Context, pr *quire.Project, w *quire.Webh
 		return quire.Errorf(quire.EUNPROCESSABLE, "missing %s", strings.Join(missing, " and ")).WithDetail("missing", missing)
 	}
 	if in.URL != nil {
-		if len(*in.URL) > 2048 {
-			return quire.Errorf(quire.EUNPROCESSABLE, "url is longer than 2048 characters")
+		if len(*in.URL) > valid.MaxURL {
+			return quire.Errorf(quire.EUNPROCESSABLE, "url is longer than %d bytes", valid.MaxURL)
 		}
 		if err := a.ev.Sender.CheckURL(ctx, *in.URL); err != nil {
 			return err
@@ -98,8 +99,8 @@ func (a *App) applyWebhook(ctx context.Context, pr *quire.Project, w *quire.Webh
 		w.Events = evs
 	}
 	if in.Assets != nil {
-		if len(*in.Assets) > 100 {
-			return quire.Errorf(quire.EUNPROCESSABLE, "assets may name at most 100 assets")
+		if len(*in.Assets) > valid.MaxWebhookAssets {
+			return quire.Errorf(quire.EUNPROCESSABLE, "assets may name at most %d assets", valid.MaxWebhookAssets)
 		}
 		w.Assets = *in.Assets
 	}
@@ -107,8 +108,8 @@ func (a *App) applyWebhook(ctx context.Context, pr *quire.Project, w *quire.Webh
 		w.Assets = []string{}
 	}
 	if in.Description != nil {
-		if len(*in.Description) > 1000 {
-			return quire.Errorf(quire.EUNPROCESSABLE, "description is longer than 1000 characters")
+		if len(*in.Description) > valid.MaxWebhookDescription {
+			return quire.Errorf(quire.EUNPROCESSABLE, "description is longer than %d bytes", valid.MaxWebhookDescription)
 		}
 		w.Description = *in.Description
 	}

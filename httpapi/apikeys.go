@@ -41,7 +41,7 @@ func (s *Server) keyRoutes(g *gin.RouterGroup) {
 }
 
 type keyRequest struct {
-	Name       string      `json:"name"`
+	Name       string      `json:"name" openapi:"required"`
 	Scope      quire.Scope `json:"scope"`
 	ProjectIDs []string    `json:"project_ids"`
 	ExpiresAt  *time.Time  `json:"expires_at"`

@@ -54,7 +54,7 @@ func (s *Server) scopedAsset(kind quire.Kind) gin.HandlerFunc {
 
 func (s *Server) createAsset(kind quire.Kind) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		a, err := s.app.CreateAsset(c.Request.Context(), principal(c), kind, c.Param("projectID"), s.metaInput(c))
+		a, err := s.app.CreateAsset(c.Request.Context(), principal(c), kind, c.Param("projectID"), metaInput[metaCreateRequest](s, c))
 		if err != nil {
 			s.fail(c, err)
 			return
@@ -89,7 +89,7 @@ func (s *Server) getAsset(kind quire.Kind) gin.HandlerFunc {
 
 func (s *Server) updateAsset(kind quire.Kind) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		a, err := s.app.UpdateAsset(c.Request.Context(), principal(c), kind, c.Param("id"), s.metaInput(c))
+		a, err := s.app.UpdateAsset(c.Request.Context(), principal(c), kind, c.Param("id"), metaInput[metaRequest](s, c))
 		s.respond(c, http.StatusOK, string(kind), a, err)
 	}
 }

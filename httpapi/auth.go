@@ -70,8 +70,8 @@ func (s *Server) authRoutes(g *gin.RouterGroup) {
 }
 
 type loginRequest struct {
-	Email    string `json:"email"`
-	Password string `json:"password"`
+	Email    string `json:"email" openapi:"required"`
+	Password string `json:"password" openapi:"required"`
 }
 
 // sessionView is a session as clients see it (no secret hash).

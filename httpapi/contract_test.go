@@ -16,6 +16,7 @@ func TestErrorShape(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	s := newSkill(t, e, "shape")
+	promptID := e.CreatePrompt(e.Admin, s.projectID, "shape-prompt")
 	cases := []struct {
 		name, method, path string
 		body               any
@@ -32,6 +33,8 @@ func TestErrorShape(t *testing.T) {
 		{name: "method not allowed", method: "PUT", path: "/v1/projects", status: 405, code: "method_not_allowed", allow: "GET, POST"},
 		{name: "unknown field", method: "POST", path: "/v1/projects", body: map[string]string{"name": "P", "descripton": "typo"}, status: 400, code: "invalid", field: "descripton"},
 		{name: "unknown nested field", method: "POST", path: "/v1/projects/" + s.projectID + "/prompts", body: `{"name":"p","slug":"p","extra":{"a":1}}`, status: 400, code: "invalid", field: "extra"},
+		{name: "unknown field in an object field", method: "PATCH", path: "/v1/projects/" + s.projectID, body: `{"review_policy":{"required_aprovals":1}}`, status: 400, code: "invalid", field: "review_policy.required_aprovals"},
+		{name: "unknown field in an array's object", method: "POST", path: "/v1/prompts/" + promptID + "/versions", body: `{"messages":[{"role":"user","content":"x"},{"role":"user","contnet":"y"}]}`, status: 400, code: "invalid", field: "messages.contnet"},
 		{name: "wrong type", method: "PATCH", path: s.url(), body: map[string]any{"name": 5}, status: 400, code: "invalid", field: "name"},
 		{name: "unknown field on publish", method: "POST", path: s.url("/versions/1/publish"), body: map[string]any{"force": true}, status: 400, code: "invalid", field: "force"},
 		{name: "text/plain body", method: "POST", path: "/v1/projects", body: `{"name":"P"}`, headers: []string{"Content-Type: text/plain"}, status: 415, code: "unsupported_media_type"},

@@ -8,6 +8,8 @@ import (
 	"mime"
 	"net/http"
 	"os"
+	"reflect"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode"
@@ -86,7 +88,13 @@ func decodeJSON(b []byte, v any, useNumber bool) error {
 		dec.UseNumber()
 	}
 	if err := dec.Decode(v); err != nil {
-		return jsonError(err, 0)
+		err = jsonError(err, 0)
+		if f, ok := quire.ErrorDetails(err)["field"].(string); ok && strings.HasPrefix(quire.ErrorMessage(err), "unknown field") {
+			if path := unknownFieldPath(b, reflect.TypeOf(v), f); path != "" && path != f {
+				return quire.Errorf(quire.EINVALID, "unknown field %q", path).WithDetail("field", path)
+			}
+		}
+		return err
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return quire.Errorf(quire.EINVALID, "malformed JSON: unexpected data after the object")
@@ -363,4 +371,95 @@ func requireString(field string, v *string) error {
 		return quire.Errorf(quire.EINVALID, "%s is required", field)
 	}
 	return nil
+}
+
+// unknownFieldPath finds the full path ("review_policy.required_aprovals")
+// of the unknown key name in the JSON value b decoded into t: encoding/json
+// names only the key, and a client fixing a nested typo needs to know
+// where it is. It walks b beside t as the decoder does (keys matched
+// without regard to case, embedded structs' fields promoted); "" when
+// not found. Only an error path pays for it.
+func unknownFieldPath(b []byte, t reflect.Type, name string) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(b, &obj) != nil {
+			return ""
+		}
+		keys := make([]string, 0, len(obj))
+		for k := range obj {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys) // the same answer every time when two keys are unknown
+		for _, k := range keys {
+			ft, known := structField(t, k)
+			if !known {
+				if k == name {
+					return k
+				}
+				continue
+			}
+			if sub := unknownFieldPath(obj[k], ft, name); sub != "" {
+				return k + "." + sub
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		var items []json.RawMessage
+		if json.Unmarshal(b, &items) != nil {
+			return ""
+		}
+		for _, it := range items {
+			if sub := unknownFieldPath(it, t.Elem(), name); sub != "" {
+				return sub
+			}
+		}
+	case reflect.Map:
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(b, &obj) != nil {
+			return ""
+		}
+		for k, v := range obj {
+			if sub := unknownFieldPath(v, t.Elem(), name); sub != "" {
+				return k + "." + sub
+			}
+		}
+	}
+	return ""
+}
+
+// structField is the type of t's field that the JSON key k sets, as
+// encoding/json matches it.
+func structField(t reflect.Type, k string) (reflect.Type, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if tag == "-" {
+			continue
+		}
+		if f.Anonymous && tag == "" {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				if t, ok := structField(ft, k); ok {
+					return t, true
+				}
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if tag == "" {
+			tag = f.Name
+		}
+		if strings.EqualFold(tag, k) {
+			return f.Type, true
+		}
+	}
+	return nil, false
 }

@@ -21,7 +21,7 @@ func (s *Server) labelRoutes(g *gin.RouterGroup, kind quire.Kind) {
 // labelRequest moves a label; override and reason are an owner's way
 // past a protected label's rule.
 type labelRequest struct {
-	Version  *int   `json:"version"`
+	Version  *int   `json:"version" openapi:"required"`
 	Override bool   `json:"override"`
 	Reason   string `json:"reason"`
 }

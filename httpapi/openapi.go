@@ -80,7 +80,7 @@ var apiRoutes = []apiRoute{
 	route("DELETE", "/v1/auth/sessions/{sessionID}", "auth", "Revoke a session", ok(204, "")),
 
 	// Users.
-	route("POST", "/v1/users", "users", "Create a user (admin); a name with a line break, NUL, '<' or '>' is 400 (it becomes a git author name)", body("UserRequest"), wrap(201, "user", "User"), fails(409), idempotent()),
+	route("POST", "/v1/users", "users", "Create a user (admin); a name with a line break, NUL, '<' or '>' is 400 (it becomes a git author name)", body("UserCreateRequest"), wrap(201, "user", "User"), fails(409), idempotent()),
 	route("GET", "/v1/users", "users", "List users (admin)", ok(200, "UserList")),
 	route("GET", "/v1/users/{userID}", "users", "A user (\"me\" for the caller)", wrap(200, "user", "User")),
 	route("PATCH", "/v1/users/{userID}", "users", "Update a user. A new password ends the user's other sessions (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin", body("UserRequest"), ok(200, "UserUpdated"), fails(409), fails(503)),
@@ -94,10 +94,10 @@ var apiRoutes = []apiRoute{
 	route("POST", "/v1/api-keys/{keyID}/rotate", "api-keys", "Give an API key a new secret; the new token is shown once", ok(200, "KeyWithToken")),
 
 	// Projects.
-	route("POST", "/v1/projects", "projects", "Create a project", body("MetaRequest"), wrap(201, "project", "Project"), idempotent()),
+	route("POST", "/v1/projects", "projects", "Create a project", body("MetaCreateRequest"), wrap(201, "project", "Project"), idempotent()),
 	route("GET", "/v1/projects", "projects", "Projects the caller can see", query("limit", "cursor"), list(200, "projects", "Project")),
 	route("GET", "/v1/projects/{projectID}", "projects", "A project (id or slug)", wrap(200, "project", "Project")),
-	route("PATCH", "/v1/projects/{projectID}", "projects", "Update a project", body("MetaRequest"), wrap(200, "project", "Project")),
+	route("PATCH", "/v1/projects/{projectID}", "projects", "Update a project: its name, slug, description, visibility and review_policy (owner)", body("ProjectRequest"), wrap(200, "project", "Project")),
 	route("DELETE", "/v1/projects/{projectID}", "projects", "Delete a project with its skills and prompts", ok(204, "")),
 	route("GET", "/v1/projects/{projectID}/members", "projects", "A project's members", ok(200, "MemberList")),
 	route("POST", "/v1/projects/{projectID}/members", "projects", "Add a member or change a member's role; 422 for no such user, 409 when it would demote the last owner", body("MemberRequest"), ok(200, "MemberChange"), fails(409), fails(422)),
@@ -106,7 +106,7 @@ var apiRoutes = []apiRoute{
 	route("GET", "/v1/projects/{projectID}/activity", "history", "Changes to the project, its skills and prompts, newest first", query("limit", "cursor"), list(200, "activity", "Activity")),
 
 	// Skills.
-	route("POST", "/v1/projects/{projectID}/skills", "skills", "Create a skill", body("MetaRequest"), wrap(201, "skill", "Asset"), idempotent()),
+	route("POST", "/v1/projects/{projectID}/skills", "skills", "Create a skill", body("MetaCreateRequest"), wrap(201, "skill", "Asset"), idempotent()),
 	route("GET", "/v1/projects/{projectID}/skills", "skills", "A project's skills", query("limit", "cursor"), list(200, "skills", "Asset")),
 	route("GET", "/v1/skills/{id}", "skills", "A skill (id or slug)", wrap(200, "skill", "Asset")),
 	route("PATCH", "/v1/skills/{id}", "skills", "Update a skill", body("MetaRequest"), wrap(200, "skill", "Asset")),
@@ -116,20 +116,20 @@ var apiRoutes = []apiRoute{
 	route("GET", "/v1/skills/{id}/versions", "skill versions", "A skill's versions, oldest first", query("limit", "cursor", "state"), list(200, "versions", "SkillVersion")),
 	route("GET", "/v1/skills/{id}/versions/{version}", "skill versions", "A version; ETag is its commit", wrap(200, "version", "SkillVersion"), etag(), conditional()),
 	route("DELETE", "/v1/skills/{id}/versions/{version}", "skill versions", "Delete a draft", ok(204, "")),
-	route("POST", "/v1/skills/{id}/versions/{version}/publish", "skill versions", "Publish a draft (needs a valid SKILL.md); it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400", wrap(200, "version", "SkillVersion"), etag()),
+	route("POST", "/v1/skills/{id}/versions/{version}/publish", "skill versions", "Publish a draft (needs a valid SKILL.md); it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400", optionalBody("PublishRequest"), wrap(200, "version", "SkillVersion"), etag()),
 	route("POST", "/v1/skills/{id}/versions/{version}/promote", "skill versions", "Make a published version live (a rollback when older). Takes no body (or a JSON object); malformed JSON is 400", wrap(200, "version", "SkillVersion"), etag()),
 	route("POST", "/v1/skills/{id}/versions/{version}/archive", "skill versions", "Archive a draft or a published version that is not live. Takes no body (or a JSON object); malformed JSON is 400", wrap(200, "version", "SkillVersion"), etag()),
-	route("GET", "/v1/skills/{id}/diff", "skill versions", "Unified diff between two versions", query("from", "to", "format"), ok(200, "Diff")),
+	route("GET", "/v1/skills/{id}/diff", "skill versions", "Unified diff between two versions", query("from", "to", "format"), ok(200, "Diff"), alsoAs(200, "text/x-diff")),
 	route("GET", "/v1/skills/{id}/history", "history", "A skill's changes, newest first: commits, publish and archive tags, deletions and promotions", query("limit", "cursor"), list(200, "commits", "Commit")),
 	route("POST", "/v1/skills/{id}/versions/{version}/files", "skill files", "Create or update one file of a draft (a commit); honours If-Match. 409 when the path equals another of the version after Unicode NFC normalization or case folding (details.existing names it)", body("FileRequest"), ok(200, "FileWritten"), fails(409), etag(), ifMatchHeader()),
 	route("GET", "/v1/skills/{id}/versions/{version}/files", "skill files", "A version's files", query("limit", "cursor"), list(200, "files", "File")),
-	route("GET", "/v1/skills/{id}/versions/{version}/files/{file_path}", "skill files", "A file's raw bytes; ETag is its blob id. Sandboxed (Content-Security-Policy: sandbox, nosniff); HTML, SVG, XML and scripts come as text/plain", text(200, "application/octet-stream"), etag(), conditional()),
+	route("GET", "/v1/skills/{id}/versions/{version}/files/{file_path}", "skill files", "A file's raw bytes; ETag is its blob id. Sandboxed (Content-Security-Policy: sandbox, nosniff); HTML, SVG, XML and scripts come as text/plain", text(200, "*/*"), etag(), conditional()),
 	route("DELETE", "/v1/skills/{id}/versions/{version}/files/{file_path}", "skill files", "Delete a file of a draft (a commit); honours If-Match", wrap(200, "version", "SkillVersion"), etag(), ifMatchHeader()),
 	route("GET", "/v1/skills/{id}/live", "skills", "The live version and its files (path, size, sha256); ETag is its commit and If-None-Match answers 304; 404 when nothing is live", ok(200, "SkillLive"), etag(), conditional()),
 	route("GET", "/v1/skills/{id}/versions/{version}/download", "skill files", "A zip of the version, its files under a folder named for the slug", query("format"), text(200, "application/zip")),
 
 	// Prompts.
-	route("POST", "/v1/projects/{projectID}/prompts", "prompts", "Create a prompt", body("MetaRequest"), wrap(201, "prompt", "Asset"), idempotent()),
+	route("POST", "/v1/projects/{projectID}/prompts", "prompts", "Create a prompt", body("MetaCreateRequest"), wrap(201, "prompt", "Asset"), idempotent()),
 	route("GET", "/v1/projects/{projectID}/prompts", "prompts", "A project's prompts", query("limit", "cursor"), list(200, "prompts", "Asset")),
 	route("GET", "/v1/prompts/{id}", "prompts", "A prompt (id or slug)", wrap(200, "prompt", "Asset")),
 	route("PATCH", "/v1/prompts/{id}", "prompts", "Update a prompt", body("MetaRequest"), wrap(200, "prompt", "Asset")),
@@ -137,10 +137,10 @@ var apiRoutes = []apiRoute{
 	route("GET", "/v1/prompts/{id}/versions", "prompt versions", "A prompt's versions, oldest first", query("limit", "cursor", "state"), list(200, "versions", "PromptVersion")),
 	route("GET", "/v1/prompts/{id}/versions/{version}", "prompt versions", "A version; ETag is its commit", wrap(200, "version", "PromptVersion"), etag(), conditional()),
 	route("DELETE", "/v1/prompts/{id}/versions/{version}", "prompt versions", "Delete a draft", ok(204, "")),
-	route("POST", "/v1/prompts/{id}/versions/{version}/publish", "prompt versions", "Publish a draft; it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400", wrap(200, "version", "PromptVersion"), etag()),
+	route("POST", "/v1/prompts/{id}/versions/{version}/publish", "prompt versions", "Publish a draft; it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400", optionalBody("PublishRequest"), wrap(200, "version", "PromptVersion"), etag()),
 	route("POST", "/v1/prompts/{id}/versions/{version}/promote", "prompt versions", "Make a published version live (a rollback when older). Takes no body (or a JSON object); malformed JSON is 400", wrap(200, "version", "PromptVersion"), etag()),
 	route("POST", "/v1/prompts/{id}/versions/{version}/archive", "prompt versions", "Archive a draft or a published version that is not live. Takes no body (or a JSON object); malformed JSON is 400", wrap(200, "version", "PromptVersion"), etag()),
-	route("GET", "/v1/prompts/{id}/diff", "prompt versions", "Unified diff between two versions", query("from", "to", "format"), ok(200, "Diff")),
+	route("GET", "/v1/prompts/{id}/diff", "prompt versions", "Unified diff between two versions", query("from", "to", "format"), ok(200, "Diff"), alsoAs(200, "text/x-diff")),
 	route("GET", "/v1/prompts/{id}/history", "history", "A prompt's changes, newest first", query("limit", "cursor"), list(200, "commits", "Commit")),
 	route("POST", "/v1/prompts/{id}/versions", "prompt versions", "Open a draft with a template or chat messages and config (from the live version, a version, or empty)", optionalBody("PromptVersionRequest"), wrap(201, "version", "PromptVersion"), etag(), idempotent()),
 	route("PATCH", "/v1/prompts/{id}/versions/{version}", "prompt versions", "Edit a draft's template, messages or config (one commit); honours If-Match (\"*\": any commit of the draft)", body("PromptVersionRequest"), wrap(200, "version", "PromptVersion"), etag(), ifMatchHeader()),
@@ -188,7 +188,8 @@ var apiSchemas = map[string]any{
 		// the user's other sessions it ended.
 		SessionsRevoked *int `json:"sessions_revoked,omitempty"`
 	}{},
-	"UserRequest": userRequest{},
+	"UserRequest":       userRequest{},
+	"UserCreateRequest": userCreateRequest{},
 	"UserList": struct {
 		Users []userView `json:"users"`
 	}{},
@@ -201,10 +202,12 @@ var apiSchemas = map[string]any{
 	"KeyList": struct {
 		APIKeys []keyView `json:"api_keys"`
 	}{},
-	"MetaRequest":   metaRequest{},
-	"Project":       quire.Project{},
-	"Member":        quire.Member{},
-	"MemberRequest": memberRequest{},
+	"MetaRequest":       metaRequest{},
+	"MetaCreateRequest": metaCreateRequest{},
+	"ProjectRequest":    projectRequest{},
+	"Project":           quire.Project{},
+	"Member":            quire.Member{},
+	"MemberRequest":     memberRequest{},
 	"MemberList": struct {
 		Members []quire.Member `json:"members"`
 	}{},
@@ -303,169 +306,6 @@ type apiRoute struct {
 
 func route(method, path, tag, summary string, opts ...routeOpt) apiRoute {
 	return apiRoute{method, path, tag, summary, opts}
-}
-
-type routeOpt func(*openapi3.Operation, *docBuilder)
-
-func public() routeOpt {
-	return func(op *openapi3.Operation, _ *docBuilder) { op.Security = &openapi3.SecurityRequirements{} }
-}
-
-func query(names ...string) routeOpt {
-	return func(op *openapi3.Operation, _ *docBuilder) {
-		for _, n := range names {
-			q := apiQuery[n]
-			op.AddParameter(openapi3.NewQueryParameter(n).WithDescription(q.desc).WithSchema(&openapi3.Schema{Type: &openapi3.Types{q.typ}}))
-		}
-	}
-}
-
-func body(schema string) routeOpt {
-	return func(op *openapi3.Operation, b *docBuilder) {
-		op.RequestBody = &openapi3.RequestBodyRef{Value: openapi3.NewRequestBody().WithRequired(true).WithJSONSchemaRef(b.ref(schema))}
-	}
-}
-
-// optionalBody is a JSON body the route does without (an empty one).
-func optionalBody(schema string) routeOpt {
-	return func(op *openapi3.Operation, b *docBuilder) {
-		op.RequestBody = &openapi3.RequestBodyRef{Value: openapi3.NewRequestBody().WithJSONSchemaRef(b.ref(schema))}
-	}
-}
-
-func zip() routeOpt {
-	return func(op *openapi3.Operation, _ *docBuilder) {
-		bin := &openapi3.Schema{Type: &openapi3.Types{"string"}, Format: "binary", ContentMediaType: "application/zip"}
-		op.RequestBody = &openapi3.RequestBodyRef{Value: openapi3.NewRequestBody().WithRequired(true).WithContent(openapi3.Content{
-			"application/zip":     openapi3.NewMediaType().WithSchema(bin),
-			"multipart/form-data": openapi3.NewMediaType().WithSchema(openapi3.NewObjectSchema().WithProperty("file", bin)),
-		})}
-	}
-}
-
-// ok answers status with a JSON body of schema ("" for none or any).
-func ok(status int, schema string) routeOpt {
-	return func(op *openapi3.Operation, b *docBuilder) {
-		r := openapi3.NewResponse().WithDescription(http.StatusText(status))
-		if status != http.StatusNoContent {
-			if schema == "" {
-				r = r.WithJSONSchema(&openapi3.Schema{})
-			} else {
-				r = r.WithJSONSchemaRef(b.ref(schema))
-			}
-		}
-		op.AddResponse(status, r)
-	}
-}
-
-// wrap answers {"<key>": <schema>}.
-func wrap(status int, key, schema string) routeOpt {
-	return func(op *openapi3.Operation, b *docBuilder) {
-		s := openapi3.NewObjectSchema()
-		s.Properties = openapi3.Schemas{key: b.ref(schema)}
-		s.Required = []string{key}
-		op.AddResponse(status, openapi3.NewResponse().WithDescription(http.StatusText(status)).WithJSONSchema(s))
-	}
-}
-
-// list answers {"<key>": [<schema>], "next_cursor": "..."}.
-func list(status int, key, schema string) routeOpt {
-	return func(op *openapi3.Operation, b *docBuilder) {
-		s := openapi3.NewObjectSchema()
-		s.Properties = openapi3.Schemas{
-			key:           openapi3.NewSchemaRef("", openapi3.NewArraySchema().WithItems(b.ref(schema).Value)),
-			"next_cursor": openapi3.NewSchemaRef("", &openapi3.Schema{Type: &openapi3.Types{"string"}, Description: "empty on the last page"}),
-		}
-		s.Properties[key].Value.Items = b.ref(schema)
-		s.Required = []string{key, "next_cursor"}
-		op.AddResponse(status, openapi3.NewResponse().WithDescription(http.StatusText(status)).WithJSONSchema(s))
-	}
-}
-
-// text answers status with a body of the given media type.
-func text(status int, mediaType string) routeOpt {
-	return func(op *openapi3.Operation, _ *docBuilder) {
-		op.AddResponse(status, openapi3.NewResponse().WithDescription(http.StatusText(status)).WithContent(openapi3.Content{
-			mediaType: openapi3.NewMediaType().WithSchema(&openapi3.Schema{Type: &openapi3.Types{"string"}, Format: "binary"}),
-		}))
-	}
-}
-
-// fails documents a specific error status (every route has the default).
-func fails(status int) routeOpt {
-	return func(op *openapi3.Operation, b *docBuilder) {
-		op.AddResponse(status, errorResponse(b, status))
-	}
-}
-
-// etag documents the ETag header of the route's successes.
-func etag() routeOpt {
-	return func(op *openapi3.Operation, _ *docBuilder) {
-		for code, r := range op.Responses.Map() {
-			if strings.HasPrefix(code, "2") {
-				addHeader(r.Value, "ETag", "the version's commit (a file: its blob id; a render: its inputs' hash), quoted")
-			}
-		}
-	}
-}
-
-// conditional documents If-None-Match and its 304.
-func conditional() routeOpt {
-	return func(op *openapi3.Operation, _ *docBuilder) {
-		op.AddParameter(openapi3.NewHeaderParameter("If-None-Match").WithDescription("an ETag this route sent; 304 with no body while it still matches").
-			WithSchema(openapi3.NewStringSchema()))
-		r := openapi3.NewResponse().WithDescription("Not Modified: the ETag still matches")
-		addHeader(r, "ETag", "the same ETag")
-		op.AddResponse(http.StatusNotModified, r)
-	}
-}
-
-// ifMatchHeader documents If-Match and its 412.
-func ifMatchHeader() routeOpt {
-	return func(op *openapi3.Operation, b *docBuilder) {
-		op.AddParameter(openapi3.NewHeaderParameter("If-Match").WithDescription("the draft's commit (its ETag) the change was made against, or *; 412 when it moved").
-			WithSchema(openapi3.NewStringSchema()))
-		op.AddResponse(http.StatusPreconditionFailed, errorResponse(b, http.StatusPreconditionFailed))
-	}
-}
-
-// idempotent documents Idempotency-Key (idempotency.go).
-func idempotent() routeOpt {
-	return func(op *openapi3.Operation, b *docBuilder) {
-		op.AddParameter(openapi3.NewHeaderParameter("Idempotency-Key").
-			WithDescription("1 to 255 printable ASCII characters: a retry with the same key (same user, route and body) within 24 hours gets the first success again, with Idempotent-Replayed: true").
-			WithSchema(&openapi3.Schema{Type: &openapi3.Types{"string"}, MinLength: 1, MaxLength: ptr(uint64(maxIdempotencyKey))}))
-		for code, r := range op.Responses.Map() {
-			if strings.HasPrefix(code, "2") {
-				addHeader(r.Value, "Idempotent-Replayed", "true when this is the kept answer of an earlier request with the same Idempotency-Key")
-			}
-		}
-		op.AddResponse(http.StatusConflict, errorResponse(b, http.StatusConflict))
-		op.AddResponse(http.StatusUnprocessableEntity, errorResponse(b, http.StatusUnprocessableEntity))
-	}
-}
-
-func addHeader(r *openapi3.Response, name, desc string) {
-	if r.Headers == nil {
-		r.Headers = openapi3.Headers{}
-	}
-	r.Headers[name] = &openapi3.HeaderRef{Value: &openapi3.Header{Parameter: openapi3.Parameter{
-		Description: desc, Schema: openapi3.NewSchemaRef("", openapi3.NewStringSchema()),
-	}}}
-}
-
-// errorResponse is an APIError answer, with the headers its status sends.
-func errorResponse(b *docBuilder, status int) *openapi3.Response {
-	r := openapi3.NewResponse().WithDescription(http.StatusText(status)).WithJSONSchemaRef(b.ref("APIError"))
-	switch status {
-	case http.StatusUnauthorized:
-		addHeader(r, "WWW-Authenticate", `Bearer realm="quire" (Basic on /git/)`)
-	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
-		addHeader(r, "Retry-After", "seconds to wait before retrying")
-	case http.StatusConflict:
-		addHeader(r, "Retry-After", "with an Idempotency-Key whose first request still runs: seconds to wait")
-	}
-	return r
 }
 
 // docBuilder builds the document, generating component schemas on demand.
@@ -579,7 +419,9 @@ func buildOpenAPI() (*openapi3.T, error) {
 			}
 		}
 	}
-	requestLimits(b.schemas)
+	if err := applyRequestLimits(b.schemas); err != nil && b.err == nil {
+		b.err = err
+	}
 	names := make([]string, 0, len(tags))
 	for t := range tags {
 		names = append(names, t)
@@ -634,13 +476,14 @@ func addOperation(doc *openapi3.T, b *docBuilder, rt apiRoute, path, id string) 
 	if strings.Contains(path, "{id}") {
 		statuses = append(statuses, http.StatusConflict) // a slug naming several assets
 	}
-	if len(op.Parameters) > 0 || op.RequestBody != nil || rt.method != http.MethodGet {
+	read := rt.method == http.MethodGet || rt.method == http.MethodHead
+	if len(op.Parameters) > 0 || op.RequestBody != nil || !read {
 		statuses = append(statuses, http.StatusBadRequest)
 	}
-	if rt.method != http.MethodGet && rt.method != http.MethodDelete {
+	if !read && rt.method != http.MethodDelete {
 		statuses = append(statuses, http.StatusRequestTimeout, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType)
 	}
-	if rt.method != http.MethodGet && v1 {
+	if !read && v1 {
 		// Writes: a state or uniqueness conflict, a rule the input
 		// breaks, a full disk.
 		statuses = append(statuses, http.StatusConflict, http.StatusUnprocessableEntity, http.StatusInsufficientStorage)
@@ -651,6 +494,9 @@ func addOperation(doc *openapi3.T, b *docBuilder, rt apiRoute, path, id string) 
 		}
 	}
 	for code, r := range op.Responses.Map() {
+		if rt.method == http.MethodHead {
+			r.Value.Content = nil // a HEAD answers headers only
+		}
 		if code == "201" {
 			addHeader(r.Value, "Location", "the path of what was created")
 		}

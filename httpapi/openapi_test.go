@@ -108,3 +108,30 @@ func TestOpenAPISchemasAreThreeOne(t *testing.T) {
 		t.Fatal("document has no nullable field as a 3.1 type array")
 	}
 }
+
+// TestOpenAPIStatuses checks what the document says an operation can
+// answer against what the server does: no route requires a precondition
+// (If-Match is optional), so no operation lists 428; a HEAD documents no
+// body; a 204 has none.
+func TestOpenAPIStatuses(t *testing.T) {
+	b, err := httpapi.OpenAPI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := openapi3.NewLoader().LoadFromData(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			if op.Responses.Status(http.StatusPreconditionRequired) != nil {
+				t.Errorf("%s %s lists 428, which nothing answers", method, path)
+			}
+			for code, r := range op.Responses.Map() {
+				if (method == http.MethodHead || code == "204" || code == "304") && len(r.Value.Content) > 0 {
+					t.Errorf("%s %s: %s documents a body", method, path, code)
+				}
+			}
+		}
+	}
+}

@@ -116,32 +116,6 @@ func customizeSchema(requests map[reflect.Type]bool) func(string, reflect.Type, 
 	}
 }
 
-// requestLimits documents the size rules the server enforces on request
-// fields (app.ApplyMeta, valid.Slug) with quire.DefaultLimits; a server run
-// with other limits enforces those. Applied to the generated schemas.
-func requestLimits(schemas openapi3.Schemas) {
-	l := quire.DefaultLimits()
-	rules := map[string]map[string]func(*openapi3.Schema){
-		"MetaRequest": {
-			"name":        func(s *openapi3.Schema) { s.MinLength, s.MaxLength = 1, ptr(uint64(l.MaxName)) },
-			"description": func(s *openapi3.Schema) { s.MaxLength = ptr(uint64(10 * l.MaxName)) },
-			// "" (on create): derive the slug from the name.
-			"slug": func(s *openapi3.Schema) { s.MaxLength, s.Pattern = ptr(uint64(63)), `^([a-z0-9][a-z0-9-]{0,62})?$` },
-		},
-	}
-	for name, fields := range rules {
-		sr := schemas[name]
-		if sr == nil || sr.Value == nil {
-			continue
-		}
-		for f, apply := range fields {
-			if p := sr.Value.Properties[f]; p != nil && p.Value != nil {
-				apply(p.Value)
-			}
-		}
-	}
-}
-
 type jsonField struct {
 	name                string
 	omitempty, required bool

@@ -11,7 +11,7 @@ import (
 
 // payloadRequest creates (SPEC endpoint 4) or replaces a payload.
 type payloadRequest struct {
-	Variables json.RawMessage `json:"variables"`
+	Variables json.RawMessage `json:"variables" openapi:"required"`
 	Name      *string         `json:"name"`
 }
 

@@ -29,11 +29,21 @@ type metaRequest struct {
 	Visibility *string `json:"visibility,omitempty"`
 }
 
-// metaInput decodes the request body into a name, slug and description
-// edit, when app asks.
-func (s *Server) metaInput(c *gin.Context) app.Input[app.MetaEdit] {
+// metaCreateRequest is metaRequest as a create reads it: the name is
+// required (app.ApplyMeta). A type of its own so the document says so.
+type metaCreateRequest struct {
+	Name        *string `json:"name" openapi:"required"`
+	Slug        *string `json:"slug"`
+	Description *string `json:"description"`
+	Visibility  *string `json:"visibility,omitempty"`
+}
+
+// metaInput decodes the request body (a metaRequest, or a
+// metaCreateRequest on create) into a name, slug and description edit,
+// when app asks.
+func metaInput[R metaRequest | metaCreateRequest](s *Server, c *gin.Context) app.Input[app.MetaEdit] {
 	return func() (app.MetaEdit, error) {
-		var req metaRequest
+		var req R
 		err := s.decode(c, &req)
 		return app.MetaEdit(req), err
 	}
@@ -61,7 +71,7 @@ func (s *Server) project(c *gin.Context, want quire.Access) (*quire.Project, err
 }
 
 func (s *Server) createProject(c *gin.Context) {
-	pr, err := s.app.CreateProject(c.Request.Context(), principal(c), s.metaInput(c))
+	pr, err := s.app.CreateProject(c.Request.Context(), principal(c), metaInput[metaCreateRequest](s, c))
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -127,7 +137,7 @@ func (s *Server) listMembers(c *gin.Context) {
 type memberRequest struct {
 	UserID string            `json:"user_id"`
 	Email  string            `json:"email"`
-	Role   quire.ProjectRole `json:"role"`
+	Role   quire.ProjectRole `json:"role" openapi:"required"`
 }
 
 // putMember adds a member or changes a member's role; a user id in the

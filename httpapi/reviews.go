@@ -74,12 +74,12 @@ var reviewAPISchemas = map[string]any{
 }
 
 type reviewRequest struct {
-	Title       *string `json:"title"`
+	Title       *string `json:"title" openapi:"required"`
 	Description *string `json:"description"`
 }
 
 type commentRequest struct {
-	Body      *string `json:"body"`
+	Body      *string `json:"body" openapi:"required"`
 	Path      string  `json:"path"`
 	Line      int     `json:"line"`
 	Side      string  `json:"side"`

@@ -40,17 +40,28 @@ type userRequest struct {
 	Disabled *bool           `json:"disabled"`
 }
 
-// userInput decodes the request body into a user edit, when app asks.
-func (s *Server) userInput(c *gin.Context) app.Input[app.UserEdit] {
+// userCreateRequest is userRequest as a create reads it: email and
+// password are required (app.CreateUser).
+type userCreateRequest struct {
+	Email    *string         `json:"email" openapi:"required"`
+	Name     *string         `json:"name"`
+	Password *string         `json:"password" openapi:"required"`
+	Role     *quire.UserRole `json:"role"`
+	Disabled *bool           `json:"disabled"`
+}
+
+// userInput decodes the request body (a userRequest, or a
+// userCreateRequest on create) into a user edit, when app asks.
+func userInput[R userRequest | userCreateRequest](s *Server, c *gin.Context) app.Input[app.UserEdit] {
 	return func() (app.UserEdit, error) {
-		var req userRequest
+		var req R
 		err := s.decode(c, &req)
 		return app.UserEdit(req), err
 	}
 }
 
 func (s *Server) createUser(c *gin.Context) {
-	u, err := s.app.CreateUser(c.Request.Context(), principal(c), s.userInput(c))
+	u, err := s.app.CreateUser(c.Request.Context(), principal(c), userInput[userCreateRequest](s, c))
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -82,7 +93,7 @@ func (s *Server) getUser(c *gin.Context) {
 }
 
 func (s *Server) updateUser(c *gin.Context) {
-	up, err := s.app.UpdateUser(c.Request.Context(), principal(c), c.Param("userID"), s.userInput(c))
+	up, err := s.app.UpdateUser(c.Request.Context(), principal(c), c.Param("userID"), userInput[userRequest](s, c))
 	if err != nil {
 		s.fail(c, err)
 		return

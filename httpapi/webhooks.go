@@ -55,16 +55,28 @@ type webhookWithSecret struct {
 	Secret  string      `json:"secret"`
 }
 
-func (s *Server) webhookInput(c *gin.Context) app.Input[app.WebhookInput] {
+// webhookCreateRequest is app.WebhookInput as a create reads it: url
+// and events are required (app.CreateWebhook).
+type webhookCreateRequest struct {
+	URL         *string            `json:"url" openapi:"required"`
+	Events      *[]quire.EventType `json:"events" openapi:"required"`
+	Assets      *[]string          `json:"assets"`
+	Description *string            `json:"description"`
+	Active      *bool              `json:"active"`
+}
+
+// webhookInput decodes the request body (an app.WebhookInput, or a
+// webhookCreateRequest on create), when app asks.
+func webhookInput[R app.WebhookInput | webhookCreateRequest](s *Server, c *gin.Context) app.Input[app.WebhookInput] {
 	return func() (app.WebhookInput, error) {
-		var in app.WebhookInput
-		err := s.decode(c, &in)
-		return in, err
+		var req R
+		err := s.decode(c, &req)
+		return app.WebhookInput(req), err
 	}
 }
 
 func (s *Server) createWebhook(c *gin.Context) {
-	w, secret, err := s.app.CreateWebhook(c.Request.Context(), principal(c), c.Param("projectID"), s.webhookInput(c))
+	w, secret, err := s.app.CreateWebhook(c.Request.Context(), principal(c), c.Param("projectID"), webhookInput[webhookCreateRequest](s, c))
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -95,7 +107,7 @@ func (s *Server) getWebhook(c *gin.Context) {
 }
 
 func (s *Server) updateWebhook(c *gin.Context) {
-	w, err := s.app.UpdateWebhook(c.Request.Context(), principal(c), c.Param("projectID"), c.Param("webhookID"), s.webhookInput(c))
+	w, err := s.app.UpdateWebhook(c.Request.Context(), principal(c), c.Param("projectID"), c.Param("webhookID"), webhookInput[app.WebhookInput](s, c))
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -150,7 +162,7 @@ func (s *Server) redeliver(c *gin.Context) {
 
 // webhookAPIRoutes documents the routes above (openapi.go's table).
 var webhookAPIRoutes = []apiRoute{
-	route("POST", "/v1/projects/{projectID}/webhooks", "webhooks", "Subscribe a receiver to the project's events (project owner). The signing secret (whsec_…) is in this answer only. A URL that is not absolute http(s), or resolves to a loopback, private, link-local or metadata address, is 422; so are unknown event types", body("WebhookRequest"), ok(201, "WebhookWithSecret"), fails(403), fails(422)),
+	route("POST", "/v1/projects/{projectID}/webhooks", "webhooks", "Subscribe a receiver to the project's events (project owner). The signing secret (whsec_…) is in this answer only. A URL that is not absolute http(s), or resolves to a loopback, private, link-local or metadata address, is 422; so are unknown event types", body("WebhookCreateRequest"), ok(201, "WebhookWithSecret"), fails(403), fails(422)),
 	route("GET", "/v1/projects/{projectID}/webhooks", "webhooks", "The project's webhooks (project owner)", ok(200, "WebhookList")),
 	route("GET", "/v1/projects/{projectID}/webhooks/{webhookID}", "webhooks", "A webhook, without its secret", wrap(200, "webhook", "Webhook")),
 	route("PATCH", "/v1/projects/{projectID}/webhooks/{webhookID}", "webhooks", "Change a webhook's url, events, assets, description or active", body("WebhookRequest"), wrap(200, "webhook", "Webhook"), fails(422)),
@@ -159,13 +171,14 @@ var webhookAPIRoutes = []apiRoute{
 	route("POST", "/v1/projects/{projectID}/webhooks/{webhookID}/ping", "webhooks", "Send the webhook a ping event now", ok(202, "")),
 	route("GET", "/v1/projects/{projectID}/webhooks/{webhookID}/deliveries", "webhooks", "Delivery attempts, newest first (kept 30 days)", query("limit", "cursor"), list(200, "deliveries", "Delivery")),
 	route("POST", "/v1/projects/{projectID}/webhooks/{webhookID}/deliveries/{deliveryID}/redeliver", "webhooks", "Deliver that attempt's event again, now", ok(202, "")),
-	route("GET", "/v1/projects/{projectID}/events", "events", "The project's events: a Server-Sent Events stream (text/event-stream; Last-Event-ID resumes), or with Accept: application/json or ?after= / ?limit=, {\"events\": [...]} ascending after `after`. Filters: types, assets (comma-separated). Read access", query("after", "limit", "types", "assets"), ok(200, "EventList"), fails(422)),
+	route("GET", "/v1/projects/{projectID}/events", "events", "The project's events: a Server-Sent Events stream (text/event-stream; Last-Event-ID resumes), or with Accept: application/json or ?after= / ?limit=, {\"events\": [...]} ascending after `after`. Filters: types, assets (comma-separated). Read access", query("after", "limit", "types", "assets"), ok(200, "EventList"), alsoAs(200, "text/event-stream"), fails(422)),
 }
 
 var webhookAPISchemas = map[string]any{
-	"WebhookRequest":    app.WebhookInput{},
-	"Webhook":           webhookView{},
-	"WebhookWithSecret": webhookWithSecret{},
+	"WebhookRequest":       app.WebhookInput{},
+	"WebhookCreateRequest": webhookCreateRequest{},
+	"Webhook":              webhookView{},
+	"WebhookWithSecret":    webhookWithSecret{},
 	"WebhookList": struct {
 		Webhooks []webhookView `json:"webhooks"`
 	}{},

@@ -11,7 +11,10 @@ import (
 // opens reviews or moves labels (a git push option, the CLI).
 
 // labelName is the form of a label: it becomes the ref refs/labels/<name>.
-var labelName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,31}$`)
+// At most MaxLabel characters.
+const LabelPattern = `^[a-z0-9][a-z0-9-]{0,31}$`
+
+var labelName = regexp.MustCompile(LabelPattern)
 
 // LabelName checks a label name; live is reserved (moving live is promote).
 func LabelName(name string) error {

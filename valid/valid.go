@@ -173,7 +173,10 @@ func FileContent(p string, content []byte) error {
 	return nil
 }
 
-var slugRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+// SlugPattern is the form of a slug: at most MaxSlug characters.
+const SlugPattern = `^[a-z0-9][a-z0-9-]{0,62}$`
+
+var slugRE = regexp.MustCompile(SlugPattern)
 
 // Slug checks a project, skill or prompt slug.
 func Slug(s string) error {

@@ -49,6 +49,8 @@ func TestQuickRun(t *testing.T) {
 		"## Writes", "upsert in process", "upsert over HTTP", "8 writers, distinct drafts", "8 writers, one draft",
 		"## git over smart HTTP", "mirror clone", "incremental fetch",
 		"## Reviews", "comment: p50", "GET review, 5 comments: p99",
+		"upsert over HTTP with --fsync: median",
+		"## High availability", "renders/s, 3 node(s)", "upserts/s, 1 node(s)", "Redis failover: window of client errors",
 		"## Scale\n\nfragment from quire-scale",
 	} {
 		if !strings.Contains(report, want) {

@@ -114,6 +114,10 @@ func writes(ctx context.Context, c *config, r *report) error {
 		}
 	}
 	mIn, mCLI, mHTTP := bench.MedianDuration(tIn), bench.MedianDuration(tCLI), bench.MedianDuration(tHTTP)
+	fsyncOn, fsyncOff, err := fsyncCost(ctx, c, q)
+	if err != nil {
+		return err
+	}
 	r.section("Writes", fmt.Sprintf(`
 One file upsert into a draft of 10 files, each a commit: through the
 store in process (what the API handler calls), and over HTTP (POST
@@ -126,6 +130,16 @@ off on both sides (quire's default, git's default core.fsync).`, c.upserts))
 	r.table("git CLI", []row{
 		{figure: "upsert in process: median", quire: ms(mIn), baseline: ms(mCLI), ratio: float64(mIn) / float64(mCLI), goal: "≤ 0.10x", pass: mIn*10 <= mCLI},
 		{figure: "upsert over HTTP: median", quire: ms(mHTTP), baseline: ms(mCLI), ratio: float64(mHTTP) / float64(mCLI), goal: "≤ 0.25x", pass: mHTTP*4 <= mCLI},
+	})
+
+	r.text(fmt.Sprintf(`The cost of --fsync (docs/deployment.md): the same upsert over HTTP
+on a server started with --fsync (every object and ref synced before the
+answer) and on this one, %d each, interleaved; medians. The data roots
+are in the temporary directory (the table at the top names its file
+system); on a network file system each sync is a round trip to the
+server, so the gap grows.`, c.upserts))
+	r.table("fsync off", []row{
+		{figure: "upsert over HTTP with --fsync: median", quire: ms(fsyncOn), baseline: ms(fsyncOff), ratio: float64(fsyncOn) / float64(fsyncOff)},
 	})
 
 	// Throughput: writers POST upserts back to back for writeDur.
@@ -202,4 +216,41 @@ func throughput(q *bench.Quire, skills []*quire.Asset, d time.Duration) (float64
 	stop.Store(true)
 	wg.Wait()
 	return float64(ok.Load()) / time.Since(start).Seconds(), failed.Load()
+}
+
+// fsyncCost measures the median HTTP upsert on a quire started with
+// --fsync and on q (without), interleaved.
+func fsyncCost(ctx context.Context, c *config, q *bench.Quire) (on, off time.Duration, err error) {
+	qs, err := bench.Start(ctx, bench.Options{RedisURL: c.redis, Fsync: true})
+	if err != nil {
+		return 0, 0, err
+	}
+	defer qs.Close()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+	defer client.CloseIdleConnections()
+	var urls []string
+	for _, s := range []*bench.Quire{qs, q} {
+		a, err := draft(ctx, s, "fsync", 10)
+		if err != nil {
+			return 0, 0, err
+		}
+		urls = append(urls, s.URL+"/v1/skills/"+a.ID+"/versions/1/files")
+	}
+	times := make([][]time.Duration, 2)
+	tokens := []string{qs.Admin, q.Admin}
+	for i := range c.upserts {
+		for k := range 2 {
+			j := (i + k) % 2 // alternate which goes first
+			t0 := time.Now()
+			status, body, err := bench.Request{Method: "POST", URL: urls[j], Token: tokens[j], Body: upsertBody(fmt.Sprint(i))}.Do(client)
+			if err == nil && status != http.StatusOK {
+				err = fmt.Errorf("HTTP upsert: %d %s", status, body)
+			}
+			if err != nil {
+				return 0, 0, err
+			}
+			times[j] = append(times[j], time.Since(t0))
+		}
+	}
+	return bench.MedianDuration(times[0]), bench.MedianDuration(times[1]), nil
 }

@@ -501,6 +501,27 @@ func (e UserRole) Valid() bool {
 	}
 }
 
+// Defines values for UserCreateRequestRole.
+const (
+	UserCreateRequestRoleAdmin       UserCreateRequestRole = "admin"
+	UserCreateRequestRoleLessThannil UserCreateRequestRole = "<nil>"
+	UserCreateRequestRoleMember      UserCreateRequestRole = "member"
+)
+
+// Valid indicates whether the value is a known member of the UserCreateRequestRole enum.
+func (e UserCreateRequestRole) Valid() bool {
+	switch e {
+	case UserCreateRequestRoleAdmin:
+		return true
+	case UserCreateRequestRoleLessThannil:
+		return true
+	case UserCreateRequestRoleMember:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for UserListUsersRole.
 const (
 	UserListUsersRoleAdmin  UserListUsersRole = "admin"
@@ -648,17 +669,21 @@ type Comment struct {
 
 // CommentPatchRequest defines model for CommentPatchRequest.
 type CommentPatchRequest struct {
+	// Body At most 65536 bytes of UTF-8.
 	Body     *string `json:"body,omitempty"`
 	Resolved *bool   `json:"resolved,omitempty"`
 }
 
 // CommentRequest defines model for CommentRequest.
 type CommentRequest struct {
-	Body      *string `json:"body,omitempty"`
+	// Body At most 65536 bytes of UTF-8.
+	Body      string  `json:"body"`
 	InReplyTo *string `json:"in_reply_to,omitempty"`
 	Line      *int    `json:"line,omitempty"`
-	Path      *string `json:"path,omitempty"`
-	Side      *string `json:"side,omitempty"`
+
+	// Path At most 4096 bytes of UTF-8.
+	Path *string `json:"path,omitempty"`
+	Side *string `json:"side,omitempty"`
 }
 
 // Commit defines model for Commit.
@@ -778,7 +803,10 @@ type File struct {
 
 // FileRequest defines model for FileRequest.
 type FileRequest struct {
-	Content  string  `json:"content"`
+	// Content At most 1048576 bytes of UTF-8.
+	Content string `json:"content"`
+
+	// FilePath At most 4096 bytes of UTF-8.
 	FilePath string  `json:"file_path"`
 	Message  *string `json:"message,omitempty"`
 }
@@ -830,7 +858,7 @@ type KeyListApiKeysScope string
 // KeyRequest defines model for KeyRequest.
 type KeyRequest struct {
 	ExpiresAt  *time.Time       `json:"expires_at,omitempty"`
-	Name       *string          `json:"name,omitempty"`
+	Name       string           `json:"name"`
 	ProjectIds *[]string        `json:"project_ids,omitempty"`
 	Scope      *KeyRequestScope `json:"scope,omitempty"`
 }
@@ -895,13 +923,13 @@ type LabelList struct {
 type LabelRequest struct {
 	Override *bool   `json:"override,omitempty"`
 	Reason   *string `json:"reason,omitempty"`
-	Version  *int    `json:"version,omitempty"`
+	Version  int     `json:"version"`
 }
 
 // LoginRequest defines model for LoginRequest.
 type LoginRequest struct {
-	Email    *string `json:"email,omitempty"`
-	Password *string `json:"password,omitempty"`
+	Email    string `json:"email"`
+	Password string `json:"password"`
 }
 
 // LoginResponse defines model for LoginResponse.
@@ -994,12 +1022,20 @@ type MemberListMembersRole string
 // MemberRequest defines model for MemberRequest.
 type MemberRequest struct {
 	Email  *string             `json:"email,omitempty"`
-	Role   *MemberRequestRole  `json:"role,omitempty"`
+	Role   MemberRequestRole   `json:"role"`
 	UserId *openapi_types.UUID `json:"user_id,omitempty"`
 }
 
 // MemberRequestRole defines model for MemberRequest.Role.
 type MemberRequestRole string
+
+// MetaCreateRequest defines model for MetaCreateRequest.
+type MetaCreateRequest struct {
+	Description *string `json:"description,omitempty"`
+	Name        string  `json:"name"`
+	Slug        *string `json:"slug,omitempty"`
+	Visibility  *string `json:"visibility,omitempty"`
+}
 
 // MetaRequest defines model for MetaRequest.
 type MetaRequest struct {
@@ -1022,8 +1058,10 @@ type Payload struct {
 
 // PayloadRequest defines model for PayloadRequest.
 type PayloadRequest struct {
-	Name      *string     `json:"name,omitempty"`
-	Variables interface{} `json:"variables,omitempty"`
+	Name *string `json:"name,omitempty"`
+
+	// Variables At most 65536 bytes of compact JSON.
+	Variables interface{} `json:"variables"`
 }
 
 // Project defines model for Project.
@@ -1050,6 +1088,20 @@ type Project struct {
 
 // ProjectMembersRole defines model for Project.Members.Role.
 type ProjectMembersRole string
+
+// ProjectRequest defines model for ProjectRequest.
+type ProjectRequest struct {
+	Description  *string `json:"description,omitempty"`
+	Name         *string `json:"name,omitempty"`
+	ReviewPolicy *struct {
+		AllowSelfApproval *bool     `json:"allow_self_approval,omitempty"`
+		DismissStale      *bool     `json:"dismiss_stale,omitempty"`
+		ProtectedLabels   *[]string `json:"protected_labels,omitempty"`
+		RequiredApprovals *int      `json:"required_approvals,omitempty"`
+	} `json:"review_policy,omitempty"`
+	Slug       *string `json:"slug,omitempty"`
+	Visibility *string `json:"visibility,omitempty"`
+}
 
 // PromptCheck defines model for PromptCheck.
 type PromptCheck struct {
@@ -1157,10 +1209,20 @@ type PromptVersionRequest struct {
 		Role    *string `json:"role,omitempty"`
 		Type    *string `json:"type,omitempty"`
 	} `json:"messages,omitempty"`
-	Model           *string     `json:"model,omitempty"`
-	ModelParams     interface{} `json:"model_params,omitempty"`
+
+	// Model At most 200 bytes of UTF-8.
+	Model       *string     `json:"model,omitempty"`
+	ModelParams interface{} `json:"model_params,omitempty"`
+
+	// Template At most 1048576 bytes of UTF-8.
 	Template        *string     `json:"template,omitempty"`
 	VariablesSchema interface{} `json:"variables_schema,omitempty"`
+}
+
+// PublishRequest defines model for PublishRequest.
+type PublishRequest struct {
+	Override *bool   `json:"override,omitempty"`
+	Reason   *string `json:"reason,omitempty"`
 }
 
 // Purged defines model for Purged.
@@ -1172,8 +1234,10 @@ type Purged struct {
 type RenderRequest struct {
 	Label     *string             `json:"label,omitempty"`
 	PayloadId *openapi_types.UUID `json:"payload_id,omitempty"`
-	Variables interface{}         `json:"variables,omitempty"`
-	Version   *int                `json:"version,omitempty"`
+
+	// Variables At most 65536 bytes of compact JSON.
+	Variables interface{} `json:"variables,omitempty"`
+	Version   *int        `json:"version,omitempty"`
 }
 
 // RenderResponse defines model for RenderResponse.
@@ -1245,8 +1309,11 @@ type Review struct {
 
 // ReviewRequest defines model for ReviewRequest.
 type ReviewRequest struct {
+	// Description At most 65536 bytes of UTF-8.
 	Description *string `json:"description,omitempty"`
-	Title       *string `json:"title,omitempty"`
+
+	// Title At most 800 bytes of UTF-8.
+	Title string `json:"title"`
 }
 
 // ReviewView defines model for ReviewView.
@@ -1415,6 +1482,22 @@ type User struct {
 // UserRole defines model for User.Role.
 type UserRole string
 
+// UserCreateRequest defines model for UserCreateRequest.
+type UserCreateRequest struct {
+	Disabled *bool `json:"disabled,omitempty"`
+
+	// Email At most 254 bytes of UTF-8.
+	Email string  `json:"email"`
+	Name  *string `json:"name,omitempty"`
+
+	// Password At most 72 bytes of UTF-8. At least 8 bytes of UTF-8.
+	Password string                 `json:"password"`
+	Role     *UserCreateRequestRole `json:"role,omitempty"`
+}
+
+// UserCreateRequestRole defines model for UserCreateRequest.Role.
+type UserCreateRequestRole string
+
 // UserList defines model for UserList.
 type UserList struct {
 	Users []struct {
@@ -1433,9 +1516,13 @@ type UserListUsersRole string
 
 // UserRequest defines model for UserRequest.
 type UserRequest struct {
-	Disabled *bool            `json:"disabled,omitempty"`
-	Email    *string          `json:"email,omitempty"`
-	Name     *string          `json:"name,omitempty"`
+	Disabled *bool `json:"disabled,omitempty"`
+
+	// Email At most 254 bytes of UTF-8.
+	Email *string `json:"email,omitempty"`
+	Name  *string `json:"name,omitempty"`
+
+	// Password At most 72 bytes of UTF-8. At least 8 bytes of UTF-8.
 	Password *string          `json:"password,omitempty"`
 	Role     *UserRequestRole `json:"role,omitempty"`
 }
@@ -1486,6 +1573,7 @@ type Verdict struct {
 
 // VerdictRequest defines model for VerdictRequest.
 type VerdictRequest struct {
+	// Body At most 65536 bytes of UTF-8.
 	Body *string `json:"body,omitempty"`
 }
 
@@ -1501,6 +1589,19 @@ type Webhook struct {
 	ProjectId      openapi_types.UUID `json:"project_id"`
 	UpdatedAt      time.Time          `json:"updated_at"`
 	Url            string             `json:"url"`
+}
+
+// WebhookCreateRequest defines model for WebhookCreateRequest.
+type WebhookCreateRequest struct {
+	Active *bool     `json:"active,omitempty"`
+	Assets *[]string `json:"assets,omitempty"`
+
+	// Description At most 1000 bytes of UTF-8.
+	Description *string  `json:"description,omitempty"`
+	Events      []string `json:"events"`
+
+	// Url At most 2048 bytes of UTF-8.
+	Url string `json:"url"`
 }
 
 // WebhookList defines model for WebhookList.
@@ -1521,11 +1622,15 @@ type WebhookList struct {
 
 // WebhookRequest defines model for WebhookRequest.
 type WebhookRequest struct {
-	Active      *bool     `json:"active,omitempty"`
-	Assets      *[]string `json:"assets,omitempty"`
+	Active *bool     `json:"active,omitempty"`
+	Assets *[]string `json:"assets,omitempty"`
+
+	// Description At most 1000 bytes of UTF-8.
 	Description *string   `json:"description,omitempty"`
 	Events      *[]string `json:"events,omitempty"`
-	Url         *string   `json:"url,omitempty"`
+
+	// Url At most 2048 bytes of UTF-8.
+	Url *string `json:"url,omitempty"`
 }
 
 // WebhookWithSecret defines model for WebhookWithSecret.
@@ -2060,10 +2165,10 @@ type PostV1ApiKeysJSONRequestBody = KeyRequest
 type PostV1AuthLoginJSONRequestBody = LoginRequest
 
 // PostV1ProjectsJSONRequestBody defines body for PostV1Projects for application/json ContentType.
-type PostV1ProjectsJSONRequestBody = MetaRequest
+type PostV1ProjectsJSONRequestBody = MetaCreateRequest
 
 // PatchV1ProjectsProjectJSONRequestBody defines body for PatchV1ProjectsProject for application/json ContentType.
-type PatchV1ProjectsProjectJSONRequestBody = MetaRequest
+type PatchV1ProjectsProjectJSONRequestBody = ProjectRequest
 
 // PostV1ProjectsProjectMembersJSONRequestBody defines body for PostV1ProjectsProjectMembers for application/json ContentType.
 type PostV1ProjectsProjectMembersJSONRequestBody = MemberRequest
@@ -2072,7 +2177,7 @@ type PostV1ProjectsProjectMembersJSONRequestBody = MemberRequest
 type PutV1ProjectsProjectMembersUserIDJSONRequestBody = MemberRequest
 
 // PostV1ProjectsProjectPromptsJSONRequestBody defines body for PostV1ProjectsProjectPrompts for application/json ContentType.
-type PostV1ProjectsProjectPromptsJSONRequestBody = MetaRequest
+type PostV1ProjectsProjectPromptsJSONRequestBody = MetaCreateRequest
 
 // PatchV1ProjectsProjectPromptsSlugJSONRequestBody defines body for PatchV1ProjectsProjectPromptsSlug for application/json ContentType.
 type PatchV1ProjectsProjectPromptsSlugJSONRequestBody = MetaRequest
@@ -2107,11 +2212,14 @@ type PostV1ProjectsProjectPromptsSlugVersionsJSONRequestBody = PromptVersionRequ
 // PatchV1ProjectsProjectPromptsSlugVersionsVersionJSONRequestBody defines body for PatchV1ProjectsProjectPromptsSlugVersionsVersion for application/json ContentType.
 type PatchV1ProjectsProjectPromptsSlugVersionsVersionJSONRequestBody = PromptVersionRequest
 
+// PostV1ProjectsProjectPromptsSlugVersionsVersionPublishJSONRequestBody defines body for PostV1ProjectsProjectPromptsSlugVersionsVersionPublish for application/json ContentType.
+type PostV1ProjectsProjectPromptsSlugVersionsVersionPublishJSONRequestBody = PublishRequest
+
 // PostV1ProjectsProjectPromptsSlugVersionsVersionReviewsJSONRequestBody defines body for PostV1ProjectsProjectPromptsSlugVersionsVersionReviews for application/json ContentType.
 type PostV1ProjectsProjectPromptsSlugVersionsVersionReviewsJSONRequestBody = ReviewRequest
 
 // PostV1ProjectsProjectSkillsJSONRequestBody defines body for PostV1ProjectsProjectSkills for application/json ContentType.
-type PostV1ProjectsProjectSkillsJSONRequestBody = MetaRequest
+type PostV1ProjectsProjectSkillsJSONRequestBody = MetaCreateRequest
 
 // PatchV1ProjectsProjectSkillsSlugJSONRequestBody defines body for PatchV1ProjectsProjectSkillsSlug for application/json ContentType.
 type PatchV1ProjectsProjectSkillsSlugJSONRequestBody = MetaRequest
@@ -2140,11 +2248,14 @@ type PostV1ProjectsProjectSkillsSlugVersionsUploadMultipartRequestBody PostV1Pro
 // PostV1ProjectsProjectSkillsSlugVersionsVersionFilesJSONRequestBody defines body for PostV1ProjectsProjectSkillsSlugVersionsVersionFiles for application/json ContentType.
 type PostV1ProjectsProjectSkillsSlugVersionsVersionFilesJSONRequestBody = FileRequest
 
+// PostV1ProjectsProjectSkillsSlugVersionsVersionPublishJSONRequestBody defines body for PostV1ProjectsProjectSkillsSlugVersionsVersionPublish for application/json ContentType.
+type PostV1ProjectsProjectSkillsSlugVersionsVersionPublishJSONRequestBody = PublishRequest
+
 // PostV1ProjectsProjectSkillsSlugVersionsVersionReviewsJSONRequestBody defines body for PostV1ProjectsProjectSkillsSlugVersionsVersionReviews for application/json ContentType.
 type PostV1ProjectsProjectSkillsSlugVersionsVersionReviewsJSONRequestBody = ReviewRequest
 
 // PostV1ProjectsProjectWebhooksJSONRequestBody defines body for PostV1ProjectsProjectWebhooks for application/json ContentType.
-type PostV1ProjectsProjectWebhooksJSONRequestBody = WebhookRequest
+type PostV1ProjectsProjectWebhooksJSONRequestBody = WebhookCreateRequest
 
 // PatchV1ProjectsProjectWebhooksWebhookIDJSONRequestBody defines body for PatchV1ProjectsProjectWebhooksWebhookID for application/json ContentType.
 type PatchV1ProjectsProjectWebhooksWebhookIDJSONRequestBody = WebhookRequest
@@ -2182,6 +2293,9 @@ type PostV1PromptsIdVersionsJSONRequestBody = PromptVersionRequest
 // PatchV1PromptsIdVersionsVersionJSONRequestBody defines body for PatchV1PromptsIdVersionsVersion for application/json ContentType.
 type PatchV1PromptsIdVersionsVersionJSONRequestBody = PromptVersionRequest
 
+// PostV1PromptsIdVersionsVersionPublishJSONRequestBody defines body for PostV1PromptsIdVersionsVersionPublish for application/json ContentType.
+type PostV1PromptsIdVersionsVersionPublishJSONRequestBody = PublishRequest
+
 // PostV1PromptsIdVersionsVersionReviewsJSONRequestBody defines body for PostV1PromptsIdVersionsVersionReviews for application/json ContentType.
 type PostV1PromptsIdVersionsVersionReviewsJSONRequestBody = ReviewRequest
 
@@ -2212,11 +2326,14 @@ type PostV1SkillsIdVersionsUploadMultipartRequestBody PostV1SkillsIdVersionsUplo
 // PostV1SkillsIdVersionsVersionFilesJSONRequestBody defines body for PostV1SkillsIdVersionsVersionFiles for application/json ContentType.
 type PostV1SkillsIdVersionsVersionFilesJSONRequestBody = FileRequest
 
+// PostV1SkillsIdVersionsVersionPublishJSONRequestBody defines body for PostV1SkillsIdVersionsVersionPublish for application/json ContentType.
+type PostV1SkillsIdVersionsVersionPublishJSONRequestBody = PublishRequest
+
 // PostV1SkillsIdVersionsVersionReviewsJSONRequestBody defines body for PostV1SkillsIdVersionsVersionReviews for application/json ContentType.
 type PostV1SkillsIdVersionsVersionReviewsJSONRequestBody = ReviewRequest
 
 // PostV1UsersJSONRequestBody defines body for PostV1Users for application/json ContentType.
-type PostV1UsersJSONRequestBody = UserRequest
+type PostV1UsersJSONRequestBody = UserCreateRequest
 
 // PatchV1UsersUserIDJSONRequestBody defines body for PatchV1UsersUserID for application/json ContentType.
 type PatchV1UsersUserIDJSONRequestBody = UserRequest
@@ -2457,14 +2574,14 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/projects/{project} (the `GetV1ProjectsProject` operationId).
 	GetV1ProjectsProject(ctx context.Context, project string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PatchV1ProjectsProjectWithBody Update a project
+	// PatchV1ProjectsProjectWithBody Update a project: its name, slug, description, visibility and review_policy (owner)
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PATCH /v1/projects/{project} (the `PatchV1ProjectsProject` operationId).
 	PatchV1ProjectsProjectWithBody(ctx context.Context, project string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PatchV1ProjectsProject Update a project
+	// PatchV1ProjectsProject Update a project: its name, slug, description, visibility and review_policy (owner)
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2832,10 +2949,19 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/projects/{project}/prompts/{slug}/versions/{version}/promote (the `PostV1ProjectsProjectPromptsSlugVersionsVersionPromote` operationId).
 	PostV1ProjectsProjectPromptsSlugVersionsVersionPromote(ctx context.Context, project string, slug string, version int, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1ProjectsProjectPromptsSlugVersionsVersionPublish Publish a draft; it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+	// PostV1ProjectsProjectPromptsSlugVersionsVersionPublishWithBody Publish a draft; it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+	//
+	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/projects/{project}/prompts/{slug}/versions/{version}/publish (the `PostV1ProjectsProjectPromptsSlugVersionsVersionPublish` operationId).
-	PostV1ProjectsProjectPromptsSlugVersionsVersionPublish(ctx context.Context, project string, slug string, version int, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostV1ProjectsProjectPromptsSlugVersionsVersionPublishWithBody(ctx context.Context, project string, slug string, version int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostV1ProjectsProjectPromptsSlugVersionsVersionPublish Publish a draft; it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/projects/{project}/prompts/{slug}/versions/{version}/publish (the `PostV1ProjectsProjectPromptsSlugVersionsVersionPublish` operationId).
+	PostV1ProjectsProjectPromptsSlugVersionsVersionPublish(ctx context.Context, project string, slug string, version int, body PostV1ProjectsProjectPromptsSlugVersionsVersionPublishJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostV1ProjectsProjectPromptsSlugVersionsVersionReviewsWithBody Open a review of a draft against its base; 409 if the version is not a draft or already has an open review
 	//
@@ -3119,10 +3245,19 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/projects/{project}/skills/{slug}/versions/{version}/promote (the `PostV1ProjectsProjectSkillsSlugVersionsVersionPromote` operationId).
 	PostV1ProjectsProjectSkillsSlugVersionsVersionPromote(ctx context.Context, project string, slug string, version int, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1ProjectsProjectSkillsSlugVersionsVersionPublish Publish a draft (needs a valid SKILL.md); it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+	// PostV1ProjectsProjectSkillsSlugVersionsVersionPublishWithBody Publish a draft (needs a valid SKILL.md); it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+	//
+	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/projects/{project}/skills/{slug}/versions/{version}/publish (the `PostV1ProjectsProjectSkillsSlugVersionsVersionPublish` operationId).
-	PostV1ProjectsProjectSkillsSlugVersionsVersionPublish(ctx context.Context, project string, slug string, version int, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostV1ProjectsProjectSkillsSlugVersionsVersionPublishWithBody(ctx context.Context, project string, slug string, version int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostV1ProjectsProjectSkillsSlugVersionsVersionPublish Publish a draft (needs a valid SKILL.md); it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/projects/{project}/skills/{slug}/versions/{version}/publish (the `PostV1ProjectsProjectSkillsSlugVersionsVersionPublish` operationId).
+	PostV1ProjectsProjectSkillsSlugVersionsVersionPublish(ctx context.Context, project string, slug string, version int, body PostV1ProjectsProjectSkillsSlugVersionsVersionPublishJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostV1ProjectsProjectSkillsSlugVersionsVersionReviewsWithBody Open a review of a draft against its base; 409 if the version is not a draft or already has an open review
 	//
@@ -3475,10 +3610,19 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/prompts/{id}/versions/{version}/promote (the `PostV1PromptsIdVersionsVersionPromote` operationId).
 	PostV1PromptsIdVersionsVersionPromote(ctx context.Context, id string, version int, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1PromptsIdVersionsVersionPublish Publish a draft; it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+	// PostV1PromptsIdVersionsVersionPublishWithBody Publish a draft; it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+	//
+	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/prompts/{id}/versions/{version}/publish (the `PostV1PromptsIdVersionsVersionPublish` operationId).
-	PostV1PromptsIdVersionsVersionPublish(ctx context.Context, id string, version int, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostV1PromptsIdVersionsVersionPublishWithBody(ctx context.Context, id string, version int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostV1PromptsIdVersionsVersionPublish Publish a draft; it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/prompts/{id}/versions/{version}/publish (the `PostV1PromptsIdVersionsVersionPublish` operationId).
+	PostV1PromptsIdVersionsVersionPublish(ctx context.Context, id string, version int, body PostV1PromptsIdVersionsVersionPublishJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostV1PromptsIdVersionsVersionReviewsWithBody Open a review of a draft against its base; 409 if the version is not a draft or already has an open review
 	//
@@ -3743,10 +3887,19 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/skills/{id}/versions/{version}/promote (the `PostV1SkillsIdVersionsVersionPromote` operationId).
 	PostV1SkillsIdVersionsVersionPromote(ctx context.Context, id string, version int, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1SkillsIdVersionsVersionPublish Publish a draft (needs a valid SKILL.md); it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+	// PostV1SkillsIdVersionsVersionPublishWithBody Publish a draft (needs a valid SKILL.md); it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+	//
+	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/skills/{id}/versions/{version}/publish (the `PostV1SkillsIdVersionsVersionPublish` operationId).
-	PostV1SkillsIdVersionsVersionPublish(ctx context.Context, id string, version int, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostV1SkillsIdVersionsVersionPublishWithBody(ctx context.Context, id string, version int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostV1SkillsIdVersionsVersionPublish Publish a draft (needs a valid SKILL.md); it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/skills/{id}/versions/{version}/publish (the `PostV1SkillsIdVersionsVersionPublish` operationId).
+	PostV1SkillsIdVersionsVersionPublish(ctx context.Context, id string, version int, body PostV1SkillsIdVersionsVersionPublishJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostV1SkillsIdVersionsVersionReviewsWithBody Open a review of a draft against its base; 409 if the version is not a draft or already has an open review
 	//
@@ -4268,7 +4421,7 @@ func (c *Client) GetV1ProjectsProject(ctx context.Context, project string, reqEd
 	return c.Client.Do(req)
 }
 
-// PatchV1ProjectsProjectWithBody Update a project
+// PatchV1ProjectsProjectWithBody Update a project: its name, slug, description, visibility and review_policy (owner)
 //
 // Takes any type of body and a specified content type.
 //
@@ -4285,7 +4438,7 @@ func (c *Client) PatchV1ProjectsProjectWithBody(ctx context.Context, project str
 	return c.Client.Do(req)
 }
 
-// PatchV1ProjectsProject Update a project
+// PatchV1ProjectsProject Update a project: its name, slug, description, visibility and review_policy (owner)
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5273,11 +5426,30 @@ func (c *Client) PostV1ProjectsProjectPromptsSlugVersionsVersionPromote(ctx cont
 	return c.Client.Do(req)
 }
 
-// PostV1ProjectsProjectPromptsSlugVersionsVersionPublish Publish a draft; it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+// PostV1ProjectsProjectPromptsSlugVersionsVersionPublishWithBody Publish a draft; it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+//
+// Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/projects/{project}/prompts/{slug}/versions/{version}/publish (the `PostV1ProjectsProjectPromptsSlugVersionsVersionPublish` operationId).
-func (c *Client) PostV1ProjectsProjectPromptsSlugVersionsVersionPublish(ctx context.Context, project string, slug string, version int, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostV1ProjectsProjectPromptsSlugVersionsVersionPublishRequest(c.Server, project, slug, version)
+func (c *Client) PostV1ProjectsProjectPromptsSlugVersionsVersionPublishWithBody(ctx context.Context, project string, slug string, version int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1ProjectsProjectPromptsSlugVersionsVersionPublishRequestWithBody(c.Server, project, slug, version, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostV1ProjectsProjectPromptsSlugVersionsVersionPublish Publish a draft; it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/projects/{project}/prompts/{slug}/versions/{version}/publish (the `PostV1ProjectsProjectPromptsSlugVersionsVersionPublish` operationId).
+func (c *Client) PostV1ProjectsProjectPromptsSlugVersionsVersionPublish(ctx context.Context, project string, slug string, version int, body PostV1ProjectsProjectPromptsSlugVersionsVersionPublishJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1ProjectsProjectPromptsSlugVersionsVersionPublishRequest(c.Server, project, slug, version, body)
 	if err != nil {
 		return nil, err
 	}
@@ -6050,11 +6222,30 @@ func (c *Client) PostV1ProjectsProjectSkillsSlugVersionsVersionPromote(ctx conte
 	return c.Client.Do(req)
 }
 
-// PostV1ProjectsProjectSkillsSlugVersionsVersionPublish Publish a draft (needs a valid SKILL.md); it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+// PostV1ProjectsProjectSkillsSlugVersionsVersionPublishWithBody Publish a draft (needs a valid SKILL.md); it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+//
+// Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/projects/{project}/skills/{slug}/versions/{version}/publish (the `PostV1ProjectsProjectSkillsSlugVersionsVersionPublish` operationId).
-func (c *Client) PostV1ProjectsProjectSkillsSlugVersionsVersionPublish(ctx context.Context, project string, slug string, version int, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostV1ProjectsProjectSkillsSlugVersionsVersionPublishRequest(c.Server, project, slug, version)
+func (c *Client) PostV1ProjectsProjectSkillsSlugVersionsVersionPublishWithBody(ctx context.Context, project string, slug string, version int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1ProjectsProjectSkillsSlugVersionsVersionPublishRequestWithBody(c.Server, project, slug, version, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostV1ProjectsProjectSkillsSlugVersionsVersionPublish Publish a draft (needs a valid SKILL.md); it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/projects/{project}/skills/{slug}/versions/{version}/publish (the `PostV1ProjectsProjectSkillsSlugVersionsVersionPublish` operationId).
+func (c *Client) PostV1ProjectsProjectSkillsSlugVersionsVersionPublish(ctx context.Context, project string, slug string, version int, body PostV1ProjectsProjectSkillsSlugVersionsVersionPublishJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1ProjectsProjectSkillsSlugVersionsVersionPublishRequest(c.Server, project, slug, version, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7006,11 +7197,30 @@ func (c *Client) PostV1PromptsIdVersionsVersionPromote(ctx context.Context, id s
 	return c.Client.Do(req)
 }
 
-// PostV1PromptsIdVersionsVersionPublish Publish a draft; it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+// PostV1PromptsIdVersionsVersionPublishWithBody Publish a draft; it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+//
+// Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/prompts/{id}/versions/{version}/publish (the `PostV1PromptsIdVersionsVersionPublish` operationId).
-func (c *Client) PostV1PromptsIdVersionsVersionPublish(ctx context.Context, id string, version int, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostV1PromptsIdVersionsVersionPublishRequest(c.Server, id, version)
+func (c *Client) PostV1PromptsIdVersionsVersionPublishWithBody(ctx context.Context, id string, version int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1PromptsIdVersionsVersionPublishRequestWithBody(c.Server, id, version, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostV1PromptsIdVersionsVersionPublish Publish a draft; it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/prompts/{id}/versions/{version}/publish (the `PostV1PromptsIdVersionsVersionPublish` operationId).
+func (c *Client) PostV1PromptsIdVersionsVersionPublish(ctx context.Context, id string, version int, body PostV1PromptsIdVersionsVersionPublishJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1PromptsIdVersionsVersionPublishRequest(c.Server, id, version, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7734,11 +7944,30 @@ func (c *Client) PostV1SkillsIdVersionsVersionPromote(ctx context.Context, id st
 	return c.Client.Do(req)
 }
 
-// PostV1SkillsIdVersionsVersionPublish Publish a draft (needs a valid SKILL.md); it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+// PostV1SkillsIdVersionsVersionPublishWithBody Publish a draft (needs a valid SKILL.md); it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+//
+// Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/skills/{id}/versions/{version}/publish (the `PostV1SkillsIdVersionsVersionPublish` operationId).
-func (c *Client) PostV1SkillsIdVersionsVersionPublish(ctx context.Context, id string, version int, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPostV1SkillsIdVersionsVersionPublishRequest(c.Server, id, version)
+func (c *Client) PostV1SkillsIdVersionsVersionPublishWithBody(ctx context.Context, id string, version int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1SkillsIdVersionsVersionPublishRequestWithBody(c.Server, id, version, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostV1SkillsIdVersionsVersionPublish Publish a draft (needs a valid SKILL.md); it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/skills/{id}/versions/{version}/publish (the `PostV1SkillsIdVersionsVersionPublish` operationId).
+func (c *Client) PostV1SkillsIdVersionsVersionPublish(ctx context.Context, id string, version int, body PostV1SkillsIdVersionsVersionPublishJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1SkillsIdVersionsVersionPublishRequest(c.Server, id, version, body)
 	if err != nil {
 		return nil, err
 	}
@@ -11587,8 +11816,19 @@ func NewPostV1ProjectsProjectPromptsSlugVersionsVersionPromoteRequest(server str
 	return req, nil
 }
 
-// NewPostV1ProjectsProjectPromptsSlugVersionsVersionPublishRequest constructs an http.Request for the PostV1ProjectsProjectPromptsSlugVersionsVersionPublish method
-func NewPostV1ProjectsProjectPromptsSlugVersionsVersionPublishRequest(server string, project string, slug string, version int) (*http.Request, error) {
+// NewPostV1ProjectsProjectPromptsSlugVersionsVersionPublishRequest calls the generic PostV1ProjectsProjectPromptsSlugVersionsVersionPublish builder with application/json body
+func NewPostV1ProjectsProjectPromptsSlugVersionsVersionPublishRequest(server string, project string, slug string, version int, body PostV1ProjectsProjectPromptsSlugVersionsVersionPublishJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostV1ProjectsProjectPromptsSlugVersionsVersionPublishRequestWithBody(server, project, slug, version, "application/json", bodyReader)
+}
+
+// NewPostV1ProjectsProjectPromptsSlugVersionsVersionPublishRequestWithBody constructs an http.Request for the PostV1ProjectsProjectPromptsSlugVersionsVersionPublish method, with any body, and a specified content type
+func NewPostV1ProjectsProjectPromptsSlugVersionsVersionPublishRequestWithBody(server string, project string, slug string, version int, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -11627,10 +11867,12 @@ func NewPostV1ProjectsProjectPromptsSlugVersionsVersionPublishRequest(server str
 		return nil, err
 	}
 
-	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -13954,8 +14196,19 @@ func NewPostV1ProjectsProjectSkillsSlugVersionsVersionPromoteRequest(server stri
 	return req, nil
 }
 
-// NewPostV1ProjectsProjectSkillsSlugVersionsVersionPublishRequest constructs an http.Request for the PostV1ProjectsProjectSkillsSlugVersionsVersionPublish method
-func NewPostV1ProjectsProjectSkillsSlugVersionsVersionPublishRequest(server string, project string, slug string, version int) (*http.Request, error) {
+// NewPostV1ProjectsProjectSkillsSlugVersionsVersionPublishRequest calls the generic PostV1ProjectsProjectSkillsSlugVersionsVersionPublish builder with application/json body
+func NewPostV1ProjectsProjectSkillsSlugVersionsVersionPublishRequest(server string, project string, slug string, version int, body PostV1ProjectsProjectSkillsSlugVersionsVersionPublishJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostV1ProjectsProjectSkillsSlugVersionsVersionPublishRequestWithBody(server, project, slug, version, "application/json", bodyReader)
+}
+
+// NewPostV1ProjectsProjectSkillsSlugVersionsVersionPublishRequestWithBody constructs an http.Request for the PostV1ProjectsProjectSkillsSlugVersionsVersionPublish method, with any body, and a specified content type
+func NewPostV1ProjectsProjectSkillsSlugVersionsVersionPublishRequestWithBody(server string, project string, slug string, version int, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -13994,10 +14247,12 @@ func NewPostV1ProjectsProjectSkillsSlugVersionsVersionPublishRequest(server stri
 		return nil, err
 	}
 
-	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -16269,8 +16524,19 @@ func NewPostV1PromptsIdVersionsVersionPromoteRequest(server string, id string, v
 	return req, nil
 }
 
-// NewPostV1PromptsIdVersionsVersionPublishRequest constructs an http.Request for the PostV1PromptsIdVersionsVersionPublish method
-func NewPostV1PromptsIdVersionsVersionPublishRequest(server string, id string, version int) (*http.Request, error) {
+// NewPostV1PromptsIdVersionsVersionPublishRequest calls the generic PostV1PromptsIdVersionsVersionPublish builder with application/json body
+func NewPostV1PromptsIdVersionsVersionPublishRequest(server string, id string, version int, body PostV1PromptsIdVersionsVersionPublishJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostV1PromptsIdVersionsVersionPublishRequestWithBody(server, id, version, "application/json", bodyReader)
+}
+
+// NewPostV1PromptsIdVersionsVersionPublishRequestWithBody constructs an http.Request for the PostV1PromptsIdVersionsVersionPublish method, with any body, and a specified content type
+func NewPostV1PromptsIdVersionsVersionPublishRequestWithBody(server string, id string, version int, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -16302,10 +16568,12 @@ func NewPostV1PromptsIdVersionsVersionPublishRequest(server string, id string, v
 		return nil, err
 	}
 
-	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -18242,8 +18510,19 @@ func NewPostV1SkillsIdVersionsVersionPromoteRequest(server string, id string, ve
 	return req, nil
 }
 
-// NewPostV1SkillsIdVersionsVersionPublishRequest constructs an http.Request for the PostV1SkillsIdVersionsVersionPublish method
-func NewPostV1SkillsIdVersionsVersionPublishRequest(server string, id string, version int) (*http.Request, error) {
+// NewPostV1SkillsIdVersionsVersionPublishRequest calls the generic PostV1SkillsIdVersionsVersionPublish builder with application/json body
+func NewPostV1SkillsIdVersionsVersionPublishRequest(server string, id string, version int, body PostV1SkillsIdVersionsVersionPublishJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostV1SkillsIdVersionsVersionPublishRequestWithBody(server, id, version, "application/json", bodyReader)
+}
+
+// NewPostV1SkillsIdVersionsVersionPublishRequestWithBody constructs an http.Request for the PostV1SkillsIdVersionsVersionPublish method, with any body, and a specified content type
+func NewPostV1SkillsIdVersionsVersionPublishRequestWithBody(server string, id string, version int, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -18275,10 +18554,12 @@ func NewPostV1SkillsIdVersionsVersionPublishRequest(server string, id string, ve
 		return nil, err
 	}
 
-	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -18788,14 +19069,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/projects/{project} (the `GetV1ProjectsProject` operationId).
 	GetV1ProjectsProjectWithResponse(ctx context.Context, project string, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectResponse, error)
 
-	// PatchV1ProjectsProjectWithBodyWithResponse Update a project
+	// PatchV1ProjectsProjectWithBodyWithResponse Update a project: its name, slug, description, visibility and review_policy (owner)
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /v1/projects/{project} (the `PatchV1ProjectsProject` operationId).
 	PatchV1ProjectsProjectWithBodyWithResponse(ctx context.Context, project string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchV1ProjectsProjectResponse, error)
 
-	// PatchV1ProjectsProjectWithResponse Update a project
+	// PatchV1ProjectsProjectWithResponse Update a project: its name, slug, description, visibility and review_policy (owner)
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -19229,12 +19510,19 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/projects/{project}/prompts/{slug}/versions/{version}/promote (the `PostV1ProjectsProjectPromptsSlugVersionsVersionPromote` operationId).
 	PostV1ProjectsProjectPromptsSlugVersionsVersionPromoteWithResponse(ctx context.Context, project string, slug string, version int, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectPromptsSlugVersionsVersionPromoteResponse, error)
 
-	// PostV1ProjectsProjectPromptsSlugVersionsVersionPublishWithResponse Publish a draft; it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+	// PostV1ProjectsProjectPromptsSlugVersionsVersionPublishWithBodyWithResponse Publish a draft; it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
 	//
-	// Returns a wrapper object for the known response body format(s).
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/projects/{project}/prompts/{slug}/versions/{version}/publish (the `PostV1ProjectsProjectPromptsSlugVersionsVersionPublish` operationId).
-	PostV1ProjectsProjectPromptsSlugVersionsVersionPublishWithResponse(ctx context.Context, project string, slug string, version int, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectPromptsSlugVersionsVersionPublishResponse, error)
+	PostV1ProjectsProjectPromptsSlugVersionsVersionPublishWithBodyWithResponse(ctx context.Context, project string, slug string, version int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectPromptsSlugVersionsVersionPublishResponse, error)
+
+	// PostV1ProjectsProjectPromptsSlugVersionsVersionPublishWithResponse Publish a draft; it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/projects/{project}/prompts/{slug}/versions/{version}/publish (the `PostV1ProjectsProjectPromptsSlugVersionsVersionPublish` operationId).
+	PostV1ProjectsProjectPromptsSlugVersionsVersionPublishWithResponse(ctx context.Context, project string, slug string, version int, body PostV1ProjectsProjectPromptsSlugVersionsVersionPublishJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectPromptsSlugVersionsVersionPublishResponse, error)
 
 	// PostV1ProjectsProjectPromptsSlugVersionsVersionReviewsWithBodyWithResponse Open a review of a draft against its base; 409 if the version is not a draft or already has an open review
 	//
@@ -19572,12 +19860,19 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/projects/{project}/skills/{slug}/versions/{version}/promote (the `PostV1ProjectsProjectSkillsSlugVersionsVersionPromote` operationId).
 	PostV1ProjectsProjectSkillsSlugVersionsVersionPromoteWithResponse(ctx context.Context, project string, slug string, version int, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectSkillsSlugVersionsVersionPromoteResponse, error)
 
-	// PostV1ProjectsProjectSkillsSlugVersionsVersionPublishWithResponse Publish a draft (needs a valid SKILL.md); it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+	// PostV1ProjectsProjectSkillsSlugVersionsVersionPublishWithBodyWithResponse Publish a draft (needs a valid SKILL.md); it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
 	//
-	// Returns a wrapper object for the known response body format(s).
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/projects/{project}/skills/{slug}/versions/{version}/publish (the `PostV1ProjectsProjectSkillsSlugVersionsVersionPublish` operationId).
-	PostV1ProjectsProjectSkillsSlugVersionsVersionPublishWithResponse(ctx context.Context, project string, slug string, version int, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectSkillsSlugVersionsVersionPublishResponse, error)
+	PostV1ProjectsProjectSkillsSlugVersionsVersionPublishWithBodyWithResponse(ctx context.Context, project string, slug string, version int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectSkillsSlugVersionsVersionPublishResponse, error)
+
+	// PostV1ProjectsProjectSkillsSlugVersionsVersionPublishWithResponse Publish a draft (needs a valid SKILL.md); it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/projects/{project}/skills/{slug}/versions/{version}/publish (the `PostV1ProjectsProjectSkillsSlugVersionsVersionPublish` operationId).
+	PostV1ProjectsProjectSkillsSlugVersionsVersionPublishWithResponse(ctx context.Context, project string, slug string, version int, body PostV1ProjectsProjectSkillsSlugVersionsVersionPublishJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectSkillsSlugVersionsVersionPublishResponse, error)
 
 	// PostV1ProjectsProjectSkillsSlugVersionsVersionReviewsWithBodyWithResponse Open a review of a draft against its base; 409 if the version is not a draft or already has an open review
 	//
@@ -19992,12 +20287,19 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/prompts/{id}/versions/{version}/promote (the `PostV1PromptsIdVersionsVersionPromote` operationId).
 	PostV1PromptsIdVersionsVersionPromoteWithResponse(ctx context.Context, id string, version int, reqEditors ...RequestEditorFn) (*PostV1PromptsIdVersionsVersionPromoteResponse, error)
 
-	// PostV1PromptsIdVersionsVersionPublishWithResponse Publish a draft; it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+	// PostV1PromptsIdVersionsVersionPublishWithBodyWithResponse Publish a draft; it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
 	//
-	// Returns a wrapper object for the known response body format(s).
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/prompts/{id}/versions/{version}/publish (the `PostV1PromptsIdVersionsVersionPublish` operationId).
-	PostV1PromptsIdVersionsVersionPublishWithResponse(ctx context.Context, id string, version int, reqEditors ...RequestEditorFn) (*PostV1PromptsIdVersionsVersionPublishResponse, error)
+	PostV1PromptsIdVersionsVersionPublishWithBodyWithResponse(ctx context.Context, id string, version int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1PromptsIdVersionsVersionPublishResponse, error)
+
+	// PostV1PromptsIdVersionsVersionPublishWithResponse Publish a draft; it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/prompts/{id}/versions/{version}/publish (the `PostV1PromptsIdVersionsVersionPublish` operationId).
+	PostV1PromptsIdVersionsVersionPublishWithResponse(ctx context.Context, id string, version int, body PostV1PromptsIdVersionsVersionPublishJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1PromptsIdVersionsVersionPublishResponse, error)
 
 	// PostV1PromptsIdVersionsVersionReviewsWithBodyWithResponse Open a review of a draft against its base; 409 if the version is not a draft or already has an open review
 	//
@@ -20314,12 +20616,19 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/skills/{id}/versions/{version}/promote (the `PostV1SkillsIdVersionsVersionPromote` operationId).
 	PostV1SkillsIdVersionsVersionPromoteWithResponse(ctx context.Context, id string, version int, reqEditors ...RequestEditorFn) (*PostV1SkillsIdVersionsVersionPromoteResponse, error)
 
-	// PostV1SkillsIdVersionsVersionPublishWithResponse Publish a draft (needs a valid SKILL.md); it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+	// PostV1SkillsIdVersionsVersionPublishWithBodyWithResponse Publish a draft (needs a valid SKILL.md); it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
 	//
-	// Returns a wrapper object for the known response body format(s).
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/skills/{id}/versions/{version}/publish (the `PostV1SkillsIdVersionsVersionPublish` operationId).
-	PostV1SkillsIdVersionsVersionPublishWithResponse(ctx context.Context, id string, version int, reqEditors ...RequestEditorFn) (*PostV1SkillsIdVersionsVersionPublishResponse, error)
+	PostV1SkillsIdVersionsVersionPublishWithBodyWithResponse(ctx context.Context, id string, version int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1SkillsIdVersionsVersionPublishResponse, error)
+
+	// PostV1SkillsIdVersionsVersionPublishWithResponse Publish a draft (needs a valid SKILL.md); it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/skills/{id}/versions/{version}/publish (the `PostV1SkillsIdVersionsVersionPublish` operationId).
+	PostV1SkillsIdVersionsVersionPublishWithResponse(ctx context.Context, id string, version int, body PostV1SkillsIdVersionsVersionPublishJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1SkillsIdVersionsVersionPublishResponse, error)
 
 	// PostV1SkillsIdVersionsVersionReviewsWithBodyWithResponse Open a review of a draft against its base; 409 if the version is not a draft or already has an open review
 	//
@@ -20450,48 +20759,6 @@ func (r GetWellKnownAgentSkillsIndexJsonResponse) ContentType() string {
 type HeadWellKnownAgentSkillsIndexJsonResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *interface{}
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *APIError
-	// JSON408 the response for an HTTP 408 `application/json` response
-	JSON408 *APIError
-	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *APIError
-	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *APIError
-	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *APIError
-}
-
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r HeadWellKnownAgentSkillsIndexJsonResponse) GetJSON200() *interface{} {
-	return r.JSON200
-}
-
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r HeadWellKnownAgentSkillsIndexJsonResponse) GetJSON400() *APIError {
-	return r.JSON400
-}
-
-// GetJSON408 returns the response for an HTTP 408 `application/json` response
-func (r HeadWellKnownAgentSkillsIndexJsonResponse) GetJSON408() *APIError {
-	return r.JSON408
-}
-
-// GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r HeadWellKnownAgentSkillsIndexJsonResponse) GetJSON413() *APIError {
-	return r.JSON413
-}
-
-// GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r HeadWellKnownAgentSkillsIndexJsonResponse) GetJSON415() *APIError {
-	return r.JSON415
-}
-
-// GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r HeadWellKnownAgentSkillsIndexJsonResponse) GetJSON500() *APIError {
-	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
@@ -20595,55 +20862,6 @@ func (r GetWellKnownAgentSkillsNamePathResponse) ContentType() string {
 type HeadWellKnownAgentSkillsNamePathResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *interface{}
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *APIError
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *APIError
-	// JSON408 the response for an HTTP 408 `application/json` response
-	JSON408 *APIError
-	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *APIError
-	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *APIError
-	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *APIError
-}
-
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r HeadWellKnownAgentSkillsNamePathResponse) GetJSON200() *interface{} {
-	return r.JSON200
-}
-
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r HeadWellKnownAgentSkillsNamePathResponse) GetJSON400() *APIError {
-	return r.JSON400
-}
-
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r HeadWellKnownAgentSkillsNamePathResponse) GetJSON404() *APIError {
-	return r.JSON404
-}
-
-// GetJSON408 returns the response for an HTTP 408 `application/json` response
-func (r HeadWellKnownAgentSkillsNamePathResponse) GetJSON408() *APIError {
-	return r.JSON408
-}
-
-// GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r HeadWellKnownAgentSkillsNamePathResponse) GetJSON413() *APIError {
-	return r.JSON413
-}
-
-// GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r HeadWellKnownAgentSkillsNamePathResponse) GetJSON415() *APIError {
-	return r.JSON415
-}
-
-// GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r HeadWellKnownAgentSkillsNamePathResponse) GetJSON500() *APIError {
-	return r.JSON500
 }
 
 // GetBody returns the raw response body bytes
@@ -23569,11 +23787,6 @@ func (r GetV1ProjectsProjectAgentSkillsIndexJsonResponse) ContentType() string {
 	return ""
 }
 
-// HeadV1ProjectsProjectAgentSkillsIndexJsonResponse409Headers the declared response headers of an HTTP 409 response for HeadV1ProjectsProjectAgentSkillsIndexJson
-type HeadV1ProjectsProjectAgentSkillsIndexJsonResponse409Headers struct {
-	RetryAfter *string
-}
-
 // HeadV1ProjectsProjectAgentSkillsIndexJsonResponse429Headers the declared response headers of an HTTP 429 response for HeadV1ProjectsProjectAgentSkillsIndexJson
 type HeadV1ProjectsProjectAgentSkillsIndexJsonResponse429Headers struct {
 	RetryAfter *string
@@ -23587,96 +23800,10 @@ type HeadV1ProjectsProjectAgentSkillsIndexJsonResponse503Headers struct {
 type HeadV1ProjectsProjectAgentSkillsIndexJsonResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *interface{}
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *APIError
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *APIError
-	// JSON408 the response for an HTTP 408 `application/json` response
-	JSON408 *APIError
-	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *APIError
-	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *APIError
-	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *APIError
-	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *APIError
-	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *APIError
-	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *APIError
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *APIError
-	// JSON507 the response for an HTTP 507 `application/json` response
-	JSON507 *APIError
-	// Headers409 the parsed response headers for an HTTP 409 response
-	Headers409 *HeadV1ProjectsProjectAgentSkillsIndexJsonResponse409Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *HeadV1ProjectsProjectAgentSkillsIndexJsonResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *HeadV1ProjectsProjectAgentSkillsIndexJsonResponse503Headers
-}
-
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsIndexJsonResponse) GetJSON200() *interface{} {
-	return r.JSON200
-}
-
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsIndexJsonResponse) GetJSON400() *APIError {
-	return r.JSON400
-}
-
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsIndexJsonResponse) GetJSON404() *APIError {
-	return r.JSON404
-}
-
-// GetJSON408 returns the response for an HTTP 408 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsIndexJsonResponse) GetJSON408() *APIError {
-	return r.JSON408
-}
-
-// GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsIndexJsonResponse) GetJSON409() *APIError {
-	return r.JSON409
-}
-
-// GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsIndexJsonResponse) GetJSON413() *APIError {
-	return r.JSON413
-}
-
-// GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsIndexJsonResponse) GetJSON415() *APIError {
-	return r.JSON415
-}
-
-// GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsIndexJsonResponse) GetJSON422() *APIError {
-	return r.JSON422
-}
-
-// GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsIndexJsonResponse) GetJSON429() *APIError {
-	return r.JSON429
-}
-
-// GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsIndexJsonResponse) GetJSON500() *APIError {
-	return r.JSON500
-}
-
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsIndexJsonResponse) GetJSON503() *APIError {
-	return r.JSON503
-}
-
-// GetJSON507 returns the response for an HTTP 507 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsIndexJsonResponse) GetJSON507() *APIError {
-	return r.JSON507
 }
 
 // GetBody returns the raw response body bytes
@@ -23805,11 +23932,6 @@ func (r GetV1ProjectsProjectAgentSkillsNamePathResponse) ContentType() string {
 	return ""
 }
 
-// HeadV1ProjectsProjectAgentSkillsNamePathResponse409Headers the declared response headers of an HTTP 409 response for HeadV1ProjectsProjectAgentSkillsNamePath
-type HeadV1ProjectsProjectAgentSkillsNamePathResponse409Headers struct {
-	RetryAfter *string
-}
-
 // HeadV1ProjectsProjectAgentSkillsNamePathResponse429Headers the declared response headers of an HTTP 429 response for HeadV1ProjectsProjectAgentSkillsNamePath
 type HeadV1ProjectsProjectAgentSkillsNamePathResponse429Headers struct {
 	RetryAfter *string
@@ -23823,96 +23945,10 @@ type HeadV1ProjectsProjectAgentSkillsNamePathResponse503Headers struct {
 type HeadV1ProjectsProjectAgentSkillsNamePathResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *interface{}
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *APIError
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *APIError
-	// JSON408 the response for an HTTP 408 `application/json` response
-	JSON408 *APIError
-	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *APIError
-	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *APIError
-	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *APIError
-	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *APIError
-	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *APIError
-	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *APIError
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *APIError
-	// JSON507 the response for an HTTP 507 `application/json` response
-	JSON507 *APIError
-	// Headers409 the parsed response headers for an HTTP 409 response
-	Headers409 *HeadV1ProjectsProjectAgentSkillsNamePathResponse409Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *HeadV1ProjectsProjectAgentSkillsNamePathResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *HeadV1ProjectsProjectAgentSkillsNamePathResponse503Headers
-}
-
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsNamePathResponse) GetJSON200() *interface{} {
-	return r.JSON200
-}
-
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsNamePathResponse) GetJSON400() *APIError {
-	return r.JSON400
-}
-
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsNamePathResponse) GetJSON404() *APIError {
-	return r.JSON404
-}
-
-// GetJSON408 returns the response for an HTTP 408 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsNamePathResponse) GetJSON408() *APIError {
-	return r.JSON408
-}
-
-// GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsNamePathResponse) GetJSON409() *APIError {
-	return r.JSON409
-}
-
-// GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsNamePathResponse) GetJSON413() *APIError {
-	return r.JSON413
-}
-
-// GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsNamePathResponse) GetJSON415() *APIError {
-	return r.JSON415
-}
-
-// GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsNamePathResponse) GetJSON422() *APIError {
-	return r.JSON422
-}
-
-// GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsNamePathResponse) GetJSON429() *APIError {
-	return r.JSON429
-}
-
-// GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsNamePathResponse) GetJSON500() *APIError {
-	return r.JSON500
-}
-
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsNamePathResponse) GetJSON503() *APIError {
-	return r.JSON503
-}
-
-// GetJSON507 returns the response for an HTTP 507 `application/json` response
-func (r HeadV1ProjectsProjectAgentSkillsNamePathResponse) GetJSON507() *APIError {
-	return r.JSON507
 }
 
 // GetBody returns the raw response body bytes
@@ -34190,11 +34226,6 @@ type HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse401Header
 	WWWAuthenticate *string
 }
 
-// HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse409Headers the declared response headers of an HTTP 409 response for HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGz
-type HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse409Headers struct {
-	RetryAfter *string
-}
-
 // HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse429Headers the declared response headers of an HTTP 429 response for HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGz
 type HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse429Headers struct {
 	RetryAfter *string
@@ -34208,112 +34239,12 @@ type HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse503Header
 type HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *interface{}
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *APIError
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *APIError
-	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *APIError
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *APIError
-	// JSON408 the response for an HTTP 408 `application/json` response
-	JSON408 *APIError
-	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *APIError
-	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *APIError
-	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *APIError
-	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *APIError
-	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *APIError
-	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *APIError
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *APIError
-	// JSON507 the response for an HTTP 507 `application/json` response
-	JSON507 *APIError
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse401Headers
-	// Headers409 the parsed response headers for an HTTP 409 response
-	Headers409 *HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse409Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse503Headers
-}
-
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse) GetJSON200() *interface{} {
-	return r.JSON200
-}
-
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse) GetJSON400() *APIError {
-	return r.JSON400
-}
-
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse) GetJSON401() *APIError {
-	return r.JSON401
-}
-
-// GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse) GetJSON403() *APIError {
-	return r.JSON403
-}
-
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse) GetJSON404() *APIError {
-	return r.JSON404
-}
-
-// GetJSON408 returns the response for an HTTP 408 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse) GetJSON408() *APIError {
-	return r.JSON408
-}
-
-// GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse) GetJSON409() *APIError {
-	return r.JSON409
-}
-
-// GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse) GetJSON413() *APIError {
-	return r.JSON413
-}
-
-// GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse) GetJSON415() *APIError {
-	return r.JSON415
-}
-
-// GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse) GetJSON422() *APIError {
-	return r.JSON422
-}
-
-// GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse) GetJSON429() *APIError {
-	return r.JSON429
-}
-
-// GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse) GetJSON500() *APIError {
-	return r.JSON500
-}
-
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse) GetJSON503() *APIError {
-	return r.JSON503
-}
-
-// GetJSON507 returns the response for an HTTP 507 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse) GetJSON507() *APIError {
-	return r.JSON507
 }
 
 // GetBody returns the raw response body bytes
@@ -34468,11 +34399,6 @@ type HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse401Headers 
 	WWWAuthenticate *string
 }
 
-// HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse409Headers the declared response headers of an HTTP 409 response for HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZip
-type HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse409Headers struct {
-	RetryAfter *string
-}
-
 // HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse429Headers the declared response headers of an HTTP 429 response for HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZip
 type HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse429Headers struct {
 	RetryAfter *string
@@ -34486,112 +34412,12 @@ type HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse503Headers 
 type HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *interface{}
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *APIError
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *APIError
-	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *APIError
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *APIError
-	// JSON408 the response for an HTTP 408 `application/json` response
-	JSON408 *APIError
-	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *APIError
-	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *APIError
-	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *APIError
-	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *APIError
-	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *APIError
-	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *APIError
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *APIError
-	// JSON507 the response for an HTTP 507 `application/json` response
-	JSON507 *APIError
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse401Headers
-	// Headers409 the parsed response headers for an HTTP 409 response
-	Headers409 *HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse409Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse503Headers
-}
-
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse) GetJSON200() *interface{} {
-	return r.JSON200
-}
-
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse) GetJSON400() *APIError {
-	return r.JSON400
-}
-
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse) GetJSON401() *APIError {
-	return r.JSON401
-}
-
-// GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse) GetJSON403() *APIError {
-	return r.JSON403
-}
-
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse) GetJSON404() *APIError {
-	return r.JSON404
-}
-
-// GetJSON408 returns the response for an HTTP 408 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse) GetJSON408() *APIError {
-	return r.JSON408
-}
-
-// GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse) GetJSON409() *APIError {
-	return r.JSON409
-}
-
-// GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse) GetJSON413() *APIError {
-	return r.JSON413
-}
-
-// GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse) GetJSON415() *APIError {
-	return r.JSON415
-}
-
-// GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse) GetJSON422() *APIError {
-	return r.JSON422
-}
-
-// GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse) GetJSON429() *APIError {
-	return r.JSON429
-}
-
-// GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse) GetJSON500() *APIError {
-	return r.JSON500
-}
-
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse) GetJSON503() *APIError {
-	return r.JSON503
-}
-
-// GetJSON507 returns the response for an HTTP 507 `application/json` response
-func (r HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse) GetJSON507() *APIError {
-	return r.JSON507
 }
 
 // GetBody returns the raw response body bytes
@@ -46461,34 +46287,6 @@ type HeadV1SkillsIdVersionsVersionArchiveTarGzResponse503Headers struct {
 type HeadV1SkillsIdVersionsVersionArchiveTarGzResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *interface{}
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *APIError
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *APIError
-	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *APIError
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *APIError
-	// JSON408 the response for an HTTP 408 `application/json` response
-	JSON408 *APIError
-	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *APIError
-	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *APIError
-	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *APIError
-	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *APIError
-	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *APIError
-	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *APIError
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *APIError
-	// JSON507 the response for an HTTP 507 `application/json` response
-	JSON507 *APIError
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *HeadV1SkillsIdVersionsVersionArchiveTarGzResponse401Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
@@ -46497,76 +46295,6 @@ type HeadV1SkillsIdVersionsVersionArchiveTarGzResponse struct {
 	Headers429 *HeadV1SkillsIdVersionsVersionArchiveTarGzResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *HeadV1SkillsIdVersionsVersionArchiveTarGzResponse503Headers
-}
-
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveTarGzResponse) GetJSON200() *interface{} {
-	return r.JSON200
-}
-
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveTarGzResponse) GetJSON400() *APIError {
-	return r.JSON400
-}
-
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveTarGzResponse) GetJSON401() *APIError {
-	return r.JSON401
-}
-
-// GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveTarGzResponse) GetJSON403() *APIError {
-	return r.JSON403
-}
-
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveTarGzResponse) GetJSON404() *APIError {
-	return r.JSON404
-}
-
-// GetJSON408 returns the response for an HTTP 408 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveTarGzResponse) GetJSON408() *APIError {
-	return r.JSON408
-}
-
-// GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveTarGzResponse) GetJSON409() *APIError {
-	return r.JSON409
-}
-
-// GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveTarGzResponse) GetJSON413() *APIError {
-	return r.JSON413
-}
-
-// GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveTarGzResponse) GetJSON415() *APIError {
-	return r.JSON415
-}
-
-// GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveTarGzResponse) GetJSON422() *APIError {
-	return r.JSON422
-}
-
-// GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveTarGzResponse) GetJSON429() *APIError {
-	return r.JSON429
-}
-
-// GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveTarGzResponse) GetJSON500() *APIError {
-	return r.JSON500
-}
-
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveTarGzResponse) GetJSON503() *APIError {
-	return r.JSON503
-}
-
-// GetJSON507 returns the response for an HTTP 507 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveTarGzResponse) GetJSON507() *APIError {
-	return r.JSON507
 }
 
 // GetBody returns the raw response body bytes
@@ -46753,34 +46481,6 @@ type HeadV1SkillsIdVersionsVersionArchiveZipResponse503Headers struct {
 type HeadV1SkillsIdVersionsVersionArchiveZipResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *interface{}
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *APIError
-	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *APIError
-	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *APIError
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *APIError
-	// JSON408 the response for an HTTP 408 `application/json` response
-	JSON408 *APIError
-	// JSON409 the response for an HTTP 409 `application/json` response
-	JSON409 *APIError
-	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *APIError
-	// JSON415 the response for an HTTP 415 `application/json` response
-	JSON415 *APIError
-	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *APIError
-	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *APIError
-	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *APIError
-	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *APIError
-	// JSON507 the response for an HTTP 507 `application/json` response
-	JSON507 *APIError
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *HeadV1SkillsIdVersionsVersionArchiveZipResponse401Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
@@ -46789,76 +46489,6 @@ type HeadV1SkillsIdVersionsVersionArchiveZipResponse struct {
 	Headers429 *HeadV1SkillsIdVersionsVersionArchiveZipResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *HeadV1SkillsIdVersionsVersionArchiveZipResponse503Headers
-}
-
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveZipResponse) GetJSON200() *interface{} {
-	return r.JSON200
-}
-
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveZipResponse) GetJSON400() *APIError {
-	return r.JSON400
-}
-
-// GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveZipResponse) GetJSON401() *APIError {
-	return r.JSON401
-}
-
-// GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveZipResponse) GetJSON403() *APIError {
-	return r.JSON403
-}
-
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveZipResponse) GetJSON404() *APIError {
-	return r.JSON404
-}
-
-// GetJSON408 returns the response for an HTTP 408 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveZipResponse) GetJSON408() *APIError {
-	return r.JSON408
-}
-
-// GetJSON409 returns the response for an HTTP 409 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveZipResponse) GetJSON409() *APIError {
-	return r.JSON409
-}
-
-// GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveZipResponse) GetJSON413() *APIError {
-	return r.JSON413
-}
-
-// GetJSON415 returns the response for an HTTP 415 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveZipResponse) GetJSON415() *APIError {
-	return r.JSON415
-}
-
-// GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveZipResponse) GetJSON422() *APIError {
-	return r.JSON422
-}
-
-// GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveZipResponse) GetJSON429() *APIError {
-	return r.JSON429
-}
-
-// GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveZipResponse) GetJSON500() *APIError {
-	return r.JSON500
-}
-
-// GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveZipResponse) GetJSON503() *APIError {
-	return r.JSON503
-}
-
-// GetJSON507 returns the response for an HTTP 507 `application/json` response
-func (r HeadV1SkillsIdVersionsVersionArchiveZipResponse) GetJSON507() *APIError {
-	return r.JSON507
 }
 
 // GetBody returns the raw response body bytes
@@ -49174,7 +48804,7 @@ func (c *ClientWithResponses) GetV1ProjectsProjectWithResponse(ctx context.Conte
 	return ParseGetV1ProjectsProjectResponse(rsp)
 }
 
-// PatchV1ProjectsProjectWithBodyWithResponse Update a project
+// PatchV1ProjectsProjectWithBodyWithResponse Update a project: its name, slug, description, visibility and review_policy (owner)
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -49187,7 +48817,7 @@ func (c *ClientWithResponses) PatchV1ProjectsProjectWithBodyWithResponse(ctx con
 	return ParsePatchV1ProjectsProjectResponse(rsp)
 }
 
-// PatchV1ProjectsProjectWithResponse Update a project
+// PatchV1ProjectsProjectWithResponse Update a project: its name, slug, description, visibility and review_policy (owner)
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -49993,13 +49623,26 @@ func (c *ClientWithResponses) PostV1ProjectsProjectPromptsSlugVersionsVersionPro
 	return ParsePostV1ProjectsProjectPromptsSlugVersionsVersionPromoteResponse(rsp)
 }
 
-// PostV1ProjectsProjectPromptsSlugVersionsVersionPublishWithResponse Publish a draft; it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+// PostV1ProjectsProjectPromptsSlugVersionsVersionPublishWithBodyWithResponse Publish a draft; it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
 //
-// Returns a wrapper object for the known response body format(s).
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/projects/{project}/prompts/{slug}/versions/{version}/publish (the `PostV1ProjectsProjectPromptsSlugVersionsVersionPublish` operationId).
-func (c *ClientWithResponses) PostV1ProjectsProjectPromptsSlugVersionsVersionPublishWithResponse(ctx context.Context, project string, slug string, version int, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectPromptsSlugVersionsVersionPublishResponse, error) {
-	rsp, err := c.PostV1ProjectsProjectPromptsSlugVersionsVersionPublish(ctx, project, slug, version, reqEditors...)
+func (c *ClientWithResponses) PostV1ProjectsProjectPromptsSlugVersionsVersionPublishWithBodyWithResponse(ctx context.Context, project string, slug string, version int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectPromptsSlugVersionsVersionPublishResponse, error) {
+	rsp, err := c.PostV1ProjectsProjectPromptsSlugVersionsVersionPublishWithBody(ctx, project, slug, version, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1ProjectsProjectPromptsSlugVersionsVersionPublishResponse(rsp)
+}
+
+// PostV1ProjectsProjectPromptsSlugVersionsVersionPublishWithResponse Publish a draft; it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/projects/{project}/prompts/{slug}/versions/{version}/publish (the `PostV1ProjectsProjectPromptsSlugVersionsVersionPublish` operationId).
+func (c *ClientWithResponses) PostV1ProjectsProjectPromptsSlugVersionsVersionPublishWithResponse(ctx context.Context, project string, slug string, version int, body PostV1ProjectsProjectPromptsSlugVersionsVersionPublishJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectPromptsSlugVersionsVersionPublishResponse, error) {
+	rsp, err := c.PostV1ProjectsProjectPromptsSlugVersionsVersionPublish(ctx, project, slug, version, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -50630,13 +50273,26 @@ func (c *ClientWithResponses) PostV1ProjectsProjectSkillsSlugVersionsVersionProm
 	return ParsePostV1ProjectsProjectSkillsSlugVersionsVersionPromoteResponse(rsp)
 }
 
-// PostV1ProjectsProjectSkillsSlugVersionsVersionPublishWithResponse Publish a draft (needs a valid SKILL.md); it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+// PostV1ProjectsProjectSkillsSlugVersionsVersionPublishWithBodyWithResponse Publish a draft (needs a valid SKILL.md); it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
 //
-// Returns a wrapper object for the known response body format(s).
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/projects/{project}/skills/{slug}/versions/{version}/publish (the `PostV1ProjectsProjectSkillsSlugVersionsVersionPublish` operationId).
-func (c *ClientWithResponses) PostV1ProjectsProjectSkillsSlugVersionsVersionPublishWithResponse(ctx context.Context, project string, slug string, version int, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectSkillsSlugVersionsVersionPublishResponse, error) {
-	rsp, err := c.PostV1ProjectsProjectSkillsSlugVersionsVersionPublish(ctx, project, slug, version, reqEditors...)
+func (c *ClientWithResponses) PostV1ProjectsProjectSkillsSlugVersionsVersionPublishWithBodyWithResponse(ctx context.Context, project string, slug string, version int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectSkillsSlugVersionsVersionPublishResponse, error) {
+	rsp, err := c.PostV1ProjectsProjectSkillsSlugVersionsVersionPublishWithBody(ctx, project, slug, version, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1ProjectsProjectSkillsSlugVersionsVersionPublishResponse(rsp)
+}
+
+// PostV1ProjectsProjectSkillsSlugVersionsVersionPublishWithResponse Publish a draft (needs a valid SKILL.md); it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/projects/{project}/skills/{slug}/versions/{version}/publish (the `PostV1ProjectsProjectSkillsSlugVersionsVersionPublish` operationId).
+func (c *ClientWithResponses) PostV1ProjectsProjectSkillsSlugVersionsVersionPublishWithResponse(ctx context.Context, project string, slug string, version int, body PostV1ProjectsProjectSkillsSlugVersionsVersionPublishJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectSkillsSlugVersionsVersionPublishResponse, error) {
+	rsp, err := c.PostV1ProjectsProjectSkillsSlugVersionsVersionPublish(ctx, project, slug, version, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -51410,13 +51066,26 @@ func (c *ClientWithResponses) PostV1PromptsIdVersionsVersionPromoteWithResponse(
 	return ParsePostV1PromptsIdVersionsVersionPromoteResponse(rsp)
 }
 
-// PostV1PromptsIdVersionsVersionPublishWithResponse Publish a draft; it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+// PostV1PromptsIdVersionsVersionPublishWithBodyWithResponse Publish a draft; it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
 //
-// Returns a wrapper object for the known response body format(s).
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/prompts/{id}/versions/{version}/publish (the `PostV1PromptsIdVersionsVersionPublish` operationId).
-func (c *ClientWithResponses) PostV1PromptsIdVersionsVersionPublishWithResponse(ctx context.Context, id string, version int, reqEditors ...RequestEditorFn) (*PostV1PromptsIdVersionsVersionPublishResponse, error) {
-	rsp, err := c.PostV1PromptsIdVersionsVersionPublish(ctx, id, version, reqEditors...)
+func (c *ClientWithResponses) PostV1PromptsIdVersionsVersionPublishWithBodyWithResponse(ctx context.Context, id string, version int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1PromptsIdVersionsVersionPublishResponse, error) {
+	rsp, err := c.PostV1PromptsIdVersionsVersionPublishWithBody(ctx, id, version, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1PromptsIdVersionsVersionPublishResponse(rsp)
+}
+
+// PostV1PromptsIdVersionsVersionPublishWithResponse Publish a draft; it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/prompts/{id}/versions/{version}/publish (the `PostV1PromptsIdVersionsVersionPublish` operationId).
+func (c *ClientWithResponses) PostV1PromptsIdVersionsVersionPublishWithResponse(ctx context.Context, id string, version int, body PostV1PromptsIdVersionsVersionPublishJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1PromptsIdVersionsVersionPublishResponse, error) {
+	rsp, err := c.PostV1PromptsIdVersionsVersionPublish(ctx, id, version, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -52008,13 +51677,26 @@ func (c *ClientWithResponses) PostV1SkillsIdVersionsVersionPromoteWithResponse(c
 	return ParsePostV1SkillsIdVersionsVersionPromoteResponse(rsp)
 }
 
-// PostV1SkillsIdVersionsVersionPublishWithResponse Publish a draft (needs a valid SKILL.md); it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+// PostV1SkillsIdVersionsVersionPublishWithBodyWithResponse Publish a draft (needs a valid SKILL.md); it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
 //
-// Returns a wrapper object for the known response body format(s).
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/skills/{id}/versions/{version}/publish (the `PostV1SkillsIdVersionsVersionPublish` operationId).
-func (c *ClientWithResponses) PostV1SkillsIdVersionsVersionPublishWithResponse(ctx context.Context, id string, version int, reqEditors ...RequestEditorFn) (*PostV1SkillsIdVersionsVersionPublishResponse, error) {
-	rsp, err := c.PostV1SkillsIdVersionsVersionPublish(ctx, id, version, reqEditors...)
+func (c *ClientWithResponses) PostV1SkillsIdVersionsVersionPublishWithBodyWithResponse(ctx context.Context, id string, version int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1SkillsIdVersionsVersionPublishResponse, error) {
+	rsp, err := c.PostV1SkillsIdVersionsVersionPublishWithBody(ctx, id, version, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1SkillsIdVersionsVersionPublishResponse(rsp)
+}
+
+// PostV1SkillsIdVersionsVersionPublishWithResponse Publish a draft (needs a valid SKILL.md); it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/skills/{id}/versions/{version}/publish (the `PostV1SkillsIdVersionsVersionPublish` operationId).
+func (c *ClientWithResponses) PostV1SkillsIdVersionsVersionPublishWithResponse(ctx context.Context, id string, version int, body PostV1SkillsIdVersionsVersionPublishJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1SkillsIdVersionsVersionPublishResponse, error) {
+	rsp, err := c.PostV1SkillsIdVersionsVersionPublish(ctx, id, version, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -52204,51 +51886,6 @@ func ParseHeadWellKnownAgentSkillsIndexJsonResponse(rsp *http.Response) (*HeadWe
 		HTTPResponse: rsp,
 	}
 
-	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest interface{}
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON200 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON400 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON408 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON413 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON415 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON500 = &dest
-
-	}
-
 	return response, nil
 }
 
@@ -52323,58 +51960,6 @@ func ParseHeadWellKnownAgentSkillsNamePathResponse(rsp *http.Response) (*HeadWel
 	response := &HeadWellKnownAgentSkillsNamePathResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
-	}
-
-	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest interface{}
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON200 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON400 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON408 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON413 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON415 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON500 = &dest
-
 	}
 
 	return response, nil
@@ -55196,103 +54781,6 @@ func ParseHeadV1ProjectsProjectAgentSkillsIndexJsonResponse(rsp *http.Response) 
 	}
 
 	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest interface{}
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON200 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON400 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON408 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON409 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON413 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON415 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON422 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON429 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON503 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON507 = &dest
-
-	}
-
-	switch {
-	case rsp.StatusCode == 409:
-		var headers HeadV1ProjectsProjectAgentSkillsIndexJsonResponse409Headers
-		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RetryAfter = &value
-		}
-		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
 		var headers HeadV1ProjectsProjectAgentSkillsIndexJsonResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -55426,103 +54914,6 @@ func ParseHeadV1ProjectsProjectAgentSkillsNamePathResponse(rsp *http.Response) (
 	}
 
 	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest interface{}
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON200 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON400 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON408 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON409 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON413 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON415 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON422 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON429 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON503 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON507 = &dest
-
-	}
-
-	switch {
-	case rsp.StatusCode == 409:
-		var headers HeadV1ProjectsProjectAgentSkillsNamePathResponse409Headers
-		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RetryAfter = &value
-		}
-		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
 		var headers HeadV1ProjectsProjectAgentSkillsNamePathResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -55624,6 +55015,9 @@ func ParseGetV1ProjectsProjectEventsResponse(rsp *http.Response) (*GetV1Projects
 			return nil, err
 		}
 		response.JSON503 = &dest
+
+	case rsp.StatusCode == 200:
+		// Content-type (text/event-stream) unsupported
 
 	}
 
@@ -57261,6 +56655,9 @@ func ParseGetV1ProjectsProjectPromptsSlugDiffResponse(rsp *http.Response) (*GetV
 			return nil, err
 		}
 		response.JSON503 = &dest
+
+	case rsp.StatusCode == 200:
+		// Content-type (text/x-diff) unsupported
 
 	}
 
@@ -62720,6 +62117,9 @@ func ParseGetV1ProjectsProjectSkillsSlugDiffResponse(rsp *http.Response) (*GetV1
 		}
 		response.JSON503 = &dest
 
+	case rsp.StatusCode == 200:
+		// Content-type (text/x-diff) unsupported
+
 	}
 
 	switch {
@@ -65795,107 +65195,6 @@ func ParseHeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse(rsp
 	}
 
 	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest interface{}
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON200 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON400 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON401 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON403 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON408 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON409 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON413 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON415 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON422 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON429 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON503 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON507 = &dest
-
-	}
-
-	switch {
 	case rsp.StatusCode == 401:
 		var headers HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -65906,16 +65205,6 @@ func ParseHeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse(rsp
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
-	case rsp.StatusCode == 409:
-		var headers HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse409Headers
-		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RetryAfter = &value
-		}
-		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
 		var headers HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveTarGzResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -66079,107 +65368,6 @@ func ParseHeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse(rsp *
 	}
 
 	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest interface{}
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON200 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON400 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON401 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON403 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON408 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON409 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON413 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON415 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON422 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON429 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON503 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON507 = &dest
-
-	}
-
-	switch {
 	case rsp.StatusCode == 401:
 		var headers HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -66190,16 +65378,6 @@ func ParseHeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse(rsp *
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
-	case rsp.StatusCode == 409:
-		var headers HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse409Headers
-		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RetryAfter = &value
-		}
-		response.Headers409 = &headers
 	case rsp.StatusCode == 429:
 		var headers HeadV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -69475,6 +68653,9 @@ func ParseGetV1PromptsIdDiffResponse(rsp *http.Response) (*GetV1PromptsIdDiffRes
 			return nil, err
 		}
 		response.JSON503 = &dest
+
+	case rsp.StatusCode == 200:
+		// Content-type (text/x-diff) unsupported
 
 	}
 
@@ -74881,6 +74062,9 @@ func ParseGetV1SkillsIdDiffResponse(rsp *http.Response) (*GetV1SkillsIdDiffRespo
 		}
 		response.JSON503 = &dest
 
+	case rsp.StatusCode == 200:
+		// Content-type (text/x-diff) unsupported
+
 	}
 
 	switch {
@@ -78119,107 +77303,6 @@ func ParseHeadV1SkillsIdVersionsVersionArchiveTarGzResponse(rsp *http.Response) 
 	}
 
 	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest interface{}
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON200 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON400 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON401 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON403 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON408 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON409 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON413 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON415 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON422 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON429 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON503 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON507 = &dest
-
-	}
-
-	switch {
 	case rsp.StatusCode == 401:
 		var headers HeadV1SkillsIdVersionsVersionArchiveTarGzResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -78417,107 +77500,6 @@ func ParseHeadV1SkillsIdVersionsVersionArchiveZipResponse(rsp *http.Response) (*
 	response := &HeadV1SkillsIdVersionsVersionArchiveZipResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
-	}
-
-	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest interface{}
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON200 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON400 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON401 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON403 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON408 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON409 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON413 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON415 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON422 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON429 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON503 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
-		var dest APIError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON507 = &dest
-
 	}
 
 	switch {

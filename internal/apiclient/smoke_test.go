@@ -42,7 +42,7 @@ func TestGeneratedClientSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	name, slug := "Smoke", "smoke"
-	pr, err := c.PostV1ProjectsWithResponse(ctx, &apiclient.PostV1ProjectsParams{}, apiclient.MetaRequest{Name: &name, Slug: &slug})
+	pr, err := c.PostV1ProjectsWithResponse(ctx, &apiclient.PostV1ProjectsParams{}, apiclient.MetaCreateRequest{Name: name, Slug: &slug})
 	if err != nil || pr.JSON201 == nil {
 		t.Fatalf("create project: %v %s", err, body(pr.Body))
 	}
@@ -50,7 +50,7 @@ func TestGeneratedClientSmoke(t *testing.T) {
 		t.Fatalf("project %+v, Location %q", pr.JSON201.Project, pr.HTTPResponse.Header.Get("Location"))
 	}
 	skill := "pdf"
-	sr, err := c.PostV1ProjectsProjectSkillsWithResponse(ctx, "smoke", &apiclient.PostV1ProjectsProjectSkillsParams{}, apiclient.MetaRequest{Name: &skill})
+	sr, err := c.PostV1ProjectsProjectSkillsWithResponse(ctx, "smoke", &apiclient.PostV1ProjectsProjectSkillsParams{}, apiclient.MetaCreateRequest{Name: skill})
 	if err != nil || sr.JSON201 == nil {
 		t.Fatalf("create skill: %v %s", err, body(sr.Body))
 	}
@@ -64,7 +64,7 @@ func TestGeneratedClientSmoke(t *testing.T) {
 	if err != nil || fr.JSON200 == nil {
 		t.Fatalf("write file: %v %s", err, body(fr.Body))
 	}
-	pub, err := c.PostV1ProjectsProjectSkillsSlugVersionsVersionPublishWithResponse(ctx, "smoke", "pdf", n)
+	pub, err := c.PostV1ProjectsProjectSkillsSlugVersionsVersionPublishWithResponse(ctx, "smoke", "pdf", n, apiclient.PublishRequest{})
 	if err != nil || pub.JSON200 == nil || pub.JSON200.Version.State != "published" {
 		t.Fatalf("publish: %v %s", err, body(pub.Body))
 	}

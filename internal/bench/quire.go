@@ -46,6 +46,9 @@ type Options struct {
 	RedisURL string
 	// Git tunes the git service.
 	Git gitstore.GitOptions
+	// Fsync syncs objects and refs before a write is acknowledged
+	// (quire serve --fsync).
+	Fsync bool
 }
 
 // AdminEmail and AdminPassword are the seeded admin's credentials.
@@ -76,7 +79,7 @@ func Start(ctx context.Context, o Options) (q *Quire, err error) {
 		Version:    "bench",
 		Tracing:    telemetry.TracingOptions{ServiceName: "quire", Getenv: func(string) string { return "" }},
 		BcryptCost: bcrypt.MinCost, UsageKeyResolution: 30 * time.Second,
-		Git: o.Git,
+		Git: o.Git, Fsync: o.Fsync,
 	})
 	if err != nil {
 		return nil, err

@@ -88,7 +88,7 @@ func traceWrites(t *testing.T, bin string, fsync bool) []event {
 	defer func() {
 		// SIGTERM the traced server itself (strace would only detach), then
 		// strace exits with it.
-		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", srv.cmd.Process.Pid, srv.cmd.Process.Pid)); err == nil {
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", srv.Pid(), srv.Pid())); err == nil {
 			for _, f := range strings.Fields(string(b)) {
 				if pid, err := strconv.Atoi(f); err == nil {
 					syscall.Kill(pid, syscall.SIGTERM)
@@ -96,7 +96,7 @@ func traceWrites(t *testing.T, bin string, fsync bool) []event {
 			}
 		}
 		select {
-		case <-srv.exited:
+		case <-srv.Exited:
 		case <-time.After(30 * time.Second):
 			srv.kill()
 		}

@@ -1,23 +1,20 @@
 package crashtest
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/quire/quire/internal/cluster"
 )
 
 var (
@@ -34,8 +31,8 @@ const (
 func TestMain(m *testing.M) {
 	flag.Parse()
 	code := m.Run()
-	if build.dir != "" {
-		os.RemoveAll(build.dir)
+	if build.remove != nil {
+		build.remove()
 	}
 	os.Exit(code)
 }
@@ -52,10 +49,10 @@ func trials() int {
 }
 
 var build struct {
-	once sync.Once
-	dir  string
-	path string
-	err  error
+	once   sync.Once
+	path   string
+	remove func()
+	err    error
 }
 
 // quireBinary builds cmd/quire once per test process and returns its path.
@@ -64,31 +61,7 @@ var build struct {
 // in-process tests cover data races) unless QUIRE_CRASH_RACE=1.
 func quireBinary(t testing.TB) string {
 	t.Helper()
-	build.once.Do(func() {
-		goTool, err := exec.LookPath("go")
-		if err != nil {
-			build.err = errors.New("no go tool to build quire with")
-			return
-		}
-		dir, err := os.MkdirTemp("", "quire-crashtest-bin-")
-		if err != nil {
-			build.err = err
-			return
-		}
-		build.dir = dir
-		out := filepath.Join(dir, "quire")
-		args := []string{"build", "-o", out}
-		if os.Getenv("QUIRE_CRASH_RACE") == "1" {
-			args = append(args, "-race")
-		}
-		args = append(args, "github.com/quire/quire/cmd/quire")
-		b, err := exec.Command(goTool, args...).CombinedOutput()
-		if err != nil {
-			build.err = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, b)
-			return
-		}
-		build.path = out
-	})
+	build.once.Do(func() { build.path, build.remove, build.err = cluster.Build(os.Getenv("QUIRE_CRASH_RACE") == "1") })
 	if build.err != nil {
 		t.Skipf("cannot build quire: %v", build.err)
 	}
@@ -98,13 +71,11 @@ func quireBinary(t testing.TB) string {
 	return build.path
 }
 
-// server is one quire serve process.
+// server is one quire serve process (internal/cluster's, as the HA
+// test's nodes are).
 type server struct {
-	cmd    *exec.Cmd
-	URL    string
-	logs   *syncBuffer
-	exited chan struct{}
-	state  *os.ProcessState
+	*cluster.Proc
+	logs *cluster.Log
 }
 
 // startServer starts quire serve on root. With wait it returns once the
@@ -120,78 +91,18 @@ func startWrapped(t testing.TB, wrap []string, bin, root string, fsync, wait boo
 	if fsync {
 		args = append(args, "--fsync")
 	}
-	cmd := exec.Command(args[0], args[1:]...)
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "QUIRE_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, "QUIRE_ADMIN_EMAIL="+adminEmail, "QUIRE_ADMIN_PASSWORD="+adminPassword)
-	s := &server{cmd: cmd, logs: &syncBuffer{}, exited: make(chan struct{})}
-	cmd.Stdout = s.logs
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
+	p, err := cluster.Start(args, []string{"QUIRE_ADMIN_EMAIL=" + adminEmail, "QUIRE_ADMIN_PASSWORD=" + adminPassword}, wait)
+	if p == nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	ready := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		found := false
-		for sc.Scan() {
-			line := sc.Bytes()
-			s.logs.Write(append(append([]byte(nil), line...), '\n'))
-			if !found && bytes.Contains(line, []byte(`"quire started"`)) {
-				var rec struct{ Addr string }
-				if json.Unmarshal(line, &rec) == nil && rec.Addr != "" {
-					found = true
-					ready <- rec.Addr
-				}
-			}
-		}
-		io.Copy(io.Discard, stderr)
-		cmd.Wait()
-		s.state = cmd.ProcessState
-		close(s.exited)
-	}()
-	if !wait {
-		return s, nil
-	}
-	select {
-	case addr := <-ready:
-		s.URL = "http://" + addr
-		return s, nil
-	case <-s.exited:
-		return nil, fmt.Errorf("quire exited before listening (%v):\n%s", s.state, s.logs.Tail(4000))
-	case <-time.After(60 * time.Second):
-		s.kill()
-		return nil, fmt.Errorf("quire did not start listening within 60s:\n%s", s.logs.Tail(4000))
-	}
+	return &server{Proc: p, logs: p.Logs}, err
 }
 
 // kill sends SIGKILL and waits for the process to go.
-func (s *server) kill() {
-	s.cmd.Process.Signal(syscall.SIGKILL)
-	<-s.exited
-}
+func (s *server) kill() { s.Kill() }
 
 // stop asks for a graceful shutdown (SIGTERM) and waits for it.
-func (s *server) stop() error {
-	s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.exited:
-	case <-time.After(60 * time.Second):
-		s.kill()
-		return errors.New("quire did not stop within 60s of SIGTERM")
-	}
-	if !s.state.Success() {
-		return fmt.Errorf("quire exited with %v after SIGTERM:\n%s", s.state, s.logs.Tail(4000))
-	}
-	return nil
-}
+func (s *server) stop() error { return s.Stop() }
 
 // client talks to one server with one credential.
 type client struct {
@@ -281,40 +192,4 @@ func expect(r *reply, want int, what string) error {
 		return fmt.Errorf("%s: status %d, want %d: %.500s", what, r.status, want, r.body)
 	}
 	return nil
-}
-
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// Tail returns at most the last n bytes written.
-func (b *syncBuffer) Tail(n int) string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	s := b.buf.String()
-	if len(s) > n {
-		s = "…" + s[len(s)-n:]
-	}
-	return s
-}
-
-// Lines returns the lines written that contain sub.
-func (b *syncBuffer) Lines(sub string) []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var out []string
-	for _, l := range strings.Split(b.buf.String(), "\n") {
-		if strings.Contains(l, sub) {
-			out = append(out, l)
-		}
-	}
-	return out
 }

@@ -77,7 +77,7 @@ func (r *run) count(op string) {
 
 // failed records an unwanted answer: lost when nothing came back.
 func (r *run) failed(op string, rep reply) {
-	if rep.lost != nil {
+	if rep.Lost != nil {
 		r.note(&r.lost, "%s: %s", op, rep)
 		return
 	}
@@ -116,12 +116,12 @@ func TestHighAvailability(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		for _, n := range nodes {
-			n.kill()
+			n.Kill()
 		}
 	})
 	// The first node creates the admin; the others start on its data root.
 	for _, n := range nodes {
-		if err := n.start(); err != nil {
+		if err := n.Start(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -153,9 +153,9 @@ func TestHighAvailability(t *testing.T) {
 	at := func(frac float64) { time.Sleep(time.Until(loadStart.Add(time.Duration(frac * float64(d))))) }
 
 	at(0.2)
-	t.Logf("%5.1fs SIGKILL %s and restart it", time.Since(loadStart).Seconds(), nodes[1].name)
-	nodes[1].kill()
-	if err := nodes[1].start(); err != nil {
+	t.Logf("%5.1fs SIGKILL %s and restart it", time.Since(loadStart).Seconds(), nodes[1].Name)
+	nodes[1].Kill()
+	if err := nodes[1].Start(); err != nil {
 		t.Fatal(err)
 	}
 
@@ -196,40 +196,40 @@ type setupState struct {
 func (r *run) setup(nodes []*node) *setupState {
 	t := r.t
 	var login struct{ Token string }
-	decode(t, r.lb.do("POST", "/v1/auth/login", "", map[string]string{"email": adminEmail, "password": adminPassword}), 200, &login)
+	decode(t, r.lb.Do("POST", "/v1/auth/login", "", map[string]string{"email": adminEmail, "password": adminPassword}), 200, &login)
 	r.sess = login.Token
 	var key struct{ Token string }
-	decode(t, r.lb.do("POST", "/v1/api-keys", r.sess, map[string]string{"name": "ha", "scope": "admin"}), 201, &key)
+	decode(t, r.lb.Do("POST", "/v1/api-keys", r.sess, map[string]string{"name": "ha", "scope": "admin"}), 201, &key)
 	r.token = key.Token
 	s := &setupState{}
 	var p struct{ Project struct{ ID string } }
-	decode(t, r.lb.do("POST", "/v1/projects", r.token, map[string]string{"name": "HA", "slug": "ha"}), 201, &p)
+	decode(t, r.lb.Do("POST", "/v1/projects", r.token, map[string]string{"name": "HA", "slug": "ha"}), 201, &p)
 	s.project = p.Project.ID
 	for w := range 2 {
 		slug := fmt.Sprintf("skill-%d", w)
 		var sk struct{ Skill struct{ ID string } }
-		decode(t, r.lb.do("POST", "/v1/projects/"+s.project+"/skills", r.token, map[string]string{"name": "Skill " + slug, "slug": slug, "description": "ha"}), 201, &sk)
-		decode(t, r.lb.do("POST", "/v1/skills/"+sk.Skill.ID+"/versions", r.token, nil), 201, nil)
+		decode(t, r.lb.Do("POST", "/v1/projects/"+s.project+"/skills", r.token, map[string]string{"name": "Skill " + slug, "slug": slug, "description": "ha"}), 201, &sk)
+		decode(t, r.lb.Do("POST", "/v1/skills/"+sk.Skill.ID+"/versions", r.token, nil), 201, nil)
 		s.skills = append(s.skills, sk.Skill.ID)
 		s.slug = append(s.slug, slug)
 	}
 	var sk struct{ Skill struct{ ID string } }
 	s.pushSlug = "pushed"
-	decode(t, r.lb.do("POST", "/v1/projects/"+s.project+"/skills", r.token, map[string]string{"name": "Pushed", "slug": s.pushSlug, "description": "ha"}), 201, &sk)
-	decode(t, r.lb.do("POST", "/v1/skills/"+sk.Skill.ID+"/versions", r.token, nil), 201, nil)
+	decode(t, r.lb.Do("POST", "/v1/projects/"+s.project+"/skills", r.token, map[string]string{"name": "Pushed", "slug": s.pushSlug, "description": "ha"}), 201, &sk)
+	decode(t, r.lb.Do("POST", "/v1/skills/"+sk.Skill.ID+"/versions", r.token, nil), 201, nil)
 	s.push = sk.Skill.ID
 	var pr struct{ Prompt struct{ ID string } }
-	decode(t, r.lb.do("POST", "/v1/projects/"+s.project+"/prompts", r.token, map[string]string{"name": "Greeting"}), 201, &pr)
+	decode(t, r.lb.Do("POST", "/v1/projects/"+s.project+"/prompts", r.token, map[string]string{"name": "Greeting"}), 201, &pr)
 	s.prompt = pr.Prompt.ID
-	decode(t, r.lb.do("POST", "/v1/prompts/"+s.prompt+"/versions", r.token, map[string]string{"template": "t1 {{name}}"}), 201, nil)
+	decode(t, r.lb.Do("POST", "/v1/prompts/"+s.prompt+"/versions", r.token, map[string]string{"template": "t1 {{name}}"}), 201, nil)
 	r.templates.Store(1, "t1 {{name}}")
-	decode(t, r.lb.do("POST", "/v1/prompts/"+s.prompt+"/versions/1/publish", r.token, nil), 200, nil)
+	decode(t, r.lb.Do("POST", "/v1/prompts/"+s.prompt+"/versions/1/publish", r.token, nil), 200, nil)
 	r.liveAcked.Store(1)
 	// Every node answers with what another wrote, from the first request.
 	for _, n := range nodes {
 		var me struct{}
-		decode(t, r.lb.at(n, "GET", "/v1/auth/me", r.sess, nil), 200, &me)
-		decode(t, r.lb.at(n, "POST", "/v1/prompts/"+s.prompt+"/render", r.token, map[string]any{"variables": map[string]string{"name": "x"}}), 200, nil)
+		decode(t, r.lb.At(n, "GET", "/v1/auth/me", r.sess, nil), 200, &me)
+		decode(t, r.lb.At(n, "POST", "/v1/prompts/"+s.prompt+"/render", r.token, map[string]any{"variables": map[string]string{"name": "x"}}), 200, nil)
 	}
 	return s
 }
@@ -254,9 +254,9 @@ func (r *run) writer(stop <-chan struct{}, s *setupState, w int) {
 		}
 		path := fmt.Sprintf("notes/f%02d.txt", i%files)
 		content := fmt.Sprintf("writer %d write %d\n", w, i)
-		rep := r.lb.do("POST", "/v1/skills/"+skill+"/versions/1/files", r.token, map[string]string{"file_path": path, "content": content})
+		rep := r.lb.Do("POST", "/v1/skills/"+skill+"/versions/1/files", r.token, map[string]string{"file_path": path, "content": content})
 		r.count("upsert")
-		if rep.lost != nil || rep.status != 200 {
+		if rep.Lost != nil || rep.Status != 200 {
 			r.failed("upsert", rep)
 			continue
 		}
@@ -265,14 +265,14 @@ func (r *run) writer(stop <-chan struct{}, s *setupState, w int) {
 		ackedMu.Unlock()
 		// Read it back through the balancer (another node, as a rule):
 		// it must be this write, acknowledged before the read began.
-		back := r.lb.do("GET", "/v1/skills/"+skill+"/versions/1/files/"+path, r.token, nil)
+		back := r.lb.Do("GET", "/v1/skills/"+skill+"/versions/1/files/"+path, r.token, nil)
 		r.count("read")
-		if back.lost != nil || back.status != 200 {
+		if back.Lost != nil || back.Status != 200 {
 			r.failed("read", back)
 			continue
 		}
-		if string(back.body) != content {
-			r.note(&r.stale, "read %s from %s: %q, acknowledged %q", path, back.node, back.body, content)
+		if string(back.Body) != content {
+			r.note(&r.stale, "read %s from %s: %q, acknowledged %q", path, back.Node, back.Body, content)
 		}
 	}
 }
@@ -285,9 +285,9 @@ func (r *run) publisher(stop <-chan struct{}, s *setupState) {
 		case <-time.After(100 * time.Millisecond):
 		}
 		tmpl := fmt.Sprintf("t%d {{name}}", attempt)
-		rep := r.lb.do("POST", "/v1/prompts/"+s.prompt+"/versions", r.token, map[string]string{"template": tmpl})
+		rep := r.lb.Do("POST", "/v1/prompts/"+s.prompt+"/versions", r.token, map[string]string{"template": tmpl})
 		r.count("create version")
-		if rep.lost != nil || rep.status != 201 {
+		if rep.Lost != nil || rep.Status != 201 {
 			r.failed("create version", rep)
 			continue
 		}
@@ -296,15 +296,15 @@ func (r *run) publisher(stop <-chan struct{}, s *setupState) {
 				Number int `json:"version"`
 			} `json:"version"`
 		}
-		if err := json.Unmarshal(rep.body, &v); err != nil || v.Version.Number == 0 {
+		if err := json.Unmarshal(rep.Body, &v); err != nil || v.Version.Number == 0 {
 			r.note(&r.errs, "create version: no number in %s", rep)
 			continue
 		}
 		n := v.Version.Number
 		r.templates.Store(n, tmpl)
-		rep = r.lb.do("POST", fmt.Sprintf("/v1/prompts/%s/versions/%d/publish", s.prompt, n), r.token, nil)
+		rep = r.lb.Do("POST", fmt.Sprintf("/v1/prompts/%s/versions/%d/publish", s.prompt, n), r.token, nil)
 		r.count("publish")
-		if rep.lost != nil || rep.status != 200 {
+		if rep.Lost != nil || rep.Status != 200 {
 			r.failed("publish", rep)
 			continue
 		}
@@ -320,9 +320,9 @@ func (r *run) renderer(stop <-chan struct{}, s *setupState) {
 		default:
 		}
 		before := r.liveAcked.Load()
-		rep := r.lb.do("POST", "/v1/prompts/"+s.prompt+"/render", r.token, map[string]any{"variables": map[string]string{"name": "Ada"}})
+		rep := r.lb.Do("POST", "/v1/prompts/"+s.prompt+"/render", r.token, map[string]any{"variables": map[string]string{"name": "Ada"}})
 		r.count("render")
-		if rep.lost != nil || rep.status != 200 {
+		if rep.Lost != nil || rep.Status != 200 {
 			r.failed("render", rep)
 			continue
 		}
@@ -330,12 +330,12 @@ func (r *run) renderer(stop <-chan struct{}, s *setupState) {
 			Version  int
 			Rendered string
 		}
-		json.Unmarshal(rep.body, &out)
+		json.Unmarshal(rep.Body, &out)
 		if int64(out.Version) < before {
-			r.note(&r.stale, "render on %s: version %d %q, publish of %d acknowledged before", rep.node, out.Version, out.Rendered, before)
+			r.note(&r.stale, "render on %s: version %d %q, publish of %d acknowledged before", rep.Node, out.Version, out.Rendered, before)
 		}
 		if tmpl, ok := r.templates.Load(out.Version); ok && strings.Replace(tmpl.(string), "{{name}}", "Ada", 1) != out.Rendered {
-			r.note(&r.errs, "render on %s: version %d rendered %q from template %q", rep.node, out.Version, out.Rendered, tmpl)
+			r.note(&r.errs, "render on %s: version %d rendered %q from template %q", rep.Node, out.Version, out.Rendered, tmpl)
 		}
 	}
 }
@@ -348,11 +348,11 @@ func (r *run) sessionChecker(stop <-chan struct{}) {
 			return
 		case <-time.After(20 * time.Millisecond):
 		}
-		rep := r.lb.do("GET", "/v1/auth/me", r.sess, nil)
+		rep := r.lb.Do("GET", "/v1/auth/me", r.sess, nil)
 		r.count("session")
 		switch {
-		case rep.lost == nil && rep.status == 200:
-		case rep.lost == nil && rep.status == 401:
+		case rep.Lost == nil && rep.Status == 200:
+		case rep.Lost == nil && rep.Status == 401:
 			r.note(&r.sessGone, "session refused: %s", rep)
 		default:
 			r.failed("session", rep)
@@ -362,23 +362,23 @@ func (r *run) sessionChecker(stop <-chan struct{}) {
 
 // gitURL is the smart-HTTP address of a skill on node n, with the token.
 func (r *run) gitURL(n *node, slug string) string {
-	return strings.Replace(n.base(), "http://", "http://git:"+r.token+"@", 1) + "/git/ha/skills/" + slug + ".git"
+	return strings.Replace(n.URL(), "http://", "http://git:"+r.token+"@", 1) + "/git/ha/skills/" + slug + ".git"
 }
 
 // gitAt runs the stock git client against node n; a failure while n is
 // down (or going down) is a request lost with the node, not an error.
 func (r *run) gitAt(n *node, op, dir string, args ...string) (string, bool) {
-	cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=HA", "-c", "user.email=ha@example.com"}, args...)...)
+	cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.Name=HA", "-c", "user.email=ha@example.com"}, args...)...)
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
 	out, err := cmd.CombinedOutput()
 	r.count(op)
 	if err == nil {
 		return string(out), true
 	}
-	if !n.up.Load() || strings.Contains(string(out), "Failed to connect") || strings.Contains(string(out), "Empty reply") {
-		r.note(&r.lost, "%s on %s: %s", op, n.name, out)
+	if !n.Up.Load() || strings.Contains(string(out), "Failed to connect") || strings.Contains(string(out), "Empty reply") {
+		r.note(&r.lost, "%s on %s: %s", op, n.Name, out)
 	} else {
-		r.note(&r.errs, "%s on %s: %v %s", op, n.name, err, out)
+		r.note(&r.errs, "%s on %s: %v %s", op, n.Name, err, out)
 	}
 	return string(out), false
 }
@@ -386,7 +386,7 @@ func (r *run) gitAt(n *node, op, dir string, args ...string) (string, bool) {
 // nextUp returns the i-th node that is up, round robin.
 func nextUp(nodes []*node, i int) *node {
 	for k := range nodes {
-		if n := nodes[(i+k)%len(nodes)]; n.up.Load() {
+		if n := nodes[(i+k)%len(nodes)]; n.Up.Load() {
 			return n
 		}
 	}
@@ -424,7 +424,7 @@ func (r *run) fetcher(stop <-chan struct{}, s *setupState, nodes []*node, dir st
 			got, err := gitOut(dir, "show", "refs/heads/fetched:"+p)
 			var w, k int
 			if _, serr := fmt.Sscanf(got, "writer %d write %d", &w, &k); err != nil || serr != nil || k < seq {
-				r.note(&r.stale, "git fetch from %s: %s is %q, write %d was acknowledged before", n.name, p, got, seq)
+				r.note(&r.stale, "git fetch from %s: %s is %q, write %d was acknowledged before", n.Name, p, got, seq)
 			}
 		}
 	}
@@ -465,11 +465,11 @@ func (r *run) pusher(stop <-chan struct{}, s *setupState, nodes []*node, dir str
 			r.note(&r.errs, "write: %v", err)
 			return
 		}
-		if out, err := gitOut(dir, "-c", "user.name=HA", "-c", "user.email=ha@example.com", "add", path); err != nil {
+		if out, err := gitOut(dir, "-c", "user.Name=HA", "-c", "user.email=ha@example.com", "add", path); err != nil {
 			r.note(&r.errs, "git add: %v %s", err, out)
 			return
 		}
-		if out, err := gitOut(dir, "-c", "user.name=HA", "-c", "user.email=ha@example.com", "commit", "-q", "-m", path); err != nil {
+		if out, err := gitOut(dir, "-c", "user.Name=HA", "-c", "user.email=ha@example.com", "commit", "-q", "-m", path); err != nil {
 			r.note(&r.errs, "git commit: %v %s", err, out)
 			return
 		}
@@ -499,9 +499,9 @@ func (rd *readiness) poll(stop <-chan struct{}, lb *balancer, n *node) {
 			return
 		case <-time.After(50 * time.Millisecond):
 		}
-		rep := lb.at(n, "GET", "/readyz", "", nil)
+		rep := lb.At(n, "GET", "/readyz", "", nil)
 		rd.mu.Lock()
-		rd.seen = append(rd.seen, readyAt{time.Now(), rep.status})
+		rd.seen = append(rd.seen, readyAt{time.Now(), rep.Status})
 		rd.mu.Unlock()
 	}
 }
@@ -511,11 +511,11 @@ func (r *run) verify(nodes []*node, root string, s *setupState, redisKill time.T
 	// Every node comes back ready, and the session made before the
 	// failover works on each.
 	for _, n := range nodes {
-		redistest.WaitFor(t, 30*time.Second, n.name+" ready", func() bool {
-			return r.lb.at(n, "GET", "/readyz", "", nil).status == 200
+		redistest.WaitFor(t, 30*time.Second, n.Name+" ready", func() bool {
+			return r.lb.At(n, "GET", "/readyz", "", nil).Status == 200
 		})
-		if rep := r.lb.at(n, "GET", "/v1/auth/me", r.sess, nil); rep.status != 200 {
-			t.Errorf("the session made before the failover, on %s after it: %s", n.name, rep)
+		if rep := r.lb.At(n, "GET", "/v1/auth/me", r.sess, nil); rep.Status != 200 {
+			t.Errorf("the session made before the failover, on %s after it: %s", n.Name, rep)
 		}
 	}
 
@@ -530,7 +530,7 @@ func (r *run) verify(nodes []*node, root string, s *setupState, redisKill time.T
 		}
 	}
 	if !down || !upAfter {
-		t.Errorf("/readyz of %s: 503 while Redis had no primary %v, 200 after %v", nodes[0].name, down, upAfter)
+		t.Errorf("/readyz of %s: 503 while Redis had no primary %v, 200 after %v", nodes[0].Name, down, upAfter)
 	}
 
 	// Every acknowledged upsert is in git.
@@ -649,7 +649,7 @@ func (r *run) verify(nodes []*node, root string, s *setupState, redisKill time.T
 	}
 	if t.Failed() {
 		for _, n := range nodes {
-			t.Logf("%s log tail:\n%s", n.name, n.logs.tail(3000))
+			t.Logf("%s log tail:\n%s", n.Name, n.Logs().Tail(3000))
 		}
 	}
 }

@@ -2,6 +2,7 @@ package hatest
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -10,9 +11,11 @@ import (
 	"github.com/quire/quire/internal/testenv"
 )
 
-// TestCoherenceAcrossHosts: two servers on one data root that share no
-// change counter, as servers on two hosts of a network file system
-// share none (a mapped page is not coherent between NFS clients), learn
+// TestCoherenceAcrossHosts: two servers on one data root, each through a
+// path of its own (a symlink, as two hosts mount it where they will),
+// that share no change counter, as servers on two hosts of a network
+// file system share none (a mapped page is not coherent between NFS
+// clients), learn
 // of each other's writes through Redis pub/sub. Each round one server
 // publishes a prompt version and creates a project, and the other, which
 // has just read the old state (so it remembers it), must answer with the
@@ -22,9 +25,14 @@ func TestCoherenceAcrossHosts(t *testing.T) {
 	m := miniredis.RunT(t)
 	root := t.TempDir()
 	var envs []*testenv.Env
-	for range 2 {
+	for i := range 2 {
+		// Each host mounts the file system at a path of its own.
+		view := filepath.Join(t.TempDir(), fmt.Sprintf("host%d", i))
+		if err := os.Symlink(root, view); err != nil {
+			t.Fatal(err)
+		}
 		envs = append(envs, testenv.NewWith(t, testenv.Options{
-			Root: root, RedisURL: "redis://" + m.Addr(), Prefix: "hosts:",
+			Root: view, RedisURL: "redis://" + m.Addr(), Prefix: "hosts:",
 			HostCounter: filepath.Join(t.TempDir(), "refgen"),
 		}))
 	}

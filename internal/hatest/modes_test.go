@@ -42,44 +42,44 @@ func TestServeRedisModes(t *testing.T) {
 			for i := range 2 {
 				n := newNode(fmt.Sprintf("node%d", i), bin, append([]string{"--data", root, "--redis-prefix", "modes:"}, args...),
 					[]string{"QUIRE_ADMIN_EMAIL=" + adminEmail, "QUIRE_ADMIN_PASSWORD=" + adminPassword})
-				if err := n.start(); err != nil {
+				if err := n.Start(); err != nil {
 					t.Fatal(err)
 				}
-				t.Cleanup(n.kill)
+				t.Cleanup(n.Kill)
 				nodes = append(nodes, n)
 			}
 			mode := strings.Fields(name)[0]
-			if !strings.Contains(nodes[0].logs.String(), `"redis_mode":"`+mode+`"`) {
-				t.Fatalf("quire did not start in %s mode:\n%s", mode, nodes[0].logs.tail(2000))
+			if !strings.Contains(nodes[0].Logs().String(), `"redis_mode":"`+mode+`"`) {
+				t.Fatalf("quire did not start in %s mode:\n%s", mode, nodes[0].Logs().Tail(2000))
 			}
 			lb := newBalancer(nodes)
 			a, b := nodes[0], nodes[1]
 			var login struct{ Token string }
-			decode(t, lb.at(a, "POST", "/v1/auth/login", "", map[string]string{"email": adminEmail, "password": adminPassword}), 200, &login)
+			decode(t, lb.At(a, "POST", "/v1/auth/login", "", map[string]string{"email": adminEmail, "password": adminPassword}), 200, &login)
 			tok := login.Token
-			decode(t, lb.at(b, "GET", "/v1/auth/me", tok, nil), 200, nil)
+			decode(t, lb.At(b, "GET", "/v1/auth/me", tok, nil), 200, nil)
 			var p struct{ Project struct{ ID string } }
-			decode(t, lb.at(a, "POST", "/v1/projects", tok, map[string]string{"name": "Modes"}), 201, &p)
+			decode(t, lb.At(a, "POST", "/v1/projects", tok, map[string]string{"name": "Modes"}), 201, &p)
 			var pr struct{ Prompt struct{ ID string } }
-			decode(t, lb.at(b, "POST", "/v1/projects/"+p.Project.ID+"/prompts", tok, map[string]string{"name": "Hi"}), 201, &pr)
-			decode(t, lb.at(a, "POST", "/v1/prompts/"+pr.Prompt.ID+"/versions", tok, map[string]string{"template": "Hi {{name}}"}), 201, nil)
-			decode(t, lb.at(a, "POST", "/v1/prompts/"+pr.Prompt.ID+"/versions/1/publish", tok, nil), 200, nil)
+			decode(t, lb.At(b, "POST", "/v1/projects/"+p.Project.ID+"/prompts", tok, map[string]string{"name": "Hi"}), 201, &pr)
+			decode(t, lb.At(a, "POST", "/v1/prompts/"+pr.Prompt.ID+"/versions", tok, map[string]string{"template": "Hi {{name}}"}), 201, nil)
+			decode(t, lb.At(a, "POST", "/v1/prompts/"+pr.Prompt.ID+"/versions/1/publish", tok, nil), 200, nil)
 			var out struct{ Rendered string }
 			for _, n := range []*node{b, a, b} {
-				decode(t, lb.at(n, "POST", "/v1/prompts/"+pr.Prompt.ID+"/render", tok, map[string]any{"variables": map[string]string{"name": "Ada"}}), 200, &out)
+				decode(t, lb.At(n, "POST", "/v1/prompts/"+pr.Prompt.ID+"/render", tok, map[string]any{"variables": map[string]string{"name": "Ada"}}), 200, &out)
 				if out.Rendered != "Hi Ada" {
-					t.Fatalf("render on %s: %q", n.name, out.Rendered)
+					t.Fatalf("render on %s: %q", n.Name, out.Rendered)
 				}
 			}
-			if rep := lb.at(b, "DELETE", "/v1/auth/session", tok, nil); rep.status != 204 {
+			if rep := lb.At(b, "DELETE", "/v1/auth/session", tok, nil); rep.Status != 204 {
 				t.Fatalf("logout: %s", rep)
 			}
 			for _, n := range nodes {
-				if rep := lb.at(n, "GET", "/v1/auth/me", tok, nil); rep.status != 401 {
-					t.Fatalf("the session after logout, on %s: %s", n.name, rep)
+				if rep := lb.At(n, "GET", "/v1/auth/me", tok, nil); rep.Status != 401 {
+					t.Fatalf("the session after logout, on %s: %s", n.Name, rep)
 				}
-				if rep := lb.at(n, "GET", "/readyz", "", nil); rep.status != 200 {
-					t.Fatalf("/readyz on %s: %s", n.name, rep)
+				if rep := lb.At(n, "GET", "/readyz", "", nil); rep.Status != 200 {
+					t.Fatalf("/readyz on %s: %s", n.Name, rep)
 				}
 			}
 		})

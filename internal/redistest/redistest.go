@@ -17,14 +17,25 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
+// TB is what redistest needs of a test: testing.TB has it, and so does
+// cmd/quire-bench's stand-in, which starts Redis outside go test.
+type TB interface {
+	Helper()
+	Cleanup(func())
+	Errorf(format string, args ...any)
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+	Skip(args ...any)
+	TempDir() string
+}
+
 // Binary returns the redis-server binary, or skips t without one.
-func Binary(t testing.TB) string {
+func Binary(t TB) string {
 	t.Helper()
 	p, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -39,7 +50,7 @@ type Server struct {
 	Port int
 	Dir  string
 
-	t    testing.TB
+	t    TB
 	cmd  *exec.Cmd
 	args []string
 	done chan struct{}
@@ -49,12 +60,12 @@ type Server struct {
 
 // StartServer starts a data server with args added to its command line
 // (e.g. "--replicaof", "127.0.0.1 6380").
-func StartServer(t testing.TB, args ...string) *Server {
+func StartServer(t TB, args ...string) *Server {
 	t.Helper()
 	return start(t, false, args)
 }
 
-func start(t testing.TB, sentinel bool, extra []string) *Server {
+func start(t TB, sentinel bool, extra []string) *Server {
 	t.Helper()
 	bin := Binary(t)
 	var last error
@@ -158,7 +169,7 @@ func (s *Server) Client() *redis.Client {
 	return s.client
 }
 
-func freePort(t testing.TB) int {
+func freePort(t TB) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -190,7 +201,7 @@ func (r *Replicated) SentinelAddrs() []string {
 // primary down after downAfter without an answer. It returns once the
 // replicas are in sync and every Sentinel knows the replicas and the
 // other Sentinels, so a kill of the primary can fail over at once.
-func StartSentinel(t testing.TB, master string, replicas, sentinels int, downAfter time.Duration) *Replicated {
+func StartSentinel(t TB, master string, replicas, sentinels int, downAfter time.Duration) *Replicated {
 	t.Helper()
 	r := &Replicated{Master: master, Primary: StartServer(t)}
 	for range replicas {
@@ -227,7 +238,7 @@ func StartSentinel(t testing.TB, master string, replicas, sentinels int, downAft
 }
 
 // PrimaryAddr is the primary's address as the Sentinels name it now.
-func (r *Replicated) PrimaryAddr(t testing.TB) string {
+func (r *Replicated) PrimaryAddr(t TB) string {
 	t.Helper()
 	for _, s := range r.Sentinels {
 		a, err := s.Client().Do(context.Background(), "SENTINEL", "GET-MASTER-ADDR-BY-NAME", r.Master).StringSlice()
@@ -271,7 +282,7 @@ func (c *Cluster) Addrs() []string {
 // StartCluster starts n cluster-enabled servers, gives each a share of
 // the 16,384 slots, introduces them and waits for every node to report
 // the cluster ok (what redis-cli --cluster create does, without it).
-func StartCluster(t testing.TB, n int) *Cluster {
+func StartCluster(t TB, n int) *Cluster {
 	t.Helper()
 	c := &Cluster{}
 	for range n {
@@ -307,7 +318,7 @@ func StartCluster(t testing.TB, n int) *Cluster {
 }
 
 // WaitFor polls cond until it holds, failing t after within.
-func WaitFor(t testing.TB, within time.Duration, what string, cond func() bool) {
+func WaitFor(t TB, within time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for !cond() {

@@ -90,6 +90,18 @@ func CheckContract(req *http.Request, res *Response) error {
 	if route.Operation.Responses.Status(res.Status) == nil && route.Operation.Responses.Default() == nil {
 		return fmt.Errorf("%s %s answered %d, a status the document does not list for %s %s\n%.300s", req.Method, req.URL.Path, res.Status, route.Method, route.Path, res.Body)
 	}
+	// The body is of a media type the document lists for the status,
+	// or absent when it lists none: a generated client decodes by what
+	// the document says (kin-openapi skips a body it has no schema for).
+	if content := route.Operation.Responses.Status(res.Status).Value.Content; res.Status != http.StatusNotModified {
+		ct := res.Header.Get("Content-Type")
+		switch {
+		case len(content) == 0 && len(res.Body) > 0:
+			return fmt.Errorf("%s %s answered %d with a body (%s), where the document lists none\n%.300s", req.Method, req.URL.Path, res.Status, ct, res.Body)
+		case len(content) > 0 && content.Get(ct) == nil:
+			return fmt.Errorf("%s %s answered %d as %q, a media type the document does not list (%v)\n%.300s", req.Method, req.URL.Path, res.Status, ct, mediaTypes(content), res.Body)
+		}
+	}
 	mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type"))
 	in := &openapi3filter.ResponseValidationInput{
 		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route},
@@ -120,4 +132,12 @@ func checkAPIError(res *Response) error {
 		return fmt.Errorf("%d answer is not an APIError (error, code, request_id): %.300s", res.Status, res.Body)
 	}
 	return nil
+}
+
+func mediaTypes(c openapi3.Content) []string {
+	out := make([]string, 0, len(c))
+	for k := range c {
+		out = append(out, k)
+	}
+	return out
 }

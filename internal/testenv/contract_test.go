@@ -29,6 +29,9 @@ func TestCheckContract(t *testing.T) {
 		{"an unknown route's error", "GET", "/v1/nothing", 404, "application/json", apiError, true},
 		{"an unknown route's HTML", "GET", "/v1/nothing/", 301, "text/html", "<a>moved</a>", false},
 		{"an undocumented status", "GET", "/v1/projects", 304, "", "", false},
+		{"no body where one is documented", "GET", "/v1/projects/p", 200, "", "", false},
+		{"another media type", "GET", "/v1/projects/p", 200, "text/plain", "project", false},
+		{"a body where none is documented", "DELETE", "/v1/projects/p", 204, "application/json", `{}`, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
