@@ -214,8 +214,8 @@ type ReviewStore interface {
 	// allows it, and merges its open review, under one lock.
 	PublishReviewed(ctx context.Context, by Actor, a *Asset, n int, check func(ReadFunc) error, gate ReviewGate) (*Version, error)
 	// CloseDraftReview closes the open review of draft n, if any, once
-	// the draft is gone.
-	CloseDraftReview(ctx context.Context, by Actor, a *Asset, n int) error
+	// the draft is gone, and returns the reviews it closed.
+	CloseDraftReview(ctx context.Context, by Actor, a *Asset, n int) ([]*Review, error)
 }
 
 // Label is a named pointer to a published version besides live.

@@ -172,10 +172,37 @@ func (a *App) LabelHistory(ctx context.Context, p *quire.Principal, kind quire.K
 	return moves, nil
 }
 
-// labelVersion is the version label name of as points at. Labels are read
-// from git on every render (one ref and a small tree): a move is seen by
-// every node at once, and the content of the version, immutable, is
-// cached by commit like any version's.
+// labelPrompts is a prompt store that reads by label: the prompt cache,
+// whose label tier is checked against the label log's commit as the live
+// tier is against the live commit (cache/labels.go), or the git store.
+type labelPrompts interface {
+	LabelPrompt(ctx context.Context, a *quire.Asset, name string) (*quire.PromptVersion, error)
+}
+
+// labelPrompt is the version label name of as names, with its content.
+// A move is seen by the next read on every node: the cache checks each
+// entry against the label log's commit on the shared data root.
+func (a *App) labelPrompt(ctx context.Context, as *quire.Asset, name string) (*quire.Version, *quire.PromptContent, error) {
+	if err := valid.LabelName(name); err != nil {
+		return nil, nil, err
+	}
+	if _, err := a.labelStore(); err != nil {
+		return nil, nil, err
+	}
+	lp, ok := a.prompts.(labelPrompts)
+	if !ok {
+		return nil, nil, quire.Errorf(quire.EUNAVAILABLE, "labels are not kept by this server")
+	}
+	pv, err := lp.LabelPrompt(ctx, as, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pv.Version, pv.Content, nil
+}
+
+// labelVersion is the version label name of as points at, read from the
+// label record (an archive by label; renders by label go through
+// labelPrompt and the cache).
 func (a *App) labelVersion(ctx context.Context, as *quire.Asset, name string) (int, error) {
 	if err := valid.LabelName(name); err != nil {
 		return 0, err

@@ -81,24 +81,20 @@ func (a *App) render(ctx context.Context, as *quire.Asset, in Input[RenderReques
 	if req.Label == "live" {
 		req.Label = ""
 	}
-	if req.Label != "" {
-		if req.Version != nil {
-			return Rendered{}, quire.Errorf(quire.EINVALID, "give version or label, not both")
-		}
-		n, err := a.labelVersion(ctx, as, req.Label)
-		if err != nil {
-			return Rendered{}, err
-		}
-		req.Version = &n
+	if req.Label != "" && req.Version != nil {
+		return Rendered{}, quire.Errorf(quire.EINVALID, "give version or label, not both")
 	}
-	if req.Version != nil {
+	switch {
+	case req.Label != "":
+		v, content, err = a.labelPrompt(ctx, as, req.Label)
+	case req.Version != nil:
 		if *req.Version <= 0 {
 			return Rendered{}, quire.Errorf(quire.EINVALID, "version must be a positive integer")
 		}
 		if v, err = a.versions.Version(ctx, as, *req.Version); err == nil {
 			content, err = a.prompts.PromptContent(ctx, as, v.Commit)
 		}
-	} else {
+	default:
 		var pv *quire.PromptVersion
 		if pv, err = a.prompts.LivePrompt(ctx, as); err == nil {
 			v, content = pv.Version, pv.Content

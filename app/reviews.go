@@ -89,9 +89,6 @@ const (
 // it records the review event (webhooks, SSE; events.go). Its error is
 // the caller's, as for every emit: the change is then not acknowledged.
 func (a *App) reviewDone(ctx context.Context, p *quire.Principal, as *quire.Asset, ev ReviewEvent, rv *quire.Review) error {
-	if rv == nil || rv.Number == 0 {
-		return nil // draftGone cannot tell which review, or whether one, it closed
-	}
 	e := a.assetEvent(quire.EventType(ev), p.Actor(), as, rv.Version, "")
 	e.Review = rv.Number
 	e.Data["state"] = rv.State

@@ -87,17 +87,20 @@ func (a *App) DeleteVersion(ctx context.Context, p *quire.Principal, kind quire.
 }
 
 // draftGone records the close of the open review of draft n, now deleted
-// or archived. The draft is gone either way, so the review reads as closed
-// even when this record fails: that failure is not the caller's. The
-// review.closed event's is, as every event's.
+// or archived, and its review.closed event (reviewDone). The draft is gone
+// either way, so the review reads as closed even when the record fails:
+// that failure is not the caller's. The event's is, as every event's.
 func (a *App) draftGone(ctx context.Context, p *quire.Principal, as *quire.Asset, n int) error {
 	if a.reviews == nil {
 		return nil
 	}
-	if err := a.reviews.CloseDraftReview(ctx, p.Actor(), as, n); err != nil {
-		return nil
+	closed, _ := a.reviews.CloseDraftReview(ctx, p.Actor(), as, n)
+	for _, rv := range closed {
+		if err := a.reviewDone(ctx, p, as, ReviewClosedEvent, rv); err != nil {
+			return err
+		}
 	}
-	return a.reviewDone(ctx, p, as, ReviewClosedEvent, &quire.Review{Version: n, State: quire.ReviewClosed})
+	return nil
 }
 
 // PublishVersion publishes draft n and makes it live, once it passes its

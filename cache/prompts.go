@@ -32,6 +32,9 @@ import (
 // entry and publishes the prompt id, and every process drops its
 // in-process entry on the message.
 //
+// Reads by label have a tier of their own, checked against the label
+// log's commit the same way (labels.go).
+//
 // When Redis fails, reads go to the in-process tier and git, and Redis is
 // left alone for RetryAfter before it is tried again.
 type Prompts struct {
@@ -43,8 +46,9 @@ type Prompts struct {
 	flight singleflight.Group
 
 	mu       sync.RWMutex
-	live     map[string]*quire.PromptVersion // asset id -> live read
-	contents map[string]*quire.PromptContent // commit -> content
+	live     map[string]*quire.PromptVersion   // asset id -> live read
+	labels   map[string]map[string]*labelEntry // asset id -> label -> read by label (labels.go)
+	contents map[string]*quire.PromptContent   // commit -> content
 
 	downUntil atomic.Int64 // unix nanos before which Redis is not tried
 	stats     promptCounters
@@ -98,12 +102,16 @@ type PromptStats struct {
 	Loads         uint64 // live reads loaded from git
 	ContentHits   uint64 // content-by-commit reads answered in process
 	ContentMisses uint64
+	LabelHits     uint64 // reads by label answered in process
+	LabelMisses   uint64
+	LabelLoads    uint64 // reads by label loaded from git
 	Invalidations uint64 // invalidations received (local and pub/sub)
 }
 
 type promptCounters struct {
 	localHits, localMisses, redisHits, redisMisses, redisErrors, loads atomic.Uint64
 	contentHits, contentMisses, invalidations                          atomic.Uint64
+	labelHits, labelMisses, labelLoads                                 atomic.Uint64
 }
 
 // allPrompts is the pub/sub message that drops every entry.
@@ -116,6 +124,7 @@ func NewPrompts(r *Redis, next quire.PromptStore, opts PromptOptions) *Prompts {
 	p := &Prompts{
 		next: next, r: r, rdb: r.client, key: r.key, opts: opts,
 		live:     map[string]*quire.PromptVersion{},
+		labels:   map[string]map[string]*labelEntry{},
 		contents: map[string]*quire.PromptContent{},
 		done:     make(chan struct{}),
 	}
@@ -164,16 +173,18 @@ func (p *Prompts) Stats() PromptStats {
 		RedisHits: c.redisHits.Load(), RedisMisses: c.redisMisses.Load(),
 		RedisErrors: c.redisErrors.Load(), Loads: c.loads.Load(),
 		ContentHits: c.contentHits.Load(), ContentMisses: c.contentMisses.Load(),
+		LabelHits: c.labelHits.Load(), LabelMisses: c.labelMisses.Load(), LabelLoads: c.labelLoads.Load(),
 		Invalidations: c.invalidations.Load(),
 	}
 }
 
 // CacheStats reports hits and misses by tier for /metrics: "memory" (the
-// in-process tier, live reads and content by commit) and "redis".
+// in-process tier, live reads, reads by label and content by commit) and
+// "redis".
 func (p *Prompts) CacheStats() []quire.CacheTierStats {
 	st := p.Stats()
 	return []quire.CacheTierStats{
-		{Tier: "memory", Hits: st.LocalHits + st.ContentHits, Misses: st.LocalMisses + st.ContentMisses},
+		{Tier: "memory", Hits: st.LocalHits + st.LabelHits + st.ContentHits, Misses: st.LocalMisses + st.LabelMisses + st.ContentMisses},
 		{Tier: "redis", Hits: st.RedisHits, Misses: st.RedisMisses + st.RedisErrors},
 	}
 }
@@ -344,8 +355,10 @@ func (p *Prompts) dropLocal(id string) {
 	p.mu.Lock()
 	if id == allPrompts {
 		clear(p.live)
+		clear(p.labels)
 	} else {
 		delete(p.live, id)
+		delete(p.labels, id)
 	}
 	p.mu.Unlock()
 }
@@ -382,7 +395,7 @@ func (p *Prompts) invalidate(ctx context.Context, id string) error {
 	defer cancel()
 	_, err := p.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
 		if id != allPrompts {
-			pipe.Del(ctx, p.liveKey(id))
+			pipe.Del(ctx, p.liveKey(id), p.labelsKey(id))
 		}
 		pipe.Publish(ctx, p.channel(), id)
 		return nil

@@ -101,7 +101,10 @@ func (s *Store) commitEdits(w *write, by quire.Actor, v *vstate, edits []odb.Tre
 	if err != nil {
 		return nil, err
 	}
-	v.commit = c
+	if c != v.commit {
+		v.commit = c
+		s.moveReviewHead(w, by, v)
+	}
 	log, _, err := r.readLog()
 	if err != nil {
 		return nil, err

@@ -282,3 +282,63 @@ func pageEntries(all []entry, opts quire.ListOptions) ([]entry, string, error) {
 	}
 	return all[start:end], next, nil
 }
+
+// reviewRank puts review and label entries of the same second between the
+// version commits and the versions log.
+const reviewRank = 1 << 39
+
+// reviewHistory lists the commits of a's reviews and of its label log as
+// history entries: each is an event by the acting user.
+func (r *repo) reviewHistory() ([]entry, error) {
+	_, tips, err := r.reviewNumbers()
+	if err != nil {
+		return nil, err
+	}
+	chains := map[plumbing.ReferenceName]plumbing.Hash{}
+	for n, tip := range tips {
+		chains[ReviewRef(n)] = tip
+	}
+	if tip, err := r.ref(labelLogRef); err != nil {
+		return nil, err
+	} else if !tip.IsZero() {
+		chains[labelLogRef] = tip
+	}
+	var out []entry
+	for ref, tip := range chains {
+		var chain []entry
+		for h := tip; !h.IsZero(); {
+			c, err := r.Commit(h)
+			if err != nil {
+				return nil, err
+			}
+			msg := historyMessage(c.Message)
+			chain = append(chain, entry{Commit: quire.Commit{
+				ID: h.String(), Author: c.Author.Name, Email: c.Author.Email,
+				Message: msg, Time: c.Author.When.UTC(), Ref: ref.String(),
+			}})
+			h = plumbing.ZeroHash
+			if len(c.ParentHashes) > 0 {
+				h = c.ParentHashes[0]
+			}
+		}
+		for i := range chain {
+			chain[i].rank = reviewRank + int64(len(chain)-i)
+		}
+		out = append(out, chain...)
+	}
+	return out, nil
+}
+
+// historyMessage is a review or label commit's message as history shows
+// it: the subject, and an override's reason, without the trailers that
+// name the review and its head.
+func historyMessage(m string) string {
+	lines := strings.Split(strings.TrimRight(m, "\n"), "\n")
+	out := lines[0]
+	for _, l := range lines[1:] {
+		if strings.HasPrefix(l, "Override: ") {
+			out += "\n\n" + l
+		}
+	}
+	return out
+}

@@ -262,4 +262,62 @@ func (s *Store) LabelHistory(ctx context.Context, a *quire.Asset, name string) (
 	return out, nil
 }
 
+// LabelsCommit returns the tip of a's label log ("" before any label): one
+// ref read, which the prompt cache checks every read by label against,
+// as it checks live reads against LiveCommit. Any label move changes it.
+func (s *Store) LabelsCommit(ctx context.Context, a *quire.Asset) (string, error) {
+	r, err := s.assetRepo(a)
+	if err != nil {
+		return "", err
+	}
+	h, err := r.recentRef(labelLogRef)
+	if err != nil || h.IsZero() {
+		return "", err
+	}
+	return h.String(), nil
+}
+
+// LabelPromptAt reads the version label name names in the label log at
+// commit at (LabelsCommit), with its content; a label not recorded there
+// is ENOTFOUND.
+func (s *Store) LabelPromptAt(ctx context.Context, a *quire.Asset, name, at string) (_ *quire.PromptVersion, err error) {
+	defer s.observe(ctx, quire.GitOpRead, "LabelPrompt")(&err)
+	r, err := s.assetRepo(a)
+	if err != nil {
+		return nil, err
+	}
+	l := &quire.Label{}
+	found := false
+	if h, ok := odb.ParseHash(at); ok {
+		c, err := r.Commit(h)
+		if err != nil {
+			return nil, err
+		}
+		if found, err = r.readJSON(c.TreeHash, labelPath(name), l); err != nil {
+			return nil, err
+		}
+	}
+	if !found {
+		return nil, quire.Errorf(quire.ENOTFOUND, "label %s not found", name)
+	}
+	v, err := s.versionRecord(r, a, l.Version)
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.PromptContent(ctx, a, v.Commit)
+	if err != nil {
+		return nil, err
+	}
+	return &quire.PromptVersion{Version: v, Content: c}, nil
+}
+
+// LabelPrompt is LabelPromptAt at the label log's tip.
+func (s *Store) LabelPrompt(ctx context.Context, a *quire.Asset, name string) (*quire.PromptVersion, error) {
+	at, err := s.LabelsCommit(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	return s.LabelPromptAt(ctx, a, name, at)
+}
+
 var _ quire.LabelStore = (*Store)(nil)

@@ -216,7 +216,8 @@ var ErrRefChanged = errors.New("ref changed concurrently")
 
 // Move records the push of draft n from old to new on the versions log as
 // by's, then moves the draft's ref from old to new (compare-and-swap),
-// taking the record back when the ref does not move.
+// taking the record back when the ref does not move; once it moved, the
+// draft's open review records the head move, as for an API write.
 func (p *GitPush) Move(by quire.Actor, n int, old, new plumbing.Hash) error {
 	undo, err := p.g.recordPush(p.r, by, p.objs, n, old, new)
 	if err != nil {
@@ -228,6 +229,9 @@ func (p *GitPush) Move(by quire.Actor, n int, old, new plumbing.Hash) error {
 	}
 	if errors.Is(err, storage.ErrReferenceHasChanged) {
 		return ErrRefChanged
+	}
+	if err == nil {
+		p.g.s.moveReviewHead(&p.w, by, &vstate{n: n, state: quire.StateDraft, commit: new})
 	}
 	return err
 }

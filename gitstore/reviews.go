@@ -1,7 +1,6 @@
 package gitstore
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/format/diff"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/quire/quire"
 	"github.com/quire/quire/gitstore/odb"
@@ -265,74 +263,6 @@ func (r *repo) draftAuthors(rv *quire.Review) ([]string, error) {
 	return out, nil
 }
 
-// lineReader reads lines of files at commits, each file once.
-type lineReader struct {
-	r     *repo
-	files map[string][]string // commit + path -> lines; nil for none
-}
-
-// line returns line n (from 1) of path at commit, nil when the file or
-// the line does not exist.
-func (l *lineReader) line(commit, path string, n int) (*string, error) {
-	key := commit + "\x00" + path
-	lines, ok := l.files[key]
-	if !ok {
-		b, found, err := l.r.readAt(commit, path)
-		if err != nil {
-			return nil, err
-		}
-		if found {
-			lines = splitLines(b)
-		}
-		l.files[key] = lines
-	}
-	if n < 1 || n > len(lines) {
-		return nil, nil
-	}
-	return &lines[n-1], nil
-}
-
-// splitLines splits b into lines, without their ends; a final line with
-// no newline counts, an empty file has none.
-func splitLines(b []byte) []string {
-	s := string(b)
-	if s == "" {
-		return nil
-	}
-	s = strings.TrimSuffix(s, "\n")
-	return strings.Split(s, "\n")
-}
-
-// readAt reads path at commit ("" or an unknown commit: not found).
-func (r *repo) readAt(commit, path string) ([]byte, bool, error) {
-	h, ok := odb.ParseHash(commit)
-	if !ok {
-		return nil, false, nil
-	}
-	c, err := r.Commit(h)
-	if errors.Is(err, plumbing.ErrObjectNotFound) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	e, ok, err := r.Lookup(c.TreeHash, path)
-	if err != nil || !ok || !e.Mode.IsFile() {
-		return nil, false, err
-	}
-	b, err := r.ReadBlob(e.Hash)
-	return b, err == nil, err
-}
-
-// ReadAt reads path at commit of a's repository.
-func (s *Store) ReadAt(ctx context.Context, a *quire.Asset, commit, path string) ([]byte, bool, error) {
-	r, err := s.assetRepo(a)
-	if err != nil {
-		return nil, false, err
-	}
-	return r.readAt(commit, path)
-}
-
 // reviewBase is the base of draft v: the version it was opened from (by
 // the versions log) and that version's commit, or none.
 func (r *repo) reviewBase(n int) (quire.ReviewBase, error) {
@@ -427,6 +357,7 @@ func (s *Store) OpenReview(ctx context.Context, by quire.Actor, a *quire.Asset, 
 	if err != nil {
 		return nil, err
 	}
+	_ = w.indexReview(rv.Version, tip) // as in UpdateReview
 	return w.r.thread(tip, vs)
 }
 
@@ -508,7 +439,11 @@ func (s *Store) UpdateReview(ctx context.Context, by quire.Actor, a *quire.Asset
 	if err != nil {
 		return nil, err
 	}
+	recorded := rv.Head.Commit
 	if err := w.r.settle(rv, versionStates{}); err != nil {
+		return nil, err
+	}
+	if tip, err = s.catchUpHead(&w, tip, rv, recorded); err != nil {
 		return nil, err
 	}
 	tx := &quire.ReviewTx{Review: rv, Comment: func(id string) (*quire.Comment, error) {
@@ -522,12 +457,12 @@ func (s *Store) UpdateReview(ctx context.Context, by quire.Actor, a *quire.Asset
 		}
 		return c, nil
 	}}
-	reopens := rv.State != quire.ReviewOpen
-	err = s.commitReview(&w, by, ref, tip, tx, func(tx *quire.ReviewTx) error {
+	wasOpen := rv.State == quire.ReviewOpen
+	tip, err = s.commitReview(&w, by, ref, tip, tx, func(tx *quire.ReviewTx) error {
 		if err := change(tx); err != nil {
 			return err
 		}
-		if reopens && tx.Review.State == quire.ReviewOpen {
+		if !wasOpen && tx.Review.State == quire.ReviewOpen {
 			// Reopened: only while the version is still a draft.
 			if err := w.r.settle(tx.Review, versionStates{}); err != nil {
 				return err
@@ -540,6 +475,18 @@ func (s *Store) UpdateReview(ctx context.Context, by quire.Actor, a *quire.Asset
 	})
 	if err != nil {
 		return nil, err
+	}
+	// The open-review index (reviewhead.go) follows; the event is
+	// recorded either way, and a missing index only delays head records.
+	switch open := rv.State == quire.ReviewOpen; {
+	case open && !wasOpen:
+		_ = w.indexReview(rv.Version, tip)
+	case open:
+		if h, err := w.r.ref(openReviewRef(rv.Version)); err == nil && h.IsZero() {
+			_ = w.indexReview(rv.Version, tip)
+		}
+	case wasOpen:
+		_ = w.unindexReview(rv.Version)
 	}
 	return rv, nil
 }
@@ -561,9 +508,9 @@ func validID(id string) bool {
 }
 
 // commitReview runs change on tx and commits review.json and what it
-// lists onto ref at tip.
-func (s *Store) commitReview(w *write, by quire.Actor, ref plumbing.ReferenceName, tip plumbing.Hash, tx *quire.ReviewTx, change func(tx *quire.ReviewTx) error) error {
-	_, err := w.editRef(by, ref, tip, reviewConflict, func(tree plumbing.Hash) (plumbing.Hash, string, error) {
+// lists onto ref at tip; it returns the new tip.
+func (s *Store) commitReview(w *write, by quire.Actor, ref plumbing.ReferenceName, tip plumbing.Hash, tx *quire.ReviewTx, change func(tx *quire.ReviewTx) error) (plumbing.Hash, error) {
+	return w.editRef(by, ref, tip, reviewConflict, func(tree plumbing.Hash) (plumbing.Hash, string, error) {
 		if err := change(tx); err != nil {
 			return plumbing.ZeroHash, "", err
 		}
@@ -597,7 +544,6 @@ func (s *Store) commitReview(w *write, by quire.Actor, ref plumbing.ReferenceNam
 		newTree, err := w.r.EditTree(tree, edits)
 		return newTree, fmt.Sprintf("%s\n\nReview: %d\nHead: %s", tx.Message, rv.Number, rv.Head.Commit), err
 	})
-	return err
 }
 
 // PublishReviewed publishes draft n once gate allows it with the draft's
@@ -639,7 +585,7 @@ func (s *Store) PublishReviewed(ctx context.Context, by quire.Actor, a *quire.As
 		// The version is published and acknowledged by its refs; should
 		// recording the merge fail, the review reads as merged without it
 		// (settle), so its error does not fail the publish.
-		_ = s.commitReview(&w, by, ReviewRef(rt.Review.Number), tip, &quire.ReviewTx{Review: rt.Review}, func(tx *quire.ReviewTx) error {
+		_, _ = s.commitReview(&w, by, ReviewRef(rt.Review.Number), tip, &quire.ReviewTx{Review: rt.Review}, func(tx *quire.ReviewTx) error {
 			rv := tx.Review
 			rv.State, rv.MergedBy, rv.MergedAt, rv.Head.Commit = quire.ReviewMerged, &user, &now, v.commit.String()
 			tx.Message = fmt.Sprintf("Merge review %d: publish version %d", rv.Number, n)
@@ -651,172 +597,54 @@ func (s *Store) PublishReviewed(ctx context.Context, by quire.Actor, a *quire.As
 			}
 			return nil
 		})
+		_ = w.unindexReview(n)
 	}
 	return s.versionRecord(w.r, a, n)
 }
 
 // CloseDraftReview records the close of draft n's open review once the
-// draft is gone (deleted or archived).
-func (s *Store) CloseDraftReview(ctx context.Context, by quire.Actor, a *quire.Asset, n int) (err error) {
+// draft is gone (deleted or archived), and returns the reviews it closed.
+func (s *Store) CloseDraftReview(ctx context.Context, by quire.Actor, a *quire.Asset, n int) (_ []*quire.Review, err error) {
 	defer s.observe(ctx, quire.GitOpCommit, "CloseDraftReview")(&err)
 	w, err := s.begin(a)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer w.done()
 	w.hooks = false
 	nums, tips, err := w.r.reviewNumbers()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	vs := versionStates{}
+	var closed []*quire.Review
 	for _, num := range nums {
 		rv, _, err := w.r.readReview(tips[num])
 		if err != nil {
-			return err
+			return closed, err
 		}
 		if rv.Version != n || rv.State != quire.ReviewOpen {
 			continue
 		}
 		if err := w.r.settle(rv, vs); err != nil {
-			return err
+			return closed, err
 		}
 		if rv.State != quire.ReviewClosed {
 			continue // still a draft, or published
 		}
 		now := s.opts.Now().UTC()
 		user := quire.ReviewUserOf(by)
-		err = s.commitReview(&w, by, ReviewRef(num), tips[num], &quire.ReviewTx{Review: rv}, func(tx *quire.ReviewTx) error {
+		_, err = s.commitReview(&w, by, ReviewRef(num), tips[num], &quire.ReviewTx{Review: rv}, func(tx *quire.ReviewTx) error {
 			tx.Review.ClosedBy, tx.Review.ClosedAt = &user, &now
 			tx.Message = fmt.Sprintf("Close review %d: draft %d is gone", num, n)
 			return nil
 		})
 		if err != nil {
-			return err
+			return closed, err
 		}
+		closed = append(closed, rv)
 	}
-	return nil
-}
-
-// ReviewFiles lists the files that differ from base to head.
-func (s *Store) ReviewFiles(ctx context.Context, a *quire.Asset, base, head string) (_ []quire.ReviewFile, err error) {
-	defer s.observe(ctx, quire.GitOpRead, "ReviewFiles")(&err)
-	r, err := s.assetRepo(a)
-	if err != nil {
-		return nil, err
-	}
-	tree := func(commit string) (*object.Tree, error) {
-		h, ok := odb.ParseHash(commit)
-		if !ok {
-			return nil, nil
-		}
-		c, err := r.Commit(h)
-		if err != nil {
-			return nil, err
-		}
-		return r.Tree(c.TreeHash)
-	}
-	ft, err := tree(base)
-	if err != nil {
-		return nil, err
-	}
-	tt, err := tree(head)
-	if err != nil {
-		return nil, err
-	}
-	fps, err := filePatches(ctx, ft, tt)
-	if err != nil {
-		return nil, err
-	}
-	out := []quire.ReviewFile{}
-	for _, fp := range fps {
-		rf := quire.ReviewFile{}
-		rf.Status, rf.Path = patchFile(fp)
-		for _, ch := range fp.Chunks() {
-			n := countLines(ch.Content())
-			switch ch.Type() {
-			case diff.Add:
-				rf.Additions += n
-			case diff.Delete:
-				rf.Deletions += n
-			}
-		}
-		out = append(out, rf)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
-	return out, nil
-}
-
-// countLines counts the lines of a diff chunk's content.
-func countLines(s string) int {
-	if s == "" {
-		return 0
-	}
-	n := bytes.Count([]byte(s), []byte("\n"))
-	if !strings.HasSuffix(s, "\n") {
-		n++
-	}
-	return n
+	return closed, w.unindexReview(n)
 }
 
 var _ quire.ReviewStore = (*Store)(nil)
-
-// reviewRank puts review and label entries of the same second between the
-// version commits and the versions log.
-const reviewRank = 1 << 39
-
-// reviewHistory lists the commits of a's reviews and of its label log as
-// history entries: each is an event by the acting user.
-func (r *repo) reviewHistory() ([]entry, error) {
-	_, tips, err := r.reviewNumbers()
-	if err != nil {
-		return nil, err
-	}
-	chains := map[plumbing.ReferenceName]plumbing.Hash{}
-	for n, tip := range tips {
-		chains[ReviewRef(n)] = tip
-	}
-	if tip, err := r.ref(labelLogRef); err != nil {
-		return nil, err
-	} else if !tip.IsZero() {
-		chains[labelLogRef] = tip
-	}
-	var out []entry
-	for ref, tip := range chains {
-		var chain []entry
-		for h := tip; !h.IsZero(); {
-			c, err := r.Commit(h)
-			if err != nil {
-				return nil, err
-			}
-			msg := historyMessage(c.Message)
-			chain = append(chain, entry{Commit: quire.Commit{
-				ID: h.String(), Author: c.Author.Name, Email: c.Author.Email,
-				Message: msg, Time: c.Author.When.UTC(), Ref: ref.String(),
-			}})
-			h = plumbing.ZeroHash
-			if len(c.ParentHashes) > 0 {
-				h = c.ParentHashes[0]
-			}
-		}
-		for i := range chain {
-			chain[i].rank = reviewRank + int64(len(chain)-i)
-		}
-		out = append(out, chain...)
-	}
-	return out, nil
-}
-
-// historyMessage is a review or label commit's message as history shows
-// it: the subject, and an override's reason, without the trailers that
-// name the review and its head.
-func historyMessage(m string) string {
-	lines := strings.Split(strings.TrimRight(m, "\n"), "\n")
-	out := lines[0]
-	for _, l := range lines[1:] {
-		if strings.HasPrefix(l, "Override: ") {
-			out += "\n\n" + l
-		}
-	}
-	return out
-}

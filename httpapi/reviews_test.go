@@ -218,6 +218,7 @@ func TestReviewFlow(t *testing.T) {
 		"alice@example.com Merge review 1: publish version 3",
 		"bob@example.com Approve review 1",
 		"alice@example.com Resolve comment",
+		fmt.Sprintf("alice@example.com Move head of review 1 from %s to %s", head1[:12], head2[:12]),
 		"alice@example.com Approve review 1",
 		"bob@example.com Request changes on review 1",
 		"bob@example.com Comment on review 1 at scripts/run.py:2",

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,10 +13,12 @@ import (
 )
 
 // TestCrashReviews SIGKILLs quire while workers comment on one review,
-// give verdicts and move labels, and checks after each restart that every
-// acknowledged comment, verdict and label move is there (in the API and
-// in the label history) and that every repository passes git fsck
-// --strict. The kill comes once a random number of writes were
+// give verdicts, move labels and write files into the reviewed draft
+// (each write moves the review's head), and checks after each restart
+// that every acknowledged comment, verdict, label move and head move is
+// there (in the API, in the label history, and as a "head moved" commit
+// on refs/reviews/1), that the review's head is the draft's, and that
+// every repository passes git fsck --strict. The kill comes once a random number of writes were
 // acknowledged, so the test waits on answers, not on a clock.
 func TestCrashReviews(t *testing.T) {
 	bin := quireBinary(t)
@@ -61,6 +64,7 @@ func TestCrashReviews(t *testing.T) {
 		mu       sync.Mutex
 		comments []string         // acknowledged comment ids
 		labels   = map[int]bool{} // acknowledged label moves, by worker
+		heads    []string         // acknowledged draft commits
 		verdicts atomic.Int64
 	)
 	seed := uint64(time.Now().UnixNano())
@@ -78,7 +82,7 @@ func TestCrashReviews(t *testing.T) {
 				for k := 0; ; k++ {
 					var r *reply
 					var err error
-					switch k % 4 {
+					switch k % 5 {
 					case 0, 1:
 						r, err = c.call("POST", "/v1/skills/doc/reviews/1/comments", map[string]any{"body": fmt.Sprintf("r%d w%d k%d", round, i, k), "path": "SKILL.md", "line": 1})
 						if err == nil && r.status == 201 {
@@ -100,6 +104,16 @@ func TestCrashReviews(t *testing.T) {
 							mu.Lock()
 							labels[i] = true
 							mu.Unlock()
+						}
+					case 4:
+						r, err = c.call("POST", "/v1/skills/doc/versions/2/files", map[string]string{"file_path": fmt.Sprintf("notes/w%d.md", i), "content": fmt.Sprintf("r%d k%d\n", round, k)})
+						if err == nil && r.status == 200 {
+							var out struct{ Version struct{ Commit string } }
+							if r.decode(&out) == nil {
+								mu.Lock()
+								heads = append(heads, out.Version.Commit)
+								mu.Unlock()
+							}
 						}
 					}
 					if err != nil {
@@ -167,7 +181,25 @@ func TestCrashReviews(t *testing.T) {
 			}
 			step("GET", "/v1/skills/doc/labels/"+name+"/history", nil, 200)
 		}
-		t.Logf("round %d: killed after %d acknowledged writes; %d comments, %d labels hold", round, killAt, len(comments), len(labels))
+		var draft struct{ Version struct{ Commit string } }
+		step("GET", "/v1/skills/doc/versions/2", nil, 200).decode(&draft)
+		var rv struct {
+			Review struct{ Head struct{ Commit string } }
+		}
+		step("GET", "/v1/skills/doc/reviews/1", nil, 200).decode(&rv)
+		if rv.Review.Head.Commit != draft.Version.Commit {
+			t.Fatalf("round %d: review head %s, draft at %s", round, rv.Review.Head.Commit, draft.Version.Commit)
+		}
+		recorded, err := recordedHeads(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range heads {
+			if !recorded[h] {
+				t.Fatalf("round %d: acknowledged draft commit %s has no head move on refs/reviews/1", round, h)
+			}
+		}
+		t.Logf("round %d: killed after %d acknowledged writes; %d comments, %d labels, %d head moves hold", round, killAt, len(comments), len(labels), len(heads))
 	}
 	if err := srv.stop(); err != nil {
 		t.Error(err)
@@ -176,4 +208,32 @@ func TestCrashReviews(t *testing.T) {
 	if _, err := checkDisk(root); err != nil {
 		t.Fatal(errors.Join(errors.New("after the final stop"), err))
 	}
+}
+
+// recordedHeads returns the heads the head-move commits of refs/reviews/1
+// record (their "Head:" trailer), in the one repository under root that
+// has that review.
+func recordedHeads(root string) (map[string]bool, error) {
+	repos, err := findRepos(root, &diskReport{})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, repo := range repos {
+		if _, err := git(repo, nil, "rev-parse", "--verify", "-q", "refs/reviews/1"); err != nil {
+			continue
+		}
+		log, err := git(repo, nil, "log", "--format=%s%x00%(trailers:key=Head,valueonly)", "refs/reviews/1")
+		if err != nil {
+			return nil, err
+		}
+		for _, line := range strings.Split(string(log), "\n") {
+			subject, head, ok := strings.Cut(line, "\x00")
+			if ok && strings.HasPrefix(subject, "Move head of review 1 ") {
+				out[strings.TrimSpace(head)] = true
+			}
+		}
+		return out, nil
+	}
+	return nil, errors.New("no repository has refs/reviews/1")
 }
