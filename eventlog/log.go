@@ -24,6 +24,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gofrs/flock"
 	"github.com/google/uuid"
 	"github.com/quire/quire"
 )
@@ -50,6 +51,11 @@ type Store struct {
 
 	mu   sync.Mutex
 	logs map[string]*plog
+
+	// owner names this Store in the intents it records; ownerLock is held
+	// while it lives (intents.go).
+	owner     string
+	ownerLock *flock.Flock
 }
 
 // Open opens (creating) the store at opts.Root.
@@ -66,7 +72,11 @@ func Open(opts Options) (*Store, error) {
 	if err := os.MkdirAll(opts.Root, 0o755); err != nil {
 		return nil, fmt.Errorf("event log: %w", err)
 	}
-	return &Store{opts: opts, locks: newLocker(), logs: map[string]*plog{}}, nil
+	s := &Store{opts: opts, locks: newLocker(), logs: map[string]*plog{}}
+	if err := s.takeOwnership(); err != nil {
+		return nil, fmt.Errorf("event log: %w", err)
+	}
+	return s, nil
 }
 
 // Root is the directory of the logs.
@@ -90,6 +100,8 @@ type record struct {
 	Key   string       `json:"key,omitempty"`
 	Event *quire.Event `json:"event,omitempty"`
 	Held  *quire.Event `json:"held,omitempty"`
+	// Intent is the intent (intents.go) this event or held event fulfils.
+	Intent string `json:"intent,omitempty"`
 }
 
 // plog is the process's copy of one project's log, read incrementally:
@@ -101,6 +113,8 @@ type plog struct {
 	complete int64 // end of the last complete line read
 	recs     []record
 	events   []*quire.Event // the event records, in order (ids ascending)
+	// fulfilled are the intents the records read so far fulfil.
+	fulfilled map[string]bool
 }
 
 func (s *Store) plog(projectID string) (*plog, error) {
@@ -124,14 +138,14 @@ func (s *Store) plog(projectID string) (*plog, error) {
 func (l *plog) refresh() error {
 	fi, err := os.Stat(l.path)
 	if os.IsNotExist(err) {
-		l.fi, l.complete, l.recs, l.events = nil, 0, nil, nil
+		l.fi, l.complete, l.recs, l.events, l.fulfilled = nil, 0, nil, nil, nil
 		return nil
 	}
 	if err != nil {
 		return err
 	}
 	if l.fi == nil || !os.SameFile(l.fi, fi) || fi.Size() < l.complete {
-		l.complete, l.recs, l.events = 0, nil, nil
+		l.complete, l.recs, l.events, l.fulfilled = 0, nil, nil, nil
 	}
 	l.fi = fi
 	if fi.Size() == l.complete {
@@ -162,6 +176,12 @@ func (l *plog) refresh() error {
 		l.recs = append(l.recs, rec)
 		if rec.Event != nil {
 			l.events = append(l.events, rec.Event)
+		}
+		if rec.Intent != "" {
+			if l.fulfilled == nil {
+				l.fulfilled = map[string]bool{}
+			}
+			l.fulfilled[rec.Intent] = true
 		}
 	}
 }
@@ -316,9 +336,10 @@ func (s *Store) Append(ctx context.Context, projectID string, evs ...*quire.Even
 	return s.write(projectID, recs...)
 }
 
-// Hold records ev as key's pending trailing event (quire.EventLog).
-func (s *Store) Hold(ctx context.Context, projectID, key string, ev *quire.Event) error {
-	return s.write(projectID, record{Key: key, Held: ev})
+// Hold records ev as key's pending trailing event, fulfilling intent
+// when set (quire.EventLog).
+func (s *Store) Hold(ctx context.Context, projectID, key, intent string, ev *quire.Event) error {
+	return s.write(projectID, record{Key: key, Held: ev, Intent: intent})
 }
 
 // Release appends key's held event as an event, unless an event under key

@@ -56,8 +56,8 @@ func TestHoldRelease(t *testing.T) {
 	root := t.TempDir()
 	s, _ := Open(Options{Root: root})
 	s.Append(ctx, "p1", ev(quire.EventVersionUpdated))
-	s.Hold(ctx, "p1", "k", &quire.Event{Type: quire.EventVersionUpdated, ProjectID: "p1", Data: map[string]any{"commit": "a"}})
-	s.Hold(ctx, "p1", "k", &quire.Event{Type: quire.EventVersionUpdated, ProjectID: "p1", Data: map[string]any{"commit": "b"}})
+	s.Hold(ctx, "p1", "k", "", &quire.Event{Type: quire.EventVersionUpdated, ProjectID: "p1", Data: map[string]any{"commit": "a"}})
+	s.Hold(ctx, "p1", "k", "", &quire.Event{Type: quire.EventVersionUpdated, ProjectID: "p1", Data: map[string]any{"commit": "b"}})
 	if evs, _, _ := s.Events(ctx, "p1", "", 0); len(evs) != 1 {
 		t.Fatalf("held events are visible: %d", len(evs))
 	}

@@ -108,6 +108,11 @@ func (s *Server) startDeliveries(ctx context.Context) {
 	if s.events.log == nil {
 		return
 	}
+	// Writes a previous run was killed in the middle of get their events
+	// before anything is served (app/intents.go).
+	if err := s.API.App().RecoverIntents(ctx); err != nil {
+		s.Log.Error("recover event intents", "error", err.Error())
+	}
 	wctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	s.events.stop, s.events.done = stop, make(chan struct{})
 	go func() {
@@ -125,5 +130,8 @@ func (s *Server) stopDeliveries() {
 	}
 	if s.events.sender != nil {
 		s.events.sender.Close()
+	}
+	if s.events.log != nil {
+		s.events.log.Close()
 	}
 }
