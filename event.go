@@ -172,6 +172,9 @@ type EventLog interface {
 	// Forget drops what is kept of a process found ended, once its
 	// orphans are settled.
 	Forget(owner string)
+	// RemoveProject deletes the project's log, webhooks and intents,
+	// unless a file of them changed within idleFor.
+	RemoveProject(ctx context.Context, projectID string, idleFor time.Duration) error
 }
 
 // Intent is a write about to happen, recorded before it: a process killed

@@ -72,7 +72,13 @@ func (a *App) deliver(ctx context.Context) {
 		for _, p := range projects {
 			if a.meta != nil {
 				if _, err := a.meta.Project(ctx, p); quire.ErrorCode(err) == quire.ENOTFOUND {
-					continue // a deleted project's webhooks deliver nothing more
+					// A deleted project's webhooks deliver nothing more;
+					// its files go once idle (a project this process
+					// does not see yet may be new).
+					if err := a.events.RemoveProject(ctx, p, 10*time.Minute); err != nil {
+						a.logError("remove a deleted project's events", err)
+					}
+					continue
 				}
 			}
 			hooks, err := a.ev.Webhooks.Webhooks(ctx, p)

@@ -15,6 +15,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -71,6 +72,12 @@ func Open(opts Options) (*Store, error) {
 	}
 	if err := os.MkdirAll(opts.Root, 0o755); err != nil {
 		return nil, fmt.Errorf("event log: %w", err)
+	}
+	// What a removal cut short left (RemoveProject).
+	if trash, _ := filepath.Glob(filepath.Join(opts.Root, ".trash-*")); len(trash) > 0 {
+		for _, t := range trash {
+			os.RemoveAll(t)
+		}
 	}
 	s := &Store{opts: opts, locks: newLocker(), logs: map[string]*plog{}}
 	if err := s.takeOwnership(); err != nil {
@@ -449,10 +456,7 @@ func (s *Store) Projects(ctx context.Context) ([]string, error) {
 // writeFileAtomic replaces path with data: a temporary file renamed into
 // place, so a reader sees the old content or the new, never a mix.
 func writeFileAtomic(path string, data []byte, fsync bool) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
+	dir := filepath.Dir(path) // it exists: a removed project's stays removed
 	f, err := os.CreateTemp(dir, ".tmp-*")
 	if err != nil {
 		return err
@@ -488,3 +492,47 @@ func syncDir(dir string) {
 }
 
 var _ quire.EventLog = (*Store)(nil)
+
+// RemoveProject deletes a deleted project's directory (its log, webhooks
+// and intents), unless a file in it changed within idleFor: the project
+// may then be new, and not yet seen by the caller. The directory is first
+// renamed away, so readers find it whole or not at all.
+func (s *Store) RemoveProject(ctx context.Context, projectID string, idleFor time.Duration) error {
+	dir, err := s.projectDir(projectID)
+	if err != nil {
+		return err
+	}
+	if idleFor > 0 {
+		recent := false
+		filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				if fi, err := d.Info(); err == nil && s.opts.Now().Sub(fi.ModTime()) < idleFor {
+					recent = true
+					return filepath.SkipAll
+				}
+			}
+			return nil
+		})
+		if recent {
+			return nil
+		}
+	}
+	unlock, err := s.locks.lock(filepath.Join(dir, "events.lock"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	trash := filepath.Join(s.opts.Root, ".trash-"+projectID+"-"+uuid.NewString())
+	if err := os.Rename(dir, trash); errors.Is(err, os.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	delete(s.logs, projectID)
+	s.mu.Unlock()
+	return os.RemoveAll(trash)
+}

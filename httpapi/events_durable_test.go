@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/quire/quire/internal/server"
 	"github.com/quire/quire/internal/testenv"
 )
 
@@ -97,5 +98,40 @@ func TestEventIntentsRecovered(t *testing.T) {
 	again := arr(t, e2.Must(200, "GET", "/v1/projects/"+pid+"/events?after="+lastID+"&limit=500", e2.Admin, nil).JSON(t), "events")
 	if len(again) != len(evs) {
 		t.Errorf("a second start recorded %d events more", len(again)-len(evs))
+	}
+}
+
+// TestDeletedProjectEvents: deleting a project removes its event log,
+// webhooks and intents from <data>/_events; nothing else's go with it.
+func TestDeletedProjectEvents(t *testing.T) {
+	root := t.TempDir()
+	e := newEnv(t, testenv.Options{Root: root, Webhooks: server.WebhookOptions{AllowPrivate: true}})
+	gone := e.CreateProject(e.Admin, "gone")
+	kept := e.CreateProject(e.Admin, "kept")
+	for _, pid := range []string{gone, kept} {
+		createWebhook(t, e, pid, "http://127.0.0.1:9/hook", "*")
+		e.CreateSkill(e.Admin, pid, "pdf")
+	}
+	dir := func(pid string) string { return filepath.Join(root, "_events", pid) }
+	for _, pid := range []string{gone, kept} {
+		for _, f := range []string{"events.jsonl", "intents.jsonl", "webhooks"} {
+			if _, err := os.Stat(filepath.Join(dir(pid), f)); err != nil {
+				t.Fatalf("before the delete: %v", err)
+			}
+		}
+	}
+	e.Must(204, "DELETE", "/v1/projects/"+gone, e.Admin, nil)
+	if _, err := os.Stat(dir(gone)); !os.IsNotExist(err) {
+		t.Errorf("a deleted project's events stay: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir(kept), "events.jsonl")); err != nil {
+		t.Errorf("another project's events went too: %v", err)
+	}
+	if leftovers, _ := filepath.Glob(filepath.Join(root, "_events", ".trash-*")); len(leftovers) > 0 {
+		t.Errorf("left behind: %v", leftovers)
+	}
+	evs := arr(t, e.Must(200, "GET", "/v1/projects/"+kept+"/events?limit=50", e.Admin, nil).JSON(t), "events")
+	if len(evs) != 1 || str(t, evs[0], "type") != "asset.created" {
+		t.Errorf("the kept project's events: %v", evs)
 	}
 }
