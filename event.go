@@ -144,8 +144,8 @@ type EventLog interface {
 	Append(ctx context.Context, projectID string, evs ...*Event) error
 	// Hold records ev durably as the pending trailing event of a burst
 	// under key; it becomes an event only through Release (or, after a
-	// crash, through Held at start).
-	Hold(ctx context.Context, projectID, key string, ev *Event) error
+	// crash, through Held at start). It fulfils intent, when set.
+	Hold(ctx context.Context, projectID, key, intent string, ev *Event) error
 	// Release appends the held event of key, if still pending, as a
 	// real event under key.
 	Release(ctx context.Context, projectID, key string) (*Event, error)
@@ -157,6 +157,39 @@ type EventLog interface {
 	Events(ctx context.Context, projectID, after string, limit int) (evs []*Event, oldest string, err error)
 	// Projects lists the projects that have an event log or webhooks.
 	Projects(ctx context.Context) ([]string, error)
+
+	// Intend records in durably before the write it announces, setting
+	// its ID and Owner (this process).
+	Intend(ctx context.Context, projectID string, in *Intent) error
+	// Fulfil appends evs as Append does, as the events of intent id.
+	Fulfil(ctx context.Context, projectID, id string, evs ...*Event) error
+	// Void records that intent id's write did not land.
+	Void(ctx context.Context, projectID, id string) error
+	// Orphans lists, per project, the intents neither fulfilled nor
+	// voided whose process has ended. It holds a lock every process
+	// honours until release, so one process at a time settles them.
+	Orphans(ctx context.Context) (orphans map[string][]*Intent, release func(), err error)
+	// Forget drops what is kept of a process found ended, once its
+	// orphans are settled.
+	Forget(owner string)
+	// RemoveProject deletes the project's log, webhooks and intents,
+	// unless a file of them changed within idleFor.
+	RemoveProject(ctx context.Context, projectID string, idleFor time.Duration) error
+}
+
+// Intent is a write about to happen, recorded before it: a process killed
+// between the write and its event leaves it unsettled, and the next start
+// looks at the repository to tell whether the write landed -- the state
+// it changes reads otherwise than Before -- and records Event if it did.
+type Intent struct {
+	ID    string `json:"id"`
+	Owner string `json:"owner"`
+	// Event is the event the write makes, as known before it (the store
+	// fills in what only the write decides: a new version's number, a
+	// commit).
+	Event *Event `json:"event"`
+	// Before is the state the write changes, as read before it.
+	Before string `json:"before"`
 }
 
 // Webhook is a project's subscription to its events, delivered by POST.

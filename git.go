@@ -59,10 +59,16 @@ type GitPush struct {
 	// client (git's "remote:" lines). Nil ignores push options.
 	Options func(ctx context.Context, options []string, drafts []int) []string
 
+	// Moving, when set, hears of the drafts the push is about to move,
+	// before any moves (app records its intents); an error refuses the
+	// push.
+	Moving func(ctx context.Context, moves []DraftMove) error
 	// Moved, when set, hears of the drafts the push moved before the
 	// report is written (app records their events); an error turns the
-	// report's "ok" lines into errors.
-	Moved func(ctx context.Context, moves []DraftMove) error
+	// report's "ok" lines into errors. After Moving, it is called even
+	// when nothing moved; failed is the error that stopped the ref
+	// updates midway, if one did.
+	Moved func(ctx context.Context, moves []DraftMove, failed error) error
 }
 
 // publishedOnlyKey marks a git read limited to published versions.

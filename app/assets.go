@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 
+	"github.com/google/uuid"
 	"github.com/quire/quire"
 )
 
@@ -24,11 +25,17 @@ func (a *App) CreateAsset(ctx context.Context, p *quire.Principal, kind quire.Ki
 	if err := a.ApplyMeta(e, true, &as.Name, &as.Slug, &as.Description); err != nil {
 		return nil, err
 	}
-	if err := a.meta.CreateAsset(ctx, p.Actor(), as); err != nil {
-		return nil, err
-	}
+	as.ID = uuid.NewString() // here, not in the store: the intent names it
 	ev := a.assetEvent(quire.EventAssetCreated, p.Actor(), as, 0, "")
 	ev.Data["name"] = as.Name
+	ctx, err = a.intend(ctx, ev)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.meta.CreateAsset(ctx, p.Actor(), as); err != nil {
+		return nil, a.abandon(ctx, err)
+	}
+	ev.OccurredAt = a.now().UTC()
 	if err := a.emit(ctx, ev); err != nil {
 		return nil, err
 	}
@@ -73,8 +80,12 @@ func (a *App) DeleteAsset(ctx context.Context, p *quire.Principal, kind quire.Ki
 	if err != nil {
 		return err
 	}
-	if err := a.meta.DeleteAsset(ctx, p.Actor(), as); err != nil {
+	ctx, err = a.intend(ctx, a.assetEvent(quire.EventAssetDeleted, p.Actor(), as, 0, ""))
+	if err != nil {
 		return err
+	}
+	if err := a.meta.DeleteAsset(ctx, p.Actor(), as); err != nil {
+		return a.abandon(ctx, err)
 	}
 	return a.emit(ctx, a.assetEvent(quire.EventAssetDeleted, p.Actor(), as, 0, ""))
 }

@@ -55,7 +55,14 @@ func (a *App) deliver(ctx context.Context) {
 	defer wg.Wait()
 	running := map[string]context.CancelFunc{}
 	done := make(chan string, 64)
+	recoverAt := time.Now().Add(recoverEvery)
 	for {
+		if time.Now().After(recoverAt) { // writes of other processes that died
+			if err := a.RecoverIntents(ctx); err != nil {
+				a.logError("recover event intents", err)
+			}
+			recoverAt = time.Now().Add(recoverEvery)
+		}
 		woken := a.bus.wait("")
 		seen := map[string]bool{}
 		projects, err := a.events.Projects(ctx)
@@ -65,7 +72,13 @@ func (a *App) deliver(ctx context.Context) {
 		for _, p := range projects {
 			if a.meta != nil {
 				if _, err := a.meta.Project(ctx, p); quire.ErrorCode(err) == quire.ENOTFOUND {
-					continue // a deleted project's webhooks deliver nothing more
+					// A deleted project's webhooks deliver nothing more;
+					// its files go once idle (a project this process
+					// does not see yet may be new).
+					if err := a.events.RemoveProject(ctx, p, 10*time.Minute); err != nil {
+						a.logError("remove a deleted project's events", err)
+					}
+					continue
 				}
 			}
 			hooks, err := a.ev.Webhooks.Webhooks(ctx, p)
@@ -138,6 +151,10 @@ func (a *App) deliverTo(ctx context.Context, project, id string) {
 		t.Stop()
 	}
 }
+
+// recoverEvery is how often the delivering process settles the intents
+// of other processes sharing the data root that died (RecoverIntents).
+const recoverEvery = 30 * time.Second
 
 // maxBatch is how many new events one pass delivers before it stores the
 // cursor: what a crash can make a receiver get twice.

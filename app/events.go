@@ -34,7 +34,14 @@ func (a *App) emit(ctx context.Context, evs ...*quire.Event) error {
 			a.flushUpdate(ev.ProjectID, updateKey(ev.Asset.ID, ev.Version))
 		}
 	}
-	if err := a.events.Append(context.WithoutCancel(ctx), evs[0].ProjectID, evs...); err != nil {
+	var err error
+	if p := pendingIntent(ctx); p != nil && p.fulfils(evs) {
+		p.settled = true // on an error, it stays unsettled on disk: the next start settles it
+		err = a.events.Fulfil(context.WithoutCancel(ctx), evs[0].ProjectID, p.in.ID, evs...)
+	} else {
+		err = a.events.Append(context.WithoutCancel(ctx), evs[0].ProjectID, evs...)
+	}
+	if err != nil {
 		return &quire.Error{Code: quire.EINTERNAL, Message: "the change was saved, but its event could not be recorded", Err: err}
 	}
 	a.bus.notify(evs[0].ProjectID)
@@ -103,7 +110,11 @@ func (a *App) emitUpdate(ctx context.Context, by quire.Actor, as *quire.Asset, v
 		return a.emit(ctx, ev)
 	}
 	defer c.mu.Unlock()
-	if err := a.events.Hold(context.WithoutCancel(ctx), as.ProjectID, key, ev); err != nil {
+	intent := ""
+	if p := pendingIntent(ctx); p != nil && p.fulfils([]*quire.Event{ev}) {
+		p.settled, intent = true, p.in.ID
+	}
+	if err := a.events.Hold(context.WithoutCancel(ctx), as.ProjectID, key, intent, ev); err != nil {
 		return &quire.Error{Code: quire.EINTERNAL, Message: "the change was saved, but its event could not be recorded", Err: err}
 	}
 	if _, pending := c.timers[key]; !pending {
@@ -376,17 +387,57 @@ func (s *Subscription) Next(ctx context.Context, wait time.Duration) (evs []*qui
 	}
 }
 
-// Pushed returns what a git push into as by p calls once drafts moved:
-// it records version.updated for each (coalesced like API edits), so a
-// push produces the events the API would.
-func (a *App) Pushed(p *quire.Principal, as *quire.Asset) func(ctx context.Context, moves []quire.DraftMove) error {
-	return func(ctx context.Context, moves []quire.DraftMove) error {
+// PushEvents returns what a git push into as by p calls around its ref
+// updates: moving records an intent for each draft about to move, moved
+// records version.updated for each that moved (coalesced like API edits),
+// so a push produces the events the API would, and a crash between the
+// two loses none.
+func (a *App) PushEvents(p *quire.Principal, as *quire.Asset) (moving func(context.Context, []quire.DraftMove) error, moved func(context.Context, []quire.DraftMove, error) error) {
+	var mu sync.Mutex
+	planned := map[int]context.Context{} // draft → the context of its intent
+	event := func(m quire.DraftMove) *quire.Event {
+		return a.versionEvent(quire.EventVersionUpdated, p.Actor(), as, &quire.Version{Number: m.Version, State: quire.StateDraft, Commit: m.New})
+	}
+	moving = func(ctx context.Context, moves []quire.DraftMove) error {
+		mu.Lock()
+		defer mu.Unlock()
 		for _, m := range moves {
-			v := &quire.Version{Number: m.Version, State: quire.StateDraft, Commit: m.New}
-			if err := a.emitUpdate(ctx, p.Actor(), as, v); err != nil {
+			ictx, err := a.intend(ctx, event(m))
+			if err != nil {
+				for n, c := range planned { // nothing moved yet
+					a.void(c)
+					delete(planned, n)
+				}
 				return err
 			}
+			planned[m.Version] = ictx
 		}
 		return nil
 	}
+	moved = func(ctx context.Context, moves []quire.DraftMove, failed error) error {
+		mu.Lock()
+		defer mu.Unlock()
+		var first error
+		for _, m := range moves {
+			ictx := planned[m.Version]
+			if ictx == nil {
+				ictx = ctx
+			}
+			delete(planned, m.Version)
+			v := &quire.Version{Number: m.Version, State: quire.StateDraft, Commit: m.New}
+			if err := a.emitUpdate(ictx, p.Actor(), as, v); err != nil && first == nil {
+				first = err
+			}
+		}
+		for n, c := range planned { // refused, or cut short by failed
+			if failed != nil {
+				a.abandon(c, &quire.Error{Code: quire.EINTERNAL, Message: "push failed", Err: failed})
+			} else {
+				a.void(c)
+			}
+			delete(planned, n)
+		}
+		return first
+	}
+	return moving, moved
 }

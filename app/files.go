@@ -32,9 +32,13 @@ func (a *App) UploadVersion(ctx context.Context, p *quire.Principal, ref string,
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	v, err := a.versions.CreateVersion(ctx, p.Actor(), as, quire.Base{Empty: true}, files)
+	ctx, err = a.intend(ctx, a.assetEvent(quire.EventVersionCreated, p.Actor(), as, 0, ""))
 	if err != nil {
 		return nil, nil, 0, err
+	}
+	v, err := a.versions.CreateVersion(ctx, p.Actor(), as, quire.Base{Empty: true}, files)
+	if err != nil {
+		return nil, nil, 0, a.abandon(ctx, err)
 	}
 	if err := a.emit(ctx, a.versionEvent(quire.EventVersionCreated, p.Actor(), as, v)); err != nil {
 		return nil, nil, 0, err
@@ -66,9 +70,13 @@ func (a *App) UpsertFile(ctx context.Context, p *quire.Principal, ref string, n 
 		return nil, nil, quire.File{}, err
 	}
 	f := quire.FileContent{Path: w.Path, Content: w.Content}
-	v, err := a.versions.PutFiles(ctx, p.Actor(), as, n, []quire.FileContent{f}, precondition(w.IfMatch), w.Message)
+	ctx, err = a.intend(ctx, a.assetEvent(quire.EventVersionUpdated, p.Actor(), as, n, ""))
 	if err != nil {
 		return nil, nil, quire.File{}, err
+	}
+	v, err := a.versions.PutFiles(ctx, p.Actor(), as, n, []quire.FileContent{f}, precondition(w.IfMatch), w.Message)
+	if err != nil {
+		return nil, nil, quire.File{}, a.abandon(ctx, err)
 	}
 	if err := a.emitUpdate(ctx, p.Actor(), as, v); err != nil {
 		return nil, nil, quire.File{}, err
@@ -82,9 +90,13 @@ func (a *App) DeleteFile(ctx context.Context, p *quire.Principal, ref string, n 
 	if err != nil {
 		return nil, nil, err
 	}
-	v, err := a.versions.DeleteFile(ctx, p.Actor(), as, n, path, precondition(ifMatch))
+	ctx, err = a.intend(ctx, a.assetEvent(quire.EventVersionUpdated, p.Actor(), as, n, ""))
 	if err != nil {
 		return nil, nil, err
+	}
+	v, err := a.versions.DeleteFile(ctx, p.Actor(), as, n, path, precondition(ifMatch))
+	if err != nil {
+		return nil, nil, a.abandon(ctx, err)
 	}
 	if err := a.emitUpdate(ctx, p.Actor(), as, v); err != nil {
 		return nil, nil, err

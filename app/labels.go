@@ -34,9 +34,14 @@ const (
 // labelDone is where every label change completes once durable: it
 // records the label event (events.go); its error is the caller's.
 func (a *App) labelDone(ctx context.Context, p *quire.Principal, as *quire.Asset, ev LabelEvent, name string, version int) error {
+	return a.emit(ctx, a.labelEvent(p, as, ev, name, version))
+}
+
+// labelEvent is the event of a label change.
+func (a *App) labelEvent(p *quire.Principal, as *quire.Asset, ev LabelEvent, name string, version int) *quire.Event {
 	e := a.assetEvent(quire.EventType(ev), p.Actor(), as, version, "")
 	e.Label = name
-	return a.emit(ctx, e)
+	return e
 }
 
 func (a *App) labelStore() (quire.LabelStore, error) {
@@ -91,9 +96,13 @@ func (a *App) SetLabel(ctx context.Context, p *quire.Principal, kind quire.Kind,
 	if e.Override {
 		override = e.Reason
 	}
-	l, err := ls.SetLabel(ctx, p.Actor(), as, name, *e.Version, override)
+	ctx, err = a.intend(ctx, a.labelEvent(p, as, LabelMoved, name, *e.Version))
 	if err != nil {
 		return nil, err
+	}
+	l, err := ls.SetLabel(ctx, p.Actor(), as, name, *e.Version, override)
+	if err != nil {
+		return nil, a.abandon(ctx, err)
 	}
 	if err := a.labelDone(ctx, p, as, LabelMoved, name, l.Version); err != nil {
 		return nil, err
@@ -129,8 +138,12 @@ func (a *App) DeleteLabel(ctx context.Context, p *quire.Principal, kind quire.Ki
 	if err := valid.LabelName(name); err != nil {
 		return err
 	}
-	if err := ls.DeleteLabel(ctx, p.Actor(), as, name); err != nil {
+	ctx, err = a.intend(ctx, a.labelEvent(p, as, LabelDeleted, name, 0))
+	if err != nil {
 		return err
+	}
+	if err := ls.DeleteLabel(ctx, p.Actor(), as, name); err != nil {
+		return a.abandon(ctx, err)
 	}
 	return a.labelDone(ctx, p, as, LabelDeleted, name, 0)
 }

@@ -158,7 +158,18 @@ func (a *App) DeleteProject(ctx context.Context, p *quire.Principal, ref string)
 	if err != nil {
 		return err
 	}
-	return a.meta.DeleteProject(ctx, p.Actor(), pr.ID)
+	if err := a.meta.DeleteProject(ctx, p.Actor(), pr.ID); err != nil {
+		return err
+	}
+	// Its events and webhooks go too: nothing delivers a deleted
+	// project's events (docs/events.md). Left behind, the delivery
+	// worker removes them later.
+	if a.events != nil {
+		if err := a.events.RemoveProject(context.WithoutCancel(ctx), pr.ID, 0); err != nil {
+			a.logError("remove a deleted project's events", err)
+		}
+	}
+	return nil
 }
 
 // MemberEdit names a user, by id or else by email, and the role to give

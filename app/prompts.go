@@ -111,15 +111,19 @@ func (a *App) CreatePromptVersion(ctx context.Context, p *quire.Principal, ref s
 		return nil, nil, nv.BaseErr
 	}
 	by := p.Actor()
-	v, err := a.versions.CreateVersion(ctx, by, as, nv.Base, nil)
+	ctx, err = a.intend(ctx, a.assetEvent(quire.EventVersionCreated, by, as, 0, ""))
 	if err != nil {
 		return nil, nil, err
+	}
+	v, err := a.versions.CreateVersion(ctx, by, as, nv.Base, nil)
+	if err != nil {
+		return nil, nil, a.abandon(ctx, err)
 	}
 	if !e.Empty() {
 		edited, err := a.prompts.EditPrompt(ctx, by, as, v.Number, e.apply, v.Commit)
 		if err != nil {
 			a.versions.DeleteVersion(context.WithoutCancel(ctx), by, as, v.Number)
-			return nil, nil, err
+			return nil, nil, a.abandon(ctx, err)
 		}
 		v = edited
 	}
@@ -155,11 +159,17 @@ func (a *App) UpdatePromptVersion(ctx context.Context, p *quire.Principal, ref s
 	if ifMatch = precondition(ifMatch); ifMatch != "" && ifMatch != v.Commit {
 		return nil, nil, quire.Errorf(quire.EPRECONDITION, "version %d is at %s, not %s", n, v.Commit, ifMatch)
 	}
-	edited, err := a.prompts.EditPrompt(ctx, p.Actor(), as, n, e.apply, ifMatch)
+	ctx, err = a.intend(ctx, a.versionEvent(quire.EventVersionUpdated, p.Actor(), as, v))
 	if err != nil {
 		return nil, nil, err
 	}
-	if edited.Commit != v.Commit {
+	edited, err := a.prompts.EditPrompt(ctx, p.Actor(), as, n, e.apply, ifMatch)
+	if err != nil {
+		return nil, nil, a.abandon(ctx, err)
+	}
+	if edited.Commit == v.Commit {
+		a.void(ctx) // nothing written, no event
+	} else {
 		if err := a.emitUpdate(ctx, p.Actor(), as, edited); err != nil {
 			return nil, nil, err
 		}

@@ -98,6 +98,14 @@ func (a *App) reviewDone(ctx context.Context, p *quire.Principal, as *quire.Asse
 	return a.emit(ctx, e)
 }
 
+// reviewIntent announces review action ev on review num of as (0: one
+// about to be opened), before its write (intents.go).
+func (a *App) reviewIntent(ctx context.Context, p *quire.Principal, as *quire.Asset, ev ReviewEvent, num int) (context.Context, error) {
+	e := a.assetEvent(quire.EventType(ev), p.Actor(), as, 0, "")
+	e.Review = num
+	return a.intend(ctx, e)
+}
+
 // reviewWrite is the start of every review change: the review store,
 // asset ref of kind resolved for p with write access, then in read (only
 // after the caller is authorized).
@@ -155,9 +163,13 @@ func (a *App) OpenReview(ctx context.Context, p *quire.Principal, kind quire.Kin
 		}
 		rv.Description = *e.Description
 	}
-	rt, err := rs.OpenReview(ctx, p.Actor(), as, rv)
+	ctx, err = a.reviewIntent(ctx, p, as, ReviewOpened, 0)
 	if err != nil {
 		return nil, err
+	}
+	rt, err := rs.OpenReview(ctx, p.Actor(), as, rv)
+	if err != nil {
+		return nil, a.abandon(ctx, err)
 	}
 	if err := a.reviewDone(ctx, p, as, ReviewOpened, rt.Review); err != nil {
 		return nil, err
@@ -293,6 +305,9 @@ func (a *App) Comment(ctx context.Context, p *quire.Principal, kind quire.Kind, 
 		ID: uuid.NewString(), Author: quire.ReviewUserOf(p.Actor()), Body: *e.Body,
 		Path: e.Path, Line: e.Line, Side: side, InReplyTo: e.InReplyTo, CreatedAt: now, UpdatedAt: now,
 	}
+	if ctx, err = a.reviewIntent(ctx, p, as, ReviewCommented, num); err != nil {
+		return nil, err
+	}
 	rv, err := rs.UpdateReview(ctx, p.Actor(), as, num, func(tx *quire.ReviewTx) error {
 		rv := tx.Review
 		c.Commit = rv.Head.Commit
@@ -334,7 +349,7 @@ func (a *App) Comment(ctx context.Context, p *quire.Principal, kind quire.Kind, 
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, a.abandon(ctx, err)
 	}
 	if err := a.reviewDone(ctx, p, as, ReviewCommented, rv); err != nil {
 		return nil, err
@@ -369,6 +384,9 @@ func (a *App) UpdateComment(ctx context.Context, p *quire.Principal, kind quire.
 			return nil, err
 		}
 	}
+	if ctx, err = a.reviewIntent(ctx, p, as, ReviewCommentChanged, num); err != nil {
+		return nil, err
+	}
 	rv, err := rs.UpdateReview(ctx, p.Actor(), as, num, func(tx *quire.ReviewTx) error {
 		c, err := tx.Comment(id)
 		if err != nil {
@@ -399,7 +417,7 @@ func (a *App) UpdateComment(ctx context.Context, p *quire.Principal, kind quire.
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, a.abandon(ctx, err)
 	}
 	if err := a.reviewDone(ctx, p, as, ReviewCommentChanged, rv); err != nil {
 		return nil, err
@@ -427,6 +445,13 @@ func (a *App) Verdict(ctx context.Context, p *quire.Principal, kind quire.Kind, 
 	if err := valid.ReviewText("body", v.Body, verdict == quire.VerdictRequestChanges, valid.MaxCommentBody); err != nil {
 		return nil, err
 	}
+	ev := ReviewApproved
+	if verdict == quire.VerdictRequestChanges {
+		ev = ReviewChangesAsked
+	}
+	if ctx, err = a.reviewIntent(ctx, p, as, ev, num); err != nil {
+		return nil, err
+	}
 	rv, err := rs.UpdateReview(ctx, p.Actor(), as, num, func(tx *quire.ReviewTx) error {
 		rv := tx.Review
 		if rv.State != quire.ReviewOpen {
@@ -441,11 +466,7 @@ func (a *App) Verdict(ctx context.Context, p *quire.Principal, kind quire.Kind, 
 		return nil
 	})
 	if err != nil {
-		return nil, err
-	}
-	ev := ReviewApproved
-	if verdict == quire.VerdictRequestChanges {
-		ev = ReviewChangesAsked
+		return nil, a.abandon(ctx, err)
 	}
 	if err := a.reviewDone(ctx, p, as, ev, rv); err != nil {
 		return nil, err
@@ -481,6 +502,13 @@ func (a *App) setReviewState(ctx context.Context, p *quire.Principal, kind quire
 			return nil, err
 		}
 	}
+	ev := ReviewClosedEvent
+	if to == quire.ReviewOpen {
+		ev = ReviewReopened
+	}
+	if ctx, err = a.reviewIntent(ctx, p, as, ev, num); err != nil {
+		return nil, err
+	}
 	rv, err := rs.UpdateReview(ctx, p.Actor(), as, num, func(tx *quire.ReviewTx) error {
 		rv := tx.Review
 		if rv.Author.ID != p.User.ID && !owner {
@@ -506,15 +534,11 @@ func (a *App) setReviewState(ctx context.Context, p *quire.Principal, kind quire
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, a.abandon(ctx, err)
 	}
 	rt, err := rs.ReviewThread(ctx, as, num)
 	if err != nil {
 		return nil, err
-	}
-	ev := ReviewClosedEvent
-	if to == quire.ReviewOpen {
-		ev = ReviewReopened
 	}
 	if err := a.reviewDone(ctx, p, as, ev, rv); err != nil {
 		return nil, err
@@ -631,13 +655,18 @@ func (a *App) PushReview(ctx context.Context, p *quire.Principal, kind quire.Kin
 				out = append(out, PushedReview{Version: n, Err: err})
 				continue
 			}
+			ctx, err := a.reviewIntent(ctx, p, as, ReviewRetitled, rv.Number)
+			if err != nil {
+				out = append(out, PushedReview{Version: n, Err: err})
+				continue
+			}
 			rv, err = a.reviews.UpdateReview(ctx, p.Actor(), as, rv.Number, func(tx *quire.ReviewTx) error {
 				tx.Review.Title = title
 				tx.Message = "Retitle review " + strconv.Itoa(tx.Review.Number) + ": " + strings.ReplaceAll(title, "\n", " ")
 				return nil
 			})
 			if err != nil {
-				out = append(out, PushedReview{Version: n, Err: err})
+				out = append(out, PushedReview{Version: n, Err: a.abandon(ctx, err)})
 				continue
 			}
 			if err := a.reviewDone(ctx, p, as, ReviewRetitled, rv); err != nil {

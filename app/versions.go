@@ -20,9 +20,13 @@ func (a *App) CreateVersion(ctx context.Context, p *quire.Principal, kind quire.
 	if err != nil {
 		return nil, nil, err
 	}
-	v, err := a.versions.CreateVersion(ctx, p.Actor(), as, base, nil)
+	ctx, err = a.intend(ctx, a.assetEvent(quire.EventVersionCreated, p.Actor(), as, 0, ""))
 	if err != nil {
 		return nil, nil, err
+	}
+	v, err := a.versions.CreateVersion(ctx, p.Actor(), as, base, nil)
+	if err != nil {
+		return nil, nil, a.abandon(ctx, err)
 	}
 	if err := a.emit(ctx, a.versionEvent(quire.EventVersionCreated, p.Actor(), as, v)); err != nil {
 		return nil, nil, err
@@ -77,8 +81,12 @@ func (a *App) DeleteVersion(ctx context.Context, p *quire.Principal, kind quire.
 	if err != nil {
 		return err
 	}
-	if err := a.versions.DeleteVersion(ctx, p.Actor(), as, n); err != nil {
+	ctx, err = a.intend(ctx, a.assetEvent(quire.EventVersionDeleted, p.Actor(), as, n, ""))
+	if err != nil {
 		return err
+	}
+	if err := a.versions.DeleteVersion(ctx, p.Actor(), as, n); err != nil {
+		return a.abandon(ctx, err)
 	}
 	if err := a.draftGone(ctx, p, as, n); err != nil {
 		return err
@@ -121,13 +129,17 @@ func (a *App) PublishVersionWith(ctx context.Context, p *quire.Principal, kind q
 	if err != nil {
 		return nil, nil, err
 	}
+	ctx, err = a.intend(ctx, a.assetEvent(quire.EventVersionPublished, p.Actor(), as, n, ""))
+	if err != nil {
+		return nil, nil, err
+	}
 	if a.reviews == nil {
 		if o.Override {
 			return nil, nil, quire.Errorf(quire.EINVALID, "this server keeps no reviews to override")
 		}
 		v, err := a.versions.PublishVersion(ctx, p.Actor(), as, n, a.publishCheck(ctx, as, n))
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, a.abandon(ctx, err)
 		}
 		if err := a.emit(ctx, a.versionEvent(quire.EventVersionPublished, p.Actor(), as, v)); err != nil {
 			return nil, nil, err
@@ -143,7 +155,7 @@ func (a *App) PublishVersionWith(ctx context.Context, p *quire.Principal, kind q
 		return gate(rt)
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, a.abandon(ctx, err)
 	}
 	if merged != nil {
 		if err := a.reviewDone(ctx, p, as, ReviewMergedEvent, merged); err != nil {
@@ -162,9 +174,13 @@ func (a *App) PromoteVersion(ctx context.Context, p *quire.Principal, kind quire
 	if err != nil {
 		return nil, nil, err
 	}
-	v, err := a.versions.PromoteVersion(ctx, p.Actor(), as, n)
+	ctx, err = a.intend(ctx, a.assetEvent(quire.EventVersionPromoted, p.Actor(), as, n, ""))
 	if err != nil {
 		return nil, nil, err
+	}
+	v, err := a.versions.PromoteVersion(ctx, p.Actor(), as, n)
+	if err != nil {
+		return nil, nil, a.abandon(ctx, err)
 	}
 	if err := a.emit(ctx, a.versionEvent(quire.EventVersionPromoted, p.Actor(), as, v)); err != nil {
 		return nil, nil, err
@@ -178,9 +194,13 @@ func (a *App) ArchiveVersion(ctx context.Context, p *quire.Principal, kind quire
 	if err != nil {
 		return nil, nil, err
 	}
-	v, err := a.versions.ArchiveVersion(ctx, p.Actor(), as, n)
+	ctx, err = a.intend(ctx, a.assetEvent(quire.EventVersionArchived, p.Actor(), as, n, ""))
 	if err != nil {
 		return nil, nil, err
+	}
+	v, err := a.versions.ArchiveVersion(ctx, p.Actor(), as, n)
+	if err != nil {
+		return nil, nil, a.abandon(ctx, err)
 	}
 	if err := a.draftGone(ctx, p, as, n); err != nil {
 		return nil, nil, err

@@ -36,6 +36,9 @@ type EventsConfig struct {
 	Logger *slog.Logger
 	// Delivered, when set, hears of every attempt: the metrics.
 	Delivered func(d *quire.Delivery, lag time.Duration)
+	// Heartbeat is how often an idle event stream sends a comment (15 s
+	// when 0); tests shorten it.
+	Heartbeat time.Duration
 }
 
 // DefaultRetrySchedule is Standard Webhooks' suggested schedule.

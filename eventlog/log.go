@@ -15,6 +15,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -24,6 +25,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gofrs/flock"
 	"github.com/google/uuid"
 	"github.com/quire/quire"
 	"github.com/quire/quire/internal/filelock"
@@ -51,6 +53,11 @@ type Store struct {
 
 	mu   sync.Mutex
 	logs map[string]*plog
+
+	// owner names this Store in the intents it records; ownerLock is held
+	// while it lives (intents.go).
+	owner     string
+	ownerLock *flock.Flock
 }
 
 // Open opens (creating) the store at opts.Root.
@@ -67,7 +74,17 @@ func Open(opts Options) (*Store, error) {
 	if err := os.MkdirAll(opts.Root, 0o755); err != nil {
 		return nil, fmt.Errorf("event log: %w", err)
 	}
-	return &Store{opts: opts, locks: filelock.New(), logs: map[string]*plog{}}, nil
+	// What a removal cut short left (RemoveProject).
+	if trash, _ := filepath.Glob(filepath.Join(opts.Root, ".trash-*")); len(trash) > 0 {
+		for _, t := range trash {
+			os.RemoveAll(t)
+		}
+	}
+	s := &Store{opts: opts, locks: filelock.New(), logs: map[string]*plog{}}
+	if err := s.takeOwnership(); err != nil {
+		return nil, fmt.Errorf("event log: %w", err)
+	}
+	return s, nil
 }
 
 // Root is the directory of the logs.
@@ -91,6 +108,8 @@ type record struct {
 	Key   string       `json:"key,omitempty"`
 	Event *quire.Event `json:"event,omitempty"`
 	Held  *quire.Event `json:"held,omitempty"`
+	// Intent is the intent (intents.go) this event or held event fulfils.
+	Intent string `json:"intent,omitempty"`
 }
 
 // plog is the process's copy of one project's log, read incrementally:
@@ -102,6 +121,8 @@ type plog struct {
 	complete int64 // end of the last complete line read
 	recs     []record
 	events   []*quire.Event // the event records, in order (ids ascending)
+	// fulfilled are the intents the records read so far fulfil.
+	fulfilled map[string]bool
 }
 
 func (s *Store) plog(projectID string) (*plog, error) {
@@ -125,14 +146,14 @@ func (s *Store) plog(projectID string) (*plog, error) {
 func (l *plog) refresh() error {
 	fi, err := os.Stat(l.path)
 	if os.IsNotExist(err) {
-		l.fi, l.complete, l.recs, l.events = nil, 0, nil, nil
+		l.fi, l.complete, l.recs, l.events, l.fulfilled = nil, 0, nil, nil, nil
 		return nil
 	}
 	if err != nil {
 		return err
 	}
 	if l.fi == nil || !os.SameFile(l.fi, fi) || fi.Size() < l.complete {
-		l.complete, l.recs, l.events = 0, nil, nil
+		l.complete, l.recs, l.events, l.fulfilled = 0, nil, nil, nil
 	}
 	l.fi = fi
 	if fi.Size() == l.complete {
@@ -163,6 +184,12 @@ func (l *plog) refresh() error {
 		l.recs = append(l.recs, rec)
 		if rec.Event != nil {
 			l.events = append(l.events, rec.Event)
+		}
+		if rec.Intent != "" {
+			if l.fulfilled == nil {
+				l.fulfilled = map[string]bool{}
+			}
+			l.fulfilled[rec.Intent] = true
 		}
 	}
 }
@@ -317,9 +344,10 @@ func (s *Store) Append(ctx context.Context, projectID string, evs ...*quire.Even
 	return s.write(projectID, recs...)
 }
 
-// Hold records ev as key's pending trailing event (quire.EventLog).
-func (s *Store) Hold(ctx context.Context, projectID, key string, ev *quire.Event) error {
-	return s.write(projectID, record{Key: key, Held: ev})
+// Hold records ev as key's pending trailing event, fulfilling intent
+// when set (quire.EventLog).
+func (s *Store) Hold(ctx context.Context, projectID, key, intent string, ev *quire.Event) error {
+	return s.write(projectID, record{Key: key, Held: ev, Intent: intent})
 }
 
 // Release appends key's held event as an event, unless an event under key
@@ -429,10 +457,7 @@ func (s *Store) Projects(ctx context.Context) ([]string, error) {
 // writeFileAtomic replaces path with data: a temporary file renamed into
 // place, so a reader sees the old content or the new, never a mix.
 func writeFileAtomic(path string, data []byte, fsync bool) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
+	dir := filepath.Dir(path) // it exists: a removed project's stays removed
 	f, err := os.CreateTemp(dir, ".tmp-*")
 	if err != nil {
 		return err
@@ -468,3 +493,47 @@ func syncDir(dir string) {
 }
 
 var _ quire.EventLog = (*Store)(nil)
+
+// RemoveProject deletes a deleted project's directory (its log, webhooks
+// and intents), unless a file in it changed within idleFor: the project
+// may then be new, and not yet seen by the caller. The directory is first
+// renamed away, so readers find it whole or not at all.
+func (s *Store) RemoveProject(ctx context.Context, projectID string, idleFor time.Duration) error {
+	dir, err := s.projectDir(projectID)
+	if err != nil {
+		return err
+	}
+	if idleFor > 0 {
+		recent := false
+		filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				if fi, err := d.Info(); err == nil && s.opts.Now().Sub(fi.ModTime()) < idleFor {
+					recent = true
+					return filepath.SkipAll
+				}
+			}
+			return nil
+		})
+		if recent {
+			return nil
+		}
+	}
+	unlock, err := s.locks.Lock(filepath.Join(dir, "events.lock"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	trash := filepath.Join(s.opts.Root, ".trash-"+projectID+"-"+uuid.NewString())
+	if err := os.Rename(dir, trash); errors.Is(err, os.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	delete(s.logs, projectID)
+	s.mu.Unlock()
+	return os.RemoveAll(trash)
+}

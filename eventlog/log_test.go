@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,8 +57,8 @@ func TestHoldRelease(t *testing.T) {
 	root := t.TempDir()
 	s, _ := Open(Options{Root: root})
 	s.Append(ctx, "p1", ev(quire.EventVersionUpdated))
-	s.Hold(ctx, "p1", "k", &quire.Event{Type: quire.EventVersionUpdated, ProjectID: "p1", Data: map[string]any{"commit": "a"}})
-	s.Hold(ctx, "p1", "k", &quire.Event{Type: quire.EventVersionUpdated, ProjectID: "p1", Data: map[string]any{"commit": "b"}})
+	s.Hold(ctx, "p1", "k", "", &quire.Event{Type: quire.EventVersionUpdated, ProjectID: "p1", Data: map[string]any{"commit": "a"}})
+	s.Hold(ctx, "p1", "k", "", &quire.Event{Type: quire.EventVersionUpdated, ProjectID: "p1", Data: map[string]any{"commit": "b"}})
 	if evs, _, _ := s.Events(ctx, "p1", "", 0); len(evs) != 1 {
 		t.Fatalf("held events are visible: %d", len(evs))
 	}
@@ -102,5 +103,61 @@ func TestTrim(t *testing.T) {
 	}
 	if _, _, err := s.Events(ctx, "../x", "", 0); quire.ErrorCode(err) != quire.ENOTFOUND {
 		t.Errorf("a project id with a path in it: %v", err)
+	}
+}
+
+// TestIntents: an intent neither fulfilled nor voided is an orphan only
+// once its process is gone (its owner lock free); settled intents are
+// compacted away.
+func TestIntents(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	s1, _ := Open(Options{Root: root})
+	intend := func(s *Store) *quire.Intent {
+		in := &quire.Intent{Event: ev(quire.EventVersionPublished), Before: "draft"}
+		if err := s.Intend(ctx, "p1", in); err != nil {
+			t.Fatal(err)
+		}
+		return in
+	}
+	open, fulfilled, voided := intend(s1), intend(s1), intend(s1)
+	if err := s1.Fulfil(ctx, "p1", fulfilled.ID, ev(quire.EventVersionPublished)); err != nil {
+		t.Fatal(err)
+	}
+	s1.Void(ctx, "p1", voided.ID)
+
+	s2, _ := Open(Options{Root: root})
+	orphans := func() []*quire.Intent {
+		t.Helper()
+		o, release, err := s2.Orphans(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		release()
+		return o["p1"]
+	}
+	if o := orphans(); len(o) != 0 {
+		t.Fatalf("orphans of a live process: %v", o)
+	}
+	s1.Close()
+	o := orphans()
+	if len(o) != 1 || o[0].ID != open.ID || o[0].Before != "draft" || o[0].Event.Type != quire.EventVersionPublished {
+		t.Fatalf("orphans once the process ended: %+v", o)
+	}
+	s2.Fulfil(ctx, "p1", open.ID, o[0].Event)
+	if o := orphans(); len(o) != 0 {
+		t.Fatalf("a fulfilled orphan is still one: %v", o)
+	}
+	evs, _, _ := s2.Events(ctx, "p1", "", 0)
+	if len(evs) != 2 {
+		t.Errorf("events: %d", len(evs))
+	}
+
+	for range compactIntents + 10 {
+		s2.Void(ctx, "p1", intend(s2).ID)
+	}
+	b, _ := os.ReadFile(filepath.Join(root, "p1", "intents.jsonl"))
+	if n := strings.Count(string(b), "\n"); n > compactIntents {
+		t.Errorf("intents.jsonl holds %d lines: never compacted", n)
 	}
 }

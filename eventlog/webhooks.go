@@ -30,13 +30,19 @@ func (s *Store) hookPath(projectID, id, suffix string) (string, error) {
 	return filepath.Join(dir, "webhooks", id+suffix), nil
 }
 
-func (s *Store) lockHook(projectID, id string) (func(), error) {
+// lockHook takes the webhook's lock. Only create makes the directory: a
+// worker finishing an attempt must not bring back a deleted project's.
+func (s *Store) lockHook(projectID, id string, create bool) (func(), error) {
 	p, err := s.hookPath(projectID, id, ".lock")
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return nil, err
+	if create {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return nil, err
+		}
+	} else if _, err := os.Stat(filepath.Dir(p)); errors.Is(err, os.ErrNotExist) {
+		return nil, quire.Errorf(quire.ENOTFOUND, "webhook not found")
 	}
 	return s.locks.Lock(p)
 }
@@ -60,7 +66,7 @@ func (s *Store) writeJSON(path string, v any) error {
 // CreateWebhook stores a new webhook, its delivery starting after the
 // project's newest event.
 func (s *Store) CreateWebhook(ctx context.Context, w *quire.Webhook) error {
-	unlock, err := s.lockHook(w.ProjectID, w.ID)
+	unlock, err := s.lockHook(w.ProjectID, w.ID, true)
 	if err != nil {
 		return err
 	}
@@ -143,7 +149,7 @@ func (s *Store) Webhooks(ctx context.Context, projectID string) ([]*quire.Webhoo
 
 // UpdateWebhook applies fn to the webhook under its lock.
 func (s *Store) UpdateWebhook(ctx context.Context, projectID, id string, fn func(*quire.Webhook) error) (*quire.Webhook, error) {
-	unlock, err := s.lockHook(projectID, id)
+	unlock, err := s.lockHook(projectID, id, false)
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +167,7 @@ func (s *Store) UpdateWebhook(ctx context.Context, projectID, id string, fn func
 
 // DeleteWebhook removes the webhook, its state and its attempt log.
 func (s *Store) DeleteWebhook(ctx context.Context, projectID, id string) error {
-	unlock, err := s.lockHook(projectID, id)
+	unlock, err := s.lockHook(projectID, id, false)
 	if err != nil {
 		return err
 	}
@@ -185,7 +191,7 @@ func (s *Store) DeleteWebhook(ctx context.Context, projectID, id string) error {
 // UpdateDeliveryState applies fn to the webhook's delivery state under
 // its lock and stores the result durably.
 func (s *Store) UpdateDeliveryState(ctx context.Context, projectID, id string, fn func(*quire.DeliveryState) error) error {
-	unlock, err := s.lockHook(projectID, id)
+	unlock, err := s.lockHook(projectID, id, false)
 	if err != nil {
 		return err
 	}
@@ -222,7 +228,7 @@ func (s *Store) RecordDeliveries(ctx context.Context, projectID string, ds ...*q
 const deliveryRetention = 30 * 24 * time.Hour
 
 func (s *Store) appendDeliveries(projectID, id string, ds []*quire.Delivery) error {
-	unlock, err := s.lockHook(projectID, id)
+	unlock, err := s.lockHook(projectID, id, false)
 	if err != nil {
 		return err
 	}

@@ -214,22 +214,35 @@ func (srv *Server) ReceivePack(ctx context.Context, p quire.GitPush, body io.Rea
 		}
 	}
 
-	if err := applyPush(push, p.By, cmds, caps["atomic"]); err != nil {
-		srv.opts.OnError("receive-pack", err)
+	// Intents of the moves are recorded before them, so a crash between a
+	// move and its event loses no event (app/intents.go).
+	announced := false
+	if moving := draftMoves(cmds); p.Moving != nil && len(moving) > 0 {
+		if err := p.Moving(ctx, moving); err != nil {
+			srv.opts.OnError("receive-pack", err)
+			for _, c := range cmds {
+				c.refuse("the push could not be recorded in the event log")
+			}
+		} else {
+			announced = true
+		}
+	}
+	applyErr := applyPush(push, p.By, cmds, caps["atomic"])
+	if applyErr != nil {
+		srv.opts.OnError("receive-pack", applyErr)
 		for _, c := range cmds {
 			c.refuse("internal error")
 		}
-	} else if p.Moved != nil {
+	}
+	if p.Moved != nil {
 		// The drafts moved: their events are recorded before the report
 		// says "ok", as an API write's are before its answer.
 		var moves []quire.DraftMove
-		for _, c := range cmds {
-			if c.reason == "" {
-				moves = append(moves, quire.DraftMove{Version: c.draft, Old: c.old.String(), New: c.new.String()})
-			}
+		if applyErr == nil {
+			moves = draftMoves(cmds)
 		}
-		if len(moves) > 0 {
-			if err := p.Moved(ctx, moves); err != nil {
+		if len(moves) > 0 || announced {
+			if err := p.Moved(ctx, moves, applyErr); err != nil {
 				srv.opts.OnError("receive-pack", err)
 				for _, c := range cmds {
 					c.refuse("the draft moved, but its event could not be recorded")
@@ -291,6 +304,17 @@ func oneLine(s string) string {
 // repository's write lock: each draft must still be a draft at the commit
 // the client saw (compare-and-swap), and move forward. Each move is
 // recorded on the versions log as by's.
+// draftMoves are the ref updates of cmds not refused.
+func draftMoves(cmds []*pushCommand) []quire.DraftMove {
+	var moves []quire.DraftMove
+	for _, c := range cmds {
+		if c.reason == "" {
+			moves = append(moves, quire.DraftMove{Version: c.draft, Old: c.old.String(), New: c.new.String()})
+		}
+	}
+	return moves
+}
+
 func applyPush(push Push, by quire.Actor, cmds []*pushCommand, atomic bool) error {
 	pending := false
 	for _, c := range cmds {

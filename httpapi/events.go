@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,7 +18,8 @@ import (
 )
 
 // heartbeat is how often an idle event stream sends a comment, so
-// proxies and clients see the connection is alive.
+// proxies and clients see the connection is alive (unless
+// app.EventsConfig.Heartbeat says otherwise).
 const heartbeat = 15 * time.Second
 
 // eventQuery reads ?after=, ?limit=, ?types= and ?assets= (and, for the
@@ -98,7 +100,7 @@ func (s *Server) projectEvents(c *gin.Context) {
 	fmt.Fprint(w, ": stream of project events\n\n")
 	w.Flush()
 	for {
-		evs, overflow, err := sub.Next(ctx, heartbeat)
+		evs, overflow, err := sub.Next(ctx, s.streams.heartbeat)
 		if err != nil {
 			return // the client left, or the server stops
 		}
@@ -125,6 +127,8 @@ func (s *Server) projectEvents(c *gin.Context) {
 // streams are the open event streams, ended on StopStreams so a graceful
 // shutdown does not wait for clients that never hang up.
 type streams struct {
+	heartbeat time.Duration
+
 	mu   sync.Mutex
 	next int
 	m    map[int]context.CancelFunc
@@ -169,6 +173,7 @@ func (s *Server) RunDeliveries(ctx context.Context) { s.app.RunDeliveries(ctx) }
 // eventsConfig adds delivery metrics and the logger to cfg's events.
 func (s *Server) eventsConfig(cfg Config) app.EventsConfig {
 	ec := cfg.Events
+	s.streams.heartbeat = cmp.Or(ec.Heartbeat, heartbeat)
 	if ec.Log == nil {
 		return ec
 	}

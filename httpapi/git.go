@@ -186,7 +186,8 @@ func (s *Server) serveGit(c *gin.Context) {
 	if service == quire.GitUploadPack {
 		err = s.git.UploadPack(ctx, a, protocol, body, w)
 	} else {
-		push := quire.GitPush{Asset: a, By: p.Actor(), Options: s.pushReview(c, p, a), Moved: s.app.Pushed(p, a)}
+		push := quire.GitPush{Asset: a, By: p.Actor(), Options: s.pushReview(c, p, a)}
+		push.Moving, push.Moved = s.app.PushEvents(p, a)
 		if p.CheckProject(pr, quire.AccessWrite) != nil {
 			push.Refused = quire.Errorf(quire.EFORBIDDEN, "this credential may read but not push to project %s", pr.Slug)
 		}

@@ -675,7 +675,11 @@ func TestWebhookDisabled(t *testing.T) {
 	if !strings.Contains(str(t, w, "webhook", "disabled_reason"), "failed since") {
 		t.Errorf("disabled webhook: %v", w)
 	}
-	evs := arr(t, e.Must(200, "GET", "/v1/projects/"+pid+"/events?types=webhook.disabled&limit=10", e.Admin, nil).JSON(t), "events")
+	var evs []any // recorded just after the webhook is turned off
+	waitUntil(t, "the webhook.disabled event", func() bool {
+		evs = arr(t, e.Must(200, "GET", "/v1/projects/"+pid+"/events?types=webhook.disabled&limit=10", e.Admin, nil).JSON(t), "events")
+		return len(evs) > 0
+	})
 	if len(evs) != 1 || get(t, evs[0], "data", "webhook_id") != hid || get(t, evs[0], "actor", "type") != "system" {
 		t.Errorf("webhook.disabled events: %v", evs)
 	}

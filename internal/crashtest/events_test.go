@@ -6,8 +6,11 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -58,7 +61,10 @@ var webhookEnv = []string{"env", "QUIRE_WEBHOOK_ALLOW_PRIVATE=true", "QUIRE_WEBH
 
 // TestCrashEventsDelivered: every write the server acknowledged before a
 // SIGKILL has its event delivered once the server is back, although the
-// receiver was down until the kill, so none could be delivered before it.
+// receiver was down until the kill, so none could be delivered before it;
+// so has every skill found in git after the restart, acknowledged or not,
+// and a write killed after it landed in git but before its event was
+// recorded (the event log's lock held by the test to stop it there).
 func TestCrashEventsDelivered(t *testing.T) {
 	bin := quireBinary(t)
 	root := t.TempDir()
@@ -151,18 +157,109 @@ func TestCrashEventsDelivered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline = time.Now().Add(60 * time.Second)
-	for _, id := range acked {
-		for !rc.has(id) {
-			if time.Now().After(deadline) {
-				t.Fatalf("after the restart, the event of acknowledged skill %s never arrived (%d acknowledged)\n%s", id, len(acked), srv.logs.Tail(3000))
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+	c = newClient(srv.URL, "")
+	defer c.close()
+	r, err = c.call("POST", "/v1/auth/login", map[string]string{"email": adminEmail, "password": adminPassword})
+	if err != nil || expect(r, 200, "login") != nil {
+		t.Fatalf("login: %v %v", err, r)
 	}
+	r.decode(&login) // sessions of a killed server are gone
+	c = c.with(login.Token)
+	// Every skill in git has its event delivered: the acknowledged ones,
+	// and any whose write landed just before the kill, unacknowledged.
+	waitDelivered(t, srv, rc, acked, "acknowledged")
+	waitDelivered(t, srv, rc, skillIDs(t, c, pr.Project.ID), "in git")
 	t.Logf("%d acknowledged writes, every event delivered after the restart", len(acked))
+
+	// The window itself: the event log's lock is held, so a write lands
+	// in git and waits for its event; the server is killed right there.
+	// Its event must come after the restart (an intent recorded before
+	// the write says what to look for).
+	release := flockFile(t, filepath.Join(root, "_events", pr.Project.ID, "events.lock"))
+	go c.call("POST", "/v1/projects/"+pr.Project.ID+"/skills", map[string]string{"name": "Held", "slug": "held"})
+	var held string
+	deadline = time.Now().Add(30 * time.Second)
+	for held == "" {
+		if time.Now().After(deadline) {
+			t.Fatalf("the held write never landed in git\n%s", srv.logs.Tail(3000))
+		}
+		r, err := c.call("GET", "/v1/skills/held", nil)
+		if err == nil && r.status == 200 {
+			var sk struct{ Skill struct{ ID string } }
+			r.decode(&sk)
+			held = sk.Skill.ID
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	srv.kill()
+	srv = nil
+	release()
+	if rc.has(held) {
+		t.Fatal("the held write's event was delivered before it was recorded")
+	}
+	srv, err = startWrapped(t, webhookEnv, bin, root, false, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitDelivered(t, srv, rc, []string{held}, "in git, killed before its event")
 	if err := srv.stop(); err != nil {
 		t.Error(err)
 	}
 	srv = nil
+}
+
+// waitDelivered waits until the receiver has the asset.created event of
+// every skill in ids.
+func waitDelivered(t *testing.T, srv *server, rc *eventReceiver, ids []string, what string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for _, id := range ids {
+		for !rc.has(id) {
+			if time.Now().After(deadline) {
+				t.Fatalf("after the restart, the event of skill %s (%s) never arrived\n%s", id, what, srv.logs.Tail(3000))
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
+
+// skillIDs lists the ids of every skill of the project.
+func skillIDs(t *testing.T, c *client, pid string) []string {
+	t.Helper()
+	var ids []string
+	cursor := ""
+	for {
+		r, err := c.call("GET", "/v1/projects/"+pid+"/skills?limit=500&cursor="+cursor, nil)
+		if err != nil || expect(r, 200, "list skills") != nil {
+			t.Fatalf("list skills: %v %v", err, r)
+		}
+		var page struct {
+			Skills     []struct{ ID string }
+			NextCursor string `json:"next_cursor"`
+		}
+		r.decode(&page)
+		for _, s := range page.Skills {
+			ids = append(ids, s.ID)
+		}
+		if cursor = page.NextCursor; cursor == "" {
+			return ids
+		}
+	}
+}
+
+// flockFile takes the flock(2) lock of path, as a quire process would,
+// and returns its release.
+func flockFile(t *testing.T, path string) func() {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}
 }

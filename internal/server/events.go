@@ -33,6 +33,12 @@ type WebhookOptions struct {
 	// SecretKey seals signing secrets at rest (32 bytes); when nil it is
 	// read from, or made in, <data>/_events/webhook.key.
 	SecretKey []byte
+	// Heartbeat is the event stream's idle comment interval (15 s when
+	// 0); Keep and KeepFor the retained window of a project's events
+	// (10,000 and 7 days when 0). Tests shorten them.
+	Heartbeat time.Duration
+	Keep      int
+	KeepFor   time.Duration
 }
 
 // eventParts are what Build opened for events.
@@ -45,7 +51,8 @@ type eventParts struct {
 
 // openEvents opens the event log under the data root and the sender.
 func (s *Server) openEvents(cfg Config) (app.EventsConfig, error) {
-	log, err := eventlog.Open(eventlog.Options{Root: filepath.Join(s.Store.Root(), "_events"), Fsync: cfg.Fsync})
+	log, err := eventlog.Open(eventlog.Options{Root: filepath.Join(s.Store.Root(), "_events"), Fsync: cfg.Fsync,
+		Keep: cfg.Webhooks.Keep, KeepFor: cfg.Webhooks.KeepFor})
 	if err != nil {
 		return app.EventsConfig{}, err
 	}
@@ -63,6 +70,7 @@ func (s *Server) openEvents(cfg Config) (app.EventsConfig, error) {
 	return app.EventsConfig{
 		Log: log, Webhooks: log, Sender: s.events.sender, SecretKey: key,
 		RetrySchedule: cfg.Webhooks.RetrySchedule, DisableAfter: cfg.Webhooks.DisableAfter,
+		Heartbeat: cfg.Webhooks.Heartbeat,
 	}, nil
 }
 
@@ -108,6 +116,11 @@ func (s *Server) startDeliveries(ctx context.Context) {
 	if s.events.log == nil {
 		return
 	}
+	// Writes a previous run was killed in the middle of get their events
+	// before anything is served (app/intents.go).
+	if err := s.API.App().RecoverIntents(ctx); err != nil {
+		s.Log.Error("recover event intents", "error", err.Error())
+	}
 	wctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	s.events.stop, s.events.done = stop, make(chan struct{})
 	go func() {
@@ -125,5 +138,8 @@ func (s *Server) stopDeliveries() {
 	}
 	if s.events.sender != nil {
 		s.events.sender.Close()
+	}
+	if s.events.log != nil {
+		s.events.log.Close()
 	}
 }
