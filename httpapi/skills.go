@@ -20,6 +20,7 @@ func (s *Server) skillRoutes(t *gin.RouterGroup) {
 	t.POST(v, s.idempotent, s.createSkillVersion)
 	t.POST(v+"/upload", s.idempotent, s.uploadSkillVersion)
 	t.POST(v+"/:version/files", s.upsertFile)
+	t.PUT(v+"/:version/files", s.replaceFiles) // push.go
 	t.GET(v+"/:version/files", s.listFiles)
 	t.GET(v+"/:version/files/*file_path", s.getFile)
 	t.DELETE(v+"/:version/files/*file_path", s.deleteFile)
