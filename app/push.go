@@ -20,7 +20,9 @@ type TreeWrite struct {
 
 // ReplaceFiles makes draft n of skill ref hold exactly the zip's files
 // as one commit: adds, changes and deletions together, through the
-// store's write path. It returns the version after the write and the
+// store's write path; n 0 opens a new draft from the live version whose
+// one commit holds them. The zip is read and checked whole before
+// anything is written. It returns the version after the write and the
 // number of files it holds.
 func (a *App) ReplaceFiles(ctx context.Context, p *quire.Principal, ref string, n int, w TreeWrite) (*quire.Asset, *quire.Version, int, error) {
 	as, err := a.Asset(ctx, p, quire.KindSkill, ref, quire.AccessWrite)
@@ -46,7 +48,12 @@ func (a *App) ReplaceFiles(ctx context.Context, p *quire.Principal, ref string, 
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	if err := a.emitUpdate(ctx, p.Actor(), as, v); err != nil {
+	if n == 0 {
+		err = a.emit(ctx, a.versionEvent(quire.EventVersionCreated, p.Actor(), as, v))
+	} else {
+		err = a.emitUpdate(ctx, p.Actor(), as, v)
+	}
+	if err != nil {
 		return nil, nil, 0, err
 	}
 	return as, v, len(files), nil

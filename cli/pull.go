@@ -42,6 +42,7 @@ type target struct {
 	info   *client.ArchiveInfo
 	files  []skillFile
 	digest string
+	local  string // the folder's digest ("" when absent)
 }
 
 // PulledSkill is one skill in the answer of pull and install.
@@ -229,6 +230,7 @@ func (e *env) fetchSkills(ctx context.Context, targets []*target, f pullFlags) e
 			}
 			local = digest(files)
 		}
+		t.local = local
 		dirty := exists && (t.lock == nil || local != t.lock.Digest)
 		ref := t.project + "/" + t.slug
 		if f.frozen {
@@ -242,6 +244,13 @@ func (e *env) fetchSkills(ctx context.Context, targets []*target, f pullFlags) e
 			if client.IsNotFound(err) && !t.named {
 				t.status = "skipped"
 				continue
+			}
+			if client.IsNotFound(err) {
+				// A HEAD answer has no body to say what is missing.
+				if _, serr := sdk.Skill(ctx, ref); serr != nil {
+					return fail(serr, "%s", ref)
+				}
+				return fmt.Errorf("%s has no version %s", ref, t.version)
 			}
 			if err != nil {
 				return fail(err, "%s@%s", ref, t.version)
@@ -259,14 +268,6 @@ func (e *env) fetchSkills(ctx context.Context, targets []*target, f pullFlags) e
 		}
 		fetch = append(fetch, t)
 	}
-	if len(edited) > 0 && !f.force {
-		names := make([]string, len(edited))
-		for i, t := range edited {
-			names[i] = filepath.Join(f.dir, t.slug)
-		}
-		return fmt.Errorf("local edits in %s would be overwritten: push them (quire push) or pass --force", strings.Join(names, ", "))
-	}
-
 	// Download and check everything before writing anything.
 	var bar *progressbar.ProgressBar
 	if e.Terminal && !e.json && len(fetch) > 3 {
@@ -295,6 +296,17 @@ func (e *env) fetchSkills(ctx context.Context, targets []*target, f pullFlags) e
 	}
 	if bar != nil {
 		bar.Finish()
+	}
+	// A folder that differs from the lockfile but holds what is coming
+	// (pushed and published) loses nothing; any other would.
+	var refused []string
+	for _, t := range edited {
+		if t.local != t.digest && !f.force {
+			refused = append(refused, filepath.Join(f.dir, t.slug))
+		}
+	}
+	if len(refused) > 0 {
+		return fmt.Errorf("local edits in %s would be overwritten: push them (quire push) or pass --force", strings.Join(refused, ", "))
 	}
 
 	// Write: each folder whole, then the lockfile.

@@ -194,50 +194,54 @@ number and what changed; nothing to change opens no draft.`,
 			if err != nil {
 				return usageError{err}
 			}
-			var v *client.SkillVersion
+			// What the folder changes against: the draft, or the live
+			// version a new draft starts from (none: every file is new).
 			created := draft == 0
+			n, base, remote := draft, "", map[string]string{}
 			if created {
-				v, err = sdk.CreateSkillVersion(ctx, ref, client.Base{})
-			} else if v, err = sdk.SkillVersion(ctx, ref, draft); err == nil && v.State != "draft" {
-				return fmt.Errorf("%s version %d is %s, not a draft", ref, draft, v.State)
-			}
-			if err != nil {
-				return fail(err, "push %s", ref)
-			}
-			n := v.Number
-			// A draft this push opened goes away if the push fails or has
-			// nothing to say: no half-done push is left on the server.
-			undo := func() {
-				if created {
-					sdk.DeleteSkillVersion(context.WithoutCancel(ctx), ref, n)
+				info, err := sdk.SkillArchiveInfo(ctx, ref, "live", skillpack.TarGz)
+				if err == nil {
+					remote, err = remoteFiles(ctx, sdk, ref, info.Version)
 				}
-			}
-			remote, err := remoteFiles(ctx, sdk, ref, n)
-			if err != nil {
-				undo()
-				return fail(err, "push %s", ref)
+				if err != nil && !client.IsNotFound(err) {
+					return fail(err, "push %s", ref)
+				}
+			} else {
+				v, err := sdk.SkillVersion(ctx, ref, draft)
+				if err == nil && v.State != "draft" {
+					return fmt.Errorf("%s version %d is %s, not a draft", ref, draft, v.State)
+				}
+				if err == nil {
+					base = v.Commit
+					remote, err = remoteFiles(ctx, sdk, ref, draft)
+				}
+				if err != nil {
+					return fail(err, "push %s", ref)
+				}
 			}
 			ch := compare(files, remote)
-			out := Pushed{Skill: ref, Draft: n, Commit: v.Commit, Created: created, Changes: ch}
+			out := Pushed{Skill: ref, Draft: n, Commit: base, Created: created, Changes: ch}
 			if ch.empty() {
-				undo()
-				if created {
-					out.Draft = 0
-				}
 				return e.print(out, func(w io.Writer) {
 					fmt.Fprintf(w, "nothing to push: %s holds what %s has\n", a[0], map[bool]string{true: "the live version", false: "draft " + strconv.Itoa(n)}[created])
 				})
 			}
 			body, err := zipFiles(files)
 			if err != nil {
-				undo()
 				return err
 			}
-			v, err = sdk.ReplaceFiles(ctx, ref, n, body, message, v.Commit)
+			// One request, one commit: a new draft holding the folder, or
+			// the draft's content replaced if it is still at base.
+			var v *client.SkillVersion
+			if created {
+				v, err = sdk.PushSkillVersion(ctx, ref, body, message)
+			} else {
+				v, err = sdk.ReplaceFiles(ctx, ref, n, body, message, base)
+			}
 			if err != nil {
-				undo()
 				return fail(err, "push %s", ref)
 			}
+			n, out.Draft = v.Number, v.Number
 			out.Commit = v.Commit
 			return e.print(out, func(w io.Writer) {
 				verb := "updated"

@@ -45,3 +45,15 @@ func (c *Client) SkillArchiveInfo(ctx context.Context, ref, version string, f sk
 	}
 	return info, nil
 }
+
+// PushSkillVersion opens a new draft from the live version whose one
+// commit holds exactly the zip's files (what quire push does without
+// --draft): an upload with ?from=live. message is the commit message
+// ("" for the server's).
+func (c *Client) PushSkillVersion(ctx context.Context, ref string, zip []byte, message string) (*SkillVersion, error) {
+	q := url.Values{"from": {"live"}}
+	if message != "" {
+		q.Set("message", message)
+	}
+	return unwrap[SkillVersion](ctx, c, request{method: "POST", path: assetPath("skills", ref) + "/versions/upload", query: q, body: zip, ctype: "application/zip"}, "version")
+}

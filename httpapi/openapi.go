@@ -112,7 +112,7 @@ var apiRoutes = []apiRoute{
 	route("PATCH", "/v1/skills/{id}", "skills", "Update a skill", body("MetaRequest"), wrap(200, "skill", "Asset")),
 	route("DELETE", "/v1/skills/{id}", "skills", "Delete a skill and its repository", ok(204, "")),
 	route("POST", "/v1/skills/{id}/versions", "skill versions", "Open a draft (from the live version, {\"from\": N} or {\"from\": \"empty\"}), or upload a zip as one", optionalBody("BaseRequest"), wrap(201, "version", "SkillVersion"), etag(), idempotent()),
-	route("POST", "/v1/skills/{id}/versions/upload", "skill versions", "Upload a zip (raw or multipart \"file\") as a new draft; 409 when two of its paths collide after NFC normalization or case folding", zip(), wrap(201, "version", "SkillVersion"), fails(409), etag(), idempotent()),
+	route("POST", "/v1/skills/{id}/versions/upload", "skill versions", "Upload a zip (raw or multipart \"file\") as a new draft (with ?from=live: over the live version, one commit holding exactly the zip's files); 409 when two of its paths collide after NFC normalization or case folding", zip(), pushQuery(), wrap(201, "version", "SkillVersion"), fails(409), etag(), idempotent()),
 	route("GET", "/v1/skills/{id}/versions", "skill versions", "A skill's versions, oldest first", query("limit", "cursor", "state"), list(200, "versions", "SkillVersion")),
 	route("GET", "/v1/skills/{id}/versions/{version}", "skill versions", "A version; ETag is its commit", wrap(200, "version", "SkillVersion"), etag(), conditional()),
 	route("DELETE", "/v1/skills/{id}/versions/{version}", "skill versions", "Delete a draft", ok(204, "")),

@@ -36,6 +36,28 @@ func (s *Server) replaceFiles(c *gin.Context) {
 	s.writeVersion(c, http.StatusOK, a, v, gin.H{"files": files})
 }
 
+// pushVersion is an upload with ?from=live (quire push): a new draft
+// from the live version whose one commit holds exactly the zip's files,
+// ?message= its commit message.
+func (s *Server) pushVersion(c *gin.Context, read func() ([]byte, error)) {
+	w := app.TreeWrite{Read: read, Message: c.Query("message")}
+	a, v, files, err := s.app.ReplaceFiles(c.Request.Context(), principal(c), c.Param("id"), 0, w)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.writeVersion(c, http.StatusCreated, a, v, gin.H{"files": files})
+}
+
+// pushQuery documents the upload's ?from=live and ?message=.
+func pushQuery() routeOpt {
+	return func(op *openapi3.Operation, _ *docBuilder) {
+		op.AddParameter(openapi3.NewQueryParameter("from").WithDescription("live: the draft is opened from the live version and its one commit holds exactly the zip's files (quire push); absent: from an empty tree").
+			WithSchema(openapi3.NewStringSchema().WithEnum("live")))
+		op.AddParameter(openapi3.NewQueryParameter("message").WithDescription("the commit message, with from=live").WithSchema(openapi3.NewStringSchema()))
+	}
+}
+
 // replaceFilesDoc documents replaceFiles' body (a raw zip) and its
 // ?message= parameter.
 func replaceFilesDoc() routeOpt {

@@ -135,6 +135,10 @@ func (s *Server) uploadSkillVersion(c *gin.Context) {
 		}
 		return buf.Bytes(), nil
 	}
+	if c.Query("from") == "live" {
+		s.pushVersion(c, read) // push.go
+		return
+	}
 	a, v, n, err := s.app.UploadVersion(c.Request.Context(), principal(c), c.Param("id"), read)
 	if err != nil {
 		s.fail(c, err)
