@@ -547,6 +547,19 @@ func TestRenderAndLists(t *testing.T) {
 	if r := f.quire(t, dir, nil, "render", "demo/greet"); r.code != 1 || !strings.Contains(r.stderr, "name") {
 		t.Fatalf("render without its variable: %+v", r)
 	}
+	// Anonymous: a private project asks to log in; a public one renders
+	// and pulls without a credential.
+	anon := map[string]string{"QUIRE_TOKEN": ""}
+	if r := f.quire(t, dir, anon, "render", "demo/greet", "--var", "name=Ann"); r.code != 1 || !strings.Contains(r.stderr, "(401") {
+		t.Fatalf("anonymous render of a private project: %+v", r)
+	}
+	f.e.Must(200, "PATCH", "/v1/projects/demo", f.e.Admin, map[string]string{"visibility": "public"})
+	if r := f.quire(t, dir, anon, "render", "demo/greet", "--var", "name=Ann"); r.code != 0 || r.stdout != "Hello Ann!\n" {
+		t.Fatalf("anonymous render of a public project: %+v", r)
+	}
+	if r := f.quire(t, dir, anon, "pull", "demo"); r.code != 0 || !strings.Contains(r.stdout, "2 installed") {
+		t.Fatalf("anonymous pull of a public project: %+v", r)
+	}
 	r = f.must(t, dir, "skills", "ls", "demo")
 	if !strings.Contains(r.stdout, "demo/pdf-tools") || !strings.Contains(r.stdout, "demo/xlsx") || strings.Contains(r.stdout, "greet") {
 		t.Fatalf("skills ls: %s", r.stdout)
