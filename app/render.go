@@ -55,7 +55,7 @@ func (a *App) Render(ctx context.Context, p *quire.Principal, ref string, in Inp
 	if err != nil {
 		return Rendered{}, err
 	}
-	return a.render(ctx, as, in)
+	return a.render(ctx, as, a.publicRender(ctx, p, as, in))
 }
 
 // RenderInProject is Render with the prompt named within a project: the
@@ -65,7 +65,7 @@ func (a *App) RenderInProject(ctx context.Context, p *quire.Principal, project, 
 	if err != nil {
 		return Rendered{}, err
 	}
-	return a.render(ctx, as, in)
+	return a.render(ctx, as, a.publicRender(ctx, p, as, in))
 }
 
 // render renders prompt as, which the caller may read, with the request in.

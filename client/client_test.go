@@ -370,7 +370,7 @@ var sdkMethods = map[string]string{
 	"DELETE /v1/skills/{id}/versions/{version}": "DeleteSkillVersion", "POST /v1/skills/{id}/versions/{version}/publish": "PublishSkillVersion",
 	"POST /v1/skills/{id}/versions/{version}/promote": "PromoteSkillVersion", "POST /v1/skills/{id}/versions/{version}/archive": "ArchiveSkillVersion",
 	"GET /v1/skills/{id}/diff": "SkillDiff", "GET /v1/skills/{id}/history": "SkillHistory",
-	"POST /v1/skills/{id}/versions/{version}/files": "PutFile", "GET /v1/skills/{id}/versions/{version}/files": "Files",
+	"POST /v1/skills/{id}/versions/{version}/files": "PutFile", "PUT /v1/skills/{id}/versions/{version}/files": "ReplaceFiles", "GET /v1/skills/{id}/versions/{version}/files": "Files",
 	"GET /v1/skills/{id}/versions/{version}/files/{file_path}": "ReadFile", "DELETE /v1/skills/{id}/versions/{version}/files/{file_path}": "DeleteFile",
 	"GET /v1/skills/{id}/versions/{version}/download":       "DownloadSkillVersion",
 	"GET /v1/skills/{id}/versions/{version}/archive.zip":    "SkillArchive",

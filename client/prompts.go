@@ -131,8 +131,14 @@ type PromptCache struct {
 	entries    map[cacheKey]*entry
 	ids        map[string]string // "project/slug" -> prompt id
 	refreshing map[cacheKey]bool
+	again      map[cacheKey]bool // revalidate once more when the running one ends
 
 	misses singleflight.Group
+
+	// events: subscribe to each project's event stream (WithEvents);
+	// subscribed holds the projects whose stream runs (promptevents.go).
+	events     bool
+	subscribed map[string]bool
 
 	ctx    context.Context // ends background revalidations on Close
 	cancel context.CancelFunc
@@ -145,6 +151,7 @@ func (c *Client) Prompts(opts ...CacheOption) *PromptCache {
 	pc := &PromptCache{
 		c: c, ttl: 60 * time.Second, fallbacks: map[string]*PromptVersion{}, now: time.Now,
 		entries: map[cacheKey]*entry{}, ids: map[string]string{}, refreshing: map[cacheKey]bool{},
+		subscribed: map[string]bool{}, again: map[cacheKey]bool{},
 	}
 	for _, o := range opts {
 		o(pc)
@@ -250,6 +257,9 @@ func unreachable(err error) bool {
 func (pc *PromptCache) revalidate(k cacheKey, old *entry) {
 	pc.mu.Lock()
 	if pc.refreshing[k] {
+		// One at a time; an event arriving meanwhile asks for another
+		// once this one is done, since it may have read too early.
+		pc.again[k] = true
 		pc.mu.Unlock()
 		return
 	}
@@ -263,7 +273,12 @@ func (pc *PromptCache) revalidate(k cacheKey, old *entry) {
 		_, err := pc.fetch(ctx, k, old)
 		pc.mu.Lock()
 		delete(pc.refreshing, k)
+		again, cur := pc.again[k], pc.entries[k]
+		delete(pc.again, k)
 		pc.mu.Unlock()
+		if again && cur != nil && err == nil {
+			defer pc.revalidate(k, cur)
+		}
 		switch {
 		case pc.ctx.Err() != nil:
 			// Closed: leave the entry as it was.
@@ -340,6 +355,9 @@ func (pc *PromptCache) fetch(ctx context.Context, k cacheKey, old *entry) (*entr
 	pc.mu.Lock()
 	pc.entries[k] = e
 	pc.mu.Unlock()
+	if pc.events && old == nil {
+		pc.subscribe(k.key)
+	}
 	return e, nil
 }
 

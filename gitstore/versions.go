@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/quire/quire/gitstore/odb"
@@ -294,11 +295,22 @@ func (s *Store) CreateVersion(ctx context.Context, by quire.Actor, a *quire.Asse
 		}
 	}
 
+	return s.openDraft(&w, by, a, log, logTip, parent, from, tree, "")
+}
+
+// openDraft allocates the next version number and points its draft
+// branch at a new commit of tree over parent (a version from), under the
+// write w holds. message, when set, is the commit's message.
+func (s *Store) openDraft(w *write, by quire.Actor, a *quire.Asset, log *versionLog, logTip, parent plumbing.Hash, from int, tree plumbing.Hash, message string) (*quire.Version, error) {
+	r := w.r
 	n := log.Next
 	now := s.opts.Now()
 	msg := fmt.Sprintf("Open draft %d", n)
 	if from > 0 {
 		msg += fmt.Sprintf(" from v%d", from)
+	}
+	if message != "" {
+		msg = strings.TrimRight(message, "\n")
 	}
 	c, err := r.WriteCommit(by, now, tree, parent, msg+"\n")
 	if err != nil {

@@ -72,12 +72,27 @@ var anonymousRoutes = map[string]bool{
 	"/.well-known/agent-skills/:name/*path":             true,
 }
 
+// anonymousPosts are the POST routes a request without a credential may
+// take: a render is a read (app.publicRender keeps it to published
+// versions).
+var anonymousPosts = map[string]bool{
+	"/v1/prompts/:id/render": true,
+}
+
 // anonymousAllowed reports whether a request without a credential may go
 // on as the anonymous principal.
 func anonymousAllowed(c *gin.Context) bool {
-	m := c.Request.Method
-	return (m == http.MethodGet || m == http.MethodHead) &&
-		c.GetHeader("Authorization") == "" && anonymousRoutes[globalPath(c.FullPath())]
+	if c.GetHeader("Authorization") != "" {
+		return false
+	}
+	path := globalPath(c.FullPath())
+	switch c.Request.Method {
+	case http.MethodGet, http.MethodHead:
+		return anonymousRoutes[path]
+	case http.MethodPost:
+		return anonymousPosts[path]
+	}
+	return false
 }
 
 // globalPath is the global route (/v1/skills/:id/…) whose handlers a

@@ -103,6 +103,8 @@ func TestAnonymousReads(t *testing.T) {
 		{"GET", "/v1/prompts/pub-prompt/versions/2", 404},
 		{"GET", "/v1/projects/pub/agent-skills/index.json", 200},
 		{"GET", "/v1/projects/pub/agent-skills/pub-skill/SKILL.md", 200},
+		// A render is a read (publicrender_test.go): this one lacks {{name}}.
+		{"POST", "/v1/prompts/pub-prompt/render", 422},
 		// Beyond published versions: sign in.
 		{"GET", "/v1/projects/pub", 401},
 		{"GET", "/v1/projects/pub/members", 401},
@@ -121,7 +123,6 @@ func TestAnonymousReads(t *testing.T) {
 		{"DELETE", "/v1/skills/pub-skill", 401},
 		{"PATCH", "/v1/projects/pub", 401},
 		{"POST", "/v1/projects/pub/skills", 401},
-		{"POST", "/v1/prompts/pub-prompt/render", 401},
 		// A private project, and one that does not exist, answer alike.
 		{"GET", "/v1/skills/priv-skill", 401},
 		{"GET", "/v1/skills/no-such-skill", 401},

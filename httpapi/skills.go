@@ -20,6 +20,7 @@ func (s *Server) skillRoutes(t *gin.RouterGroup) {
 	t.POST(v, s.idempotent, s.createSkillVersion)
 	t.POST(v+"/upload", s.idempotent, s.uploadSkillVersion)
 	t.POST(v+"/:version/files", s.upsertFile)
+	t.PUT(v+"/:version/files", s.replaceFiles) // push.go
 	t.GET(v+"/:version/files", s.listFiles)
 	t.GET(v+"/:version/files/*file_path", s.getFile)
 	t.DELETE(v+"/:version/files/*file_path", s.deleteFile)
@@ -133,6 +134,10 @@ func (s *Server) uploadSkillVersion(c *gin.Context) {
 			return nil, jsonError(err, limit)
 		}
 		return buf.Bytes(), nil
+	}
+	if c.Query("from") == "live" {
+		s.pushVersion(c, read) // push.go
+		return
 	}
 	a, v, n, err := s.app.UploadVersion(c.Request.Context(), principal(c), c.Param("id"), read)
 	if err != nil {

@@ -1,9 +1,8 @@
-// Command quire runs the quire server.
+// Command quire runs the quire server and is its command line.
 //
 //	quire serve [flags]          run the server
-//	quire login --server URL     log in and keep the token (agent.go)
-//	quire mcp [--server URL]     MCP on stdio, bridged to a server's /mcp
-//	quire version                print the version
+//	quire mcp [--server URL]     MCP on stdio, bridged to a server's /mcp (agent.go)
+//	quire login, pull, push, …   the command line of cli/ (quire --help)
 package main
 
 import (
@@ -24,63 +23,69 @@ import (
 	"time"
 
 	"github.com/quire/quire"
+	"github.com/quire/quire/cli"
 	"github.com/quire/quire/gitstore"
 	"github.com/quire/quire/httpapi"
 	"github.com/quire/quire/internal/gcfloor"
 	"github.com/quire/quire/internal/netguard"
 	"github.com/quire/quire/internal/server"
 	"github.com/quire/quire/telemetry"
+	"github.com/spf13/cobra"
 	"golang.org/x/crypto/bcrypt"
+	"golang.org/x/term"
 )
 
 // Version is set at build time with -ldflags "-X main.Version=...".
 var Version = "dev"
 
 func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "quire:", err)
-		}
-		os.Exit(2)
+	err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(os.Stderr, "quire:", cli.Message(err))
 	}
+	os.Exit(cli.ExitCode(err))
 }
 
+// run runs the command line (cli/) with the server's own commands added:
+// serve and mcp.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, cmdUsage)
-		return flag.ErrHelp
-	}
-	switch args[0] {
-	case "version":
-		fmt.Fprintln(stdout, "quire", Version)
-		return nil
-	case "login":
-		return runLogin(ctx, args[1:], os.Stdin, stdout, stderr)
-	case "mcp":
-		ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
-		defer stop()
-		return runMCP(ctx, args[1:], os.Stdin, os.Stdout, stderr)
-	case "serve":
-		m := NewMain(stderr)
-		if err := m.ParseFlags(args[1:]); err != nil {
-			return err
-		}
-		ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
-		defer stop()
-		if err := m.Run(ctx); err != nil {
-			if m.log != nil {
-				m.log.Error("quire failed to start", "error", err.Error())
-			}
-			m.Close()
-			return err
-		}
-		return m.Wait(ctx)
-	}
-	fmt.Fprintf(stderr, "quire: unknown command %q\n%s\n", args[0], cmdUsage)
-	return flag.ErrHelp
+	o := cli.Options{Version: Version, Stdout: stdout, Stderr: stderr, Terminal: term.IsTerminal(int(os.Stdout.Fd()))}
+	return cli.Run(ctx, o, args, serveCmd(stderr), mcpCmd(stderr))
 }
 
-const cmdUsage = "usage: quire serve [flags] | quire login --server URL | quire mcp [--server URL] | quire version"
+// serveCmd keeps serve's own flag set (ParseFlags, its --help and the
+// QUIRE_* variables) under cobra: cobra parses nothing of it.
+func serveCmd(stderr io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:                "serve [flags]",
+		Short:              "Run the quire server",
+		Example:            "  QUIRE_ADMIN_EMAIL=admin@example.com QUIRE_ADMIN_PASSWORD=change-me quire serve --addr 127.0.0.1:8080 --data ./repos\n  quire serve --help",
+		DisableFlagParsing: true,
+		RunE: func(c *cobra.Command, args []string) error {
+			m := NewMain(stderr)
+			if err := m.ParseFlags(args); err != nil {
+				return serveUsage{err}
+			}
+			ctx, stop := signal.NotifyContext(c.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			if err := m.Run(ctx); err != nil {
+				if m.log != nil {
+					m.log.Error("quire failed to start", "error", err.Error())
+				}
+				m.Close()
+				return err
+			}
+			return m.Wait(ctx)
+		},
+	}
+}
+
+// serveUsage is a bad flag or value of serve (exit code 2); flag.ErrHelp
+// stays visible through it.
+type serveUsage struct{ error }
+
+func (e serveUsage) Unwrap() error { return e.error }
+func (e serveUsage) ExitCode() int { return 2 }
 
 // Config is what quire serve is configured with.
 type Config struct {

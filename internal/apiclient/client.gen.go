@@ -579,6 +579,36 @@ func (e UserUpdatedUserRole) Valid() bool {
 	}
 }
 
+// Defines values for PostV1ProjectsProjectSkillsSlugVersionsUploadParamsFrom.
+const (
+	PostV1ProjectsProjectSkillsSlugVersionsUploadParamsFromLive PostV1ProjectsProjectSkillsSlugVersionsUploadParamsFrom = "live"
+)
+
+// Valid indicates whether the value is a known member of the PostV1ProjectsProjectSkillsSlugVersionsUploadParamsFrom enum.
+func (e PostV1ProjectsProjectSkillsSlugVersionsUploadParamsFrom) Valid() bool {
+	switch e {
+	case PostV1ProjectsProjectSkillsSlugVersionsUploadParamsFromLive:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PostV1SkillsIdVersionsUploadParamsFrom.
+const (
+	PostV1SkillsIdVersionsUploadParamsFromLive PostV1SkillsIdVersionsUploadParamsFrom = "live"
+)
+
+// Valid indicates whether the value is a known member of the PostV1SkillsIdVersionsUploadParamsFrom enum.
+func (e PostV1SkillsIdVersionsUploadParamsFrom) Valid() bool {
+	switch e {
+	case PostV1SkillsIdVersionsUploadParamsFromLive:
+		return true
+	default:
+		return false
+	}
+}
+
 // APIError defines model for APIError.
 type APIError struct {
 	Code      APIErrorCode            `json:"code"`
@@ -1885,9 +1915,18 @@ type PostV1ProjectsProjectSkillsSlugVersionsUploadMultipartBody struct {
 
 // PostV1ProjectsProjectSkillsSlugVersionsUploadParams defines parameters for PostV1ProjectsProjectSkillsSlugVersionsUpload.
 type PostV1ProjectsProjectSkillsSlugVersionsUploadParams struct {
+	// From live: the draft is opened from the live version and its one commit holds exactly the zip's files (quire push); absent: from an empty tree
+	From *PostV1ProjectsProjectSkillsSlugVersionsUploadParamsFrom `form:"from,omitempty" json:"from,omitempty"`
+
+	// Message the commit message, with from=live
+	Message *string `form:"message,omitempty" json:"message,omitempty"`
+
 	// IdempotencyKey 1 to 255 printable ASCII characters: a retry with the same key (same user, route and body) within 24 hours gets the first success again, with Idempotent-Replayed: true
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
+
+// PostV1ProjectsProjectSkillsSlugVersionsUploadParamsFrom defines parameters for PostV1ProjectsProjectSkillsSlugVersionsUpload.
+type PostV1ProjectsProjectSkillsSlugVersionsUploadParamsFrom string
 
 // GetV1ProjectsProjectSkillsSlugVersionsVersionParams defines parameters for GetV1ProjectsProjectSkillsSlugVersionsVersion.
 type GetV1ProjectsProjectSkillsSlugVersionsVersionParams struct {
@@ -1924,6 +1963,15 @@ type GetV1ProjectsProjectSkillsSlugVersionsVersionFilesParams struct {
 
 // PostV1ProjectsProjectSkillsSlugVersionsVersionFilesParams defines parameters for PostV1ProjectsProjectSkillsSlugVersionsVersionFiles.
 type PostV1ProjectsProjectSkillsSlugVersionsVersionFilesParams struct {
+	// IfMatch the draft's commit (its ETag) the change was made against, or *; 412 when it moved
+	IfMatch *string `json:"If-Match,omitempty"`
+}
+
+// PutV1ProjectsProjectSkillsSlugVersionsVersionFilesParams defines parameters for PutV1ProjectsProjectSkillsSlugVersionsVersionFiles.
+type PutV1ProjectsProjectSkillsSlugVersionsVersionFilesParams struct {
+	// Message the commit message; one listing the changed paths when absent
+	Message *string `form:"message,omitempty" json:"message,omitempty"`
+
 	// IfMatch the draft's commit (its ETag) the change was made against, or *; 412 when it moved
 	IfMatch *string `json:"If-Match,omitempty"`
 }
@@ -2097,9 +2145,18 @@ type PostV1SkillsIdVersionsUploadMultipartBody struct {
 
 // PostV1SkillsIdVersionsUploadParams defines parameters for PostV1SkillsIdVersionsUpload.
 type PostV1SkillsIdVersionsUploadParams struct {
+	// From live: the draft is opened from the live version and its one commit holds exactly the zip's files (quire push); absent: from an empty tree
+	From *PostV1SkillsIdVersionsUploadParamsFrom `form:"from,omitempty" json:"from,omitempty"`
+
+	// Message the commit message, with from=live
+	Message *string `form:"message,omitempty" json:"message,omitempty"`
+
 	// IdempotencyKey 1 to 255 printable ASCII characters: a retry with the same key (same user, route and body) within 24 hours gets the first success again, with Idempotent-Replayed: true
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
+
+// PostV1SkillsIdVersionsUploadParamsFrom defines parameters for PostV1SkillsIdVersionsUpload.
+type PostV1SkillsIdVersionsUploadParamsFrom string
 
 // GetV1SkillsIdVersionsVersionParams defines parameters for GetV1SkillsIdVersionsVersion.
 type GetV1SkillsIdVersionsVersionParams struct {
@@ -2136,6 +2193,15 @@ type GetV1SkillsIdVersionsVersionFilesParams struct {
 
 // PostV1SkillsIdVersionsVersionFilesParams defines parameters for PostV1SkillsIdVersionsVersionFiles.
 type PostV1SkillsIdVersionsVersionFilesParams struct {
+	// IfMatch the draft's commit (its ETag) the change was made against, or *; 412 when it moved
+	IfMatch *string `json:"If-Match,omitempty"`
+}
+
+// PutV1SkillsIdVersionsVersionFilesParams defines parameters for PutV1SkillsIdVersionsVersionFiles.
+type PutV1SkillsIdVersionsVersionFilesParams struct {
+	// Message the commit message; one listing the changed paths when absent
+	Message *string `form:"message,omitempty" json:"message,omitempty"`
+
 	// IfMatch the draft's commit (its ETag) the change was made against, or *; 412 when it moved
 	IfMatch *string `json:"If-Match,omitempty"`
 }
@@ -3164,7 +3230,7 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/projects/{project}/skills/{slug}/versions (the `PostV1ProjectsProjectSkillsSlugVersions` operationId).
 	PostV1ProjectsProjectSkillsSlugVersions(ctx context.Context, project string, slug string, params *PostV1ProjectsProjectSkillsSlugVersionsParams, body PostV1ProjectsProjectSkillsSlugVersionsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1ProjectsProjectSkillsSlugVersionsUploadWithBody Upload a zip (raw or multipart "file") as a new draft; 409 when two of its paths collide after NFC normalization or case folding
+	// PostV1ProjectsProjectSkillsSlugVersionsUploadWithBody Upload a zip (raw or multipart "file") as a new draft (with ?from=live: over the live version, one commit holding exactly the zip's files); 409 when two of its paths collide after NFC normalization or case folding
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3229,6 +3295,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/projects/{project}/skills/{slug}/versions/{version}/files (the `PostV1ProjectsProjectSkillsSlugVersionsVersionFiles` operationId).
 	PostV1ProjectsProjectSkillsSlugVersionsVersionFiles(ctx context.Context, project string, slug string, version int, params *PostV1ProjectsProjectSkillsSlugVersionsVersionFilesParams, body PostV1ProjectsProjectSkillsSlugVersionsVersionFilesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutV1ProjectsProjectSkillsSlugVersionsVersionFilesWithBody Set a draft's whole content from a zip (quire push) as one commit: files added and changed, paths the zip lacks deleted, nothing committed when nothing differs; honours If-Match. 409 when two paths collide after NFC normalization or case folding
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/projects/{project}/skills/{slug}/versions/{version}/files (the `PutV1ProjectsProjectSkillsSlugVersionsVersionFiles` operationId).
+	PutV1ProjectsProjectSkillsSlugVersionsVersionFilesWithBody(ctx context.Context, project string, slug string, version int, params *PutV1ProjectsProjectSkillsSlugVersionsVersionFilesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteV1ProjectsProjectSkillsSlugVersionsVersionFilesFilePath Delete a file of a draft (a commit); honours If-Match
 	//
@@ -3806,7 +3879,7 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/skills/{id}/versions (the `PostV1SkillsIdVersions` operationId).
 	PostV1SkillsIdVersions(ctx context.Context, id string, params *PostV1SkillsIdVersionsParams, body PostV1SkillsIdVersionsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1SkillsIdVersionsUploadWithBody Upload a zip (raw or multipart "file") as a new draft; 409 when two of its paths collide after NFC normalization or case folding
+	// PostV1SkillsIdVersionsUploadWithBody Upload a zip (raw or multipart "file") as a new draft (with ?from=live: over the live version, one commit holding exactly the zip's files); 409 when two of its paths collide after NFC normalization or case folding
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3871,6 +3944,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/skills/{id}/versions/{version}/files (the `PostV1SkillsIdVersionsVersionFiles` operationId).
 	PostV1SkillsIdVersionsVersionFiles(ctx context.Context, id string, version int, params *PostV1SkillsIdVersionsVersionFilesParams, body PostV1SkillsIdVersionsVersionFilesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutV1SkillsIdVersionsVersionFilesWithBody Set a draft's whole content from a zip (quire push) as one commit: files added and changed, paths the zip lacks deleted, nothing committed when nothing differs; honours If-Match. 409 when two paths collide after NFC normalization or case folding
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/skills/{id}/versions/{version}/files (the `PutV1SkillsIdVersionsVersionFiles` operationId).
+	PutV1SkillsIdVersionsVersionFilesWithBody(ctx context.Context, id string, version int, params *PutV1SkillsIdVersionsVersionFilesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteV1SkillsIdVersionsVersionFilesFilePath Delete a file of a draft (a commit); honours If-Match
 	//
@@ -5991,7 +6071,7 @@ func (c *Client) PostV1ProjectsProjectSkillsSlugVersions(ctx context.Context, pr
 	return c.Client.Do(req)
 }
 
-// PostV1ProjectsProjectSkillsSlugVersionsUploadWithBody Upload a zip (raw or multipart "file") as a new draft; 409 when two of its paths collide after NFC normalization or case folding
+// PostV1ProjectsProjectSkillsSlugVersionsUploadWithBody Upload a zip (raw or multipart "file") as a new draft (with ?from=live: over the live version, one commit holding exactly the zip's files); 409 when two of its paths collide after NFC normalization or case folding
 //
 // Takes any type of body and a specified content type.
 //
@@ -6167,6 +6247,23 @@ func (c *Client) PostV1ProjectsProjectSkillsSlugVersionsVersionFilesWithBody(ctx
 // Corresponds with POST /v1/projects/{project}/skills/{slug}/versions/{version}/files (the `PostV1ProjectsProjectSkillsSlugVersionsVersionFiles` operationId).
 func (c *Client) PostV1ProjectsProjectSkillsSlugVersionsVersionFiles(ctx context.Context, project string, slug string, version int, params *PostV1ProjectsProjectSkillsSlugVersionsVersionFilesParams, body PostV1ProjectsProjectSkillsSlugVersionsVersionFilesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostV1ProjectsProjectSkillsSlugVersionsVersionFilesRequest(c.Server, project, slug, version, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutV1ProjectsProjectSkillsSlugVersionsVersionFilesWithBody Set a draft's whole content from a zip (quire push) as one commit: files added and changed, paths the zip lacks deleted, nothing committed when nothing differs; honours If-Match. 409 when two paths collide after NFC normalization or case folding
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v1/projects/{project}/skills/{slug}/versions/{version}/files (the `PutV1ProjectsProjectSkillsSlugVersionsVersionFiles` operationId).
+func (c *Client) PutV1ProjectsProjectSkillsSlugVersionsVersionFilesWithBody(ctx context.Context, project string, slug string, version int, params *PutV1ProjectsProjectSkillsSlugVersionsVersionFilesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutV1ProjectsProjectSkillsSlugVersionsVersionFilesRequestWithBody(c.Server, project, slug, version, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7713,7 +7810,7 @@ func (c *Client) PostV1SkillsIdVersions(ctx context.Context, id string, params *
 	return c.Client.Do(req)
 }
 
-// PostV1SkillsIdVersionsUploadWithBody Upload a zip (raw or multipart "file") as a new draft; 409 when two of its paths collide after NFC normalization or case folding
+// PostV1SkillsIdVersionsUploadWithBody Upload a zip (raw or multipart "file") as a new draft (with ?from=live: over the live version, one commit holding exactly the zip's files); 409 when two of its paths collide after NFC normalization or case folding
 //
 // Takes any type of body and a specified content type.
 //
@@ -7889,6 +7986,23 @@ func (c *Client) PostV1SkillsIdVersionsVersionFilesWithBody(ctx context.Context,
 // Corresponds with POST /v1/skills/{id}/versions/{version}/files (the `PostV1SkillsIdVersionsVersionFiles` operationId).
 func (c *Client) PostV1SkillsIdVersionsVersionFiles(ctx context.Context, id string, version int, params *PostV1SkillsIdVersionsVersionFilesParams, body PostV1SkillsIdVersionsVersionFilesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostV1SkillsIdVersionsVersionFilesRequest(c.Server, id, version, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutV1SkillsIdVersionsVersionFilesWithBody Set a draft's whole content from a zip (quire push) as one commit: files added and changed, paths the zip lacks deleted, nothing committed when nothing differs; honours If-Match. 409 when two paths collide after NFC normalization or case folding
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v1/skills/{id}/versions/{version}/files (the `PutV1SkillsIdVersionsVersionFiles` operationId).
+func (c *Client) PutV1SkillsIdVersionsVersionFilesWithBody(ctx context.Context, id string, version int, params *PutV1SkillsIdVersionsVersionFilesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutV1SkillsIdVersionsVersionFilesRequestWithBody(c.Server, id, version, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -13364,6 +13478,45 @@ func NewPostV1ProjectsProjectSkillsSlugVersionsUploadRequestWithBody(server stri
 		return nil, err
 	}
 
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.From != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", *params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Message != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "message", *params.Message, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
 	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
 	if err != nil {
 		return nil, err
@@ -13984,6 +14137,98 @@ func NewPostV1ProjectsProjectSkillsSlugVersionsVersionFilesRequestWithBody(serve
 	}
 
 	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPutV1ProjectsProjectSkillsSlugVersionsVersionFilesRequestWithBody constructs an http.Request for the PutV1ProjectsProjectSkillsSlugVersionsVersionFiles method, with any body, and a specified content type
+func NewPutV1ProjectsProjectSkillsSlugVersionsVersionFilesRequestWithBody(server string, project string, slug string, version int, params *PutV1ProjectsProjectSkillsSlugVersionsVersionFilesParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "slug", slug, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "version", version, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/projects/%s/skills/%s/versions/%s/files", pathParam0, pathParam1, pathParam2)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Message != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "message", *params.Message, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
@@ -17769,6 +18014,45 @@ func NewPostV1SkillsIdVersionsUploadRequestWithBody(server string, id string, pa
 		return nil, err
 	}
 
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.From != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", *params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Message != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "message", *params.Message, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
 	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
 	if err != nil {
 		return nil, err
@@ -18319,6 +18603,91 @@ func NewPostV1SkillsIdVersionsVersionFilesRequestWithBody(server string, id stri
 	}
 
 	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IfMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-Match", *params.IfMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-Match", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPutV1SkillsIdVersionsVersionFilesRequestWithBody constructs an http.Request for the PutV1SkillsIdVersionsVersionFiles method, with any body, and a specified content type
+func NewPutV1SkillsIdVersionsVersionFilesRequestWithBody(server string, id string, version int, params *PutV1SkillsIdVersionsVersionFilesParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "version", version, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/skills/%s/versions/%s/files", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Message != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "message", *params.Message, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
@@ -19755,7 +20124,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/projects/{project}/skills/{slug}/versions (the `PostV1ProjectsProjectSkillsSlugVersions` operationId).
 	PostV1ProjectsProjectSkillsSlugVersionsWithResponse(ctx context.Context, project string, slug string, params *PostV1ProjectsProjectSkillsSlugVersionsParams, body PostV1ProjectsProjectSkillsSlugVersionsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectSkillsSlugVersionsResponse, error)
 
-	// PostV1ProjectsProjectSkillsSlugVersionsUploadWithBodyWithResponse Upload a zip (raw or multipart "file") as a new draft; 409 when two of its paths collide after NFC normalization or case folding
+	// PostV1ProjectsProjectSkillsSlugVersionsUploadWithBodyWithResponse Upload a zip (raw or multipart "file") as a new draft (with ?from=live: over the live version, one commit holding exactly the zip's files); 409 when two of its paths collide after NFC normalization or case folding
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -19838,6 +20207,13 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/projects/{project}/skills/{slug}/versions/{version}/files (the `PostV1ProjectsProjectSkillsSlugVersionsVersionFiles` operationId).
 	PostV1ProjectsProjectSkillsSlugVersionsVersionFilesWithResponse(ctx context.Context, project string, slug string, version int, params *PostV1ProjectsProjectSkillsSlugVersionsVersionFilesParams, body PostV1ProjectsProjectSkillsSlugVersionsVersionFilesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse, error)
+
+	// PutV1ProjectsProjectSkillsSlugVersionsVersionFilesWithBodyWithResponse Set a draft's whole content from a zip (quire push) as one commit: files added and changed, paths the zip lacks deleted, nothing committed when nothing differs; honours If-Match. 409 when two paths collide after NFC normalization or case folding
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/projects/{project}/skills/{slug}/versions/{version}/files (the `PutV1ProjectsProjectSkillsSlugVersionsVersionFiles` operationId).
+	PutV1ProjectsProjectSkillsSlugVersionsVersionFilesWithBodyWithResponse(ctx context.Context, project string, slug string, version int, params *PutV1ProjectsProjectSkillsSlugVersionsVersionFilesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse, error)
 
 	// DeleteV1ProjectsProjectSkillsSlugVersionsVersionFilesFilePathWithResponse Delete a file of a draft (a commit); honours If-Match
 	//
@@ -20511,7 +20887,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/skills/{id}/versions (the `PostV1SkillsIdVersions` operationId).
 	PostV1SkillsIdVersionsWithResponse(ctx context.Context, id string, params *PostV1SkillsIdVersionsParams, body PostV1SkillsIdVersionsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1SkillsIdVersionsResponse, error)
 
-	// PostV1SkillsIdVersionsUploadWithBodyWithResponse Upload a zip (raw or multipart "file") as a new draft; 409 when two of its paths collide after NFC normalization or case folding
+	// PostV1SkillsIdVersionsUploadWithBodyWithResponse Upload a zip (raw or multipart "file") as a new draft (with ?from=live: over the live version, one commit holding exactly the zip's files); 409 when two of its paths collide after NFC normalization or case folding
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -20594,6 +20970,13 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/skills/{id}/versions/{version}/files (the `PostV1SkillsIdVersionsVersionFiles` operationId).
 	PostV1SkillsIdVersionsVersionFilesWithResponse(ctx context.Context, id string, version int, params *PostV1SkillsIdVersionsVersionFilesParams, body PostV1SkillsIdVersionsVersionFilesJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1SkillsIdVersionsVersionFilesResponse, error)
+
+	// PutV1SkillsIdVersionsVersionFilesWithBodyWithResponse Set a draft's whole content from a zip (quire push) as one commit: files added and changed, paths the zip lacks deleted, nothing committed when nothing differs; honours If-Match. 409 when two paths collide after NFC normalization or case folding
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/skills/{id}/versions/{version}/files (the `PutV1SkillsIdVersionsVersionFiles` operationId).
+	PutV1SkillsIdVersionsVersionFilesWithBodyWithResponse(ctx context.Context, id string, version int, params *PutV1SkillsIdVersionsVersionFilesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutV1SkillsIdVersionsVersionFilesResponse, error)
 
 	// DeleteV1SkillsIdVersionsVersionFilesFilePathWithResponse Delete a file of a draft (a commit); honours If-Match
 	//
@@ -34848,6 +35231,184 @@ func (r PostV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse) ContentType
 	return ""
 }
 
+// PutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse200Headers the declared response headers of an HTTP 200 response for PutV1ProjectsProjectSkillsSlugVersionsVersionFiles
+type PutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse200Headers struct {
+	ETag *string
+}
+
+// PutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse401Headers the declared response headers of an HTTP 401 response for PutV1ProjectsProjectSkillsSlugVersionsVersionFiles
+type PutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse409Headers the declared response headers of an HTTP 409 response for PutV1ProjectsProjectSkillsSlugVersionsVersionFiles
+type PutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse409Headers struct {
+	RetryAfter *string
+}
+
+// PutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse429Headers the declared response headers of an HTTP 429 response for PutV1ProjectsProjectSkillsSlugVersionsVersionFiles
+type PutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse429Headers struct {
+	RetryAfter *string
+}
+
+// PutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse503Headers the declared response headers of an HTTP 503 response for PutV1ProjectsProjectSkillsSlugVersionsVersionFiles
+type PutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse503Headers struct {
+	RetryAfter *string
+}
+
+type PutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Version SkillVersion `json:"version"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *APIError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *APIError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *APIError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *APIError
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *APIError
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *APIError
+	// JSON412 the response for an HTTP 412 `application/json` response
+	JSON412 *APIError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *APIError
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *APIError
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *APIError
+	// JSON507 the response for an HTTP 507 `application/json` response
+	JSON507 *APIError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse) GetJSON200() *struct {
+	Version SkillVersion `json:"version"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse) GetJSON400() *APIError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse) GetJSON401() *APIError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse) GetJSON403() *APIError {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse) GetJSON404() *APIError {
+	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r PutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse) GetJSON408() *APIError {
+	return r.JSON408
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse) GetJSON409() *APIError {
+	return r.JSON409
+}
+
+// GetJSON412 returns the response for an HTTP 412 `application/json` response
+func (r PutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse) GetJSON412() *APIError {
+	return r.JSON412
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse) GetJSON413() *APIError {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r PutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse) GetJSON415() *APIError {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse) GetJSON422() *APIError {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse) GetJSON429() *APIError {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse) GetJSON503() *APIError {
+	return r.JSON503
+}
+
+// GetJSON507 returns the response for an HTTP 507 `application/json` response
+func (r PutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse) GetJSON507() *APIError {
+	return r.JSON507
+}
+
+// GetBody returns the raw response body bytes
+func (r PutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // DeleteV1ProjectsProjectSkillsSlugVersionsVersionFilesFilePathResponse200Headers the declared response headers of an HTTP 200 response for DeleteV1ProjectsProjectSkillsSlugVersionsVersionFilesFilePath
 type DeleteV1ProjectsProjectSkillsSlugVersionsVersionFilesFilePathResponse200Headers struct {
 	ETag *string
@@ -46947,6 +47508,184 @@ func (r PostV1SkillsIdVersionsVersionFilesResponse) ContentType() string {
 	return ""
 }
 
+// PutV1SkillsIdVersionsVersionFilesResponse200Headers the declared response headers of an HTTP 200 response for PutV1SkillsIdVersionsVersionFiles
+type PutV1SkillsIdVersionsVersionFilesResponse200Headers struct {
+	ETag *string
+}
+
+// PutV1SkillsIdVersionsVersionFilesResponse401Headers the declared response headers of an HTTP 401 response for PutV1SkillsIdVersionsVersionFiles
+type PutV1SkillsIdVersionsVersionFilesResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PutV1SkillsIdVersionsVersionFilesResponse409Headers the declared response headers of an HTTP 409 response for PutV1SkillsIdVersionsVersionFiles
+type PutV1SkillsIdVersionsVersionFilesResponse409Headers struct {
+	RetryAfter *string
+}
+
+// PutV1SkillsIdVersionsVersionFilesResponse429Headers the declared response headers of an HTTP 429 response for PutV1SkillsIdVersionsVersionFiles
+type PutV1SkillsIdVersionsVersionFilesResponse429Headers struct {
+	RetryAfter *string
+}
+
+// PutV1SkillsIdVersionsVersionFilesResponse503Headers the declared response headers of an HTTP 503 response for PutV1SkillsIdVersionsVersionFiles
+type PutV1SkillsIdVersionsVersionFilesResponse503Headers struct {
+	RetryAfter *string
+}
+
+type PutV1SkillsIdVersionsVersionFilesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Version SkillVersion `json:"version"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *APIError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *APIError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *APIError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *APIError
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *APIError
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *APIError
+	// JSON412 the response for an HTTP 412 `application/json` response
+	JSON412 *APIError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *APIError
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *APIError
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *APIError
+	// JSON507 the response for an HTTP 507 `application/json` response
+	JSON507 *APIError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PutV1SkillsIdVersionsVersionFilesResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PutV1SkillsIdVersionsVersionFilesResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PutV1SkillsIdVersionsVersionFilesResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PutV1SkillsIdVersionsVersionFilesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PutV1SkillsIdVersionsVersionFilesResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutV1SkillsIdVersionsVersionFilesResponse) GetJSON200() *struct {
+	Version SkillVersion `json:"version"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PutV1SkillsIdVersionsVersionFilesResponse) GetJSON400() *APIError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PutV1SkillsIdVersionsVersionFilesResponse) GetJSON401() *APIError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PutV1SkillsIdVersionsVersionFilesResponse) GetJSON403() *APIError {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PutV1SkillsIdVersionsVersionFilesResponse) GetJSON404() *APIError {
+	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r PutV1SkillsIdVersionsVersionFilesResponse) GetJSON408() *APIError {
+	return r.JSON408
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PutV1SkillsIdVersionsVersionFilesResponse) GetJSON409() *APIError {
+	return r.JSON409
+}
+
+// GetJSON412 returns the response for an HTTP 412 `application/json` response
+func (r PutV1SkillsIdVersionsVersionFilesResponse) GetJSON412() *APIError {
+	return r.JSON412
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PutV1SkillsIdVersionsVersionFilesResponse) GetJSON413() *APIError {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r PutV1SkillsIdVersionsVersionFilesResponse) GetJSON415() *APIError {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PutV1SkillsIdVersionsVersionFilesResponse) GetJSON422() *APIError {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PutV1SkillsIdVersionsVersionFilesResponse) GetJSON429() *APIError {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PutV1SkillsIdVersionsVersionFilesResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PutV1SkillsIdVersionsVersionFilesResponse) GetJSON503() *APIError {
+	return r.JSON503
+}
+
+// GetJSON507 returns the response for an HTTP 507 `application/json` response
+func (r PutV1SkillsIdVersionsVersionFilesResponse) GetJSON507() *APIError {
+	return r.JSON507
+}
+
+// GetBody returns the raw response body bytes
+func (r PutV1SkillsIdVersionsVersionFilesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutV1SkillsIdVersionsVersionFilesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutV1SkillsIdVersionsVersionFilesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutV1SkillsIdVersionsVersionFilesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // DeleteV1SkillsIdVersionsVersionFilesFilePathResponse200Headers the declared response headers of an HTTP 200 response for DeleteV1SkillsIdVersionsVersionFilesFilePath
 type DeleteV1SkillsIdVersionsVersionFilesFilePathResponse200Headers struct {
 	ETag *string
@@ -50078,7 +50817,7 @@ func (c *ClientWithResponses) PostV1ProjectsProjectSkillsSlugVersionsWithRespons
 	return ParsePostV1ProjectsProjectSkillsSlugVersionsResponse(rsp)
 }
 
-// PostV1ProjectsProjectSkillsSlugVersionsUploadWithBodyWithResponse Upload a zip (raw or multipart "file") as a new draft; 409 when two of its paths collide after NFC normalization or case folding
+// PostV1ProjectsProjectSkillsSlugVersionsUploadWithBodyWithResponse Upload a zip (raw or multipart "file") as a new draft (with ?from=live: over the live version, one commit holding exactly the zip's files); 409 when two of its paths collide after NFC normalization or case folding
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -50232,6 +50971,19 @@ func (c *ClientWithResponses) PostV1ProjectsProjectSkillsSlugVersionsVersionFile
 		return nil, err
 	}
 	return ParsePostV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse(rsp)
+}
+
+// PutV1ProjectsProjectSkillsSlugVersionsVersionFilesWithBodyWithResponse Set a draft's whole content from a zip (quire push) as one commit: files added and changed, paths the zip lacks deleted, nothing committed when nothing differs; honours If-Match. 409 when two paths collide after NFC normalization or case folding
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/projects/{project}/skills/{slug}/versions/{version}/files (the `PutV1ProjectsProjectSkillsSlugVersionsVersionFiles` operationId).
+func (c *ClientWithResponses) PutV1ProjectsProjectSkillsSlugVersionsVersionFilesWithBodyWithResponse(ctx context.Context, project string, slug string, version int, params *PutV1ProjectsProjectSkillsSlugVersionsVersionFilesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse, error) {
+	rsp, err := c.PutV1ProjectsProjectSkillsSlugVersionsVersionFilesWithBody(ctx, project, slug, version, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse(rsp)
 }
 
 // DeleteV1ProjectsProjectSkillsSlugVersionsVersionFilesFilePathWithResponse Delete a file of a draft (a commit); honours If-Match
@@ -51482,7 +52234,7 @@ func (c *ClientWithResponses) PostV1SkillsIdVersionsWithResponse(ctx context.Con
 	return ParsePostV1SkillsIdVersionsResponse(rsp)
 }
 
-// PostV1SkillsIdVersionsUploadWithBodyWithResponse Upload a zip (raw or multipart "file") as a new draft; 409 when two of its paths collide after NFC normalization or case folding
+// PostV1SkillsIdVersionsUploadWithBodyWithResponse Upload a zip (raw or multipart "file") as a new draft (with ?from=live: over the live version, one commit holding exactly the zip's files); 409 when two of its paths collide after NFC normalization or case folding
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -51636,6 +52388,19 @@ func (c *ClientWithResponses) PostV1SkillsIdVersionsVersionFilesWithResponse(ctx
 		return nil, err
 	}
 	return ParsePostV1SkillsIdVersionsVersionFilesResponse(rsp)
+}
+
+// PutV1SkillsIdVersionsVersionFilesWithBodyWithResponse Set a draft's whole content from a zip (quire push) as one commit: files added and changed, paths the zip lacks deleted, nothing committed when nothing differs; honours If-Match. 409 when two paths collide after NFC normalization or case folding
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/skills/{id}/versions/{version}/files (the `PutV1SkillsIdVersionsVersionFiles` operationId).
+func (c *ClientWithResponses) PutV1SkillsIdVersionsVersionFilesWithBodyWithResponse(ctx context.Context, id string, version int, params *PutV1SkillsIdVersionsVersionFilesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutV1SkillsIdVersionsVersionFilesResponse, error) {
+	rsp, err := c.PutV1SkillsIdVersionsVersionFilesWithBody(ctx, id, version, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutV1SkillsIdVersionsVersionFilesResponse(rsp)
 }
 
 // DeleteV1SkillsIdVersionsVersionFilesFilePathWithResponse Delete a file of a draft (a commit); honours If-Match
@@ -65794,6 +66559,185 @@ func ParsePostV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse(rsp *http.
 	return response, nil
 }
 
+// ParsePutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse parses an HTTP response from a PutV1ProjectsProjectSkillsSlugVersionsVersionFilesWithResponse call
+func ParsePutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse(rsp *http.Response) (*PutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Version SkillVersion `json:"version"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON412 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON507 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers PutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers PutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers PutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PutV1ProjectsProjectSkillsSlugVersionsVersionFilesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseDeleteV1ProjectsProjectSkillsSlugVersionsVersionFilesFilePathResponse parses an HTTP response from a DeleteV1ProjectsProjectSkillsSlugVersionsVersionFilesFilePathWithResponse call
 func ParseDeleteV1ProjectsProjectSkillsSlugVersionsVersionFilesFilePathResponse(rsp *http.Response) (*DeleteV1ProjectsProjectSkillsSlugVersionsVersionFilesFilePathResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -77960,6 +78904,185 @@ func ParsePostV1SkillsIdVersionsVersionFilesResponse(rsp *http.Response) (*PostV
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers PostV1SkillsIdVersionsVersionFilesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePutV1SkillsIdVersionsVersionFilesResponse parses an HTTP response from a PutV1SkillsIdVersionsVersionFilesWithResponse call
+func ParsePutV1SkillsIdVersionsVersionFilesResponse(rsp *http.Response) (*PutV1SkillsIdVersionsVersionFilesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutV1SkillsIdVersionsVersionFilesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Version SkillVersion `json:"version"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 412:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON412 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON507 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PutV1SkillsIdVersionsVersionFilesResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers PutV1SkillsIdVersionsVersionFilesResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers PutV1SkillsIdVersionsVersionFilesResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers PutV1SkillsIdVersionsVersionFilesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PutV1SkillsIdVersionsVersionFilesResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

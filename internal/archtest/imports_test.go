@@ -54,6 +54,9 @@ var forbidden = map[string][]string{
 	// The Go SDK talks HTTP only: of quire it knows the root types, the
 	// renderer (to render as the server does) and skillpack (digests).
 	"client": {module + "/app", module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/internal", module + "/telemetry", module + "/zipfile", module + "/valid", module + "/web", module + "/mcp", gin, goGit, goRedis, mini},
+	// The command line is a door over the network: it reaches a server
+	// through the SDK only (and skillpack's digests), never app or a store.
+	"cli": {module + "/app", module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/internal", module + "/telemetry", module + "/zipfile", module + "/valid", module + "/web", module + "/mcp", module + "/eventlog", module + "/webhook", gin, goGit, goRedis, mini, mcpSDK},
 	// Archives and digests: the standard library and the root types.
 	"skillpack": {module + "/app", module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/internal", module + "/telemetry", module + "/zipfile", module + "/valid", module + "/render", module + "/client", module + "/web", module + "/mcp", gin, goGit, goRedis, mini},
 	// The event log and webhook store, and the outbound webhook client:

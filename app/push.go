@@ -1,0 +1,60 @@
+package app
+
+import (
+	"context"
+
+	"github.com/quire/quire"
+	"github.com/quire/quire/valid"
+	"github.com/quire/quire/zipfile"
+)
+
+// TreeWrite sets a draft's whole content (quire push): Read returns a zip
+// of the files, called once the caller is authorized.
+type TreeWrite struct {
+	Read func() ([]byte, error)
+	// Message is the commit message; the store writes one when empty.
+	Message string
+	// IfMatch, when set, is the commit the draft must be at ("*" for any).
+	IfMatch string
+}
+
+// ReplaceFiles makes draft n of skill ref hold exactly the zip's files
+// as one commit: adds, changes and deletions together, through the
+// store's write path; n 0 opens a new draft from the live version whose
+// one commit holds them. The zip is read and checked whole before
+// anything is written. It returns the version after the write and the
+// number of files it holds.
+func (a *App) ReplaceFiles(ctx context.Context, p *quire.Principal, ref string, n int, w TreeWrite) (*quire.Asset, *quire.Version, int, error) {
+	as, err := a.Asset(ctx, p, quire.KindSkill, ref, quire.AccessWrite)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	store, ok := a.versions.(quire.TreeStore)
+	if !ok {
+		return nil, nil, 0, quire.Errorf(quire.EINTERNAL, "the version store cannot replace a draft's files")
+	}
+	if err := valid.Text("message", w.Message, 10*a.limits.MaxName); err != nil {
+		return nil, nil, 0, err
+	}
+	data, err := w.Read()
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	files, err := zipfile.Read(data, a.limits)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	v, err := store.ReplaceFiles(ctx, p.Actor(), as, n, files, precondition(w.IfMatch), w.Message)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	if n == 0 {
+		err = a.emit(ctx, a.versionEvent(quire.EventVersionCreated, p.Actor(), as, v))
+	} else {
+		err = a.emitUpdate(ctx, p.Actor(), as, v)
+	}
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	return as, v, len(files), nil
+}
