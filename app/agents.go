@@ -625,23 +625,38 @@ func (a *App) RenderNamedArgs(ctx context.Context, p *quire.Principal, name stri
 			break
 		}
 	}
-	obj := make(map[string]json.RawMessage, len(args))
-	for k, s := range args {
-		if isJSON[k] && json.Valid([]byte(s)) {
-			obj[k] = json.RawMessage(s)
-			continue
-		}
-		b, _ := json.Marshal(s)
-		obj[k] = b
-	}
-	raw, err := json.Marshal(obj)
-	if err != nil {
-		return nil, Rendered{}, quire.Errorf(quire.EINVALID, "arguments are not valid JSON values")
-	}
-	v, err := a.DecodeVariables(raw, false)
+	v, err := a.argumentVars(args, isJSON)
 	if err != nil {
 		return nil, Rendered{}, err
 	}
 	out, err := a.render(ctx, as, func() (RenderRequest, error) { return RenderRequest{Vars: v, Version: version}, nil })
 	return as, out, err
+}
+
+// argumentVars makes render variables of MCP's string arguments: a plain
+// string as it is, one isJSON names as the JSON it holds, bounded by the
+// variables limit as a render request's are. It builds the variables
+// directly rather than encoding the arguments as a JSON object and
+// decoding that: prompts/get is a hot path.
+func (a *App) argumentVars(args map[string]string, isJSON map[string]bool) (render.Vars, error) {
+	m := make(map[string]any, len(args))
+	size := int64(2)
+	for k, s := range args {
+		size += int64(len(k)+len(s)) + 6 // quotes, colon, comma
+		if isJSON[k] && json.Valid([]byte(s)) {
+			dec := json.NewDecoder(strings.NewReader(s))
+			dec.UseNumber()
+			var x any
+			if err := dec.Decode(&x); err != nil {
+				return nil, quire.Errorf(quire.EINVALID, "argument %s is not a valid JSON value", k)
+			}
+			m[k] = x
+			continue
+		}
+		m[k] = s
+	}
+	if size > a.limits.MaxVariables {
+		return nil, quire.Errorf(quire.ETOOLARGE, "arguments are about %d bytes; the limit is %d", size, a.limits.MaxVariables)
+	}
+	return render.VarsOf(m), nil
 }

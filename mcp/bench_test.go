@@ -82,3 +82,35 @@ func rawLoop(b *testing.B, url, key, session, body string) {
 		}
 	}
 }
+
+// BenchmarkGetPromptSessions is prompts/get from 32 sessions at once, as
+// a bare HTTP client sends it.
+func BenchmarkGetPromptSessions(b *testing.B) {
+	f := fixtureOn(b, testenv.New(b))
+	e := f.e
+	key := e.CreateKey(e.Admin, "read")
+	ids := make(chan string, 32)
+	for range 32 {
+		ids <- connect(b, e, key, "2025-11-25", nil).ID()
+	}
+	body := `{"jsonrpc":"2.0","id":7,"method":"prompts/get","params":{"name":"demo/greet","arguments":{"name":"Ann"}}}`
+	b.SetParallelism(16)
+	b.RunParallel(func(pb *testing.PB) {
+		id := <-ids
+		client := &http.Client{}
+		for pb.Next() {
+			req, _ := http.NewRequest("POST", e.URL+"/mcp", strings.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+key)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Mcp-Session-Id", id)
+			req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+			res, err := client.Do(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+		}
+	})
+}
