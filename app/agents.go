@@ -557,20 +557,6 @@ func (a *App) AgentSkillFile(ctx context.Context, p *quire.Principal, project, s
 	return b, v, err
 }
 
-// SystemAsset is asset id of kind with its project, for a process that
-// acts for no one (a change feed telling open sessions what moved).
-func (a *App) SystemAsset(ctx context.Context, kind quire.Kind, id string) (*quire.Asset, *quire.Project, error) {
-	as, err := a.meta.Asset(ctx, kind, id)
-	if err != nil {
-		return nil, nil, err
-	}
-	pr, err := a.meta.Project(ctx, as.ProjectID)
-	if err != nil {
-		return nil, nil, err
-	}
-	return as, pr, nil
-}
-
 // DraftFrom opens a draft of the skill, or else the prompt, named
 // project/slug (write access), from the live version or version from.
 func (a *App) DraftFrom(ctx context.Context, p *quire.Principal, project, slug string, from int) (*quire.Asset, *quire.Version, error) {
@@ -639,20 +625,7 @@ func (a *App) RenderNamedArgs(ctx context.Context, p *quire.Principal, name stri
 			break
 		}
 	}
-	obj := make(map[string]json.RawMessage, len(args))
-	for k, s := range args {
-		if isJSON[k] && json.Valid([]byte(s)) {
-			obj[k] = json.RawMessage(s)
-			continue
-		}
-		b, _ := json.Marshal(s)
-		obj[k] = b
-	}
-	raw, err := json.Marshal(obj)
-	if err != nil {
-		return nil, Rendered{}, quire.Errorf(quire.EINVALID, "arguments are not valid JSON values")
-	}
-	v, err := a.DecodeVariables(raw, false)
+	v, err := a.argumentVars(args, isJSON)
 	if err != nil {
 		return nil, Rendered{}, err
 	}
@@ -660,92 +633,30 @@ func (a *App) RenderNamedArgs(ctx context.Context, p *quire.Principal, name stri
 	return as, out, err
 }
 
-type principalKey struct{}
-
-// WithPrincipal returns ctx carrying p: a door that authenticated a
-// request hands the caller to a handler it does not call itself (the
-// HTTP API mounting MCP's handler).
-func WithPrincipal(ctx context.Context, p *quire.Principal) context.Context {
-	return context.WithValue(ctx, principalKey{}, p)
-}
-
-// PrincipalFrom is the principal WithPrincipal put in ctx, or nil.
-func PrincipalFrom(ctx context.Context) *quire.Principal {
-	p, _ := ctx.Value(principalKey{}).(*quire.Principal)
-	return p
-}
-
-// AgentFile is one file of a live skill, in a listing of files.
-type AgentFile struct {
-	Skill *AgentSkill
-	File  SkillFile
-}
-
-type fileCursor struct {
-	Skill string `json:"s,omitempty"` // AgentSkills cursor of the skill
-	File  int    `json:"f,omitempty"` // files of it already listed
-}
-
-// AgentSkillFiles is a page (at most limit, MaxAgentPage) of the files of
-// the live skills p can read, skill by skill, with the cursor of the
-// next page: a skill with more files than a page spans pages.
-func (a *App) AgentSkillFiles(ctx context.Context, p *quire.Principal, cursor string, limit int) ([]AgentFile, string, error) {
-	if limit <= 0 || limit > MaxAgentPage {
-		limit = MaxAgentPage
-	}
-	var fc fileCursor
-	if cursor != "" {
-		b, err := base64.RawURLEncoding.DecodeString(cursor)
-		if err != nil || json.Unmarshal(b, &fc) != nil || fc.File < 0 {
-			return nil, "", quire.Errorf(quire.EINVALID, "cursor is not one this server gave")
-		}
-	}
-	encode := func(c fileCursor) string {
-		b, _ := json.Marshal(c)
-		return base64.RawURLEncoding.EncodeToString(b)
-	}
-	var out []AgentFile
-	cur, off := fc.Skill, fc.File
-	for {
-		skills, next, err := a.AgentSkills(ctx, p, "", cur, 1)
-		if err != nil {
-			return nil, "", err
-		}
-		if len(skills) == 0 {
-			return out, "", nil
-		}
-		sk := &skills[0]
-		files := sk.Files[min(off, len(sk.Files)):]
-		if room := limit - len(out); len(files) > room {
-			for _, f := range files[:room] {
-				out = append(out, AgentFile{Skill: sk, File: f})
+// argumentVars makes render variables of MCP's string arguments: a plain
+// string as it is, one isJSON names as the JSON it holds, bounded by the
+// variables limit as a render request's are. It builds the variables
+// directly rather than encoding the arguments as a JSON object and
+// decoding that: prompts/get is a hot path.
+func (a *App) argumentVars(args map[string]string, isJSON map[string]bool) (render.Vars, error) {
+	m := make(map[string]any, len(args))
+	size := int64(2)
+	for k, s := range args {
+		size += int64(len(k)+len(s)) + 6 // quotes, colon, comma
+		if isJSON[k] && json.Valid([]byte(s)) {
+			dec := json.NewDecoder(strings.NewReader(s))
+			dec.UseNumber()
+			var x any
+			if err := dec.Decode(&x); err != nil {
+				return nil, quire.Errorf(quire.EINVALID, "argument %s is not a valid JSON value", k)
 			}
-			return out, encode(fileCursor{Skill: cur, File: off + room}), nil
+			m[k] = x
+			continue
 		}
-		for _, f := range files {
-			out = append(out, AgentFile{Skill: sk, File: f})
-		}
-		if next == "" {
-			return out, "", nil
-		}
-		cur, off = next, 0
-		if len(out) == limit {
-			return out, encode(fileCursor{Skill: cur}), nil
-		}
+		m[k] = s
 	}
-}
-
-// LiveState is what an agent listing shows of prompt id, for a process
-// acting for no one (the change feed): its name ("project/slug") and live
-// commit ("" with no live version). A deleted prompt is ENOTFOUND.
-func (a *App) LiveState(ctx context.Context, id string) (name, commit string, err error) {
-	as, pr, err := a.SystemAsset(ctx, quire.KindPrompt, id)
-	if err != nil {
-		return "", "", err
+	if size > a.limits.MaxVariables {
+		return nil, quire.Errorf(quire.ETOOLARGE, "arguments are about %d bytes; the limit is %d", size, a.limits.MaxVariables)
 	}
-	commit, err = a.prompts.LiveCommit(ctx, as)
-	if err != nil {
-		return "", "", err
-	}
-	return pr.Slug + "/" + as.Slug, commit, nil
+	return render.VarsOf(m), nil
 }

@@ -115,6 +115,9 @@ func Bridge(ctx context.Context, t sdk.Transport, o BridgeOptions) error {
 	sdk.AddReceivingCustomMethod(srv, "skills/get", func(ctx context.Context, _ *sdk.ServerSession, p *GetSkillParams) (*GetSkillResult, error) {
 		return sdk.CallCustomMethod[*GetSkillParams, *GetSkillResult](ctx, cs, "skills/get", p)
 	})
+	sdk.AddReceivingCustomMethod(srv, "resources/directory/read", func(ctx context.Context, _ *sdk.ServerSession, p *ReadDirectoryParams) (*ReadDirectoryResult, error) {
+		return sdk.CallCustomMethod[*ReadDirectoryParams, *ReadDirectoryResult](ctx, cs, "resources/directory/read", p)
+	})
 	mu.Lock()
 	local = srv
 	mu.Unlock()

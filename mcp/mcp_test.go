@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,7 +35,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // connect opens an MCP session on e's /mcp with token, speaking
 // protocol version ("" for the SDK's newest).
-func connect(t *testing.T, e *testenv.Env, token, version string, opts *sdk.ClientOptions) *sdk.ClientSession {
+func connect(t testing.TB, e *testenv.Env, token, version string, opts *sdk.ClientOptions) *sdk.ClientSession {
 	t.Helper()
 	cs, err := dial(t, e, token, version, opts)
 	if err != nil {
@@ -43,7 +44,7 @@ func connect(t *testing.T, e *testenv.Env, token, version string, opts *sdk.Clie
 	return cs
 }
 
-func dial(t *testing.T, e *testenv.Env, token, version string, opts *sdk.ClientOptions) (*sdk.ClientSession, error) {
+func dial(t testing.TB, e *testenv.Env, token, version string, opts *sdk.ClientOptions) (*sdk.ClientSession, error) {
 	t.Helper()
 	if opts == nil {
 		opts = &sdk.ClientOptions{}
@@ -78,7 +79,7 @@ func newFixture(t *testing.T) *fixture {
 	return fixtureOn(t, testenv.New(t))
 }
 
-func fixtureOn(t *testing.T, e *testenv.Env) *fixture {
+func fixtureOn(t testing.TB, e *testenv.Env) *fixture {
 	t.Helper()
 	f := &fixture{e: e}
 	f.project = e.CreateProject(e.Admin, "demo")
@@ -99,7 +100,7 @@ func fixtureOn(t *testing.T, e *testenv.Env) *fixture {
 
 // publishPrompt creates prompt slug in the project with content as
 // version 1 and publishes it.
-func (f *fixture) publishPrompt(t *testing.T, slug string, content map[string]any) string {
+func (f *fixture) publishPrompt(t testing.TB, slug string, content map[string]any) string {
 	t.Helper()
 	id := f.e.CreatePrompt(f.e.Admin, f.project, slug)
 	f.e.Must(201, "POST", "/v1/prompts/"+id+"/versions", f.e.Admin, content)
@@ -301,8 +302,16 @@ func TestSkillsAndResources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(list.Skills) != 1 || list.Skills[0].URI != "skill://demo/pdf-tools" || list.Skills[0].Frontmatter["name"] != "pdf-tools" {
-		t.Fatalf("skills %s", dump(list.Skills))
+	if len(list.Skills) != 1 || list.Skills[0].URI != "skill://demo/pdf-tools/SKILL.md" || list.Skills[0].Frontmatter["name"] != "pdf-tools" ||
+		list.ResultType != "complete" || list.CacheScope != "private" {
+		t.Fatalf("skills/list %s", dump(list))
+	}
+	// The entry is exactly the extension's shape: uri, frontmatter, resources.
+	var raw struct {
+		Skills []map[string]json.RawMessage `json:"skills"`
+	}
+	if err := json.Unmarshal([]byte(dump(list)), &raw); err != nil || len(raw.Skills[0]) != 3 {
+		t.Fatalf("skills/list entry keys: %v %s", err, dump(list))
 	}
 	files := map[string]mcp.SkillResource{}
 	for _, r := range list.Skills[0].Resources {
@@ -313,12 +322,44 @@ func TestSkillsAndResources(t *testing.T) {
 	if want := sha256hex(testenv.SkillManifest("pdf-tools")); md.Digest != want || md.Size != int64(len(testenv.SkillManifest("pdf-tools"))) {
 		t.Fatalf("SKILL.md entry %+v, want digest %s", md, want)
 	}
-	got, err := sdk.CallCustomMethod[*mcp.GetSkillParams, *mcp.GetSkillResult](ctx, cs, "skills/get", &mcp.GetSkillParams{URI: "skill://demo/pdf-tools"})
-	if err != nil || got.Skill.URI != "skill://demo/pdf-tools" || len(got.Skill.Resources) != 2 {
+	got, err := sdk.CallCustomMethod[*mcp.GetSkillParams, *mcp.GetSkillResult](ctx, cs, "skills/get", &mcp.GetSkillParams{URI: "skill://demo/pdf-tools/SKILL.md"})
+	if err != nil || got.Skill.URI != "skill://demo/pdf-tools/SKILL.md" || len(got.Skill.Resources) != 2 || got.ResultType != "complete" {
 		t.Fatalf("skills/get: %v %s", err, dump(got))
 	}
-	if _, err := sdk.CallCustomMethod[*mcp.GetSkillParams, *mcp.GetSkillResult](ctx, cs, "skills/get", &mcp.GetSkillParams{URI: "skill://demo/nope"}); rpcCode(err) != jsonrpc.CodeInvalidParams {
-		t.Fatalf("unknown skill: %v, want -32602", err)
+	for _, uri := range []string{"skill://demo/nope/SKILL.md", "skill://demo/pdf-tools", "skill://demo/pdf-tools/scripts/fill.py", "https://demo/pdf-tools/SKILL.md", "skill://other/pdf-tools/SKILL.md"} {
+		if _, err := sdk.CallCustomMethod[*mcp.GetSkillParams, *mcp.GetSkillResult](ctx, cs, "skills/get", &mcp.GetSkillParams{URI: uri}); rpcCode(err) != jsonrpc.CodeInvalidParams {
+			t.Fatalf("skills/get %s: %v, want -32602", uri, err)
+		}
+	}
+	if ext := cs.InitializeResult().Capabilities.Extensions[mcp.SkillsExtension]; dump(ext) != `{"directoryRead":true}` {
+		t.Fatalf("the skills extension is declared as %s", dump(ext))
+	}
+	dir := func(uri, cursor string) (*mcp.ReadDirectoryResult, error) {
+		return sdk.CallCustomMethod[*mcp.ReadDirectoryParams, *mcp.ReadDirectoryResult](ctx, cs, "resources/directory/read", &mcp.ReadDirectoryParams{URI: uri, Cursor: cursor})
+	}
+	root, err := dir("skill://demo/pdf-tools", "")
+	if err != nil || len(root.Resources) != 2 || root.ResultType != "complete" {
+		t.Fatalf("directory read of the root: %v %s", err, dump(root))
+	}
+	if md, sub := root.Resources[0], root.Resources[1]; md.URI != "skill://demo/pdf-tools/SKILL.md" || md.Name != "pdf-tools" ||
+		md.Description != "A skill for tests." || md.MIMEType != "text/markdown" || md.Size != int64(len(testenv.SkillManifest("pdf-tools"))) ||
+		sub.URI != "skill://demo/pdf-tools/scripts" || sub.Name != "scripts" || sub.MIMEType != "inode/directory" {
+		t.Fatalf("directory read of the root: %s", dump(root))
+	}
+	scripts, err := dir("skill://demo/pdf-tools/scripts", "")
+	if err != nil || len(scripts.Resources) != 1 || scripts.Resources[0].Name != "fill.py" || scripts.Resources[0].MIMEType != "text/x-python" || scripts.NextCursor != "" {
+		t.Fatalf("directory read of scripts: %v %s", err, dump(scripts))
+	}
+	for _, tc := range []struct{ uri, cursor string }{
+		{"skill://demo/pdf-tools/SKILL.md", ""}, {"skill://demo/pdf-tools/nope", ""}, {"skill://demo/nope", ""},
+		{"skill://demo/pdf-tools", "x"}, {"skill://demo/pdf-tools", "9"}, {"", ""},
+	} {
+		if _, err := dir(tc.uri, tc.cursor); rpcCode(err) != jsonrpc.CodeInvalidParams {
+			t.Fatalf("directory read %q cursor %q: %v, want -32602", tc.uri, tc.cursor, err)
+		}
+	}
+	if _, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "skill://demo/pdf-tools"}); rpcCode(err) != jsonrpc.CodeInvalidParams {
+		t.Fatalf("resources/read of a directory: %v, want -32602", err)
 	}
 
 	read, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "skill://demo/pdf-tools/scripts/fill.py"})
@@ -402,26 +443,85 @@ func TestTools(t *testing.T) {
 }
 
 // TestListChanged: a publish reaches an open session as
-// notifications/prompts/list_changed.
+// notifications/prompts/list_changed, but only a session whose
+// credential can read the project published in; a draft edit, which
+// changes nothing a listing shows, reaches no one.
 func TestListChanged(t *testing.T) {
 	for _, v := range versions {
 		t.Run("v"+v, func(t *testing.T) {
 			f := newFixture(t)
 			e := f.e
-			changed := make(chan struct{}, 16)
-			cs := connect(t, e, e.Admin, v, &sdk.ClientOptions{
-				PromptListChangedHandler: func(context.Context, *sdk.PromptListChangedRequest) { changed <- struct{}{} },
-			})
-			if _, err := cs.ListPrompts(context.Background(), nil); err != nil {
+			ctx := context.Background()
+			other := e.CreateProject(e.Admin, "other")
+			// watch opens a session that counts its list_changed
+			// notifications, and lists the prompts once, as a host does.
+			type watcher struct {
+				cs      *sdk.ClientSession
+				n       atomic.Int32
+				seen    chan struct{}
+				updated chan string
+			}
+			watch := func(token string) *watcher {
+				w := &watcher{seen: make(chan struct{}, 16), updated: make(chan string, 16)}
+				w.cs = connect(t, e, token, v, &sdk.ClientOptions{
+					PromptListChangedHandler: func(context.Context, *sdk.PromptListChangedRequest) {
+						w.n.Add(1)
+						w.seen <- struct{}{}
+					},
+					ResourceUpdatedHandler: func(_ context.Context, r *sdk.ResourceUpdatedNotificationRequest) {
+						w.updated <- r.Params.URI
+					},
+				})
+				if _, err := w.cs.ListPrompts(ctx, nil); err != nil {
+					t.Fatal(err)
+				}
+				return w
+			}
+			wait := func(ch <-chan struct{}, what string) {
+				t.Helper()
+				select {
+				case <-ch:
+				case <-time.After(20 * time.Second):
+					t.Fatalf("no notification within 20s of %s", what)
+				}
+			}
+			publishIn := func(project, slug string) {
+				id := e.CreatePrompt(e.Admin, project, slug)
+				e.Must(201, "POST", "/v1/prompts/"+id+"/versions", e.Admin, map[string]any{"template": "new"})
+				e.Must(200, "POST", "/v1/prompts/"+id+"/versions/1/publish", e.Admin, nil)
+			}
+			demo := watch(e.CreateKey(e.Admin, "read", f.project))
+			elsewhere := watch(e.CreateKey(e.Admin, "read", other))
+			const skillMD = "skill://demo/pdf-tools/SKILL.md"
+			if err := demo.cs.Subscribe(ctx, &sdk.SubscribeParams{URI: skillMD}); err != nil {
 				t.Fatal(err)
 			}
-			f.publishPrompt(t, "fresh", map[string]any{"template": "new"})
+
+			// A draft of a listed prompt, edited: nothing listed changes.
+			e.Must(201, "POST", "/v1/prompts/"+f.greet+"/versions", e.Admin, map[string]any{"template": "draft {{name}}"})
+			e.Must(200, "PATCH", "/v1/prompts/"+f.greet+"/versions/2", e.Admin, map[string]any{"template": "draft 2 {{name}}"})
+			// A publish in the other project reaches its reader only.
+			publishIn(other, "theirs")
+			wait(elsewhere.seen, "a publish in its project")
+			// A change to the skill demo's session subscribed to: the
+			// change feed tells changes in order, and a session's
+			// notifications arrive in order, so once its
+			// resources/updated is in, any list_changed the draft edit
+			// or the other project's publish sent it is in too.
+			e.Must(201, "POST", "/v1/skills/"+f.skill+"/versions", e.Admin, nil)
+			e.Must(200, "POST", "/v1/skills/"+f.skill+"/versions/2/publish", e.Admin, nil)
 			select {
-			case <-changed:
+			case <-demo.updated:
 			case <-time.After(20 * time.Second):
-				t.Fatal("no prompts/list_changed within 20s of a publish")
+				t.Fatal("no resources/updated within 20s of a skill's publish")
 			}
-			list, err := cs.ListPrompts(context.Background(), nil)
+			if n := demo.n.Load(); n != 0 {
+				t.Fatalf("demo's session heard %d list_changed from a draft edit and another project's publish, want none", n)
+			}
+			// A publish in demo reaches it.
+			f.publishPrompt(t, "fresh", map[string]any{"template": "new"})
+			wait(demo.seen, "a publish in its project")
+			list, err := demo.cs.ListPrompts(ctx, nil)
 			if err != nil || len(list.Prompts) != 3 {
 				t.Fatalf("after the publish: %v %s", err, dump(list))
 			}

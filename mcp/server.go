@@ -15,7 +15,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -52,15 +51,23 @@ type Server struct {
 	log    *slog.Logger
 	notify sync.Mutex // one list_changed toggle at a time
 
+	// mu guards what notify.go keeps to tell each session only of what
+	// its credential can see.
+	mu sync.Mutex
 	// subs counts subscriptions per resource URI, to know which URIs a
 	// changed skill must announce. A session that ends without
 	// unsubscribing leaves its count: the SDK drops the session itself,
 	// so at worst a URI is announced to no one.
-	mu   sync.Mutex
 	subs map[string]int
-	// live is each prompt's name and live commit as last announced, so a
-	// draft edit sends no list_changed.
-	live map[string]string
+	// live is each prompt's state as last listed or announced, so a draft
+	// edit sends no list_changed and a change is told to the readers of
+	// the project it was in as well as the one it is in.
+	live map[string]app.PromptState
+	// callers is the credential of each session that can be sent
+	// notifications, as of its last request; owed the sessions a
+	// list_changed is due to.
+	callers map[*sdk.ServerSession]*quire.Principal
+	owed    map[*sdk.ServerSession]bool
 }
 
 // principalKey carries the caller through the SDK's handlers.
@@ -71,13 +78,16 @@ func New(a *app.App, o Options) *Server {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{app: a, log: o.Logger, subs: map[string]int{}, live: map[string]string{}}
+	s := &Server{
+		app: a, log: o.Logger, subs: map[string]int{}, live: map[string]app.PromptState{},
+		callers: map[*sdk.ServerSession]*quire.Principal{}, owed: map[*sdk.ServerSession]bool{},
+	}
 	caps := &sdk.ServerCapabilities{
 		Prompts:   &sdk.PromptCapabilities{ListChanged: true},
 		Resources: &sdk.ResourceCapabilities{ListChanged: true, Subscribe: true},
 		Tools:     &sdk.ToolCapabilities{},
 	}
-	caps.AddExtension(SkillsExtension, map[string]any{})
+	caps.AddExtension(SkillsExtension, map[string]any{"directoryRead": true})
 	s.sdk = sdk.NewServer(&sdk.Implementation{Name: "quire", Version: o.Version}, &sdk.ServerOptions{
 		Logger:             o.Logger,
 		Capabilities:       caps,
@@ -88,6 +98,7 @@ func New(a *app.App, o Options) *Server {
 			"(project/slug@N for published version N). Skills are skill://project/slug resources.",
 	})
 	s.sdk.AddReceivingMiddleware(s.withPrincipal, s.dispatch)
+	s.sdk.AddSendingMiddleware(s.filterNotifications)
 	s.addTools()
 	s.addSkillMethods()
 
@@ -150,6 +161,7 @@ func (s *Server) withPrincipal(next sdk.MethodHandler) sdk.MethodHandler {
 		if ex := req.GetExtra(); ex != nil && ex.TokenInfo != nil {
 			if p, ok := ex.TokenInfo.Extra["principal"].(*quire.Principal); ok {
 				ctx = context.WithValue(ctx, principalKey{}, p)
+				s.noteCaller(req, method, p)
 			}
 		}
 		return next(ctx, method, req)
@@ -189,99 +201,6 @@ func (s *Server) dispatch(next sdk.MethodHandler) sdk.MethodHandler {
 		}
 		return next(ctx, method, req)
 	}
-}
-
-// listChangedPrompt is a prompt registered with the SDK only to have it
-// announce prompts/list_changed: adding or removing a prompt is the SDK's
-// one way to send it (to every session, debounced). prompts/list and
-// prompts/get never reach the SDK's list, so no one sees it.
-const listChangedPrompt = "quire.list-changed"
-
-// Changed hears of a change to asset id of kind, from any process (the
-// change feed), and tells the open sessions: prompts/list_changed for a
-// prompt, resources/updated for each subscribed file of a skill.
-func (s *Server) Changed(kind quire.Kind, id string) {
-	switch kind {
-	case quire.KindPrompt:
-		if !s.listChanged(id) {
-			return
-		}
-		s.notify.Lock()
-		s.sdk.AddPrompt(&sdk.Prompt{Name: listChangedPrompt}, nil)
-		s.sdk.RemovePrompts(listChangedPrompt)
-		s.notify.Unlock()
-	case quire.KindSkill:
-		s.skillChanged(id)
-	}
-}
-
-// listChanged reports whether a change to prompt id changed what a
-// prompts/list shows: its live version, or its name (a move or a
-// rename), or whether it exists. A draft edit does not; a prompt this
-// process has not seen since it started counts as changed.
-func (s *Server) listChanged(id string) bool {
-	name, commit, err := s.app.LiveState(context.Background(), id)
-	state := name + "@" + commit
-	if err != nil {
-		if quire.ErrorCode(err) != quire.ENOTFOUND {
-			return true // cannot tell: say so rather than miss a change
-		}
-		state = "" // deleted
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	old, seen := s.live[id]
-	if state == "" {
-		delete(s.live, id)
-	} else {
-		s.live[id] = state
-	}
-	return !seen || old != state
-}
-
-// skillChanged sends resources/updated for every subscribed resource of
-// skill id.
-func (s *Server) skillChanged(id string) {
-	ctx := context.Background()
-	as, pr, err := s.app.SystemAsset(ctx, quire.KindSkill, id)
-	if err != nil {
-		return // deleted: its subscribers will find it gone
-	}
-	prefix := skillURI(pr.Slug, as.Slug)
-	s.mu.Lock()
-	var uris []string
-	for uri := range s.subs {
-		if uri == prefix || strings.HasPrefix(uri, prefix+"/") {
-			uris = append(uris, uri)
-		}
-	}
-	s.mu.Unlock()
-	for _, uri := range uris {
-		if err := s.sdk.ResourceUpdated(ctx, &sdk.ResourceUpdatedNotificationParams{URI: uri}); err != nil {
-			s.log.Warn("mcp: resources/updated not sent", "uri", uri, "error", err.Error())
-		}
-	}
-}
-
-// subscribe checks the caller may read the resource before the SDK
-// records the subscription.
-func (s *Server) subscribe(ctx context.Context, req *sdk.SubscribeRequest) error {
-	if _, err := s.readResource(ctx, &sdk.ReadResourceParams{URI: req.Params.URI}); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	s.subs[req.Params.URI]++
-	s.mu.Unlock()
-	return nil
-}
-
-func (s *Server) unsubscribe(ctx context.Context, req *sdk.UnsubscribeRequest) error {
-	s.mu.Lock()
-	if s.subs[req.Params.URI]--; s.subs[req.Params.URI] <= 0 {
-		delete(s.subs, req.Params.URI)
-	}
-	s.mu.Unlock()
-	return nil
 }
 
 // Close ends every open session, so their event streams return: a

@@ -11,24 +11,32 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/quire/quire"
 	"github.com/quire/quire/app"
+	"github.com/quire/quire/valid"
 )
 
-// Skills are served as the MCP Skills Extension has them (skills/list,
-// skills/get) and, for hosts without it, as resources: every file of a
-// live skill is skill://{project}/{slug}/{path}; the skill itself is
-// skill://{project}/{slug}.
+// Skills are served as the MCP Skills Extension (SEP-2640,
+// io.modelcontextprotocol/skills) has them: skills/list and skills/get
+// answer Skill entries, every file of a live skill is the resource
+// skill://{project}/{slug}/{path}, a skill is named by the URI of its
+// SKILL.md, and its directories (skill://{project}/{slug} and below) are
+// directory resources that resources/directory/read lists. Hosts without
+// the extension see the same files in resources/list.
 
 const skillScheme = "skill://"
 
-// skillURI is the URI of a skill; a file's is it plus "/" and the path.
-func skillURI(project, slug string) string { return skillScheme + project + "/" + slug }
+// skillRoot is the URI of a skill's directory; a file's is it plus "/"
+// and the path, and the skill's own URI is its SKILL.md's.
+func skillRoot(project, slug string) string { return skillScheme + project + "/" + slug }
 
 func fileURI(project, slug, p string) string {
-	return skillURI(project, slug) + "/" + (&url.URL{Path: p}).EscapedPath()
+	return skillRoot(project, slug) + "/" + (&url.URL{Path: p}).EscapedPath()
 }
 
+// skillMD is the URI that names a skill: its SKILL.md's.
+func skillMD(project, slug string) string { return fileURI(project, slug, valid.SkillFile) }
+
 // parseSkillURI splits skill://project/slug[/path]; path is "" for the
-// skill itself.
+// skill's directory.
 func parseSkillURI(uri string) (project, slug, p string, err error) {
 	rest, ok := strings.CutPrefix(uri, skillScheme)
 	if !ok {
@@ -46,21 +54,29 @@ func parseSkillURI(uri string) (project, slug, p string, err error) {
 	return parts[0], parts[1], p, nil
 }
 
-// SkillResource is one file of a skill in a skills/list entry.
+// SkillResource is one file of a skill in a Skill entry.
 type SkillResource struct {
 	URI    string `json:"uri"`
 	Digest string `json:"digest"`
 	Size   int64  `json:"size"`
 }
 
-// Skill is a skills/list entry and the skill of skills/get.
+// Skill is the extension's Skill entry, of skills/list and skills/get:
+// the URI of its SKILL.md, that file's front matter as written, and every
+// file with its SHA-256 digest and size.
 type Skill struct {
 	URI         string          `json:"uri"`
-	Name        string          `json:"name"`
-	Version     int             `json:"version"`
 	Frontmatter map[string]any  `json:"frontmatter"`
 	Resources   []SkillResource `json:"resources"`
 }
+
+// resultComplete is the resultType every answer of the extension's
+// methods carries; the SDK sets it only on its own result types.
+const resultComplete = "complete"
+
+// listCache is the cache hint of a listing that depends on the caller
+// and on what is live: private, and stale at once (a publish changes it).
+var listCache = sdk.Cacheable{TTLMs: 0, CacheScope: "private"}
 
 // ListSkillsParams are skills/list's parameters.
 type ListSkillsParams struct {
@@ -71,6 +87,8 @@ type ListSkillsParams struct {
 // ListSkillsResult is skills/list's answer.
 type ListSkillsResult struct {
 	sdk.ResultBase
+	sdk.Cacheable
+	ResultType string  `json:"resultType"`
 	Skills     []Skill `json:"skills"`
 	NextCursor string  `json:"nextCursor,omitempty"`
 }
@@ -84,12 +102,14 @@ type GetSkillParams struct {
 // GetSkillResult is skills/get's answer.
 type GetSkillResult struct {
 	sdk.ResultBase
-	Skill Skill `json:"skill"`
+	sdk.Cacheable
+	ResultType string `json:"resultType"`
+	Skill      Skill  `json:"skill"`
 }
 
 func skillView(s *app.AgentSkill) Skill {
 	out := Skill{
-		URI: skillURI(s.Project.Slug, s.Asset.Slug), Name: s.Name, Version: s.Version.Number,
+		URI:         skillMD(s.Project.Slug, s.Asset.Slug),
 		Frontmatter: s.Frontmatter, Resources: make([]SkillResource, 0, len(s.Files)),
 	}
 	for _, f := range s.Files {
@@ -99,7 +119,7 @@ func skillView(s *app.AgentSkill) Skill {
 }
 
 func (s *Server) addSkillMethods() {
-	// Neither name shadows a standard method, so neither call fails.
+	// No name shadows a standard method, so no call fails.
 	sdk.AddReceivingCustomMethod(s.sdk, "skills/list", func(ctx context.Context, _ *sdk.ServerSession, params *ListSkillsParams) (*ListSkillsResult, error) {
 		p, err := principal(ctx)
 		if err != nil {
@@ -113,7 +133,7 @@ func (s *Server) addSkillMethods() {
 		if err != nil {
 			return nil, s.fail(err)
 		}
-		out := &ListSkillsResult{Skills: make([]Skill, 0, len(page)), NextCursor: next}
+		out := &ListSkillsResult{Cacheable: listCache, ResultType: resultComplete, Skills: make([]Skill, 0, len(page)), NextCursor: next}
 		for i := range page {
 			out.Skills = append(out.Skills, skillView(&page[i]))
 		}
@@ -125,11 +145,11 @@ func (s *Server) addSkillMethods() {
 			return nil, err
 		}
 		if params == nil || params.URI == "" {
-			return nil, rpcError(quire.Errorf(quire.EINVALID, "uri is required: skill://{project}/{slug}"))
+			return nil, rpcError(quire.Errorf(quire.EINVALID, "uri is required: skill://{project}/{slug}/SKILL.md"))
 		}
 		project, slug, rest, err := parseSkillURI(params.URI)
-		if err == nil && rest != "" && rest != "SKILL.md" {
-			err = quire.Errorf(quire.ENOTFOUND, "%q names a file, not a skill: use skill://%s/%s", params.URI, project, slug)
+		if err == nil && rest != valid.SkillFile {
+			err = quire.Errorf(quire.ENOTFOUND, "no skill is served at %s: a skill is named by its SKILL.md, skill://{project}/{slug}/SKILL.md", params.URI)
 		}
 		if err != nil {
 			return nil, rpcError(err)
@@ -138,7 +158,10 @@ func (s *Server) addSkillMethods() {
 		if err != nil {
 			return nil, s.fail(err)
 		}
-		return &GetSkillResult{Skill: skillView(sk)}, nil
+		return &GetSkillResult{Cacheable: listCache, ResultType: resultComplete, Skill: skillView(sk)}, nil
+	})
+	sdk.AddReceivingCustomMethod(s.sdk, "resources/directory/read", func(ctx context.Context, _ *sdk.ServerSession, params *ReadDirectoryParams) (*ReadDirectoryResult, error) {
+		return s.readDirectory(ctx, params)
 	})
 }
 
@@ -159,14 +182,29 @@ func (s *Server) listResources(ctx context.Context, params *sdk.ListResourcesPar
 	}
 	out := &sdk.ListResourcesResult{Resources: make([]*sdk.Resource, 0, len(files)), NextCursor: next}
 	for _, f := range files {
-		sk := f.Skill
-		out.Resources = append(out.Resources, &sdk.Resource{
-			URI: fileURI(sk.Project.Slug, sk.Asset.Slug, f.File.Path), Name: sk.Name + "/" + f.File.Path,
-			MIMEType: mimeType(f.File.Path, nil), Size: f.File.Size,
-			Description: "file of skill " + sk.Name + " (live version " + itoa(sk.Version.Number) + ")",
-		})
+		out.Resources = append(out.Resources, fileResource(f.Skill, f.File))
 	}
 	return out, nil
+}
+
+// fileResource is the resources/list entry of file f of skill sk: a
+// SKILL.md is named and described by its front matter, as the extension
+// asks; any other file by its path.
+func fileResource(sk *app.AgentSkill, f app.SkillFile) *sdk.Resource {
+	r := &sdk.Resource{
+		URI: fileURI(sk.Project.Slug, sk.Asset.Slug, f.Path), Name: sk.Name + "/" + f.Path,
+		MIMEType: mimeType(f.Path, nil), Size: f.Size,
+		Description: "file of skill " + sk.Name + " (live version " + itoa(sk.Version.Number) + ")",
+	}
+	if f.Path == valid.SkillFile {
+		if name, ok := sk.Frontmatter["name"].(string); ok {
+			r.Name = name
+		}
+		if desc, ok := sk.Frontmatter["description"].(string); ok {
+			r.Description = desc
+		}
+	}
+	return r
 }
 
 // listResourceTemplates answers resources/templates/list: the one
@@ -181,8 +219,8 @@ func (s *Server) listResourceTemplates(ctx context.Context, _ *sdk.ListResourceT
 	}}}, nil
 }
 
-// readResource answers resources/read for skill://project/slug/path
-// (the skill itself reads as its SKILL.md).
+// readResource answers resources/read for skill://project/slug/path; a
+// directory (the skill's own, or one below) is not a file to read.
 func (s *Server) readResource(ctx context.Context, params *sdk.ReadResourceParams) (*sdk.ReadResourceResult, error) {
 	p, err := principal(ctx)
 	if err != nil {
@@ -193,7 +231,7 @@ func (s *Server) readResource(ctx context.Context, params *sdk.ReadResourceParam
 		return nil, rpcError(err)
 	}
 	if fp == "" {
-		fp = "SKILL.md"
+		return nil, rpcError(quire.Errorf(quire.ENOTFOUND, "%s is a directory resource: read %s, or list it with resources/directory/read", params.URI, skillMD(project, slug)))
 	}
 	b, _, err := s.app.AgentSkillFile(ctx, p, project, slug, fp)
 	if err != nil {
@@ -231,10 +269,11 @@ func mimeType(p string, b []byte) string {
 	return "text/plain"
 }
 
-// RegisterSkillMethods lets client c call skills/list and skills/get
-// (sdk.CallCustomMethod): the bridge and tests speak the extension too.
+// RegisterSkillMethods lets client c call skills/list, skills/get and
+// resources/directory/read (sdk.CallCustomMethod): the bridge and tests speak the extension too.
 func RegisterSkillMethods(c *sdk.Client) {
-	// Neither name is a standard method, so neither call fails.
+	// No name is a standard method, so no call fails.
 	sdk.AddSendingCustomMethod[*ListSkillsParams, *ListSkillsResult](c, "skills/list")
 	sdk.AddSendingCustomMethod[*GetSkillParams, *GetSkillResult](c, "skills/get")
+	sdk.AddSendingCustomMethod[*ReadDirectoryParams, *ReadDirectoryResult](c, "resources/directory/read")
 }

@@ -246,7 +246,7 @@ func (s *Server) addTools() {
 				if desc == "" {
 					desc = sk.Asset.Description
 				}
-				out.Skills = append(out.Skills, SkillInfo{Name: sk.Name, URI: skillURI(sk.Project.Slug, sk.Asset.Slug), Description: desc, Version: sk.Version.Number})
+				out.Skills = append(out.Skills, SkillInfo{Name: sk.Name, URI: skillMD(sk.Project.Slug, sk.Asset.Slug), Description: desc, Version: sk.Version.Number})
 			}
 			return nil, out, nil
 		})

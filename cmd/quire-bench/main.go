@@ -74,6 +74,8 @@ type config struct {
 	// files and commits size the git repository; gitRounds the clones
 	// and fetches per server.
 	files, commits, gitRounds int
+	// mcpCalls is the sequential calls of each kind of the MCP section.
+	mcpCalls int
 }
 
 type multi []string
@@ -87,7 +89,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.SetOutput(stderr)
 	var includes multi
 	quick := fs.Bool("quick", false, "smoke run: every section, tiny durations (figures not meaningful)")
-	fs.StringVar(&c.only, "only", "", "run only these sections, comma-separated: hot,alloc,writes,git,reviews,ha (the report then lacks the others)")
+	fs.StringVar(&c.only, "only", "", "run only these sections, comma-separated: hot,alloc,writes,git,reviews,ha,mcp (the report then lacks the others)")
 	fs.StringVar(&c.out, "out", "docs/benchmarks.md", "markdown report to write")
 	fs.Var(&includes, "include", "markdown fragment to append (repeatable)")
 	fs.StringVar(&c.redis, "redis", "", "redis:// URL for quire (default: embedded)")
@@ -103,10 +105,12 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	}
 	c.includes = includes
 	c.warm, c.conns, c.benchtime, c.writers, c.commits = time.Second, []int{1, 32, 256}, "1s", []int{1, 8, 64}, 50
+	c.mcpCalls = 10000
 	if *quick {
 		c.dur, c.warm, c.rounds, c.benchtime = 200*time.Millisecond, 50*time.Millisecond, 1, "200x"
 		c.writeDur, c.upserts, c.writers = 200*time.Millisecond, 5, []int{1, 8}
 		c.files, c.commits, c.gitRounds = 50, 3, 1
+		c.mcpCalls = 300
 	}
 	return c, nil
 }
@@ -127,6 +131,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		{"git", "git", gitSection},
 		{"reviews", "reviews", reviewsSection},
 		{"high availability", "ha", haSection},
+		{"mcp", "mcp", mcpSection},
 	}
 	for _, s := range sections {
 		if c.only != "" && !slices.Contains(strings.Split(c.only, ","), s.short) {

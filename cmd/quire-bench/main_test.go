@@ -51,6 +51,7 @@ func TestQuickRun(t *testing.T) {
 		"## Reviews", "comment: p50", "GET review, 5 comments: p99",
 		"upsert over HTTP with --fsync: median",
 		"## High availability", "renders/s, 3 node(s)", "upserts/s, 1 node(s)", "Redis failover: window of client errors",
+		"## MCP", "prompts/get, one session: p50", "prompts/get, 32 sessions: calls/s",
 		"## Scale\n\nfragment from quire-scale",
 	} {
 		if !strings.Contains(report, want) {

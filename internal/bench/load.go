@@ -49,6 +49,9 @@ func Serve(h http.Handler) (string, func(), error) {
 type Request struct {
 	Method, URL, Token string
 	Body               []byte
+	// Header is sent besides Authorization and Content-Type (MCP's
+	// session and protocol headers).
+	Header map[string]string
 }
 
 func (r Request) build() (*http.Request, error) {
@@ -61,6 +64,9 @@ func (r Request) build() (*http.Request, error) {
 	}
 	if r.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+r.Token)
+	}
+	for k, v := range r.Header {
+		req.Header.Set(k, v)
 	}
 	return req, nil
 }

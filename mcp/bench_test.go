@@ -1,0 +1,116 @@
+package mcp_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/quire/quire/internal/testenv"
+)
+
+// BenchmarkGetPrompt is prompts/get of a cached live prompt on one
+// session, in process, beside the REST render of the same prompt: for
+// profiling (go test -bench GetPrompt -cpuprofile); cmd/quire-bench
+// measures the figures.
+func BenchmarkGetPrompt(b *testing.B) {
+	f := fixtureOn(b, testenv.New(b))
+	e := f.e
+	key := e.CreateKey(e.Admin, "read")
+	ctx := context.Background()
+	params := &sdk.GetPromptParams{Name: "demo/greet", Arguments: map[string]string{"name": "Ann"}}
+	for _, v := range []string{"2026-07-28", "2025-11-25"} {
+		b.Run("mcp-"+v, func(b *testing.B) {
+			cs := connect(b, e, key, v, nil)
+			for b.Loop() {
+				if _, err := cs.GetPrompt(ctx, params); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	b.Run("rest", func(b *testing.B) {
+		client := &http.Client{}
+		for b.Loop() {
+			req, _ := http.NewRequest("POST", e.URL+"/v1/prompts/"+f.greet+"/render", strings.NewReader(`{"variables":{"name":"Ann"}}`))
+			req.Header.Set("Authorization", "Bearer "+key)
+			req.Header.Set("Content-Type", "application/json")
+			res, err := client.Do(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+		}
+	})
+}
+
+// BenchmarkGetPromptRaw is prompts/get as a bare HTTP client sends it on
+// a session: the server's cost alone.
+func BenchmarkGetPromptRaw(b *testing.B) {
+	f := fixtureOn(b, testenv.New(b))
+	e := f.e
+	key := e.CreateKey(e.Admin, "read")
+	cs := connect(b, e, key, "2025-11-25", nil)
+	for name, body := range map[string]string{
+		"get":  `{"jsonrpc":"2.0","id":7,"method":"prompts/get","params":{"name":"demo/greet","arguments":{"name":"Ann"}}}`,
+		"ping": `{"jsonrpc":"2.0","id":7,"method":"ping"}`,
+	} {
+		b.Run(name, func(b *testing.B) { rawLoop(b, e.URL, key, cs.ID(), body) })
+	}
+}
+
+func rawLoop(b *testing.B, url, key, session, body string) {
+	client := &http.Client{}
+	for b.Loop() {
+		req, _ := http.NewRequest("POST", url+"/mcp", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", session)
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		res, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 || !strings.Contains(string(out), `"result"`) {
+			b.Fatalf("%d %s", res.StatusCode, out)
+		}
+	}
+}
+
+// BenchmarkGetPromptSessions is prompts/get from 32 sessions at once, as
+// a bare HTTP client sends it.
+func BenchmarkGetPromptSessions(b *testing.B) {
+	f := fixtureOn(b, testenv.New(b))
+	e := f.e
+	key := e.CreateKey(e.Admin, "read")
+	ids := make(chan string, 32)
+	for range 32 {
+		ids <- connect(b, e, key, "2025-11-25", nil).ID()
+	}
+	body := `{"jsonrpc":"2.0","id":7,"method":"prompts/get","params":{"name":"demo/greet","arguments":{"name":"Ann"}}}`
+	b.SetParallelism(16)
+	b.RunParallel(func(pb *testing.PB) {
+		id := <-ids
+		client := &http.Client{}
+		for pb.Next() {
+			req, _ := http.NewRequest("POST", e.URL+"/mcp", strings.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+key)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Mcp-Session-Id", id)
+			req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+			res, err := client.Do(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+		}
+	})
+}
