@@ -259,7 +259,7 @@ func TestPages(t *testing.T) {
 	b.signIn(testenv.AdminEmail, testenv.AdminPassword)
 
 	proj := b.get("/ui/p/demo")
-	wantPage(t, proj, 200, "Skill pdf-tools", "Prompt greeting", "v1", "production → v1", "Admin &lt;admin@example.com&gt;", "owner", "Recent activity")
+	wantPage(t, proj, 200, "Skill pdf-tools", "Prompt greeting", "v1", "production → v1", `Admin <span class="muted small">admin@example.com</span>`, "owner", "Recent activity")
 
 	asset := b.get("/ui/p/demo/skills/pdf-tools")
 	wantPage(t, asset, 200, `href="/ui/p/demo/skills/pdf-tools/v/1"`, "v1</a> <span class=\"live\">live</span>", "state-draft", "published", "vs base", "No open reviews.")
