@@ -202,7 +202,7 @@ func TestUploadBinaryFiles(t *testing.T) {
 	}
 	wantPage(t, b.get("/ui/p/demo/skills/pdf-tools/v/2/f/assets/logo.png"), 200, "binary", "Delete assets/logo.png")
 	repo := f.e.RepoPath(quire.KindSkill, f.skillID)
-	if got := git(t, repo, "show", "refs/drafts/2:assets/logo.png"); got != string(png) {
+	if got := git(t, repo, "show", "refs/heads/draft/2:assets/logo.png"); got != string(png) {
 		t.Errorf("uploaded bytes: %q", got)
 	}
 	git(t, repo, "fsck", "--strict")
@@ -242,12 +242,12 @@ func TestProjectPagination(t *testing.T) {
 	b := newBrowser(t, e.URL)
 	b.signIn(testenv.AdminEmail, testenv.AdminPassword)
 	p := b.get("/ui/p/big")
-	wantPage(t, p, 200, "s049", "Next page")
-	if strings.Contains(p.body, ">s050<") {
+	wantPage(t, p, 200, "/skills/s049", "Next page")
+	if strings.Contains(p.body, "/skills/s050") {
 		t.Errorf("first page shows the 51st skill")
 	}
 	next := regexpHref(t, p.body, "Next page")
-	wantPage(t, b.get(next), 200, ">s050<", ">s051<", "First page")
+	wantPage(t, b.get(next), 200, "/skills/s050", "/skills/s051", "First page")
 }
 
 // raw posts body with its content type.
