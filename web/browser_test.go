@@ -124,7 +124,7 @@ func TestBrowserSignInReadAndEditSkill(t *testing.T) {
 	markdown := text("article.markdown")
 	// The CSP would stop an injected script from running, so look for
 	// injected elements too: the one script is the page's own.
-	injected, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('script:not([src="/ui/static/copy.js"]), [onerror], a[href^="javascript:"]').length`))
+	injected, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('script:not([src="/ui/static/ui.js"]), [onerror], a[href^="javascript:"]').length`))
 	if err != nil || injected != 0 {
 		t.Errorf("version page holds %d injected elements (%v)", injected, err)
 	}
