@@ -80,7 +80,7 @@ func (s *Store) appendIntents(projectID string, lines ...intentLine) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	unlock, err := s.locks.lock(filepath.Join(filepath.Dir(p), "intents.lock"))
+	unlock, err := s.locks.Lock(filepath.Join(filepath.Dir(p), "intents.lock"))
 	if err != nil {
 		return err
 	}
@@ -211,7 +211,7 @@ func (s *Store) pendingIntents(projectID, p string) ([]*quire.Intent, error) {
 // Orphans lists, per project, the intents neither fulfilled nor voided
 // whose process has ended (quire.EventLog).
 func (s *Store) Orphans(ctx context.Context) (_ map[string][]*quire.Intent, _ func(), err error) {
-	unlock, err := s.locks.lock(filepath.Join(s.opts.Root, "recover.lock"))
+	unlock, err := s.locks.Lock(filepath.Join(s.opts.Root, "recover.lock"))
 	if err != nil {
 		return nil, nil, err
 	}

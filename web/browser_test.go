@@ -2,8 +2,10 @@ package web_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"github.com/quire/quire/internal/testenv"
 )
 
@@ -32,16 +35,47 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
-// TestBrowserSignInAndReadSkill drives a real headless Chromium: sign in
-// through the form, open the project, the skill, its version and a file,
-// asserting what the page shows; then open a draft, edit a file through
-// the form and see the change in the diff. The fixture's files carry script probes
-// (in SKILL.md, a file name, a prompt template); none may run: the test
-// fails on any dialog or uncaught exception.
-func TestBrowserSignInReadAndEditSkill(t *testing.T) {
-	bin := chromium(t)
-	f := newFixture(t)
+// axeSource is axe-core's script: QUIRE_TEST_AXE names it, else the copy
+// .ci/run installs into its npm cache; "" when neither is there.
+func axeSource(t *testing.T) string {
+	t.Helper()
+	paths := []string{os.Getenv("QUIRE_TEST_AXE")}
+	cache := os.Getenv("XDG_CACHE_HOME")
+	if cache == "" {
+		if home, err := os.UserHomeDir(); err == nil {
+			cache = filepath.Join(home, ".cache")
+		}
+	}
+	if dir := os.Getenv("QUIRE_CI_NPM"); dir != "" {
+		paths = append(paths, filepath.Join(dir, "node_modules/axe-core/axe.min.js"))
+	}
+	paths = append(paths, filepath.Join(cache, "quire-ci-npm/node_modules/axe-core/axe.min.js"))
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		if b, err := os.ReadFile(p); err == nil {
+			return string(b)
+		}
+	}
+	t.Log("axe-core is not installed (npm install --prefix ~/.cache/quire-ci-npm axe-core, or set QUIRE_TEST_AXE): skipping the accessibility checks")
+	return ""
+}
 
+// chrome is a headless Chromium tab with alarms on anything a script
+// probe could set off: a dialog, an uncaught exception, a console error.
+type chrome struct {
+	t      *testing.T
+	ctx    context.Context
+	mu     sync.Mutex
+	alarms []string
+	axe    string
+	shots  string // where screenshots go
+	pages  int    // pages checked by axe
+}
+
+func newChrome(t *testing.T) *chrome {
+	bin := chromium(t)
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(bin),
 		chromedp.UserDataDir(t.TempDir()),
@@ -53,27 +87,31 @@ func TestBrowserSignInReadAndEditSkill(t *testing.T) {
 		chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("hide-scrollbars", true),
+		chromedp.Flag("font-render-hinting", "none"),
 		chromedp.NoDefaultBrowserCheck,
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
+	t.Cleanup(cancelAlloc)
 	bctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-
-	// Every dialog and uncaught exception is an alarm: the fixture's
-	// script probes must not run. Subscribing starts the browser (on a
-	// context without a deadline, which would end the browser).
-	var mu sync.Mutex
-	var alarms []string
-	alarm := func(s string) { mu.Lock(); alarms = append(alarms, s); mu.Unlock() }
+	t.Cleanup(cancel)
+	c := &chrome{t: t, axe: axeSource(t), shots: os.Getenv("QUIRE_UI_SCREENSHOTS")}
+	if c.shots == "" {
+		c.shots = t.TempDir()
+	} else if err := os.MkdirAll(c.shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Subscribing starts the browser (on a context without a deadline,
+	// which would end the browser).
 	dialogs := chromedp.Events(bctx, cdppage.JavascriptDialogOpening)
 	exceptions := chromedp.Events(bctx, runtime.ExceptionThrown)
+	console := chromedp.Events(bctx, runtime.ConsoleAPICalled)
 	go func() {
 		for ev, err := range dialogs {
 			if err != nil {
 				return
 			}
-			alarm("dialog: " + ev.Message)
+			c.alarm("dialog: " + ev.Message)
 			chromedp.Call(bctx, cdppage.HandleJavaScriptDialog, cdppage.HandleJavaScriptDialogParams{Accept: false})
 		}
 	}()
@@ -82,102 +120,339 @@ func TestBrowserSignInReadAndEditSkill(t *testing.T) {
 			if err != nil {
 				return
 			}
-			alarm("exception: " + ev.ExceptionDetails.Text)
+			c.alarm("exception: " + ev.ExceptionDetails.Text)
 		}
 	}()
-	ctx, cancelTime := context.WithTimeout(bctx, 90*time.Second)
-	defer cancelTime()
-
-	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
-	text := func(sel string) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(css(sel)))
-		if err != nil {
-			t.Fatalf("text of %s: %v", sel, err)
+	go func() {
+		for ev, err := range console {
+			if err != nil {
+				return
+			}
+			if ev.Type == runtime.ConsoleAPICalledTypeError || ev.Type == runtime.ConsoleAPICalledTypeAssert {
+				c.alarm(fmt.Sprintf("console.%s: %d args", ev.Type, len(ev.Args)))
+			}
 		}
-		return s
-	}
-	step := func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, steps...); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
+	}()
+	ctx, cancelTime := context.WithTimeout(bctx, 150*time.Second)
+	t.Cleanup(cancelTime)
+	c.ctx = ctx
+	c.step("viewport", chromedp.EmulateViewport(1280, 860))
+	return c
+}
 
-	step("sign in",
-		chromedp.Navigate(f.e.URL+"/"),
-		chromedp.WaitVisible(css("#email")),
-		chromedp.SendKeys(css("#email"), testenv.AdminEmail),
-		chromedp.SendKeys(css("#password"), testenv.AdminPassword),
-		chromedp.Submit(css("#password")),
-		chromedp.WaitVisible(css("ul.cards a")),
+func (c *chrome) alarm(s string) { c.mu.Lock(); c.alarms = append(c.alarms, s); c.mu.Unlock() }
+
+func (c *chrome) step(what string, steps ...chromedp.Action[chromedp.Void]) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(c.ctx, 30*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		loc, _ := chromedp.Run(c.ctx, chromedp.Location())
+		body, _ := chromedp.Run(c.ctx, chromedp.Text(css("main")))
+		c.t.Fatalf("%s: %v\nat %s:\n%s", what, err, loc, body)
+	}
+}
+
+func (c *chrome) text(sel string) string {
+	c.t.Helper()
+	s, err := chromedp.Run(c.ctx, chromedp.Text(css(sel)))
+	if err != nil {
+		c.t.Fatalf("text of %s: %v", sel, err)
+	}
+	return s
+}
+
+func (c *chrome) eval(js string) string {
+	c.t.Helper()
+	s, err := chromedp.Run(c.ctx, chromedp.Evaluate[string](js))
+	if err != nil {
+		c.t.Fatalf("evaluate %s: %v", js, err)
+	}
+	return s
+}
+
+func (c *chrome) location() string {
+	c.t.Helper()
+	loc, err := chromedp.Run(c.ctx, chromedp.Location())
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return loc
+}
+
+// check runs the checks every main page gets: no element a probe could
+// have injected (the CSP would stop a script from running, so look for
+// the elements too), and no serious or critical axe-core violation.
+func (c *chrome) check(name string) {
+	c.t.Helper()
+	injected := c.eval(`String(document.querySelectorAll('script:not([src="/ui/static/ui.js"]), [onerror], [onload], iframe, a[href^="javascript:"]').length)`)
+	if injected != "0" {
+		c.t.Errorf("%s: %s injected elements", name, injected)
+	}
+	if c.axe == "" {
+		return
+	}
+	if _, err := chromedp.Run(c.ctx, chromedp.Evaluate[bool](c.axe+";true")); err != nil {
+		c.t.Fatalf("load axe: %v", err)
+	}
+	found, err := chromedp.Run(c.ctx, chromedp.Evaluate[[]string](`axe.run(document, {resultTypes: ["violations"]}).then(r => r.violations
+		.filter(v => v.impact === "serious" || v.impact === "critical")
+		.map(v => v.impact + " " + v.id + ": " + v.help + " at " + v.nodes.slice(0, 3).map(n => n.target.join(" ")).join(", ")))`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		c.t.Fatalf("axe on %s: %v", name, err)
+	}
+	c.pages++
+	for _, v := range found {
+		c.t.Errorf("axe, %s page: %s", name, v)
+	}
+}
+
+// shot saves a screenshot of the viewport as name.png.
+func (c *chrome) shot(name string) {
+	c.t.Helper()
+	png, err := chromedp.Run(c.ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(c.shots, name+".png"), png, 0o644); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+func css(s string) chromedp.CSS { return chromedp.CSS(s) }
+
+// submit runs action (a click that posts a form) and waits for the page
+// it leads to: the old document is marked, and the wait is for a body
+// without the mark.
+func submit(action chromedp.Action[chromedp.Void]) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(
+		func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+			_, err := chromedp.Evaluate[bool](`document.body.dataset.stale = "1"; true`)(ctx, t)
+			return chromedp.Void{}, err
+		},
+		action,
+		chromedp.WaitReady(css("body:not([data-stale])")),
 	)
-	heading := text("h1")
-	step("open the project", chromedp.Click(css("ul.cards a")), chromedp.WaitVisible(css("#skills-h")))
-	project := text("main")
-	step("open the skill's version",
-		chromedp.Click(css(`a[href="/ui/p/demo/skills/pdf-tools"]`)),
-		chromedp.WaitVisible(css("#versions-h")),
-		chromedp.Click(css(`a[href="/ui/p/demo/skills/pdf-tools/v/1"]`)),
+}
+
+// The whole flow a newcomer goes through, in a real headless Chromium,
+// asserting what each page shows: sign in, create a project and a skill,
+// publish it, set the review policy and add a reviewer in the settings,
+// open a draft and edit a file, see the word-level diff, find publishing
+// blocked with the reason, open a review, comment on a diff line with
+// the keyboard, sign in as the reviewer (whose name is a script probe)
+// and approve, publish, set and move a label, and render a prompt in the
+// playground. Script probes sit in a project name, a display name, file
+// names and contents, a prompt template, comments and variables: none
+// may run (dialogs, exceptions and console errors fail the test). Every
+// main page is checked by axe-core and saved as a screenshot.
+func TestBrowserFlow(t *testing.T) {
+	f := newFixture(t)
+	c := newChrome(t)
+	e := f.e
+	revID, _ := e.CreateUser("rev@example.com")
+	e.Must(200, "PATCH", "/v1/users/"+revID, e.Admin, map[string]string{"name": `Rev " onfocus="alert('name')" &amp;`})
+	probe := `<img src=x onerror=alert('comment')><script>alert('comment')</script>`
+
+	signIn := func(email, password string) {
+		t.Helper()
+		c.step("sign in as "+email,
+			chromedp.Navigate(e.URL+"/"),
+			chromedp.WaitVisible(css("#email")),
+			chromedp.SendKeys(css("#email"), email),
+			chromedp.SendKeys(css("#password"), password),
+			submit(chromedp.Submit(css("#password"))),
+			chromedp.WaitVisible(css("a.who")),
+		)
+	}
+	signOut := func() {
+		t.Helper()
+		c.step("sign out", submit(chromedp.Click(css(`form[action="/ui/logout"] button`))), chromedp.WaitVisible(css("#email")))
+	}
+
+	c.step("the sign-in page", chromedp.Navigate(e.URL+"/"), chromedp.WaitVisible(css("#email")))
+	c.check("sign-in")
+	c.shot("login")
+	signIn(testenv.AdminEmail, testenv.AdminPassword)
+	if h := c.text("h1"); h != "Projects" {
+		t.Fatalf("after sign in: %q", h)
+	}
+
+	// A project, from the projects page.
+	c.step("create a project",
+		chromedp.Click(css("details.panel > summary")),
+		chromedp.SendKeys(css("#project-name"), `Support <img src=x onerror=alert('project')>`),
+		chromedp.SendKeys(css("#project-description"), "Prompts and skills of the help desk"),
+		submit(chromedp.Click(css(`form[action="/ui/projects"] button`))),
+		chromedp.WaitVisible(css("#skills-h")),
+	)
+	project := c.location()
+	if h := c.text("h1"); h != `Support <img src=x onerror=alert('project')>` {
+		t.Errorf("project heading %q", h)
+	}
+	c.check("new project")
+
+	// A skill, from the project page: its first draft holds a SKILL.md;
+	// publish it.
+	c.step("create a skill",
+		chromedp.Click(css(`details.menu > summary`)),
+		chromedp.SendKeys(css("#skill-name"), "Refunds"),
+		chromedp.SendKeys(css("#skill-description"), "Handle refund requests"),
+		submit(chromedp.Click(css(`form[action$="/skills"] button`))),
 		chromedp.WaitVisible(css("article.markdown")),
 	)
-	markdown := text("article.markdown")
-	// The CSP would stop an injected script from running, so look for
-	// injected elements too: the one script is the page's own.
-	injected, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('script:not([src="/ui/static/copy.js"]), [onerror], a[href^="javascript:"]').length`))
-	if err != nil || injected != 0 {
-		t.Errorf("version page holds %d injected elements (%v)", injected, err)
+	skill := strings.TrimSuffix(c.location(), "/v/1")
+	if md := c.text("article.markdown"); !strings.Contains(md, "Instructions for the agent.") {
+		t.Errorf("new skill's SKILL.md: %q", md)
 	}
-	clone, err := chromedp.Run(ctx, chromedp.Value(css("#clone-url")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	step("open a file",
-		chromedp.Click(css(`a[href="/ui/p/demo/skills/pdf-tools/v/1/f/scripts/run.py"]`)),
-		chromedp.WaitVisible(css(".code")),
-	)
-	file := text(".file")
-	// The prompt page shows its template (with a script probe) as text.
-	step("open the prompt", chromedp.Navigate(f.e.URL+"/ui/p/demo/prompts/greeting/v/1"), chromedp.WaitVisible(css("#content-h")))
-	template := text("pre.source")
+	c.step("publish v1", submit(chromedp.Click(css(`form[action$="/v/1/publish"] button`))), chromedp.WaitVisible(css("h1 .live")))
 
-	// Edit a file in a new draft, then see the change in the diff.
-	step("open a draft and edit a file",
-		chromedp.Navigate(f.e.URL+"/ui/p/demo/skills/pdf-tools"),
-		chromedp.WaitVisible(css("#draft-from")),
-		chromedp.Click(css(`form[action$="/drafts"] button[type=submit]`)),
-		chromedp.WaitVisible(css(`a[href="/ui/p/demo/skills/pdf-tools/v/3/edit/SKILL.md"]`)),
-		chromedp.Navigate(f.e.URL+"/ui/p/demo/skills/pdf-tools/v/3/edit/scripts/run.py"),
+	// Settings: one approval required; the reviewer joins as an editor.
+	c.step("open the settings", chromedp.Navigate(project+"/settings"), chromedp.WaitVisible(css("#set-approvals")))
+	c.check("settings")
+	c.step("require an approval",
+		chromedp.SetValue(css("#set-approvals"), "1"),
+		submit(chromedp.Click(css(`form[action$="/settings"] button.primary`))),
+		chromedp.WaitVisible(css("#member-email")),
+		chromedp.SendKeys(css("#member-email"), "rev@example.com"),
+		submit(chromedp.Click(css(`form[action$="/members"] button`))),
+		chromedp.WaitVisible(css("#member-email")),
+	)
+	if s := c.text("#members-h + table"); !strings.Contains(s, "rev@example.com") || !strings.Contains(s, "editor") {
+		t.Errorf("members after adding: %q", s)
+	}
+	c.shot("settings")
+
+	// A draft from v1; edit SKILL.md; the diff marks the changed words.
+	c.step("open a draft and edit SKILL.md",
+		chromedp.Navigate(skill+"/v/1"),
+		submit(chromedp.Click(css(`form[action$="/drafts"] button`))),
+		chromedp.WaitReady(css("#draft-h")),
+		chromedp.Click(css(`a[href$="/v/2/edit/SKILL.md"]`)),
 		chromedp.WaitVisible(css("#content")),
-		chromedp.SetValue(css("#content"), "print('from the browser')\n"),
-		chromedp.Submit(css("#content")),
-		chromedp.WaitVisible(css(".code")),
-		chromedp.Navigate(f.e.URL+"/ui/p/demo/skills/pdf-tools/diff?to=3"),
-		chromedp.WaitVisible(css("table.unified")),
+		chromedp.SetValue(css("#content"), "---\nname: refunds\ndescription: Handle refund requests\n---\n\n# Refunds\n\nInstructions for the support agent.\n\n"+probe+"\n"),
+		submit(chromedp.Click(css(`form[action$="/files"] button.primary`))),
+		chromedp.WaitVisible(css("article.markdown")),
 	)
-	diff := text("table.unified")
-	if !strings.Contains(diff, "print('from the browser')") || !strings.Contains(diff, "print('hello')") {
-		t.Errorf("diff of the draft: %q", diff)
+	c.check("version (draft)")
+	c.shot("version")
+	c.step("see the changes", chromedp.Click(css(`a[href*="/diff?from=1&to=2"]`)), chromedp.WaitVisible(css("table.unified")))
+	if m := c.text("tr.add mark"); m != "support " {
+		t.Errorf("word-level highlight: %q", m)
+	}
+	c.check("diff")
+	c.step("side by side", chromedp.Navigate(c.location()+"&view=split"), chromedp.WaitVisible(css("table.split")))
+	c.shot("diff-split")
+
+	// Publishing is blocked until the review is approved, and says so.
+	c.step("back to the draft", chromedp.Navigate(skill+"/v/2"), chromedp.WaitVisible(css("#publish-why")))
+	if why := c.text("#publish-why"); !strings.Contains(why, "the draft has no open review") {
+		t.Errorf("publish blocked because %q", why)
+	}
+	if c.eval(`String(document.querySelector('form[action$="/v/2/publish"] button').disabled)`) != "true" {
+		t.Errorf("publish is not disabled")
 	}
 
-	if heading != "Projects" || !strings.Contains(project, "Skill pdf-tools") || !strings.Contains(project, "Prompt greeting") {
-		t.Errorf("after sign in: heading %q, project page %q", heading, project)
+	// A review; a comment on a diff line, keyboard only.
+	c.step("open a review",
+		chromedp.SendKeys(css("#review-title"), "Friendlier refunds "+probe),
+		submit(chromedp.Submit(css("#review-title"))),
+		chromedp.WaitVisible(css("#merge-h")),
+	)
+	review := c.location()
+	c.step("comment on a line with the keyboard",
+		chromedp.Focus(css(`button.lnc[data-side="head"][data-line="7"]`)),
+		chromedp.KeyEvent(kb.Enter),
+		chromedp.WaitVisible(css("tr.composer #comment-body")),
+	)
+	if id := c.eval(`document.activeElement.id`); id != "comment-body" {
+		t.Errorf("focus after pressing a line: %q", id)
 	}
-	if !strings.Contains(markdown, "Use bold moves.") || strings.Contains(markdown, "<script>") {
-		t.Errorf("SKILL.md as rendered: %q", markdown)
+	c.step("write the comment",
+		chromedp.KeyEvent("Why "+probe+"?"),
+		submit(chromedp.Click(css("#comment-form button.primary"))),
+		chromedp.WaitVisible(css("tr.note")),
+	)
+	if n := c.text("tr.note"); !strings.Contains(n, "Why "+probe+"?") {
+		t.Errorf("line comment shows %q", n)
 	}
-	if clone != "git clone "+f.e.URL+"/git/demo/skills/pdf-tools.git" {
-		t.Errorf("clone url %q", clone)
+	if s := c.text("#merge-h"); s != "Not ready to publish" {
+		t.Errorf("review before approval: %q", s)
 	}
-	if !strings.Contains(file, "scripts/run.py") || !strings.Contains(file, "print('hello')") {
-		t.Errorf("file view: %q", file)
+	signOut()
+
+	// The reviewer approves.
+	signIn("rev@example.com", "password-rev@example.com")
+	c.step("open the review", chromedp.Navigate(review), chromedp.WaitVisible(css("#verdicts-h")))
+	c.step("approve", submit(chromedp.Click(css(`button[value="approve"]`))), chromedp.WaitVisible(css("#merge-h")))
+	if s := c.text("#merge-h"); s != "Ready to publish" {
+		t.Errorf("review after approval: %q", s)
 	}
-	if template != "Hello {{name}} <script>" {
-		t.Errorf("prompt template shows %q", template)
+	if v := c.text("#verdicts-h + ul"); !strings.Contains(v, `Rev " onfocus="alert('name')" &amp;`) || !strings.Contains(v, "approved") {
+		t.Errorf("verdicts: %q", v)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(alarms) > 0 {
-		t.Errorf("script ran in the page: %v", alarms)
+	c.check("review")
+	c.shot("review")
+	signOut()
+
+	// The author publishes, then points a label at v2 and moves it to v1.
+	signIn(testenv.AdminEmail, testenv.AdminPassword)
+	c.step("publish v2",
+		chromedp.Navigate(skill+"/v/2"),
+		chromedp.WaitEnabled(css(`form[action$="/v/2/publish"] button`)),
+		submit(chromedp.Click(css(`form[action$="/v/2/publish"] button`))),
+		chromedp.WaitVisible(css("h1 .live")),
+	)
+	c.step("set a label",
+		chromedp.Navigate(skill),
+		chromedp.SendKeys(css("#label-name"), "production"),
+		chromedp.SetValue(css("#label-version"), "2"),
+		submit(chromedp.Click(css(`form[action$="/labels"] button`))),
+		chromedp.WaitVisible(css("#labels-h + ul")),
+		chromedp.SendKeys(css("#label-name"), "production"),
+		chromedp.SetValue(css("#label-version"), "1"),
+		submit(chromedp.Click(css(`form[action$="/labels"] button`))),
+		chromedp.WaitVisible(css("#labels-h + ul details")),
+	)
+	labels := c.text("#labels-h + ul")
+	if !strings.Contains(labels, "production → v1") {
+		t.Errorf("labels after the move: %q", labels)
 	}
+	c.check("asset")
+	c.shot("asset")
+
+	// The project page lists the skill with its live version and label.
+	c.step("the project page", chromedp.Navigate(project), chromedp.WaitVisible(css("#skills-h")))
+	if s := c.text("#skills-h ~ table, .sechead + table"); !strings.Contains(s, "Refunds") || !strings.Contains(s, "v2") || !strings.Contains(s, "production → v1") {
+		t.Errorf("project page skills: %q", s)
+	}
+	c.check("project")
+	c.step("the projects page", chromedp.Navigate(e.URL+"/ui/"), chromedp.WaitVisible(css("ul.cards")))
+	c.check("projects")
+	c.shot("projects")
+
+	// The fixture's prompt in the playground: its template holds a probe.
+	c.step("render a prompt",
+		chromedp.Navigate(e.URL+"/ui/p/demo/prompts/greeting/play"),
+		chromedp.WaitVisible(css("#var-name")),
+		chromedp.SendKeys(css("#var-name"), `Ada <img src=x onerror=alert('var')>`),
+		submit(chromedp.Click(css(`button[value="render"]`))),
+		chromedp.WaitVisible(css("#rendered")),
+	)
+	if out := c.text("#rendered"); out != `Hello Ada <img src=x onerror=alert('var')> <script>` {
+		t.Errorf("rendered: %q", out)
+	}
+	c.check("playground")
+	c.shot("playground")
+	c.step("a skill file", chromedp.Navigate(e.URL+"/ui/p/demo/skills/pdf-tools/v/1/f/scripts/run.py"), chromedp.WaitVisible(css(".code")))
+	c.check("file")
+	c.step("the account page", chromedp.Navigate(e.URL+"/ui/account"), chromedp.WaitVisible(css("#keys-h")))
+	c.check("account")
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.alarms) > 0 {
+		t.Errorf("script ran in the page: %v", c.alarms)
+	}
+	t.Logf("axe checked %d pages; screenshots in %s", c.pages, c.shots)
 }

@@ -11,6 +11,11 @@ type diffLine struct {
 	Kind     string // ctx, add, del, hunk
 	Old, New int    // line numbers; 0 when the side has none
 	Text     string
+	// Segs, on a changed line paired with the line it replaced, are its
+	// runs with the changed words marked (words.go).
+	Segs []seg
+	// Notes are the review comments on this line (the review page).
+	Notes []*quire.Comment
 }
 
 // splitRow is one row of the side-by-side view: a removed line facing the
@@ -104,6 +109,9 @@ func pairLines(lines []diffLine) []splitRow {
 				}
 				if j < len(adds) {
 					row.Right = adds[j]
+				}
+				if row.Left != nil && row.Right != nil {
+					row.Left.Segs, row.Right.Segs = wordDiff(row.Left.Text, row.Right.Text)
 				}
 				rows = append(rows, row)
 			}

@@ -22,6 +22,7 @@ func (u *UI) editRoutes() {
 	m.HandleFunc("GET "+Prefix+"p/{project}/skills/{asset}/v/{n}/new", u.authed(u.editPage))
 	m.HandleFunc("POST "+Prefix+"p/{project}/skills/{asset}/v/{n}/files", u.authed(u.saveFile))
 	m.HandleFunc("POST "+Prefix+"p/{project}/skills/{asset}/v/{n}/delete", u.authed(u.deleteFile))
+	m.HandleFunc("POST "+Prefix+"p/{project}/skills/{asset}/v/{n}/upload", u.authed(u.upload))
 }
 
 // newDraft opens a draft from the live version, or from version "from"

@@ -113,7 +113,7 @@ func TestPlayground(t *testing.T) {
 	play := "/ui/p/demo/prompts/greeting/play"
 	wantPage(t, b.get("/ui/p/demo/prompts/greeting"), 200, `href="`+play+`"`)
 	form := b.get(play)
-	wantPage(t, form, 200, `<label for="var-name">name</label>`, `name="var.name"`)
+	wantPage(t, form, 200, `<label for="var-name">name <span class="req">(required)</span></label>`, `name="var.name"`)
 	r := b.do("POST", play+"?version=0", url.Values{"csrf": {token}, "var.name": {"<b>Ada</b>"}})
 	wantPage(t, r, 200, `<pre class="source" tabindex="0" id="rendered">Hello &lt;b&gt;Ada&lt;/b&gt; &lt;script&gt;</pre>`, "Result (v1)")
 	// A missing variable is reported beside the form.

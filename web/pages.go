@@ -2,14 +2,15 @@ package web
 
 import (
 	"net/http"
-	"sort"
+	"net/url"
 	"strconv"
 
 	"github.com/quire/quire"
+	"github.com/quire/quire/app"
 )
 
-// listLimit bounds every list a page shows; the rest is a "more" link
-// away (not built yet: docs/ui.md).
+// listLimit bounds every list a page shows; the rest is a "Next page"
+// link away (the list's cursor in the query).
 const listLimit = 100
 
 func kindOf(seg string) (quire.Kind, bool) {
@@ -20,81 +21,6 @@ func kindOf(seg string) (quire.Kind, bool) {
 		return quire.KindPrompt, true
 	}
 	return "", false
-}
-
-type projectsView struct {
-	Projects []*quire.Project
-}
-
-func (u *UI) projectsPage(w http.ResponseWriter, r *http.Request, s *session) {
-	ps, err := u.app.Projects(r.Context(), s.p)
-	if err != nil {
-		u.fail(w, r, s, err)
-		return
-	}
-	sort.Slice(ps, func(i, j int) bool { return ps[i].Slug < ps[j].Slug })
-	u.render(w, r, s, http.StatusOK, "projects", "Projects", projectsView{Projects: ps})
-}
-
-type promptRow struct {
-	*quire.Asset
-	Live   int // 0: none
-	Labels []quire.Label
-}
-
-type memberRow struct {
-	Name string
-	Role quire.ProjectRole
-}
-
-type projectView struct {
-	Project  *quire.Project
-	Skills   []*quire.Asset
-	Prompts  []promptRow
-	Members  []memberRow
-	Activity []quire.Activity
-}
-
-func (u *UI) projectPage(w http.ResponseWriter, r *http.Request, s *session) {
-	ctx := r.Context()
-	pr, err := u.app.Project(ctx, s.p, r.PathValue("project"), quire.AccessRead)
-	if err != nil {
-		u.fail(w, r, s, err)
-		return
-	}
-	v := projectView{Project: pr}
-	if v.Skills, _, err = u.app.Assets(ctx, s.p, quire.KindSkill, pr.ID, quire.ListOptions{Limit: listLimit}); err != nil {
-		u.fail(w, r, s, err)
-		return
-	}
-	prompts, _, err := u.app.Assets(ctx, s.p, quire.KindPrompt, pr.ID, quire.ListOptions{Limit: listLimit})
-	if err != nil {
-		u.fail(w, r, s, err)
-		return
-	}
-	for _, as := range prompts {
-		row := promptRow{Asset: as}
-		if _, pv, err := u.app.LivePrompt(ctx, s.p, as.ID, nil); err == nil && pv != nil {
-			row.Live = pv.Version.Number
-		}
-		row.Labels, _ = u.app.Labels(ctx, s.p, quire.KindPrompt, as.ID) // none when the server keeps no labels
-		v.Prompts = append(v.Prompts, row)
-	}
-	for _, m := range pr.Members {
-		name := m.UserID
-		// Only admins and the member may read a user record (app.User);
-		// others see the id.
-		if usr, err := u.app.User(ctx, s.p, m.UserID); err == nil {
-			name = usr.Name + " <" + usr.Email + ">"
-		}
-		v.Members = append(v.Members, memberRow{Name: name, Role: m.Role})
-	}
-	v.Activity, _, err = u.app.Activity(ctx, s.p, pr.ID, func() (quire.ListOptions, error) { return quire.ListOptions{Limit: 20}, nil })
-	if err != nil {
-		u.fail(w, r, s, err)
-		return
-	}
-	u.render(w, r, s, http.StatusOK, "project", pr.Name, v)
 }
 
 // assetRef is the part of a URL naming an asset, resolved.
@@ -139,6 +65,8 @@ type labelRow struct {
 type assetView struct {
 	assetRef
 	Versions []*quire.Version
+	Page     pager
+	Writer   bool
 	Live     int
 	Labels   []labelRow
 	Reviews  []*quire.Review
@@ -152,16 +80,22 @@ func (u *UI) assetPage(w http.ResponseWriter, r *http.Request, s *session) {
 		u.fail(w, r, s, err)
 		return
 	}
-	v := assetView{assetRef: ref, CSRF: s.csrf}
-	_, v.Versions, _, err = u.app.Versions(ctx, s.p, ref.Kind, ref.Asset.ID, "", quire.ListOptions{Limit: listLimit})
+	v := assetView{assetRef: ref, CSRF: s.csrf, Writer: s.p.ProjectAccess(ref.Project) >= quire.AccessWrite}
+	cursor := r.URL.Query().Get("cursor")
+	var next string
+	_, v.Versions, next, err = u.app.Versions(ctx, s.p, ref.Kind, ref.Asset.ID, "", quire.ListOptions{Limit: listLimit, Cursor: cursor})
 	if err != nil {
 		u.fail(w, r, s, err)
 		return
 	}
-	for _, ver := range v.Versions {
-		if ver.Live {
-			v.Live = ver.Number
-		}
+	if next != "" {
+		v.Page.Next = ref.Base() + "?cursor=" + url.QueryEscape(next) + "#versions-h"
+	}
+	if cursor != "" {
+		v.Page.Prev = ref.Base() + "#versions-h"
+	}
+	if _, lv, err := u.app.LiveVersion(ctx, s.p, ref.Kind, ref.Asset.ID); err == nil {
+		v.Live = lv.Number
 	}
 	labels, err := u.app.Labels(ctx, s.p, ref.Kind, ref.Asset.ID)
 	if err != nil && quire.ErrorCode(err) != quire.EUNAVAILABLE {
@@ -202,7 +136,11 @@ func versionNumber(r *http.Request) (int, error) {
 
 type versionView struct {
 	assetRef
-	Version  *quire.Version
+	Version *quire.Version
+	// Publish says whether the draft may be published now and why not
+	// (app.Publishable); Review is its open review, if any.
+	Publish  app.Mergeable
+	Review   *quire.Review
 	Origin   string
 	Files    []quire.File
 	Open     *fileView // the file shown: SKILL.md by default
@@ -236,6 +174,12 @@ func (u *UI) showVersion(w http.ResponseWriter, r *http.Request, s *session, plu
 		return
 	}
 	v := versionView{assetRef: ref, Version: ver, Origin: origin(r, u.secure(r)), CSRF: s.csrf}
+	if ver.State == quire.StateDraft {
+		if v.Publish, v.Review, err = u.app.Publishable(ctx, s.p, ref.Kind, ref.Asset.ID, n); err != nil {
+			u.fail(w, r, s, err)
+			return
+		}
+	}
 	if _, v.Versions, _, err = u.app.Versions(ctx, s.p, ref.Kind, ref.Asset.ID, "", quire.ListOptions{Limit: listLimit}); err != nil {
 		u.fail(w, r, s, err)
 		return

@@ -1,8 +1,11 @@
 package web
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -11,30 +14,201 @@ import (
 	"github.com/quire/quire/render"
 )
 
-// The prompt playground: a form with a field per top-level variable of a
-// version (app.PromptVariables), plus a JSON object for the rest
-// (sections, nested values); submitting renders through app.Render, the
-// API's render, and shows the result and the partials used.
+// The prompt playground: a form generated from a version's variables --
+// from its typed variables_schema when it has one (a text, number,
+// checkbox, choice or JSON field per top-level property), else a text
+// field per top-level variable of its templates (app.PromptVariables) --
+// plus a JSON object for the rest. A sample payload fills the form;
+// submitting renders through app.Render, the API's render, and shows the
+// result, the model and the partials used; the values can be saved as a
+// new payload (app.CreatePayload).
 
+// playField is one generated control.
 type playField struct {
 	Name, Value string
+	// Kind is text, number, boolean, choice or json.
+	Kind        string
+	Choices     []string
+	Description string
+	Required    bool
 }
 
 type playView struct {
 	assetRef
 	Version  int // 0: the live version
 	Versions []*quire.Version
+	Payloads []*quire.Payload
+	Payload  string // the payload the form was filled from
 	Fields   []playField
 	Extra    string
 	Required []string
+	Typed    bool // the fields come from the variables schema
 	Result   *app.Rendered
 	Error    string
+	Saved    string // the name of a payload just saved
 	CSRF     string
 }
 
 func (u *UI) playRoutes() {
 	u.mux.HandleFunc("GET "+Prefix+"p/{project}/prompts/{asset}/play", u.authed(u.play))
 	u.mux.HandleFunc("POST "+Prefix+"p/{project}/prompts/{asset}/play", u.authed(u.play))
+}
+
+// schemaProp is the part of a JSON Schema property a form field needs.
+type schemaProp struct {
+	Type        any    `json:"type"`
+	Enum        []any  `json:"enum"`
+	Description string `json:"description"`
+}
+
+// fieldsOf builds the form: from the schema's top-level properties
+// (sorted by name; required first), or from the template's variables.
+func fieldsOf(vars *app.PromptVariables) (fields []playField, typed bool) {
+	var schema struct {
+		Properties map[string]schemaProp `json:"properties"`
+		Required   []string              `json:"required"`
+	}
+	if len(vars.Schema) > 0 && json.Unmarshal(vars.Schema, &schema) == nil && len(schema.Properties) > 0 {
+		req := map[string]bool{}
+		for _, r := range schema.Required {
+			req[r] = true
+		}
+		for name, p := range schema.Properties {
+			f := playField{Name: name, Kind: "text", Description: p.Description, Required: req[name]}
+			t, _ := p.Type.(string)
+			if list, ok := p.Type.([]any); ok && len(list) > 0 {
+				t, _ = list[0].(string)
+			}
+			switch {
+			case len(p.Enum) > 0:
+				f.Kind = "choice"
+				for _, e := range p.Enum {
+					f.Choices = append(f.Choices, scalarText(e))
+				}
+			case t == "number" || t == "integer":
+				f.Kind = "number"
+			case t == "boolean":
+				f.Kind = "boolean"
+			case t == "object" || t == "array":
+				f.Kind = "json"
+			}
+			fields = append(fields, f)
+		}
+		sort.Slice(fields, func(i, j int) bool {
+			if fields[i].Required != fields[j].Required {
+				return fields[i].Required
+			}
+			return fields[i].Name < fields[j].Name
+		})
+		return fields, true
+	}
+	seen := map[string]bool{}
+	req := map[string]bool{}
+	for _, r := range vars.Required {
+		req[r] = true
+	}
+	for _, x := range vars.Variables {
+		if x.Section == "" && x.Type == "variable" && !seen[x.Name] && !strings.Contains(x.Name, ".") {
+			seen[x.Name] = true
+			fields = append(fields, playField{Name: x.Name, Kind: "text", Required: req[x.Name]})
+		}
+	}
+	return fields, false
+}
+
+// scalarText is how a JSON value shows in a form field.
+func scalarText(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case nil:
+		return ""
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// value turns a field's text into the JSON value it stands for; ok is
+// false for an empty optional field, which is left out.
+func (f playField) value() (any, bool, error) {
+	s := f.Value
+	switch f.Kind {
+	case "boolean":
+		return s == "true", true, nil
+	case "number":
+		if strings.TrimSpace(s) == "" {
+			return nil, false, nil
+		}
+		if _, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err != nil {
+			return nil, false, quire.Errorf(quire.EINVALID, "%s must be a number", f.Name)
+		}
+		return json.Number(strings.TrimSpace(s)), true, nil
+	case "json":
+		if strings.TrimSpace(s) == "" {
+			return nil, false, nil
+		}
+		var v any
+		dec := json.NewDecoder(strings.NewReader(s))
+		dec.UseNumber()
+		if err := dec.Decode(&v); err != nil {
+			return nil, false, quire.Errorf(quire.EINVALID, "%s must be JSON", f.Name)
+		}
+		return v, true, nil
+	}
+	if s == "" {
+		return nil, false, nil
+	}
+	return s, true, nil
+}
+
+// variables gathers the form into one JSON object: the "more variables"
+// object first, then each field that has a value.
+func (v *playView) variables() (map[string]any, error) {
+	m := map[string]any{}
+	if strings.TrimSpace(v.Extra) != "" {
+		dec := json.NewDecoder(strings.NewReader(v.Extra))
+		dec.UseNumber()
+		if err := dec.Decode(&m); err != nil || m == nil {
+			return nil, quire.Errorf(quire.EINVALID, "more variables must be a JSON object")
+		}
+	}
+	for _, f := range v.Fields {
+		val, ok, err := f.value()
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			m[f.Name] = val
+		}
+	}
+	return m, nil
+}
+
+// fill sets the form from a payload's variables: a field per known
+// name, the rest into the JSON object.
+func (v *playView) fill(raw json.RawMessage) {
+	m := map[string]any{}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if dec.Decode(&m) != nil {
+		return
+	}
+	for i := range v.Fields {
+		f := &v.Fields[i]
+		if x, ok := m[f.Name]; ok {
+			if f.Kind == "json" {
+				b, _ := json.MarshalIndent(x, "", "  ")
+				f.Value = string(b)
+			} else {
+				f.Value = scalarText(x)
+			}
+			delete(m, f.Name)
+		}
+	}
+	if len(m) > 0 {
+		b, _ := json.MarshalIndent(m, "", "  ")
+		v.Extra = string(b)
+	}
 }
 
 func (u *UI) play(w http.ResponseWriter, r *http.Request, s *session) {
@@ -49,20 +223,19 @@ func (u *UI) play(w http.ResponseWriter, r *http.Request, s *session) {
 		u.fail(w, r, s, err)
 		return
 	}
+	title := "Try " + ref.Asset.Name
 	v.Version, _ = strconv.Atoi(r.FormValue("version"))
 	n := v.Version
 	if n == 0 {
-		for _, ver := range v.Versions {
-			if ver.Live {
-				n = ver.Number
-			}
+		if _, lv, err := u.app.LiveVersion(ctx, s.p, ref.Kind, ref.Asset.ID); err == nil {
+			n = lv.Number
 		}
 	}
 	if n == 0 && len(v.Versions) > 0 {
 		n = v.Versions[0].Number
 	}
 	if n == 0 {
-		u.render(w, r, s, http.StatusOK, "play", "Try "+ref.Asset.Name, v)
+		u.render(w, r, s, http.StatusOK, "play", title, v)
 		return
 	}
 	_, vars, err := u.app.PromptVariables(ctx, s.p, ref.Asset.ID, n)
@@ -71,32 +244,58 @@ func (u *UI) play(w http.ResponseWriter, r *http.Request, s *session) {
 		return
 	}
 	v.Required = vars.Required
-	seen := map[string]bool{}
-	for _, x := range vars.Variables {
-		if x.Section == "" && x.Type == "variable" && !seen[x.Name] && !strings.Contains(x.Name, ".") {
-			seen[x.Name] = true
-			v.Fields = append(v.Fields, playField{Name: x.Name, Value: r.PostFormValue("var." + x.Name)})
+	v.Fields, v.Typed = fieldsOf(vars)
+	if v.Payloads, _, err = u.app.Payloads(ctx, s.p, ref.Asset.ID, func() (quire.ListOptions, error) { return quire.ListOptions{Limit: listLimit}, nil }); err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
+	if r.Method != http.MethodPost {
+		// A GET may name a payload to fill the form from.
+		if id := r.URL.Query().Get("payload"); id != "" {
+			pl, err := u.app.Payload(ctx, s.p, ref.Asset.ID, id)
+			if err != nil {
+				u.fail(w, r, s, err)
+				return
+			}
+			v.Payload = pl.ID
+			v.fill(pl.Variables)
+		}
+		u.render(w, r, s, http.StatusOK, "play", title, v)
+		return
+	}
+	for i := range v.Fields {
+		f := &v.Fields[i]
+		f.Value = r.PostFormValue("var." + f.Name)
+		// A checkbox sends "true" after its hidden "false".
+		if f.Kind == "boolean" && slices.Contains(r.PostForm["var."+f.Name], "true") {
+			f.Value = "true"
 		}
 	}
 	v.Extra = r.PostFormValue("extra")
-	if r.Method != http.MethodPost {
-		u.render(w, r, s, http.StatusOK, "play", "Try "+ref.Asset.Name, v)
+	status := http.StatusOK
+	if r.PostFormValue("action") == "save" {
+		pl, err := u.app.CreatePayload(ctx, s.p, ref.Asset.ID, func() (app.PayloadInput, error) {
+			m, err := v.variables()
+			if err != nil {
+				return app.PayloadInput{}, err
+			}
+			raw, _ := json.Marshal(m)
+			name := strings.TrimSpace(r.PostFormValue("payload_name"))
+			return app.PayloadInput{Variables: raw, Name: &name}, nil
+		})
+		if err != nil {
+			status, v.Error = statusOf(err)
+		} else {
+			v.Saved, v.Payload = pl.Name, pl.ID
+			v.Payloads = append(v.Payloads, pl)
+		}
+		u.render(w, r, s, status, "play", title, v)
 		return
 	}
-	status := http.StatusOK
 	res, err := u.app.Render(ctx, s.p, ref.Asset.ID, func() (app.RenderRequest, error) {
-		m := map[string]any{}
-		if strings.TrimSpace(v.Extra) != "" {
-			dec := json.NewDecoder(strings.NewReader(v.Extra))
-			dec.UseNumber()
-			if err := dec.Decode(&m); err != nil || m == nil {
-				return app.RenderRequest{}, quire.Errorf(quire.EINVALID, "more variables must be a JSON object")
-			}
-		}
-		for _, f := range v.Fields {
-			if f.Value != "" {
-				m[f.Name] = f.Value
-			}
+		m, err := v.variables()
+		if err != nil {
+			return app.RenderRequest{}, err
 		}
 		ver := n
 		return app.RenderRequest{Vars: render.VarsOf(m), Version: &ver}, nil
@@ -108,5 +307,5 @@ func (u *UI) play(w http.ResponseWriter, r *http.Request, s *session) {
 	} else {
 		v.Result = &res
 	}
-	u.render(w, r, s, status, "play", "Try "+ref.Asset.Name, v)
+	u.render(w, r, s, status, "play", title, v)
 }

@@ -120,6 +120,9 @@ func (u *UI) renderError(w http.ResponseWriter, r *http.Request, s *session, sta
 // gives the same error code.
 func (u *UI) fail(w http.ResponseWriter, r *http.Request, s *session, err error) {
 	status, msg := statusOf(err)
+	if secs, ok := quire.ErrorDetails(err)["retry_after"].(int); ok {
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+	}
 	if status >= 500 {
 		u.log.Error("web: request failed", "path", r.URL.Path, "error", err.Error())
 	}

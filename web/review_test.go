@@ -29,7 +29,10 @@ func TestReviewFlow(t *testing.T) {
 		t.Fatalf("open review: %d %q\n%s", r.status, r.header.Get("Location"), r.body)
 	}
 	page := author.get(base + "/reviews/1")
-	wantPage(t, page, 200, "#1 Greet &lt;the&gt; world", "Not ready to publish", "0 approval(s) of 1 required", "scripts/run.py", `<tr class="add">`)
+	wantPage(t, page, 200, "#1 Greet &lt;the&gt; world", "Not ready to publish", "0 approval(s) of 1 required", "scripts/run.py", `<tr class="add">`,
+		// each line number is a button that opens a comment on that line
+		`<button type="button" class="lnc" data-path="scripts/run.py" data-line="1" data-side="head" aria-label="Comment on line 1 of scripts/run.py">1</button>`,
+		`data-side="base" aria-label="Comment on removed line 1 of scripts/run.py"`)
 
 	r = author.do("POST", base+"/reviews/1/comments", url.Values{"csrf": {atok}, "body": {"Why <this>?"}, "path": {"scripts/run.py"}, "line": {"1"}, "side": {"head"}})
 	if r.status != http.StatusSeeOther {
@@ -37,6 +40,10 @@ func TestReviewFlow(t *testing.T) {
 	}
 	page = author.get(base + "/reviews/1")
 	wantPage(t, page, 200, "Why &lt;this&gt;?", "on <code>scripts/run.py</code> line 1 (head)")
+	// and it shows under the line it is on
+	if !regexp.MustCompile(`print\(&#39;hello<mark>, world</mark>&#39;\)</code></td></tr>\s*<tr class="note"><td colspan="3"><a href="#c-[^"]+"><strong>Admin</strong>: Why &lt;this&gt;\?</a>`).MatchString(page.body) {
+		t.Errorf("the line comment is not under its line:\n%s", page.body)
+	}
 	id := regexp.MustCompile(`name="in_reply_to" value="([^"]+)"`).FindStringSubmatch(page.body)[1]
 
 	reviewer := newBrowser(t, f.e.URL)

@@ -105,6 +105,7 @@ func (u *UI) reviewPage(w http.ResponseWriter, r *http.Request, s *session) {
 			for _, d := range diffs {
 				v.Diff = append(v.Diff, parseDiff(d))
 			}
+			attachNotes(v.Diff, v.Threads)
 		}
 	}
 	u.render(w, r, s, http.StatusOK, "review", "Review #"+strconv.Itoa(num)+" of "+ref.Asset.Name, v)
@@ -163,4 +164,35 @@ func (u *UI) reviewAction(w http.ResponseWriter, r *http.Request, s *session) {
 		return
 	}
 	http.Redirect(w, r, ref.Base()+"/reviews/"+strconv.Itoa(num), http.StatusSeeOther)
+}
+
+// attachNotes shows each line comment under the line it is on: a head
+// comment on the new line of that number, a base comment on the removed
+// (or unchanged) old line.
+func attachNotes(diff []fileDiff, threads []thread) {
+	type at struct {
+		path, side string
+		line       int
+	}
+	lines := map[at]*diffLine{}
+	for i := range diff {
+		for j := range diff[i].Lines {
+			l := &diff[i].Lines[j]
+			if l.New > 0 {
+				lines[at{diff[i].Path, "head", l.New}] = l
+			}
+			if l.Old > 0 && (l.Kind == "del" || lines[at{diff[i].Path, "base", l.Old}] == nil) {
+				lines[at{diff[i].Path, "base", l.Old}] = l
+			}
+		}
+	}
+	for _, t := range threads {
+		side := t.Side
+		if side == "" {
+			side = "head"
+		}
+		if l := lines[at{t.Path, side, t.Line}]; l != nil && t.Line > 0 {
+			l.Notes = append(l.Notes, t.Comment)
+		}
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"net/netip"
 	"strings"
 
+	"github.com/quire/quire"
 	"github.com/quire/quire/app"
 )
 
@@ -35,12 +36,19 @@ type Config struct {
 	// https, the session cookie is Secure.
 	TrustedProxies []string
 	Logger         *slog.Logger
+	// RateLimiter, when set, counts every signed-in request against
+	// RequestLimit under the same key as the API's request limit (the
+	// user's), so a browser and a script share one budget.
+	RateLimiter  quire.RateLimiter
+	RequestLimit quire.Limit
 }
 
 // UI serves the pages.
 type UI struct {
 	app     *app.App
 	log     *slog.Logger
+	limiter quire.RateLimiter
+	limit   quire.Limit
 	trusted []netip.Prefix
 	pages   map[string]*template.Template
 	mux     *http.ServeMux
@@ -49,7 +57,7 @@ type UI struct {
 
 // New builds the UI over the use cases of a.
 func New(a *app.App, cfg Config) (*UI, error) {
-	u := &UI{app: a, log: cfg.Logger, mux: http.NewServeMux()}
+	u := &UI{app: a, log: cfg.Logger, mux: http.NewServeMux(), limiter: cfg.RateLimiter, limit: cfg.RequestLimit}
 	if u.log == nil {
 		u.log = slog.New(slog.DiscardHandler)
 	}
@@ -85,6 +93,10 @@ func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "same-origin")
 	h.Set("X-Frame-Options", "DENY")
+	if r.Body != nil {
+		// Forms are small; an upload is the largest body the UI takes.
+		r.Body = http.MaxBytesReader(w, r.Body, maxUpload)
+	}
 	u.handler.ServeHTTP(w, r)
 }
 
@@ -101,14 +113,13 @@ func (u *UI) routes() {
 	m.HandleFunc("POST "+Prefix+"login", u.login)
 	m.HandleFunc("POST "+Prefix+"logout", u.authed(u.logout))
 
-	m.HandleFunc("GET "+Prefix+"{$}", u.authed(u.projectsPage))
-	m.HandleFunc("GET "+Prefix+"p/{project}", u.authed(u.projectPage))
 	m.HandleFunc("GET "+Prefix+"p/{project}/{kind}/{asset}", u.authed(u.assetPage))
 	m.HandleFunc("GET "+Prefix+"p/{project}/{kind}/{asset}/diff", u.authed(u.diffPage))
 	m.HandleFunc("GET "+Prefix+"p/{project}/{kind}/{asset}/v/{n}", u.authed(u.versionPage))
 	m.HandleFunc("GET "+Prefix+"p/{project}/skills/{asset}/v/{n}/f/{path...}", u.authed(u.filePage))
 	m.HandleFunc("GET "+Prefix+"p/{project}/skills/{asset}/v/{n}/raw/{path...}", u.authed(u.rawFile))
 	m.HandleFunc("GET "+Prefix+"p/{project}/skills/{asset}/v/{n}/zip", u.authed(u.zipDownload))
+	u.projectRoutes()
 	u.editRoutes()
 	u.accountRoutes()
 	u.playRoutes()

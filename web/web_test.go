@@ -259,7 +259,7 @@ func TestPages(t *testing.T) {
 	b.signIn(testenv.AdminEmail, testenv.AdminPassword)
 
 	proj := b.get("/ui/p/demo")
-	wantPage(t, proj, 200, "Skill pdf-tools", "Prompt greeting", "v1", "production → v1", "Admin &lt;admin@example.com&gt;", "owner", "Recent activity")
+	wantPage(t, proj, 200, "Skill pdf-tools", "Prompt greeting", "v1", "production → v1", `Admin <span class="muted small">admin@example.com</span>`, "owner", "Recent activity")
 
 	asset := b.get("/ui/p/demo/skills/pdf-tools")
 	wantPage(t, asset, 200, `href="/ui/p/demo/skills/pdf-tools/v/1"`, "v1</a> <span class=\"live\">live</span>", "state-draft", "published", "vs base", "No open reviews.")
@@ -296,9 +296,11 @@ func TestPages(t *testing.T) {
 	wantPage(t, pv, 200, "Hello {{name}} &lt;script&gt;", "gpt-test", "/git/demo/prompts/greeting.git")
 
 	diff := b.get("/ui/p/demo/skills/pdf-tools/diff?from=1&to=2")
-	wantPage(t, diff, 200, "scripts/run.py", `<tr class="del">`, "print(&#39;hello&#39;)", `<tr class="add">`, "print(&#39;hello, world&#39;)")
+	wantPage(t, diff, 200, "scripts/run.py", `<tr class="del">`, "print(&#39;hello&#39;)", `<tr class="add">`,
+		// word-level: only what changed on the line is marked
+		"print(&#39;hello<mark>, world</mark>&#39;)")
 	split := b.get("/ui/p/demo/skills/pdf-tools/diff?from=1&to=2&view=split")
-	wantPage(t, split, 200, `class="split"`, `<td class="del">`, `<td class="add">`)
+	wantPage(t, split, 200, `class="split"`, `<td class="del">`, `<td class="add">`, "print(&#39;hello<mark>, world</mark>&#39;)")
 
 	for _, path := range []string{"/ui/p/nope", "/ui/p/demo/skills/nope", "/ui/p/demo/widgets/pdf-tools", "/ui/p/demo/skills/pdf-tools/v/9", "/ui/p/demo/skills/pdf-tools/v/x", "/ui/p/demo/skills/pdf-tools/v/1/f/missing.md", "/ui/nowhere"} {
 		if r := b.get(path); r.status != 404 {

@@ -263,7 +263,11 @@ func Build(ctx context.Context, cfg Config) (s *Server, err error) {
 		return s.MCP
 	}
 	s.API = httpapi.New(api)
-	ui, err := web.New(s.API.App(), web.Config{TrustedProxies: cfg.TrustedProxies, Logger: log})
+	uiCfg := web.Config{TrustedProxies: cfg.TrustedProxies, Logger: log}
+	if s.RateLimiter != nil {
+		uiCfg.RateLimiter, uiCfg.RequestLimit = s.RateLimiter, cfg.RateLimits.Request
+	}
+	ui, err := web.New(s.API.App(), uiCfg)
 	if err != nil {
 		return s, err
 	}
