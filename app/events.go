@@ -81,6 +81,22 @@ type coalescer struct {
 	mu     sync.Mutex
 	last   map[string]time.Time   // key → when its last event was recorded
 	timers map[string]*time.Timer // key → the release of its held event
+	closed bool                   // StopEvents ran: hold, release nothing more
+}
+
+// StopEvents stops the releases of held version.updated events, waiting
+// for one under way: the server calls it on Close, before the event log
+// closes, so no timer writes to the data root after it. What is still
+// held stays on disk and the next start releases it (releaseHeld).
+func (a *App) StopEvents() {
+	c := &a.coalesce
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	for k, t := range c.timers {
+		t.Stop()
+		delete(c.timers, k)
+	}
 }
 
 // emitUpdate records version.updated for draft n of as at commit: now if
@@ -117,7 +133,7 @@ func (a *App) emitUpdate(ctx context.Context, by quire.Actor, as *quire.Asset, v
 	if err := a.events.Hold(context.WithoutCancel(ctx), as.ProjectID, key, intent, ev); err != nil {
 		return &quire.Error{Code: quire.EINTERNAL, Message: "the change was saved, but its event could not be recorded", Err: err}
 	}
-	if _, pending := c.timers[key]; !pending {
+	if _, pending := c.timers[key]; !pending && !c.closed {
 		project := as.ProjectID
 		c.timers[key] = time.AfterFunc(last.Add(updateWindow).Sub(now), func() {
 			a.release(project, key)
@@ -149,6 +165,9 @@ func (a *App) release(project, key string) {
 	c := &a.coalesce
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.closed {
+		return // the next start releases it
+	}
 	delete(c.timers, key)
 	ev, err := a.events.Release(context.Background(), project, key)
 	if err != nil {

@@ -3,6 +3,8 @@ package httpapi
 import (
 	"net/http"
 
+	"github.com/getkin/kin-openapi/openapi3"
+
 	"github.com/gin-gonic/gin"
 	"github.com/quire/quire"
 	"github.com/quire/quire/app"
@@ -41,7 +43,20 @@ func challengeBearer(c *gin.Context) {
 
 // mcpAPIRoutes document /mcp.
 var mcpAPIRoutes = []apiRoute{
-	route("POST", "/mcp", "mcp", "Model Context Protocol, Streamable HTTP: JSON-RPC requests (docs/mcp.md); 401 with WWW-Authenticate without a valid bearer token", ok(200, ""), ok(400, ""), fails(401), ok(404, "")),
-	route("GET", "/mcp", "mcp", "Model Context Protocol: the session's server-sent event stream (Mcp-Session-Id)", text(200, "text/event-stream"), fails(400), fails(401), fails(404)),
-	route("DELETE", "/mcp", "mcp", "Model Context Protocol: end the session named by Mcp-Session-Id", ok(204, ""), fails(400), fails(401), fails(404)),
+	route("POST", "/mcp", "mcp", "Model Context Protocol, Streamable HTTP: JSON-RPC requests (docs/mcp.md); 401 with WWW-Authenticate without a valid bearer token", ok(200, ""), mcpTransport(400), fails(401), mcpTransport(404), mcpTransport(413)),
+	route("GET", "/mcp", "mcp", "Model Context Protocol: the session's server-sent event stream (Mcp-Session-Id)", text(200, "text/event-stream"), mcpTransport(400), fails(401), mcpTransport(404)),
+	route("DELETE", "/mcp", "mcp", "Model Context Protocol: end the session named by Mcp-Session-Id", ok(204, ""), mcpTransport(400), fails(401), mcpTransport(404)),
+}
+
+// mcpTransport documents a status the MCP SDK's transport answers itself:
+// a JSON-RPC error object, or a line of plain text for a request it cannot
+// read as JSON-RPC at all (no body, a bad batch, an unknown session, a
+// body over the limit).
+func mcpTransport(status int) routeOpt {
+	return func(op *openapi3.Operation, _ *docBuilder) {
+		op.AddResponse(status, openapi3.NewResponse().WithDescription(http.StatusText(status)).WithContent(openapi3.Content{
+			"application/json": openapi3.NewMediaType().WithSchema(&openapi3.Schema{}),
+			"text/plain":       openapi3.NewMediaType().WithSchema(&openapi3.Schema{Type: &openapi3.Types{"string"}}),
+		}))
+	}
 }

@@ -136,6 +136,7 @@ func (s *Server) stopDeliveries() {
 		s.events.stop()
 		<-s.events.done
 	}
+	s.API.App().StopEvents()
 	if s.events.sender != nil {
 		s.events.sender.Close()
 	}
