@@ -1,10 +1,12 @@
 package httpapi
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/quire/quire"
 )
 
 // routeOpt is what a route line of a table (openapi.go) says it takes
@@ -26,14 +28,21 @@ func query(names ...string) routeOpt {
 
 func body(schema string) routeOpt {
 	return func(op *openapi3.Operation, b *docBuilder) {
-		op.RequestBody = &openapi3.RequestBodyRef{Value: openapi3.NewRequestBody().WithRequired(true).WithJSONSchemaRef(b.ref(schema))}
+		op.RequestBody = &openapi3.RequestBodyRef{Value: openapi3.NewRequestBody().WithRequired(true).WithJSONSchemaRef(b.ref(schema)).WithDescription(bodyLimit())}
 	}
+}
+
+// bodyLimit says how large a JSON body may be (quire.Limits.MaxBody at
+// its default; 413 past it), in the request body's description: OpenAPI
+// has no keyword for a body's size.
+func bodyLimit() string {
+	return fmt.Sprintf("A JSON object of at most %d bytes (413 past it).", quire.DefaultLimits().MaxBody)
 }
 
 // optionalBody is a JSON body the route does without (an empty one).
 func optionalBody(schema string) routeOpt {
 	return func(op *openapi3.Operation, b *docBuilder) {
-		op.RequestBody = &openapi3.RequestBodyRef{Value: openapi3.NewRequestBody().WithJSONSchemaRef(b.ref(schema))}
+		op.RequestBody = &openapi3.RequestBodyRef{Value: openapi3.NewRequestBody().WithJSONSchemaRef(b.ref(schema)).WithDescription(bodyLimit())}
 	}
 }
 

@@ -316,7 +316,7 @@ func haFailover(tb *benchTB, bin string, d time.Duration) (*failover, error) {
 	stop.Store(true)
 	wg.Wait()
 	if fo.promoted == 0 {
-		return nil, fmt.Errorf("Sentinel promoted no replica within %s", 2*haMaxWindow)
+		return nil, fmt.Errorf("no replica promoted by Sentinel within %s", 2*haMaxWindow)
 	}
 	fo.total = total.Load()
 	ops := map[string]int{}
