@@ -17,8 +17,9 @@ import (
 
 // Reviews live in the asset's repository, one ref per review, the way
 // Gerrit's NoteDb keeps a change's metadata: refs/reviews/<number> is a
-// chain of commits, one per event (opened, commented, verdict, merged,
-// closed, override), authored by the acting user at the time of the event.
+// chain of commits, one per event (opened, commented, verdict, head
+// moved, merged, closed, override), authored by the acting user at the
+// time of the event.
 // Each commit's tree is the review's whole state:
 //
 //	review.json            the review (quire.Review)
@@ -30,12 +31,13 @@ import (
 // Every event is one editRef on one ref, under the repository's write
 // lock: a crash leaves the review at the event before or after.
 //
-// The head is not copied on every draft write: it is the draft's branch
-// while the version is a draft (so an API write and a git push move it
-// alike), the vN tag's commit once published, and the head last recorded
-// otherwise. A review whose draft was published (or deleted) by a write
-// that died before it recorded the merge (or close) reads as merged (or
-// closed) all the same.
+// Every draft write records its new head on the open review
+// (reviewhead.go), but reads do not take the head from that record: it
+// is the draft's branch while the version is a draft (so an API write and
+// a git push move it alike), the vN tag's commit once published, and the
+// head last recorded otherwise. A review whose draft was published (or
+// deleted) by a write that died before it recorded the merge (or close)
+// reads as merged (or closed) all the same.
 const (
 	reviewsPrefix = "refs/reviews/"
 	reviewFile    = "review.json"

@@ -81,6 +81,13 @@ func TestReviewHeadMoves(t *testing.T) {
 	if got := reviewLog(); got != before {
 		t.Errorf("a closed review recorded a head move:\n%s", got)
 	}
+	// A stale index (a crash before its removal) names a closed review:
+	// still no head move.
+	git("update-ref", "refs/quire/open-review/3", git("rev-parse", "refs/reviews/1"))
+	head5 = commit(e.Must(200, "POST", files, f.alice, map[string]string{"file_path": "c.txt", "content": "five and a half\n"}))
+	if got := reviewLog(); got != before {
+		t.Errorf("a stale index made a closed review record a head move:\n%s", got)
+	}
 	e.Must(200, "POST", "/v1/skills/pdf/reviews/1/reopen", f.alice, nil)
 	head6 := commit(e.Must(200, "POST", files, f.bob, map[string]string{"file_path": "c.txt", "content": "six\n"}))
 	if got := git("log", "-1", "--format=%ae %s", "refs/reviews/1"); got != fmt.Sprintf("bob@example.com Move head of review 1 from %s to %s", short(head5), short(head6)) {

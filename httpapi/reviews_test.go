@@ -597,9 +597,19 @@ func TestRenderByLabel(t *testing.T) {
 			t.Errorf("render %s: %v", tc.label, m)
 		}
 	}
+	// Renders by label come from the cache's label tier; a move is seen
+	// by the next render.
+	hits := e.Prompts.Stats().LabelHits
+	render(map[string]any{"label": "staging"})
+	if got := e.Prompts.Stats().LabelHits; got != hits+1 {
+		t.Errorf("label hits %d, want %d", got, hits+1)
+	}
 	e.Must(200, "PUT", "/v1/prompts/greet/labels/staging", e.Admin, map[string]any{"version": 2})
 	if m := render(map[string]any{"label": "staging"}).JSON(t); m["rendered"] != "Hi Ann" {
 		t.Errorf("render after the move: %v", m)
+	}
+	if r := render(map[string]any{"label": "staging"}); r.Header.Get("ETag") != `"`+r.JSON(t)["commit"].(string)+`"` {
+		t.Errorf("ETag %q of a render by label", r.Header.Get("ETag"))
 	}
 	r := e.Do("POST", "/v1/projects/demo/prompts/greet/render", e.Admin, map[string]any{"label": "staging", "variables": map[string]any{"name": "Bo"}})
 	if r.Status != 200 || r.JSON(t)["rendered"] != "Hi Bo" {
