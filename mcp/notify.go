@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"maps"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -44,8 +45,20 @@ func (s *Server) noteCaller(req sdk.Request, method string, p *quire.Principal) 
 		return
 	}
 	s.mu.Lock()
+	_, known := s.callers[ss]
 	s.callers[ss] = p
 	s.mu.Unlock()
+	if !known {
+		// Forget the session when it ends, so an ended one is neither
+		// kept nor told anything.
+		go func() {
+			ss.Wait()
+			s.mu.Lock()
+			delete(s.callers, ss)
+			delete(s.owed, ss)
+			s.mu.Unlock()
+		}()
+	}
 }
 
 // noteListed records the state of prompts a listing showed, so the first
@@ -113,23 +126,10 @@ func (s *Server) promptChanged(id string) {
 }
 
 // owe marks list_changed owed to every open session whose credential can
-// read one of projects (ids), and reports whether any is. It forgets the
-// sessions that have ended.
+// read one of projects (ids), and reports whether any is.
 func (s *Server) owe(ctx context.Context, projects []string) bool {
-	open := map[*sdk.ServerSession]bool{}
-	for ss := range s.sdk.Sessions() {
-		open[ss] = true
-	}
 	s.mu.Lock()
-	callers := make(map[*sdk.ServerSession]*quire.Principal, len(s.callers))
-	for ss, p := range s.callers {
-		if !open[ss] {
-			delete(s.callers, ss)
-			delete(s.owed, ss)
-			continue
-		}
-		callers[ss] = p
-	}
+	callers := maps.Clone(s.callers)
 	s.mu.Unlock()
 	some := false
 	for ss, p := range callers {
