@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"context"
-	"maps"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -126,32 +125,28 @@ func (s *Server) promptChanged(id string) {
 }
 
 // owe marks list_changed owed to every open session whose credential can
-// read one of projects (ids), and reports whether any is.
+// read one of projects (ids), as each project is now, and reports
+// whether any is.
 func (s *Server) owe(ctx context.Context, projects []string) bool {
+	var prs []*quire.Project
+	for _, id := range projects {
+		if pr, err := s.app.SystemProject(ctx, id); err == nil {
+			prs = append(prs, pr)
+		}
+	}
 	s.mu.Lock()
-	callers := maps.Clone(s.callers)
-	s.mu.Unlock()
+	defer s.mu.Unlock()
 	some := false
-	for ss, p := range callers {
-		if s.canRead(ctx, p, projects) {
-			s.mu.Lock()
-			s.owed[ss] = true
-			s.mu.Unlock()
-			some = true
+	for ss, p := range s.callers {
+		for _, pr := range prs {
+			if p.CheckProject(pr, quire.AccessRead) == nil {
+				s.owed[ss] = true
+				some = true
+				break
+			}
 		}
 	}
 	return some
-}
-
-// canRead reports whether p can read one of projects (ids), as the
-// project is now.
-func (s *Server) canRead(ctx context.Context, p *quire.Principal, projects []string) bool {
-	for _, id := range projects {
-		if _, err := s.app.Project(ctx, p, id, quire.AccessRead); err == nil {
-			return true
-		}
-	}
-	return false
 }
 
 // filterNotifications drops a notification on a session not meant to see
