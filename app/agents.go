@@ -73,7 +73,8 @@ type AgentPrompt struct {
 	Asset   *quire.Asset
 	Project *quire.Project
 	Version *quire.Version
-	// Arguments are the variables a render takes, in template order.
+	// Arguments are the variables a render takes, in template order;
+	// shared by every caller for the commit, so never changed.
 	Arguments []PromptArgument
 }
 
@@ -231,15 +232,24 @@ func (a *App) AgentPrompts(ctx context.Context, p *quire.Principal, project, cur
 	return out, next, err
 }
 
-// promptArguments lists the arguments of the version at v holding c.
+// promptArguments lists the arguments of the version at v holding c,
+// worked out once per commit: listings and renders ask for them often.
 func (a *App) promptArguments(v *quire.Version, c *quire.PromptContent) ([]PromptArgument, error) {
 	cp, err := a.templates.get(v.Commit, c)
 	if err != nil {
 		return nil, err
 	}
+	cp.argsOnce.Do(func() { cp.args = argumentsOf(cp, c) })
+	return cp.args, nil
+}
+
+// argumentsOf lists the arguments of compiled templates cp of content c:
+// the schema's when there is one, else the templates' top-level
+// variables in order.
+func argumentsOf(cp *compiledPrompt, c *quire.PromptContent) []PromptArgument {
 	if len(c.VariablesSchema) > 0 {
 		if args, ok := schemaArguments(c.VariablesSchema); ok {
-			return args, nil
+			return args
 		}
 	}
 	vars := variablesOf(cp, c)
@@ -262,7 +272,7 @@ func (a *App) promptArguments(v *quire.Version, c *quire.PromptContent) ([]Promp
 		seen[name] = len(out)
 		out = append(out, PromptArgument{Name: name, Required: required[name], JSON: isJSON})
 	}
-	return out, nil
+	return out
 }
 
 // topName is the top-level name of a dotted variable name.

@@ -121,3 +121,9 @@ func (a *App) SystemAsset(ctx context.Context, kind quire.Kind, id string) (*qui
 	}
 	return as, pr, nil
 }
+
+// SystemProject is project id, for a process that acts for no one (the
+// change feed deciding which sessions may hear of a change).
+func (a *App) SystemProject(ctx context.Context, id string) (*quire.Project, error) {
+	return a.meta.Project(ctx, id)
+}

@@ -276,6 +276,10 @@ type compiledPrompt struct {
 	msgs     []*render.Template
 	schema   *jsonschema.Schema
 	includes bool
+	// args are the prompt's arguments as agents see them, worked out
+	// once per commit (agents.go).
+	argsOnce sync.Once
+	args     []PromptArgument
 }
 
 func (cp *compiledPrompt) all() []*render.Template {

@@ -113,6 +113,13 @@ func TestBridge(t *testing.T) {
 	if err != nil || len(skills.Skills) != 1 {
 		t.Fatalf("skills/list through the bridge: %v %s", err, dump(skills))
 	}
+	if ext := cs.InitializeResult().Capabilities.Extensions[mcp.SkillsExtension]; dump(ext) != `{"directoryRead":true}` {
+		t.Fatalf("the bridge declares the skills extension as %s", dump(ext))
+	}
+	dir, err := sdk.CallCustomMethod[*mcp.ReadDirectoryParams, *mcp.ReadDirectoryResult](ctx, cs, "resources/directory/read", &mcp.ReadDirectoryParams{URI: "skill://demo/pdf-tools/scripts"})
+	if err != nil || len(dir.Resources) != 1 || dir.Resources[0].URI != "skill://demo/pdf-tools/scripts/fill.py" {
+		t.Fatalf("resources/directory/read through the bridge: %v %s", err, dump(dir))
+	}
 	tool, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "render_prompt", Arguments: map[string]any{"slug": "demo/greet", "variables": map[string]any{"name": "Di"}}})
 	if err != nil || tool.IsError || !strings.Contains(dump(tool.StructuredContent), "Hello Di") {
 		t.Fatalf("tool through the bridge: %v %s", err, dump(tool))

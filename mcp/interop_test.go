@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/quire/quire/mcp"
 )
 
 // TestTypeScriptClient runs the official TypeScript SDK's client
@@ -58,6 +60,19 @@ func TestTypeScriptClient(t *testing.T) {
 				URI, MimeType, Text string
 			} `json:"contents"`
 		} `json:"read"`
+		Skills struct {
+			Skills []struct {
+				URI         string         `json:"uri"`
+				Frontmatter map[string]any `json:"frontmatter"`
+				Resources   []struct {
+					URI, Digest string
+					Size        int
+				} `json:"resources"`
+			} `json:"skills"`
+		} `json:"skills"`
+		Dir struct {
+			Resources []struct{ URI, MimeType string } `json:"resources"`
+		} `json:"dir"`
 		Tool struct {
 			IsError           bool           `json:"isError"`
 			StructuredContent map[string]any `json:"structuredContent"`
@@ -77,6 +92,16 @@ func TestTypeScriptClient(t *testing.T) {
 	}
 	if len(got.Read.Contents) != 1 || got.Read.Contents[0].MimeType != "text/markdown" || !strings.Contains(got.Read.Contents[0].Text, "name: pdf-tools") {
 		t.Errorf("read %+v", got.Read)
+	}
+	if ext, ok := got.Capabilities.Extensions[mcp.SkillsExtension].(map[string]any); !ok || ext["directoryRead"] != true {
+		t.Errorf("extensions %+v", got.Capabilities.Extensions)
+	}
+	if s := got.Skills.Skills; len(s) != 1 || s[0].URI != "skill://demo/pdf-tools/SKILL.md" || s[0].Frontmatter["name"] != "pdf-tools" ||
+		len(s[0].Resources) != 2 || !strings.HasPrefix(s[0].Resources[0].Digest, "sha256:") {
+		t.Errorf("skills/list %+v", got.Skills)
+	}
+	if d := got.Dir.Resources; len(d) != 2 || d[1].URI != "skill://demo/pdf-tools/scripts" || d[1].MimeType != "inode/directory" {
+		t.Errorf("resources/directory/read %+v", got.Dir)
 	}
 	if got.Tool.IsError || got.Tool.StructuredContent["text"] != "Hello Ts, you are nobody." {
 		t.Errorf("tool %+v", got.Tool)

@@ -370,7 +370,7 @@ func TestSkillsAndResources(t *testing.T) {
 		t.Fatalf("read %+v", c)
 	}
 	res, err := cs.ListResources(ctx, nil)
-	if err != nil || len(res.Resources) != 2 {
+	if err != nil || len(res.Resources) != 2 || res.CacheScope != "private" {
 		t.Fatalf("resources %v %s", err, dump(res))
 	}
 	tpl, err := cs.ListResourceTemplates(ctx, nil)

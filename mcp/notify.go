@@ -44,8 +44,20 @@ func (s *Server) noteCaller(req sdk.Request, method string, p *quire.Principal) 
 		return
 	}
 	s.mu.Lock()
+	_, known := s.callers[ss]
 	s.callers[ss] = p
 	s.mu.Unlock()
+	if !known {
+		// Forget the session when it ends, so an ended one is neither
+		// kept nor told anything.
+		go func() {
+			ss.Wait()
+			s.mu.Lock()
+			delete(s.callers, ss)
+			delete(s.owed, ss)
+			s.mu.Unlock()
+		}()
+	}
 }
 
 // noteListed records the state of prompts a listing showed, so the first
@@ -113,45 +125,28 @@ func (s *Server) promptChanged(id string) {
 }
 
 // owe marks list_changed owed to every open session whose credential can
-// read one of projects (ids), and reports whether any is. It forgets the
-// sessions that have ended.
+// read one of projects (ids), as each project is now, and reports
+// whether any is.
 func (s *Server) owe(ctx context.Context, projects []string) bool {
-	open := map[*sdk.ServerSession]bool{}
-	for ss := range s.sdk.Sessions() {
-		open[ss] = true
+	var prs []*quire.Project
+	for _, id := range projects {
+		if pr, err := s.app.SystemProject(ctx, id); err == nil {
+			prs = append(prs, pr)
+		}
 	}
 	s.mu.Lock()
-	callers := make(map[*sdk.ServerSession]*quire.Principal, len(s.callers))
-	for ss, p := range s.callers {
-		if !open[ss] {
-			delete(s.callers, ss)
-			delete(s.owed, ss)
-			continue
-		}
-		callers[ss] = p
-	}
-	s.mu.Unlock()
+	defer s.mu.Unlock()
 	some := false
-	for ss, p := range callers {
-		if s.canRead(ctx, p, projects) {
-			s.mu.Lock()
-			s.owed[ss] = true
-			s.mu.Unlock()
-			some = true
+	for ss, p := range s.callers {
+		for _, pr := range prs {
+			if p.CheckProject(pr, quire.AccessRead) == nil {
+				s.owed[ss] = true
+				some = true
+				break
+			}
 		}
 	}
 	return some
-}
-
-// canRead reports whether p can read one of projects (ids), as the
-// project is now.
-func (s *Server) canRead(ctx context.Context, p *quire.Principal, projects []string) bool {
-	for _, id := range projects {
-		if _, err := s.app.Project(ctx, p, id, quire.AccessRead); err == nil {
-			return true
-		}
-	}
-	return false
 }
 
 // filterNotifications drops a notification on a session not meant to see

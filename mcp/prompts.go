@@ -23,7 +23,7 @@ func (s *Server) listPrompts(ctx context.Context, params *sdk.ListPromptsParams)
 		return nil, s.fail(err)
 	}
 	s.noteListed(page)
-	out := &sdk.ListPromptsResult{Prompts: make([]*sdk.Prompt, 0, len(page)), NextCursor: next}
+	out := &sdk.ListPromptsResult{Cacheable: listCache, Prompts: make([]*sdk.Prompt, 0, len(page)), NextCursor: next}
 	for _, ap := range page {
 		out.Prompts = append(out.Prompts, promptView(ap))
 	}

@@ -95,7 +95,8 @@ func New(a *app.App, o Options) *Server {
 		SubscribeHandler:   s.subscribe,
 		UnsubscribeHandler: s.unsubscribe,
 		Instructions: "quire serves versioned prompts and agent skills. Prompts are named project/slug " +
-			"(project/slug@N for published version N). Skills are skill://project/slug resources.",
+			"(project/slug@N for published version N, project/slug#label for a label). A skill is skill://project/slug/SKILL.md, " +
+			"its files skill://project/slug/{path} (skills/list, resources/list).",
 	})
 	s.sdk.AddReceivingMiddleware(s.withPrincipal, s.dispatch)
 	s.sdk.AddSendingMiddleware(s.filterNotifications)

@@ -74,8 +74,10 @@ type Skill struct {
 // methods carries; the SDK sets it only on its own result types.
 const resultComplete = "complete"
 
-// listCache is the cache hint of a listing that depends on the caller
-// and on what is live: private, and stale at once (a publish changes it).
+// listCache is the cache hint (required from protocol 2026-07-28 on) of
+// every answer quire builds itself, which depends on the caller and on
+// what is live: private, and stale at once (a publish changes it). The
+// SDK fills in the hint only on the answers it builds.
 var listCache = sdk.Cacheable{TTLMs: 0, CacheScope: "private"}
 
 // ListSkillsParams are skills/list's parameters.
@@ -180,7 +182,7 @@ func (s *Server) listResources(ctx context.Context, params *sdk.ListResourcesPar
 	if err != nil {
 		return nil, s.fail(err)
 	}
-	out := &sdk.ListResourcesResult{Resources: make([]*sdk.Resource, 0, len(files)), NextCursor: next}
+	out := &sdk.ListResourcesResult{Cacheable: listCache, Resources: make([]*sdk.Resource, 0, len(files)), NextCursor: next}
 	for _, f := range files {
 		out.Resources = append(out.Resources, fileResource(f.Skill, f.File))
 	}
@@ -213,7 +215,7 @@ func (s *Server) listResourceTemplates(ctx context.Context, _ *sdk.ListResourceT
 	if _, err := principal(ctx); err != nil {
 		return nil, err
 	}
-	return &sdk.ListResourceTemplatesResult{ResourceTemplates: []*sdk.ResourceTemplate{{
+	return &sdk.ListResourceTemplatesResult{Cacheable: listCache, ResourceTemplates: []*sdk.ResourceTemplate{{
 		URITemplate: "skill://{project}/{slug}/{+path}", Name: "skill-file",
 		Description: "a file of the live version of a skill",
 	}}}, nil
@@ -243,7 +245,7 @@ func (s *Server) readResource(ctx context.Context, params *sdk.ReadResourceParam
 	} else {
 		c.Blob = b
 	}
-	return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{c}}, nil
+	return &sdk.ReadResourceResult{Cacheable: listCache, Contents: []*sdk.ResourceContents{c}}, nil
 }
 
 // mimeType is a file's type by its extension (text/markdown for .md),

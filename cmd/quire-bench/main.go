@@ -9,10 +9,11 @@
 // Sections: the HTTP hot path (cached render and live read against a
 // 120-byte net/http floor), allocations per request in process, writes
 // (upsert against the git CLI's plumbing, throughput with concurrent
-// writers) and git (clone and incremental fetch against git
-// http-backend), reviews, and high availability (throughput by node
-// count, a failover under load). -include appends markdown fragments
-// (the scale report).
+// writers), git (clone and incremental fetch against git
+// http-backend), reviews (against a file upsert), MCP (prompts/get
+// against the REST render of the same prompt) and high availability
+// (throughput by node count, a failover under load). -include appends
+// markdown fragments (the scale report).
 //
 // The HTTP servers of the hot path, quire and the floor alike, run in
 // child processes of this binary, so the load client's CPU is accounted

@@ -3,6 +3,7 @@
 // object of what it saw, or exits non-zero with the error.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ResultSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const [url, token] = process.argv.slice(2);
 const transport = new StreamableHTTPClientTransport(new URL(url), {
@@ -21,6 +22,10 @@ try {
   out.missing = { code: e.code, message: e.message };
 }
 out.read = await client.readResource({ uri: "skill://demo/pdf-tools/SKILL.md" });
+// The Skills Extension's methods, which the SDK does not know: sent as
+// plain requests, their results kept whole.
+out.skills = await client.request({ method: "skills/list", params: {} }, ResultSchema);
+out.dir = await client.request({ method: "resources/directory/read", params: { uri: "skill://demo/pdf-tools" } }, ResultSchema);
 out.tool = await client.callTool({ name: "render_prompt", arguments: { slug: "demo/greet", variables: { name: "Ts" } } });
 await client.close();
 console.log(JSON.stringify(out));
