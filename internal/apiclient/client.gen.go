@@ -21492,11 +21492,11 @@ type DeleteMcpResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *APIError
+	JSON400 *interface{}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *APIError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *APIError
+	JSON404 *interface{}
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *APIError
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -21504,7 +21504,7 @@ type DeleteMcpResponse struct {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r DeleteMcpResponse) GetJSON400() *APIError {
+func (r DeleteMcpResponse) GetJSON400() *interface{} {
 	return r.JSON400
 }
 
@@ -21514,7 +21514,7 @@ func (r DeleteMcpResponse) GetJSON401() *APIError {
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r DeleteMcpResponse) GetJSON404() *APIError {
+func (r DeleteMcpResponse) GetJSON404() *interface{} {
 	return r.JSON404
 }
 
@@ -21561,11 +21561,11 @@ type GetMcpResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *APIError
+	JSON400 *interface{}
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *APIError
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *APIError
+	JSON404 *interface{}
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *APIError
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -21573,7 +21573,7 @@ type GetMcpResponse struct {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetMcpResponse) GetJSON400() *APIError {
+func (r GetMcpResponse) GetJSON400() *interface{} {
 	return r.JSON400
 }
 
@@ -21583,7 +21583,7 @@ func (r GetMcpResponse) GetJSON401() *APIError {
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetMcpResponse) GetJSON404() *APIError {
+func (r GetMcpResponse) GetJSON404() *interface{} {
 	return r.JSON404
 }
 
@@ -21640,7 +21640,7 @@ type PostMcpResponse struct {
 	// JSON408 the response for an HTTP 408 `application/json` response
 	JSON408 *APIError
 	// JSON413 the response for an HTTP 413 `application/json` response
-	JSON413 *APIError
+	JSON413 *interface{}
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *APIError
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -21675,7 +21675,7 @@ func (r PostMcpResponse) GetJSON408() *APIError {
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
-func (r PostMcpResponse) GetJSON413() *APIError {
+func (r PostMcpResponse) GetJSON413() *interface{} {
 	return r.JSON413
 }
 
@@ -52922,7 +52922,7 @@ func ParseDeleteMcpResponse(rsp *http.Response) (*DeleteMcpResponse, error) {
 		break // No content-type
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest APIError
+		var dest interface{}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -52936,7 +52936,7 @@ func ParseDeleteMcpResponse(rsp *http.Response) (*DeleteMcpResponse, error) {
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest APIError
+		var dest interface{}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -52948,6 +52948,12 @@ func ParseDeleteMcpResponse(rsp *http.Response) (*DeleteMcpResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case rsp.StatusCode == 400:
+	// Content-type (text/plain) unsupported
+
+	case rsp.StatusCode == 404:
+		// Content-type (text/plain) unsupported
 
 	}
 
@@ -52982,7 +52988,7 @@ func ParseGetMcpResponse(rsp *http.Response) (*GetMcpResponse, error) {
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest APIError
+		var dest interface{}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -52996,7 +53002,7 @@ func ParseGetMcpResponse(rsp *http.Response) (*GetMcpResponse, error) {
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest APIError
+		var dest interface{}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -53008,6 +53014,12 @@ func ParseGetMcpResponse(rsp *http.Response) (*GetMcpResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case rsp.StatusCode == 400:
+	// Content-type (text/plain) unsupported
+
+	case rsp.StatusCode == 404:
+		// Content-type (text/plain) unsupported
 
 	}
 
@@ -53077,7 +53089,7 @@ func ParsePostMcpResponse(rsp *http.Response) (*PostMcpResponse, error) {
 		response.JSON408 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest APIError
+		var dest interface{}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -53096,6 +53108,15 @@ func ParsePostMcpResponse(rsp *http.Response) (*PostMcpResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case rsp.StatusCode == 400:
+	// Content-type (text/plain) unsupported
+
+	case rsp.StatusCode == 404:
+	// Content-type (text/plain) unsupported
+
+	case rsp.StatusCode == 413:
+		// Content-type (text/plain) unsupported
 
 	}
 
