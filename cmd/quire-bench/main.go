@@ -10,7 +10,8 @@
 // 120-byte net/http floor), allocations per request in process, writes
 // (upsert against the git CLI's plumbing, throughput with concurrent
 // writers) and git (clone and incremental fetch against git
-// http-backend). -include appends markdown fragments (the scale report).
+// http-backend), reviews, and events (stream fan-out, webhook delivery
+// of a burst, and a SIGKILL in the middle of one). -include appends markdown fragments (the scale report).
 //
 // The HTTP servers of the hot path, quire and the floor alike, run in
 // child processes of this binary, so the load client's CPU is accounted
@@ -85,7 +86,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.SetOutput(stderr)
 	var includes multi
 	quick := fs.Bool("quick", false, "smoke run: every section, tiny durations (figures not meaningful)")
-	fs.StringVar(&c.only, "only", "", "run only these sections, comma-separated: hot,alloc,writes,git,reviews (the report then lacks the others)")
+	fs.StringVar(&c.only, "only", "", "run only these sections, comma-separated: hot,alloc,writes,git,reviews,events (the report then lacks the others)")
 	fs.StringVar(&c.out, "out", "docs/benchmarks.md", "markdown report to write")
 	fs.Var(&includes, "include", "markdown fragment to append (repeatable)")
 	fs.StringVar(&c.redis, "redis", "", "redis:// URL for quire (default: embedded)")
@@ -124,6 +125,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		{"writes", "writes", writes},
 		{"git", "git", gitSection},
 		{"reviews", "reviews", reviewsSection},
+		{"events", "events", eventsSection},
 	}
 	for _, s := range sections {
 		if c.only != "" && !slices.Contains(strings.Split(c.only, ","), s.short) {
