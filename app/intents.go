@@ -187,6 +187,9 @@ func (a *App) landed(ctx context.Context, in *quire.Intent) (ev *quire.Event, la
 		if err != nil {
 			return nil, false, err
 		}
+		if _, err := a.versions.Version(ctx, as, n); quire.ErrorCode(err) == quire.ENOTFOUND {
+			return nil, false, nil // allocated, but its draft never made (or deleted since)
+		}
 		e.Version = n
 		fallthrough
 	case t == quire.EventVersionUpdated, t == quire.EventVersionPublished, t == quire.EventVersionPromoted, t == quire.EventVersionArchived:
@@ -238,6 +241,10 @@ func (a *App) observe(ctx context.Context, ev *quire.Event) (string, error) {
 	case t == quire.EventAssetCreated, t == quire.EventAssetDeleted:
 		return "present", nil
 	case t == quire.EventVersionCreated:
+		if vc, ok := a.versions.(versionCounter); ok {
+			n, err := vc.NextVersion(ctx, as)
+			return fmt.Sprintf("next version %d", n), err
+		}
 		n, err := a.newestVersion(ctx, as)
 		return fmt.Sprintf("newest version %d", n), err
 	case strings.HasPrefix(string(t), "version."):
@@ -271,7 +278,19 @@ func (a *App) observe(ctx context.Context, ev *quire.Event) (string, error) {
 	return "", nil
 }
 
+// versionCounter is a version store that tells the number of the next
+// version (gitstore): cheaper than listing the versions.
+type versionCounter interface {
+	NextVersion(ctx context.Context, a *quire.Asset) (int, error)
+}
+
+// newestVersion is the number of the asset's newest version, made or
+// being made.
 func (a *App) newestVersion(ctx context.Context, as *quire.Asset) (int, error) {
+	if vc, ok := a.versions.(versionCounter); ok {
+		n, err := vc.NextVersion(ctx, as)
+		return n - 1, err
+	}
 	vs, err := a.versions.Versions(ctx, as)
 	n := 0
 	for _, v := range vs {
