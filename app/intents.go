@@ -63,6 +63,14 @@ func (a *App) intend(ctx context.Context, ev *quire.Event) (context.Context, err
 	return context.WithValue(ctx, intentKey{}, &pending{in: in}), nil
 }
 
+// reviewIntent announces review action ev on review num of as (0: one
+// about to be opened), before its write.
+func (a *App) reviewIntent(ctx context.Context, p *quire.Principal, as *quire.Asset, ev ReviewEvent, num int) (context.Context, error) {
+	e := a.assetEvent(quire.EventType(ev), p.Actor(), as, 0, "")
+	e.Review = num
+	return a.intend(ctx, e)
+}
+
 // fulfils reports whether evs hold the event of the intent in ctx.
 func (p *pending) fulfils(evs []*quire.Event) bool {
 	for _, ev := range evs {
