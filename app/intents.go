@@ -63,6 +63,14 @@ func (a *App) intend(ctx context.Context, ev *quire.Event) (context.Context, err
 	return context.WithValue(ctx, intentKey{}, &pending{in: in}), nil
 }
 
+// reviewIntent announces review action ev on review num of as (0: one
+// about to be opened), before its write.
+func (a *App) reviewIntent(ctx context.Context, p *quire.Principal, as *quire.Asset, ev ReviewEvent, num int) (context.Context, error) {
+	e := a.assetEvent(quire.EventType(ev), p.Actor(), as, 0, "")
+	e.Review = num
+	return a.intend(ctx, e)
+}
+
 // fulfils reports whether evs hold the event of the intent in ctx.
 func (p *pending) fulfils(evs []*quire.Event) bool {
 	for _, ev := range evs {
@@ -187,6 +195,9 @@ func (a *App) landed(ctx context.Context, in *quire.Intent) (ev *quire.Event, la
 		if err != nil {
 			return nil, false, err
 		}
+		if _, err := a.versions.Version(ctx, as, n); quire.ErrorCode(err) == quire.ENOTFOUND {
+			return nil, false, nil // allocated, but its draft never made (or deleted since)
+		}
 		e.Version = n
 		fallthrough
 	case t == quire.EventVersionUpdated, t == quire.EventVersionPublished, t == quire.EventVersionPromoted, t == quire.EventVersionArchived:
@@ -238,6 +249,10 @@ func (a *App) observe(ctx context.Context, ev *quire.Event) (string, error) {
 	case t == quire.EventAssetCreated, t == quire.EventAssetDeleted:
 		return "present", nil
 	case t == quire.EventVersionCreated:
+		if vc, ok := a.versions.(versionCounter); ok {
+			n, err := vc.NextVersion(ctx, as)
+			return fmt.Sprintf("next version %d", n), err
+		}
 		n, err := a.newestVersion(ctx, as)
 		return fmt.Sprintf("newest version %d", n), err
 	case strings.HasPrefix(string(t), "version."):
@@ -271,7 +286,19 @@ func (a *App) observe(ctx context.Context, ev *quire.Event) (string, error) {
 	return "", nil
 }
 
+// versionCounter is a version store that tells the number of the next
+// version (gitstore): cheaper than listing the versions.
+type versionCounter interface {
+	NextVersion(ctx context.Context, a *quire.Asset) (int, error)
+}
+
+// newestVersion is the number of the asset's newest version, made or
+// being made.
 func (a *App) newestVersion(ctx context.Context, as *quire.Asset) (int, error) {
+	if vc, ok := a.versions.(versionCounter); ok {
+		n, err := vc.NextVersion(ctx, as)
+		return n - 1, err
+	}
 	vs, err := a.versions.Versions(ctx, as)
 	n := 0
 	for _, v := range vs {

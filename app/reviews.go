@@ -98,14 +98,6 @@ func (a *App) reviewDone(ctx context.Context, p *quire.Principal, as *quire.Asse
 	return a.emit(ctx, e)
 }
 
-// reviewIntent announces review action ev on review num of as (0: one
-// about to be opened), before its write (intents.go).
-func (a *App) reviewIntent(ctx context.Context, p *quire.Principal, as *quire.Asset, ev ReviewEvent, num int) (context.Context, error) {
-	e := a.assetEvent(quire.EventType(ev), p.Actor(), as, 0, "")
-	e.Review = num
-	return a.intend(ctx, e)
-}
-
 // reviewWrite is the start of every review change: the review store,
 // asset ref of kind resolved for p with write access, then in read (only
 // after the caller is authorized).

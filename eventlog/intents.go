@@ -35,9 +35,9 @@ type intentLine struct {
 	Void   string        `json:"void,omitempty"`
 }
 
-// compactIntents is how many lines intents.jsonl may hold before it is
-// compacted.
-const compactIntents = 256
+// compactIntents is how large intents.jsonl may grow before it is
+// compacted: a few hundred intents.
+const compactIntents = 256 << 10
 
 func (s *Store) intentsPath(projectID string) (string, error) {
 	dir, err := s.projectDir(projectID)
@@ -104,7 +104,7 @@ func (s *Store) appendIntents(projectID string, lines ...intentLine) error {
 		return err
 	}
 	// A line a killed writer cut short was never acted on: drop it.
-	end, n, err := completeLines(f, fi.Size())
+	end, err := completeEnd(f, fi.Size())
 	if err != nil {
 		return err
 	}
@@ -122,24 +122,30 @@ func (s *Store) appendIntents(projectID string, lines ...intentLine) error {
 			syncDir(filepath.Dir(p))
 		}
 	}
-	if n+len(lines) > compactIntents {
+	if end+int64(buf.Len()) > compactIntents {
 		return s.compactIntents(projectID, p)
 	}
 	return nil
 }
 
-// completeLines is where the last complete line of f (size bytes) ends,
-// and how many lines there are.
-func completeLines(f *os.File, size int64) (end int64, n int, err error) {
+// completeEnd is where the last complete line of f (size bytes) ends: its
+// last byte is a newline but after a crash, so only then is more read.
+func completeEnd(f *os.File, size int64) (int64, error) {
 	if size == 0 {
-		return 0, 0, nil
+		return 0, nil
+	}
+	last := make([]byte, 1)
+	if _, err := f.ReadAt(last, size-1); err != nil {
+		return 0, err
+	}
+	if last[0] == '\n' {
+		return size, nil
 	}
 	b := make([]byte, size)
 	if _, err := f.ReadAt(b, 0); err != nil {
-		return 0, 0, err
+		return 0, err
 	}
-	i := bytes.LastIndexByte(b, '\n')
-	return int64(i + 1), bytes.Count(b, []byte{'\n'}), nil
+	return int64(bytes.LastIndexByte(b, '\n') + 1), nil
 }
 
 // compactIntents rewrites the intents file without what is settled; the

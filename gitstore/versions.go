@@ -352,6 +352,21 @@ func (s *Store) Versions(ctx context.Context, a *quire.Asset) ([]*quire.Version,
 	return out, err
 }
 
+// NextVersion is the number the asset's next version will get: it moves
+// with every version created, and only then (app's event intents read
+// it, one ref and one blob, where listing the versions reads a ref each).
+func (s *Store) NextVersion(ctx context.Context, a *quire.Asset) (int, error) {
+	r, err := s.assetRepo(a)
+	if err != nil {
+		return 0, err
+	}
+	log, _, err := r.readLog()
+	if err != nil {
+		return 0, err
+	}
+	return log.Next, nil
+}
+
 // VersionsPage lists a page of an asset's versions in state ("" for any),
 // oldest first. The cursor is the number of the last version of the page
 // before (so, with no deleted versions and no state, the count of versions

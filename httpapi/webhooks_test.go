@@ -338,8 +338,24 @@ func TestWebhookBadReceivers(t *testing.T) {
 	e := newEnv(t, testenv.Options{Webhooks: server.WebhookOptions{AllowPrivate: true, RetrySchedule: []time.Duration{}, Timeout: 300 * time.Millisecond}})
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
+	var sent sync.Map // receiver → bytes of its 100 MB answer it got to write
+	huge := func(name string, status int) func(n int, w http.ResponseWriter, r *http.Request) {
+		return func(n int, w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(status)
+			chunk := make([]byte, 1<<20)
+			total := 0
+			defer func() { sent.Store(name, total) }()
+			for range 100 {
+				k, err := w.Write(chunk)
+				total += k
+				if err != nil {
+					return
+				}
+			}
+		}
+	}
 	bad := map[string]func(n int, w http.ResponseWriter, r *http.Request){
-		"slow": func(n int, w http.ResponseWriter, r *http.Request) {
+		"slow": func(n int, w http.ResponseWriter, r *http.Request) { // past the timeout
 			select {
 			case <-release:
 			case <-r.Context().Done():
@@ -348,6 +364,9 @@ func TestWebhookBadReceivers(t *testing.T) {
 		"redirect": func(n int, w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, "http://169.254.169.254/latest/meta-data", http.StatusFound)
 		},
+		"5xx": func(n int, w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
+		},
 		"reset": func(n int, w http.ResponseWriter, r *http.Request) {
 			conn, _, err := w.(http.Hijacker).Hijack()
 			if err == nil {
@@ -355,15 +374,7 @@ func TestWebhookBadReceivers(t *testing.T) {
 				conn.Close()
 			}
 		},
-		"huge": func(n int, w http.ResponseWriter, r *http.Request) {
-			w.WriteHeader(http.StatusInternalServerError)
-			chunk := make([]byte, 1<<20)
-			for range 100 {
-				if _, err := w.Write(chunk); err != nil {
-					return
-				}
-			}
-		},
+		"huge": huge("huge", http.StatusInternalServerError),
 	}
 	pid := e.CreateProject(e.Admin, "bad")
 	hooks := map[string]string{}
@@ -371,24 +382,42 @@ func TestWebhookBadReceivers(t *testing.T) {
 		rc := newReceiver(t, answer)
 		hooks[name], _ = createWebhook(t, e, pid, rc.srv.URL, "asset.created")
 	}
+	// A 2xx with a 100 MB body is a success, read no further than needed.
+	hugeOK := newReceiver(t, huge("huge 2xx", http.StatusOK))
+	hooks["huge 2xx"], _ = createWebhook(t, e, pid, hugeOK.srv.URL, "asset.created")
 	good := newReceiver(t, nil)
 	createWebhook(t, e, pid, good.srv.URL, "asset.created")
 	e.CreateSkill(e.Admin, pid, "pdf")
 	waitUntil(t, "the good receiver", func() bool { return len(good.requests()) == 1 })
+	// The queues go on: a second event gets its attempt everywhere.
+	e.CreateSkill(e.Admin, pid, "two")
+	waitUntil(t, "the good receiver's second event", func() bool { return len(good.requests()) == 2 })
 	for name, hid := range hooks {
-		var d map[string]any
-		waitUntil(t, name+"'s attempt on record", func() bool {
-			ds := arr(t, e.Must(200, "GET", "/v1/projects/"+pid+"/webhooks/"+hid+"/deliveries", e.Admin, nil).JSON(t), "deliveries")
-			if len(ds) > 0 {
-				d = ds[0].(map[string]any)
-			}
-			return d != nil
+		var ds []any
+		waitUntil(t, name+"'s attempts on record", func() bool {
+			ds = arr(t, e.Must(200, "GET", "/v1/projects/"+pid+"/webhooks/"+hid+"/deliveries", e.Admin, nil).JSON(t), "deliveries")
+			return len(ds) == 2
 		})
-		if d["error"] == "" || num(t, d, "status_code")/100 == 2 {
-			t.Errorf("%s: attempt recorded as %v", name, d)
+		for _, d := range ds {
+			d := d.(map[string]any)
+			switch code := num(t, d, "status_code"); {
+			case name == "huge 2xx":
+				if code != 200 || d["error"] != "" {
+					t.Errorf("%s: attempt recorded as %v", name, d)
+				}
+			case d["error"] == "" || code/100 == 2:
+				t.Errorf("%s: attempt recorded as %v", name, d)
+			case name == "redirect" && code != 302, name == "5xx" && code != 503, name == "huge" && code != 500:
+				t.Errorf("%s recorded as %v", name, d)
+			case (name == "slow" || name == "reset") && code != 0:
+				t.Errorf("%s recorded as %v", name, d)
+			}
 		}
-		if name == "redirect" && num(t, d, "status_code") != 302 {
-			t.Errorf("redirect recorded as %v", d)
+	}
+	for _, name := range []string{"huge", "huge 2xx"} {
+		waitUntil(t, name+"'s answer to end", func() bool { _, ok := sent.Load(name); return ok })
+		if n, _ := sent.Load(name); n.(int) >= 100<<20 {
+			t.Errorf("%s: all %d bytes of the answer were read", name, n)
 		}
 	}
 }
@@ -440,6 +469,10 @@ func TestWebhookSSRF(t *testing.T) {
 	r := e.Must(201, "POST", "/v1/projects/"+pid+"/webhooks", e.Admin, map[string]any{"url": "http://192.0.2.1/hook", "events": []string{"*"}})
 	hid := str(t, r.JSON(t), "webhook", "id")
 	wantError(t, e.Do("PATCH", "/v1/projects/"+pid+"/webhooks/"+hid, e.Admin, map[string]any{"url": "http://127.0.0.1/"}), 422, "loopback")
+	wantError(t, e.Do("PATCH", "/v1/projects/"+pid+"/webhooks/"+hid, e.Admin, map[string]any{"url": "ftp://example.com/"}), 422, "absolute http")
+	wantError(t, e.Do("PATCH", "/v1/projects/"+pid+"/webhooks/"+hid, e.Admin, map[string]any{"url": "example.com/hook"}), 422, "absolute http")
+	wantError(t, e.Do("PATCH", "/v1/projects/"+pid+"/webhooks/"+hid, e.Admin, map[string]any{"events": []string{"*", "label.exploded"}}), 422, "label.exploded")
+	wantError(t, e.Do("GET", "/v1/projects/"+pid+"/events?types=version.published,bogus.type", e.Admin, nil, "Accept: text/event-stream"), 422, "bogus.type")
 	up := e.Must(200, "PATCH", "/v1/projects/"+pid+"/webhooks/"+hid, e.Admin, map[string]any{"active": false, "description": "off"}).JSON(t)
 	if get(t, up, "webhook", "active") != false || str(t, up, "webhook", "description") != "off" {
 		t.Errorf("PATCH: %v", up)

@@ -23,7 +23,7 @@ import (
 )
 
 // serveEnv, when set in the environment, makes this binary a server
-// child: "floor" or "quire".
+// child: "floor", "quire" or "events".
 const serveEnv = "QUIRE_BENCH_SERVE"
 
 // profileEnv names the file a quire server child writes its CPU profile
@@ -71,6 +71,13 @@ func serveChild(role string) error {
 			defer pprof.StopCPUProfile()
 		}
 		t = target{URL: q.URL, PromptID: q.PromptID, Key: q.Key}
+	case "events": // events.go
+		et, stop, err := serveEvents(context.Background())
+		if err != nil {
+			return err
+		}
+		defer stop()
+		t = et
 	default:
 		return fmt.Errorf("unknown server role %q", role)
 	}

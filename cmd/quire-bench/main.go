@@ -10,10 +10,11 @@
 // 120-byte net/http floor), allocations per request in process, writes
 // (upsert against the git CLI's plumbing, throughput with concurrent
 // writers), git (clone and incremental fetch against git
-// http-backend), reviews (against a file upsert), MCP (prompts/get
-// against the REST render of the same prompt) and high availability
-// (throughput by node count, a failover under load). -include appends
-// markdown fragments (the scale report).
+// http-backend), reviews (against a file upsert), events (stream
+// fan-out, webhook delivery of a burst, and a SIGKILL in the middle of
+// one), MCP (prompts/get against the REST render of the same prompt) and
+// high availability (throughput by node count, a failover under load).
+// -include appends markdown fragments (the scale report).
 //
 // The HTTP servers of the hot path, quire and the floor alike, run in
 // child processes of this binary, so the load client's CPU is accounted
@@ -90,7 +91,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.SetOutput(stderr)
 	var includes multi
 	quick := fs.Bool("quick", false, "smoke run: every section, tiny durations (figures not meaningful)")
-	fs.StringVar(&c.only, "only", "", "run only these sections, comma-separated: hot,alloc,writes,git,reviews,ha,mcp (the report then lacks the others)")
+	fs.StringVar(&c.only, "only", "", "run only these sections, comma-separated: hot,alloc,writes,git,reviews,events,mcp,ha (the report then lacks the others)")
 	fs.StringVar(&c.out, "out", "docs/benchmarks.md", "markdown report to write")
 	fs.Var(&includes, "include", "markdown fragment to append (repeatable)")
 	fs.StringVar(&c.redis, "redis", "", "redis:// URL for quire (default: embedded)")
@@ -131,8 +132,9 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		{"writes", "writes", writes},
 		{"git", "git", gitSection},
 		{"reviews", "reviews", reviewsSection},
-		{"high availability", "ha", haSection},
+		{"events", "events", eventsSection},
 		{"mcp", "mcp", mcpSection},
+		{"high availability", "ha", haSection},
 	}
 	for _, s := range sections {
 		if c.only != "" && !slices.Contains(strings.Split(c.only, ","), s.short) {
