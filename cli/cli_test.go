@@ -29,6 +29,8 @@ type fixture struct {
 	skills  map[string]string // slug → id
 	// archives counts archive downloads (GET …/archive.tar.gz).
 	archives atomic.Int64
+	// terminal runs the commands as if stdout were a terminal.
+	terminal bool
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -112,7 +114,7 @@ func (f *fixture) quire(t *testing.T, dir string, env map[string]string, args ..
 	}
 	var out, errb bytes.Buffer
 	o := cli.Options{
-		Stdin: strings.NewReader(vars["stdin"]), Stdout: &out, Stderr: &errb, Dir: dir,
+		Stdin: strings.NewReader(vars["stdin"]), Stdout: &out, Stderr: &errb, Dir: dir, Terminal: f.terminal,
 		Getenv: func(k string) string { return vars[k] },
 		HTTP:   &http.Client{Transport: countArchives{&f.archives, http.DefaultTransport}},
 	}
@@ -655,5 +657,28 @@ func TestHelpHasExamples(t *testing.T) {
 		if !strings.Contains(r.stdout, "Examples:\n  quire "+cmd[0]) {
 			t.Errorf("quire %s --help has no example:\n%s", strings.Join(cmd, " "), r.stdout)
 		}
+	}
+}
+
+// TestProgressBar: a pull of more than a few skills shows a progress bar
+// on stderr when stdout is a terminal, and never otherwise.
+func TestProgressBar(t *testing.T) {
+	f := newFixture(t)
+	for _, slug := range []string{"a", "b", "c"} {
+		f.skills[slug] = f.e.CreateSkill(f.e.Admin, f.project, slug)
+		f.publishSkill(t, slug, map[string]string{"SKILL.md": testenv.SkillManifest(slug)})
+	}
+	r := f.must(t, t.TempDir(), "pull", "demo")
+	if r.stderr != "" || !strings.Contains(r.stdout, "5 installed") {
+		t.Fatalf("pull, not a terminal: %+v", r)
+	}
+	f.terminal = true
+	r = f.must(t, t.TempDir(), "pull", "demo")
+	if !strings.Contains(r.stderr, "pulling") || !strings.Contains(r.stderr, "(4/5)") {
+		t.Fatalf("pull on a terminal: stderr %q", r.stderr)
+	}
+	r = f.must(t, t.TempDir(), "pull", "demo", "--skill", "a", "--skill", "b")
+	if r.stderr != "" {
+		t.Fatalf("a pull of two skills on a terminal: stderr %q", r.stderr)
 	}
 }
