@@ -682,3 +682,25 @@ func TestProgressBar(t *testing.T) {
 		t.Fatalf("a pull of two skills on a terminal: stderr %q", r.stderr)
 	}
 }
+
+// TestPullLabel: --label pulls the version a label names; skills without
+// the label are skipped, a named one is an error.
+func TestPullLabel(t *testing.T) {
+	f := newFixture(t)
+	f.publishSkill(t, "pdf-tools", map[string]string{"README.md": "v2\n"})
+	f.e.Must(200, "PUT", "/v1/skills/"+f.skills["pdf-tools"]+"/labels/stable", f.e.Admin, map[string]any{"version": 1})
+	dir := t.TempDir()
+	r := f.must(t, dir, "pull", "demo", "--label", "stable", "--json")
+	if st := statuses(t, r); st["pdf-tools"] != "installed" || st["xlsx"] != "skipped" {
+		t.Fatalf("pull --label: %v", st)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "skills/pdf-tools/README.md")); !os.IsNotExist(err) {
+		t.Fatal("--label stable pulled the live version")
+	}
+	if l := readLock(t, dir); len(l.Skills) != 1 || l.Skills[0].Version != 1 {
+		t.Fatalf("lockfile: %+v", l)
+	}
+	if r := f.quire(t, dir, nil, "pull", "demo", "--label", "stable", "--skill", "xlsx"); r.code != 1 || !strings.Contains(r.stderr, "demo/xlsx has no version stable") {
+		t.Fatalf("pull --label of a named skill without it: %+v", r)
+	}
+}
