@@ -296,6 +296,12 @@ func TestPullLocalEdits(t *testing.T) {
 	if read(t, edited) != testenv.SkillManifest("pdf-tools") {
 		t.Fatal("--force did not overwrite the edit")
 	}
+	// --force restores an edited folder even when the server has nothing new.
+	write(t, edited, "edit again\n")
+	r = f.must(t, dir, "pull", "demo", "--force", "--json")
+	if st := statuses(t, r); st["pdf-tools"] != "updated" || st["xlsx"] != "unchanged" || read(t, edited) != testenv.SkillManifest("pdf-tools") {
+		t.Fatalf("pull --force, server unchanged: %v", st)
+	}
 
 	// A folder the lockfile does not know is a local edit too.
 	fresh := t.TempDir()
@@ -480,7 +486,7 @@ func TestPushBadInput(t *testing.T) {
 		{"symlink", []string{"push", "skills/xlsx"}, nil, 1, "is a symlink"},
 		{"too big", []string{"push", "skills/pdf-tools"}, func() {
 			write(t, filepath.Join(dir, "skills/pdf-tools/big.bin"), strings.Repeat("x", 2<<10))
-		}, 1, "push demo/pdf-tools"},
+		}, 1, "push demo/pdf-tools: zip entry \"big.bin\" is larger than 1024 bytes (413 too_large)"},
 		{"not a folder", []string{"push", "nope/pdf-tools"}, nil, 1, "no such folder"},
 		{"unknown skill", []string{"push", "file"}, nil, 1, "not a folder"},
 		{"no project", []string{"push", "other"}, func() { write(t, filepath.Join(dir, "other/SKILL.md"), "x") }, 2, "--project"},

@@ -255,10 +255,10 @@ func (e *env) fetchSkills(ctx context.Context, targets []*target, f pullFlags) e
 			if err != nil {
 				return fail(err, "%s@%s", ref, t.version)
 			}
-			if t.lock != nil && t.lock.Commit == t.info.Commit && exists {
+			if t.lock != nil && t.lock.Commit == t.info.Commit && exists && (!dirty || !f.force) {
 				t.status = "unchanged"
 				if dirty {
-					t.status = "kept"
+					t.status = "kept" // --force would restore it
 				}
 				continue
 			}
