@@ -710,3 +710,26 @@ func TestPullLabel(t *testing.T) {
 		t.Fatalf("pull --label of a named skill without it: %+v", r)
 	}
 }
+
+// TestPushNewSkill: a skill with no version yet takes its first draft
+// from a folder named after it.
+func TestPushNewSkill(t *testing.T) {
+	f := newFixture(t)
+	f.skills["fresh"] = f.e.CreateSkill(f.e.Admin, f.project, "fresh")
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "fresh/SKILL.md"), testenv.SkillManifest("fresh"))
+	r := f.must(t, dir, "push", "fresh", "--project", "demo")
+	if !strings.Contains(r.stdout, "draft 1 of demo/fresh opened: 1 added, 0 changed, 0 deleted") {
+		t.Fatalf("push of a new skill: %s", r.stdout)
+	}
+	repo := f.gitRepo("fresh")
+	if got := testenv.Git(t, repo, "rev-list", "--count", "refs/heads/draft/1"); got != "1" {
+		t.Fatalf("commits on draft/1: %s", got)
+	}
+	testenv.Git(t, repo, "fsck", "--strict")
+	f.must(t, dir, "publish", "demo/fresh", "1")
+	r = f.must(t, dir, "skills", "install", "demo/fresh", "--to", "agent")
+	if read(t, filepath.Join(dir, "agent/fresh/SKILL.md")) != testenv.SkillManifest("fresh") {
+		t.Fatalf("install after publish: %s", r.stdout)
+	}
+}

@@ -80,6 +80,13 @@ func TestPushRoutes(t *testing.T) {
 	if got := testenv.Git(t, repo, "diff", "--name-status", head, "refs/heads/draft/2"); got != "A\tb.txt\nD\tnew/a.txt" {
 		t.Fatalf("the commit's changes: %q", got)
 	}
+	// A rename to a look-alike path is a deletion and an add, not a
+	// collision with the path it replaces.
+	body = zipOf(t, "SKILL.md", testenv.SkillManifest("tool")+"more\n", "B.txt", "b\n")
+	e.Must(200, "PUT", path, e.Admin, body, zct)
+	if got := testenv.Git(t, repo, "ls-tree", "-r", "--name-only", "refs/heads/draft/2"); got != "B.txt\nSKILL.md" {
+		t.Fatalf("tree after a case rename: %q", got)
+	}
 	// The same content again: no commit.
 	head = testenv.Git(t, repo, "rev-parse", "refs/heads/draft/2")
 	e.Must(200, "PUT", path, e.Admin, body, zct)
