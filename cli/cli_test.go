@@ -29,6 +29,8 @@ type fixture struct {
 	skills  map[string]string // slug → id
 	// archives counts archive downloads (GET …/archive.tar.gz).
 	archives atomic.Int64
+	// terminal runs the commands as if stdout were a terminal.
+	terminal bool
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -112,7 +114,7 @@ func (f *fixture) quire(t *testing.T, dir string, env map[string]string, args ..
 	}
 	var out, errb bytes.Buffer
 	o := cli.Options{
-		Stdin: strings.NewReader(vars["stdin"]), Stdout: &out, Stderr: &errb, Dir: dir,
+		Stdin: strings.NewReader(vars["stdin"]), Stdout: &out, Stderr: &errb, Dir: dir, Terminal: f.terminal,
 		Getenv: func(k string) string { return vars[k] },
 		HTTP:   &http.Client{Transport: countArchives{&f.archives, http.DefaultTransport}},
 	}
@@ -293,6 +295,12 @@ func TestPullLocalEdits(t *testing.T) {
 	}
 	if read(t, edited) != testenv.SkillManifest("pdf-tools") {
 		t.Fatal("--force did not overwrite the edit")
+	}
+	// --force restores an edited folder even when the server has nothing new.
+	write(t, edited, "edit again\n")
+	r = f.must(t, dir, "pull", "demo", "--force", "--json")
+	if st := statuses(t, r); st["pdf-tools"] != "updated" || st["xlsx"] != "unchanged" || read(t, edited) != testenv.SkillManifest("pdf-tools") {
+		t.Fatalf("pull --force, server unchanged: %v", st)
 	}
 
 	// A folder the lockfile does not know is a local edit too.
@@ -478,7 +486,7 @@ func TestPushBadInput(t *testing.T) {
 		{"symlink", []string{"push", "skills/xlsx"}, nil, 1, "is a symlink"},
 		{"too big", []string{"push", "skills/pdf-tools"}, func() {
 			write(t, filepath.Join(dir, "skills/pdf-tools/big.bin"), strings.Repeat("x", 2<<10))
-		}, 1, "push demo/pdf-tools"},
+		}, 1, "push demo/pdf-tools: zip entry \"big.bin\" is larger than 1024 bytes (413 too_large)"},
 		{"not a folder", []string{"push", "nope/pdf-tools"}, nil, 1, "no such folder"},
 		{"unknown skill", []string{"push", "file"}, nil, 1, "not a folder"},
 		{"no project", []string{"push", "other"}, func() { write(t, filepath.Join(dir, "other/SKILL.md"), "x") }, 2, "--project"},
@@ -655,5 +663,73 @@ func TestHelpHasExamples(t *testing.T) {
 		if !strings.Contains(r.stdout, "Examples:\n  quire "+cmd[0]) {
 			t.Errorf("quire %s --help has no example:\n%s", strings.Join(cmd, " "), r.stdout)
 		}
+	}
+}
+
+// TestProgressBar: a pull of more than a few skills shows a progress bar
+// on stderr when stdout is a terminal, and never otherwise.
+func TestProgressBar(t *testing.T) {
+	f := newFixture(t)
+	for _, slug := range []string{"a", "b", "c"} {
+		f.skills[slug] = f.e.CreateSkill(f.e.Admin, f.project, slug)
+		f.publishSkill(t, slug, map[string]string{"SKILL.md": testenv.SkillManifest(slug)})
+	}
+	r := f.must(t, t.TempDir(), "pull", "demo")
+	if r.stderr != "" || !strings.Contains(r.stdout, "5 installed") {
+		t.Fatalf("pull, not a terminal: %+v", r)
+	}
+	f.terminal = true
+	r = f.must(t, t.TempDir(), "pull", "demo")
+	if !strings.Contains(r.stderr, "pulling") || !strings.Contains(r.stderr, "(4/5)") {
+		t.Fatalf("pull on a terminal: stderr %q", r.stderr)
+	}
+	r = f.must(t, t.TempDir(), "pull", "demo", "--skill", "a", "--skill", "b")
+	if r.stderr != "" {
+		t.Fatalf("a pull of two skills on a terminal: stderr %q", r.stderr)
+	}
+}
+
+// TestPullLabel: --label pulls the version a label names; skills without
+// the label are skipped, a named one is an error.
+func TestPullLabel(t *testing.T) {
+	f := newFixture(t)
+	f.publishSkill(t, "pdf-tools", map[string]string{"README.md": "v2\n"})
+	f.e.Must(200, "PUT", "/v1/skills/"+f.skills["pdf-tools"]+"/labels/stable", f.e.Admin, map[string]any{"version": 1})
+	dir := t.TempDir()
+	r := f.must(t, dir, "pull", "demo", "--label", "stable", "--json")
+	if st := statuses(t, r); st["pdf-tools"] != "installed" || st["xlsx"] != "skipped" {
+		t.Fatalf("pull --label: %v", st)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "skills/pdf-tools/README.md")); !os.IsNotExist(err) {
+		t.Fatal("--label stable pulled the live version")
+	}
+	if l := readLock(t, dir); len(l.Skills) != 1 || l.Skills[0].Version != 1 {
+		t.Fatalf("lockfile: %+v", l)
+	}
+	if r := f.quire(t, dir, nil, "pull", "demo", "--label", "stable", "--skill", "xlsx"); r.code != 1 || !strings.Contains(r.stderr, "demo/xlsx has no version stable") {
+		t.Fatalf("pull --label of a named skill without it: %+v", r)
+	}
+}
+
+// TestPushNewSkill: a skill with no version yet takes its first draft
+// from a folder named after it.
+func TestPushNewSkill(t *testing.T) {
+	f := newFixture(t)
+	f.skills["fresh"] = f.e.CreateSkill(f.e.Admin, f.project, "fresh")
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "fresh/SKILL.md"), testenv.SkillManifest("fresh"))
+	r := f.must(t, dir, "push", "fresh", "--project", "demo")
+	if !strings.Contains(r.stdout, "draft 1 of demo/fresh opened: 1 added, 0 changed, 0 deleted") {
+		t.Fatalf("push of a new skill: %s", r.stdout)
+	}
+	repo := f.gitRepo("fresh")
+	if got := testenv.Git(t, repo, "rev-list", "--count", "refs/heads/draft/1"); got != "1" {
+		t.Fatalf("commits on draft/1: %s", got)
+	}
+	testenv.Git(t, repo, "fsck", "--strict")
+	f.must(t, dir, "publish", "demo/fresh", "1")
+	r = f.must(t, dir, "skills", "install", "demo/fresh", "--to", "agent")
+	if read(t, filepath.Join(dir, "agent/fresh/SKILL.md")) != testenv.SkillManifest("fresh") {
+		t.Fatalf("install after publish: %s", r.stdout)
 	}
 }

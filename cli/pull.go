@@ -140,9 +140,9 @@ func (e *env) pull(ctx context.Context, project string, f pullFlags) error {
 	if f.label != "" {
 		version = f.label
 	}
-	want := map[string]bool{}
+	want, missing := map[string]bool{}, map[string]bool{}
 	for _, s := range f.skills {
-		want[s] = true
+		want[s], missing[s] = true, true
 	}
 	var targets []*target
 	if project == "" || f.frozen {
@@ -150,14 +150,14 @@ func (e *env) pull(ctx context.Context, project string, f pullFlags) error {
 			if project != "" && s.Project != project || len(want) > 0 && !want[s.Slug] {
 				continue
 			}
-			delete(want, s.Slug)
+			delete(missing, s.Slug)
 			v := version
 			if f.frozen {
 				v = strconv.Itoa(s.Version)
 			}
 			targets = append(targets, &target{project: s.Project, slug: s.Slug, version: v, named: true})
 		}
-		if len(targets) == 0 && len(want) == 0 {
+		if len(targets) == 0 && len(missing) == 0 {
 			return usagef("%s lists no skills to pull: name a PROJECT", LockName)
 		}
 	} else {
@@ -176,7 +176,7 @@ func (e *env) pull(ctx context.Context, project string, f pullFlags) error {
 					continue
 				}
 				named := want[s.Slug]
-				delete(want, s.Slug)
+				delete(missing, s.Slug)
 				targets = append(targets, &target{project: project, slug: s.Slug, version: version, named: named})
 			}
 			if opts.Cursor = pg.NextCursor; opts.Cursor == "" {
@@ -184,7 +184,7 @@ func (e *env) pull(ctx context.Context, project string, f pullFlags) error {
 			}
 		}
 	}
-	for s := range want {
+	for s := range missing {
 		return fmt.Errorf("no skill %s to pull", s)
 	}
 	return e.fetchSkills(ctx, targets, f)
@@ -255,10 +255,10 @@ func (e *env) fetchSkills(ctx context.Context, targets []*target, f pullFlags) e
 			if err != nil {
 				return fail(err, "%s@%s", ref, t.version)
 			}
-			if t.lock != nil && t.lock.Commit == t.info.Commit && exists {
+			if t.lock != nil && t.lock.Commit == t.info.Commit && exists && (!dirty || !f.force) {
 				t.status = "unchanged"
 				if dirty {
-					t.status = "kept"
+					t.status = "kept" // --force would restore it
 				}
 				continue
 			}

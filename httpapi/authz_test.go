@@ -246,9 +246,14 @@ var authzTable = map[string]authzRow{
 	"GET /v1/skills/:id/versions/:version/files": {policy: "project-read", ok: 200, req: authzPath("/v1/skills/{skill}/versions/1/files")},
 	"POST /v1/skills/:id/versions/:version/files": {policy: "project-write", ok: 200,
 		req: authzBody("/v1/skills/{skill}/versions/2/files", map[string]string{"file_path": "notes.txt", "content": "x"})},
-	// quire push: the draft's whole content from a zip, as one commit.
-	"PUT /v1/skills/:id/versions/:version/files": {policy: "project-write", ok: 200, req: func(f *authzFixture, _ bool) authzReq {
-		return authzReq{path: f.expand("/v1/skills/{skill}/versions/2/files"), body: f.zip, headers: []string{"Content-Type: application/zip"}}
+	// quire push (push.go): a fresh draft each success, so draft 2 keeps
+	// the files other rows read.
+	"PUT /v1/skills/:id/versions/:version/files": {policy: "project-write", ok: 200, req: func(f *authzFixture, fresh bool) authzReq {
+		path := f.expand("/v1/skills/{skill}/versions/2/files")
+		if fresh {
+			path = f.skillVersion(true, "/files")
+		}
+		return authzReq{path: path, body: f.zip, headers: []string{"Content-Type: application/zip"}}
 	}},
 	"GET /v1/skills/:id/versions/:version/files/*file_path": {policy: "project-read", ok: 200, req: authzPath("/v1/skills/{skill}/versions/1/files/a.txt")},
 	"DELETE /v1/skills/:id/versions/:version/files/*file_path": {policy: "project-write", ok: 200, req: func(f *authzFixture, fresh bool) authzReq {

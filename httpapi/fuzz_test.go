@@ -37,7 +37,7 @@ var fuzzRoutes = []fuzzRoute{
 	{"POST", "/v1/skills/{s}/versions", "application/json", `{"from":"empty"}`},
 	{"POST", "/v1/skills/{s}/versions/1/files", "application/json", `{"file_path":"scripts/run.py","content":"print(1)\n","message":"m"}`},
 	{"POST", "/v1/skills/{s}/versions/upload", "application/zip", "PK\x05\x06" + strings.Repeat("\x00", 18)},
-	{"PUT", "/v1/skills/{s}/versions/{n}/files", "application/zip", "PK\x05\x06" + strings.Repeat("\x00", 18)},
+	{"PUT", "/v1/skills/{s}/versions/1/files", "application/zip", "PK\x05\x06" + strings.Repeat("\x00", 18)},
 	{"PATCH", "/v1/prompts/{q}", "application/json", `{"name":"Renamed prompt","description":"d"}`},
 	{"POST", "/v1/prompts/{q}/versions", "application/json", `{"from":"empty","template":"Hi {{name}}","model":"gpt-x","model_params":{"temperature":0.2}}`},
 	{"PATCH", "/v1/prompts/{q}/versions/2", "application/json", `{"messages":[{"role":"system","content":"{{#items}}- {{.}}\n{{/items}}"}],"model":"m"}`},

@@ -87,6 +87,7 @@ func TestScripts(t *testing.T) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"quire-serve": cmdServe,
+			"quire":       cmdQuire,
 			"api":         cmdAPI,
 			"setjson":     cmdSetJSON,
 		},
@@ -155,6 +156,18 @@ func cmdServe(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	ts.Setenv("TOKEN", login.Token)
 	ts.Setenv("GITURL", "http://git:"+login.Token+"@"+hostport+"/git")
+}
+
+// cmdQuire runs the quire binary's command line (cli/) in the script's
+// directory and environment; "! quire" expects a failure.
+func cmdQuire(ts *testscript.TestScript, neg bool, args []string) {
+	err := ts.Exec(quireBin, args...)
+	switch {
+	case err != nil && !neg:
+		ts.Fatalf("quire %s: %v", strings.Join(args, " "), err)
+	case err == nil && neg:
+		ts.Fatalf("quire %s succeeded", strings.Join(args, " "))
+	}
 }
 
 // cmdAPI sends one request and checks its status.
