@@ -251,7 +251,12 @@ func TestBrowserFlow(t *testing.T) {
 	c := newChrome(t)
 	e := f.e
 	revID, _ := e.CreateUser("rev@example.com")
-	e.Must(200, "PATCH", "/v1/users/"+revID, e.Admin, map[string]string{"name": `Rev " onfocus="alert('name')" &amp;`})
+	e.Must(200, "PATCH", "/v1/users/"+revID, e.Admin, map[string]string{"name": "Grace Hopper"})
+	// A display name cannot hold < or >; this one tries to break out of
+	// an attribute instead.
+	malID, _ := e.CreateUser("mallory@example.com")
+	mallory := `Mallory " autofocus onfocus="alert('name')" x="&amp;`
+	e.Must(200, "PATCH", "/v1/users/"+malID, e.Admin, map[string]string{"name": mallory})
 	probe := `<img src=x onerror=alert('comment')><script>alert('comment')</script>`
 
 	signIn := func(email, password string) {
@@ -281,13 +286,13 @@ func TestBrowserFlow(t *testing.T) {
 	// A project, from the projects page.
 	c.step("create a project",
 		chromedp.Click(css("details.panel > summary")),
-		chromedp.SendKeys(css("#project-name"), `Support <img src=x onerror=alert('project')>`),
+		chromedp.SendKeys(css("#project-name"), "Support desk"),
 		chromedp.SendKeys(css("#project-description"), "Prompts and skills of the help desk"),
 		submit(chromedp.Click(css(`form[action="/ui/projects"] button`))),
 		chromedp.WaitVisible(css("#skills-h")),
 	)
 	project := c.location()
-	if h := c.text("h1"); h != `Support <img src=x onerror=alert('project')>` {
+	if h := c.text("h1"); h != "Support desk" {
 		t.Errorf("project heading %q", h)
 	}
 	c.check("new project")
@@ -330,7 +335,7 @@ func TestBrowserFlow(t *testing.T) {
 		chromedp.WaitReady(css("#draft-h")),
 		chromedp.Click(css(`a[href$="/v/2/edit/SKILL.md"]`)),
 		chromedp.WaitVisible(css("#content")),
-		chromedp.SetValue(css("#content"), "---\nname: refunds\ndescription: Handle refund requests\n---\n\n# Refunds\n\nInstructions for the support agent.\n\n"+probe+"\n"),
+		chromedp.SetValue(css("#content"), "---\nname: refunds\ndescription: Handle refund requests\n---\n\n# Refunds\n\nInstructions for the support agent.\n\n## Steps\n\n1. Find the order by its number.\n2. Check the refund policy of its country.\n3. Reply with the amount and the date.\n"),
 		submit(chromedp.Click(css(`form[action$="/files"] button.primary`))),
 		chromedp.WaitVisible(css("article.markdown")),
 	)
@@ -355,7 +360,7 @@ func TestBrowserFlow(t *testing.T) {
 
 	// A review; a comment on a diff line, keyboard only.
 	c.step("open a review",
-		chromedp.SendKeys(css("#review-title"), "Friendlier refunds "+probe),
+		chromedp.SendKeys(css("#review-title"), "Steps for refunds"),
 		submit(chromedp.Submit(css("#review-title"))),
 		chromedp.WaitVisible(css("#merge-h")),
 	)
@@ -369,12 +374,20 @@ func TestBrowserFlow(t *testing.T) {
 		t.Errorf("focus after pressing a line: %q", id)
 	}
 	c.step("write the comment",
-		chromedp.KeyEvent("Why "+probe+"?"),
+		chromedp.KeyEvent("Which policy applies to EU orders?"),
 		submit(chromedp.Click(css("#comment-form button.primary"))),
 		chromedp.WaitVisible(css("tr.note")),
 	)
-	if n := c.text("tr.note"); !strings.Contains(n, "Why "+probe+"?") {
+	if n := c.text("tr.note"); !strings.Contains(n, "Which policy applies to EU orders?") {
 		t.Errorf("line comment shows %q", n)
+	}
+	c.step("a comment with script probes",
+		chromedp.SendKeys(css("#comment-body"), probe),
+		submit(chromedp.Click(css("#comment-form button.primary"))),
+		chromedp.WaitVisible(css("article.comment:nth-of-type(2)")),
+	)
+	if n := c.text("article.comment:nth-of-type(2) .body"); n != probe {
+		t.Errorf("comment shows %q", n)
 	}
 	if s := c.text("#merge-h"); s != "Not ready to publish" {
 		t.Errorf("review before approval: %q", s)
@@ -388,7 +401,7 @@ func TestBrowserFlow(t *testing.T) {
 	if s := c.text("#merge-h"); s != "Ready to publish" {
 		t.Errorf("review after approval: %q", s)
 	}
-	if v := c.text("#verdicts-h + ul"); !strings.Contains(v, `Rev " onfocus="alert('name')" &amp;`) || !strings.Contains(v, "approved") {
+	if v := c.text("#verdicts-h + ul"); !strings.Contains(v, "Grace Hopper") || !strings.Contains(v, "approved") {
 		t.Errorf("verdicts: %q", v)
 	}
 	c.check("review")
@@ -446,6 +459,23 @@ func TestBrowserFlow(t *testing.T) {
 	c.shot("playground")
 	c.step("a skill file", chromedp.Navigate(e.URL+"/ui/p/demo/skills/pdf-tools/v/1/f/scripts/run.py"), chromedp.WaitVisible(css(".code")))
 	c.check("file")
+	// The fixture's skill: a script and a javascript: link in SKILL.md,
+	// an <img onerror> file name.
+	c.step("a skill with probes", chromedp.Navigate(e.URL+"/ui/p/demo/skills/pdf-tools/v/1"), chromedp.WaitVisible(css("article.markdown")))
+	if md := c.text("article.markdown"); !strings.Contains(md, "Use bold moves.") {
+		t.Errorf("SKILL.md as rendered: %q", md)
+	}
+	if tree := c.text(".tree"); !strings.Contains(tree, "notes/<img src=x onerror=alert(3)>.txt") {
+		t.Errorf("file tree: %q", tree)
+	}
+	c.check("version (published)")
+	// A display name that tries to break out of an attribute.
+	e.Must(200, "POST", "/v1/projects/demo/members", e.Admin, map[string]string{"email": "mallory@example.com", "role": "viewer"})
+	c.step("a member with a probe for a name", chromedp.Navigate(e.URL+"/ui/p/demo/settings"), chromedp.WaitVisible(css("#members-h")))
+	if m := c.text("#members-h + table"); !strings.Contains(m, mallory) {
+		t.Errorf("members: %q", m)
+	}
+	c.check("settings with a probe")
 	c.step("the account page", chromedp.Navigate(e.URL+"/ui/account"), chromedp.WaitVisible(css("#keys-h")))
 	c.check("account")
 
