@@ -131,10 +131,10 @@ func (a *App) summarize(ctx context.Context, row *AssetSummary) error {
 }
 
 // Publishable says whether draft n of asset ref could be published now
-// under its project's review policy, and why not: the same check a
-// publish runs under its lock (mergeable), read ahead so a page can
-// disable its publish button with the reason. The draft's open review,
-// when it has one, is returned too.
+// under its project's review policy, and why not: the draft's open review
+// (returned too, when it has one) is put to the very gate a publish runs
+// under its lock (reviewGate, on mergeable), read ahead so a page can
+// disable its publish button with the reason.
 func (a *App) Publishable(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, n int) (Mergeable, *quire.Review, error) {
 	as, pr, err := a.AssetIn(ctx, p, kind, ref, quire.AccessRead)
 	if err != nil {
@@ -143,29 +143,29 @@ func (a *App) Publishable(ctx context.Context, p *quire.Principal, kind quire.Ki
 	if p.ProjectAccess(pr) < quire.AccessWrite {
 		return Mergeable{Reasons: []string{"you may not publish in this project"}}, nil, nil
 	}
-	pol := pr.Policy()
 	if a.reviews == nil {
-		return mergeable(quire.ReviewPolicy{}, nil), nil, nil
+		return Mergeable{OK: true, Reasons: []string{}}, nil, nil
 	}
 	open, err := a.reviews.Reviews(ctx, as, quire.ReviewOpen)
 	if err != nil {
 		return Mergeable{}, nil, err
 	}
-	for _, rv := range open {
-		if rv.Version != n {
-			continue
+	var rt *quire.ReviewThread
+	var rv *quire.Review
+	for _, r := range open {
+		if r.Version == n {
+			if rt, err = a.reviews.ReviewThread(ctx, as, r.Number); err != nil {
+				return Mergeable{}, nil, err
+			}
+			rv = r
+			break
 		}
-		rt, err := a.reviews.ReviewThread(ctx, as, rv.Number)
-		if err != nil {
-			return Mergeable{}, nil, err
-		}
-		m := mergeable(pol, rt)
-		if pol.RequiredApprovals == 0 {
-			// With no approvals required a review only informs; the
-			// gate lets the publish through (reviewGate).
-			m.OK, m.Reasons = true, []string{}
-		}
-		return m, rv, nil
 	}
-	return mergeable(pol, nil), nil, nil
+	m := mergeable(pr.Policy(), rt)
+	if _, err := a.reviewGate(p, pr, PublishOptions{})(rt); err == nil {
+		m.OK, m.Reasons = true, []string{}
+	} else if quire.ErrorCode(err) != quire.EREVIEW {
+		return Mergeable{}, nil, err
+	}
+	return m, rv, nil
 }

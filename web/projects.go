@@ -251,10 +251,8 @@ func (u *UI) saveSettings(w http.ResponseWriter, r *http.Request, s *session) {
 		dismiss := r.PostFormValue("dismiss_stale") == "on"
 		pol := quire.ReviewPolicy{
 			RequiredApprovals: n, AllowSelfApproval: r.PostFormValue("allow_self_approval") == "on",
-			DismissStale: &dismiss, ProtectedLabels: []string{},
-		}
-		for _, l := range strings.FieldsFunc(r.PostFormValue("protected_labels"), func(c rune) bool { return c == ',' || c == ' ' }) {
-			pol.ProtectedLabels = append(pol.ProtectedLabels, l)
+			DismissStale:    &dismiss,
+			ProtectedLabels: append([]string{}, strings.FieldsFunc(r.PostFormValue("protected_labels"), func(c rune) bool { return c == ',' || c == ' ' })...),
 		}
 		e.ReviewPolicy = &pol
 		return e, nil
