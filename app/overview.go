@@ -70,6 +70,23 @@ func (a *App) ProjectOverview(ctx context.Context, p *quire.Principal, ref strin
 	ov.Skills, ov.Prompts = summaries(skills), summaries(prompts)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(overviewFanout)
+	if o.Activity > 0 && a.activity != nil {
+		// The activity walks every asset's history: it starts first and
+		// runs beside the rows rather than after them.
+		g.Go(func() error {
+			var assets []*quire.Asset
+			for _, kind := range []quire.Kind{quire.KindSkill, quire.KindPrompt} {
+				as, err := a.meta.Assets(gctx, kind, pr.ID)
+				if err != nil {
+					return err
+				}
+				assets = append(assets, as...)
+			}
+			var err error
+			ov.Activity, _, err = a.activity.Activity(gctx, pr, assets, quire.ListOptions{Limit: o.Activity})
+			return err
+		})
+	}
 	for _, rows := range [][]AssetSummary{ov.Skills, ov.Prompts} {
 		for i := range rows {
 			row := &rows[i]
@@ -88,19 +105,6 @@ func (a *App) ProjectOverview(ctx context.Context, p *quire.Principal, ref strin
 			}
 		}
 		ov.Members = append(ov.Members, ms)
-	}
-	if o.Activity > 0 && a.activity != nil {
-		var assets []*quire.Asset
-		for _, kind := range []quire.Kind{quire.KindSkill, quire.KindPrompt} {
-			as, err := a.meta.Assets(ctx, kind, pr.ID)
-			if err != nil {
-				return nil, err
-			}
-			assets = append(assets, as...)
-		}
-		if ov.Activity, _, err = a.activity.Activity(ctx, pr, assets, quire.ListOptions{Limit: o.Activity}); err != nil {
-			return nil, err
-		}
 	}
 	return ov, nil
 }
