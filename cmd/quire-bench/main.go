@@ -72,6 +72,9 @@ type config struct {
 	// files and commits size the git repository; gitRounds the clones
 	// and fetches per server.
 	files, commits, gitRounds int
+	// uiProjects projects of uiPerProject skills and as many prompts
+	// each make the web UI section's data root.
+	uiProjects, uiPerProject int
 }
 
 type multi []string
@@ -101,10 +104,12 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	}
 	c.includes = includes
 	c.warm, c.conns, c.benchtime, c.writers, c.commits = time.Second, []int{1, 32, 256}, "1s", []int{1, 8, 64}, 50
+	c.uiProjects, c.uiPerProject = 20, 50
 	if *quick {
 		c.dur, c.warm, c.rounds, c.benchtime = 200*time.Millisecond, 50*time.Millisecond, 1, "200x"
 		c.writeDur, c.upserts, c.writers = 200*time.Millisecond, 5, []int{1, 8}
 		c.files, c.commits, c.gitRounds = 50, 3, 1
+		c.uiProjects, c.uiPerProject = 2, 10
 	}
 	return c, nil
 }

@@ -49,6 +49,7 @@ func TestQuickRun(t *testing.T) {
 		"## Writes", "upsert in process", "upsert over HTTP", "8 writers, distinct drafts", "8 writers, one draft",
 		"## git over smart HTTP", "mirror clone", "incremental fetch",
 		"## Reviews", "comment: p50", "GET review, 5 comments: p99",
+		"## Web UI", "project (25 skills, 25 prompts): p99", "review: p99", "gzipped", "First contentful paint",
 		"## Scale\n\nfragment from quire-scale",
 	} {
 		if !strings.Contains(report, want) {

@@ -22,7 +22,7 @@ import (
 
 // uiSection measures the browser UI on a data root of 1,000 skills and
 // 1,000 prompts (20 projects of 50 each; small files, so generation takes
-// seconds): the server time of each main page (p50, p99) beside the JSON
+// a minute or two; -quick makes 20 of each): the server time of each main page (p50, p99) beside the JSON
 // API request that reads the same thing, the JavaScript and CSS a page
 // loads (gzipped), and the first contentful paint of the asset page in
 // headless Chromium. Goals: every page's p99 ≤ 50 ms, JS + CSS ≤ 150 KB
@@ -33,7 +33,7 @@ func uiSection(ctx context.Context, c *config, r *report) error {
 		return err
 	}
 	defer q.Close()
-	const projects, perProject = 20, 50
+	projects, perProject := c.uiProjects, c.uiPerProject
 	t0 := time.Now()
 	first, err := fillUI(ctx, q, projects, perProject)
 	if err != nil {
