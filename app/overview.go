@@ -70,6 +70,23 @@ func (a *App) ProjectOverview(ctx context.Context, p *quire.Principal, ref strin
 	ov.Skills, ov.Prompts = summaries(skills), summaries(prompts)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(overviewFanout)
+	if o.Activity > 0 && a.activity != nil {
+		// The activity walks every asset's history: it starts first and
+		// runs beside the rows rather than after them.
+		g.Go(func() error {
+			var assets []*quire.Asset
+			for _, kind := range []quire.Kind{quire.KindSkill, quire.KindPrompt} {
+				as, err := a.meta.Assets(gctx, kind, pr.ID)
+				if err != nil {
+					return err
+				}
+				assets = append(assets, as...)
+			}
+			var err error
+			ov.Activity, _, err = a.activity.Activity(gctx, pr, assets, quire.ListOptions{Limit: o.Activity})
+			return err
+		})
+	}
 	for _, rows := range [][]AssetSummary{ov.Skills, ov.Prompts} {
 		for i := range rows {
 			row := &rows[i]
@@ -88,19 +105,6 @@ func (a *App) ProjectOverview(ctx context.Context, p *quire.Principal, ref strin
 			}
 		}
 		ov.Members = append(ov.Members, ms)
-	}
-	if o.Activity > 0 && a.activity != nil {
-		var assets []*quire.Asset
-		for _, kind := range []quire.Kind{quire.KindSkill, quire.KindPrompt} {
-			as, err := a.meta.Assets(ctx, kind, pr.ID)
-			if err != nil {
-				return nil, err
-			}
-			assets = append(assets, as...)
-		}
-		if ov.Activity, _, err = a.activity.Activity(ctx, pr, assets, quire.ListOptions{Limit: o.Activity}); err != nil {
-			return nil, err
-		}
 	}
 	return ov, nil
 }
@@ -131,10 +135,10 @@ func (a *App) summarize(ctx context.Context, row *AssetSummary) error {
 }
 
 // Publishable says whether draft n of asset ref could be published now
-// under its project's review policy, and why not: the same check a
-// publish runs under its lock (mergeable), read ahead so a page can
-// disable its publish button with the reason. The draft's open review,
-// when it has one, is returned too.
+// under its project's review policy, and why not: the draft's open review
+// (returned too, when it has one) is put to the very gate a publish runs
+// under its lock (reviewGate, on mergeable), read ahead so a page can
+// disable its publish button with the reason.
 func (a *App) Publishable(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, n int) (Mergeable, *quire.Review, error) {
 	as, pr, err := a.AssetIn(ctx, p, kind, ref, quire.AccessRead)
 	if err != nil {
@@ -143,29 +147,29 @@ func (a *App) Publishable(ctx context.Context, p *quire.Principal, kind quire.Ki
 	if p.ProjectAccess(pr) < quire.AccessWrite {
 		return Mergeable{Reasons: []string{"you may not publish in this project"}}, nil, nil
 	}
-	pol := pr.Policy()
 	if a.reviews == nil {
-		return mergeable(quire.ReviewPolicy{}, nil), nil, nil
+		return Mergeable{OK: true, Reasons: []string{}}, nil, nil
 	}
 	open, err := a.reviews.Reviews(ctx, as, quire.ReviewOpen)
 	if err != nil {
 		return Mergeable{}, nil, err
 	}
-	for _, rv := range open {
-		if rv.Version != n {
-			continue
+	var rt *quire.ReviewThread
+	var rv *quire.Review
+	for _, r := range open {
+		if r.Version == n {
+			if rt, err = a.reviews.ReviewThread(ctx, as, r.Number); err != nil {
+				return Mergeable{}, nil, err
+			}
+			rv = r
+			break
 		}
-		rt, err := a.reviews.ReviewThread(ctx, as, rv.Number)
-		if err != nil {
-			return Mergeable{}, nil, err
-		}
-		m := mergeable(pol, rt)
-		if pol.RequiredApprovals == 0 {
-			// With no approvals required a review only informs; the
-			// gate lets the publish through (reviewGate).
-			m.OK, m.Reasons = true, []string{}
-		}
-		return m, rv, nil
 	}
-	return mergeable(pol, nil), nil, nil
+	m := mergeable(pr.Policy(), rt)
+	if _, err := a.reviewGate(p, pr, PublishOptions{})(rt); err == nil {
+		m.OK, m.Reasons = true, []string{}
+	} else if quire.ErrorCode(err) != quire.EREVIEW {
+		return Mergeable{}, nil, err
+	}
+	return m, rv, nil
 }

@@ -1,11 +1,16 @@
 package web_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"image"
+	"image/color"
+	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -207,16 +212,65 @@ func (c *chrome) check(name string) {
 	}
 }
 
-// shot saves a screenshot of the viewport as name.png.
+// shot saves a screenshot of the viewport as name.png, in its 256 most
+// frequent colours: a page of text and flat colours loses nothing a
+// reader sees and the file shrinks to about a third (docs/ui holds some).
 func (c *chrome) shot(name string) {
 	c.t.Helper()
-	png, err := chromedp.Run(c.ctx, chromedp.CaptureScreenshot())
+	raw, err := chromedp.Run(c.ctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(c.shots, name+".png"), png, 0o644); err != nil {
+	img, err := png.Decode(bytes.NewReader(raw))
+	if err != nil {
 		c.t.Fatal(err)
 	}
+	var out bytes.Buffer
+	if err := (&png.Encoder{CompressionLevel: png.BestCompression}).Encode(&out, paletted(img)); err != nil {
+		c.t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(c.shots, name+".png"), out.Bytes(), 0o644); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// paletted maps img to a palette of its 256 most frequent colours
+// (nearest match, no dithering).
+func paletted(img image.Image) *image.Paletted {
+	b := img.Bounds()
+	rgb := func(x, y int) color.RGBA {
+		r, g, bl, _ := img.At(x, y).RGBA()
+		return color.RGBA{uint8(r >> 8), uint8(g >> 8), uint8(bl >> 8), 255}
+	}
+	count := map[color.RGBA]int{}
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			count[rgb(x, y)]++
+		}
+	}
+	cs := make([]color.RGBA, 0, len(count))
+	for c := range count {
+		cs = append(cs, c)
+	}
+	sort.Slice(cs, func(i, j int) bool { return count[cs[i]] > count[cs[j]] })
+	pal := make(color.Palette, 0, 256)
+	for _, c := range cs[:min(len(cs), 256)] {
+		pal = append(pal, c)
+	}
+	out := image.NewPaletted(b, pal)
+	index := map[color.RGBA]uint8{}
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			c := rgb(x, y)
+			i, ok := index[c]
+			if !ok {
+				i = uint8(pal.Index(c))
+				index[c] = i
+			}
+			out.SetColorIndex(x, y, i)
+		}
+	}
+	return out
 }
 
 func css(s string) chromedp.CSS { return chromedp.CSS(s) }
@@ -251,7 +305,12 @@ func TestBrowserFlow(t *testing.T) {
 	c := newChrome(t)
 	e := f.e
 	revID, _ := e.CreateUser("rev@example.com")
-	e.Must(200, "PATCH", "/v1/users/"+revID, e.Admin, map[string]string{"name": `Rev " onfocus="alert('name')" &amp;`})
+	e.Must(200, "PATCH", "/v1/users/"+revID, e.Admin, map[string]string{"name": "Grace Hopper"})
+	// A display name cannot hold < or >; this one tries to break out of
+	// an attribute instead.
+	malID, _ := e.CreateUser("mallory@example.com")
+	mallory := `Mallory " autofocus onfocus="alert('name')" x="&amp;`
+	e.Must(200, "PATCH", "/v1/users/"+malID, e.Admin, map[string]string{"name": mallory})
 	probe := `<img src=x onerror=alert('comment')><script>alert('comment')</script>`
 
 	signIn := func(email, password string) {
@@ -280,14 +339,14 @@ func TestBrowserFlow(t *testing.T) {
 
 	// A project, from the projects page.
 	c.step("create a project",
-		chromedp.Click(css("details.panel > summary")),
-		chromedp.SendKeys(css("#project-name"), `Support <img src=x onerror=alert('project')>`),
+		chromedp.Click(css("details.menu > summary")),
+		chromedp.SendKeys(css("#project-name"), "Support desk"),
 		chromedp.SendKeys(css("#project-description"), "Prompts and skills of the help desk"),
 		submit(chromedp.Click(css(`form[action="/ui/projects"] button`))),
 		chromedp.WaitVisible(css("#skills-h")),
 	)
 	project := c.location()
-	if h := c.text("h1"); h != `Support <img src=x onerror=alert('project')>` {
+	if h := c.text("h1"); h != "Support desk" {
 		t.Errorf("project heading %q", h)
 	}
 	c.check("new project")
@@ -330,7 +389,7 @@ func TestBrowserFlow(t *testing.T) {
 		chromedp.WaitReady(css("#draft-h")),
 		chromedp.Click(css(`a[href$="/v/2/edit/SKILL.md"]`)),
 		chromedp.WaitVisible(css("#content")),
-		chromedp.SetValue(css("#content"), "---\nname: refunds\ndescription: Handle refund requests\n---\n\n# Refunds\n\nInstructions for the support agent.\n\n"+probe+"\n"),
+		chromedp.SetValue(css("#content"), "---\nname: refunds\ndescription: Handle refund requests\n---\n\n# Refunds\n\nInstructions for the support agent.\n\n## Steps\n\n1. Find the order by its number.\n2. Check the refund policy of its country.\n3. Reply with the amount and the date.\n"),
 		submit(chromedp.Click(css(`form[action$="/files"] button.primary`))),
 		chromedp.WaitVisible(css("article.markdown")),
 	)
@@ -355,7 +414,7 @@ func TestBrowserFlow(t *testing.T) {
 
 	// A review; a comment on a diff line, keyboard only.
 	c.step("open a review",
-		chromedp.SendKeys(css("#review-title"), "Friendlier refunds "+probe),
+		chromedp.SendKeys(css("#review-title"), "Steps for refunds"),
 		submit(chromedp.Submit(css("#review-title"))),
 		chromedp.WaitVisible(css("#merge-h")),
 	)
@@ -369,12 +428,20 @@ func TestBrowserFlow(t *testing.T) {
 		t.Errorf("focus after pressing a line: %q", id)
 	}
 	c.step("write the comment",
-		chromedp.KeyEvent("Why "+probe+"?"),
+		chromedp.KeyEvent("Which policy applies to EU orders?"),
 		submit(chromedp.Click(css("#comment-form button.primary"))),
 		chromedp.WaitVisible(css("tr.note")),
 	)
-	if n := c.text("tr.note"); !strings.Contains(n, "Why "+probe+"?") {
+	if n := c.text("tr.note"); !strings.Contains(n, "Which policy applies to EU orders?") {
 		t.Errorf("line comment shows %q", n)
+	}
+	c.step("a comment with script probes",
+		chromedp.SendKeys(css("#comment-body"), probe),
+		submit(chromedp.Click(css("#comment-form button.primary"))),
+		chromedp.WaitVisible(css("article.comment:nth-of-type(2)")),
+	)
+	if n := c.text("article.comment:nth-of-type(2) .body"); n != probe {
+		t.Errorf("comment shows %q", n)
 	}
 	if s := c.text("#merge-h"); s != "Not ready to publish" {
 		t.Errorf("review before approval: %q", s)
@@ -388,7 +455,7 @@ func TestBrowserFlow(t *testing.T) {
 	if s := c.text("#merge-h"); s != "Ready to publish" {
 		t.Errorf("review after approval: %q", s)
 	}
-	if v := c.text("#verdicts-h + ul"); !strings.Contains(v, `Rev " onfocus="alert('name')" &amp;`) || !strings.Contains(v, "approved") {
+	if v := c.text("#verdicts-h + ul"); !strings.Contains(v, "Grace Hopper") || !strings.Contains(v, "approved") {
 		t.Errorf("verdicts: %q", v)
 	}
 	c.check("review")
@@ -435,17 +502,43 @@ func TestBrowserFlow(t *testing.T) {
 	c.step("render a prompt",
 		chromedp.Navigate(e.URL+"/ui/p/demo/prompts/greeting/play"),
 		chromedp.WaitVisible(css("#var-name")),
-		chromedp.SendKeys(css("#var-name"), `Ada <img src=x onerror=alert('var')>`),
+		chromedp.SendKeys(css("#var-name"), "Ada"),
 		submit(chromedp.Click(css(`button[value="render"]`))),
 		chromedp.WaitVisible(css("#rendered")),
 	)
-	if out := c.text("#rendered"); out != `Hello Ada <img src=x onerror=alert('var')> <script>` {
+	if out := c.text("#rendered"); out != `Hello Ada <script>` {
 		t.Errorf("rendered: %q", out)
 	}
 	c.check("playground")
 	c.shot("playground")
+	c.step("render a probe",
+		chromedp.SetValue(css("#var-name"), `<img src=x onerror=alert('var')>`),
+		submit(chromedp.Click(css(`button[value="render"]`))),
+		chromedp.WaitVisible(css("#rendered")),
+	)
+	if out := c.text("#rendered"); out != `Hello <img src=x onerror=alert('var')> <script>` {
+		t.Errorf("rendered: %q", out)
+	}
+	c.check("playground with a probe")
 	c.step("a skill file", chromedp.Navigate(e.URL+"/ui/p/demo/skills/pdf-tools/v/1/f/scripts/run.py"), chromedp.WaitVisible(css(".code")))
 	c.check("file")
+	// The fixture's skill: a script and a javascript: link in SKILL.md,
+	// an <img onerror> file name.
+	c.step("a skill with probes", chromedp.Navigate(e.URL+"/ui/p/demo/skills/pdf-tools/v/1"), chromedp.WaitVisible(css("article.markdown")))
+	if md := c.text("article.markdown"); !strings.Contains(md, "Use bold moves.") {
+		t.Errorf("SKILL.md as rendered: %q", md)
+	}
+	if tree := c.text(".tree"); !strings.Contains(tree, "notes/<img src=x onerror=alert(3)>.txt") {
+		t.Errorf("file tree: %q", tree)
+	}
+	c.check("version (published)")
+	// A display name that tries to break out of an attribute.
+	e.Must(200, "POST", "/v1/projects/demo/members", e.Admin, map[string]string{"email": "mallory@example.com", "role": "viewer"})
+	c.step("a member with a probe for a name", chromedp.Navigate(e.URL+"/ui/p/demo/settings"), chromedp.WaitVisible(css("#members-h")))
+	if m := c.text("#members-h + table"); !strings.Contains(m, mallory) {
+		t.Errorf("members: %q", m)
+	}
+	c.check("settings with a probe")
 	c.step("the account page", chromedp.Navigate(e.URL+"/ui/account"), chromedp.WaitVisible(css("#keys-h")))
 	c.check("account")
 

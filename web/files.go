@@ -26,8 +26,11 @@ type fileView struct {
 	quire.File
 	Text     bool
 	Markdown template.HTML // rendered and sanitized; empty unless .md
-	Code     template.HTML // highlighted source (chroma, classes only)
-	Source   string        // plain text when highlighting is not possible
+	// FrontMatter is a Markdown file's leading YAML block (a skill's
+	// name and description), highlighted apart from the prose.
+	FrontMatter template.HTML
+	Code        template.HTML // highlighted source (chroma, classes only)
+	Source      string        // plain text when highlighting is not possible
 }
 
 // maxShown is the largest file drawn inline; bigger ones are a raw link.
@@ -57,8 +60,16 @@ func showFile(f quire.File, content []byte) *fileView {
 		return v
 	}
 	if strings.EqualFold(path.Ext(f.Path), ".md") {
+		body := content
+		if rest, ok := bytes.CutPrefix(bytes.ReplaceAll(content, []byte("\r\n"), []byte("\n")), []byte("---\n")); ok {
+			if fm, after, ok := bytes.Cut(rest, []byte("\n---\n")); ok {
+				if h, ok := highlight("front.yaml", string(fm)+"\n"); ok {
+					v.FrontMatter, body = h, after
+				}
+			}
+		}
 		var b bytes.Buffer
-		if err := markdown.Convert(content, &b); err == nil {
+		if err := markdown.Convert(body, &b); err == nil {
 			v.Markdown = template.HTML(policy.SanitizeBytes(b.Bytes()))
 			return v
 		}

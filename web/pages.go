@@ -141,6 +141,7 @@ type versionView struct {
 	// (app.Publishable); Review is its open review, if any.
 	Publish  app.Mergeable
 	Review   *quire.Review
+	Writer   bool
 	Origin   string
 	Files    []quire.File
 	Open     *fileView // the file shown: SKILL.md by default
@@ -173,7 +174,7 @@ func (u *UI) showVersion(w http.ResponseWriter, r *http.Request, s *session, plu
 		u.fail(w, r, s, err)
 		return
 	}
-	v := versionView{assetRef: ref, Version: ver, Origin: origin(r, u.secure(r)), CSRF: s.csrf}
+	v := versionView{assetRef: ref, Version: ver, Origin: origin(r, u.secure(r)), CSRF: s.csrf, Writer: s.p.ProjectAccess(ref.Project) >= quire.AccessWrite}
 	if ver.State == quire.StateDraft {
 		if v.Publish, v.Review, err = u.app.Publishable(ctx, s.p, ref.Kind, ref.Asset.ID, n); err != nil {
 			u.fail(w, r, s, err)

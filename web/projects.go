@@ -86,7 +86,7 @@ func metaForm(r *http.Request) app.MetaEdit {
 
 // projectPageSize is how many skills and prompts the project page shows
 // at once (each row reads its repository for the live version and labels).
-const projectPageSize = 50
+const projectPageSize = 25
 
 type projectView struct {
 	*app.ProjectOverview
@@ -176,7 +176,10 @@ func (u *UI) createAsset(w http.ResponseWriter, r *http.Request, s *session) {
 	if desc == "" {
 		desc = "What this skill does and when to use it."
 	}
-	manifest := "---\nname: " + as.Slug + "\ndescription: " + strconv.Quote(desc) + "\n---\n\n# " + as.Name + "\n\nInstructions for the agent.\n"
+	if strings.ContainsAny(desc, ":#\"'{}[]&*!|>%@`,\\") || strings.TrimSpace(desc) != desc {
+		desc = strconv.Quote(desc) // a YAML double-quoted string
+	}
+	manifest := "---\nname: " + as.Slug + "\ndescription: " + desc + "\n---\n\n# " + as.Name + "\n\nInstructions for the agent.\n"
 	if _, _, _, err := u.app.UpsertFile(ctx, s.p, as.ID, v.Number, app.FileWrite{Path: "SKILL.md", Content: []byte(manifest), Message: "Start SKILL.md"}); err != nil {
 		u.fail(w, r, s, err)
 		return
@@ -248,10 +251,8 @@ func (u *UI) saveSettings(w http.ResponseWriter, r *http.Request, s *session) {
 		dismiss := r.PostFormValue("dismiss_stale") == "on"
 		pol := quire.ReviewPolicy{
 			RequiredApprovals: n, AllowSelfApproval: r.PostFormValue("allow_self_approval") == "on",
-			DismissStale: &dismiss, ProtectedLabels: []string{},
-		}
-		for _, l := range strings.FieldsFunc(r.PostFormValue("protected_labels"), func(c rune) bool { return c == ',' || c == ' ' }) {
-			pol.ProtectedLabels = append(pol.ProtectedLabels, l)
+			DismissStale:    &dismiss,
+			ProtectedLabels: append([]string{}, strings.FieldsFunc(r.PostFormValue("protected_labels"), func(c rune) bool { return c == ',' || c == ' ' })...),
 		}
 		e.ReviewPolicy = &pol
 		return e, nil
