@@ -77,14 +77,14 @@ func TestReviewHeadMoves(t *testing.T) {
 		t.Errorf("open-review index of a closed review: %q", got)
 	}
 	before := reviewLog()
-	head5 := commit(e.Must(200, "POST", files, f.alice, map[string]string{"file_path": "c.txt", "content": "five\n"}))
+	e.Must(200, "POST", files, f.alice, map[string]string{"file_path": "c.txt", "content": "five\n"})
 	if got := reviewLog(); got != before {
 		t.Errorf("a closed review recorded a head move:\n%s", got)
 	}
 	// A stale index (a crash before its removal) names a closed review:
 	// still no head move.
 	git("update-ref", "refs/quire/open-review/3", git("rev-parse", "refs/reviews/1"))
-	head5 = commit(e.Must(200, "POST", files, f.alice, map[string]string{"file_path": "c.txt", "content": "five and a half\n"}))
+	head5 := commit(e.Must(200, "POST", files, f.alice, map[string]string{"file_path": "c.txt", "content": "five and a half\n"}))
 	if got := reviewLog(); got != before {
 		t.Errorf("a stale index made a closed review record a head move:\n%s", got)
 	}
