@@ -58,7 +58,7 @@ var (
 )
 
 // APIVersion is the version of the API contract (info.version).
-const APIVersion = "1.2.0"
+const APIVersion = "1.3.0"
 
 // apiRoutes documents the routes of the core files.
 var apiRoutes = []apiRoute{
