@@ -57,11 +57,7 @@ func (a *App) SetLabel(ctx context.Context, p *quire.Principal, kind quire.Kind,
 	if err != nil {
 		return nil, err
 	}
-	as, pr, err := a.AssetIn(ctx, p, kind, ref, quire.AccessWrite)
-	if err != nil {
-		return nil, err
-	}
-	e, err := in()
+	as, pr, e, err := assetWrite(ctx, a, p, kind, ref, in)
 	if err != nil {
 		return nil, err
 	}

@@ -127,19 +127,12 @@ func (a *App) updateReview(ctx context.Context, p *quire.Principal, as *quire.As
 // checked, asset ref of kind resolved for p with write access, then in
 // read (only after the caller is authorized).
 func reviewWrite[T any](ctx context.Context, a *App, p *quire.Principal, kind quire.Kind, ref string, in Input[T]) (*quire.Asset, T, error) {
-	var zero T
 	if _, err := a.reviewStore(); err != nil {
+		var zero T
 		return nil, zero, err
 	}
-	as, err := a.Asset(ctx, p, kind, ref, quire.AccessWrite)
-	if err != nil {
-		return nil, zero, err
-	}
-	e, err := in()
-	if err != nil {
-		return nil, zero, err
-	}
-	return as, e, nil
+	as, _, e, err := assetWrite(ctx, a, p, kind, ref, in)
+	return as, e, err
 }
 
 // reviewStore returns the review store, or EUNAVAILABLE when the version
@@ -157,11 +150,7 @@ func (a *App) OpenReview(ctx context.Context, p *quire.Principal, kind quire.Kin
 	if err != nil {
 		return nil, err
 	}
-	as, pr, err := a.AssetIn(ctx, p, kind, ref, quire.AccessWrite)
-	if err != nil {
-		return nil, err
-	}
-	e, err := in()
+	as, pr, e, err := assetWrite(ctx, a, p, kind, ref, in)
 	if err != nil {
 		return nil, err
 	}
