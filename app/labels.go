@@ -218,18 +218,27 @@ func (a *App) labelVersion(ctx context.Context, as *quire.Asset, name string) (i
 	if err := valid.LabelName(name); err != nil {
 		return 0, err
 	}
+	v, ok, err := a.labelAt(ctx, as, name)
+	if err == nil && !ok {
+		err = quire.Errorf(quire.ENOTFOUND, "label %s not found", name)
+	}
+	return v, err
+}
+
+// labelAt is the version label name of as points at, if it is set.
+func (a *App) labelAt(ctx context.Context, as *quire.Asset, name string) (int, bool, error) {
 	ls, err := a.labelStore()
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	labels, err := ls.Labels(ctx, as)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	for _, l := range labels {
 		if l.Name == name {
-			return l.Version, nil
+			return l.Version, true, nil
 		}
 	}
-	return 0, quire.Errorf(quire.ENOTFOUND, "label %s not found", name)
+	return 0, false, nil
 }
