@@ -392,20 +392,11 @@ func (a *App) NamedPrompt(ctx context.Context, p *quire.Principal, name string) 
 // the caller has been authorized to read): the label store's pointer. A
 // label not set on as is ENOTFOUND.
 func (a *App) LabelVersion(ctx context.Context, as *quire.Asset, label string) (int, error) {
-	ls, err := a.labelStore()
-	if err != nil {
-		return 0, err
+	v, ok, err := a.labelAt(ctx, as, label)
+	if err == nil && !ok {
+		err = quire.Errorf(quire.ENOTFOUND, "%s has no label %q", as.Slug, label).WithDetail("label", label)
 	}
-	labels, err := ls.Labels(ctx, as)
-	if err != nil {
-		return 0, err
-	}
-	for _, l := range labels {
-		if l.Name == label {
-			return l.Version, nil
-		}
-	}
-	return 0, quire.Errorf(quire.ENOTFOUND, "%s has no label %q", as.Slug, label).WithDetail("label", label)
+	return v, err
 }
 
 // NamedPromptArguments are the arguments of the version name selects

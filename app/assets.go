@@ -54,11 +54,7 @@ func (a *App) Assets(ctx context.Context, p *quire.Principal, kind quire.Kind, p
 
 // UpdateAsset changes the name, slug or description of asset ref.
 func (a *App) UpdateAsset(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, in Input[MetaEdit]) (*quire.Asset, error) {
-	as, err := a.Asset(ctx, p, kind, ref, quire.AccessWrite)
-	if err != nil {
-		return nil, err
-	}
-	e, err := in()
+	as, _, e, err := assetWrite(ctx, a, p, kind, ref, in)
 	if err != nil {
 		return nil, err
 	}

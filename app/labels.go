@@ -51,17 +51,27 @@ func (a *App) labelStore() (quire.LabelStore, error) {
 	return a.labels, nil
 }
 
+// labelAsset is the label store and asset ref of kind resolved for p with
+// access want.
+func (a *App) labelAsset(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, want quire.Access) (quire.LabelStore, *quire.Asset, error) {
+	ls, err := a.labelStore()
+	if err != nil {
+		return nil, nil, err
+	}
+	as, err := a.Asset(ctx, p, kind, ref, want)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ls, as, nil
+}
+
 // SetLabel points label name of the asset at a published version.
 func (a *App) SetLabel(ctx context.Context, p *quire.Principal, kind quire.Kind, ref, name string, in Input[LabelEdit]) (*quire.Label, error) {
 	ls, err := a.labelStore()
 	if err != nil {
 		return nil, err
 	}
-	as, pr, err := a.AssetIn(ctx, p, kind, ref, quire.AccessWrite)
-	if err != nil {
-		return nil, err
-	}
-	e, err := in()
+	as, pr, e, err := assetWrite(ctx, a, p, kind, ref, in)
 	if err != nil {
 		return nil, err
 	}
@@ -127,11 +137,7 @@ func (a *App) reviewedVersion(ctx context.Context, as *quire.Asset, n int) (bool
 
 // DeleteLabel removes label name of the asset.
 func (a *App) DeleteLabel(ctx context.Context, p *quire.Principal, kind quire.Kind, ref, name string) error {
-	ls, err := a.labelStore()
-	if err != nil {
-		return err
-	}
-	as, err := a.Asset(ctx, p, kind, ref, quire.AccessWrite)
+	ls, as, err := a.labelAsset(ctx, p, kind, ref, quire.AccessWrite)
 	if err != nil {
 		return err
 	}
@@ -150,11 +156,7 @@ func (a *App) DeleteLabel(ctx context.Context, p *quire.Principal, kind quire.Ki
 
 // Labels lists the asset's labels.
 func (a *App) Labels(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string) ([]quire.Label, error) {
-	ls, err := a.labelStore()
-	if err != nil {
-		return nil, err
-	}
-	as, err := a.Asset(ctx, p, kind, ref, quire.AccessRead)
+	ls, as, err := a.labelAsset(ctx, p, kind, ref, quire.AccessRead)
 	if err != nil {
 		return nil, err
 	}
@@ -164,11 +166,7 @@ func (a *App) Labels(ctx context.Context, p *quire.Principal, kind quire.Kind, r
 // LabelHistory lists every move of label name, newest first; a label
 // that never existed is ENOTFOUND.
 func (a *App) LabelHistory(ctx context.Context, p *quire.Principal, kind quire.Kind, ref, name string) ([]quire.LabelMove, error) {
-	ls, err := a.labelStore()
-	if err != nil {
-		return nil, err
-	}
-	as, err := a.Asset(ctx, p, kind, ref, quire.AccessRead)
+	ls, as, err := a.labelAsset(ctx, p, kind, ref, quire.AccessRead)
 	if err != nil {
 		return nil, err
 	}
@@ -220,18 +218,27 @@ func (a *App) labelVersion(ctx context.Context, as *quire.Asset, name string) (i
 	if err := valid.LabelName(name); err != nil {
 		return 0, err
 	}
+	v, ok, err := a.labelAt(ctx, as, name)
+	if err == nil && !ok {
+		err = quire.Errorf(quire.ENOTFOUND, "label %s not found", name)
+	}
+	return v, err
+}
+
+// labelAt is the version label name of as points at, if it is set.
+func (a *App) labelAt(ctx context.Context, as *quire.Asset, name string) (int, bool, error) {
 	ls, err := a.labelStore()
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	labels, err := ls.Labels(ctx, as)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	for _, l := range labels {
 		if l.Name == name {
-			return l.Version, nil
+			return l.Version, true, nil
 		}
 	}
-	return 0, quire.Errorf(quire.ENOTFOUND, "label %s not found", name)
+	return 0, false, nil
 }

@@ -98,24 +98,33 @@ func (a *App) reviewDone(ctx context.Context, p *quire.Principal, as *quire.Asse
 	return a.emit(ctx, e)
 }
 
-// reviewWrite is the start of every review change: the review store,
-// asset ref of kind resolved for p with write access, then in read (only
-// after the caller is authorized).
-func reviewWrite[T any](ctx context.Context, a *App, p *quire.Principal, kind quire.Kind, ref string, in Input[T]) (quire.ReviewStore, *quire.Asset, T, error) {
-	var zero T
-	rs, err := a.reviewStore()
+// updateReview is the write of every change to review num: announced as
+// ev, applied by fn in the store's transaction, then recorded (reviewDone).
+func (a *App) updateReview(ctx context.Context, p *quire.Principal, as *quire.Asset, ev ReviewEvent, num int, fn func(*quire.ReviewTx) error) (*quire.Review, error) {
+	ctx, err := a.reviewIntent(ctx, p, as, ev, num)
 	if err != nil {
-		return nil, nil, zero, err
+		return nil, err
 	}
-	as, err := a.Asset(ctx, p, kind, ref, quire.AccessWrite)
+	rv, err := a.reviews.UpdateReview(ctx, p.Actor(), as, num, fn)
 	if err != nil {
-		return nil, nil, zero, err
+		return nil, a.abandon(ctx, err)
 	}
-	e, err := in()
-	if err != nil {
-		return nil, nil, zero, err
+	if err := a.reviewDone(ctx, p, as, ev, rv); err != nil {
+		return nil, err
 	}
-	return rs, as, e, nil
+	return rv, nil
+}
+
+// reviewWrite is the start of every review change: the review store
+// checked, asset ref of kind resolved for p with write access, then in
+// read (only after the caller is authorized).
+func reviewWrite[T any](ctx context.Context, a *App, p *quire.Principal, kind quire.Kind, ref string, in Input[T]) (*quire.Asset, T, error) {
+	if _, err := a.reviewStore(); err != nil {
+		var zero T
+		return nil, zero, err
+	}
+	as, _, e, err := assetWrite(ctx, a, p, kind, ref, in)
+	return as, e, err
 }
 
 // reviewStore returns the review store, or EUNAVAILABLE when the version
@@ -133,11 +142,7 @@ func (a *App) OpenReview(ctx context.Context, p *quire.Principal, kind quire.Kin
 	if err != nil {
 		return nil, err
 	}
-	as, pr, err := a.AssetIn(ctx, p, kind, ref, quire.AccessWrite)
-	if err != nil {
-		return nil, err
-	}
-	e, err := in()
+	as, pr, e, err := assetWrite(ctx, a, p, kind, ref, in)
 	if err != nil {
 		return nil, err
 	}
@@ -263,7 +268,7 @@ func mergeable(pol quire.ReviewPolicy, rt *quire.ReviewThread) Mergeable {
 // exists at the anchored commit (the head, or the base) and a line within
 // that file; it keeps the line's text so it can tell when it is outdated.
 func (a *App) Comment(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, num int, in Input[CommentEdit]) (*quire.Comment, error) {
-	rs, as, e, err := reviewWrite(ctx, a, p, kind, ref, in)
+	as, e, err := reviewWrite(ctx, a, p, kind, ref, in)
 	if err != nil {
 		return nil, err
 	}
@@ -297,10 +302,7 @@ func (a *App) Comment(ctx context.Context, p *quire.Principal, kind quire.Kind, 
 		ID: uuid.NewString(), Author: quire.ReviewUserOf(p.Actor()), Body: *e.Body,
 		Path: e.Path, Line: e.Line, Side: side, InReplyTo: e.InReplyTo, CreatedAt: now, UpdatedAt: now,
 	}
-	if ctx, err = a.reviewIntent(ctx, p, as, ReviewCommented, num); err != nil {
-		return nil, err
-	}
-	rv, err := rs.UpdateReview(ctx, p.Actor(), as, num, func(tx *quire.ReviewTx) error {
+	if _, err := a.updateReview(ctx, p, as, ReviewCommented, num, func(tx *quire.ReviewTx) error {
 		rv := tx.Review
 		c.Commit = rv.Head.Commit
 		if side == quire.SideBase {
@@ -339,11 +341,7 @@ func (a *App) Comment(ctx context.Context, p *quire.Principal, kind quire.Kind, 
 		}
 		tx.Comments = []*quire.Comment{c}
 		return nil
-	})
-	if err != nil {
-		return nil, a.abandon(ctx, err)
-	}
-	if err := a.reviewDone(ctx, p, as, ReviewCommented, rv); err != nil {
+	}); err != nil {
 		return nil, err
 	}
 	return c, nil // just made on the anchored commit: not outdated
@@ -361,7 +359,7 @@ func findComment(rt *quire.ReviewThread, id string) *quire.Comment {
 // UpdateComment resolves or unresolves a comment (any editor), or edits
 // its body (its author only).
 func (a *App) UpdateComment(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, num int, id string, in Input[CommentPatch]) (*quire.Comment, error) {
-	rs, as, e, err := reviewWrite(ctx, a, p, kind, ref, in)
+	as, e, err := reviewWrite(ctx, a, p, kind, ref, in)
 	if err != nil {
 		return nil, err
 	}
@@ -376,10 +374,7 @@ func (a *App) UpdateComment(ctx context.Context, p *quire.Principal, kind quire.
 			return nil, err
 		}
 	}
-	if ctx, err = a.reviewIntent(ctx, p, as, ReviewCommentChanged, num); err != nil {
-		return nil, err
-	}
-	rv, err := rs.UpdateReview(ctx, p.Actor(), as, num, func(tx *quire.ReviewTx) error {
+	if _, err := a.updateReview(ctx, p, as, ReviewCommentChanged, num, func(tx *quire.ReviewTx) error {
 		c, err := tx.Comment(id)
 		if err != nil {
 			return err
@@ -407,15 +402,11 @@ func (a *App) UpdateComment(ctx context.Context, p *quire.Principal, kind quire.
 		tx.Message = strings.Join(what, " and ") + " comment " + id + " on review " + strconv.Itoa(tx.Review.Number)
 		tx.Comments = []*quire.Comment{c}
 		return nil
-	})
-	if err != nil {
-		return nil, a.abandon(ctx, err)
-	}
-	if err := a.reviewDone(ctx, p, as, ReviewCommentChanged, rv); err != nil {
+	}); err != nil {
 		return nil, err
 	}
 	// Read back through the thread, which says whether it is outdated.
-	rt, err := rs.ReviewThread(ctx, as, num)
+	rt, err := a.reviews.ReviewThread(ctx, as, num)
 	if err != nil {
 		return nil, err
 	}
@@ -426,7 +417,7 @@ func (a *App) UpdateComment(ctx context.Context, p *quire.Principal, kind quire.
 // review num, replacing their earlier one. A self-approval is recorded;
 // the policy decides whether it counts.
 func (a *App) Verdict(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, num int, verdict string, in Input[VerdictEdit]) (*quire.Verdict, error) {
-	rs, as, e, err := reviewWrite(ctx, a, p, kind, ref, in)
+	as, e, err := reviewWrite(ctx, a, p, kind, ref, in)
 	if err != nil {
 		return nil, err
 	}
@@ -441,10 +432,7 @@ func (a *App) Verdict(ctx context.Context, p *quire.Principal, kind quire.Kind, 
 	if verdict == quire.VerdictRequestChanges {
 		ev = ReviewChangesAsked
 	}
-	if ctx, err = a.reviewIntent(ctx, p, as, ev, num); err != nil {
-		return nil, err
-	}
-	rv, err := rs.UpdateReview(ctx, p.Actor(), as, num, func(tx *quire.ReviewTx) error {
+	if _, err := a.updateReview(ctx, p, as, ev, num, func(tx *quire.ReviewTx) error {
 		rv := tx.Review
 		if rv.State != quire.ReviewOpen {
 			return quire.Errorf(quire.ECONFLICT, "review %d is %s", rv.Number, rv.State)
@@ -456,11 +444,7 @@ func (a *App) Verdict(ctx context.Context, p *quire.Principal, kind quire.Kind, 
 		}
 		tx.Verdicts = []*quire.Verdict{v}
 		return nil
-	})
-	if err != nil {
-		return nil, a.abandon(ctx, err)
-	}
-	if err := a.reviewDone(ctx, p, as, ev, rv); err != nil {
+	}); err != nil {
 		return nil, err
 	}
 	return v, nil // given on the head: not stale
@@ -498,10 +482,7 @@ func (a *App) setReviewState(ctx context.Context, p *quire.Principal, kind quire
 	if to == quire.ReviewOpen {
 		ev = ReviewReopened
 	}
-	if ctx, err = a.reviewIntent(ctx, p, as, ev, num); err != nil {
-		return nil, err
-	}
-	rv, err := rs.UpdateReview(ctx, p.Actor(), as, num, func(tx *quire.ReviewTx) error {
+	if _, err := a.updateReview(ctx, p, as, ev, num, func(tx *quire.ReviewTx) error {
 		rv := tx.Review
 		if rv.Author.ID != p.User.ID && !owner {
 			return quire.Errorf(quire.EFORBIDDEN, "only the review's author or a project owner can close or reopen it")
@@ -524,15 +505,11 @@ func (a *App) setReviewState(ctx context.Context, p *quire.Principal, kind quire
 		rv.State, rv.ClosedBy, rv.ClosedAt = quire.ReviewOpen, nil, nil
 		tx.Message = "Reopen review " + strconv.Itoa(rv.Number)
 		return nil
-	})
-	if err != nil {
-		return nil, a.abandon(ctx, err)
+	}); err != nil {
+		return nil, err
 	}
 	rt, err := rs.ReviewThread(ctx, as, num)
 	if err != nil {
-		return nil, err
-	}
-	if err := a.reviewDone(ctx, p, as, ev, rv); err != nil {
 		return nil, err
 	}
 	return a.reviewView(ctx, as, pr, rt)
@@ -647,21 +624,12 @@ func (a *App) PushReview(ctx context.Context, p *quire.Principal, kind quire.Kin
 				out = append(out, PushedReview{Version: n, Err: err})
 				continue
 			}
-			ctx, err := a.reviewIntent(ctx, p, as, ReviewRetitled, rv.Number)
-			if err != nil {
-				out = append(out, PushedReview{Version: n, Err: err})
-				continue
-			}
-			rv, err = a.reviews.UpdateReview(ctx, p.Actor(), as, rv.Number, func(tx *quire.ReviewTx) error {
+			rv, err = a.updateReview(ctx, p, as, ReviewRetitled, rv.Number, func(tx *quire.ReviewTx) error {
 				tx.Review.Title = title
 				tx.Message = "Retitle review " + strconv.Itoa(tx.Review.Number) + ": " + strings.ReplaceAll(title, "\n", " ")
 				return nil
 			})
 			if err != nil {
-				out = append(out, PushedReview{Version: n, Err: a.abandon(ctx, err)})
-				continue
-			}
-			if err := a.reviewDone(ctx, p, as, ReviewRetitled, rv); err != nil {
 				out = append(out, PushedReview{Version: n, Err: err})
 				continue
 			}

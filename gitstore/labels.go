@@ -304,11 +304,7 @@ func (s *Store) LabelPromptAt(ctx context.Context, a *quire.Asset, name, at stri
 	if err != nil {
 		return nil, err
 	}
-	c, err := s.PromptContent(ctx, a, v.Commit)
-	if err != nil {
-		return nil, err
-	}
-	return &quire.PromptVersion{Version: v, Content: c}, nil
+	return s.promptVersion(ctx, a, v)
 }
 
 // LabelPrompt is LabelPromptAt at the label log's tip.

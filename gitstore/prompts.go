@@ -33,6 +33,11 @@ func (s *Store) LivePrompt(ctx context.Context, a *quire.Asset) (*quire.PromptVe
 	if err != nil {
 		return nil, err
 	}
+	return s.promptVersion(ctx, a, v)
+}
+
+// promptVersion is version v of prompt a with its content.
+func (s *Store) promptVersion(ctx context.Context, a *quire.Asset, v *quire.Version) (*quire.PromptVersion, error) {
 	c, err := s.PromptContent(ctx, a, v.Commit)
 	if err != nil {
 		return nil, err

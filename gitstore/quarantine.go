@@ -224,13 +224,7 @@ func (q *quarantine) install(dir string, fsync bool) error {
 		f.Close()
 		return err
 	}
-	if fsync {
-		if err := f.Sync(); err != nil {
-			f.Close()
-			return err
-		}
-	}
-	if err := f.Close(); err != nil {
+	if err := odb.SyncClose(f, fsync); err != nil {
 		return err
 	}
 	if fsync {

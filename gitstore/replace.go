@@ -101,35 +101,18 @@ func (s *Store) ReplaceFiles(ctx context.Context, by quire.Actor, a *quire.Asset
 // pushDraft opens the next draft over the live version with one commit
 // whose tree is files, whole.
 func (s *Store) pushDraft(by quire.Actor, a *quire.Asset, edits []odb.TreeEdit, files []quire.FileContent, message string) (*quire.Version, error) {
-	w, err := s.begin(a)
+	w, log, logTip, err := s.beginLog(a)
 	if err != nil {
 		return nil, err
 	}
 	defer w.done()
 	r := w.r
-	log, logTip, err := r.readLog()
-	if err != nil {
-		return nil, err
-	}
 	parent, err := r.ref(mainRef)
 	if err != nil {
 		return nil, err
 	}
-	if err := r.writeBlobs(edits, files); err != nil {
-		return nil, err
-	}
-	if err := r.checkCollisions(plumbing.ZeroHash, edits); err != nil {
-		return nil, err
-	}
-	tree, err := r.EditTree(plumbing.ZeroHash, edits)
+	tree, err := s.draftTree(r, plumbing.ZeroHash, edits, files)
 	if err != nil {
-		return nil, err
-	}
-	st, err := s.treeStats(r, tree)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.checkVersionLimits(st); err != nil {
 		return nil, err
 	}
 	return s.openDraft(&w, by, a, log, logTip, parent, s.versionAt(r, parent), tree, message)

@@ -237,17 +237,12 @@ func (s *Store) CreateVersion(ctx context.Context, by quire.Actor, a *quire.Asse
 	if err != nil {
 		return nil, err
 	}
-	w, err := s.begin(a)
+	w, log, logTip, err := s.beginLog(a)
 	if err != nil {
 		return nil, err
 	}
 	defer w.done()
 	r := w.r
-
-	log, logTip, err := r.readLog()
-	if err != nil {
-		return nil, err
-	}
 	var parent plumbing.Hash
 	var from int
 	switch {
@@ -273,20 +268,7 @@ func (s *Store) CreateVersion(ctx context.Context, by quire.Actor, a *quire.Asse
 		tree = c.TreeHash
 	}
 	if len(edits) > 0 {
-		if err := r.writeBlobs(edits, files); err != nil {
-			return nil, err
-		}
-		if err := r.checkCollisions(tree, edits); err != nil {
-			return nil, err
-		}
-		if tree, err = r.EditTree(tree, edits); err != nil {
-			return nil, err
-		}
-		st, err := s.treeStats(r, tree)
-		if err != nil {
-			return nil, err
-		}
-		if err := s.checkVersionLimits(st); err != nil {
+		if tree, err = s.draftTree(r, tree, edits, files); err != nil {
 			return nil, err
 		}
 	} else if tree.IsZero() {
@@ -296,6 +278,29 @@ func (s *Store) CreateVersion(ctx context.Context, by quire.Actor, a *quire.Asse
 	}
 
 	return s.openDraft(&w, by, a, log, logTip, parent, from, tree, "")
+}
+
+// draftTree writes the blobs of files and returns tree changed by edits,
+// checked against the version limits.
+func (s *Store) draftTree(r *repo, tree plumbing.Hash, edits []odb.TreeEdit, files []quire.FileContent) (plumbing.Hash, error) {
+	if err := r.writeBlobs(edits, files); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if err := r.checkCollisions(tree, edits); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	tree, err := r.EditTree(tree, edits)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	st, err := s.treeStats(r, tree)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if err := s.checkVersionLimits(st); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return tree, nil
 }
 
 // openDraft allocates the next version number and points its draft

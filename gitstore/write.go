@@ -81,6 +81,21 @@ func (s *Store) beginDraft(a *quire.Asset, n int, ifMatch string) (write, *vstat
 	return w, v, nil
 }
 
+// beginLog begins a write of a's repository and reads its version log
+// and the log's tip. On an error nothing is held.
+func (s *Store) beginLog(a *quire.Asset) (write, *versionLog, plumbing.Hash, error) {
+	w, err := s.begin(a)
+	if err != nil {
+		return write{}, nil, plumbing.ZeroHash, err
+	}
+	log, tip, err := w.r.readLog()
+	if err != nil {
+		w.done()
+		return write{}, nil, plumbing.ZeroHash, err
+	}
+	return w, log, tip, nil
+}
+
 // done releases the lock, then runs the change hooks if a ref moved.
 func (w *write) done() {
 	w.unlock()

@@ -196,12 +196,8 @@ func (s *Server) deleteVersion(kind quire.Kind) gin.HandlerFunc {
 // the use case.
 func (s *Server) versionAction(kind quire.Kind, do func(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, n int) (*quire.Asset, *quire.Version, error)) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		n, err := versionParam(c)
+		n, err := s.bodylessAt(c, versionParam)
 		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		if err := s.decodeEmpty(c); err != nil {
 			s.fail(c, err)
 			return
 		}

@@ -21,3 +21,13 @@ func (s *Server) decodeEmpty(c *gin.Context) error {
 	var req struct{}
 	return decodeJSON(b, &req, false)
 }
+
+// bodylessAt is the number param reads from the path of such an action
+// (a version, a review), once its body is checked by decodeEmpty.
+func (s *Server) bodylessAt(c *gin.Context, param func(*gin.Context) (int, error)) (int, error) {
+	n, err := param(c)
+	if err != nil {
+		return 0, err
+	}
+	return n, s.decodeEmpty(c)
+}

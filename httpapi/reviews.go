@@ -230,12 +230,8 @@ func (s *Server) verdict(kind quire.Kind, verdict string) gin.HandlerFunc {
 
 func (s *Server) reviewState(kind quire.Kind, do func(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, num int) (*app.ReviewView, error)) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		num, err := reviewNumber(c)
+		num, err := s.bodylessAt(c, reviewNumber)
 		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		if err := s.decodeEmpty(c); err != nil {
 			s.fail(c, err)
 			return
 		}

@@ -181,19 +181,11 @@ func haOp(lb *cluster.Balancer, s *haState, op string, w, i int) bool {
 // nodes taking requests, on one Redis.
 func haThroughput(tb *benchTB, bin string, per time.Duration) (map[string][]float64, error) {
 	rs := redistest.StartServer(tb)
-	nodes, err := haNodes(tb.TempDir(), bin, 3, "--redis", "redis://"+rs.Addr, "--redis-prefix", "bench-tput:")
+	nodes, lb, s, err := haCluster(tb, bin, "--redis", "redis://"+rs.Addr, "--redis-prefix", "bench-tput:")
 	if err != nil {
 		return nil, err
 	}
-	if err := haStart(tb, nodes); err != nil {
-		return nil, err
-	}
-	lb := cluster.NewBalancer(nodes)
 	defer lb.Close()
-	s, err := haSetup(lb)
-	if err != nil {
-		return nil, err
-	}
 	const clients = 8
 	rates := map[string][]float64{}
 	for k := 1; k <= len(nodes); k++ {
@@ -225,14 +217,26 @@ func haThroughput(tb *benchTB, bin string, per time.Duration) (map[string][]floa
 	return rates, nil
 }
 
-func haStart(tb *benchTB, nodes []*cluster.Node) error {
+// haCluster starts three nodes of bin with args behind a balancer (the
+// caller closes it) and sets up what the load works on.
+func haCluster(tb *benchTB, bin string, args ...string) ([]*cluster.Node, *cluster.Balancer, *haState, error) {
+	nodes, err := haNodes(tb.TempDir(), bin, 3, args...)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	for _, n := range nodes {
 		tb.Cleanup(n.Kill)
 		if err := n.Start(); err != nil {
-			return err
+			return nil, nil, nil, err
 		}
 	}
-	return nil
+	lb := cluster.NewBalancer(nodes)
+	s, err := haSetup(lb)
+	if err != nil {
+		lb.Close()
+		return nil, nil, nil, err
+	}
+	return nodes, lb, s, nil
 }
 
 // failover is what the failover run saw.
@@ -249,20 +253,12 @@ type failover struct {
 // kills a node, then the Redis primary.
 func haFailover(tb *benchTB, bin string, d time.Duration) (*failover, error) {
 	rd := redistest.StartSentinel(tb, "quire", 1, 3, haDownAfter)
-	nodes, err := haNodes(tb.TempDir(), bin, 3,
+	nodes, lb, s, err := haCluster(tb, bin,
 		"--redis-sentinel-master", "quire", "--redis-sentinel-addrs", strings.Join(rd.SentinelAddrs(), ","), "--redis-prefix", "bench-ha:")
 	if err != nil {
 		return nil, err
 	}
-	if err := haStart(tb, nodes); err != nil {
-		return nil, err
-	}
-	lb := cluster.NewBalancer(nodes)
 	defer lb.Close()
-	s, err := haSetup(lb)
-	if err != nil {
-		return nil, err
-	}
 	type failure struct {
 		at time.Time
 		op string

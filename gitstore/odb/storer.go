@@ -58,8 +58,17 @@ func (s *Storer) Fsync() bool { return s.fsync }
 
 // WriteSyncClose writes b to f, fsyncs it when asked, and closes it.
 func WriteSyncClose(f *os.File, b []byte, fsync bool) error {
-	_, err := f.Write(b)
-	if err == nil && fsync {
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	return SyncClose(f, fsync)
+}
+
+// SyncClose fsyncs f when asked, and closes it.
+func SyncClose(f *os.File, fsync bool) error {
+	var err error
+	if fsync {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {

@@ -18,7 +18,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -29,6 +28,7 @@ import (
 	"github.com/quire/quire/gitproto"
 	"github.com/quire/quire/gitstore"
 	"github.com/quire/quire/httpapi"
+	"github.com/quire/quire/internal/cluster"
 	"github.com/quire/quire/internal/netguard"
 	"github.com/quire/quire/internal/server"
 	"github.com/quire/quire/telemetry"
@@ -53,7 +53,7 @@ type Env struct {
 	Prompts *cache.Prompts
 	Server  *httpapi.Server
 	HTTP    *httptest.Server
-	Log     *SyncBuffer
+	Log     *cluster.Log
 	// Metrics is the registry /metrics serves; Usage the usage recorder.
 	Metrics *prometheus.Registry
 	Usage   *cache.Usage
@@ -136,7 +136,7 @@ func NewWith(t testing.TB, o Options) *Env {
 	if o.Prefix == "" {
 		o.Prefix = "quiretest:" + randomHex(6) + ":"
 	}
-	logs := &SyncBuffer{}
+	logs := &cluster.Log{}
 	if o.BcryptCost == 0 {
 		o.BcryptCost = bcrypt.MinCost
 	}
@@ -400,23 +400,4 @@ func holdRepackLock(t testing.TB, dir string) func() {
 		t.Fatalf("repack lock: %v", err)
 	}
 	return func() { f.Close() }
-}
-
-// SyncBuffer is a goroutine-safe log sink.
-type SyncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *SyncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// String returns everything written so far.
-func (b *SyncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
