@@ -46,6 +46,24 @@ func number(what, s string) (int, error) {
 	return n, nil
 }
 
+// assetNumber reads the PROJECT/SLUG and number arguments of publish
+// and review, and finds the asset's kind on the server.
+func (e *env) assetNumber(ctx context.Context, what string, a []string) (*client.Client, client.Kind, int, error) {
+	n, err := number(what, a[1])
+	if err != nil {
+		return nil, "", 0, err
+	}
+	sdk, err := e.client()
+	if err != nil {
+		return nil, "", 0, usageError{err}
+	}
+	kind, err := kindOf(ctx, sdk, a[0])
+	if err != nil {
+		return nil, "", 0, err
+	}
+	return sdk, kind, n, nil
+}
+
 func (e *env) publishCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:     "publish PROJECT/SLUG DRAFT",
@@ -54,15 +72,7 @@ func (e *env) publishCmd() *cobra.Command {
 		Args:    args(cobra.ExactArgs(2)),
 		RunE: func(c *cobra.Command, a []string) error {
 			ctx := c.Context()
-			n, err := number("draft", a[1])
-			if err != nil {
-				return err
-			}
-			sdk, err := e.client()
-			if err != nil {
-				return usageError{err}
-			}
-			kind, err := kindOf(ctx, sdk, a[0])
+			sdk, kind, n, err := e.assetNumber(ctx, "draft", a)
 			if err != nil {
 				return err
 			}
@@ -107,15 +117,7 @@ func (e *env) reviewCmd() *cobra.Command {
 		Args:    args(cobra.ExactArgs(2)),
 		RunE: func(c *cobra.Command, a []string) error {
 			ctx := c.Context()
-			n, err := number("draft", a[1])
-			if err != nil {
-				return err
-			}
-			sdk, err := e.client()
-			if err != nil {
-				return usageError{err}
-			}
-			kind, err := kindOf(ctx, sdk, a[0])
+			sdk, kind, n, err := e.assetNumber(ctx, "draft", a)
 			if err != nil {
 				return err
 			}
@@ -145,15 +147,7 @@ func (e *env) reviewCmd() *cobra.Command {
 		Args:    args(cobra.ExactArgs(2)),
 		RunE: func(c *cobra.Command, a []string) error {
 			ctx := c.Context()
-			n, err := number("review", a[1])
-			if err != nil {
-				return err
-			}
-			sdk, err := e.client()
-			if err != nil {
-				return usageError{err}
-			}
-			kind, err := kindOf(ctx, sdk, a[0])
+			sdk, kind, n, err := e.assetNumber(ctx, "review", a)
 			if err != nil {
 				return err
 			}
