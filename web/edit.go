@@ -51,12 +51,7 @@ func (u *UI) newDraft(w http.ResponseWriter, r *http.Request, s *session) {
 }
 
 func (u *UI) publish(w http.ResponseWriter, r *http.Request, s *session) {
-	ref, err := u.resolve(r, s, r.PathValue("kind"))
-	if err != nil {
-		u.fail(w, r, s, err)
-		return
-	}
-	n, err := versionNumber(r)
+	ref, n, err := u.resolveVersion(r, s, r.PathValue("kind"))
 	if err != nil {
 		u.fail(w, r, s, err)
 		return
