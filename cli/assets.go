@@ -46,45 +46,52 @@ func number(what, s string) (int, error) {
 	return n, nil
 }
 
+// onAsset is the RunE of a command on PROJECT/SLUG and a number (what
+// it numbers): it reads both and finds the asset's kind before run.
+func (e *env) onAsset(what string, run func(ctx context.Context, sdk *client.Client, kind client.Kind, ref string, n int) error) func(*cobra.Command, []string) error {
+	return func(c *cobra.Command, a []string) error {
+		n, err := number(what, a[1])
+		if err != nil {
+			return err
+		}
+		sdk, err := e.client()
+		if err != nil {
+			return usageError{err}
+		}
+		kind, err := kindOf(c.Context(), sdk, a[0])
+		if err != nil {
+			return err
+		}
+		return run(c.Context(), sdk, kind, a[0], n)
+	}
+}
+
 func (e *env) publishCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:     "publish PROJECT/SLUG DRAFT",
 		Short:   "Publish a draft of a skill or prompt: it goes live",
 		Example: "  quire publish demo/pdf-tools 4",
 		Args:    args(cobra.ExactArgs(2)),
-		RunE: func(c *cobra.Command, a []string) error {
-			ctx := c.Context()
-			n, err := number("draft", a[1])
-			if err != nil {
-				return err
-			}
-			sdk, err := e.client()
-			if err != nil {
-				return usageError{err}
-			}
-			kind, err := kindOf(ctx, sdk, a[0])
-			if err != nil {
-				return err
-			}
+		RunE: e.onAsset("draft", func(ctx context.Context, sdk *client.Client, kind client.Kind, ref string, n int) error {
 			var v any
 			var commit string
 			if kind == client.KindSkill {
-				sv, err := sdk.PublishSkillVersion(ctx, a[0], n)
+				sv, err := sdk.PublishSkillVersion(ctx, ref, n)
 				if err != nil {
-					return fail(err, "publish %s version %d", a[0], n)
+					return fail(err, "publish %s version %d", ref, n)
 				}
 				v, commit = sv, sv.Commit
 			} else {
-				pv, err := sdk.PublishPromptVersion(ctx, a[0], n)
+				pv, err := sdk.PublishPromptVersion(ctx, ref, n)
 				if err != nil {
-					return fail(err, "publish %s version %d", a[0], n)
+					return fail(err, "publish %s version %d", ref, n)
 				}
 				v, commit = pv, pv.Commit
 			}
-			return e.print(map[string]any{"kind": kind, "asset": a[0], "version": v}, func(w io.Writer) {
-				fmt.Fprintf(w, "published %s version %d (live, commit %.12s)\n", a[0], n, commit)
+			return e.print(map[string]any{"kind": kind, "asset": ref, "version": v}, func(w io.Writer) {
+				fmt.Fprintf(w, "published %s version %d (live, commit %.12s)\n", ref, n, commit)
 			})
-		},
+		}),
 	}
 }
 
@@ -105,20 +112,7 @@ func (e *env) reviewCmd() *cobra.Command {
 		Short:   "Open a review of a draft",
 		Example: "  quire review open demo/pdf-tools 4 --title \"Faster forms\"",
 		Args:    args(cobra.ExactArgs(2)),
-		RunE: func(c *cobra.Command, a []string) error {
-			ctx := c.Context()
-			n, err := number("draft", a[1])
-			if err != nil {
-				return err
-			}
-			sdk, err := e.client()
-			if err != nil {
-				return usageError{err}
-			}
-			kind, err := kindOf(ctx, sdk, a[0])
-			if err != nil {
-				return err
-			}
+		RunE: e.onAsset("draft", func(ctx context.Context, sdk *client.Client, kind client.Kind, ref string, n int) error {
 			in := client.ReviewInput{}
 			if title != "" {
 				in.Title = &title
@@ -126,14 +120,14 @@ func (e *env) reviewCmd() *cobra.Command {
 			if description != "" {
 				in.Description = &description
 			}
-			rv, err := sdk.OpenReview(ctx, kind, a[0], n, in)
+			rv, err := sdk.OpenReview(ctx, kind, ref, n, in)
 			if err != nil {
-				return fail(err, "open a review of %s draft %d", a[0], n)
+				return fail(err, "open a review of %s draft %d", ref, n)
 			}
 			return e.print(rv, func(w io.Writer) {
-				fmt.Fprintf(w, "review %d of %s draft %d opened: %s (%d files)\n", rv.Review.Number, a[0], n, rv.Review.Title, len(rv.Files))
+				fmt.Fprintf(w, "review %d of %s draft %d opened: %s (%d files)\n", rv.Review.Number, ref, n, rv.Review.Title, len(rv.Files))
 			})
-		},
+		}),
 	}
 	open.Flags().StringVar(&title, "title", "", "the review's title")
 	open.Flags().StringVarP(&description, "message", "m", "", "the review's description")
@@ -143,28 +137,15 @@ func (e *env) reviewCmd() *cobra.Command {
 		Short:   "Approve a review",
 		Example: "  quire review approve demo/pdf-tools 1 -m \"Looks good\"",
 		Args:    args(cobra.ExactArgs(2)),
-		RunE: func(c *cobra.Command, a []string) error {
-			ctx := c.Context()
-			n, err := number("review", a[1])
+		RunE: e.onAsset("review", func(ctx context.Context, sdk *client.Client, kind client.Kind, ref string, n int) error {
+			v, err := sdk.ApproveReview(ctx, kind, ref, n, body)
 			if err != nil {
-				return err
-			}
-			sdk, err := e.client()
-			if err != nil {
-				return usageError{err}
-			}
-			kind, err := kindOf(ctx, sdk, a[0])
-			if err != nil {
-				return err
-			}
-			v, err := sdk.ApproveReview(ctx, kind, a[0], n, body)
-			if err != nil {
-				return fail(err, "approve review %d of %s", n, a[0])
+				return fail(err, "approve review %d of %s", n, ref)
 			}
 			return e.print(v, func(w io.Writer) {
-				fmt.Fprintf(w, "review %d of %s approved by %s at commit %.12s\n", n, a[0], v.User.Email, v.Commit)
+				fmt.Fprintf(w, "review %d of %s approved by %s at commit %.12s\n", n, ref, v.User.Email, v.Commit)
 			})
-		},
+		}),
 	}
 	approve.Flags().StringVarP(&body, "message", "m", "", "a comment with the approval")
 	c.AddCommand(open, approve)

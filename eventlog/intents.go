@@ -167,11 +167,8 @@ func (s *Store) compactIntents(projectID, p string) error {
 // pendingIntents reads the intents of the project neither voided nor
 // fulfilled by a record of its event log.
 func (s *Store) pendingIntents(projectID, p string) ([]*quire.Intent, error) {
-	f, err := os.Open(p)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
+	f, err := openExisting(p)
+	if f == nil {
 		return nil, err
 	}
 	defer f.Close()

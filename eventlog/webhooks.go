@@ -278,12 +278,19 @@ func (s *Store) trimDeliveries(p string) {
 	writeFileAtomic(p, buf.Bytes(), s.opts.Fsync)
 }
 
-func readDeliveries(p string) ([]*quire.Delivery, error) {
+// openExisting opens p to read; a file not there yet is nil and no
+// error, read as empty.
+func openExisting(p string) (*os.File, error) {
 	f, err := os.Open(p)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
-	if err != nil {
+	return f, err
+}
+
+func readDeliveries(p string) ([]*quire.Delivery, error) {
+	f, err := openExisting(p)
+	if f == nil {
 		return nil, err
 	}
 	defer f.Close()

@@ -10,13 +10,9 @@ import (
 // listPrompts answers prompts/list: the live prompts the caller can
 // read, a page at a time.
 func (s *Server) listPrompts(ctx context.Context, params *sdk.ListPromptsParams) (*sdk.ListPromptsResult, error) {
-	p, err := principal(ctx)
+	p, cursor, err := listCaller(ctx, params, func(q *sdk.ListPromptsParams) string { return q.Cursor })
 	if err != nil {
 		return nil, err
-	}
-	cursor := ""
-	if params != nil {
-		cursor = params.Cursor
 	}
 	page, next, err := s.app.AgentPrompts(ctx, p, "", cursor, app.MaxAgentPage)
 	if err != nil {

@@ -177,6 +177,16 @@ func principal(ctx context.Context) (*quire.Principal, error) {
 	return nil, rpcError(quire.Errorf(quire.EUNAUTHORIZED, "no credential"))
 }
 
+// listCaller finds the caller of a list method and the cursor it asks
+// from: none when the call has no params.
+func listCaller[P any](ctx context.Context, params *P, cursor func(*P) string) (*quire.Principal, string, error) {
+	p, err := principal(ctx)
+	if err != nil || params == nil {
+		return p, "", err
+	}
+	return p, cursor(params), nil
+}
+
 // dispatch answers the list and read methods whose answer depends on the
 // caller and on live data: the SDK's own feature sets are fixed lists,
 // the same for every session.

@@ -123,13 +123,9 @@ func skillView(s *app.AgentSkill) Skill {
 func (s *Server) addSkillMethods() {
 	// No name shadows a standard method, so no call fails.
 	sdk.AddReceivingCustomMethod(s.sdk, "skills/list", func(ctx context.Context, _ *sdk.ServerSession, params *ListSkillsParams) (*ListSkillsResult, error) {
-		p, err := principal(ctx)
+		p, cursor, err := listCaller(ctx, params, func(q *ListSkillsParams) string { return q.Cursor })
 		if err != nil {
 			return nil, err
-		}
-		cursor := ""
-		if params != nil {
-			cursor = params.Cursor
 		}
 		page, next, err := s.app.AgentSkills(ctx, p, "", cursor, app.MaxAgentPage)
 		if err != nil {
@@ -170,13 +166,9 @@ func (s *Server) addSkillMethods() {
 // listResources answers resources/list: every file of the live skills
 // the caller can read.
 func (s *Server) listResources(ctx context.Context, params *sdk.ListResourcesParams) (*sdk.ListResourcesResult, error) {
-	p, err := principal(ctx)
+	p, cursor, err := listCaller(ctx, params, func(q *sdk.ListResourcesParams) string { return q.Cursor })
 	if err != nil {
 		return nil, err
-	}
-	cursor := ""
-	if params != nil {
-		cursor = params.Cursor
 	}
 	files, next, err := s.app.AgentSkillFiles(ctx, p, cursor, app.MaxAgentPage)
 	if err != nil {

@@ -170,17 +170,30 @@ func (s *Server) filterTools(ctx context.Context, res *sdk.ListToolsResult) {
 	res.Tools = kept
 }
 
+// tool adapts a use-case handler to the SDK: it finds the caller and
+// turns the handler's error into a tool error.
+func tool[In, Out any](s *Server, h func(context.Context, *quire.Principal, In) (Out, error)) sdk.ToolHandlerFor[In, Out] {
+	return func(ctx context.Context, _ *sdk.CallToolRequest, in In) (*sdk.CallToolResult, Out, error) {
+		var zero Out
+		p, err := principal(ctx)
+		if err != nil {
+			return nil, zero, err
+		}
+		out, err := h(ctx, p, in)
+		if err != nil {
+			return nil, zero, s.toolError(err)
+		}
+		return nil, out, nil
+	}
+}
+
 func (s *Server) addTools() {
 	sdk.AddTool(s.sdk, &sdk.Tool{Name: "search_prompts", Description: "Find live prompts by words in their name or description.",
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
-		func(ctx context.Context, _ *sdk.CallToolRequest, in SearchInput) (*sdk.CallToolResult, SearchOutput, error) {
-			p, err := principal(ctx)
-			if err != nil {
-				return nil, SearchOutput{}, err
-			}
+		tool(s, func(ctx context.Context, p *quire.Principal, in SearchInput) (SearchOutput, error) {
 			found, err := s.app.SearchPrompts(ctx, p, in.Query, 50)
 			if err != nil {
-				return nil, SearchOutput{}, s.toolError(err)
+				return SearchOutput{}, err
 			}
 			out := SearchOutput{Prompts: make([]PromptInfo, 0, len(found))}
 			for _, ap := range found {
@@ -193,20 +206,16 @@ func (s *Server) addTools() {
 				}
 				out.Prompts = append(out.Prompts, pi)
 			}
-			return nil, out, nil
-		})
+			return out, nil
+		}))
 
 	sdk.AddTool(s.sdk, &sdk.Tool{Name: "render_prompt", Description: "Render a prompt (project/slug) with variables: its live version, or a version or label.",
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
-		func(ctx context.Context, _ *sdk.CallToolRequest, in RenderInput) (*sdk.CallToolResult, RenderOutput, error) {
-			p, err := principal(ctx)
-			if err != nil {
-				return nil, RenderOutput{}, err
-			}
+		tool(s, func(ctx context.Context, p *quire.Principal, in RenderInput) (RenderOutput, error) {
 			name := in.Slug
 			switch {
 			case in.Version != 0 && in.Label != "":
-				return nil, RenderOutput{}, s.toolError(quire.Errorf(quire.EINVALID, "give version or label, not both"))
+				return RenderOutput{}, quire.Errorf(quire.EINVALID, "give version or label, not both")
 			case in.Version != 0:
 				name += "@" + itoa(in.Version)
 			case in.Label != "":
@@ -214,31 +223,28 @@ func (s *Server) addTools() {
 			}
 			var vars json.RawMessage
 			if in.Variables != nil {
+				var err error
 				if vars, err = json.Marshal(in.Variables); err != nil {
-					return nil, RenderOutput{}, s.toolError(quire.Errorf(quire.EINVALID, "variables must be a JSON object"))
+					return RenderOutput{}, quire.Errorf(quire.EINVALID, "variables must be a JSON object")
 				}
 			}
 			_, r, err := s.app.RenderNamed(ctx, p, name, vars)
 			if err != nil {
-				return nil, RenderOutput{}, s.toolError(err)
+				return RenderOutput{}, err
 			}
 			out := RenderOutput{Name: in.Slug, Version: r.Version, Text: r.Text, Model: r.Model}
 			for _, m := range r.Messages {
 				out.Messages = append(out.Messages, Message{Role: m.Role, Content: m.Content})
 			}
-			return nil, out, nil
-		})
+			return out, nil
+		}))
 
 	sdk.AddTool(s.sdk, &sdk.Tool{Name: "list_skills", Description: "List the live skills, in one project or all.",
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
-		func(ctx context.Context, _ *sdk.CallToolRequest, in ListSkillsInput) (*sdk.CallToolResult, ListSkillsOutput, error) {
-			p, err := principal(ctx)
-			if err != nil {
-				return nil, ListSkillsOutput{}, err
-			}
+		tool(s, func(ctx context.Context, p *quire.Principal, in ListSkillsInput) (ListSkillsOutput, error) {
 			page, next, err := s.app.AgentSkills(ctx, p, in.Project, "", app.MaxAgentPage)
 			if err != nil {
-				return nil, ListSkillsOutput{}, s.toolError(err)
+				return ListSkillsOutput{}, err
 			}
 			out := ListSkillsOutput{Skills: make([]SkillInfo, 0, len(page)), Truncated: next != ""}
 			for _, sk := range page {
@@ -248,66 +254,54 @@ func (s *Server) addTools() {
 				}
 				out.Skills = append(out.Skills, SkillInfo{Name: sk.Name, URI: skillMD(sk.Project.Slug, sk.Asset.Slug), Description: desc, Version: sk.Version.Number})
 			}
-			return nil, out, nil
-		})
+			return out, nil
+		}))
 
 	sdk.AddTool(s.sdk, &sdk.Tool{Name: "get_skill", Description: "Read a live skill (project/slug): its SKILL.md and its file list.",
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
-		func(ctx context.Context, _ *sdk.CallToolRequest, in GetSkillInput) (*sdk.CallToolResult, GetSkillOutput, error) {
-			p, err := principal(ctx)
-			if err != nil {
-				return nil, GetSkillOutput{}, err
-			}
+		tool(s, func(ctx context.Context, p *quire.Principal, in GetSkillInput) (GetSkillOutput, error) {
 			project, slug, err := splitSlug(in.Slug)
 			if err != nil {
-				return nil, GetSkillOutput{}, s.toolError(err)
+				return GetSkillOutput{}, err
 			}
 			sk, err := s.app.AgentSkill(ctx, p, project, slug)
 			if err != nil {
-				return nil, GetSkillOutput{}, s.toolError(err)
+				return GetSkillOutput{}, err
 			}
 			md, _, err := s.app.AgentSkillFile(ctx, p, project, slug, "SKILL.md")
 			if err != nil && quire.ErrorCode(err) != quire.ENOTFOUND {
-				return nil, GetSkillOutput{}, s.toolError(err)
+				return GetSkillOutput{}, err
 			}
 			out := GetSkillOutput{Name: sk.Name, Version: sk.Version.Number, SkillMD: string(md), Files: make([]FileInfo, 0, len(sk.Files))}
 			for _, f := range sk.Files {
 				out.Files = append(out.Files, FileInfo{Path: f.Path, URI: fileURI(sk.Project.Slug, sk.Asset.Slug, f.Path), Size: f.Size, Digest: f.Digest})
 			}
-			return nil, out, nil
-		})
+			return out, nil
+		}))
 
 	sdk.AddTool(s.sdk, &sdk.Tool{Name: "open_draft", Description: "Open a draft of a skill (or prompt) for review, from its live version or a given one. Never publishes."},
-		func(ctx context.Context, _ *sdk.CallToolRequest, in OpenDraftInput) (*sdk.CallToolResult, DraftOutput, error) {
-			p, err := principal(ctx)
-			if err != nil {
-				return nil, DraftOutput{}, err
-			}
+		tool(s, func(ctx context.Context, p *quire.Principal, in OpenDraftInput) (DraftOutput, error) {
 			project, slug, err := splitSlug(in.Slug)
 			if err != nil {
-				return nil, DraftOutput{}, s.toolError(err)
+				return DraftOutput{}, err
 			}
 			_, v, err := s.app.DraftFrom(ctx, p, project, slug, in.From)
 			if err != nil {
-				return nil, DraftOutput{}, s.toolError(err)
+				return DraftOutput{}, err
 			}
-			return nil, DraftOutput{Slug: in.Slug, Version: v.Number, State: string(v.State), Commit: v.Commit}, nil
-		})
+			return DraftOutput{Slug: in.Slug, Version: v.Number, State: string(v.State), Commit: v.Commit}, nil
+		}))
 
 	sdk.AddTool(s.sdk, &sdk.Tool{Name: "upsert_file", Description: "Write one file into a draft of a skill (from open_draft). The draft stays a draft for a person to review."},
-		func(ctx context.Context, _ *sdk.CallToolRequest, in UpsertInput) (*sdk.CallToolResult, DraftOutput, error) {
-			p, err := principal(ctx)
-			if err != nil {
-				return nil, DraftOutput{}, err
-			}
+		tool(s, func(ctx context.Context, p *quire.Principal, in UpsertInput) (DraftOutput, error) {
 			project, slug, err := splitSlug(in.Slug)
 			if err != nil {
-				return nil, DraftOutput{}, s.toolError(err)
+				return DraftOutput{}, err
 			}
 			_, v, f, err := s.app.UpsertProjectFile(ctx, p, project, slug, in.Version, app.FileWrite{Path: in.FilePath, Content: []byte(in.Content)})
 			if err != nil {
-				return nil, DraftOutput{}, s.toolError(err)
+				return DraftOutput{}, err
 			}
-			return nil, DraftOutput{Slug: in.Slug, Version: v.Number, State: string(v.State), Commit: v.Commit, File: f.Path}, nil
-		})
+			return DraftOutput{Slug: in.Slug, Version: v.Number, State: string(v.State), Commit: v.Commit, File: f.Path}, nil
+		}))
 }

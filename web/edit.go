@@ -51,12 +51,7 @@ func (u *UI) newDraft(w http.ResponseWriter, r *http.Request, s *session) {
 }
 
 func (u *UI) publish(w http.ResponseWriter, r *http.Request, s *session) {
-	ref, err := u.resolve(r, s, r.PathValue("kind"))
-	if err != nil {
-		u.fail(w, r, s, err)
-		return
-	}
-	n, err := versionNumber(r)
+	ref, n, err := u.resolveVersion(r, s, r.PathValue("kind"))
 	if err != nil {
 		u.fail(w, r, s, err)
 		return
@@ -80,16 +75,12 @@ type editView struct {
 // carries the draft's commit, so a save over someone else's newer change
 // is refused (412) rather than silently undoing it.
 func (u *UI) editPage(w http.ResponseWriter, r *http.Request, s *session) {
-	ref, n, err := u.resolveVersion(r, s, "skills")
+	ref, ver, err := u.version(r, s, "skills")
 	if err != nil {
 		u.fail(w, r, s, err)
 		return
 	}
-	_, ver, err := u.app.Version(r.Context(), s.p, ref.Kind, ref.Asset.ID, n)
-	if err != nil {
-		u.fail(w, r, s, err)
-		return
-	}
+	n := ver.Number
 	v := editView{assetRef: ref, Version: ver, Path: r.PathValue("path"), CSRF: s.csrf}
 	if v.Path != "" {
 		content, _, err := u.app.ReadFile(r.Context(), s.p, ref.Asset.ID, n, v.Path)

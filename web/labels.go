@@ -65,16 +65,12 @@ type promptEditView struct {
 
 func (u *UI) promptEditPage(w http.ResponseWriter, r *http.Request, s *session) {
 	ctx := r.Context()
-	ref, n, err := u.resolveVersion(r, s, "prompts")
+	ref, ver, err := u.version(r, s, "prompts")
 	if err != nil {
 		u.fail(w, r, s, err)
 		return
 	}
-	_, ver, err := u.app.Version(ctx, s.p, ref.Kind, ref.Asset.ID, n)
-	if err != nil {
-		u.fail(w, r, s, err)
-		return
-	}
+	n := ver.Number
 	c, err := u.app.PromptContent(ctx, ref.Asset, ver.Commit)
 	if err != nil {
 		u.fail(w, r, s, err)

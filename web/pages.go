@@ -125,6 +125,16 @@ func (u *UI) resolveVersion(r *http.Request, s *session, plural string) (assetRe
 	return ref, n, err
 }
 
+// version reads the version a page of one version shows.
+func (u *UI) version(r *http.Request, s *session, plural string) (assetRef, *quire.Version, error) {
+	ref, n, err := u.resolveVersion(r, s, plural)
+	if err != nil {
+		return assetRef{}, nil, err
+	}
+	_, ver, err := u.app.Version(r.Context(), s.p, ref.Kind, ref.Asset.ID, n)
+	return ref, ver, err
+}
+
 // versionNumber reads {n}; anything but a positive number is no page.
 func versionNumber(r *http.Request) (int, error) {
 	n, err := strconv.Atoi(r.PathValue("n"))
@@ -164,16 +174,12 @@ func (u *UI) filePage(w http.ResponseWriter, r *http.Request, s *session) {
 // (SKILL.md unless path names another), or a prompt's content.
 func (u *UI) showVersion(w http.ResponseWriter, r *http.Request, s *session, plural, path string) {
 	ctx := r.Context()
-	ref, n, err := u.resolveVersion(r, s, plural)
+	ref, ver, err := u.version(r, s, plural)
 	if err != nil {
 		u.fail(w, r, s, err)
 		return
 	}
-	_, ver, err := u.app.Version(ctx, s.p, ref.Kind, ref.Asset.ID, n)
-	if err != nil {
-		u.fail(w, r, s, err)
-		return
-	}
+	n := ver.Number
 	v := versionView{assetRef: ref, Version: ver, Origin: origin(r, u.secure(r)), CSRF: s.csrf, Writer: s.p.ProjectAccess(ref.Project) >= quire.AccessWrite}
 	if ver.State == quire.StateDraft {
 		if v.Publish, v.Review, err = u.app.Publishable(ctx, s.p, ref.Kind, ref.Asset.ID, n); err != nil {

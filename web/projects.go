@@ -90,10 +90,24 @@ const projectPageSize = 25
 
 type projectView struct {
 	*app.ProjectOverview
-	Owner, Writer         bool
-	SkillPage, PromptPage pager
-	CSRF                  string
+	Owner, Writer bool
+	Lists         []assetList
+	CSRF          string
 }
+
+// assetList is one of the project page's lists, its skills or its
+// prompts, drawn by the template "assets".
+type assetList struct {
+	Noun, Purpose string // "skill", "What it does"
+	Project       string
+	Writer        bool
+	CSRF          string
+	Assets        []app.AssetSummary
+	Page          pager
+}
+
+func (l assetList) Plural() string { return l.Noun + "s" }
+func (l assetList) Title() string  { return strings.ToUpper(l.Noun[:1]) + l.Noun[1:] }
 
 func (u *UI) projectPage(w http.ResponseWriter, r *http.Request, s *session) {
 	q := r.URL.Query()
@@ -117,18 +131,18 @@ func (u *UI) projectPage(w http.ResponseWriter, r *http.Request, s *session) {
 		qq.Set(key, cursor)
 		return base + "?" + qq.Encode()
 	}
-	if ov.NextSkills != "" {
-		v.SkillPage.Next = link("skills", ov.NextSkills) + "#skills-h"
+	list := func(noun, purpose string, assets []app.AssetSummary, next string) assetList {
+		l := assetList{Noun: noun, Purpose: purpose, Project: ov.Project.Slug, Writer: v.Writer, CSRF: s.csrf, Assets: assets}
+		key := l.Plural()
+		if next != "" {
+			l.Page.Next = link(key, next) + "#" + key + "-h"
+		}
+		if q.Get(key) != "" {
+			l.Page.Prev = base + "#" + key + "-h"
+		}
+		return l
 	}
-	if q.Get("skills") != "" {
-		v.SkillPage.Prev = base + "#skills-h"
-	}
-	if ov.NextPrompts != "" {
-		v.PromptPage.Next = link("prompts", ov.NextPrompts) + "#prompts-h"
-	}
-	if q.Get("prompts") != "" {
-		v.PromptPage.Prev = base + "#prompts-h"
-	}
+	v.Lists = []assetList{list("skill", "What it does", ov.Skills, ov.NextSkills), list("prompt", "What it is for", ov.Prompts, ov.NextPrompts)}
 	u.render(w, r, s, http.StatusOK, "project", ov.Project.Name, v)
 }
 

@@ -27,12 +27,7 @@ func (u *UI) reviewRoutes() {
 }
 
 func (u *UI) openReview(w http.ResponseWriter, r *http.Request, s *session) {
-	ref, err := u.resolve(r, s, r.PathValue("kind"))
-	if err != nil {
-		u.fail(w, r, s, err)
-		return
-	}
-	n, err := versionNumber(r)
+	ref, n, err := u.resolveVersion(r, s, r.PathValue("kind"))
 	if err != nil {
 		u.fail(w, r, s, err)
 		return
@@ -62,6 +57,17 @@ type reviewView struct {
 	CSRF    string
 }
 
+// resolveReview is resolve for a review's page: the asset and the
+// review number {num} of the path.
+func (u *UI) resolveReview(r *http.Request, s *session) (assetRef, int, error) {
+	ref, err := u.resolve(r, s, r.PathValue("kind"))
+	if err != nil {
+		return assetRef{}, 0, err
+	}
+	n, err := reviewNumber(r)
+	return ref, n, err
+}
+
 func reviewNumber(r *http.Request) (int, error) {
 	n, err := strconv.Atoi(r.PathValue("num"))
 	if err != nil || n < 1 {
@@ -72,12 +78,7 @@ func reviewNumber(r *http.Request) (int, error) {
 
 func (u *UI) reviewPage(w http.ResponseWriter, r *http.Request, s *session) {
 	ctx := r.Context()
-	ref, err := u.resolve(r, s, r.PathValue("kind"))
-	if err != nil {
-		u.fail(w, r, s, err)
-		return
-	}
-	num, err := reviewNumber(r)
+	ref, num, err := u.resolveReview(r, s)
 	if err != nil {
 		u.fail(w, r, s, err)
 		return
@@ -114,12 +115,7 @@ func (u *UI) reviewPage(w http.ResponseWriter, r *http.Request, s *session) {
 // reviewAction runs the POST its path names, then shows the review again.
 func (u *UI) reviewAction(w http.ResponseWriter, r *http.Request, s *session) {
 	ctx := r.Context()
-	ref, err := u.resolve(r, s, r.PathValue("kind"))
-	if err != nil {
-		u.fail(w, r, s, err)
-		return
-	}
-	num, err := reviewNumber(r)
+	ref, num, err := u.resolveReview(r, s)
 	if err != nil {
 		u.fail(w, r, s, err)
 		return
