@@ -271,22 +271,32 @@ func checkEventTypes(types []quire.EventType) error {
 	return nil
 }
 
-// Events lists the project's events after q.After, ascending, for
-// polling clients. Read access suffices.
-func (a *App) Events(ctx context.Context, p *quire.Principal, project string, q Input[EventQuery]) ([]*quire.Event, error) {
+// eventQuery is the start of every read of a project's events: read
+// access to the project, then the query, its types checked.
+func (a *App) eventQuery(ctx context.Context, p *quire.Principal, project string, q Input[EventQuery]) (*quire.Project, EventQuery, error) {
 	pr, err := a.Project(ctx, p, project, quire.AccessRead)
 	if err != nil {
-		return nil, err
+		return nil, EventQuery{}, err
 	}
 	in, err := q()
 	if err != nil {
-		return nil, err
+		return nil, EventQuery{}, err
 	}
 	if err := checkEventTypes(in.Filter.Types); err != nil {
-		return nil, err
+		return nil, EventQuery{}, err
 	}
 	if a.events == nil {
-		return nil, quire.Errorf(quire.EUNAVAILABLE, "events are not kept by this server")
+		return nil, EventQuery{}, quire.Errorf(quire.EUNAVAILABLE, "events are not kept by this server")
+	}
+	return pr, in, nil
+}
+
+// Events lists the project's events after q.After, ascending, for
+// polling clients. Read access suffices.
+func (a *App) Events(ctx context.Context, p *quire.Principal, project string, q Input[EventQuery]) ([]*quire.Event, error) {
+	pr, in, err := a.eventQuery(ctx, p, project, q)
+	if err != nil {
+		return nil, err
 	}
 	out, _, err := a.readEvents(ctx, pr.ID, in.After, in.Limit, in.Filter)
 	return out, err
@@ -330,19 +340,9 @@ type Subscription struct {
 // Subscribe starts a live read of the project's events after after ("":
 // from now on). Read access suffices.
 func (a *App) Subscribe(ctx context.Context, p *quire.Principal, project string, q Input[EventQuery]) (*Subscription, error) {
-	pr, err := a.Project(ctx, p, project, quire.AccessRead)
+	pr, in, err := a.eventQuery(ctx, p, project, q)
 	if err != nil {
 		return nil, err
-	}
-	in, err := q()
-	if err != nil {
-		return nil, err
-	}
-	if err := checkEventTypes(in.Filter.Types); err != nil {
-		return nil, err
-	}
-	if a.events == nil {
-		return nil, quire.Errorf(quire.EUNAVAILABLE, "events are not kept by this server")
 	}
 	s := &Subscription{a: a, project: pr.ID, cursor: in.After, filter: in.Filter}
 	if s.cursor == "" { // from now on: skip what is there

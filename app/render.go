@@ -180,7 +180,7 @@ func (a *App) renderCompiled(ctx context.Context, as *quire.Asset, v *quire.Vers
 		out.Messages = make([]quire.Message, 0, len(cp.msgs))
 		for i, t := range cp.msgs {
 			if t == nil {
-				spliced, err := placeholderMessages(content.Messages[i].Name, vars[content.Messages[i].Name])
+				spliced, err := render.PlaceholderMessages(content.Messages[i].Name, vars[content.Messages[i].Name])
 				if err != nil {
 					return Rendered{}, err
 				}
@@ -205,33 +205,6 @@ func (a *App) renderCompiled(ctx context.Context, as *quire.Asset, v *quire.Vers
 		out.Partials, out.ETag = []PartialUse{}, v.Commit
 	} else {
 		out.Partials, out.ETag = in.finish(as, v.Commit, names)
-	}
-	return out, nil
-}
-
-// placeholderMessages checks that v, the value of placeholder name, is a
-// list of {role, content} messages, and returns them.
-func placeholderMessages(name string, v any) ([]quire.Message, error) {
-	bad := func(format string, args ...any) error {
-		return quire.Errorf(quire.EUNPROCESSABLE, "variables.%s must be a list of {role, content} messages: "+format, append([]any{name}, args...)...).
-			WithDetail("placeholder", name)
-	}
-	list, ok := v.([]any)
-	if !ok {
-		return nil, bad("it is not a list")
-	}
-	out := make([]quire.Message, 0, len(list))
-	for i, e := range list {
-		m, ok := e.(map[string]any)
-		if !ok {
-			return nil, bad("item %d is not an object", i)
-		}
-		role, ok1 := m["role"].(string)
-		content, ok2 := m["content"].(string)
-		if !ok1 || !ok2 || role == "" || len(m) != 2 {
-			return nil, bad("item %d must hold exactly a string role and a string content", i)
-		}
-		out = append(out, quire.Message{Role: role, Content: content})
 	}
 	return out, nil
 }

@@ -476,7 +476,7 @@ func (pc *PromptCache) Render(ctx context.Context, key string, vars map[string]a
 		}
 		for i, t := range e.compiled.msgs {
 			if t == nil {
-				spliced, err := placeholderMessages(pv.Messages[i].Name, vs[pv.Messages[i].Name])
+				spliced, err := render.PlaceholderMessages(pv.Messages[i].Name, vs[pv.Messages[i].Name])
 				if err != nil {
 					return nil, err
 				}
@@ -502,33 +502,6 @@ func (pc *PromptCache) Render(ctx context.Context, key string, vars map[string]a
 		if u, ok := in.used[n]; ok {
 			out.Partials = append(out.Partials, u)
 		}
-	}
-	return out, nil
-}
-
-// placeholderMessages is the server's rule for a chat placeholder's
-// value: a list of {role, content} messages.
-func placeholderMessages(name string, v any) ([]Message, error) {
-	bad := func(format string, args ...any) error {
-		return quire.Errorf(quire.EUNPROCESSABLE, "variables.%s must be a list of {role, content} messages: "+format, append([]any{name}, args...)...).
-			WithDetail("placeholder", name)
-	}
-	list, ok := v.([]any)
-	if !ok {
-		return nil, bad("it is not a list")
-	}
-	out := make([]Message, 0, len(list))
-	for i, e := range list {
-		m, ok := e.(map[string]any)
-		if !ok {
-			return nil, bad("item %d is not an object", i)
-		}
-		role, ok1 := m["role"].(string)
-		content, ok2 := m["content"].(string)
-		if !ok1 || !ok2 || role == "" || len(m) != 2 {
-			return nil, bad("item %d must hold exactly a string role and a string content", i)
-		}
-		out = append(out, Message{Role: role, Content: content})
 	}
 	return out, nil
 }

@@ -338,21 +338,7 @@ func (a *eventsAPI) login() error {
 }
 
 func (a *eventsAPI) call(method, path string, body, out any) error {
-	var b []byte
-	if body != nil {
-		b, _ = json.Marshal(body)
-	}
-	status, resp, err := bench.Request{Method: method, URL: a.url + path, Token: a.token, Body: b}.Do(a.client)
-	if err != nil {
-		return err
-	}
-	if status >= 300 {
-		return fmt.Errorf("%s %s: %d %s", method, path, status, resp)
-	}
-	if out != nil {
-		return json.Unmarshal(resp, out)
-	}
-	return nil
+	return bench.CallJSON(a.client, method, a.url+path, a.token, body, out)
 }
 
 // hookReceiver is the webhook receiver: it answers 204 at once and keeps,

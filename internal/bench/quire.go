@@ -183,16 +183,22 @@ func (q *Quire) seedNested() (string, error) {
 
 // Call sends one API request and decodes the answer into out (if not nil).
 func (q *Quire) Call(method, path, token string, body, out any) error {
+	return CallJSON(http.DefaultClient, method, q.URL+path, token, body, out)
+}
+
+// CallJSON sends body as JSON with token to url through c and decodes a
+// 2xx answer into out (when not nil); any other status is an error.
+func CallJSON(c *http.Client, method, url, token string, body, out any) error {
 	var b []byte
 	if body != nil {
 		b, _ = json.Marshal(body)
 	}
-	status, resp, err := Request{Method: method, URL: q.URL + path, Token: token, Body: b}.Do(http.DefaultClient)
+	status, resp, err := Request{Method: method, URL: url, Token: token, Body: b}.Do(c)
 	if err != nil {
 		return err
 	}
 	if status >= 300 {
-		return fmt.Errorf("%s %s: %d %s", method, path, status, resp)
+		return fmt.Errorf("%s %s: %d %s", method, url, status, resp)
 	}
 	if out != nil {
 		return json.Unmarshal(resp, out)
