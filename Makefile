@@ -18,7 +18,7 @@ SCALE_DATA ?= /tmp/quire-scale-data
 # race detector in -short mode, then the benchmark and scale tools' own
 # tests without it, since they measure and -race would only slow them.
 test:
-	go test -short -race -count=1 ./...
+	go test -short -race -count=1 -timeout 30m ./...
 	go test -count=1 -run 'TestQuickRun|TestGenerateAndMeasure' ./cmd/quire-bench ./cmd/quire-scale
 
 bench: bench-scale bench-fast
