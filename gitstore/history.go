@@ -66,12 +66,19 @@ func (s *Store) History(ctx context.Context, a *quire.Asset, opts quire.ListOpti
 	return out, next, nil
 }
 
-// history gathers an asset's entries, sorted newest first.
+// history gathers an asset's entries, sorted newest first. The answer
+// is shared with the repository's memo: callers must not change it.
 func (s *Store) history(a *quire.Asset) ([]entry, error) {
 	r, err := s.assetRepo(a)
 	if err != nil {
 		return nil, err
 	}
+	return r.hist.get(r, func() ([]entry, error) { return walkHistory(r, a) })
+}
+
+// walkHistory reads an asset's entries from its repository, sorted newest
+// first.
+func walkHistory(r *repo, a *quire.Asset) ([]entry, error) {
 	log, logTip, err := r.readLog()
 	if err != nil {
 		return nil, err
@@ -227,8 +234,21 @@ func before(a, b *entry) bool {
 	return a.ID < b.ID
 }
 
+// ordered is before, with entries of the same sort key (the same commit
+// in two repositories: same content, author and second) put in asset
+// order, so a list is sorted the same way every time.
+func ordered(a, b *entry) bool {
+	if before(a, b) || before(b, a) {
+		return before(a, b)
+	}
+	if a.AssetID != b.AssetID {
+		return a.AssetID < b.AssetID
+	}
+	return a.source < b.source
+}
+
 func sortNewestFirst(all []entry) {
-	sort.Slice(all, func(i, j int) bool { return before(&all[i], &all[j]) })
+	sort.Slice(all, func(i, j int) bool { return ordered(&all[i], &all[j]) })
 }
 
 // cursor encodes an entry's sort key.

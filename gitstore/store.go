@@ -201,7 +201,8 @@ type repo struct {
 	*odb.DB
 	path string
 	st   *storer
-	memo refMemo // recentRef's
+	memo refMemo  // recentRef's
+	hist histMemo // history's, by the refs it read (histcache.go)
 }
 
 // repo returns the open repository at path, opening it if needed. It does

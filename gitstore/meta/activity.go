@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/quire/quire"
 )
@@ -91,21 +92,22 @@ func (m *activityIndex) index(r *sysRepo, h plumbing.Hash) error {
 		return err
 	}
 	m.depth++
-	var from *object.Tree = &object.Tree{}
+	var from plumbing.Hash
 	if len(c.ParentHashes) > 0 {
 		pc, err := r.Commit(c.ParentHashes[0])
 		if err != nil {
 			return err
 		}
-		if from, err = r.Tree(pc.TreeHash); err != nil {
-			return err
-		}
+		from = pc.TreeHash
 	}
-	to, err := r.Tree(c.TreeHash)
-	if err != nil {
-		return err
+	type change struct {
+		name string
+		blob plumbing.Hash
 	}
-	changes, err := object.DiffTree(from, to)
+	var changes []change
+	err = diffTrees(r, from, c.TreeHash, "", func(name string, blob plumbing.Hash) {
+		changes = append(changes, change{name, blob})
+	})
 	if err != nil {
 		return err
 	}
@@ -115,10 +117,7 @@ func (m *activityIndex) index(r *sysRepo, h plumbing.Hash) error {
 	}
 	touched := map[string][]touch{} // project id -> assets touched ("" kind: the project)
 	for _, ch := range changes {
-		name, blob := ch.To.Name, ch.To.TreeEntry.Hash
-		if name == "" {
-			name, blob = ch.From.Name, ch.From.TreeEntry.Hash
-		}
+		name, blob := ch.name, ch.blob
 		dir, _, _ := strings.Cut(name, "/")
 		id := strings.TrimSuffix(path.Base(name), ".json")
 		switch dir {
@@ -152,6 +151,86 @@ func (m *activityIndex) index(r *sysRepo, h plumbing.Hash) error {
 			e.AssetID, e.AssetKind = ts[0].id, ts[0].kind
 		}
 		m.byProject[pid] = append(m.byProject[pid], e)
+	}
+	return nil
+}
+
+// activityDirs are the top directories whose changes concern a project.
+var activityDirs = map[string]bool{"projects": true, "skills": true, "prompts": true}
+
+// diffTrees calls fn with the path of every file that differs between
+// trees from and to (either zero: empty), and its blob: the new one, or
+// the old one for a file removed. It descends only into directories whose
+// ids differ, reading trees through the shared decoded-tree cache.
+// Hand-written rather than go-git's DiffTree: that one opens every
+// sibling subtree of a changed directory to count its children (the
+// 256 shards of skills/ and prompts/, each a loose object read through
+// billy), so indexing a system history of 2,000 commits took minutes.
+func diffTrees(r *sysRepo, from, to plumbing.Hash, prefix string, fn func(name string, blob plumbing.Hash)) error {
+	if from == to {
+		return nil
+	}
+	var a, b []object.TreeEntry
+	var err error
+	if !from.IsZero() {
+		if a, err = r.Entries(from); err != nil {
+			return err
+		}
+	}
+	if !to.IsZero() {
+		if b, err = r.Entries(to); err != nil {
+			return err
+		}
+	}
+	old := make(map[string]object.TreeEntry, len(a))
+	for _, e := range a {
+		old[e.Name] = e
+	}
+	// side reports one side's entry: a file as changed, a directory's
+	// files through a diff against nothing.
+	side := func(e object.TreeEntry, removed bool) error {
+		name := prefix + e.Name
+		if e.Mode != filemode.Dir {
+			fn(name, e.Hash)
+			return nil
+		}
+		if removed {
+			return diffTrees(r, e.Hash, plumbing.ZeroHash, name+"/", fn)
+		}
+		return diffTrees(r, plumbing.ZeroHash, e.Hash, name+"/", fn)
+	}
+	for _, e := range b {
+		if prefix == "" && !activityDirs[e.Name] {
+			continue
+		}
+		o, ok := old[e.Name]
+		delete(old, e.Name)
+		switch {
+		case ok && o.Hash == e.Hash && o.Mode == e.Mode:
+		case ok && o.Mode == filemode.Dir && e.Mode == filemode.Dir:
+			if err := diffTrees(r, o.Hash, e.Hash, prefix+e.Name+"/", fn); err != nil {
+				return err
+			}
+		case ok && o.Mode != filemode.Dir && e.Mode != filemode.Dir:
+			fn(prefix+e.Name, e.Hash) // modified
+		default: // added, or a file became a directory or back
+			if ok {
+				if err := side(o, true); err != nil {
+					return err
+				}
+			}
+			if err := side(e, false); err != nil {
+				return err
+			}
+		}
+	}
+	for _, o := range a {
+		if _, gone := old[o.Name]; !gone || (prefix == "" && !activityDirs[o.Name]) {
+			continue
+		}
+		if err := side(o, true); err != nil {
+			return err
+		}
 	}
 	return nil
 }
