@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/quire/quire"
+	"github.com/quire/quire/internal/cluster"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -21,7 +22,7 @@ func TestLoginRedisKilled(t *testing.T) {
 		t.Skip("redis-server is not on PATH")
 	}
 	rs := startRedisServer(t, freePort(t))
-	out := &syncBuffer{}
+	out := &cluster.Log{}
 	m := NewMain(out)
 	m.Config.Addr, m.Config.Data, m.Config.Redis = "127.0.0.1:0", t.TempDir(), "redis://"+rs.addr()
 	m.Config.BcryptCost = bcrypt.MinCost

@@ -11,36 +11,18 @@ import (
 	"os"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/quire/quire/internal/cluster"
 	"golang.org/x/crypto/bcrypt"
 )
 
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // start runs a quire on a free port with data root dir; opts change its
 // configuration first.
-func start(t *testing.T, dir, redisURL string, opts ...func(*Config)) (*Main, *syncBuffer) {
+func start(t *testing.T, dir, redisURL string, opts ...func(*Config)) (*Main, *cluster.Log) {
 	t.Helper()
-	out := &syncBuffer{}
+	out := &cluster.Log{}
 	m := NewMain(out)
 	m.Config.Addr = "127.0.0.1:0"
 	m.Config.Data = dir
@@ -278,7 +260,7 @@ func TestServeHelp(t *testing.T) {
 }
 
 func TestDebugListener(t *testing.T) {
-	out := &syncBuffer{}
+	out := &cluster.Log{}
 	m := NewMain(out)
 	m.Config.Addr, m.Config.DebugAddr, m.Config.Data = "127.0.0.1:0", "127.0.0.1:0", t.TempDir()
 	m.Config.BcryptCost = bcrypt.MinCost
@@ -306,7 +288,7 @@ func TestDebugListener(t *testing.T) {
 
 func TestDebugListenerRefusesNonLoopback(t *testing.T) {
 	for _, addr := range []string{"0.0.0.0:0", ":0", "192.0.2.1:6060"} {
-		m := NewMain(&syncBuffer{})
+		m := NewMain(&cluster.Log{})
 		m.Config.Addr, m.Config.DebugAddr, m.Config.Data = "127.0.0.1:0", addr, t.TempDir()
 		m.Config.BcryptCost = bcrypt.MinCost
 		err := m.Run(context.Background())

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/quire/quire"
+	"github.com/quire/quire/internal/cluster"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -82,7 +83,7 @@ func TestRedisOutage(t *testing.T) {
 	port := freePort(t)
 	rs := startRedisServer(t, port)
 
-	out := &syncBuffer{}
+	out := &cluster.Log{}
 	m := NewMain(out)
 	m.Config.Addr, m.Config.Data, m.Config.Redis = "127.0.0.1:0", t.TempDir(), "redis://"+rs.addr()
 	m.Config.BcryptCost = bcrypt.MinCost

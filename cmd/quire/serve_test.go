@@ -21,6 +21,7 @@ import (
 
 	"github.com/quire/quire/cache"
 	"github.com/quire/quire/httpapi"
+	"github.com/quire/quire/internal/cluster"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -33,7 +34,7 @@ const (
 type runningServer struct {
 	t      *testing.T
 	m      *Main
-	out    *syncBuffer
+	out    *cluster.Log
 	url    string
 	closed bool
 }
@@ -47,7 +48,7 @@ func (s *runningServer) close() error {
 // start runs a Main on root, as `quire serve` would, on a free port.
 func startServer(t *testing.T, root, redisURL, prefix string, withAdmin bool) *runningServer {
 	t.Helper()
-	out := &syncBuffer{}
+	out := &cluster.Log{}
 	m := NewMain(out)
 	m.Config.Addr = "127.0.0.1:0"
 	m.Config.Data = root
