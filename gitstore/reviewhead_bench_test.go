@@ -45,17 +45,7 @@ func BenchmarkReviewHead(b *testing.B) {
 				}
 			}
 			path := benchPath(5)
-			b.ReportAllocs()
-			b.ResetTimer()
-			cpu := cpuTime()
-			for i := 0; i < b.N; i++ {
-				f := []quire.FileContent{{Path: path, Content: []byte(fmt.Sprintf("revision %d\n", i))}}
-				if _, err := s.PutFiles(ctx, tester, a, 1, f, "", ""); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.StopTimer()
-			reportCPU(b, cpu)
+			upsertLoop(b, s, a, path)
 			if open {
 				if got := gitCLI(b, s.RepoPath(a), "rev-list", "--count", "refs/reviews/1"); got != fmt.Sprint(b.N+1) {
 					b.Fatalf("%s review commits after %d upserts", got, b.N)
