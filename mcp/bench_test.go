@@ -62,16 +62,21 @@ func BenchmarkGetPromptRaw(b *testing.B) {
 	}
 }
 
+// sessionPost is the POST a host sends on MCP session session.
+func sessionPost(url, key, session, body string) *http.Request {
+	req, _ := http.NewRequest("POST", url+"/mcp", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", session)
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	return req
+}
+
 func rawLoop(b *testing.B, url, key, session, body string) {
 	client := &http.Client{}
 	for b.Loop() {
-		req, _ := http.NewRequest("POST", url+"/mcp", strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+key)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Session-Id", session)
-		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-		res, err := client.Do(req)
+		res, err := client.Do(sessionPost(url, key, session, body))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -99,13 +104,7 @@ func BenchmarkGetPromptSessions(b *testing.B) {
 		id := <-ids
 		client := &http.Client{}
 		for pb.Next() {
-			req, _ := http.NewRequest("POST", e.URL+"/mcp", strings.NewReader(body))
-			req.Header.Set("Authorization", "Bearer "+key)
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", "application/json, text/event-stream")
-			req.Header.Set("Mcp-Session-Id", id)
-			req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-			res, err := client.Do(req)
+			res, err := client.Do(sessionPost(e.URL, key, id, body))
 			if err != nil {
 				b.Fatal(err)
 			}
