@@ -24,6 +24,9 @@ type RenderRequest struct {
 	// Label renders the version a label names ("live": the live one);
 	// it excludes Version.
 	Label string
+	// publishedOnly refuses a version that is not published, as if it
+	// did not exist: what an anonymous caller may render (publicRender).
+	publishedOnly bool
 }
 
 // Rendered is a rendered prompt version: Text for a text prompt, Messages
@@ -55,7 +58,7 @@ func (a *App) Render(ctx context.Context, p *quire.Principal, ref string, in Inp
 	if err != nil {
 		return Rendered{}, err
 	}
-	return a.render(ctx, as, a.publicRender(ctx, p, as, in))
+	return a.render(ctx, as, publicRender(p, in))
 }
 
 // RenderInProject is Render with the prompt named within a project: the
@@ -65,7 +68,7 @@ func (a *App) RenderInProject(ctx context.Context, p *quire.Principal, project, 
 	if err != nil {
 		return Rendered{}, err
 	}
-	return a.render(ctx, as, a.publicRender(ctx, p, as, in))
+	return a.render(ctx, as, publicRender(p, in))
 }
 
 // render renders prompt as, which the caller may read, with the request in.
@@ -102,6 +105,9 @@ func (a *App) render(ctx context.Context, as *quire.Asset, in Input[RenderReques
 	}
 	if err != nil {
 		return Rendered{}, err
+	}
+	if req.publishedOnly && v.State != quire.StatePublished {
+		return Rendered{}, quire.Errorf(quire.ENOTFOUND, "version %d not found", v.Number)
 	}
 	vars := req.Vars
 	if req.PayloadID != "" {
