@@ -20,11 +20,7 @@ func (s *Store) LiveCommit(ctx context.Context, a *quire.Asset) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	h, err := r.recentRef(mainRef)
-	if err != nil || h.IsZero() {
-		return "", err
-	}
-	return h.String(), nil
+	return r.recentRefHex(mainRef)
 }
 
 // LivePrompt returns the live version of a prompt and its content.

@@ -179,6 +179,7 @@ type refMemo struct {
 
 type refSeen struct {
 	h   plumbing.Hash
+	hex string    // h.String(), "" for the zero hash
 	gen uint64    // the counter before the ref was read
 	at  time.Time // when it was read
 }
@@ -237,26 +238,48 @@ func (c *changeClock) close() { c.host.close() }
 // ref anywhere has moved since and it is younger than refSeenFor; else
 // read from the file. Writers read with ref, under the repository's lock.
 func (r *repo) recentRef(name plumbing.ReferenceName) (plumbing.Hash, error) {
+	s, err := r.recentSeen(name)
+	return s.h, err
+}
+
+// recentRefHex is recentRef in hex, "" for no ref: the string is made
+// once per value read, not once per request.
+func (r *repo) recentRefHex(name plumbing.ReferenceName) (string, error) {
+	s, err := r.recentSeen(name)
+	return s.hex, err
+}
+
+func (r *repo) recentSeen(name plumbing.ReferenceName) (refSeen, error) {
 	gen, ok := r.st.gen.load()
 	if !ok {
-		return r.ref(name)
+		h, err := r.ref(name)
+		return seenNow(h, 0, time.Time{}), err
 	}
 	now := time.Now()
 	r.memo.mu.Lock()
 	s, ok := r.memo.seen[name]
 	r.memo.mu.Unlock()
 	if ok && s.gen == gen && now.Sub(s.at) < refSeenFor {
-		return s.h, nil
+		return s, nil
 	}
 	h, err := r.ref(name)
 	if err != nil {
-		return h, err
+		return refSeen{}, err
 	}
+	s = seenNow(h, gen, now)
 	r.memo.mu.Lock()
 	if r.memo.seen == nil {
 		r.memo.seen = map[plumbing.ReferenceName]refSeen{}
 	}
-	r.memo.seen[name] = refSeen{h: h, gen: gen, at: now}
+	r.memo.seen[name] = s
 	r.memo.mu.Unlock()
-	return h, nil
+	return s, nil
+}
+
+func seenNow(h plumbing.Hash, gen uint64, at time.Time) refSeen {
+	s := refSeen{h: h, gen: gen, at: at}
+	if !h.IsZero() {
+		s.hex = h.String()
+	}
+	return s
 }

@@ -16,9 +16,11 @@ const DefaultBcryptCost = app.DefaultBcryptCost
 
 // authenticate resolves the bearer credential into a principal, or fails
 // with 401 (503 when the session store is down). The request reads stored
-// metadata in one quire.ReadScope.
+// metadata in one quire.ReadScope (traceContext's, when it made one).
 func (s *Server) authenticate(c *gin.Context) {
-	c.Request = c.Request.WithContext(quire.WithReadScope(c.Request.Context()))
+	if quire.ReadScopeFrom(c.Request.Context()) == nil {
+		c.Request = c.Request.WithContext(quire.WithReadScope(c.Request.Context()))
+	}
 	if err := oneAuthorization(c.Request); err != nil {
 		s.fail(c, err)
 		return

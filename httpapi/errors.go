@@ -40,7 +40,7 @@ func (s *Server) fail(c *gin.Context, err error) {
 			slog.String("route", c.FullPath()),
 			slog.String("error", err.Error()),
 		}
-		s.log.LogAttrs(c.Request.Context(), slog.LevelError, "request failed", append(attrs, traceAttrs(c.Request.Context())...)...)
+		s.log.LogAttrs(c.Request.Context(), slog.LevelError, "request failed", appendTraceAttrs(c.Request.Context(), attrs)...)
 	}
 	c.Error(err) // for the request log
 	answer(c, err, code)

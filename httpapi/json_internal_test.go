@@ -106,15 +106,12 @@ func FuzzRenderBodyOnePass(f *testing.F) {
 		f.Add(body)
 	}
 	a := app.New(app.Config{Limits: quire.DefaultLimits()})
+	s := New(Config{Limits: quire.DefaultLimits()})
 	f.Fuzz(func(t *testing.T, body string) {
 		b := []byte(body)
-		var v any
-		if decodeJSON(b, &v, true) != nil {
-			return // the long way then says what is wrong
-		}
-		fast, ok := fastRender(v)
+		fast, ok := s.fastRender(b)
 		if !ok {
-			return
+			return // the long way then says what is wrong
 		}
 		var slow renderRequest
 		if err := decodeJSON(b, &slow, false); err != nil {
@@ -127,8 +124,62 @@ func FuzzRenderBodyOnePass(f *testing.F) {
 		if got := fast.Vars; !reflect.DeepEqual(got, vars) {
 			t.Fatalf("%s: one pass reads variables %#v, the long way %#v", body, got, vars)
 		}
-		if fast.PayloadID != slow.PayloadID || (fast.Version == nil) != (slow.Version == nil) || fast.Version != nil && *fast.Version != *slow.Version {
+		if fast.PayloadID != slow.PayloadID || fast.Label != slow.Label || (fast.Version == nil) != (slow.Version == nil) || fast.Version != nil && *fast.Version != *slow.Version {
 			t.Fatalf("%s: one pass reads version %v payload %q, the long way %v %q", body, fast.Version, fast.PayloadID, slow.Version, slow.PayloadID)
+		}
+	})
+}
+
+// TestFastRenderTakes: the bodies applications send go the one-pass way;
+// the others the long way, which says what is wrong with them.
+func TestFastRenderTakes(t *testing.T) {
+	s := New(Config{Limits: quire.DefaultLimits()})
+	for _, tc := range []struct {
+		body string
+		fast bool
+	}{
+		{`{"variables":{"name":"Ann","topic":"caching"}}`, true},
+		{`{"variables":{"n":1.50,"list":[1,{"a":null}],"t":true}, "version":3, "label":null}`, true},
+		{` {"payload_id":"p","label":"staging"} `, true},
+		{`{}`, true},
+		{`{"Variables":{"a":"b"}}`, false},
+		{`{"variables":{"a":1},"variables":{"a":2}}`, false},
+		{`{"variables":{"a":1,"a":2}}`, false},
+		{`{"variables":{"s":"\ud800"}}`, false},
+		{`{"variables":[]}`, false},
+		{`{"version":"1"}`, false},
+		{`{"version":1.5}`, false},
+		{`{"other":null}`, false},
+		{`{"variables":{}} {}`, false},
+		{`{"variables":{}`, false},
+		{`null`, false},
+	} {
+		if _, ok := s.fastRender([]byte(tc.body)); ok != tc.fast {
+			t.Errorf("%s: one pass %v, want %v", tc.body, ok, tc.fast)
+		}
+	}
+}
+
+// BenchmarkReadRenderBody is the decoding of the hot path's render body:
+// the one pass, and encoding/json into any as it was before (issue 14).
+func BenchmarkReadRenderBody(b *testing.B) {
+	body := []byte(`{"variables":{"name":"Ann","topic":"caching"}}`)
+	s := New(Config{Limits: quire.DefaultLimits()})
+	b.Run("jsontext", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, ok := s.fastRender(body); !ok {
+				b.Fatal("long way")
+			}
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var v any
+			if err := decodeJSON(body, &v, true); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 }

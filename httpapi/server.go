@@ -3,15 +3,18 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/hex"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/quire/quire"
 	"github.com/quire/quire/app"
@@ -87,6 +90,9 @@ type Server struct {
 	ready  func(ctx context.Context) error
 	git    quire.GitService
 	engine *gin.Engine
+	// decoders are *jsontext.Decoder for fastRender, reused: a render
+	// body is smaller than a new decoder's buffers.
+	decoders sync.Pool
 
 	prompts     quire.PromptStore
 	payloads    quire.PayloadStore
@@ -117,6 +123,7 @@ func New(cfg Config) *Server {
 		metrics: cfg.Metrics, tracer: cfg.TracerProvider, prop: cfg.Propagator, usage: cfg.Usage,
 		spansRecorded: cfg.SpansRecorded, trusted: cfg.TrustedProxies, idem: cfg.Idempotency,
 	}
+	s.decoders.New = func() any { return jsontext.NewDecoder(bytes.NewBuffer(nil)) }
 	s.setupPrompts(cfg)
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -323,7 +330,7 @@ func (s *Server) accessLog(c *gin.Context, route string, end time.Time, took tim
 		slog.Duration("duration", took),
 		slog.Int("bytes", max(c.Writer.Size(), 0)),
 	)
-	attrs = append(attrs, traceAttrs(c.Request.Context())...)
+	attrs = appendTraceAttrs(c.Request.Context(), attrs)
 	if p, ok := c.Get(ctxPrincipal); ok {
 		pr := p.(*quire.Principal)
 		attrs = append(attrs, slog.String("principal_kind", pr.Kind()), slog.String("principal_id", pr.ID()), slog.String("user_id", pr.User.ID))

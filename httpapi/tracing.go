@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/gin-gonic/gin"
+	"github.com/quire/quire"
 	"go.opentelemetry.io/contrib/instrumentation/github.com/gin-gonic/gin/otelgin"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric/noop"
@@ -61,7 +62,10 @@ func (s *Server) traceContext() gin.HandlerFunc {
 		for !cfg.SpanID.IsValid() {
 			binary.LittleEndian.PutUint64(cfg.SpanID[:], rand.Uint64())
 		}
-		c.Request = c.Request.WithContext(trace.ContextWithSpanContext(ctx, trace.NewSpanContext(cfg)))
+		// The read scope authenticate would add too: one copy of the
+		// request, not two.
+		ctx = quire.WithReadScope(trace.ContextWithSpanContext(ctx, trace.NewSpanContext(cfg)))
+		c.Request = c.Request.WithContext(ctx)
 		c.Next()
 	}
 }
@@ -83,11 +87,12 @@ func (s *Server) tagSpan(c *gin.Context) {
 	c.Next()
 }
 
-// traceAttrs are the log attributes naming the trace of ctx, if any.
-func traceAttrs(ctx context.Context) []slog.Attr {
+// appendTraceAttrs appends the log attributes naming the trace of ctx,
+// if any, to attrs.
+func appendTraceAttrs(ctx context.Context, attrs []slog.Attr) []slog.Attr {
 	sc := trace.SpanContextFromContext(ctx)
 	if !sc.IsValid() {
-		return nil
+		return attrs
 	}
-	return []slog.Attr{slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String())}
+	return append(attrs, slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
 }

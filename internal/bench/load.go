@@ -6,6 +6,7 @@ package bench
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -123,6 +124,9 @@ type Result struct {
 	// Sent counts every request sent, warm-up included, for figures
 	// measured over the whole run (such as the server's CPU time).
 	Sent int64
+	// CPUPerRequest is the server's CPU time per request sent in the
+	// timed run (MeasureServer only).
+	CPUPerRequest time.Duration
 }
 
 // MedianDuration is the median of ds (the upper one of an even count).
@@ -156,29 +160,60 @@ func Median(rs []Result) Result {
 // builds its request once and only renews the body reader, so the client
 // spends as little CPU as it can on a machine it shares with the server.
 func Measure(req Request, conns int, dur, warm time.Duration) Result {
-	return load(conns, dur, warm, func(int) func(*http.Client) bool {
-		hr, err := req.build()
-		if err != nil {
-			return func(*http.Client) bool { return false }
+	return load(conns, dur, warm, req.sender, nil)
+}
+
+// MeasureServer is Measure that also reads the CPU time of the server's
+// process pid over the timed run, and sets Result.CPUPerRequest: the
+// warm-up, which opens the connections and regrows a heap the server
+// may have given back while idle, is left out, as it is of the rates
+// and latencies.
+func MeasureServer(pid int, req Request, conns int, dur, warm time.Duration) (Result, error) {
+	var (
+		cpu  [2]time.Duration
+		sent [2]int64
+		errs [2]error
+	)
+	res := load(conns, dur, warm, req.sender, func(closing bool, n int64) {
+		i := 0
+		if closing {
+			i = 1
 		}
-		body := bytes.NewReader(req.Body)
-		rc := io.NopCloser(body)
-		return func(client *http.Client) bool {
-			// A request without a body keeps http.NoBody: a non-nil
-			// body of length 0 would be sent chunked.
-			if len(req.Body) > 0 {
-				body.Reset(req.Body)
-				hr.Body, hr.ContentLength = rc, int64(len(req.Body))
-			}
-			res, err := client.Do(hr)
-			if err != nil {
-				return false
-			}
-			io.Copy(io.Discard, res.Body)
-			res.Body.Close()
-			return res.StatusCode == http.StatusOK
-		}
+		cpu[i], errs[i] = ProcessCPU(pid)
+		sent[i] = n
 	})
+	if err := errors.Join(errs[:]...); err != nil {
+		return res, err
+	}
+	if n := sent[1] - sent[0]; n > 0 {
+		res.CPUPerRequest = (cpu[1] - cpu[0]) / time.Duration(n)
+	}
+	return res, nil
+}
+
+// sender is the worker of Measure: req, prepared once per connection.
+func (req Request) sender(int) func(*http.Client) bool {
+	hr, err := req.build()
+	if err != nil {
+		return func(*http.Client) bool { return false }
+	}
+	body := bytes.NewReader(req.Body)
+	rc := io.NopCloser(body)
+	return func(client *http.Client) bool {
+		// A request without a body keeps http.NoBody: a non-nil
+		// body of length 0 would be sent chunked.
+		if len(req.Body) > 0 {
+			body.Reset(req.Body)
+			hr.Body, hr.ContentLength = rc, int64(len(req.Body))
+		}
+		res, err := client.Do(hr)
+		if err != nil {
+			return false
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return res.StatusCode == http.StatusOK
+	}
 }
 
 // Run is Measure with a request chosen by next for each send; next is
@@ -190,12 +225,14 @@ func Run(conns int, dur, warm time.Duration, next func(worker int) Request) Resu
 			status, _, err := next(i).Do(client)
 			return err == nil && status == http.StatusOK
 		}
-	})
+	}, nil)
 }
 
 // load runs conns workers, each sending with the function worker(i)
 // returns until stopped, and times the sends made after warm for dur.
-func load(conns int, dur, warm time.Duration, worker func(i int) func(*http.Client) bool) Result {
+// window, when set, is called as the timed run opens and as it closes,
+// with the count of sends so far.
+func load(conns int, dur, warm time.Duration, worker func(i int) func(*http.Client) bool, window func(closing bool, sent int64)) Result {
 	tr := &http.Transport{MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns, DisableCompression: true}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr}
@@ -231,11 +268,17 @@ func load(conns int, dur, warm time.Duration, worker func(i int) func(*http.Clie
 		}(i)
 	}
 	time.Sleep(warm)
+	if window != nil {
+		window(false, sent.Load())
+	}
 	recording.Store(true)
 	start := time.Now()
 	time.Sleep(dur)
 	recording.Store(false)
 	elapsed := time.Since(start)
+	if window != nil {
+		window(true, sent.Load())
+	}
 	stop.Store(true)
 	wg.Wait()
 	var all []time.Duration
