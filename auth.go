@@ -309,8 +309,16 @@ func ParseToken(tok string) (prefix, id, secret string, ok bool) {
 	if !found || len(raw) != 32 || len(secret) != 64 || !isHex(raw) || !isHex(secret) {
 		return "", "", "", false
 	}
-	id = raw[0:8] + "-" + raw[8:12] + "-" + raw[12:16] + "-" + raw[16:20] + "-" + raw[20:32]
-	return prefix, id, secret, true
+	// The dashes back in place, in one buffer: a concatenation of nine
+	// parts costs every authenticated request more.
+	var b [36]byte
+	copy(b[:8], raw[:8])
+	copy(b[9:13], raw[8:12])
+	copy(b[14:18], raw[12:16])
+	copy(b[19:23], raw[16:20])
+	copy(b[24:], raw[20:])
+	b[8], b[13], b[18], b[23] = '-', '-', '-', '-'
+	return prefix, string(b[:]), secret, true
 }
 
 func isHex(s string) bool {

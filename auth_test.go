@@ -152,3 +152,28 @@ func TestSecretMatchesAllocs(t *testing.T) {
 		t.Fatal("a 100-character secret does not match its own hash")
 	}
 }
+
+// TestParseToken: a token made by Token gives back its parts, the id with
+// its dashes; anything else is refused.
+func TestParseToken(t *testing.T) {
+	const id = "0a1b2c3d-4e5f-6a7b-8c9d-0e1f2a3b4c5d"
+	secret := strings.Repeat("ab", 32)
+	for _, prefix := range []string{quire.SessionPrefix, quire.APIKeyPrefix} {
+		gotPrefix, gotID, gotSecret, ok := quire.ParseToken(quire.Token(prefix, id, secret))
+		if !ok || gotPrefix != prefix || gotID != id || gotSecret != secret {
+			t.Errorf("%s: got %q %q %q %v", prefix, gotPrefix, gotID, gotSecret, ok)
+		}
+	}
+	for _, tok := range []string{
+		"",
+		quire.APIKeyPrefix + "0a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d" + secret, // no separator
+		quire.APIKeyPrefix + "0a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5" + "_" + secret,
+		quire.APIKeyPrefix + "0A1B2C3D4E5F6A7B8C9D0E1F2A3B4C5D" + "_" + secret,
+		quire.APIKeyPrefix + "0a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d" + "_" + secret[1:],
+		"qx_" + "0a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d" + "_" + secret,
+	} {
+		if _, _, _, ok := quire.ParseToken(tok); ok {
+			t.Errorf("%q parsed", tok)
+		}
+	}
+}
