@@ -78,15 +78,33 @@ func (s *Store) DeleteFile(ctx context.Context, by quire.Actor, a *quire.Asset, 
 }
 
 // commitEdits applies edits to draft v and commits them (editRef); edits
-// that change nothing make no commit.
+// that change nothing make no commit. Deletions go first, so a path
+// renamed to a look-alike (README.md for Readme.md) is checked against the
+// tree without the old one; files not named keep their entries,
+// executable bits too.
 func (s *Store) commitEdits(w *write, by quire.Actor, v *vstate, edits []odb.TreeEdit, message string) (*quire.Version, error) {
 	r := w.r
+	var upserts, deletes []odb.TreeEdit
+	for _, e := range edits {
+		if e.Blob.IsZero() {
+			deletes = append(deletes, e)
+		} else {
+			upserts = append(upserts, e)
+		}
+	}
 	conflict := func() error { return quire.Errorf(quire.ECONFLICT, "draft %d changed concurrently; retry", v.n) }
 	c, err := w.editRef(by, DraftRef(v.n), v.commit, conflict, func(old plumbing.Hash) (plumbing.Hash, string, error) {
-		if err := r.checkCollisions(old, edits); err != nil {
+		base := old
+		if len(deletes) > 0 {
+			var err error
+			if base, err = r.EditTree(old, deletes); err != nil {
+				return plumbing.ZeroHash, "", err
+			}
+		}
+		if err := r.checkCollisions(base, upserts); err != nil {
 			return plumbing.ZeroHash, "", err
 		}
-		tree, err := r.EditTree(old, edits)
+		tree, err := r.EditTree(base, upserts)
 		if err != nil || tree == old {
 			return plumbing.ZeroHash, "", err
 		}

@@ -59,43 +59,7 @@ func (s *Store) ReplaceFiles(ctx context.Context, by quire.Actor, a *quire.Asset
 	if err != nil {
 		return nil, err
 	}
-	conflict := func() error { return quire.Errorf(quire.ECONFLICT, "draft %d changed concurrently; retry", v.n) }
-	commit, err := w.editRef(by, DraftRef(v.n), v.commit, conflict, func(old plumbing.Hash) (plumbing.Hash, string, error) {
-		// Deletions first, so a path renamed to a look-alike (README.md
-		// for Readme.md) is checked against the tree without the old
-		// one; unchanged files keep their entries, executable bits too.
-		base := old
-		if len(deletes) > 0 {
-			var err error
-			if base, err = r.EditTree(old, deletes); err != nil {
-				return plumbing.ZeroHash, "", err
-			}
-		}
-		if err := r.checkCollisions(base, upserts); err != nil {
-			return plumbing.ZeroHash, "", err
-		}
-		tree, err := r.EditTree(base, upserts)
-		if err != nil || tree == old {
-			return plumbing.ZeroHash, "", err
-		}
-		changed := append(append([]odb.TreeEdit(nil), upserts...), deletes...)
-		if err := s.checkEditedStats(r, old, tree, changed); err != nil {
-			return plumbing.ZeroHash, "", err
-		}
-		if message == "" {
-			message = editMessage(r, old, changed)
-		}
-		return tree, message, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	v.commit = commit
-	log, _, err := r.readLog()
-	if err != nil {
-		return nil, err
-	}
-	return r.record(w.a, v, log, plumbing.ZeroHash)
+	return s.commitEdits(&w, by, v, append(upserts, deletes...), message)
 }
 
 // pushDraft opens the next draft over the live version with one commit

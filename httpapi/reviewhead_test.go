@@ -10,7 +10,7 @@ import (
 )
 
 // TestReviewHeadMoves: every new commit of a reviewed draft -- an API
-// upsert, a file delete, a git push, a prompt PATCH -- appends a "head
+// upsert, a file delete, a whole-tree PUT, a git push, a prompt PATCH -- appends a "head
 // moved" commit to its open review, authored by who moved it, so `git log
 // -p refs/reviews/N` reads as the conversation; approvals of the old head
 // go stale. A draft with no open review (none yet, or closed) gets no
@@ -36,6 +36,17 @@ func TestReviewHeadMoves(t *testing.T) {
 	// API upsert, file delete (alice), git push (bob).
 	head2 := commit(e.Must(200, "POST", files, f.alice, map[string]string{"file_path": "b.txt", "content": "two\n"}))
 	head3 := commit(e.Must(200, "DELETE", files+"/b.txt", f.alice, nil))
+	// A whole-tree replace (PUT files, as quire push sends), by alice: the
+	// draft's files as they are, a.txt changed.
+	var tree []string
+	for _, p := range strings.Fields(git("ls-tree", "-r", "--name-only", fmt.Sprintf("refs/heads/draft/%d", n))) {
+		content := git("show", fmt.Sprintf("refs/heads/draft/%d:%s", n, p)) + "\n"
+		if p == "a.txt" {
+			content = "one\nthree\n"
+		}
+		tree = append(tree, p, content)
+	}
+	headPut := commit(e.Must(200, "PUT", files, f.alice, zipOf(t, tree...), "Content-Type: application/zip"))
 	w := f.clone(f.bob)
 	g.must(w, "checkout", "-q", fmt.Sprintf("draft/%d", n))
 	head4 := g.commitFile(w, "a.txt", "one\nfour\n")
@@ -44,7 +55,8 @@ func TestReviewHeadMoves(t *testing.T) {
 	e.Must(200, "POST", files, f.alice, map[string]string{"file_path": "a.txt", "content": "one\nfour\n"})
 
 	wantLog := []string{
-		fmt.Sprintf("bob@example.com Move head of review 1 from %s to %s", short(head3), short(head4)),
+		fmt.Sprintf("bob@example.com Move head of review 1 from %s to %s", short(headPut), short(head4)),
+		fmt.Sprintf("alice@example.com Move head of review 1 from %s to %s", short(head3), short(headPut)),
 		fmt.Sprintf("alice@example.com Move head of review 1 from %s to %s", short(head2), short(head3)),
 		fmt.Sprintf("alice@example.com Move head of review 1 from %s to %s", short(head1), short(head2)),
 		"bob@example.com Approve review 1",
@@ -53,7 +65,7 @@ func TestReviewHeadMoves(t *testing.T) {
 	if got := reviewLog(); got != strings.Join(wantLog, "\n") {
 		t.Errorf("review log:\n%s\nwant\n%s", got, strings.Join(wantLog, "\n"))
 	}
-	if p := git("log", "-p", "-1", "refs/reviews/1"); !strings.Contains(p, `-    "commit": "`+head3+`"`) || !strings.Contains(p, `+    "commit": "`+head4+`"`) || !strings.Contains(p, "Head: "+head4) {
+	if p := git("log", "-p", "-1", "refs/reviews/1"); !strings.Contains(p, `-    "commit": "`+headPut+`"`) || !strings.Contains(p, `+    "commit": "`+head4+`"`) || !strings.Contains(p, "Head: "+head4) {
 		t.Errorf("head move's patch:\n%s", p)
 	}
 	got := f.review(1)
