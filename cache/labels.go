@@ -3,7 +3,6 @@ package cache
 import (
 	"context"
 	"encoding/json"
-	"errors"
 
 	"github.com/quire/quire"
 	"github.com/redis/go-redis/v9"
@@ -87,43 +86,24 @@ func (p *Prompts) LabelPrompt(ctx context.Context, a *quire.Asset, name string) 
 	return v.(*quire.PromptVersion), nil
 }
 
-// cachedLabel is a read by label as stored in Redis.
+// cachedLabel is a read by label as stored in Redis: the version and
+// content, and the label log's commit it was read at.
 type cachedLabel struct {
-	At      string               `json:"at"`
-	Version *quire.Version       `json:"version"`
-	Content *quire.PromptContent `json:"content"`
+	At string `json:"at"`
+	cachedPrompt
 }
 
 func (p *Prompts) labelFromRedis(ctx context.Context, a *quire.Asset, name, at string) *quire.PromptVersion {
-	if !p.redisUp() {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, p.opts.Timeout)
-	defer cancel()
-	b, err := p.rdb.HGet(ctx, p.labelsKey(a.ID), name).Bytes()
-	if errors.Is(err, redis.Nil) {
-		p.stats.redisMisses.Add(1)
-		return nil
-	}
-	if err != nil {
-		p.redisFailed("hget", err)
-		return nil
-	}
 	var cl cachedLabel
-	if json.Unmarshal(b, &cl) != nil || cl.Version == nil || cl.Content == nil || cl.At != at {
-		p.stats.redisMisses.Add(1) // read at another label-log commit: the refill overwrites it
-		return nil
-	}
-	p.stats.redisHits.Add(1)
-	cl.Version.AssetID, cl.Version.Kind = a.ID, a.Kind
-	return &quire.PromptVersion{Version: cl.Version, Content: cl.Content}
+	get := func(ctx context.Context) *redis.StringCmd { return p.rdb.HGet(ctx, p.labelsKey(a.ID), name) }
+	return p.readEntry(ctx, a, "hget", get, &cl, &cl.cachedPrompt, func() bool { return cl.At == at })
 }
 
 func (p *Prompts) labelToRedis(ctx context.Context, a *quire.Asset, name, at string, pv *quire.PromptVersion) {
 	if !p.redisUp() {
 		return
 	}
-	b, err := json.Marshal(cachedLabel{At: at, Version: pv.Version, Content: pv.Content})
+	b, err := json.Marshal(cachedLabel{At: at, cachedPrompt: cachedPrompt{Version: pv.Version, Content: pv.Content}})
 	if err != nil {
 		return
 	}

@@ -302,28 +302,37 @@ type cachedPrompt struct {
 }
 
 func (p *Prompts) fromRedis(ctx context.Context, a *quire.Asset, commit string) *quire.PromptVersion {
+	var cp cachedPrompt
+	get := func(ctx context.Context) *redis.StringCmd { return p.rdb.Get(ctx, p.liveKey(a.ID)) }
+	return p.readEntry(ctx, a, "get", get, &cp, &cp, func() bool { return cp.Version.Commit == commit })
+}
+
+// readEntry reads a cached read from Redis with get (op names the command
+// when it fails) into e, whose version and content are entry, and returns
+// them when usable says the entry is current; anything else (stale, from
+// another writer, unreadable) is a miss, which the refill overwrites.
+func (p *Prompts) readEntry(ctx context.Context, a *quire.Asset, op string, get func(context.Context) *redis.StringCmd, e any, entry *cachedPrompt, usable func() bool) *quire.PromptVersion {
 	if !p.redisUp() {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.opts.Timeout)
 	defer cancel()
-	b, err := p.rdb.Get(ctx, p.liveKey(a.ID)).Bytes()
+	b, err := get(ctx).Bytes()
 	if errors.Is(err, redis.Nil) {
 		p.stats.redisMisses.Add(1)
 		return nil
 	}
 	if err != nil {
-		p.redisFailed("get", err)
+		p.redisFailed(op, err)
 		return nil
 	}
-	var cp cachedPrompt
-	if json.Unmarshal(b, &cp) != nil || cp.Version == nil || cp.Content == nil || cp.Version.Commit != commit {
-		p.stats.redisMisses.Add(1) // stale or foreign: the refill overwrites it
+	if json.Unmarshal(b, e) != nil || entry.Version == nil || entry.Content == nil || !usable() {
+		p.stats.redisMisses.Add(1)
 		return nil
 	}
 	p.stats.redisHits.Add(1)
-	cp.Version.AssetID, cp.Version.Kind = a.ID, a.Kind
-	return &quire.PromptVersion{Version: cp.Version, Content: cp.Content}
+	entry.Version.AssetID, entry.Version.Kind = a.ID, a.Kind
+	return &quire.PromptVersion{Version: entry.Version, Content: entry.Content}
 }
 
 func (p *Prompts) toRedis(ctx context.Context, a *quire.Asset, pv *quire.PromptVersion) {

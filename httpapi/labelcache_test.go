@@ -2,9 +2,7 @@ package httpapi_test
 
 import (
 	"fmt"
-	"strconv"
 	"testing"
-	"time"
 
 	"github.com/quire/quire/internal/testenv"
 )
@@ -30,14 +28,7 @@ func labelRender(e *testenv.Env, id, token, label string, commits map[int]string
 // Redis to the other server), and a label moved or deleted on either
 // server is seen by the other's very next render, as a publish is.
 func TestTwoProcessesLabels(t *testing.T) {
-	url := testenv.RedisURL()
-	if url == "" {
-		t.Skip("QUIRE_TEST_REDIS_URL is not set")
-	}
-	root := t.TempDir()
-	prefix := "quiretest:labels:" + strconv.FormatInt(time.Now().UnixNano(), 36) + ":"
-	a := testenv.NewWith(t, testenv.Options{Root: root, RedisURL: url, Prefix: prefix})
-	b := testenv.NewWith(t, testenv.Options{Root: root, RedisURL: url, Prefix: prefix})
+	a, b := twoServers(t)
 	id := newPrompt(a, "labels")
 	key := a.CreateKey(a.Admin, "write")
 	commits := map[int]string{}

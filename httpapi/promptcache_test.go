@@ -112,14 +112,7 @@ func TestCacheInvalidation(t *testing.T) {
 // TestTwoProcesses runs two quire servers on one data root and one real
 // Redis: a change on either is seen by the other on the very next request.
 func TestTwoProcesses(t *testing.T) {
-	url := testenv.RedisURL()
-	if url == "" {
-		t.Skip("QUIRE_TEST_REDIS_URL is not set")
-	}
-	root := t.TempDir()
-	prefix := "quiretest:two:" + strconv.FormatInt(time.Now().UnixNano(), 36) + ":"
-	a := testenv.NewWith(t, testenv.Options{Root: root, RedisURL: url, Prefix: prefix})
-	b := testenv.NewWith(t, testenv.Options{Root: root, RedisURL: url, Prefix: prefix})
+	a, b := twoServers(t)
 	id := newPrompt(a, "two")
 	keyA := a.CreateKey(a.Admin, "write")
 	path := "/v1/prompts/" + id + "/render"
