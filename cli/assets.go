@@ -56,7 +56,7 @@ func (e *env) onAsset(what string, run func(ctx context.Context, sdk *client.Cli
 		}
 		sdk, err := e.client()
 		if err != nil {
-			return usageError{err}
+			return err
 		}
 		kind, err := kindOf(c.Context(), sdk, a[0])
 		if err != nil {
@@ -185,7 +185,7 @@ names) with variables: --var name=value (a string; repeatable), or
 			}
 			sdk, err := e.client()
 			if err != nil {
-				return usageError{err}
+				return err
 			}
 			out, err := sdk.RenderProjectPrompt(c.Context(), project, slug, in)
 			if err != nil {
@@ -232,7 +232,7 @@ func (e *env) listCmd(kind client.Kind) *cobra.Command {
 			ctx := c.Context()
 			sdk, err := e.client()
 			if err != nil {
-				return usageError{err}
+				return err
 			}
 			var projects []string
 			if len(a) == 1 {

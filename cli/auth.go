@@ -224,7 +224,7 @@ func (e *env) whoamiCmd() *cobra.Command {
 		RunE: func(c *cobra.Command, _ []string) error {
 			sdk, err := e.client()
 			if err != nil {
-				return usageError{err}
+				return err
 			}
 			server := e.serverURL()
 			if e.token(server) == "" {

@@ -163,7 +163,7 @@ func (e *env) pull(ctx context.Context, project string, f pullFlags) error {
 	} else {
 		sdk, err := e.client()
 		if err != nil {
-			return usageError{err}
+			return err
 		}
 		opts := client.ListOptions{Limit: 500}
 		for {
@@ -203,7 +203,7 @@ func (e *env) fetchSkills(ctx context.Context, targets []*target, f pullFlags) e
 	}
 	sdk, err := e.client()
 	if err != nil {
-		return usageError{err}
+		return err
 	}
 	seen := map[string]string{}
 	for _, t := range targets {

@@ -192,7 +192,7 @@ number and what changed; nothing to change opens no draft.`,
 			}
 			sdk, err := e.client()
 			if err != nil {
-				return usageError{err}
+				return err
 			}
 			// What the folder changes against: the draft, or the live
 			// version a new draft starts from (none: every file is new).
@@ -274,7 +274,7 @@ quire.lock pins (or --draft N, or the live version). With PROJECT/SLUG
 			ctx := c.Context()
 			sdk, err := e.client()
 			if err != nil {
-				return usageError{err}
+				return err
 			}
 			if ok, _ := isDir(e.path(a[0])); ok {
 				ref, files, lock, err := e.localSkill(a[0], project)

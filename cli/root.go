@@ -208,10 +208,15 @@ func (e *env) token(server string) string {
 	return ""
 }
 
-// client returns an SDK client of the server with the caller's token.
+// client returns an SDK client of the server with the caller's token; a server
+// URL it cannot use is a usage error.
 func (e *env) client() (*client.Client, error) {
 	s := e.serverURL()
-	return client.New(s, client.WithToken(e.token(s)), client.WithHTTPClient(e.HTTP), client.WithUserAgent("quire-cli/"+cmp.Or(e.Version, "dev")))
+	c, err := client.New(s, client.WithToken(e.token(s)), client.WithHTTPClient(e.HTTP), client.WithUserAgent("quire-cli/"+cmp.Or(e.Version, "dev")))
+	if err != nil {
+		return nil, usageError{err} // a bad --server or QUIRE_SERVER
+	}
+	return c, nil
 }
 
 // Message words err as the one line quire prints: the server's answer,
