@@ -106,7 +106,14 @@ func (rl *RateLimits) Allow(ctx context.Context, key string, l quire.Limit) (qui
 		if len(rl.leases) >= rl.opts.MaxKeys {
 			clear(rl.leases)
 		}
-		rl.leases[key] = &lease{tokens: taken - 1, expires: now.Add(rl.opts.LeaseTTL)}
+		// Another request of this process may have leased meanwhile: its
+		// tokens are paid for, so they join this lease rather than vanish.
+		if ls := rl.leases[key]; ls != nil && now.Before(ls.expires) {
+			ls.tokens += taken - 1
+			ls.expires = now.Add(rl.opts.LeaseTTL)
+		} else {
+			rl.leases[key] = &lease{tokens: taken - 1, expires: now.Add(rl.opts.LeaseTTL)}
+		}
 		rl.mu.Unlock()
 	}
 	return quire.Decision{Allowed: true, Remaining: left + taken - 1}, nil
