@@ -228,8 +228,14 @@ func TestWebhookDelivery(t *testing.T) {
 		}
 	}
 
-	// Deliveries: one row per attempt, newest first.
-	ds := arr(t, e.Must(200, "GET", "/v1/projects/"+pid+"/webhooks/"+hid+"/deliveries", e.Admin, nil).JSON(t), "deliveries")
+	// Deliveries: one row per attempt, newest first. A row is written
+	// once the receiver has answered, so the last may come just after
+	// the receiver saw its request.
+	var ds []any
+	waitUntil(t, "a delivery row for each request", func() bool {
+		ds = arr(t, e.Must(200, "GET", "/v1/projects/"+pid+"/webhooks/"+hid+"/deliveries", e.Admin, nil).JSON(t), "deliveries")
+		return len(ds) >= len(evs)
+	})
 	if len(ds) != len(evs) {
 		t.Fatalf("%d delivery rows for %d requests", len(ds), len(evs))
 	}
