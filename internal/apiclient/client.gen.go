@@ -22,9 +22,11 @@ import (
 const (
 	Conflict             APIErrorCode = "conflict"
 	Forbidden            APIErrorCode = "forbidden"
+	HeadMoved            APIErrorCode = "head_moved"
 	InsufficientStorage  APIErrorCode = "insufficient_storage"
 	Internal             APIErrorCode = "internal"
 	Invalid              APIErrorCode = "invalid"
+	LabelProtected       APIErrorCode = "label_protected"
 	MethodNotAllowed     APIErrorCode = "method_not_allowed"
 	NotFound             APIErrorCode = "not_found"
 	Precondition         APIErrorCode = "precondition"
@@ -45,11 +47,15 @@ func (e APIErrorCode) Valid() bool {
 		return true
 	case Forbidden:
 		return true
+	case HeadMoved:
+		return true
 	case InsufficientStorage:
 		return true
 	case Internal:
 		return true
 	case Invalid:
+		return true
+	case LabelProtected:
 		return true
 	case MethodNotAllowed:
 		return true
@@ -441,6 +447,27 @@ func (e PromptVersionState) Valid() bool {
 	}
 }
 
+// Defines values for ReviewViewVerdictsReason.
+const (
+	ReviewViewVerdictsReasonNoWriteAccess ReviewViewVerdictsReason = "no_write_access"
+	ReviewViewVerdictsReasonSelfApproval  ReviewViewVerdictsReason = "self_approval"
+	ReviewViewVerdictsReasonStale         ReviewViewVerdictsReason = "stale"
+)
+
+// Valid indicates whether the value is a known member of the ReviewViewVerdictsReason enum.
+func (e ReviewViewVerdictsReason) Valid() bool {
+	switch e {
+	case ReviewViewVerdictsReasonNoWriteAccess:
+		return true
+	case ReviewViewVerdictsReasonSelfApproval:
+		return true
+	case ReviewViewVerdictsReasonStale:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SkillLiveVersionState.
 const (
 	SkillLiveVersionStateArchived  SkillLiveVersionState = "archived"
@@ -573,6 +600,27 @@ func (e UserUpdatedUserRole) Valid() bool {
 	case UserUpdatedUserRoleAdmin:
 		return true
 	case UserUpdatedUserRoleMember:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VerdictReason.
+const (
+	VerdictReasonNoWriteAccess VerdictReason = "no_write_access"
+	VerdictReasonSelfApproval  VerdictReason = "self_approval"
+	VerdictReasonStale         VerdictReason = "stale"
+)
+
+// Valid indicates whether the value is a known member of the VerdictReason enum.
+func (e VerdictReason) Valid() bool {
+	switch e {
+	case VerdictReasonNoWriteAccess:
+		return true
+	case VerdictReasonSelfApproval:
+		return true
+	case VerdictReasonStale:
 		return true
 	default:
 		return false
@@ -925,6 +973,12 @@ type Label struct {
 	Version int       `json:"version"`
 }
 
+// LabelDeleteRequest defines model for LabelDeleteRequest.
+type LabelDeleteRequest struct {
+	Override *bool   `json:"override,omitempty"`
+	Reason   *string `json:"reason,omitempty"`
+}
+
 // LabelHistory defines model for LabelHistory.
 type LabelHistory struct {
 	History []struct {
@@ -934,6 +988,7 @@ type LabelHistory struct {
 		MovedAt     time.Time `json:"moved_at"`
 		MovedBy     string    `json:"moved_by"`
 		Name        string    `json:"name"`
+		Override    *string   `json:"override,omitempty"`
 		Version     *int      `json:"version,omitempty"`
 	} `json:"history"`
 }
@@ -1425,11 +1480,13 @@ type ReviewView struct {
 		Version   int       `json:"version"`
 	} `json:"review"`
 	Verdicts []*struct {
-		Body      *string   `json:"body,omitempty"`
-		Commit    string    `json:"commit"`
-		CreatedAt time.Time `json:"created_at"`
-		Kind      string    `json:"kind"`
-		Stale     bool      `json:"stale"`
+		Body      *string                   `json:"body,omitempty"`
+		Commit    string                    `json:"commit"`
+		Counts    bool                      `json:"counts"`
+		CreatedAt time.Time                 `json:"created_at"`
+		Kind      string                    `json:"kind"`
+		Reason    *ReviewViewVerdictsReason `json:"reason,omitempty"`
+		Stale     bool                      `json:"stale"`
 		User      struct {
 			Email openapi_types.Email `json:"email"`
 			Id    openapi_types.UUID  `json:"id"`
@@ -1437,6 +1494,9 @@ type ReviewView struct {
 		} `json:"user"`
 	} `json:"verdicts"`
 }
+
+// ReviewViewVerdictsReason defines model for ReviewView.Verdicts.Reason.
+type ReviewViewVerdictsReason string
 
 // SessionList defines model for SessionList.
 type SessionList struct {
@@ -1589,11 +1649,13 @@ type Variables struct {
 
 // Verdict defines model for Verdict.
 type Verdict struct {
-	Body      *string   `json:"body,omitempty"`
-	Commit    string    `json:"commit"`
-	CreatedAt time.Time `json:"created_at"`
-	Kind      string    `json:"kind"`
-	Stale     bool      `json:"stale"`
+	Body      *string        `json:"body,omitempty"`
+	Commit    string         `json:"commit"`
+	Counts    bool           `json:"counts"`
+	CreatedAt time.Time      `json:"created_at"`
+	Kind      string         `json:"kind"`
+	Reason    *VerdictReason `json:"reason,omitempty"`
+	Stale     bool           `json:"stale"`
 	User      struct {
 		Email openapi_types.Email `json:"email"`
 		Id    openapi_types.UUID  `json:"id"`
@@ -1601,10 +1663,14 @@ type Verdict struct {
 	} `json:"user"`
 }
 
+// VerdictReason defines model for Verdict.Reason.
+type VerdictReason string
+
 // VerdictRequest defines model for VerdictRequest.
 type VerdictRequest struct {
 	// Body At most 65536 bytes of UTF-8.
-	Body *string `json:"body,omitempty"`
+	Body   *string `json:"body,omitempty"`
+	Commit *string `json:"commit,omitempty"`
 }
 
 // Webhook defines model for Webhook.
@@ -2248,6 +2314,9 @@ type PostV1ProjectsProjectPromptsJSONRequestBody = MetaCreateRequest
 // PatchV1ProjectsProjectPromptsSlugJSONRequestBody defines body for PatchV1ProjectsProjectPromptsSlug for application/json ContentType.
 type PatchV1ProjectsProjectPromptsSlugJSONRequestBody = MetaRequest
 
+// DeleteV1ProjectsProjectPromptsSlugLabelsNameJSONRequestBody defines body for DeleteV1ProjectsProjectPromptsSlugLabelsName for application/json ContentType.
+type DeleteV1ProjectsProjectPromptsSlugLabelsNameJSONRequestBody = LabelDeleteRequest
+
 // PutV1ProjectsProjectPromptsSlugLabelsNameJSONRequestBody defines body for PutV1ProjectsProjectPromptsSlugLabelsName for application/json ContentType.
 type PutV1ProjectsProjectPromptsSlugLabelsNameJSONRequestBody = LabelRequest
 
@@ -2290,6 +2359,9 @@ type PostV1ProjectsProjectSkillsJSONRequestBody = MetaCreateRequest
 // PatchV1ProjectsProjectSkillsSlugJSONRequestBody defines body for PatchV1ProjectsProjectSkillsSlug for application/json ContentType.
 type PatchV1ProjectsProjectSkillsSlugJSONRequestBody = MetaRequest
 
+// DeleteV1ProjectsProjectSkillsSlugLabelsNameJSONRequestBody defines body for DeleteV1ProjectsProjectSkillsSlugLabelsName for application/json ContentType.
+type DeleteV1ProjectsProjectSkillsSlugLabelsNameJSONRequestBody = LabelDeleteRequest
+
 // PutV1ProjectsProjectSkillsSlugLabelsNameJSONRequestBody defines body for PutV1ProjectsProjectSkillsSlugLabelsName for application/json ContentType.
 type PutV1ProjectsProjectSkillsSlugLabelsNameJSONRequestBody = LabelRequest
 
@@ -2329,6 +2401,9 @@ type PatchV1ProjectsProjectWebhooksWebhookIDJSONRequestBody = WebhookRequest
 // PatchV1PromptsIdJSONRequestBody defines body for PatchV1PromptsId for application/json ContentType.
 type PatchV1PromptsIdJSONRequestBody = MetaRequest
 
+// DeleteV1PromptsIdLabelsNameJSONRequestBody defines body for DeleteV1PromptsIdLabelsName for application/json ContentType.
+type DeleteV1PromptsIdLabelsNameJSONRequestBody = LabelDeleteRequest
+
 // PutV1PromptsIdLabelsNameJSONRequestBody defines body for PutV1PromptsIdLabelsName for application/json ContentType.
 type PutV1PromptsIdLabelsNameJSONRequestBody = LabelRequest
 
@@ -2367,6 +2442,9 @@ type PostV1PromptsIdVersionsVersionReviewsJSONRequestBody = ReviewRequest
 
 // PatchV1SkillsIdJSONRequestBody defines body for PatchV1SkillsId for application/json ContentType.
 type PatchV1SkillsIdJSONRequestBody = MetaRequest
+
+// DeleteV1SkillsIdLabelsNameJSONRequestBody defines body for DeleteV1SkillsIdLabelsName for application/json ContentType.
+type DeleteV1SkillsIdLabelsNameJSONRequestBody = LabelDeleteRequest
 
 // PutV1SkillsIdLabelsNameJSONRequestBody defines body for PutV1SkillsIdLabelsName for application/json ContentType.
 type PutV1SkillsIdLabelsNameJSONRequestBody = LabelRequest
@@ -2790,10 +2868,19 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/projects/{project}/prompts/{slug}/labels (the `GetV1ProjectsProjectPromptsSlugLabels` operationId).
 	GetV1ProjectsProjectPromptsSlugLabels(ctx context.Context, project string, slug string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// DeleteV1ProjectsProjectPromptsSlugLabelsName Remove a label
+	// DeleteV1ProjectsProjectPromptsSlugLabelsNameWithBody Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+	//
+	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with DELETE /v1/projects/{project}/prompts/{slug}/labels/{name} (the `DeleteV1ProjectsProjectPromptsSlugLabelsName` operationId).
-	DeleteV1ProjectsProjectPromptsSlugLabelsName(ctx context.Context, project string, slug string, name string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	DeleteV1ProjectsProjectPromptsSlugLabelsNameWithBody(ctx context.Context, project string, slug string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteV1ProjectsProjectPromptsSlugLabelsName Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with DELETE /v1/projects/{project}/prompts/{slug}/labels/{name} (the `DeleteV1ProjectsProjectPromptsSlugLabelsName` operationId).
+	DeleteV1ProjectsProjectPromptsSlugLabelsName(ctx context.Context, project string, slug string, name string, body DeleteV1ProjectsProjectPromptsSlugLabelsNameJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PutV1ProjectsProjectPromptsSlugLabelsNameWithBody Point a label at a published version (409 otherwise); a protected label needs a reviewed version or an owner's override (409 review_required); live is reserved (422)
 	//
@@ -2886,14 +2973,14 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/projects/{project}/prompts/{slug}/reviews/{number} (the `GetV1ProjectsProjectPromptsSlugReviewsNumber` operationId).
 	GetV1ProjectsProjectPromptsSlugReviewsNumber(ctx context.Context, project string, slug string, number string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1ProjectsProjectPromptsSlugReviewsNumberApproveWithBody Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+	// PostV1ProjectsProjectPromptsSlugReviewsNumberApproveWithBody Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/projects/{project}/prompts/{slug}/reviews/{number}/approve (the `PostV1ProjectsProjectPromptsSlugReviewsNumberApprove` operationId).
 	PostV1ProjectsProjectPromptsSlugReviewsNumberApproveWithBody(ctx context.Context, project string, slug string, number string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1ProjectsProjectPromptsSlugReviewsNumberApprove Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+	// PostV1ProjectsProjectPromptsSlugReviewsNumberApprove Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2938,14 +3025,14 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/projects/{project}/prompts/{slug}/reviews/{number}/reopen (the `PostV1ProjectsProjectPromptsSlugReviewsNumberReopen` operationId).
 	PostV1ProjectsProjectPromptsSlugReviewsNumberReopen(ctx context.Context, project string, slug string, number string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1ProjectsProjectPromptsSlugReviewsNumberRequestChangesWithBody Request changes (body required); blocks publishing until the same user gives a new verdict
+	// PostV1ProjectsProjectPromptsSlugReviewsNumberRequestChangesWithBody Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/projects/{project}/prompts/{slug}/reviews/{number}/request-changes (the `PostV1ProjectsProjectPromptsSlugReviewsNumberRequestChanges` operationId).
 	PostV1ProjectsProjectPromptsSlugReviewsNumberRequestChangesWithBody(ctx context.Context, project string, slug string, number string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1ProjectsProjectPromptsSlugReviewsNumberRequestChanges Request changes (body required); blocks publishing until the same user gives a new verdict
+	// PostV1ProjectsProjectPromptsSlugReviewsNumberRequestChanges Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3106,10 +3193,19 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/projects/{project}/skills/{slug}/labels (the `GetV1ProjectsProjectSkillsSlugLabels` operationId).
 	GetV1ProjectsProjectSkillsSlugLabels(ctx context.Context, project string, slug string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// DeleteV1ProjectsProjectSkillsSlugLabelsName Remove a label
+	// DeleteV1ProjectsProjectSkillsSlugLabelsNameWithBody Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+	//
+	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with DELETE /v1/projects/{project}/skills/{slug}/labels/{name} (the `DeleteV1ProjectsProjectSkillsSlugLabelsName` operationId).
-	DeleteV1ProjectsProjectSkillsSlugLabelsName(ctx context.Context, project string, slug string, name string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	DeleteV1ProjectsProjectSkillsSlugLabelsNameWithBody(ctx context.Context, project string, slug string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteV1ProjectsProjectSkillsSlugLabelsName Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with DELETE /v1/projects/{project}/skills/{slug}/labels/{name} (the `DeleteV1ProjectsProjectSkillsSlugLabelsName` operationId).
+	DeleteV1ProjectsProjectSkillsSlugLabelsName(ctx context.Context, project string, slug string, name string, body DeleteV1ProjectsProjectSkillsSlugLabelsNameJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PutV1ProjectsProjectSkillsSlugLabelsNameWithBody Point a label at a published version (409 otherwise); a protected label needs a reviewed version or an owner's override (409 review_required); live is reserved (422)
 	//
@@ -3145,14 +3241,14 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/projects/{project}/skills/{slug}/reviews/{number} (the `GetV1ProjectsProjectSkillsSlugReviewsNumber` operationId).
 	GetV1ProjectsProjectSkillsSlugReviewsNumber(ctx context.Context, project string, slug string, number string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1ProjectsProjectSkillsSlugReviewsNumberApproveWithBody Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+	// PostV1ProjectsProjectSkillsSlugReviewsNumberApproveWithBody Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/projects/{project}/skills/{slug}/reviews/{number}/approve (the `PostV1ProjectsProjectSkillsSlugReviewsNumberApprove` operationId).
 	PostV1ProjectsProjectSkillsSlugReviewsNumberApproveWithBody(ctx context.Context, project string, slug string, number string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1ProjectsProjectSkillsSlugReviewsNumberApprove Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+	// PostV1ProjectsProjectSkillsSlugReviewsNumberApprove Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3197,14 +3293,14 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/projects/{project}/skills/{slug}/reviews/{number}/reopen (the `PostV1ProjectsProjectSkillsSlugReviewsNumberReopen` operationId).
 	PostV1ProjectsProjectSkillsSlugReviewsNumberReopen(ctx context.Context, project string, slug string, number string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1ProjectsProjectSkillsSlugReviewsNumberRequestChangesWithBody Request changes (body required); blocks publishing until the same user gives a new verdict
+	// PostV1ProjectsProjectSkillsSlugReviewsNumberRequestChangesWithBody Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/projects/{project}/skills/{slug}/reviews/{number}/request-changes (the `PostV1ProjectsProjectSkillsSlugReviewsNumberRequestChanges` operationId).
 	PostV1ProjectsProjectSkillsSlugReviewsNumberRequestChangesWithBody(ctx context.Context, project string, slug string, number string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1ProjectsProjectSkillsSlugReviewsNumberRequestChanges Request changes (body required); blocks publishing until the same user gives a new verdict
+	// PostV1ProjectsProjectSkillsSlugReviewsNumberRequestChanges Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3458,10 +3554,19 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/prompts/{id}/labels (the `GetV1PromptsIdLabels` operationId).
 	GetV1PromptsIdLabels(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// DeleteV1PromptsIdLabelsName Remove a label
+	// DeleteV1PromptsIdLabelsNameWithBody Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+	//
+	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with DELETE /v1/prompts/{id}/labels/{name} (the `DeleteV1PromptsIdLabelsName` operationId).
-	DeleteV1PromptsIdLabelsName(ctx context.Context, id string, name string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	DeleteV1PromptsIdLabelsNameWithBody(ctx context.Context, id string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteV1PromptsIdLabelsName Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with DELETE /v1/prompts/{id}/labels/{name} (the `DeleteV1PromptsIdLabelsName` operationId).
+	DeleteV1PromptsIdLabelsName(ctx context.Context, id string, name string, body DeleteV1PromptsIdLabelsNameJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PutV1PromptsIdLabelsNameWithBody Point a label at a published version (409 otherwise); a protected label needs a reviewed version or an owner's override (409 review_required); live is reserved (422)
 	//
@@ -3554,14 +3659,14 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/prompts/{id}/reviews/{number} (the `GetV1PromptsIdReviewsNumber` operationId).
 	GetV1PromptsIdReviewsNumber(ctx context.Context, id string, number string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1PromptsIdReviewsNumberApproveWithBody Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+	// PostV1PromptsIdReviewsNumberApproveWithBody Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/prompts/{id}/reviews/{number}/approve (the `PostV1PromptsIdReviewsNumberApprove` operationId).
 	PostV1PromptsIdReviewsNumberApproveWithBody(ctx context.Context, id string, number string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1PromptsIdReviewsNumberApprove Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+	// PostV1PromptsIdReviewsNumberApprove Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3606,14 +3711,14 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/prompts/{id}/reviews/{number}/reopen (the `PostV1PromptsIdReviewsNumberReopen` operationId).
 	PostV1PromptsIdReviewsNumberReopen(ctx context.Context, id string, number string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1PromptsIdReviewsNumberRequestChangesWithBody Request changes (body required); blocks publishing until the same user gives a new verdict
+	// PostV1PromptsIdReviewsNumberRequestChangesWithBody Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/prompts/{id}/reviews/{number}/request-changes (the `PostV1PromptsIdReviewsNumberRequestChanges` operationId).
 	PostV1PromptsIdReviewsNumberRequestChangesWithBody(ctx context.Context, id string, number string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1PromptsIdReviewsNumberRequestChanges Request changes (body required); blocks publishing until the same user gives a new verdict
+	// PostV1PromptsIdReviewsNumberRequestChanges Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3755,10 +3860,19 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/skills/{id}/labels (the `GetV1SkillsIdLabels` operationId).
 	GetV1SkillsIdLabels(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// DeleteV1SkillsIdLabelsName Remove a label
+	// DeleteV1SkillsIdLabelsNameWithBody Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+	//
+	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with DELETE /v1/skills/{id}/labels/{name} (the `DeleteV1SkillsIdLabelsName` operationId).
-	DeleteV1SkillsIdLabelsName(ctx context.Context, id string, name string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	DeleteV1SkillsIdLabelsNameWithBody(ctx context.Context, id string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteV1SkillsIdLabelsName Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with DELETE /v1/skills/{id}/labels/{name} (the `DeleteV1SkillsIdLabelsName` operationId).
+	DeleteV1SkillsIdLabelsName(ctx context.Context, id string, name string, body DeleteV1SkillsIdLabelsNameJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PutV1SkillsIdLabelsNameWithBody Point a label at a published version (409 otherwise); a protected label needs a reviewed version or an owner's override (409 review_required); live is reserved (422)
 	//
@@ -3794,14 +3908,14 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/skills/{id}/reviews/{number} (the `GetV1SkillsIdReviewsNumber` operationId).
 	GetV1SkillsIdReviewsNumber(ctx context.Context, id string, number string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1SkillsIdReviewsNumberApproveWithBody Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+	// PostV1SkillsIdReviewsNumberApproveWithBody Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/skills/{id}/reviews/{number}/approve (the `PostV1SkillsIdReviewsNumberApprove` operationId).
 	PostV1SkillsIdReviewsNumberApproveWithBody(ctx context.Context, id string, number string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1SkillsIdReviewsNumberApprove Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+	// PostV1SkillsIdReviewsNumberApprove Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3846,14 +3960,14 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/skills/{id}/reviews/{number}/reopen (the `PostV1SkillsIdReviewsNumberReopen` operationId).
 	PostV1SkillsIdReviewsNumberReopen(ctx context.Context, id string, number string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1SkillsIdReviewsNumberRequestChangesWithBody Request changes (body required); blocks publishing until the same user gives a new verdict
+	// PostV1SkillsIdReviewsNumberRequestChangesWithBody Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/skills/{id}/reviews/{number}/request-changes (the `PostV1SkillsIdReviewsNumberRequestChanges` operationId).
 	PostV1SkillsIdReviewsNumberRequestChangesWithBody(ctx context.Context, id string, number string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1SkillsIdReviewsNumberRequestChanges Request changes (body required); blocks publishing until the same user gives a new verdict
+	// PostV1SkillsIdReviewsNumberRequestChanges Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4911,11 +5025,30 @@ func (c *Client) GetV1ProjectsProjectPromptsSlugLabels(ctx context.Context, proj
 	return c.Client.Do(req)
 }
 
-// DeleteV1ProjectsProjectPromptsSlugLabelsName Remove a label
+// DeleteV1ProjectsProjectPromptsSlugLabelsNameWithBody Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+//
+// Takes any type of body and a specified content type.
 //
 // Corresponds with DELETE /v1/projects/{project}/prompts/{slug}/labels/{name} (the `DeleteV1ProjectsProjectPromptsSlugLabelsName` operationId).
-func (c *Client) DeleteV1ProjectsProjectPromptsSlugLabelsName(ctx context.Context, project string, slug string, name string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewDeleteV1ProjectsProjectPromptsSlugLabelsNameRequest(c.Server, project, slug, name)
+func (c *Client) DeleteV1ProjectsProjectPromptsSlugLabelsNameWithBody(ctx context.Context, project string, slug string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteV1ProjectsProjectPromptsSlugLabelsNameRequestWithBody(c.Server, project, slug, name, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteV1ProjectsProjectPromptsSlugLabelsName Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with DELETE /v1/projects/{project}/prompts/{slug}/labels/{name} (the `DeleteV1ProjectsProjectPromptsSlugLabelsName` operationId).
+func (c *Client) DeleteV1ProjectsProjectPromptsSlugLabelsName(ctx context.Context, project string, slug string, name string, body DeleteV1ProjectsProjectPromptsSlugLabelsNameJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteV1ProjectsProjectPromptsSlugLabelsNameRequest(c.Server, project, slug, name, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5167,7 +5300,7 @@ func (c *Client) GetV1ProjectsProjectPromptsSlugReviewsNumber(ctx context.Contex
 	return c.Client.Do(req)
 }
 
-// PostV1ProjectsProjectPromptsSlugReviewsNumberApproveWithBody Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+// PostV1ProjectsProjectPromptsSlugReviewsNumberApproveWithBody Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 //
 // Takes any type of body and a specified content type.
 //
@@ -5184,7 +5317,7 @@ func (c *Client) PostV1ProjectsProjectPromptsSlugReviewsNumberApproveWithBody(ct
 	return c.Client.Do(req)
 }
 
-// PostV1ProjectsProjectPromptsSlugReviewsNumberApprove Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+// PostV1ProjectsProjectPromptsSlugReviewsNumberApprove Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5299,7 +5432,7 @@ func (c *Client) PostV1ProjectsProjectPromptsSlugReviewsNumberReopen(ctx context
 	return c.Client.Do(req)
 }
 
-// PostV1ProjectsProjectPromptsSlugReviewsNumberRequestChangesWithBody Request changes (body required); blocks publishing until the same user gives a new verdict
+// PostV1ProjectsProjectPromptsSlugReviewsNumberRequestChangesWithBody Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 //
 // Takes any type of body and a specified content type.
 //
@@ -5316,7 +5449,7 @@ func (c *Client) PostV1ProjectsProjectPromptsSlugReviewsNumberRequestChangesWith
 	return c.Client.Do(req)
 }
 
-// PostV1ProjectsProjectPromptsSlugReviewsNumberRequestChanges Request changes (body required); blocks publishing until the same user gives a new verdict
+// PostV1ProjectsProjectPromptsSlugReviewsNumberRequestChanges Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5747,11 +5880,30 @@ func (c *Client) GetV1ProjectsProjectSkillsSlugLabels(ctx context.Context, proje
 	return c.Client.Do(req)
 }
 
-// DeleteV1ProjectsProjectSkillsSlugLabelsName Remove a label
+// DeleteV1ProjectsProjectSkillsSlugLabelsNameWithBody Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+//
+// Takes any type of body and a specified content type.
 //
 // Corresponds with DELETE /v1/projects/{project}/skills/{slug}/labels/{name} (the `DeleteV1ProjectsProjectSkillsSlugLabelsName` operationId).
-func (c *Client) DeleteV1ProjectsProjectSkillsSlugLabelsName(ctx context.Context, project string, slug string, name string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewDeleteV1ProjectsProjectSkillsSlugLabelsNameRequest(c.Server, project, slug, name)
+func (c *Client) DeleteV1ProjectsProjectSkillsSlugLabelsNameWithBody(ctx context.Context, project string, slug string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteV1ProjectsProjectSkillsSlugLabelsNameRequestWithBody(c.Server, project, slug, name, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteV1ProjectsProjectSkillsSlugLabelsName Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with DELETE /v1/projects/{project}/skills/{slug}/labels/{name} (the `DeleteV1ProjectsProjectSkillsSlugLabelsName` operationId).
+func (c *Client) DeleteV1ProjectsProjectSkillsSlugLabelsName(ctx context.Context, project string, slug string, name string, body DeleteV1ProjectsProjectSkillsSlugLabelsNameJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteV1ProjectsProjectSkillsSlugLabelsNameRequest(c.Server, project, slug, name, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5856,7 +6008,7 @@ func (c *Client) GetV1ProjectsProjectSkillsSlugReviewsNumber(ctx context.Context
 	return c.Client.Do(req)
 }
 
-// PostV1ProjectsProjectSkillsSlugReviewsNumberApproveWithBody Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+// PostV1ProjectsProjectSkillsSlugReviewsNumberApproveWithBody Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 //
 // Takes any type of body and a specified content type.
 //
@@ -5873,7 +6025,7 @@ func (c *Client) PostV1ProjectsProjectSkillsSlugReviewsNumberApproveWithBody(ctx
 	return c.Client.Do(req)
 }
 
-// PostV1ProjectsProjectSkillsSlugReviewsNumberApprove Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+// PostV1ProjectsProjectSkillsSlugReviewsNumberApprove Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5988,7 +6140,7 @@ func (c *Client) PostV1ProjectsProjectSkillsSlugReviewsNumberReopen(ctx context.
 	return c.Client.Do(req)
 }
 
-// PostV1ProjectsProjectSkillsSlugReviewsNumberRequestChangesWithBody Request changes (body required); blocks publishing until the same user gives a new verdict
+// PostV1ProjectsProjectSkillsSlugReviewsNumberRequestChangesWithBody Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 //
 // Takes any type of body and a specified content type.
 //
@@ -6005,7 +6157,7 @@ func (c *Client) PostV1ProjectsProjectSkillsSlugReviewsNumberRequestChangesWithB
 	return c.Client.Do(req)
 }
 
-// PostV1ProjectsProjectSkillsSlugReviewsNumberRequestChanges Request changes (body required); blocks publishing until the same user gives a new verdict
+// PostV1ProjectsProjectSkillsSlugReviewsNumberRequestChanges Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6699,11 +6851,30 @@ func (c *Client) GetV1PromptsIdLabels(ctx context.Context, id string, reqEditors
 	return c.Client.Do(req)
 }
 
-// DeleteV1PromptsIdLabelsName Remove a label
+// DeleteV1PromptsIdLabelsNameWithBody Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+//
+// Takes any type of body and a specified content type.
 //
 // Corresponds with DELETE /v1/prompts/{id}/labels/{name} (the `DeleteV1PromptsIdLabelsName` operationId).
-func (c *Client) DeleteV1PromptsIdLabelsName(ctx context.Context, id string, name string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewDeleteV1PromptsIdLabelsNameRequest(c.Server, id, name)
+func (c *Client) DeleteV1PromptsIdLabelsNameWithBody(ctx context.Context, id string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteV1PromptsIdLabelsNameRequestWithBody(c.Server, id, name, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteV1PromptsIdLabelsName Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with DELETE /v1/prompts/{id}/labels/{name} (the `DeleteV1PromptsIdLabelsName` operationId).
+func (c *Client) DeleteV1PromptsIdLabelsName(ctx context.Context, id string, name string, body DeleteV1PromptsIdLabelsNameJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteV1PromptsIdLabelsNameRequest(c.Server, id, name, body)
 	if err != nil {
 		return nil, err
 	}
@@ -6955,7 +7126,7 @@ func (c *Client) GetV1PromptsIdReviewsNumber(ctx context.Context, id string, num
 	return c.Client.Do(req)
 }
 
-// PostV1PromptsIdReviewsNumberApproveWithBody Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+// PostV1PromptsIdReviewsNumberApproveWithBody Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 //
 // Takes any type of body and a specified content type.
 //
@@ -6972,7 +7143,7 @@ func (c *Client) PostV1PromptsIdReviewsNumberApproveWithBody(ctx context.Context
 	return c.Client.Do(req)
 }
 
-// PostV1PromptsIdReviewsNumberApprove Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+// PostV1PromptsIdReviewsNumberApprove Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7087,7 +7258,7 @@ func (c *Client) PostV1PromptsIdReviewsNumberReopen(ctx context.Context, id stri
 	return c.Client.Do(req)
 }
 
-// PostV1PromptsIdReviewsNumberRequestChangesWithBody Request changes (body required); blocks publishing until the same user gives a new verdict
+// PostV1PromptsIdReviewsNumberRequestChangesWithBody Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 //
 // Takes any type of body and a specified content type.
 //
@@ -7104,7 +7275,7 @@ func (c *Client) PostV1PromptsIdReviewsNumberRequestChangesWithBody(ctx context.
 	return c.Client.Do(req)
 }
 
-// PostV1PromptsIdReviewsNumberRequestChanges Request changes (body required); blocks publishing until the same user gives a new verdict
+// PostV1PromptsIdReviewsNumberRequestChanges Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7486,11 +7657,30 @@ func (c *Client) GetV1SkillsIdLabels(ctx context.Context, id string, reqEditors 
 	return c.Client.Do(req)
 }
 
-// DeleteV1SkillsIdLabelsName Remove a label
+// DeleteV1SkillsIdLabelsNameWithBody Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+//
+// Takes any type of body and a specified content type.
 //
 // Corresponds with DELETE /v1/skills/{id}/labels/{name} (the `DeleteV1SkillsIdLabelsName` operationId).
-func (c *Client) DeleteV1SkillsIdLabelsName(ctx context.Context, id string, name string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewDeleteV1SkillsIdLabelsNameRequest(c.Server, id, name)
+func (c *Client) DeleteV1SkillsIdLabelsNameWithBody(ctx context.Context, id string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteV1SkillsIdLabelsNameRequestWithBody(c.Server, id, name, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteV1SkillsIdLabelsName Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with DELETE /v1/skills/{id}/labels/{name} (the `DeleteV1SkillsIdLabelsName` operationId).
+func (c *Client) DeleteV1SkillsIdLabelsName(ctx context.Context, id string, name string, body DeleteV1SkillsIdLabelsNameJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteV1SkillsIdLabelsNameRequest(c.Server, id, name, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7595,7 +7785,7 @@ func (c *Client) GetV1SkillsIdReviewsNumber(ctx context.Context, id string, numb
 	return c.Client.Do(req)
 }
 
-// PostV1SkillsIdReviewsNumberApproveWithBody Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+// PostV1SkillsIdReviewsNumberApproveWithBody Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 //
 // Takes any type of body and a specified content type.
 //
@@ -7612,7 +7802,7 @@ func (c *Client) PostV1SkillsIdReviewsNumberApproveWithBody(ctx context.Context,
 	return c.Client.Do(req)
 }
 
-// PostV1SkillsIdReviewsNumberApprove Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+// PostV1SkillsIdReviewsNumberApprove Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7727,7 +7917,7 @@ func (c *Client) PostV1SkillsIdReviewsNumberReopen(ctx context.Context, id strin
 	return c.Client.Do(req)
 }
 
-// PostV1SkillsIdReviewsNumberRequestChangesWithBody Request changes (body required); blocks publishing until the same user gives a new verdict
+// PostV1SkillsIdReviewsNumberRequestChangesWithBody Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 //
 // Takes any type of body and a specified content type.
 //
@@ -7744,7 +7934,7 @@ func (c *Client) PostV1SkillsIdReviewsNumberRequestChangesWithBody(ctx context.C
 	return c.Client.Do(req)
 }
 
-// PostV1SkillsIdReviewsNumberRequestChanges Request changes (body required); blocks publishing until the same user gives a new verdict
+// PostV1SkillsIdReviewsNumberRequestChanges Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 //
 // Takes a body of the `application/json` content type.
 //
@@ -10337,8 +10527,19 @@ func NewGetV1ProjectsProjectPromptsSlugLabelsRequest(server string, project stri
 	return req, nil
 }
 
-// NewDeleteV1ProjectsProjectPromptsSlugLabelsNameRequest constructs an http.Request for the DeleteV1ProjectsProjectPromptsSlugLabelsName method
-func NewDeleteV1ProjectsProjectPromptsSlugLabelsNameRequest(server string, project string, slug string, name string) (*http.Request, error) {
+// NewDeleteV1ProjectsProjectPromptsSlugLabelsNameRequest calls the generic DeleteV1ProjectsProjectPromptsSlugLabelsName builder with application/json body
+func NewDeleteV1ProjectsProjectPromptsSlugLabelsNameRequest(server string, project string, slug string, name string, body DeleteV1ProjectsProjectPromptsSlugLabelsNameJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDeleteV1ProjectsProjectPromptsSlugLabelsNameRequestWithBody(server, project, slug, name, "application/json", bodyReader)
+}
+
+// NewDeleteV1ProjectsProjectPromptsSlugLabelsNameRequestWithBody constructs an http.Request for the DeleteV1ProjectsProjectPromptsSlugLabelsName method, with any body, and a specified content type
+func NewDeleteV1ProjectsProjectPromptsSlugLabelsNameRequestWithBody(server string, project string, slug string, name string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -10377,10 +10578,12 @@ func NewDeleteV1ProjectsProjectPromptsSlugLabelsNameRequest(server string, proje
 		return nil, err
 	}
 
-	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -12584,8 +12787,19 @@ func NewGetV1ProjectsProjectSkillsSlugLabelsRequest(server string, project strin
 	return req, nil
 }
 
-// NewDeleteV1ProjectsProjectSkillsSlugLabelsNameRequest constructs an http.Request for the DeleteV1ProjectsProjectSkillsSlugLabelsName method
-func NewDeleteV1ProjectsProjectSkillsSlugLabelsNameRequest(server string, project string, slug string, name string) (*http.Request, error) {
+// NewDeleteV1ProjectsProjectSkillsSlugLabelsNameRequest calls the generic DeleteV1ProjectsProjectSkillsSlugLabelsName builder with application/json body
+func NewDeleteV1ProjectsProjectSkillsSlugLabelsNameRequest(server string, project string, slug string, name string, body DeleteV1ProjectsProjectSkillsSlugLabelsNameJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDeleteV1ProjectsProjectSkillsSlugLabelsNameRequestWithBody(server, project, slug, name, "application/json", bodyReader)
+}
+
+// NewDeleteV1ProjectsProjectSkillsSlugLabelsNameRequestWithBody constructs an http.Request for the DeleteV1ProjectsProjectSkillsSlugLabelsName method, with any body, and a specified content type
+func NewDeleteV1ProjectsProjectSkillsSlugLabelsNameRequestWithBody(server string, project string, slug string, name string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -12624,10 +12838,12 @@ func NewDeleteV1ProjectsProjectSkillsSlugLabelsNameRequest(server string, projec
 		return nil, err
 	}
 
-	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -15365,8 +15581,19 @@ func NewGetV1PromptsIdLabelsRequest(server string, id string) (*http.Request, er
 	return req, nil
 }
 
-// NewDeleteV1PromptsIdLabelsNameRequest constructs an http.Request for the DeleteV1PromptsIdLabelsName method
-func NewDeleteV1PromptsIdLabelsNameRequest(server string, id string, name string) (*http.Request, error) {
+// NewDeleteV1PromptsIdLabelsNameRequest calls the generic DeleteV1PromptsIdLabelsName builder with application/json body
+func NewDeleteV1PromptsIdLabelsNameRequest(server string, id string, name string, body DeleteV1PromptsIdLabelsNameJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDeleteV1PromptsIdLabelsNameRequestWithBody(server, id, name, "application/json", bodyReader)
+}
+
+// NewDeleteV1PromptsIdLabelsNameRequestWithBody constructs an http.Request for the DeleteV1PromptsIdLabelsName method, with any body, and a specified content type
+func NewDeleteV1PromptsIdLabelsNameRequestWithBody(server string, id string, name string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -15398,10 +15625,12 @@ func NewDeleteV1PromptsIdLabelsNameRequest(server string, id string, name string
 		return nil, err
 	}
 
-	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -17225,8 +17454,19 @@ func NewGetV1SkillsIdLabelsRequest(server string, id string) (*http.Request, err
 	return req, nil
 }
 
-// NewDeleteV1SkillsIdLabelsNameRequest constructs an http.Request for the DeleteV1SkillsIdLabelsName method
-func NewDeleteV1SkillsIdLabelsNameRequest(server string, id string, name string) (*http.Request, error) {
+// NewDeleteV1SkillsIdLabelsNameRequest calls the generic DeleteV1SkillsIdLabelsName builder with application/json body
+func NewDeleteV1SkillsIdLabelsNameRequest(server string, id string, name string, body DeleteV1SkillsIdLabelsNameJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDeleteV1SkillsIdLabelsNameRequestWithBody(server, id, name, "application/json", bodyReader)
+}
+
+// NewDeleteV1SkillsIdLabelsNameRequestWithBody constructs an http.Request for the DeleteV1SkillsIdLabelsName method, with any body, and a specified content type
+func NewDeleteV1SkillsIdLabelsNameRequestWithBody(server string, id string, name string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -17258,10 +17498,12 @@ func NewDeleteV1SkillsIdLabelsNameRequest(server string, id string, name string)
 		return nil, err
 	}
 
-	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -19620,12 +19862,19 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/projects/{project}/prompts/{slug}/labels (the `GetV1ProjectsProjectPromptsSlugLabels` operationId).
 	GetV1ProjectsProjectPromptsSlugLabelsWithResponse(ctx context.Context, project string, slug string, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectPromptsSlugLabelsResponse, error)
 
-	// DeleteV1ProjectsProjectPromptsSlugLabelsNameWithResponse Remove a label
+	// DeleteV1ProjectsProjectPromptsSlugLabelsNameWithBodyWithResponse Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
 	//
-	// Returns a wrapper object for the known response body format(s).
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /v1/projects/{project}/prompts/{slug}/labels/{name} (the `DeleteV1ProjectsProjectPromptsSlugLabelsName` operationId).
-	DeleteV1ProjectsProjectPromptsSlugLabelsNameWithResponse(ctx context.Context, project string, slug string, name string, reqEditors ...RequestEditorFn) (*DeleteV1ProjectsProjectPromptsSlugLabelsNameResponse, error)
+	DeleteV1ProjectsProjectPromptsSlugLabelsNameWithBodyWithResponse(ctx context.Context, project string, slug string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DeleteV1ProjectsProjectPromptsSlugLabelsNameResponse, error)
+
+	// DeleteV1ProjectsProjectPromptsSlugLabelsNameWithResponse Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/projects/{project}/prompts/{slug}/labels/{name} (the `DeleteV1ProjectsProjectPromptsSlugLabelsName` operationId).
+	DeleteV1ProjectsProjectPromptsSlugLabelsNameWithResponse(ctx context.Context, project string, slug string, name string, body DeleteV1ProjectsProjectPromptsSlugLabelsNameJSONRequestBody, reqEditors ...RequestEditorFn) (*DeleteV1ProjectsProjectPromptsSlugLabelsNameResponse, error)
 
 	// PutV1ProjectsProjectPromptsSlugLabelsNameWithBodyWithResponse Point a label at a published version (409 otherwise); a protected label needs a reviewed version or an owner's override (409 review_required); live is reserved (422)
 	//
@@ -19732,14 +19981,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/projects/{project}/prompts/{slug}/reviews/{number} (the `GetV1ProjectsProjectPromptsSlugReviewsNumber` operationId).
 	GetV1ProjectsProjectPromptsSlugReviewsNumberWithResponse(ctx context.Context, project string, slug string, number string, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectPromptsSlugReviewsNumberResponse, error)
 
-	// PostV1ProjectsProjectPromptsSlugReviewsNumberApproveWithBodyWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+	// PostV1ProjectsProjectPromptsSlugReviewsNumberApproveWithBodyWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/projects/{project}/prompts/{slug}/reviews/{number}/approve (the `PostV1ProjectsProjectPromptsSlugReviewsNumberApprove` operationId).
 	PostV1ProjectsProjectPromptsSlugReviewsNumberApproveWithBodyWithResponse(ctx context.Context, project string, slug string, number string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectPromptsSlugReviewsNumberApproveResponse, error)
 
-	// PostV1ProjectsProjectPromptsSlugReviewsNumberApproveWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+	// PostV1ProjectsProjectPromptsSlugReviewsNumberApproveWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -19788,14 +20037,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/projects/{project}/prompts/{slug}/reviews/{number}/reopen (the `PostV1ProjectsProjectPromptsSlugReviewsNumberReopen` operationId).
 	PostV1ProjectsProjectPromptsSlugReviewsNumberReopenWithResponse(ctx context.Context, project string, slug string, number string, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectPromptsSlugReviewsNumberReopenResponse, error)
 
-	// PostV1ProjectsProjectPromptsSlugReviewsNumberRequestChangesWithBodyWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict
+	// PostV1ProjectsProjectPromptsSlugReviewsNumberRequestChangesWithBodyWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/projects/{project}/prompts/{slug}/reviews/{number}/request-changes (the `PostV1ProjectsProjectPromptsSlugReviewsNumberRequestChanges` operationId).
 	PostV1ProjectsProjectPromptsSlugReviewsNumberRequestChangesWithBodyWithResponse(ctx context.Context, project string, slug string, number string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectPromptsSlugReviewsNumberRequestChangesResponse, error)
 
-	// PostV1ProjectsProjectPromptsSlugReviewsNumberRequestChangesWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict
+	// PostV1ProjectsProjectPromptsSlugReviewsNumberRequestChangesWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -19984,12 +20233,19 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/projects/{project}/skills/{slug}/labels (the `GetV1ProjectsProjectSkillsSlugLabels` operationId).
 	GetV1ProjectsProjectSkillsSlugLabelsWithResponse(ctx context.Context, project string, slug string, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectSkillsSlugLabelsResponse, error)
 
-	// DeleteV1ProjectsProjectSkillsSlugLabelsNameWithResponse Remove a label
+	// DeleteV1ProjectsProjectSkillsSlugLabelsNameWithBodyWithResponse Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
 	//
-	// Returns a wrapper object for the known response body format(s).
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /v1/projects/{project}/skills/{slug}/labels/{name} (the `DeleteV1ProjectsProjectSkillsSlugLabelsName` operationId).
-	DeleteV1ProjectsProjectSkillsSlugLabelsNameWithResponse(ctx context.Context, project string, slug string, name string, reqEditors ...RequestEditorFn) (*DeleteV1ProjectsProjectSkillsSlugLabelsNameResponse, error)
+	DeleteV1ProjectsProjectSkillsSlugLabelsNameWithBodyWithResponse(ctx context.Context, project string, slug string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DeleteV1ProjectsProjectSkillsSlugLabelsNameResponse, error)
+
+	// DeleteV1ProjectsProjectSkillsSlugLabelsNameWithResponse Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/projects/{project}/skills/{slug}/labels/{name} (the `DeleteV1ProjectsProjectSkillsSlugLabelsName` operationId).
+	DeleteV1ProjectsProjectSkillsSlugLabelsNameWithResponse(ctx context.Context, project string, slug string, name string, body DeleteV1ProjectsProjectSkillsSlugLabelsNameJSONRequestBody, reqEditors ...RequestEditorFn) (*DeleteV1ProjectsProjectSkillsSlugLabelsNameResponse, error)
 
 	// PutV1ProjectsProjectSkillsSlugLabelsNameWithBodyWithResponse Point a label at a published version (409 otherwise); a protected label needs a reviewed version or an owner's override (409 review_required); live is reserved (422)
 	//
@@ -20033,14 +20289,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/projects/{project}/skills/{slug}/reviews/{number} (the `GetV1ProjectsProjectSkillsSlugReviewsNumber` operationId).
 	GetV1ProjectsProjectSkillsSlugReviewsNumberWithResponse(ctx context.Context, project string, slug string, number string, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectSkillsSlugReviewsNumberResponse, error)
 
-	// PostV1ProjectsProjectSkillsSlugReviewsNumberApproveWithBodyWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+	// PostV1ProjectsProjectSkillsSlugReviewsNumberApproveWithBodyWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/projects/{project}/skills/{slug}/reviews/{number}/approve (the `PostV1ProjectsProjectSkillsSlugReviewsNumberApprove` operationId).
 	PostV1ProjectsProjectSkillsSlugReviewsNumberApproveWithBodyWithResponse(ctx context.Context, project string, slug string, number string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectSkillsSlugReviewsNumberApproveResponse, error)
 
-	// PostV1ProjectsProjectSkillsSlugReviewsNumberApproveWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+	// PostV1ProjectsProjectSkillsSlugReviewsNumberApproveWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -20089,14 +20345,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/projects/{project}/skills/{slug}/reviews/{number}/reopen (the `PostV1ProjectsProjectSkillsSlugReviewsNumberReopen` operationId).
 	PostV1ProjectsProjectSkillsSlugReviewsNumberReopenWithResponse(ctx context.Context, project string, slug string, number string, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectSkillsSlugReviewsNumberReopenResponse, error)
 
-	// PostV1ProjectsProjectSkillsSlugReviewsNumberRequestChangesWithBodyWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict
+	// PostV1ProjectsProjectSkillsSlugReviewsNumberRequestChangesWithBodyWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/projects/{project}/skills/{slug}/reviews/{number}/request-changes (the `PostV1ProjectsProjectSkillsSlugReviewsNumberRequestChanges` operationId).
 	PostV1ProjectsProjectSkillsSlugReviewsNumberRequestChangesWithBodyWithResponse(ctx context.Context, project string, slug string, number string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectSkillsSlugReviewsNumberRequestChangesResponse, error)
 
-	// PostV1ProjectsProjectSkillsSlugReviewsNumberRequestChangesWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict
+	// PostV1ProjectsProjectSkillsSlugReviewsNumberRequestChangesWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -20404,12 +20660,19 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/prompts/{id}/labels (the `GetV1PromptsIdLabels` operationId).
 	GetV1PromptsIdLabelsWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetV1PromptsIdLabelsResponse, error)
 
-	// DeleteV1PromptsIdLabelsNameWithResponse Remove a label
+	// DeleteV1PromptsIdLabelsNameWithBodyWithResponse Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
 	//
-	// Returns a wrapper object for the known response body format(s).
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /v1/prompts/{id}/labels/{name} (the `DeleteV1PromptsIdLabelsName` operationId).
-	DeleteV1PromptsIdLabelsNameWithResponse(ctx context.Context, id string, name string, reqEditors ...RequestEditorFn) (*DeleteV1PromptsIdLabelsNameResponse, error)
+	DeleteV1PromptsIdLabelsNameWithBodyWithResponse(ctx context.Context, id string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DeleteV1PromptsIdLabelsNameResponse, error)
+
+	// DeleteV1PromptsIdLabelsNameWithResponse Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/prompts/{id}/labels/{name} (the `DeleteV1PromptsIdLabelsName` operationId).
+	DeleteV1PromptsIdLabelsNameWithResponse(ctx context.Context, id string, name string, body DeleteV1PromptsIdLabelsNameJSONRequestBody, reqEditors ...RequestEditorFn) (*DeleteV1PromptsIdLabelsNameResponse, error)
 
 	// PutV1PromptsIdLabelsNameWithBodyWithResponse Point a label at a published version (409 otherwise); a protected label needs a reviewed version or an owner's override (409 review_required); live is reserved (422)
 	//
@@ -20516,14 +20779,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/prompts/{id}/reviews/{number} (the `GetV1PromptsIdReviewsNumber` operationId).
 	GetV1PromptsIdReviewsNumberWithResponse(ctx context.Context, id string, number string, reqEditors ...RequestEditorFn) (*GetV1PromptsIdReviewsNumberResponse, error)
 
-	// PostV1PromptsIdReviewsNumberApproveWithBodyWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+	// PostV1PromptsIdReviewsNumberApproveWithBodyWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/prompts/{id}/reviews/{number}/approve (the `PostV1PromptsIdReviewsNumberApprove` operationId).
 	PostV1PromptsIdReviewsNumberApproveWithBodyWithResponse(ctx context.Context, id string, number string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1PromptsIdReviewsNumberApproveResponse, error)
 
-	// PostV1PromptsIdReviewsNumberApproveWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+	// PostV1PromptsIdReviewsNumberApproveWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -20572,14 +20835,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/prompts/{id}/reviews/{number}/reopen (the `PostV1PromptsIdReviewsNumberReopen` operationId).
 	PostV1PromptsIdReviewsNumberReopenWithResponse(ctx context.Context, id string, number string, reqEditors ...RequestEditorFn) (*PostV1PromptsIdReviewsNumberReopenResponse, error)
 
-	// PostV1PromptsIdReviewsNumberRequestChangesWithBodyWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict
+	// PostV1PromptsIdReviewsNumberRequestChangesWithBodyWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/prompts/{id}/reviews/{number}/request-changes (the `PostV1PromptsIdReviewsNumberRequestChanges` operationId).
 	PostV1PromptsIdReviewsNumberRequestChangesWithBodyWithResponse(ctx context.Context, id string, number string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1PromptsIdReviewsNumberRequestChangesResponse, error)
 
-	// PostV1PromptsIdReviewsNumberRequestChangesWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict
+	// PostV1PromptsIdReviewsNumberRequestChangesWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -20747,12 +21010,19 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/skills/{id}/labels (the `GetV1SkillsIdLabels` operationId).
 	GetV1SkillsIdLabelsWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetV1SkillsIdLabelsResponse, error)
 
-	// DeleteV1SkillsIdLabelsNameWithResponse Remove a label
+	// DeleteV1SkillsIdLabelsNameWithBodyWithResponse Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
 	//
-	// Returns a wrapper object for the known response body format(s).
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /v1/skills/{id}/labels/{name} (the `DeleteV1SkillsIdLabelsName` operationId).
-	DeleteV1SkillsIdLabelsNameWithResponse(ctx context.Context, id string, name string, reqEditors ...RequestEditorFn) (*DeleteV1SkillsIdLabelsNameResponse, error)
+	DeleteV1SkillsIdLabelsNameWithBodyWithResponse(ctx context.Context, id string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DeleteV1SkillsIdLabelsNameResponse, error)
+
+	// DeleteV1SkillsIdLabelsNameWithResponse Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/skills/{id}/labels/{name} (the `DeleteV1SkillsIdLabelsName` operationId).
+	DeleteV1SkillsIdLabelsNameWithResponse(ctx context.Context, id string, name string, body DeleteV1SkillsIdLabelsNameJSONRequestBody, reqEditors ...RequestEditorFn) (*DeleteV1SkillsIdLabelsNameResponse, error)
 
 	// PutV1SkillsIdLabelsNameWithBodyWithResponse Point a label at a published version (409 otherwise); a protected label needs a reviewed version or an owner's override (409 review_required); live is reserved (422)
 	//
@@ -20796,14 +21066,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/skills/{id}/reviews/{number} (the `GetV1SkillsIdReviewsNumber` operationId).
 	GetV1SkillsIdReviewsNumberWithResponse(ctx context.Context, id string, number string, reqEditors ...RequestEditorFn) (*GetV1SkillsIdReviewsNumberResponse, error)
 
-	// PostV1SkillsIdReviewsNumberApproveWithBodyWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+	// PostV1SkillsIdReviewsNumberApproveWithBodyWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/skills/{id}/reviews/{number}/approve (the `PostV1SkillsIdReviewsNumberApprove` operationId).
 	PostV1SkillsIdReviewsNumberApproveWithBodyWithResponse(ctx context.Context, id string, number string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1SkillsIdReviewsNumberApproveResponse, error)
 
-	// PostV1SkillsIdReviewsNumberApproveWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+	// PostV1SkillsIdReviewsNumberApproveWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -20852,14 +21122,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/skills/{id}/reviews/{number}/reopen (the `PostV1SkillsIdReviewsNumberReopen` operationId).
 	PostV1SkillsIdReviewsNumberReopenWithResponse(ctx context.Context, id string, number string, reqEditors ...RequestEditorFn) (*PostV1SkillsIdReviewsNumberReopenResponse, error)
 
-	// PostV1SkillsIdReviewsNumberRequestChangesWithBodyWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict
+	// PostV1SkillsIdReviewsNumberRequestChangesWithBodyWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/skills/{id}/reviews/{number}/request-changes (the `PostV1SkillsIdReviewsNumberRequestChanges` operationId).
 	PostV1SkillsIdReviewsNumberRequestChangesWithBodyWithResponse(ctx context.Context, id string, number string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1SkillsIdReviewsNumberRequestChangesResponse, error)
 
-	// PostV1SkillsIdReviewsNumberRequestChangesWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict
+	// PostV1SkillsIdReviewsNumberRequestChangesWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -49881,13 +50151,26 @@ func (c *ClientWithResponses) GetV1ProjectsProjectPromptsSlugLabelsWithResponse(
 	return ParseGetV1ProjectsProjectPromptsSlugLabelsResponse(rsp)
 }
 
-// DeleteV1ProjectsProjectPromptsSlugLabelsNameWithResponse Remove a label
+// DeleteV1ProjectsProjectPromptsSlugLabelsNameWithBodyWithResponse Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
 //
-// Returns a wrapper object for the known response body format(s).
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /v1/projects/{project}/prompts/{slug}/labels/{name} (the `DeleteV1ProjectsProjectPromptsSlugLabelsName` operationId).
-func (c *ClientWithResponses) DeleteV1ProjectsProjectPromptsSlugLabelsNameWithResponse(ctx context.Context, project string, slug string, name string, reqEditors ...RequestEditorFn) (*DeleteV1ProjectsProjectPromptsSlugLabelsNameResponse, error) {
-	rsp, err := c.DeleteV1ProjectsProjectPromptsSlugLabelsName(ctx, project, slug, name, reqEditors...)
+func (c *ClientWithResponses) DeleteV1ProjectsProjectPromptsSlugLabelsNameWithBodyWithResponse(ctx context.Context, project string, slug string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DeleteV1ProjectsProjectPromptsSlugLabelsNameResponse, error) {
+	rsp, err := c.DeleteV1ProjectsProjectPromptsSlugLabelsNameWithBody(ctx, project, slug, name, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteV1ProjectsProjectPromptsSlugLabelsNameResponse(rsp)
+}
+
+// DeleteV1ProjectsProjectPromptsSlugLabelsNameWithResponse Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/projects/{project}/prompts/{slug}/labels/{name} (the `DeleteV1ProjectsProjectPromptsSlugLabelsName` operationId).
+func (c *ClientWithResponses) DeleteV1ProjectsProjectPromptsSlugLabelsNameWithResponse(ctx context.Context, project string, slug string, name string, body DeleteV1ProjectsProjectPromptsSlugLabelsNameJSONRequestBody, reqEditors ...RequestEditorFn) (*DeleteV1ProjectsProjectPromptsSlugLabelsNameResponse, error) {
+	rsp, err := c.DeleteV1ProjectsProjectPromptsSlugLabelsName(ctx, project, slug, name, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -50089,7 +50372,7 @@ func (c *ClientWithResponses) GetV1ProjectsProjectPromptsSlugReviewsNumberWithRe
 	return ParseGetV1ProjectsProjectPromptsSlugReviewsNumberResponse(rsp)
 }
 
-// PostV1ProjectsProjectPromptsSlugReviewsNumberApproveWithBodyWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+// PostV1ProjectsProjectPromptsSlugReviewsNumberApproveWithBodyWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -50102,7 +50385,7 @@ func (c *ClientWithResponses) PostV1ProjectsProjectPromptsSlugReviewsNumberAppro
 	return ParsePostV1ProjectsProjectPromptsSlugReviewsNumberApproveResponse(rsp)
 }
 
-// PostV1ProjectsProjectPromptsSlugReviewsNumberApproveWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+// PostV1ProjectsProjectPromptsSlugReviewsNumberApproveWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -50193,7 +50476,7 @@ func (c *ClientWithResponses) PostV1ProjectsProjectPromptsSlugReviewsNumberReope
 	return ParsePostV1ProjectsProjectPromptsSlugReviewsNumberReopenResponse(rsp)
 }
 
-// PostV1ProjectsProjectPromptsSlugReviewsNumberRequestChangesWithBodyWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict
+// PostV1ProjectsProjectPromptsSlugReviewsNumberRequestChangesWithBodyWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -50206,7 +50489,7 @@ func (c *ClientWithResponses) PostV1ProjectsProjectPromptsSlugReviewsNumberReque
 	return ParsePostV1ProjectsProjectPromptsSlugReviewsNumberRequestChangesResponse(rsp)
 }
 
-// PostV1ProjectsProjectPromptsSlugReviewsNumberRequestChangesWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict
+// PostV1ProjectsProjectPromptsSlugReviewsNumberRequestChangesWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -50557,13 +50840,26 @@ func (c *ClientWithResponses) GetV1ProjectsProjectSkillsSlugLabelsWithResponse(c
 	return ParseGetV1ProjectsProjectSkillsSlugLabelsResponse(rsp)
 }
 
-// DeleteV1ProjectsProjectSkillsSlugLabelsNameWithResponse Remove a label
+// DeleteV1ProjectsProjectSkillsSlugLabelsNameWithBodyWithResponse Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
 //
-// Returns a wrapper object for the known response body format(s).
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /v1/projects/{project}/skills/{slug}/labels/{name} (the `DeleteV1ProjectsProjectSkillsSlugLabelsName` operationId).
-func (c *ClientWithResponses) DeleteV1ProjectsProjectSkillsSlugLabelsNameWithResponse(ctx context.Context, project string, slug string, name string, reqEditors ...RequestEditorFn) (*DeleteV1ProjectsProjectSkillsSlugLabelsNameResponse, error) {
-	rsp, err := c.DeleteV1ProjectsProjectSkillsSlugLabelsName(ctx, project, slug, name, reqEditors...)
+func (c *ClientWithResponses) DeleteV1ProjectsProjectSkillsSlugLabelsNameWithBodyWithResponse(ctx context.Context, project string, slug string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DeleteV1ProjectsProjectSkillsSlugLabelsNameResponse, error) {
+	rsp, err := c.DeleteV1ProjectsProjectSkillsSlugLabelsNameWithBody(ctx, project, slug, name, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteV1ProjectsProjectSkillsSlugLabelsNameResponse(rsp)
+}
+
+// DeleteV1ProjectsProjectSkillsSlugLabelsNameWithResponse Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/projects/{project}/skills/{slug}/labels/{name} (the `DeleteV1ProjectsProjectSkillsSlugLabelsName` operationId).
+func (c *ClientWithResponses) DeleteV1ProjectsProjectSkillsSlugLabelsNameWithResponse(ctx context.Context, project string, slug string, name string, body DeleteV1ProjectsProjectSkillsSlugLabelsNameJSONRequestBody, reqEditors ...RequestEditorFn) (*DeleteV1ProjectsProjectSkillsSlugLabelsNameResponse, error) {
+	rsp, err := c.DeleteV1ProjectsProjectSkillsSlugLabelsName(ctx, project, slug, name, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -50648,7 +50944,7 @@ func (c *ClientWithResponses) GetV1ProjectsProjectSkillsSlugReviewsNumberWithRes
 	return ParseGetV1ProjectsProjectSkillsSlugReviewsNumberResponse(rsp)
 }
 
-// PostV1ProjectsProjectSkillsSlugReviewsNumberApproveWithBodyWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+// PostV1ProjectsProjectSkillsSlugReviewsNumberApproveWithBodyWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -50661,7 +50957,7 @@ func (c *ClientWithResponses) PostV1ProjectsProjectSkillsSlugReviewsNumberApprov
 	return ParsePostV1ProjectsProjectSkillsSlugReviewsNumberApproveResponse(rsp)
 }
 
-// PostV1ProjectsProjectSkillsSlugReviewsNumberApproveWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+// PostV1ProjectsProjectSkillsSlugReviewsNumberApproveWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -50752,7 +51048,7 @@ func (c *ClientWithResponses) PostV1ProjectsProjectSkillsSlugReviewsNumberReopen
 	return ParsePostV1ProjectsProjectSkillsSlugReviewsNumberReopenResponse(rsp)
 }
 
-// PostV1ProjectsProjectSkillsSlugReviewsNumberRequestChangesWithBodyWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict
+// PostV1ProjectsProjectSkillsSlugReviewsNumberRequestChangesWithBodyWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -50765,7 +51061,7 @@ func (c *ClientWithResponses) PostV1ProjectsProjectSkillsSlugReviewsNumberReques
 	return ParsePostV1ProjectsProjectSkillsSlugReviewsNumberRequestChangesResponse(rsp)
 }
 
-// PostV1ProjectsProjectSkillsSlugReviewsNumberRequestChangesWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict
+// PostV1ProjectsProjectSkillsSlugReviewsNumberRequestChangesWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -51337,13 +51633,26 @@ func (c *ClientWithResponses) GetV1PromptsIdLabelsWithResponse(ctx context.Conte
 	return ParseGetV1PromptsIdLabelsResponse(rsp)
 }
 
-// DeleteV1PromptsIdLabelsNameWithResponse Remove a label
+// DeleteV1PromptsIdLabelsNameWithBodyWithResponse Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
 //
-// Returns a wrapper object for the known response body format(s).
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /v1/prompts/{id}/labels/{name} (the `DeleteV1PromptsIdLabelsName` operationId).
-func (c *ClientWithResponses) DeleteV1PromptsIdLabelsNameWithResponse(ctx context.Context, id string, name string, reqEditors ...RequestEditorFn) (*DeleteV1PromptsIdLabelsNameResponse, error) {
-	rsp, err := c.DeleteV1PromptsIdLabelsName(ctx, id, name, reqEditors...)
+func (c *ClientWithResponses) DeleteV1PromptsIdLabelsNameWithBodyWithResponse(ctx context.Context, id string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DeleteV1PromptsIdLabelsNameResponse, error) {
+	rsp, err := c.DeleteV1PromptsIdLabelsNameWithBody(ctx, id, name, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteV1PromptsIdLabelsNameResponse(rsp)
+}
+
+// DeleteV1PromptsIdLabelsNameWithResponse Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/prompts/{id}/labels/{name} (the `DeleteV1PromptsIdLabelsName` operationId).
+func (c *ClientWithResponses) DeleteV1PromptsIdLabelsNameWithResponse(ctx context.Context, id string, name string, body DeleteV1PromptsIdLabelsNameJSONRequestBody, reqEditors ...RequestEditorFn) (*DeleteV1PromptsIdLabelsNameResponse, error) {
+	rsp, err := c.DeleteV1PromptsIdLabelsName(ctx, id, name, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -51545,7 +51854,7 @@ func (c *ClientWithResponses) GetV1PromptsIdReviewsNumberWithResponse(ctx contex
 	return ParseGetV1PromptsIdReviewsNumberResponse(rsp)
 }
 
-// PostV1PromptsIdReviewsNumberApproveWithBodyWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+// PostV1PromptsIdReviewsNumberApproveWithBodyWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -51558,7 +51867,7 @@ func (c *ClientWithResponses) PostV1PromptsIdReviewsNumberApproveWithBodyWithRes
 	return ParsePostV1PromptsIdReviewsNumberApproveResponse(rsp)
 }
 
-// PostV1PromptsIdReviewsNumberApproveWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+// PostV1PromptsIdReviewsNumberApproveWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -51649,7 +51958,7 @@ func (c *ClientWithResponses) PostV1PromptsIdReviewsNumberReopenWithResponse(ctx
 	return ParsePostV1PromptsIdReviewsNumberReopenResponse(rsp)
 }
 
-// PostV1PromptsIdReviewsNumberRequestChangesWithBodyWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict
+// PostV1PromptsIdReviewsNumberRequestChangesWithBodyWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -51662,7 +51971,7 @@ func (c *ClientWithResponses) PostV1PromptsIdReviewsNumberRequestChangesWithBody
 	return ParsePostV1PromptsIdReviewsNumberRequestChangesResponse(rsp)
 }
 
-// PostV1PromptsIdReviewsNumberRequestChangesWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict
+// PostV1PromptsIdReviewsNumberRequestChangesWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -51974,13 +52283,26 @@ func (c *ClientWithResponses) GetV1SkillsIdLabelsWithResponse(ctx context.Contex
 	return ParseGetV1SkillsIdLabelsResponse(rsp)
 }
 
-// DeleteV1SkillsIdLabelsNameWithResponse Remove a label
+// DeleteV1SkillsIdLabelsNameWithBodyWithResponse Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
 //
-// Returns a wrapper object for the known response body format(s).
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /v1/skills/{id}/labels/{name} (the `DeleteV1SkillsIdLabelsName` operationId).
-func (c *ClientWithResponses) DeleteV1SkillsIdLabelsNameWithResponse(ctx context.Context, id string, name string, reqEditors ...RequestEditorFn) (*DeleteV1SkillsIdLabelsNameResponse, error) {
-	rsp, err := c.DeleteV1SkillsIdLabelsName(ctx, id, name, reqEditors...)
+func (c *ClientWithResponses) DeleteV1SkillsIdLabelsNameWithBodyWithResponse(ctx context.Context, id string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DeleteV1SkillsIdLabelsNameResponse, error) {
+	rsp, err := c.DeleteV1SkillsIdLabelsNameWithBody(ctx, id, name, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteV1SkillsIdLabelsNameResponse(rsp)
+}
+
+// DeleteV1SkillsIdLabelsNameWithResponse Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/skills/{id}/labels/{name} (the `DeleteV1SkillsIdLabelsName` operationId).
+func (c *ClientWithResponses) DeleteV1SkillsIdLabelsNameWithResponse(ctx context.Context, id string, name string, body DeleteV1SkillsIdLabelsNameJSONRequestBody, reqEditors ...RequestEditorFn) (*DeleteV1SkillsIdLabelsNameResponse, error) {
+	rsp, err := c.DeleteV1SkillsIdLabelsName(ctx, id, name, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -52065,7 +52387,7 @@ func (c *ClientWithResponses) GetV1SkillsIdReviewsNumberWithResponse(ctx context
 	return ParseGetV1SkillsIdReviewsNumberResponse(rsp)
 }
 
-// PostV1SkillsIdReviewsNumberApproveWithBodyWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+// PostV1SkillsIdReviewsNumberApproveWithBodyWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -52078,7 +52400,7 @@ func (c *ClientWithResponses) PostV1SkillsIdReviewsNumberApproveWithBodyWithResp
 	return ParsePostV1SkillsIdReviewsNumberApproveResponse(rsp)
 }
 
-// PostV1SkillsIdReviewsNumberApproveWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+// PostV1SkillsIdReviewsNumberApproveWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -52169,7 +52491,7 @@ func (c *ClientWithResponses) PostV1SkillsIdReviewsNumberReopenWithResponse(ctx 
 	return ParsePostV1SkillsIdReviewsNumberReopenResponse(rsp)
 }
 
-// PostV1SkillsIdReviewsNumberRequestChangesWithBodyWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict
+// PostV1SkillsIdReviewsNumberRequestChangesWithBodyWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -52182,7 +52504,7 @@ func (c *ClientWithResponses) PostV1SkillsIdReviewsNumberRequestChangesWithBodyW
 	return ParsePostV1SkillsIdReviewsNumberRequestChangesResponse(rsp)
 }
 
-// PostV1SkillsIdReviewsNumberRequestChangesWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict
+// PostV1SkillsIdReviewsNumberRequestChangesWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
