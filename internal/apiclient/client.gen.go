@@ -141,6 +141,24 @@ func (e CommitKind) Valid() bool {
 	}
 }
 
+// Defines values for DiscoveryIndexSkillsType.
+const (
+	Archive DiscoveryIndexSkillsType = "archive"
+	SkillMd DiscoveryIndexSkillsType = "skill-md"
+)
+
+// Valid indicates whether the value is a known member of the DiscoveryIndexSkillsType enum.
+func (e DiscoveryIndexSkillsType) Valid() bool {
+	switch e {
+	case Archive:
+		return true
+	case SkillMd:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EventListEventsAssetKind.
 const (
 	EventListEventsAssetKindPrompt EventListEventsAssetKind = "prompt"
@@ -829,20 +847,26 @@ type Diff struct {
 
 // DiscoveryIndex defines model for DiscoveryIndex.
 type DiscoveryIndex struct {
+	Schema string `json:"$schema"`
 	Skills []struct {
-		Description string `json:"description"`
-		Digest      string `json:"digest"`
-		Files       []struct {
-			Digest string `json:"digest"`
-			Path   string `json:"path"`
-		} `json:"files"`
-		Name    string `json:"name"`
-		Package struct {
-			Digest string `json:"digest"`
-			Url    string `json:"url"`
-		} `json:"package"`
+		Description string                   `json:"description"`
+		Digest      string                   `json:"digest"`
+		Name        string                   `json:"name"`
+		Type        DiscoveryIndexSkillsType `json:"type"`
+		Url         string                   `json:"url"`
 	} `json:"skills"`
-	Version string `json:"version"`
+}
+
+// DiscoveryIndexSkillsType defines model for DiscoveryIndex.Skills.Type.
+type DiscoveryIndexSkillsType string
+
+// DiscoveryIndexV1 defines model for DiscoveryIndexV1.
+type DiscoveryIndexV1 struct {
+	Skills []struct {
+		Description string   `json:"description"`
+		Files       []string `json:"files"`
+		Name        string   `json:"name"`
+	} `json:"skills"`
 }
 
 // EventList defines model for EventList.
@@ -1746,6 +1770,30 @@ type WebhookWithSecret struct {
 	} `json:"webhook"`
 }
 
+// GetWellKnownAgentSkillsIndexJsonParams defines parameters for GetWellKnownAgentSkillsIndexJson.
+type GetWellKnownAgentSkillsIndexJsonParams struct {
+	// IfNoneMatch an ETag this route sent; 304 with no body while it still matches
+	IfNoneMatch *string `json:"If-None-Match,omitempty"`
+}
+
+// GetWellKnownAgentSkillsNamePathParams defines parameters for GetWellKnownAgentSkillsNamePath.
+type GetWellKnownAgentSkillsNamePathParams struct {
+	// IfNoneMatch an ETag this route sent; 304 with no body while it still matches
+	IfNoneMatch *string `json:"If-None-Match,omitempty"`
+}
+
+// GetWellKnownSkillsIndexJsonParams defines parameters for GetWellKnownSkillsIndexJson.
+type GetWellKnownSkillsIndexJsonParams struct {
+	// IfNoneMatch an ETag this route sent; 304 with no body while it still matches
+	IfNoneMatch *string `json:"If-None-Match,omitempty"`
+}
+
+// GetWellKnownSkillsNamePathParams defines parameters for GetWellKnownSkillsNamePath.
+type GetWellKnownSkillsNamePathParams struct {
+	// IfNoneMatch an ETag this route sent; 304 with no body while it still matches
+	IfNoneMatch *string `json:"If-None-Match,omitempty"`
+}
+
 // GetV1ApiKeysParams defines parameters for GetV1ApiKeys.
 type GetV1ApiKeysParams struct {
 	// All every user's keys (admin)
@@ -1786,6 +1834,18 @@ type GetV1ProjectsProjectActivityParams struct {
 
 	// Cursor the next_cursor of the previous page
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// GetV1ProjectsProjectAgentSkillsIndexJsonParams defines parameters for GetV1ProjectsProjectAgentSkillsIndexJson.
+type GetV1ProjectsProjectAgentSkillsIndexJsonParams struct {
+	// IfNoneMatch an ETag this route sent; 304 with no body while it still matches
+	IfNoneMatch *string `json:"If-None-Match,omitempty"`
+}
+
+// GetV1ProjectsProjectAgentSkillsNamePathParams defines parameters for GetV1ProjectsProjectAgentSkillsNamePath.
+type GetV1ProjectsProjectAgentSkillsNamePathParams struct {
+	// IfNoneMatch an ETag this route sent; 304 with no body while it still matches
+	IfNoneMatch *string `json:"If-None-Match,omitempty"`
 }
 
 // GetV1ProjectsProjectEventsParams defines parameters for GetV1ProjectsProjectEvents.
@@ -2556,10 +2616,10 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
-	// GetWellKnownAgentSkillsIndexJson Agent Skills discovery index (RFC v0.2.0): the live version of every skill the caller can read whose slug is an Agent Skills name; where two projects share a slug the older project's skill is listed
+	// GetWellKnownAgentSkillsIndexJson Agent Skills discovery index (RFC v0.2.0 as published: $schema, and per skill name, type skill-md or archive, description, url, digest of the artifact): the live version of every skill the caller can read whose slug is an Agent Skills name; where two projects share a slug the older project's skill is listed. ETag; anonymous answers are public for 60 s with Access-Control-Allow-Origin: *
 	//
 	// Corresponds with GET /.well-known/agent-skills/index.json (the `GetWellKnownAgentSkillsIndexJson` operationId).
-	GetWellKnownAgentSkillsIndexJson(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetWellKnownAgentSkillsIndexJson(ctx context.Context, params *GetWellKnownAgentSkillsIndexJsonParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// HeadWellKnownAgentSkillsIndexJson Headers of the discovery index
 	//
@@ -2569,12 +2629,32 @@ type ClientInterface interface {
 	// GetWellKnownAgentSkillsNamePath A file of a skill listed in the discovery index
 	//
 	// Corresponds with GET /.well-known/agent-skills/{name}/{path} (the `GetWellKnownAgentSkillsNamePath` operationId).
-	GetWellKnownAgentSkillsNamePath(ctx context.Context, name string, path string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetWellKnownAgentSkillsNamePath(ctx context.Context, name string, path string, params *GetWellKnownAgentSkillsNamePathParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// HeadWellKnownAgentSkillsNamePath Headers of a file of the discovery index
 	//
 	// Corresponds with HEAD /.well-known/agent-skills/{name}/{path} (the `HeadWellKnownAgentSkillsNamePath` operationId).
 	HeadWellKnownAgentSkillsNamePath(ctx context.Context, name string, path string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetWellKnownSkillsIndexJson The same skills in the RFC's v0.1 form, for installers that ask this path: per skill name, description and files (paths); files are served under /.well-known/skills/{name}/
+	//
+	// Corresponds with GET /.well-known/skills/index.json (the `GetWellKnownSkillsIndexJson` operationId).
+	GetWellKnownSkillsIndexJson(ctx context.Context, params *GetWellKnownSkillsIndexJsonParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// HeadWellKnownSkillsIndexJson Headers of the v0.1 discovery index
+	//
+	// Corresponds with HEAD /.well-known/skills/index.json (the `HeadWellKnownSkillsIndexJson` operationId).
+	HeadWellKnownSkillsIndexJson(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetWellKnownSkillsNamePath A file of a skill listed in the v0.1 discovery index
+	//
+	// Corresponds with GET /.well-known/skills/{name}/{path} (the `GetWellKnownSkillsNamePath` operationId).
+	GetWellKnownSkillsNamePath(ctx context.Context, name string, path string, params *GetWellKnownSkillsNamePathParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// HeadWellKnownSkillsNamePath Headers of a file of the v0.1 discovery index
+	//
+	// Corresponds with HEAD /.well-known/skills/{name}/{path} (the `HeadWellKnownSkillsNamePath` operationId).
+	HeadWellKnownSkillsNamePath(ctx context.Context, name string, path string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetGitPath Ref advertisement for git clone, fetch and push (info/refs?service=…); Basic auth with a token as password, or Bearer
 	//
@@ -2740,7 +2820,7 @@ type ClientInterface interface {
 	// GetV1ProjectsProjectAgentSkillsIndexJson One project's discovery index
 	//
 	// Corresponds with GET /v1/projects/{project}/agent-skills/index.json (the `GetV1ProjectsProjectAgentSkillsIndexJson` operationId).
-	GetV1ProjectsProjectAgentSkillsIndexJson(ctx context.Context, project string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetV1ProjectsProjectAgentSkillsIndexJson(ctx context.Context, project string, params *GetV1ProjectsProjectAgentSkillsIndexJsonParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// HeadV1ProjectsProjectAgentSkillsIndexJson Headers of one project's discovery index
 	//
@@ -2750,7 +2830,7 @@ type ClientInterface interface {
 	// GetV1ProjectsProjectAgentSkillsNamePath A file of a skill of one project's discovery index
 	//
 	// Corresponds with GET /v1/projects/{project}/agent-skills/{name}/{path} (the `GetV1ProjectsProjectAgentSkillsNamePath` operationId).
-	GetV1ProjectsProjectAgentSkillsNamePath(ctx context.Context, project string, name string, path string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetV1ProjectsProjectAgentSkillsNamePath(ctx context.Context, project string, name string, path string, params *GetV1ProjectsProjectAgentSkillsNamePathParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// HeadV1ProjectsProjectAgentSkillsNamePath Headers of a file of one project's discovery index
 	//
@@ -4153,11 +4233,11 @@ type ClientInterface interface {
 	PatchV1UsersUserID(ctx context.Context, userID string, body PatchV1UsersUserIDJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
-// GetWellKnownAgentSkillsIndexJson Agent Skills discovery index (RFC v0.2.0): the live version of every skill the caller can read whose slug is an Agent Skills name; where two projects share a slug the older project's skill is listed
+// GetWellKnownAgentSkillsIndexJson Agent Skills discovery index (RFC v0.2.0 as published: $schema, and per skill name, type skill-md or archive, description, url, digest of the artifact): the live version of every skill the caller can read whose slug is an Agent Skills name; where two projects share a slug the older project's skill is listed. ETag; anonymous answers are public for 60 s with Access-Control-Allow-Origin: *
 //
 // Corresponds with GET /.well-known/agent-skills/index.json (the `GetWellKnownAgentSkillsIndexJson` operationId).
-func (c *Client) GetWellKnownAgentSkillsIndexJson(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetWellKnownAgentSkillsIndexJsonRequest(c.Server)
+func (c *Client) GetWellKnownAgentSkillsIndexJson(ctx context.Context, params *GetWellKnownAgentSkillsIndexJsonParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetWellKnownAgentSkillsIndexJsonRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4186,8 +4266,8 @@ func (c *Client) HeadWellKnownAgentSkillsIndexJson(ctx context.Context, reqEdito
 // GetWellKnownAgentSkillsNamePath A file of a skill listed in the discovery index
 //
 // Corresponds with GET /.well-known/agent-skills/{name}/{path} (the `GetWellKnownAgentSkillsNamePath` operationId).
-func (c *Client) GetWellKnownAgentSkillsNamePath(ctx context.Context, name string, path string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetWellKnownAgentSkillsNamePathRequest(c.Server, name, path)
+func (c *Client) GetWellKnownAgentSkillsNamePath(ctx context.Context, name string, path string, params *GetWellKnownAgentSkillsNamePathParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetWellKnownAgentSkillsNamePathRequest(c.Server, name, path, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4203,6 +4283,66 @@ func (c *Client) GetWellKnownAgentSkillsNamePath(ctx context.Context, name strin
 // Corresponds with HEAD /.well-known/agent-skills/{name}/{path} (the `HeadWellKnownAgentSkillsNamePath` operationId).
 func (c *Client) HeadWellKnownAgentSkillsNamePath(ctx context.Context, name string, path string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewHeadWellKnownAgentSkillsNamePathRequest(c.Server, name, path)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetWellKnownSkillsIndexJson The same skills in the RFC's v0.1 form, for installers that ask this path: per skill name, description and files (paths); files are served under /.well-known/skills/{name}/
+//
+// Corresponds with GET /.well-known/skills/index.json (the `GetWellKnownSkillsIndexJson` operationId).
+func (c *Client) GetWellKnownSkillsIndexJson(ctx context.Context, params *GetWellKnownSkillsIndexJsonParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetWellKnownSkillsIndexJsonRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// HeadWellKnownSkillsIndexJson Headers of the v0.1 discovery index
+//
+// Corresponds with HEAD /.well-known/skills/index.json (the `HeadWellKnownSkillsIndexJson` operationId).
+func (c *Client) HeadWellKnownSkillsIndexJson(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewHeadWellKnownSkillsIndexJsonRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetWellKnownSkillsNamePath A file of a skill listed in the v0.1 discovery index
+//
+// Corresponds with GET /.well-known/skills/{name}/{path} (the `GetWellKnownSkillsNamePath` operationId).
+func (c *Client) GetWellKnownSkillsNamePath(ctx context.Context, name string, path string, params *GetWellKnownSkillsNamePathParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetWellKnownSkillsNamePathRequest(c.Server, name, path, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// HeadWellKnownSkillsNamePath Headers of a file of the v0.1 discovery index
+//
+// Corresponds with HEAD /.well-known/skills/{name}/{path} (the `HeadWellKnownSkillsNamePath` operationId).
+func (c *Client) HeadWellKnownSkillsNamePath(ctx context.Context, name string, path string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewHeadWellKnownSkillsNamePathRequest(c.Server, name, path)
 	if err != nil {
 		return nil, err
 	}
@@ -4667,8 +4807,8 @@ func (c *Client) GetV1ProjectsProjectActivity(ctx context.Context, project strin
 // GetV1ProjectsProjectAgentSkillsIndexJson One project's discovery index
 //
 // Corresponds with GET /v1/projects/{project}/agent-skills/index.json (the `GetV1ProjectsProjectAgentSkillsIndexJson` operationId).
-func (c *Client) GetV1ProjectsProjectAgentSkillsIndexJson(ctx context.Context, project string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetV1ProjectsProjectAgentSkillsIndexJsonRequest(c.Server, project)
+func (c *Client) GetV1ProjectsProjectAgentSkillsIndexJson(ctx context.Context, project string, params *GetV1ProjectsProjectAgentSkillsIndexJsonParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetV1ProjectsProjectAgentSkillsIndexJsonRequest(c.Server, project, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4697,8 +4837,8 @@ func (c *Client) HeadV1ProjectsProjectAgentSkillsIndexJson(ctx context.Context, 
 // GetV1ProjectsProjectAgentSkillsNamePath A file of a skill of one project's discovery index
 //
 // Corresponds with GET /v1/projects/{project}/agent-skills/{name}/{path} (the `GetV1ProjectsProjectAgentSkillsNamePath` operationId).
-func (c *Client) GetV1ProjectsProjectAgentSkillsNamePath(ctx context.Context, project string, name string, path string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetV1ProjectsProjectAgentSkillsNamePathRequest(c.Server, project, name, path)
+func (c *Client) GetV1ProjectsProjectAgentSkillsNamePath(ctx context.Context, project string, name string, path string, params *GetV1ProjectsProjectAgentSkillsNamePathParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetV1ProjectsProjectAgentSkillsNamePathRequest(c.Server, project, name, path, params)
 	if err != nil {
 		return nil, err
 	}
@@ -8430,7 +8570,7 @@ func (c *Client) PatchV1UsersUserID(ctx context.Context, userID string, body Pat
 }
 
 // NewGetWellKnownAgentSkillsIndexJsonRequest constructs an http.Request for the GetWellKnownAgentSkillsIndexJson method
-func NewGetWellKnownAgentSkillsIndexJsonRequest(server string) (*http.Request, error) {
+func NewGetWellKnownAgentSkillsIndexJsonRequest(server string, params *GetWellKnownAgentSkillsIndexJsonParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -8451,6 +8591,21 @@ func NewGetWellKnownAgentSkillsIndexJsonRequest(server string) (*http.Request, e
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -8484,7 +8639,7 @@ func NewHeadWellKnownAgentSkillsIndexJsonRequest(server string) (*http.Request, 
 }
 
 // NewGetWellKnownAgentSkillsNamePathRequest constructs an http.Request for the GetWellKnownAgentSkillsNamePath method
-func NewGetWellKnownAgentSkillsNamePathRequest(server string, name string, path string) (*http.Request, error) {
+func NewGetWellKnownAgentSkillsNamePathRequest(server string, name string, path string, params *GetWellKnownAgentSkillsNamePathParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -8521,6 +8676,21 @@ func NewGetWellKnownAgentSkillsNamePathRequest(server string, name string, path 
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
@@ -8548,6 +8718,172 @@ func NewHeadWellKnownAgentSkillsNamePathRequest(server string, name string, path
 	}
 
 	operationPath := fmt.Sprintf("/.well-known/agent-skills/%s/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetWellKnownSkillsIndexJsonRequest constructs an http.Request for the GetWellKnownSkillsIndexJson method
+func NewGetWellKnownSkillsIndexJsonRequest(server string, params *GetWellKnownSkillsIndexJsonParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/.well-known/skills/index.json")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewHeadWellKnownSkillsIndexJsonRequest constructs an http.Request for the HeadWellKnownSkillsIndexJson method
+func NewHeadWellKnownSkillsIndexJsonRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/.well-known/skills/index.json")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetWellKnownSkillsNamePathRequest constructs an http.Request for the GetWellKnownSkillsNamePath method
+func NewGetWellKnownSkillsNamePathRequest(server string, name string, path string, params *GetWellKnownSkillsNamePathParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "path", path, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/.well-known/skills/%s/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewHeadWellKnownSkillsNamePathRequest constructs an http.Request for the HeadWellKnownSkillsNamePath method
+func NewHeadWellKnownSkillsNamePathRequest(server string, name string, path string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "path", path, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/.well-known/skills/%s/%s", pathParam0, pathParam1)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -9525,7 +9861,7 @@ func NewGetV1ProjectsProjectActivityRequest(server string, project string, param
 }
 
 // NewGetV1ProjectsProjectAgentSkillsIndexJsonRequest constructs an http.Request for the GetV1ProjectsProjectAgentSkillsIndexJson method
-func NewGetV1ProjectsProjectAgentSkillsIndexJsonRequest(server string, project string) (*http.Request, error) {
+func NewGetV1ProjectsProjectAgentSkillsIndexJsonRequest(server string, project string, params *GetV1ProjectsProjectAgentSkillsIndexJsonParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -9553,6 +9889,21 @@ func NewGetV1ProjectsProjectAgentSkillsIndexJsonRequest(server string, project s
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -9593,7 +9944,7 @@ func NewHeadV1ProjectsProjectAgentSkillsIndexJsonRequest(server string, project 
 }
 
 // NewGetV1ProjectsProjectAgentSkillsNamePathRequest constructs an http.Request for the GetV1ProjectsProjectAgentSkillsNamePath method
-func NewGetV1ProjectsProjectAgentSkillsNamePathRequest(server string, project string, name string, path string) (*http.Request, error) {
+func NewGetV1ProjectsProjectAgentSkillsNamePathRequest(server string, project string, name string, path string, params *GetV1ProjectsProjectAgentSkillsNamePathParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -9635,6 +9986,21 @@ func NewGetV1ProjectsProjectAgentSkillsNamePathRequest(server string, project st
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -19470,12 +19836,12 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
-	// GetWellKnownAgentSkillsIndexJsonWithResponse Agent Skills discovery index (RFC v0.2.0): the live version of every skill the caller can read whose slug is an Agent Skills name; where two projects share a slug the older project's skill is listed
+	// GetWellKnownAgentSkillsIndexJsonWithResponse Agent Skills discovery index (RFC v0.2.0 as published: $schema, and per skill name, type skill-md or archive, description, url, digest of the artifact): the live version of every skill the caller can read whose slug is an Agent Skills name; where two projects share a slug the older project's skill is listed. ETag; anonymous answers are public for 60 s with Access-Control-Allow-Origin: *
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /.well-known/agent-skills/index.json (the `GetWellKnownAgentSkillsIndexJson` operationId).
-	GetWellKnownAgentSkillsIndexJsonWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetWellKnownAgentSkillsIndexJsonResponse, error)
+	GetWellKnownAgentSkillsIndexJsonWithResponse(ctx context.Context, params *GetWellKnownAgentSkillsIndexJsonParams, reqEditors ...RequestEditorFn) (*GetWellKnownAgentSkillsIndexJsonResponse, error)
 
 	// HeadWellKnownAgentSkillsIndexJsonWithResponse Headers of the discovery index
 	//
@@ -19489,7 +19855,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /.well-known/agent-skills/{name}/{path} (the `GetWellKnownAgentSkillsNamePath` operationId).
-	GetWellKnownAgentSkillsNamePathWithResponse(ctx context.Context, name string, path string, reqEditors ...RequestEditorFn) (*GetWellKnownAgentSkillsNamePathResponse, error)
+	GetWellKnownAgentSkillsNamePathWithResponse(ctx context.Context, name string, path string, params *GetWellKnownAgentSkillsNamePathParams, reqEditors ...RequestEditorFn) (*GetWellKnownAgentSkillsNamePathResponse, error)
 
 	// HeadWellKnownAgentSkillsNamePathWithResponse Headers of a file of the discovery index
 	//
@@ -19497,6 +19863,34 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with HEAD /.well-known/agent-skills/{name}/{path} (the `HeadWellKnownAgentSkillsNamePath` operationId).
 	HeadWellKnownAgentSkillsNamePathWithResponse(ctx context.Context, name string, path string, reqEditors ...RequestEditorFn) (*HeadWellKnownAgentSkillsNamePathResponse, error)
+
+	// GetWellKnownSkillsIndexJsonWithResponse The same skills in the RFC's v0.1 form, for installers that ask this path: per skill name, description and files (paths); files are served under /.well-known/skills/{name}/
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /.well-known/skills/index.json (the `GetWellKnownSkillsIndexJson` operationId).
+	GetWellKnownSkillsIndexJsonWithResponse(ctx context.Context, params *GetWellKnownSkillsIndexJsonParams, reqEditors ...RequestEditorFn) (*GetWellKnownSkillsIndexJsonResponse, error)
+
+	// HeadWellKnownSkillsIndexJsonWithResponse Headers of the v0.1 discovery index
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with HEAD /.well-known/skills/index.json (the `HeadWellKnownSkillsIndexJson` operationId).
+	HeadWellKnownSkillsIndexJsonWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HeadWellKnownSkillsIndexJsonResponse, error)
+
+	// GetWellKnownSkillsNamePathWithResponse A file of a skill listed in the v0.1 discovery index
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /.well-known/skills/{name}/{path} (the `GetWellKnownSkillsNamePath` operationId).
+	GetWellKnownSkillsNamePathWithResponse(ctx context.Context, name string, path string, params *GetWellKnownSkillsNamePathParams, reqEditors ...RequestEditorFn) (*GetWellKnownSkillsNamePathResponse, error)
+
+	// HeadWellKnownSkillsNamePathWithResponse Headers of a file of the v0.1 discovery index
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with HEAD /.well-known/skills/{name}/{path} (the `HeadWellKnownSkillsNamePath` operationId).
+	HeadWellKnownSkillsNamePathWithResponse(ctx context.Context, name string, path string, reqEditors ...RequestEditorFn) (*HeadWellKnownSkillsNamePathResponse, error)
 
 	// GetGitPathWithResponse Ref advertisement for git clone, fetch and push (info/refs?service=…); Basic auth with a token as password, or Bearer
 	//
@@ -19706,7 +20100,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/projects/{project}/agent-skills/index.json (the `GetV1ProjectsProjectAgentSkillsIndexJson` operationId).
-	GetV1ProjectsProjectAgentSkillsIndexJsonWithResponse(ctx context.Context, project string, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectAgentSkillsIndexJsonResponse, error)
+	GetV1ProjectsProjectAgentSkillsIndexJsonWithResponse(ctx context.Context, project string, params *GetV1ProjectsProjectAgentSkillsIndexJsonParams, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectAgentSkillsIndexJsonResponse, error)
 
 	// HeadV1ProjectsProjectAgentSkillsIndexJsonWithResponse Headers of one project's discovery index
 	//
@@ -19720,7 +20114,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/projects/{project}/agent-skills/{name}/{path} (the `GetV1ProjectsProjectAgentSkillsNamePath` operationId).
-	GetV1ProjectsProjectAgentSkillsNamePathWithResponse(ctx context.Context, project string, name string, path string, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectAgentSkillsNamePathResponse, error)
+	GetV1ProjectsProjectAgentSkillsNamePathWithResponse(ctx context.Context, project string, name string, path string, params *GetV1ProjectsProjectAgentSkillsNamePathParams, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectAgentSkillsNamePathResponse, error)
 
 	// HeadV1ProjectsProjectAgentSkillsNamePathWithResponse Headers of a file of one project's discovery index
 	//
@@ -21347,6 +21741,16 @@ type ClientWithResponsesInterface interface {
 	PatchV1UsersUserIDWithResponse(ctx context.Context, userID string, body PatchV1UsersUserIDJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchV1UsersUserIDResponse, error)
 }
 
+// GetWellKnownAgentSkillsIndexJsonResponse200Headers the declared response headers of an HTTP 200 response for GetWellKnownAgentSkillsIndexJson
+type GetWellKnownAgentSkillsIndexJsonResponse200Headers struct {
+	ETag *string
+}
+
+// GetWellKnownAgentSkillsIndexJsonResponse304Headers the declared response headers of an HTTP 304 response for GetWellKnownAgentSkillsIndexJson
+type GetWellKnownAgentSkillsIndexJsonResponse304Headers struct {
+	ETag *string
+}
+
 // GetWellKnownAgentSkillsIndexJsonResponse401Headers the declared response headers of an HTTP 401 response for GetWellKnownAgentSkillsIndexJson
 type GetWellKnownAgentSkillsIndexJsonResponse401Headers struct {
 	WWWAuthenticate *string
@@ -21357,10 +21761,16 @@ type GetWellKnownAgentSkillsIndexJsonResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *DiscoveryIndex
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *APIError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *APIError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *APIError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetWellKnownAgentSkillsIndexJsonResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetWellKnownAgentSkillsIndexJsonResponse304Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetWellKnownAgentSkillsIndexJsonResponse401Headers
 }
@@ -21368,6 +21778,11 @@ type GetWellKnownAgentSkillsIndexJsonResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetWellKnownAgentSkillsIndexJsonResponse) GetJSON200() *DiscoveryIndex {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetWellKnownAgentSkillsIndexJsonResponse) GetJSON400() *APIError {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -21443,6 +21858,16 @@ func (r HeadWellKnownAgentSkillsIndexJsonResponse) ContentType() string {
 	return ""
 }
 
+// GetWellKnownAgentSkillsNamePathResponse200Headers the declared response headers of an HTTP 200 response for GetWellKnownAgentSkillsNamePath
+type GetWellKnownAgentSkillsNamePathResponse200Headers struct {
+	ETag *string
+}
+
+// GetWellKnownAgentSkillsNamePathResponse304Headers the declared response headers of an HTTP 304 response for GetWellKnownAgentSkillsNamePath
+type GetWellKnownAgentSkillsNamePathResponse304Headers struct {
+	ETag *string
+}
+
 // GetWellKnownAgentSkillsNamePathResponse401Headers the declared response headers of an HTTP 401 response for GetWellKnownAgentSkillsNamePath
 type GetWellKnownAgentSkillsNamePathResponse401Headers struct {
 	WWWAuthenticate *string
@@ -21459,6 +21884,10 @@ type GetWellKnownAgentSkillsNamePathResponse struct {
 	JSON404 *APIError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *APIError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetWellKnownAgentSkillsNamePathResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetWellKnownAgentSkillsNamePathResponse304Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetWellKnownAgentSkillsNamePathResponse401Headers
 }
@@ -21540,6 +21969,240 @@ func (r HeadWellKnownAgentSkillsNamePathResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r HeadWellKnownAgentSkillsNamePathResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetWellKnownSkillsIndexJsonResponse200Headers the declared response headers of an HTTP 200 response for GetWellKnownSkillsIndexJson
+type GetWellKnownSkillsIndexJsonResponse200Headers struct {
+	ETag *string
+}
+
+// GetWellKnownSkillsIndexJsonResponse304Headers the declared response headers of an HTTP 304 response for GetWellKnownSkillsIndexJson
+type GetWellKnownSkillsIndexJsonResponse304Headers struct {
+	ETag *string
+}
+
+// GetWellKnownSkillsIndexJsonResponse401Headers the declared response headers of an HTTP 401 response for GetWellKnownSkillsIndexJson
+type GetWellKnownSkillsIndexJsonResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type GetWellKnownSkillsIndexJsonResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DiscoveryIndexV1
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *APIError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *APIError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetWellKnownSkillsIndexJsonResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetWellKnownSkillsIndexJsonResponse304Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetWellKnownSkillsIndexJsonResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetWellKnownSkillsIndexJsonResponse) GetJSON200() *DiscoveryIndexV1 {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetWellKnownSkillsIndexJsonResponse) GetJSON400() *APIError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetWellKnownSkillsIndexJsonResponse) GetJSON401() *APIError {
+	return r.JSON401
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetWellKnownSkillsIndexJsonResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetWellKnownSkillsIndexJsonResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetWellKnownSkillsIndexJsonResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetWellKnownSkillsIndexJsonResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetWellKnownSkillsIndexJsonResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type HeadWellKnownSkillsIndexJsonResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+}
+
+// GetBody returns the raw response body bytes
+func (r HeadWellKnownSkillsIndexJsonResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r HeadWellKnownSkillsIndexJsonResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r HeadWellKnownSkillsIndexJsonResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r HeadWellKnownSkillsIndexJsonResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetWellKnownSkillsNamePathResponse200Headers the declared response headers of an HTTP 200 response for GetWellKnownSkillsNamePath
+type GetWellKnownSkillsNamePathResponse200Headers struct {
+	ETag *string
+}
+
+// GetWellKnownSkillsNamePathResponse304Headers the declared response headers of an HTTP 304 response for GetWellKnownSkillsNamePath
+type GetWellKnownSkillsNamePathResponse304Headers struct {
+	ETag *string
+}
+
+// GetWellKnownSkillsNamePathResponse401Headers the declared response headers of an HTTP 401 response for GetWellKnownSkillsNamePath
+type GetWellKnownSkillsNamePathResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type GetWellKnownSkillsNamePathResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *APIError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *APIError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *APIError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetWellKnownSkillsNamePathResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetWellKnownSkillsNamePathResponse304Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetWellKnownSkillsNamePathResponse401Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetWellKnownSkillsNamePathResponse) GetJSON400() *APIError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetWellKnownSkillsNamePathResponse) GetJSON401() *APIError {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetWellKnownSkillsNamePathResponse) GetJSON404() *APIError {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetWellKnownSkillsNamePathResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetWellKnownSkillsNamePathResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetWellKnownSkillsNamePathResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetWellKnownSkillsNamePathResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetWellKnownSkillsNamePathResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type HeadWellKnownSkillsNamePathResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+}
+
+// GetBody returns the raw response body bytes
+func (r HeadWellKnownSkillsNamePathResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r HeadWellKnownSkillsNamePathResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r HeadWellKnownSkillsNamePathResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r HeadWellKnownSkillsNamePathResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -24336,6 +24999,16 @@ func (r GetV1ProjectsProjectActivityResponse) ContentType() string {
 	return ""
 }
 
+// GetV1ProjectsProjectAgentSkillsIndexJsonResponse200Headers the declared response headers of an HTTP 200 response for GetV1ProjectsProjectAgentSkillsIndexJson
+type GetV1ProjectsProjectAgentSkillsIndexJsonResponse200Headers struct {
+	ETag *string
+}
+
+// GetV1ProjectsProjectAgentSkillsIndexJsonResponse304Headers the declared response headers of an HTTP 304 response for GetV1ProjectsProjectAgentSkillsIndexJson
+type GetV1ProjectsProjectAgentSkillsIndexJsonResponse304Headers struct {
+	ETag *string
+}
+
 // GetV1ProjectsProjectAgentSkillsIndexJsonResponse401Headers the declared response headers of an HTTP 401 response for GetV1ProjectsProjectAgentSkillsIndexJson
 type GetV1ProjectsProjectAgentSkillsIndexJsonResponse401Headers struct {
 	WWWAuthenticate *string
@@ -24368,6 +25041,10 @@ type GetV1ProjectsProjectAgentSkillsIndexJsonResponse struct {
 	JSON500 *APIError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *APIError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetV1ProjectsProjectAgentSkillsIndexJsonResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetV1ProjectsProjectAgentSkillsIndexJsonResponse304Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetV1ProjectsProjectAgentSkillsIndexJsonResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -24488,6 +25165,16 @@ func (r HeadV1ProjectsProjectAgentSkillsIndexJsonResponse) ContentType() string 
 	return ""
 }
 
+// GetV1ProjectsProjectAgentSkillsNamePathResponse200Headers the declared response headers of an HTTP 200 response for GetV1ProjectsProjectAgentSkillsNamePath
+type GetV1ProjectsProjectAgentSkillsNamePathResponse200Headers struct {
+	ETag *string
+}
+
+// GetV1ProjectsProjectAgentSkillsNamePathResponse304Headers the declared response headers of an HTTP 304 response for GetV1ProjectsProjectAgentSkillsNamePath
+type GetV1ProjectsProjectAgentSkillsNamePathResponse304Headers struct {
+	ETag *string
+}
+
 // GetV1ProjectsProjectAgentSkillsNamePathResponse401Headers the declared response headers of an HTTP 401 response for GetV1ProjectsProjectAgentSkillsNamePath
 type GetV1ProjectsProjectAgentSkillsNamePathResponse401Headers struct {
 	WWWAuthenticate *string
@@ -24518,6 +25205,10 @@ type GetV1ProjectsProjectAgentSkillsNamePathResponse struct {
 	JSON500 *APIError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *APIError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetV1ProjectsProjectAgentSkillsNamePathResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetV1ProjectsProjectAgentSkillsNamePathResponse304Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetV1ProjectsProjectAgentSkillsNamePathResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -49423,13 +50114,13 @@ func (r PatchV1UsersUserIDResponse) ContentType() string {
 	return ""
 }
 
-// GetWellKnownAgentSkillsIndexJsonWithResponse Agent Skills discovery index (RFC v0.2.0): the live version of every skill the caller can read whose slug is an Agent Skills name; where two projects share a slug the older project's skill is listed
+// GetWellKnownAgentSkillsIndexJsonWithResponse Agent Skills discovery index (RFC v0.2.0 as published: $schema, and per skill name, type skill-md or archive, description, url, digest of the artifact): the live version of every skill the caller can read whose slug is an Agent Skills name; where two projects share a slug the older project's skill is listed. ETag; anonymous answers are public for 60 s with Access-Control-Allow-Origin: *
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /.well-known/agent-skills/index.json (the `GetWellKnownAgentSkillsIndexJson` operationId).
-func (c *ClientWithResponses) GetWellKnownAgentSkillsIndexJsonWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetWellKnownAgentSkillsIndexJsonResponse, error) {
-	rsp, err := c.GetWellKnownAgentSkillsIndexJson(ctx, reqEditors...)
+func (c *ClientWithResponses) GetWellKnownAgentSkillsIndexJsonWithResponse(ctx context.Context, params *GetWellKnownAgentSkillsIndexJsonParams, reqEditors ...RequestEditorFn) (*GetWellKnownAgentSkillsIndexJsonResponse, error) {
+	rsp, err := c.GetWellKnownAgentSkillsIndexJson(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -49454,8 +50145,8 @@ func (c *ClientWithResponses) HeadWellKnownAgentSkillsIndexJsonWithResponse(ctx 
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /.well-known/agent-skills/{name}/{path} (the `GetWellKnownAgentSkillsNamePath` operationId).
-func (c *ClientWithResponses) GetWellKnownAgentSkillsNamePathWithResponse(ctx context.Context, name string, path string, reqEditors ...RequestEditorFn) (*GetWellKnownAgentSkillsNamePathResponse, error) {
-	rsp, err := c.GetWellKnownAgentSkillsNamePath(ctx, name, path, reqEditors...)
+func (c *ClientWithResponses) GetWellKnownAgentSkillsNamePathWithResponse(ctx context.Context, name string, path string, params *GetWellKnownAgentSkillsNamePathParams, reqEditors ...RequestEditorFn) (*GetWellKnownAgentSkillsNamePathResponse, error) {
+	rsp, err := c.GetWellKnownAgentSkillsNamePath(ctx, name, path, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -49473,6 +50164,58 @@ func (c *ClientWithResponses) HeadWellKnownAgentSkillsNamePathWithResponse(ctx c
 		return nil, err
 	}
 	return ParseHeadWellKnownAgentSkillsNamePathResponse(rsp)
+}
+
+// GetWellKnownSkillsIndexJsonWithResponse The same skills in the RFC's v0.1 form, for installers that ask this path: per skill name, description and files (paths); files are served under /.well-known/skills/{name}/
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /.well-known/skills/index.json (the `GetWellKnownSkillsIndexJson` operationId).
+func (c *ClientWithResponses) GetWellKnownSkillsIndexJsonWithResponse(ctx context.Context, params *GetWellKnownSkillsIndexJsonParams, reqEditors ...RequestEditorFn) (*GetWellKnownSkillsIndexJsonResponse, error) {
+	rsp, err := c.GetWellKnownSkillsIndexJson(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetWellKnownSkillsIndexJsonResponse(rsp)
+}
+
+// HeadWellKnownSkillsIndexJsonWithResponse Headers of the v0.1 discovery index
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with HEAD /.well-known/skills/index.json (the `HeadWellKnownSkillsIndexJson` operationId).
+func (c *ClientWithResponses) HeadWellKnownSkillsIndexJsonWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HeadWellKnownSkillsIndexJsonResponse, error) {
+	rsp, err := c.HeadWellKnownSkillsIndexJson(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseHeadWellKnownSkillsIndexJsonResponse(rsp)
+}
+
+// GetWellKnownSkillsNamePathWithResponse A file of a skill listed in the v0.1 discovery index
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /.well-known/skills/{name}/{path} (the `GetWellKnownSkillsNamePath` operationId).
+func (c *ClientWithResponses) GetWellKnownSkillsNamePathWithResponse(ctx context.Context, name string, path string, params *GetWellKnownSkillsNamePathParams, reqEditors ...RequestEditorFn) (*GetWellKnownSkillsNamePathResponse, error) {
+	rsp, err := c.GetWellKnownSkillsNamePath(ctx, name, path, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetWellKnownSkillsNamePathResponse(rsp)
+}
+
+// HeadWellKnownSkillsNamePathWithResponse Headers of a file of the v0.1 discovery index
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with HEAD /.well-known/skills/{name}/{path} (the `HeadWellKnownSkillsNamePath` operationId).
+func (c *ClientWithResponses) HeadWellKnownSkillsNamePathWithResponse(ctx context.Context, name string, path string, reqEditors ...RequestEditorFn) (*HeadWellKnownSkillsNamePathResponse, error) {
+	rsp, err := c.HeadWellKnownSkillsNamePath(ctx, name, path, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseHeadWellKnownSkillsNamePathResponse(rsp)
 }
 
 // GetGitPathWithResponse Ref advertisement for git clone, fetch and push (info/refs?service=…); Basic auth with a token as password, or Bearer
@@ -49857,8 +50600,8 @@ func (c *ClientWithResponses) GetV1ProjectsProjectActivityWithResponse(ctx conte
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/projects/{project}/agent-skills/index.json (the `GetV1ProjectsProjectAgentSkillsIndexJson` operationId).
-func (c *ClientWithResponses) GetV1ProjectsProjectAgentSkillsIndexJsonWithResponse(ctx context.Context, project string, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectAgentSkillsIndexJsonResponse, error) {
-	rsp, err := c.GetV1ProjectsProjectAgentSkillsIndexJson(ctx, project, reqEditors...)
+func (c *ClientWithResponses) GetV1ProjectsProjectAgentSkillsIndexJsonWithResponse(ctx context.Context, project string, params *GetV1ProjectsProjectAgentSkillsIndexJsonParams, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectAgentSkillsIndexJsonResponse, error) {
+	rsp, err := c.GetV1ProjectsProjectAgentSkillsIndexJson(ctx, project, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -49883,8 +50626,8 @@ func (c *ClientWithResponses) HeadV1ProjectsProjectAgentSkillsIndexJsonWithRespo
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/projects/{project}/agent-skills/{name}/{path} (the `GetV1ProjectsProjectAgentSkillsNamePath` operationId).
-func (c *ClientWithResponses) GetV1ProjectsProjectAgentSkillsNamePathWithResponse(ctx context.Context, project string, name string, path string, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectAgentSkillsNamePathResponse, error) {
-	rsp, err := c.GetV1ProjectsProjectAgentSkillsNamePath(ctx, project, name, path, reqEditors...)
+func (c *ClientWithResponses) GetV1ProjectsProjectAgentSkillsNamePathWithResponse(ctx context.Context, project string, name string, path string, params *GetV1ProjectsProjectAgentSkillsNamePathParams, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectAgentSkillsNamePathResponse, error) {
+	rsp, err := c.GetV1ProjectsProjectAgentSkillsNamePath(ctx, project, name, path, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -52928,6 +53671,16 @@ func ParseGetWellKnownAgentSkillsIndexJsonResponse(rsp *http.Response) (*GetWell
 		}
 		response.JSON200 = &dest
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest APIError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -52945,6 +53698,26 @@ func ParseGetWellKnownAgentSkillsIndexJsonResponse(rsp *http.Response) (*GetWell
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers GetWellKnownAgentSkillsIndexJsonResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetWellKnownAgentSkillsIndexJsonResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 401:
 		var headers GetWellKnownAgentSkillsIndexJsonResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -52990,6 +53763,9 @@ func ParseGetWellKnownAgentSkillsNamePathResponse(rsp *http.Response) (*GetWellK
 	}
 
 	switch {
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest APIError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -53021,6 +53797,26 @@ func ParseGetWellKnownAgentSkillsNamePathResponse(rsp *http.Response) (*GetWellK
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers GetWellKnownAgentSkillsNamePathResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetWellKnownAgentSkillsNamePathResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 401:
 		var headers GetWellKnownAgentSkillsNamePathResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -53045,6 +53841,204 @@ func ParseHeadWellKnownAgentSkillsNamePathResponse(rsp *http.Response) (*HeadWel
 	}
 
 	response := &HeadWellKnownAgentSkillsNamePathResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	return response, nil
+}
+
+// ParseGetWellKnownSkillsIndexJsonResponse parses an HTTP response from a GetWellKnownSkillsIndexJsonWithResponse call
+func ParseGetWellKnownSkillsIndexJsonResponse(rsp *http.Response) (*GetWellKnownSkillsIndexJsonResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetWellKnownSkillsIndexJsonResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DiscoveryIndexV1
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetWellKnownSkillsIndexJsonResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetWellKnownSkillsIndexJsonResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers304 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetWellKnownSkillsIndexJsonResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseHeadWellKnownSkillsIndexJsonResponse parses an HTTP response from a HeadWellKnownSkillsIndexJsonWithResponse call
+func ParseHeadWellKnownSkillsIndexJsonResponse(rsp *http.Response) (*HeadWellKnownSkillsIndexJsonResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &HeadWellKnownSkillsIndexJsonResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	return response, nil
+}
+
+// ParseGetWellKnownSkillsNamePathResponse parses an HTTP response from a GetWellKnownSkillsNamePathWithResponse call
+func ParseGetWellKnownSkillsNamePathResponse(rsp *http.Response) (*GetWellKnownSkillsNamePathResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetWellKnownSkillsNamePathResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetWellKnownSkillsNamePathResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetWellKnownSkillsNamePathResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers304 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetWellKnownSkillsNamePathResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseHeadWellKnownSkillsNamePathResponse parses an HTTP response from a HeadWellKnownSkillsNamePathWithResponse call
+func ParseHeadWellKnownSkillsNamePathResponse(rsp *http.Response) (*HeadWellKnownSkillsNamePathResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &HeadWellKnownSkillsNamePathResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -55795,6 +56789,9 @@ func ParseGetV1ProjectsProjectAgentSkillsIndexJsonResponse(rsp *http.Response) (
 		}
 		response.JSON200 = &dest
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest APIError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -55840,6 +56837,26 @@ func ParseGetV1ProjectsProjectAgentSkillsIndexJsonResponse(rsp *http.Response) (
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers GetV1ProjectsProjectAgentSkillsIndexJsonResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetV1ProjectsProjectAgentSkillsIndexJsonResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 401:
 		var headers GetV1ProjectsProjectAgentSkillsIndexJsonResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -55928,6 +56945,9 @@ func ParseGetV1ProjectsProjectAgentSkillsNamePathResponse(rsp *http.Response) (*
 	}
 
 	switch {
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest APIError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -55973,6 +56993,26 @@ func ParseGetV1ProjectsProjectAgentSkillsNamePathResponse(rsp *http.Response) (*
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers GetV1ProjectsProjectAgentSkillsNamePathResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetV1ProjectsProjectAgentSkillsNamePathResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 401:
 		var headers GetV1ProjectsProjectAgentSkillsNamePathResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
