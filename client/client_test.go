@@ -381,6 +381,10 @@ var sdkMethods = map[string]string{
 	// The v0.1 form is for installers of that era; Go programs read the
 	// published form (Discovery, DiscoveryFile).
 	"GET /.well-known/skills/index.json": "-", "GET /.well-known/skills/{name}/{path}": "-",
+	"GET /v1/projects/{project}/.well-known/skills/index.json": "-", "GET /v1/projects/{project}/.well-known/skills/{name}/{path}": "-",
+	// Where installers given a project's URL look; the SDK reads the
+	// same index at /v1/projects/{p}/agent-skills.
+	"GET /v1/projects/{project}/.well-known/agent-skills/index.json": "-", "GET /v1/projects/{project}/.well-known/agent-skills/{name}/{path}": "-",
 	"POST /v1/projects/{project}/prompts": "CreatePrompt", "GET /v1/projects/{project}/prompts": "ProjectPrompts",
 	"GET /v1/prompts/{id}": "Prompt", "PATCH /v1/prompts/{id}": "UpdatePrompt", "DELETE /v1/prompts/{id}": "DeletePrompt",
 	"GET /v1/prompts/{id}/versions": "PromptVersions", "GET /v1/prompts/{id}/versions/{version}": "PromptVersion",

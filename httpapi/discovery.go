@@ -3,10 +3,12 @@ package httpapi
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
+	"github.com/quire/quire"
 	"github.com/quire/quire/app"
 	"github.com/quire/quire/skillpack"
 	"github.com/quire/quire/valid"
@@ -29,16 +31,23 @@ const discoverySchema = "https://schemas.agentskills.io/discovery/0.2.0/schema.j
 // group's chain (authenticate, request limit, key use), which the
 // well-known routes outside /v1 take too. /.well-known/agent-skills is
 // the RFC as published (v0.2.0), /.well-known/skills the v0.1 path and
-// form that older installers ask.
+// form that older installers ask. Installers look for them under the URL
+// they are given too (the skills CLI asks {url}/.well-known/…), so a
+// project answers both under /v1/projects/{p}, and one skill's address
+// (/.well-known/agent-skills/{name}) under itself: see discoveryFile.
 func (s *Server) discoveryRoutes(r *gin.Engine, v1 *gin.RouterGroup, auth []gin.HandlerFunc) {
-	wk := r.Group("/.well-known/agent-skills", auth...)
-	legacy := r.Group("/.well-known/skills", auth...)
+	wk := r.Group("/.well-known", auth...)
 	// The RFC asks GET and HEAD of everything an index names.
 	for _, m := range []string{http.MethodGet, http.MethodHead} {
-		wk.Handle(m, "/index.json", s.discoveryIndex)
-		wk.Handle(m, "/:name/*path", s.discoveryFile)
-		legacy.Handle(m, "/index.json", s.discoveryIndexV1)
-		legacy.Handle(m, "/:name/*path", s.discoveryFile)
+		for _, g := range []struct {
+			r    *gin.RouterGroup
+			base string
+		}{{wk, ""}, {v1, "/projects/:projectID/.well-known"}} {
+			g.r.Handle(m, g.base+"/agent-skills/index.json", s.discoveryIndex)
+			g.r.Handle(m, g.base+"/agent-skills/:name/*path", s.discoveryFile)
+			g.r.Handle(m, g.base+"/skills/index.json", s.discoveryIndexV1)
+			g.r.Handle(m, g.base+"/skills/:name/*path", s.discoveryFile)
+		}
 		v1.Handle(m, "/projects/:projectID/agent-skills/index.json", s.discoveryIndex)
 		v1.Handle(m, "/projects/:projectID/agent-skills/:name/*path", s.discoveryFile)
 	}
@@ -59,26 +68,30 @@ func (s *Server) archiveRoutes(t *gin.RouterGroup) {
 // take (GET and HEAD only), as the anonymous principal: reads of
 // published versions, which app limits to public projects.
 var anonymousRoutes = map[string]bool{
-	"/v1/projects/:projectID/skills":                    true,
-	"/v1/projects/:projectID/prompts":                   true,
-	"/v1/skills/:id":                                    true,
-	"/v1/prompts/:id":                                   true,
-	"/v1/skills/:id/versions":                           true,
-	"/v1/prompts/:id/versions":                          true,
-	"/v1/skills/:id/versions/:version":                  true,
-	"/v1/prompts/:id/versions/:version":                 true,
-	"/v1/skills/:id/versions/:version/files":            true,
-	"/v1/skills/:id/versions/:version/files/*file_path": true,
-	"/v1/skills/:id/versions/:version/download":         true,
-	"/v1/skills/:id/versions/:version/archive.zip":      true,
-	"/v1/skills/:id/versions/:version/archive.tar.gz":   true,
-	"/v1/prompts/:id/live":                              true,
-	"/v1/projects/:projectID/agent-skills/index.json":   true,
-	"/v1/projects/:projectID/agent-skills/:name/*path":  true,
-	"/.well-known/agent-skills/index.json":              true,
-	"/.well-known/agent-skills/:name/*path":             true,
-	"/.well-known/skills/index.json":                    true,
-	"/.well-known/skills/:name/*path":                   true,
+	"/v1/projects/:projectID/skills":                               true,
+	"/v1/projects/:projectID/prompts":                              true,
+	"/v1/skills/:id":                                               true,
+	"/v1/prompts/:id":                                              true,
+	"/v1/skills/:id/versions":                                      true,
+	"/v1/prompts/:id/versions":                                     true,
+	"/v1/skills/:id/versions/:version":                             true,
+	"/v1/prompts/:id/versions/:version":                            true,
+	"/v1/skills/:id/versions/:version/files":                       true,
+	"/v1/skills/:id/versions/:version/files/*file_path":            true,
+	"/v1/skills/:id/versions/:version/download":                    true,
+	"/v1/skills/:id/versions/:version/archive.zip":                 true,
+	"/v1/skills/:id/versions/:version/archive.tar.gz":              true,
+	"/v1/prompts/:id/live":                                         true,
+	"/v1/projects/:projectID/agent-skills/index.json":              true,
+	"/v1/projects/:projectID/agent-skills/:name/*path":             true,
+	"/.well-known/agent-skills/index.json":                         true,
+	"/.well-known/agent-skills/:name/*path":                        true,
+	"/.well-known/skills/index.json":                               true,
+	"/.well-known/skills/:name/*path":                              true,
+	"/v1/projects/:projectID/.well-known/agent-skills/index.json":  true,
+	"/v1/projects/:projectID/.well-known/agent-skills/:name/*path": true,
+	"/v1/projects/:projectID/.well-known/skills/index.json":        true,
+	"/v1/projects/:projectID/.well-known/skills/:name/*path":       true,
 }
 
 // anonymousPosts are the POST routes a request without a credential may
@@ -203,9 +216,8 @@ type discoverySkillV1 struct {
 }
 
 func (s *Server) discoveryIndex(c *gin.Context) {
-	skills, err := s.app.DiscoveryIndex(c.Request.Context(), principal(c), c.Param("projectID"))
-	if err != nil {
-		s.fail(c, err)
+	skills, ok := s.discoverySkills(c)
+	if !ok {
 		return
 	}
 	out := discoveryIndexView{Schema: discoverySchema, Skills: make([]discoverySkillView, len(skills))}
@@ -228,9 +240,8 @@ func (s *Server) discoveryIndex(c *gin.Context) {
 // form older installers read: each skill's files by path, served under
 // /.well-known/skills/{name}/.
 func (s *Server) discoveryIndexV1(c *gin.Context) {
-	skills, err := s.app.DiscoveryIndex(c.Request.Context(), principal(c), "")
-	if err != nil {
-		s.fail(c, err)
+	skills, ok := s.discoverySkills(c)
+	if !ok {
 		return
 	}
 	out := discoveryIndexV1{Skills: make([]discoverySkillV1, len(skills))}
@@ -242,6 +253,25 @@ func (s *Server) discoveryIndexV1(c *gin.Context) {
 		out.Skills[i] = discoverySkillV1{Name: sk.Name, Description: sk.Description, Files: files}
 	}
 	s.discoveryJSON(c, out)
+}
+
+// discoverySkills are the skills of the index c asks: the server's or
+// a project's, or one skill's alone when asked under that skill's own
+// address (discoveryFile). ok is false once c has failed.
+func (s *Server) discoverySkills(c *gin.Context) (_ []app.DiscoverySkill, ok bool) {
+	skills, err := s.app.DiscoveryIndex(c.Request.Context(), principal(c), c.Param("projectID"))
+	if err != nil {
+		s.fail(c, err)
+		return nil, false
+	}
+	if name := c.Param("name"); name != "" {
+		skills = slices.DeleteFunc(skills, func(sk app.DiscoverySkill) bool { return sk.Name != name })
+		if len(skills) == 0 {
+			s.fail(c, quire.Errorf(quire.ENOTFOUND, "skill not found"))
+			return nil, false
+		}
+	}
+	return skills, true
 }
 
 // discoveryBase is where the index c answers serves skill sk's files.
@@ -267,8 +297,22 @@ func (s *Server) discoveryJSON(c *gin.Context, v any) {
 	c.Data(http.StatusOK, "application/json; charset=utf-8", b)
 }
 
+// discoveryFile answers a file of a listed skill. Asked for an index
+// under the skill's own address ({name}/.well-known/agent-skills/
+// index.json, or …/skills/…), it answers the index of that skill alone:
+// that is where the skills CLI looks when given
+// /.well-known/agent-skills/{name}. A skill's own file at that path is
+// shadowed (valid skill content has no reason to hold one).
 func (s *Server) discoveryFile(c *gin.Context) {
 	path := strings.TrimPrefix(c.Param("path"), "/")
+	switch path {
+	case ".well-known/agent-skills/index.json":
+		s.discoveryIndex(c)
+		return
+	case ".well-known/skills/index.json":
+		s.discoveryIndexV1(c)
+		return
+	}
 	b, f, err := s.app.DiscoveryFile(c.Request.Context(), principal(c), c.Param("projectID"), c.Param("name"), path)
 	if err != nil {
 		s.fail(c, err)
@@ -296,6 +340,14 @@ var clientRoutes = []apiRoute{
 	route("HEAD", "/.well-known/skills/index.json", "discovery", "Headers of the v0.1 discovery index", public(), head()),
 	route("GET", "/.well-known/skills/{name}/{path}", "discovery", "A file of a skill listed in the v0.1 discovery index", public(), text(200, "*/*"), etag(), conditional(), fails(401), fails(404)),
 	route("HEAD", "/.well-known/skills/{name}/{path}", "discovery", "Headers of a file of the v0.1 discovery index", public(), head()),
+	route("GET", "/v1/projects/{projectID}/.well-known/agent-skills/index.json", "discovery", "One project's discovery index where installers given the project's URL (/v1/projects/{p}) look for it", public(), ok(200, "DiscoveryIndex"), etag(), conditional(), fails(401)),
+	route("HEAD", "/v1/projects/{projectID}/.well-known/agent-skills/index.json", "discovery", "Headers of it", public(), head()),
+	route("GET", "/v1/projects/{projectID}/.well-known/agent-skills/{name}/{path}", "discovery", "A file of a skill of that index", public(), text(200, "*/*"), etag(), conditional(), fails(401), fails(404)),
+	route("HEAD", "/v1/projects/{projectID}/.well-known/agent-skills/{name}/{path}", "discovery", "Headers of it", public(), head()),
+	route("GET", "/v1/projects/{projectID}/.well-known/skills/index.json", "discovery", "One project's skills in the v0.1 form, where v0.1 installers given the project's URL look", public(), ok(200, "DiscoveryIndexV1"), etag(), conditional(), fails(401)),
+	route("HEAD", "/v1/projects/{projectID}/.well-known/skills/index.json", "discovery", "Headers of it", public(), head()),
+	route("GET", "/v1/projects/{projectID}/.well-known/skills/{name}/{path}", "discovery", "A file of a skill of that v0.1 index", public(), text(200, "*/*"), etag(), conditional(), fails(401), fails(404)),
+	route("HEAD", "/v1/projects/{projectID}/.well-known/skills/{name}/{path}", "discovery", "Headers of it", public(), head()),
 	route("GET", "/v1/projects/{projectID}/agent-skills/index.json", "discovery", "One project's discovery index", public(), ok(200, "DiscoveryIndex"), etag(), conditional(), fails(401)),
 	route("HEAD", "/v1/projects/{projectID}/agent-skills/index.json", "discovery", "Headers of one project's discovery index", public(), head()),
 	route("GET", "/v1/projects/{projectID}/agent-skills/{name}/{path}", "discovery", "A file of a skill of one project's discovery index", public(), text(200, "*/*"), etag(), conditional(), fails(401), fails(404)),

@@ -1827,6 +1827,30 @@ type PostV1ProjectsParams struct {
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
+// GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonParams defines parameters for GetV1ProjectsProjectWellKnownAgentSkillsIndexJson.
+type GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonParams struct {
+	// IfNoneMatch an ETag this route sent; 304 with no body while it still matches
+	IfNoneMatch *string `json:"If-None-Match,omitempty"`
+}
+
+// GetV1ProjectsProjectWellKnownAgentSkillsNamePathParams defines parameters for GetV1ProjectsProjectWellKnownAgentSkillsNamePath.
+type GetV1ProjectsProjectWellKnownAgentSkillsNamePathParams struct {
+	// IfNoneMatch an ETag this route sent; 304 with no body while it still matches
+	IfNoneMatch *string `json:"If-None-Match,omitempty"`
+}
+
+// GetV1ProjectsProjectWellKnownSkillsIndexJsonParams defines parameters for GetV1ProjectsProjectWellKnownSkillsIndexJson.
+type GetV1ProjectsProjectWellKnownSkillsIndexJsonParams struct {
+	// IfNoneMatch an ETag this route sent; 304 with no body while it still matches
+	IfNoneMatch *string `json:"If-None-Match,omitempty"`
+}
+
+// GetV1ProjectsProjectWellKnownSkillsNamePathParams defines parameters for GetV1ProjectsProjectWellKnownSkillsNamePath.
+type GetV1ProjectsProjectWellKnownSkillsNamePathParams struct {
+	// IfNoneMatch an ETag this route sent; 304 with no body while it still matches
+	IfNoneMatch *string `json:"If-None-Match,omitempty"`
+}
+
 // GetV1ProjectsProjectActivityParams defines parameters for GetV1ProjectsProjectActivity.
 type GetV1ProjectsProjectActivityParams struct {
 	// Limit page size, 1 to 500 (default 50)
@@ -2811,6 +2835,46 @@ type ClientInterface interface {
 	//
 	// Corresponds with PATCH /v1/projects/{project} (the `PatchV1ProjectsProject` operationId).
 	PatchV1ProjectsProject(ctx context.Context, project string, body PatchV1ProjectsProjectJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetV1ProjectsProjectWellKnownAgentSkillsIndexJson One project's discovery index where installers given the project's URL (/v1/projects/{p}) look for it
+	//
+	// Corresponds with GET /v1/projects/{project}/.well-known/agent-skills/index.json (the `GetV1ProjectsProjectWellKnownAgentSkillsIndexJson` operationId).
+	GetV1ProjectsProjectWellKnownAgentSkillsIndexJson(ctx context.Context, project string, params *GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// HeadV1ProjectsProjectWellKnownAgentSkillsIndexJson Headers of it
+	//
+	// Corresponds with HEAD /v1/projects/{project}/.well-known/agent-skills/index.json (the `HeadV1ProjectsProjectWellKnownAgentSkillsIndexJson` operationId).
+	HeadV1ProjectsProjectWellKnownAgentSkillsIndexJson(ctx context.Context, project string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetV1ProjectsProjectWellKnownAgentSkillsNamePath A file of a skill of that index
+	//
+	// Corresponds with GET /v1/projects/{project}/.well-known/agent-skills/{name}/{path} (the `GetV1ProjectsProjectWellKnownAgentSkillsNamePath` operationId).
+	GetV1ProjectsProjectWellKnownAgentSkillsNamePath(ctx context.Context, project string, name string, path string, params *GetV1ProjectsProjectWellKnownAgentSkillsNamePathParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// HeadV1ProjectsProjectWellKnownAgentSkillsNamePath Headers of it
+	//
+	// Corresponds with HEAD /v1/projects/{project}/.well-known/agent-skills/{name}/{path} (the `HeadV1ProjectsProjectWellKnownAgentSkillsNamePath` operationId).
+	HeadV1ProjectsProjectWellKnownAgentSkillsNamePath(ctx context.Context, project string, name string, path string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetV1ProjectsProjectWellKnownSkillsIndexJson One project's skills in the v0.1 form, where v0.1 installers given the project's URL look
+	//
+	// Corresponds with GET /v1/projects/{project}/.well-known/skills/index.json (the `GetV1ProjectsProjectWellKnownSkillsIndexJson` operationId).
+	GetV1ProjectsProjectWellKnownSkillsIndexJson(ctx context.Context, project string, params *GetV1ProjectsProjectWellKnownSkillsIndexJsonParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// HeadV1ProjectsProjectWellKnownSkillsIndexJson Headers of it
+	//
+	// Corresponds with HEAD /v1/projects/{project}/.well-known/skills/index.json (the `HeadV1ProjectsProjectWellKnownSkillsIndexJson` operationId).
+	HeadV1ProjectsProjectWellKnownSkillsIndexJson(ctx context.Context, project string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetV1ProjectsProjectWellKnownSkillsNamePath A file of a skill of that v0.1 index
+	//
+	// Corresponds with GET /v1/projects/{project}/.well-known/skills/{name}/{path} (the `GetV1ProjectsProjectWellKnownSkillsNamePath` operationId).
+	GetV1ProjectsProjectWellKnownSkillsNamePath(ctx context.Context, project string, name string, path string, params *GetV1ProjectsProjectWellKnownSkillsNamePathParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// HeadV1ProjectsProjectWellKnownSkillsNamePath Headers of it
+	//
+	// Corresponds with HEAD /v1/projects/{project}/.well-known/skills/{name}/{path} (the `HeadV1ProjectsProjectWellKnownSkillsNamePath` operationId).
+	HeadV1ProjectsProjectWellKnownSkillsNamePath(ctx context.Context, project string, name string, path string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetV1ProjectsProjectActivity Changes to the project, its skills and prompts, newest first
 	//
@@ -4779,6 +4843,126 @@ func (c *Client) PatchV1ProjectsProjectWithBody(ctx context.Context, project str
 // Corresponds with PATCH /v1/projects/{project} (the `PatchV1ProjectsProject` operationId).
 func (c *Client) PatchV1ProjectsProject(ctx context.Context, project string, body PatchV1ProjectsProjectJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPatchV1ProjectsProjectRequest(c.Server, project, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetV1ProjectsProjectWellKnownAgentSkillsIndexJson One project's discovery index where installers given the project's URL (/v1/projects/{p}) look for it
+//
+// Corresponds with GET /v1/projects/{project}/.well-known/agent-skills/index.json (the `GetV1ProjectsProjectWellKnownAgentSkillsIndexJson` operationId).
+func (c *Client) GetV1ProjectsProjectWellKnownAgentSkillsIndexJson(ctx context.Context, project string, params *GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetV1ProjectsProjectWellKnownAgentSkillsIndexJsonRequest(c.Server, project, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// HeadV1ProjectsProjectWellKnownAgentSkillsIndexJson Headers of it
+//
+// Corresponds with HEAD /v1/projects/{project}/.well-known/agent-skills/index.json (the `HeadV1ProjectsProjectWellKnownAgentSkillsIndexJson` operationId).
+func (c *Client) HeadV1ProjectsProjectWellKnownAgentSkillsIndexJson(ctx context.Context, project string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewHeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonRequest(c.Server, project)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetV1ProjectsProjectWellKnownAgentSkillsNamePath A file of a skill of that index
+//
+// Corresponds with GET /v1/projects/{project}/.well-known/agent-skills/{name}/{path} (the `GetV1ProjectsProjectWellKnownAgentSkillsNamePath` operationId).
+func (c *Client) GetV1ProjectsProjectWellKnownAgentSkillsNamePath(ctx context.Context, project string, name string, path string, params *GetV1ProjectsProjectWellKnownAgentSkillsNamePathParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetV1ProjectsProjectWellKnownAgentSkillsNamePathRequest(c.Server, project, name, path, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// HeadV1ProjectsProjectWellKnownAgentSkillsNamePath Headers of it
+//
+// Corresponds with HEAD /v1/projects/{project}/.well-known/agent-skills/{name}/{path} (the `HeadV1ProjectsProjectWellKnownAgentSkillsNamePath` operationId).
+func (c *Client) HeadV1ProjectsProjectWellKnownAgentSkillsNamePath(ctx context.Context, project string, name string, path string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewHeadV1ProjectsProjectWellKnownAgentSkillsNamePathRequest(c.Server, project, name, path)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetV1ProjectsProjectWellKnownSkillsIndexJson One project's skills in the v0.1 form, where v0.1 installers given the project's URL look
+//
+// Corresponds with GET /v1/projects/{project}/.well-known/skills/index.json (the `GetV1ProjectsProjectWellKnownSkillsIndexJson` operationId).
+func (c *Client) GetV1ProjectsProjectWellKnownSkillsIndexJson(ctx context.Context, project string, params *GetV1ProjectsProjectWellKnownSkillsIndexJsonParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetV1ProjectsProjectWellKnownSkillsIndexJsonRequest(c.Server, project, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// HeadV1ProjectsProjectWellKnownSkillsIndexJson Headers of it
+//
+// Corresponds with HEAD /v1/projects/{project}/.well-known/skills/index.json (the `HeadV1ProjectsProjectWellKnownSkillsIndexJson` operationId).
+func (c *Client) HeadV1ProjectsProjectWellKnownSkillsIndexJson(ctx context.Context, project string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewHeadV1ProjectsProjectWellKnownSkillsIndexJsonRequest(c.Server, project)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetV1ProjectsProjectWellKnownSkillsNamePath A file of a skill of that v0.1 index
+//
+// Corresponds with GET /v1/projects/{project}/.well-known/skills/{name}/{path} (the `GetV1ProjectsProjectWellKnownSkillsNamePath` operationId).
+func (c *Client) GetV1ProjectsProjectWellKnownSkillsNamePath(ctx context.Context, project string, name string, path string, params *GetV1ProjectsProjectWellKnownSkillsNamePathParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetV1ProjectsProjectWellKnownSkillsNamePathRequest(c.Server, project, name, path, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// HeadV1ProjectsProjectWellKnownSkillsNamePath Headers of it
+//
+// Corresponds with HEAD /v1/projects/{project}/.well-known/skills/{name}/{path} (the `HeadV1ProjectsProjectWellKnownSkillsNamePath` operationId).
+func (c *Client) HeadV1ProjectsProjectWellKnownSkillsNamePath(ctx context.Context, project string, name string, path string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewHeadV1ProjectsProjectWellKnownSkillsNamePathRequest(c.Server, project, name, path)
 	if err != nil {
 		return nil, err
 	}
@@ -9783,6 +9967,394 @@ func NewPatchV1ProjectsProjectRequestWithBody(server string, project string, con
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetV1ProjectsProjectWellKnownAgentSkillsIndexJsonRequest constructs an http.Request for the GetV1ProjectsProjectWellKnownAgentSkillsIndexJson method
+func NewGetV1ProjectsProjectWellKnownAgentSkillsIndexJsonRequest(server string, project string, params *GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/projects/%s/.well-known/agent-skills/index.json", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewHeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonRequest constructs an http.Request for the HeadV1ProjectsProjectWellKnownAgentSkillsIndexJson method
+func NewHeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonRequest(server string, project string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/projects/%s/.well-known/agent-skills/index.json", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetV1ProjectsProjectWellKnownAgentSkillsNamePathRequest constructs an http.Request for the GetV1ProjectsProjectWellKnownAgentSkillsNamePath method
+func NewGetV1ProjectsProjectWellKnownAgentSkillsNamePathRequest(server string, project string, name string, path string, params *GetV1ProjectsProjectWellKnownAgentSkillsNamePathParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "path", path, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/projects/%s/.well-known/agent-skills/%s/%s", pathParam0, pathParam1, pathParam2)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewHeadV1ProjectsProjectWellKnownAgentSkillsNamePathRequest constructs an http.Request for the HeadV1ProjectsProjectWellKnownAgentSkillsNamePath method
+func NewHeadV1ProjectsProjectWellKnownAgentSkillsNamePathRequest(server string, project string, name string, path string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "path", path, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/projects/%s/.well-known/agent-skills/%s/%s", pathParam0, pathParam1, pathParam2)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetV1ProjectsProjectWellKnownSkillsIndexJsonRequest constructs an http.Request for the GetV1ProjectsProjectWellKnownSkillsIndexJson method
+func NewGetV1ProjectsProjectWellKnownSkillsIndexJsonRequest(server string, project string, params *GetV1ProjectsProjectWellKnownSkillsIndexJsonParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/projects/%s/.well-known/skills/index.json", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewHeadV1ProjectsProjectWellKnownSkillsIndexJsonRequest constructs an http.Request for the HeadV1ProjectsProjectWellKnownSkillsIndexJson method
+func NewHeadV1ProjectsProjectWellKnownSkillsIndexJsonRequest(server string, project string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/projects/%s/.well-known/skills/index.json", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetV1ProjectsProjectWellKnownSkillsNamePathRequest constructs an http.Request for the GetV1ProjectsProjectWellKnownSkillsNamePath method
+func NewGetV1ProjectsProjectWellKnownSkillsNamePathRequest(server string, project string, name string, path string, params *GetV1ProjectsProjectWellKnownSkillsNamePathParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "path", path, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/projects/%s/.well-known/skills/%s/%s", pathParam0, pathParam1, pathParam2)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewHeadV1ProjectsProjectWellKnownSkillsNamePathRequest constructs an http.Request for the HeadV1ProjectsProjectWellKnownSkillsNamePath method
+func NewHeadV1ProjectsProjectWellKnownSkillsNamePathRequest(server string, project string, name string, path string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "path", path, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/projects/%s/.well-known/skills/%s/%s", pathParam0, pathParam1, pathParam2)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -20088,6 +20660,62 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /v1/projects/{project} (the `PatchV1ProjectsProject` operationId).
 	PatchV1ProjectsProjectWithResponse(ctx context.Context, project string, body PatchV1ProjectsProjectJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchV1ProjectsProjectResponse, error)
 
+	// GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonWithResponse One project's discovery index where installers given the project's URL (/v1/projects/{p}) look for it
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/projects/{project}/.well-known/agent-skills/index.json (the `GetV1ProjectsProjectWellKnownAgentSkillsIndexJson` operationId).
+	GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonWithResponse(ctx context.Context, project string, params *GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonParams, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse, error)
+
+	// HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonWithResponse Headers of it
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with HEAD /v1/projects/{project}/.well-known/agent-skills/index.json (the `HeadV1ProjectsProjectWellKnownAgentSkillsIndexJson` operationId).
+	HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonWithResponse(ctx context.Context, project string, reqEditors ...RequestEditorFn) (*HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse, error)
+
+	// GetV1ProjectsProjectWellKnownAgentSkillsNamePathWithResponse A file of a skill of that index
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/projects/{project}/.well-known/agent-skills/{name}/{path} (the `GetV1ProjectsProjectWellKnownAgentSkillsNamePath` operationId).
+	GetV1ProjectsProjectWellKnownAgentSkillsNamePathWithResponse(ctx context.Context, project string, name string, path string, params *GetV1ProjectsProjectWellKnownAgentSkillsNamePathParams, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse, error)
+
+	// HeadV1ProjectsProjectWellKnownAgentSkillsNamePathWithResponse Headers of it
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with HEAD /v1/projects/{project}/.well-known/agent-skills/{name}/{path} (the `HeadV1ProjectsProjectWellKnownAgentSkillsNamePath` operationId).
+	HeadV1ProjectsProjectWellKnownAgentSkillsNamePathWithResponse(ctx context.Context, project string, name string, path string, reqEditors ...RequestEditorFn) (*HeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse, error)
+
+	// GetV1ProjectsProjectWellKnownSkillsIndexJsonWithResponse One project's skills in the v0.1 form, where v0.1 installers given the project's URL look
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/projects/{project}/.well-known/skills/index.json (the `GetV1ProjectsProjectWellKnownSkillsIndexJson` operationId).
+	GetV1ProjectsProjectWellKnownSkillsIndexJsonWithResponse(ctx context.Context, project string, params *GetV1ProjectsProjectWellKnownSkillsIndexJsonParams, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse, error)
+
+	// HeadV1ProjectsProjectWellKnownSkillsIndexJsonWithResponse Headers of it
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with HEAD /v1/projects/{project}/.well-known/skills/index.json (the `HeadV1ProjectsProjectWellKnownSkillsIndexJson` operationId).
+	HeadV1ProjectsProjectWellKnownSkillsIndexJsonWithResponse(ctx context.Context, project string, reqEditors ...RequestEditorFn) (*HeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse, error)
+
+	// GetV1ProjectsProjectWellKnownSkillsNamePathWithResponse A file of a skill of that v0.1 index
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/projects/{project}/.well-known/skills/{name}/{path} (the `GetV1ProjectsProjectWellKnownSkillsNamePath` operationId).
+	GetV1ProjectsProjectWellKnownSkillsNamePathWithResponse(ctx context.Context, project string, name string, path string, params *GetV1ProjectsProjectWellKnownSkillsNamePathParams, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectWellKnownSkillsNamePathResponse, error)
+
+	// HeadV1ProjectsProjectWellKnownSkillsNamePathWithResponse Headers of it
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with HEAD /v1/projects/{project}/.well-known/skills/{name}/{path} (the `HeadV1ProjectsProjectWellKnownSkillsNamePath` operationId).
+	HeadV1ProjectsProjectWellKnownSkillsNamePathWithResponse(ctx context.Context, project string, name string, path string, reqEditors ...RequestEditorFn) (*HeadV1ProjectsProjectWellKnownSkillsNamePathResponse, error)
+
 	// GetV1ProjectsProjectActivityWithResponse Changes to the project, its skills and prompts, newest first
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -24872,6 +25500,656 @@ func (r PatchV1ProjectsProjectResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PatchV1ProjectsProjectResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse200Headers the declared response headers of an HTTP 200 response for GetV1ProjectsProjectWellKnownAgentSkillsIndexJson
+type GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse200Headers struct {
+	ETag *string
+}
+
+// GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse304Headers the declared response headers of an HTTP 304 response for GetV1ProjectsProjectWellKnownAgentSkillsIndexJson
+type GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse304Headers struct {
+	ETag *string
+}
+
+// GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse401Headers the declared response headers of an HTTP 401 response for GetV1ProjectsProjectWellKnownAgentSkillsIndexJson
+type GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse429Headers the declared response headers of an HTTP 429 response for GetV1ProjectsProjectWellKnownAgentSkillsIndexJson
+type GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse429Headers struct {
+	RetryAfter *string
+}
+
+// GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse503Headers the declared response headers of an HTTP 503 response for GetV1ProjectsProjectWellKnownAgentSkillsIndexJson
+type GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse503Headers struct {
+	RetryAfter *string
+}
+
+type GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DiscoveryIndex
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *APIError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *APIError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *APIError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse304Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse) GetJSON200() *DiscoveryIndex {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse) GetJSON400() *APIError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse) GetJSON401() *APIError {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse) GetJSON404() *APIError {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse) GetJSON429() *APIError {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse) GetJSON503() *APIError {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse429Headers the declared response headers of an HTTP 429 response for HeadV1ProjectsProjectWellKnownAgentSkillsIndexJson
+type HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse429Headers struct {
+	RetryAfter *string
+}
+
+// HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse503Headers the declared response headers of an HTTP 503 response for HeadV1ProjectsProjectWellKnownAgentSkillsIndexJson
+type HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse503Headers struct {
+	RetryAfter *string
+}
+
+type HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse503Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse200Headers the declared response headers of an HTTP 200 response for GetV1ProjectsProjectWellKnownAgentSkillsNamePath
+type GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse200Headers struct {
+	ETag *string
+}
+
+// GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse304Headers the declared response headers of an HTTP 304 response for GetV1ProjectsProjectWellKnownAgentSkillsNamePath
+type GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse304Headers struct {
+	ETag *string
+}
+
+// GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse401Headers the declared response headers of an HTTP 401 response for GetV1ProjectsProjectWellKnownAgentSkillsNamePath
+type GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse429Headers the declared response headers of an HTTP 429 response for GetV1ProjectsProjectWellKnownAgentSkillsNamePath
+type GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse429Headers struct {
+	RetryAfter *string
+}
+
+// GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse503Headers the declared response headers of an HTTP 503 response for GetV1ProjectsProjectWellKnownAgentSkillsNamePath
+type GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse503Headers struct {
+	RetryAfter *string
+}
+
+type GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *APIError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *APIError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *APIError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse304Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse) GetJSON400() *APIError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse) GetJSON401() *APIError {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse) GetJSON404() *APIError {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse) GetJSON429() *APIError {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse) GetJSON503() *APIError {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// HeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse429Headers the declared response headers of an HTTP 429 response for HeadV1ProjectsProjectWellKnownAgentSkillsNamePath
+type HeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse429Headers struct {
+	RetryAfter *string
+}
+
+// HeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse503Headers the declared response headers of an HTTP 503 response for HeadV1ProjectsProjectWellKnownAgentSkillsNamePath
+type HeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse503Headers struct {
+	RetryAfter *string
+}
+
+type HeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *HeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *HeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse503Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r HeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r HeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r HeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r HeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse200Headers the declared response headers of an HTTP 200 response for GetV1ProjectsProjectWellKnownSkillsIndexJson
+type GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse200Headers struct {
+	ETag *string
+}
+
+// GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse304Headers the declared response headers of an HTTP 304 response for GetV1ProjectsProjectWellKnownSkillsIndexJson
+type GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse304Headers struct {
+	ETag *string
+}
+
+// GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse401Headers the declared response headers of an HTTP 401 response for GetV1ProjectsProjectWellKnownSkillsIndexJson
+type GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse429Headers the declared response headers of an HTTP 429 response for GetV1ProjectsProjectWellKnownSkillsIndexJson
+type GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse429Headers struct {
+	RetryAfter *string
+}
+
+// GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse503Headers the declared response headers of an HTTP 503 response for GetV1ProjectsProjectWellKnownSkillsIndexJson
+type GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse503Headers struct {
+	RetryAfter *string
+}
+
+type GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DiscoveryIndexV1
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *APIError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *APIError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *APIError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse304Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse) GetJSON200() *DiscoveryIndexV1 {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse) GetJSON400() *APIError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse) GetJSON401() *APIError {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse) GetJSON404() *APIError {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse) GetJSON429() *APIError {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse) GetJSON503() *APIError {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// HeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse429Headers the declared response headers of an HTTP 429 response for HeadV1ProjectsProjectWellKnownSkillsIndexJson
+type HeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse429Headers struct {
+	RetryAfter *string
+}
+
+// HeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse503Headers the declared response headers of an HTTP 503 response for HeadV1ProjectsProjectWellKnownSkillsIndexJson
+type HeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse503Headers struct {
+	RetryAfter *string
+}
+
+type HeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *HeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *HeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse503Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r HeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r HeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r HeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r HeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetV1ProjectsProjectWellKnownSkillsNamePathResponse200Headers the declared response headers of an HTTP 200 response for GetV1ProjectsProjectWellKnownSkillsNamePath
+type GetV1ProjectsProjectWellKnownSkillsNamePathResponse200Headers struct {
+	ETag *string
+}
+
+// GetV1ProjectsProjectWellKnownSkillsNamePathResponse304Headers the declared response headers of an HTTP 304 response for GetV1ProjectsProjectWellKnownSkillsNamePath
+type GetV1ProjectsProjectWellKnownSkillsNamePathResponse304Headers struct {
+	ETag *string
+}
+
+// GetV1ProjectsProjectWellKnownSkillsNamePathResponse401Headers the declared response headers of an HTTP 401 response for GetV1ProjectsProjectWellKnownSkillsNamePath
+type GetV1ProjectsProjectWellKnownSkillsNamePathResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetV1ProjectsProjectWellKnownSkillsNamePathResponse429Headers the declared response headers of an HTTP 429 response for GetV1ProjectsProjectWellKnownSkillsNamePath
+type GetV1ProjectsProjectWellKnownSkillsNamePathResponse429Headers struct {
+	RetryAfter *string
+}
+
+// GetV1ProjectsProjectWellKnownSkillsNamePathResponse503Headers the declared response headers of an HTTP 503 response for GetV1ProjectsProjectWellKnownSkillsNamePath
+type GetV1ProjectsProjectWellKnownSkillsNamePathResponse503Headers struct {
+	RetryAfter *string
+}
+
+type GetV1ProjectsProjectWellKnownSkillsNamePathResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *APIError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *APIError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *APIError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetV1ProjectsProjectWellKnownSkillsNamePathResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetV1ProjectsProjectWellKnownSkillsNamePathResponse304Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetV1ProjectsProjectWellKnownSkillsNamePathResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetV1ProjectsProjectWellKnownSkillsNamePathResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetV1ProjectsProjectWellKnownSkillsNamePathResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetV1ProjectsProjectWellKnownSkillsNamePathResponse) GetJSON400() *APIError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetV1ProjectsProjectWellKnownSkillsNamePathResponse) GetJSON401() *APIError {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetV1ProjectsProjectWellKnownSkillsNamePathResponse) GetJSON404() *APIError {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetV1ProjectsProjectWellKnownSkillsNamePathResponse) GetJSON429() *APIError {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetV1ProjectsProjectWellKnownSkillsNamePathResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetV1ProjectsProjectWellKnownSkillsNamePathResponse) GetJSON503() *APIError {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetV1ProjectsProjectWellKnownSkillsNamePathResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetV1ProjectsProjectWellKnownSkillsNamePathResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetV1ProjectsProjectWellKnownSkillsNamePathResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetV1ProjectsProjectWellKnownSkillsNamePathResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// HeadV1ProjectsProjectWellKnownSkillsNamePathResponse429Headers the declared response headers of an HTTP 429 response for HeadV1ProjectsProjectWellKnownSkillsNamePath
+type HeadV1ProjectsProjectWellKnownSkillsNamePathResponse429Headers struct {
+	RetryAfter *string
+}
+
+// HeadV1ProjectsProjectWellKnownSkillsNamePathResponse503Headers the declared response headers of an HTTP 503 response for HeadV1ProjectsProjectWellKnownSkillsNamePath
+type HeadV1ProjectsProjectWellKnownSkillsNamePathResponse503Headers struct {
+	RetryAfter *string
+}
+
+type HeadV1ProjectsProjectWellKnownSkillsNamePathResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *HeadV1ProjectsProjectWellKnownSkillsNamePathResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *HeadV1ProjectsProjectWellKnownSkillsNamePathResponse503Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r HeadV1ProjectsProjectWellKnownSkillsNamePathResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r HeadV1ProjectsProjectWellKnownSkillsNamePathResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r HeadV1ProjectsProjectWellKnownSkillsNamePathResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r HeadV1ProjectsProjectWellKnownSkillsNamePathResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -50582,6 +51860,110 @@ func (c *ClientWithResponses) PatchV1ProjectsProjectWithResponse(ctx context.Con
 	return ParsePatchV1ProjectsProjectResponse(rsp)
 }
 
+// GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonWithResponse One project's discovery index where installers given the project's URL (/v1/projects/{p}) look for it
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/projects/{project}/.well-known/agent-skills/index.json (the `GetV1ProjectsProjectWellKnownAgentSkillsIndexJson` operationId).
+func (c *ClientWithResponses) GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonWithResponse(ctx context.Context, project string, params *GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonParams, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse, error) {
+	rsp, err := c.GetV1ProjectsProjectWellKnownAgentSkillsIndexJson(ctx, project, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse(rsp)
+}
+
+// HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonWithResponse Headers of it
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with HEAD /v1/projects/{project}/.well-known/agent-skills/index.json (the `HeadV1ProjectsProjectWellKnownAgentSkillsIndexJson` operationId).
+func (c *ClientWithResponses) HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonWithResponse(ctx context.Context, project string, reqEditors ...RequestEditorFn) (*HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse, error) {
+	rsp, err := c.HeadV1ProjectsProjectWellKnownAgentSkillsIndexJson(ctx, project, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseHeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse(rsp)
+}
+
+// GetV1ProjectsProjectWellKnownAgentSkillsNamePathWithResponse A file of a skill of that index
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/projects/{project}/.well-known/agent-skills/{name}/{path} (the `GetV1ProjectsProjectWellKnownAgentSkillsNamePath` operationId).
+func (c *ClientWithResponses) GetV1ProjectsProjectWellKnownAgentSkillsNamePathWithResponse(ctx context.Context, project string, name string, path string, params *GetV1ProjectsProjectWellKnownAgentSkillsNamePathParams, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse, error) {
+	rsp, err := c.GetV1ProjectsProjectWellKnownAgentSkillsNamePath(ctx, project, name, path, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse(rsp)
+}
+
+// HeadV1ProjectsProjectWellKnownAgentSkillsNamePathWithResponse Headers of it
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with HEAD /v1/projects/{project}/.well-known/agent-skills/{name}/{path} (the `HeadV1ProjectsProjectWellKnownAgentSkillsNamePath` operationId).
+func (c *ClientWithResponses) HeadV1ProjectsProjectWellKnownAgentSkillsNamePathWithResponse(ctx context.Context, project string, name string, path string, reqEditors ...RequestEditorFn) (*HeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse, error) {
+	rsp, err := c.HeadV1ProjectsProjectWellKnownAgentSkillsNamePath(ctx, project, name, path, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseHeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse(rsp)
+}
+
+// GetV1ProjectsProjectWellKnownSkillsIndexJsonWithResponse One project's skills in the v0.1 form, where v0.1 installers given the project's URL look
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/projects/{project}/.well-known/skills/index.json (the `GetV1ProjectsProjectWellKnownSkillsIndexJson` operationId).
+func (c *ClientWithResponses) GetV1ProjectsProjectWellKnownSkillsIndexJsonWithResponse(ctx context.Context, project string, params *GetV1ProjectsProjectWellKnownSkillsIndexJsonParams, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse, error) {
+	rsp, err := c.GetV1ProjectsProjectWellKnownSkillsIndexJson(ctx, project, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetV1ProjectsProjectWellKnownSkillsIndexJsonResponse(rsp)
+}
+
+// HeadV1ProjectsProjectWellKnownSkillsIndexJsonWithResponse Headers of it
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with HEAD /v1/projects/{project}/.well-known/skills/index.json (the `HeadV1ProjectsProjectWellKnownSkillsIndexJson` operationId).
+func (c *ClientWithResponses) HeadV1ProjectsProjectWellKnownSkillsIndexJsonWithResponse(ctx context.Context, project string, reqEditors ...RequestEditorFn) (*HeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse, error) {
+	rsp, err := c.HeadV1ProjectsProjectWellKnownSkillsIndexJson(ctx, project, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseHeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse(rsp)
+}
+
+// GetV1ProjectsProjectWellKnownSkillsNamePathWithResponse A file of a skill of that v0.1 index
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/projects/{project}/.well-known/skills/{name}/{path} (the `GetV1ProjectsProjectWellKnownSkillsNamePath` operationId).
+func (c *ClientWithResponses) GetV1ProjectsProjectWellKnownSkillsNamePathWithResponse(ctx context.Context, project string, name string, path string, params *GetV1ProjectsProjectWellKnownSkillsNamePathParams, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectWellKnownSkillsNamePathResponse, error) {
+	rsp, err := c.GetV1ProjectsProjectWellKnownSkillsNamePath(ctx, project, name, path, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetV1ProjectsProjectWellKnownSkillsNamePathResponse(rsp)
+}
+
+// HeadV1ProjectsProjectWellKnownSkillsNamePathWithResponse Headers of it
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with HEAD /v1/projects/{project}/.well-known/skills/{name}/{path} (the `HeadV1ProjectsProjectWellKnownSkillsNamePath` operationId).
+func (c *ClientWithResponses) HeadV1ProjectsProjectWellKnownSkillsNamePathWithResponse(ctx context.Context, project string, name string, path string, reqEditors ...RequestEditorFn) (*HeadV1ProjectsProjectWellKnownSkillsNamePathResponse, error) {
+	rsp, err := c.HeadV1ProjectsProjectWellKnownSkillsNamePath(ctx, project, name, path, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseHeadV1ProjectsProjectWellKnownSkillsNamePathResponse(rsp)
+}
+
 // GetV1ProjectsProjectActivityWithResponse Changes to the project, its skills and prompts, newest first
 //
 // Returns a wrapper object for the known response body format(s).
@@ -56642,6 +58024,644 @@ func ParsePatchV1ProjectsProjectResponse(rsp *http.Response) (*PatchV1ProjectsPr
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers PatchV1ProjectsProjectResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse parses an HTTP response from a GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonWithResponse call
+func ParseGetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse(rsp *http.Response) (*GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DiscoveryIndex
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers304 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseHeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse parses an HTTP response from a HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonWithResponse call
+func ParseHeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse(rsp *http.Response) (*HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse parses an HTTP response from a GetV1ProjectsProjectWellKnownAgentSkillsNamePathWithResponse call
+func ParseGetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse(rsp *http.Response) (*GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers304 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseHeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse parses an HTTP response from a HeadV1ProjectsProjectWellKnownAgentSkillsNamePathWithResponse call
+func ParseHeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse(rsp *http.Response) (*HeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &HeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers HeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers HeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetV1ProjectsProjectWellKnownSkillsIndexJsonResponse parses an HTTP response from a GetV1ProjectsProjectWellKnownSkillsIndexJsonWithResponse call
+func ParseGetV1ProjectsProjectWellKnownSkillsIndexJsonResponse(rsp *http.Response) (*GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DiscoveryIndexV1
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers304 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseHeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse parses an HTTP response from a HeadV1ProjectsProjectWellKnownSkillsIndexJsonWithResponse call
+func ParseHeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse(rsp *http.Response) (*HeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &HeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers HeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers HeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetV1ProjectsProjectWellKnownSkillsNamePathResponse parses an HTTP response from a GetV1ProjectsProjectWellKnownSkillsNamePathWithResponse call
+func ParseGetV1ProjectsProjectWellKnownSkillsNamePathResponse(rsp *http.Response) (*GetV1ProjectsProjectWellKnownSkillsNamePathResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetV1ProjectsProjectWellKnownSkillsNamePathResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetV1ProjectsProjectWellKnownSkillsNamePathResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetV1ProjectsProjectWellKnownSkillsNamePathResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers304 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetV1ProjectsProjectWellKnownSkillsNamePathResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetV1ProjectsProjectWellKnownSkillsNamePathResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetV1ProjectsProjectWellKnownSkillsNamePathResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseHeadV1ProjectsProjectWellKnownSkillsNamePathResponse parses an HTTP response from a HeadV1ProjectsProjectWellKnownSkillsNamePathWithResponse call
+func ParseHeadV1ProjectsProjectWellKnownSkillsNamePathResponse(rsp *http.Response) (*HeadV1ProjectsProjectWellKnownSkillsNamePathResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &HeadV1ProjectsProjectWellKnownSkillsNamePathResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers HeadV1ProjectsProjectWellKnownSkillsNamePathResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers HeadV1ProjectsProjectWellKnownSkillsNamePathResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
