@@ -402,9 +402,26 @@ func TestSkillsInstall(t *testing.T) {
 	if len(l.Skills) != 1 || l.Skills[0].Slug != "xlsx" || l.Skills[0].Version != 1 {
 		t.Fatalf("lockfile after install: %+v", l)
 	}
-	f.must(t, dir, "skills", "install", "demo/xlsx", "--to", "agent")
+	r = f.must(t, dir, "skills", "install", "demo/xlsx", "--to", "agent")
 	if read(t, filepath.Join(dir, "agent/xlsx/README.md")) != "v2\n" {
 		t.Fatal("install of the live version")
+	}
+	// A new folder is installed, never "updated", and keeps its own entry:
+	// the other folder's stays at v1.
+	if !strings.Contains(r.stdout, "installed demo/xlsx v2 in agent/xlsx") {
+		t.Errorf("install into a second folder: %s", r.stdout)
+	}
+	l = readLock(t, dir)
+	if len(l.Skills) != 2 || l.Skills[0].Dir != ".claude/skills" || l.Skills[0].Version != 1 || l.Skills[1].Dir != "agent" || l.Skills[1].Version != 2 {
+		t.Fatalf("lockfile with two folders: %+v", l)
+	}
+	// quire pull brings each entry up to date in its own folder.
+	r = f.must(t, dir, "pull")
+	if !strings.Contains(r.stdout, "updated   demo/xlsx v2 in .claude/skills/xlsx") || !strings.Contains(r.stdout, "unchanged demo/xlsx v2 in agent/xlsx") {
+		t.Errorf("pull of both folders: %s", r.stdout)
+	}
+	if read(t, filepath.Join(dir, ".claude/skills/xlsx/README.md")) != "v2\n" {
+		t.Error("pull did not update the first folder")
 	}
 	if r := f.quire(t, dir, nil, "skills", "install", "demo/nope"); r.code != 1 || !strings.Contains(r.stderr, "not found") {
 		t.Fatalf("install of a missing skill: %+v", r)
@@ -432,6 +449,12 @@ func TestPush(t *testing.T) {
 		t.Fatalf("push:\n%s", r.stdout)
 	}
 	repo := f.gitRepo("pdf-tools")
+	// The same folder again opens no second draft with the same content.
+	r = f.must(t, dir, "push", "skills/pdf-tools")
+	if !strings.Contains(r.stdout, "nothing to push: skills/pdf-tools holds what draft 2 has") ||
+		strings.Contains(testenv.Git(t, repo, "for-each-ref", "--format=%(refname)", "refs/heads/"), "draft/3") {
+		t.Fatalf("a second push of the same folder:\n%s", r.stdout)
+	}
 	// One commit on draft/2 over the live version, holding the folder.
 	if got := testenv.Git(t, repo, "rev-list", "--count", "main..refs/heads/draft/2"); strings.TrimSpace(got) != "1" {
 		t.Fatalf("commits on draft/2: %s", got)

@@ -30,10 +30,16 @@ type Lock struct {
 	Skills  []LockedSkill `json:"skills"`
 }
 
-// LockedSkill is one skill of the lockfile.
+// LockedSkill is one skill of the lockfile, in one folder: a skill
+// pulled into skills/ and installed into .claude/skills has an entry for
+// each, as each folder is its own copy.
 type LockedSkill struct {
 	Project string `json:"project"`
 	Slug    string `json:"slug"`
+	// Dir is the folder the skill's own folder is in, as the command was
+	// given it (slash-separated); an entry of an older quire has none
+	// and stands for any folder until it is written again.
+	Dir     string `json:"dir,omitempty"`
 	Version int    `json:"version"`
 	Commit  string `json:"commit"`
 	Digest  string `json:"digest"`
@@ -61,26 +67,39 @@ func readLock(p string) (*Lock, error) {
 	return &l, nil
 }
 
-func (l *Lock) find(project, slug string) *LockedSkill {
+// find is the entry of project/slug in folder dir ("" for any folder):
+// the one recorded for dir, else an older entry recorded for none.
+func (l *Lock) find(project, slug, dir string) *LockedSkill {
+	var legacy *LockedSkill
 	for i := range l.Skills {
-		if l.Skills[i].Project == project && l.Skills[i].Slug == slug {
-			return &l.Skills[i]
+		s := &l.Skills[i]
+		if s.Project != project || s.Slug != slug {
+			continue
+		}
+		if dir == "" || s.Dir == dir {
+			return s
+		}
+		if s.Dir == "" && legacy == nil {
+			legacy = s
 		}
 	}
-	return nil
+	return legacy
 }
 
 func (l *Lock) put(s LockedSkill) {
-	if old := l.find(s.Project, s.Slug); old != nil {
+	if old := l.find(s.Project, s.Slug, s.Dir); old != nil {
 		*old = s
 		return
 	}
 	l.Skills = append(l.Skills, s)
 	sort.Slice(l.Skills, func(i, j int) bool {
 		a, b := l.Skills[i], l.Skills[j]
-		return a.Project < b.Project || a.Project == b.Project && a.Slug < b.Slug
+		return a.Project < b.Project || a.Project == b.Project && (a.Slug < b.Slug || a.Slug == b.Slug && a.Dir < b.Dir)
 	})
 }
+
+// lockDir is how the lockfile records folder dir.
+func lockDir(dir string) string { return filepath.ToSlash(filepath.Clean(dir)) }
 
 // write replaces the lockfile whole (a rename).
 func (l *Lock) write(p string) error {

@@ -22,6 +22,7 @@ import (
 // pullFlags are the options of a pull or an install.
 type pullFlags struct {
 	dir    string
+	dirSet bool // --dir was given
 	label  string
 	skills []string
 	force  bool
@@ -37,6 +38,10 @@ type target struct {
 	// is then an error, not a skip.
 	named bool
 	lock  *LockedSkill // the lockfile's entry, if any
+	// dir is the folder the skill's folder goes into, as given.
+	dir string
+	// existed says whether the skill's folder was there before.
+	existed bool
 
 	status string // installed, updated, unchanged, kept, skipped
 	info   *client.ArchiveInfo
@@ -82,6 +87,7 @@ pins, failing when an archive's digest differs from it.`,
 			if f.frozen && f.label != "" {
 				return usagef("--frozen installs what quire.lock pins: not with --label")
 			}
+			f.dirSet = c.Flags().Changed("dir")
 			return e.pull(c.Context(), project, f)
 		},
 	}
@@ -112,7 +118,7 @@ quire pull does.`,
 			if version == "" {
 				version = "live"
 			}
-			t := &target{project: project, slug: slug, version: version, named: true}
+			t := &target{project: project, slug: slug, version: version, named: true, dir: f.dir}
 			return e.fetchSkills(c.Context(), []*target{t}, f)
 		},
 	}
@@ -155,7 +161,11 @@ func (e *env) pull(ctx context.Context, project string, f pullFlags) error {
 			if f.frozen {
 				v = strconv.Itoa(s.Version)
 			}
-			targets = append(targets, &target{project: s.Project, slug: s.Slug, version: v, named: true})
+			dir := f.dir
+			if s.Dir != "" && !f.dirSet {
+				dir = s.Dir // each entry back where it was written
+			}
+			targets = append(targets, &target{project: s.Project, slug: s.Slug, version: v, named: true, dir: dir})
 		}
 		if len(targets) == 0 && len(missing) == 0 {
 			return usagef("%s lists no skills to pull: name a PROJECT", LockName)
@@ -177,7 +187,7 @@ func (e *env) pull(ctx context.Context, project string, f pullFlags) error {
 				}
 				named := want[s.Slug]
 				delete(missing, s.Slug)
-				targets = append(targets, &target{project: project, slug: s.Slug, version: version, named: named})
+				targets = append(targets, &target{project: project, slug: s.Slug, version: version, named: named, dir: f.dir})
 			}
 			if opts.Cursor = pg.NextCursor; opts.Cursor == "" {
 				break
@@ -190,11 +200,13 @@ func (e *env) pull(ctx context.Context, project string, f pullFlags) error {
 	return e.fetchSkills(ctx, targets, f)
 }
 
-// fetchSkills plans, checks, downloads and writes targets into f.dir.
+// fetchSkills plans, checks, downloads and writes targets into their
+// folders.
 func (e *env) fetchSkills(ctx context.Context, targets []*target, f pullFlags) error {
-	dir := e.path(f.dir)
-	if _, err := isDir(dir); err != nil {
-		return err
+	for _, t := range targets {
+		if _, err := isDir(e.path(t.dir)); err != nil {
+			return err
+		}
 	}
 	lockPath := e.path(LockName)
 	lock, err := readLock(lockPath)
@@ -207,21 +219,23 @@ func (e *env) fetchSkills(ctx context.Context, targets []*target, f pullFlags) e
 	}
 	seen := map[string]string{}
 	for _, t := range targets {
-		if p, dup := seen[t.slug]; dup {
-			return fmt.Errorf("%s/%s and %s/%s would both go into %s", p, t.slug, t.project, t.slug, filepath.Join(f.dir, t.slug))
+		folder := filepath.Join(t.dir, t.slug)
+		if p, dup := seen[folder]; dup {
+			return fmt.Errorf("%s/%s and %s/%s would both go into %s", p, t.slug, t.project, t.slug, folder)
 		}
-		seen[t.slug] = t.project
+		seen[folder] = t.project
 	}
 
 	// Plan: what the server has, what the folder holds.
 	var edited, fetch []*target
 	for _, t := range targets {
-		t.lock = lock.find(t.project, t.slug)
-		folder := filepath.Join(dir, t.slug)
+		t.lock = lock.find(t.project, t.slug, lockDir(t.dir))
+		folder := filepath.Join(e.path(t.dir), t.slug)
 		exists, err := isDir(folder)
 		if err != nil {
 			return err
 		}
+		t.existed = exists
 		local := ""
 		if exists {
 			files, err := readFolder(folder)
@@ -302,7 +316,7 @@ func (e *env) fetchSkills(ctx context.Context, targets []*target, f pullFlags) e
 	var refused []string
 	for _, t := range edited {
 		if t.local != t.digest && !f.force {
-			refused = append(refused, filepath.Join(f.dir, t.slug))
+			refused = append(refused, filepath.Join(t.dir, t.slug))
 		}
 	}
 	if len(refused) > 0 {
@@ -311,14 +325,16 @@ func (e *env) fetchSkills(ctx context.Context, targets []*target, f pullFlags) e
 
 	// Write: each folder whole, then the lockfile.
 	for _, t := range fetch {
-		if err := installFolder(dir, t.slug, t.files); err != nil {
-			return fmt.Errorf("write %s: %w", filepath.Join(f.dir, t.slug), err)
+		if err := installFolder(e.path(t.dir), t.slug, t.files); err != nil {
+			return fmt.Errorf("write %s: %w", filepath.Join(t.dir, t.slug), err)
 		}
+		// A folder that was not there is installed, whatever the lock
+		// said of another folder.
 		t.status = "updated"
-		if t.lock == nil {
+		if !t.existed {
 			t.status = "installed"
 		}
-		lock.put(LockedSkill{Project: t.project, Slug: t.slug, Version: t.info.Version, Commit: t.info.Commit, Digest: t.digest})
+		lock.put(LockedSkill{Project: t.project, Slug: t.slug, Dir: lockDir(t.dir), Version: t.info.Version, Commit: t.info.Commit, Digest: t.digest})
 	}
 	if len(fetch) > 0 {
 		if err := lock.write(lockPath); err != nil {
@@ -328,11 +344,13 @@ func (e *env) fetchSkills(ctx context.Context, targets []*target, f pullFlags) e
 	return e.printPulled(targets, f.dir)
 }
 
+// printPulled says what happened to each target; dir is the folder the
+// command was given (each skill's own is in its path).
 func (e *env) printPulled(targets []*target, dir string) error {
 	out := make([]PulledSkill, 0, len(targets))
 	counts := map[string]int{}
 	for _, t := range targets {
-		p := PulledSkill{Project: t.project, Slug: t.slug, Path: filepath.Join(dir, t.slug), Status: t.status}
+		p := PulledSkill{Project: t.project, Slug: t.slug, Path: filepath.Join(t.dir, t.slug), Status: t.status}
 		if l := t.lock; t.status == "unchanged" || t.status == "kept" {
 			p.Version, p.Commit, p.Digest = l.Version, l.Commit, l.Digest
 		} else if t.status != "skipped" {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -121,7 +122,7 @@ func (e *env) localSkill(folder, project string) (ref string, files []skillFile,
 	if project == "" {
 		var found []string
 		for _, s := range l.Skills {
-			if s.Slug == slug {
+			if s.Slug == slug && !slices.Contains(found, s.Project) {
 				found = append(found, s.Project)
 			}
 		}
@@ -140,7 +141,7 @@ func (e *env) localSkill(folder, project string) (ref string, files []skillFile,
 	if len(files) == 0 {
 		return "", nil, nil, fmt.Errorf("%s holds no files", folder)
 	}
-	return project + "/" + slug, files, l.find(project, slug), nil
+	return project + "/" + slug, files, l.find(project, slug, lockDir(filepath.Dir(folder))), nil
 }
 
 // zipFiles packs files for the push route.
@@ -233,6 +234,20 @@ number and what changed; nothing to change opens no draft.`,
 					fmt.Fprintf(w, "nothing to push: %s holds what %s has\n", a[0], map[bool]string{true: "the live version", false: "draft " + strconv.Itoa(n)}[created])
 				})
 			}
+			if created {
+				// A folder pushed before is on a draft already: a second
+				// push opens no twin of it.
+				same, err := sameDraft(ctx, sdk, ref, files)
+				if err != nil {
+					return fail(err, "push %s", ref)
+				}
+				if same != nil {
+					out.Draft, out.Commit, out.Created, out.Changes = same.Number, same.Commit, false, Changes{Added: []string{}, Changed: []string{}, Deleted: []string{}}
+					return e.print(out, func(w io.Writer) {
+						fmt.Fprintf(w, "nothing to push: %s holds what draft %d has (push --draft %d to commit on it)\n", a[0], same.Number, same.Number)
+					})
+				}
+			}
 			body, err := zipFiles(files)
 			if err != nil {
 				return err
@@ -264,6 +279,30 @@ number and what changed; nothing to change opens no draft.`,
 	c.Flags().StringVarP(&message, "message", "m", "", "the commit message")
 	c.Flags().StringVar(&project, "project", "", "the skill's project (default: from quire.lock)")
 	return c
+}
+
+// maxTwinDrafts bounds the open drafts a push compares its folder with.
+const maxTwinDrafts = 10
+
+// sameDraft is the newest of the skill's open drafts (of the last
+// maxTwinDrafts) that holds exactly files, or nil.
+func sameDraft(ctx context.Context, sdk *client.Client, ref string, files []skillFile) (*client.SkillVersion, error) {
+	pg, err := sdk.SkillVersions(ctx, ref, "draft", client.ListOptions{Limit: 100})
+	if err != nil {
+		return nil, err
+	}
+	drafts := pg.Items
+	sort.Slice(drafts, func(i, j int) bool { return drafts[i].Number > drafts[j].Number })
+	for i := range min(len(drafts), maxTwinDrafts) {
+		remote, err := remoteFiles(ctx, sdk, ref, drafts[i].Number)
+		if err != nil {
+			return nil, err
+		}
+		if compare(files, remote).empty() {
+			return &drafts[i], nil
+		}
+	}
+	return nil, nil
 }
 
 func (e *env) diffCmd() *cobra.Command {
