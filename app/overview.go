@@ -34,6 +34,9 @@ type ProjectOverview struct {
 	NextSkills, NextPrompts string
 	Members                 []MemberSummary
 	Activity                []quire.Activity
+	// ActivityAssets are the project's skills and prompts by id, so each
+	// activity entry can name the one it changed.
+	ActivityAssets map[string]*quire.Asset
 }
 
 // OverviewOptions pages the overview's lists; Activity is how many
@@ -84,6 +87,10 @@ func (a *App) ProjectOverview(ctx context.Context, p *quire.Principal, ref strin
 			}
 			var err error
 			ov.Activity, _, err = a.activity.Activity(gctx, pr, assets, quire.ListOptions{Limit: o.Activity})
+			ov.ActivityAssets = make(map[string]*quire.Asset, len(assets))
+			for _, as := range assets {
+				ov.ActivityAssets[as.ID] = as
+			}
 			return err
 		})
 	}

@@ -259,7 +259,10 @@ func TestPages(t *testing.T) {
 	b.signIn(testenv.AdminEmail, testenv.AdminPassword)
 
 	proj := b.get("/ui/p/demo")
-	wantPage(t, proj, 200, "Skill pdf-tools", "Prompt greeting", "v1", "production → v1", `Admin <span class="muted small">admin@example.com</span>`, "owner", "Recent activity")
+	wantPage(t, proj, 200, "Skill pdf-tools", "Prompt greeting", "v1", "production → v1", `Admin <span class="muted small">admin@example.com</span>`, "owner", "Recent activity",
+		// each activity entry names what it changed and links to it
+		`<a class="small" href="/ui/p/demo/skills/pdf-tools">Skill pdf-tools</a> <span class="kind">skill</span>`,
+		`<a class="small" href="/ui/p/demo/prompts/greeting">Prompt greeting</a> <span class="kind">prompt</span>`)
 
 	asset := b.get("/ui/p/demo/skills/pdf-tools")
 	wantPage(t, asset, 200, `href="/ui/p/demo/skills/pdf-tools/v/1"`, "v1</a> <span class=\"live\">live</span>", "state-draft", "published", "vs base", "No open reviews.")
