@@ -97,3 +97,34 @@ type DraftMove struct {
 	Version  int
 	Old, New string
 }
+
+// ProjectRepoStore keeps each project's own repository: a read-only view
+// of the live versions of its skills, one commit per change
+// (gitstore/projectrepo.go).
+type ProjectRepoStore interface {
+	// SyncProject makes project pr's repository hold the live version
+	// of each of skills, as one commit by by with message msg when
+	// anything differs; it returns that commit ("" for none).
+	SyncProject(ctx context.Context, by Actor, pr *Project, skills []*Asset, msg string) (string, error)
+	// ApplyProjectChange applies one change to the repository as it
+	// stands, as one commit ("" when it changes nothing); skills are
+	// the project's skills, for its index.
+	ApplyProjectChange(ctx context.Context, by Actor, pr *Project, skills []*Asset, ch ProjectChange, msg string) (string, error)
+}
+
+// ProjectChange is one change of what a project has live: skill Skill,
+// whose slug is Slug, is now at Commit (of its repository), or gone when
+// Commit is empty; OldSlug, when set, is the slug it had before.
+type ProjectChange struct {
+	Skill   *Asset
+	Slug    string
+	OldSlug string
+	Commit  string
+}
+
+// ProjectRepo is the pseudo-asset that names project id's own repository
+// where the git protocol and the stores address a repository as an asset;
+// it is no skill or prompt (KindProject).
+func ProjectRepo(projectID string) *Asset {
+	return &Asset{ID: "project", ProjectID: projectID, Kind: KindProject, Name: "project", Slug: "project"}
+}

@@ -16,6 +16,10 @@ type Kind string
 const (
 	KindSkill  Kind = "skill"
 	KindPrompt Kind = "prompt"
+	// KindProject names no asset: it marks a project's own repository
+	// (the read-only view of its skills' live versions) where a
+	// repository is addressed as an asset. Valid reports false for it.
+	KindProject Kind = "project"
 )
 
 // Plural is the kind's name in URLs and on disk ("skills", "prompts").

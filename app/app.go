@@ -49,6 +49,10 @@ type Config struct {
 	Login LoginConfig
 	// Events keeps the event log and webhooks (events.go, webhooks.go).
 	Events EventsConfig
+	// NoProjectRepos keeps no project repositories (projectrepo.go) even
+	// when the version store can: the baseline quire-bench measures them
+	// against.
+	NoProjectRepos bool
 }
 
 // App is quire's use cases over its stores.
@@ -64,12 +68,16 @@ type App struct {
 	activity    quire.ActivityLog
 	reviews     quire.ReviewStore // nil: the version store keeps no reviews
 	labels      quire.LabelStore  // nil: nor labels
-	limiter     quire.RateLimiter
-	limits      quire.Limits
-	sessionTTL  time.Duration
-	bcryptCost  int
-	login       loginGuard
-	now         func() time.Time
+	// projectRepos keeps the projects' own repositories (nil: none);
+	// projectQ queues the changes of their views (projectrepo.go).
+	projectRepos quire.ProjectRepoStore
+	projectQ     projectQueue
+	limiter      quire.RateLimiter
+	limits       quire.Limits
+	sessionTTL   time.Duration
+	bcryptCost   int
+	login        loginGuard
+	now          func() time.Time
 
 	// templates memoizes parsed templates by commit; liveAt is prompts
 	// when it can read the live version at a known commit (the cache),
@@ -109,6 +117,9 @@ func New(cfg Config) *App {
 	// store keeps them when it can.
 	a.reviews, _ = cfg.Versions.(quire.ReviewStore)
 	a.labels, _ = cfg.Versions.(quire.LabelStore)
+	if !cfg.NoProjectRepos {
+		a.projectRepos, _ = cfg.Versions.(quire.ProjectRepoStore)
+	}
 	a.liveAt, _ = a.prompts.(liveAtStore)
 	a.gens, _ = a.prompts.(generations)
 	a.skills = newSkillMemo()

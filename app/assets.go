@@ -61,11 +61,18 @@ func (a *App) UpdateAsset(ctx context.Context, p *quire.Principal, kind quire.Ki
 	if err := noVisibility(e); err != nil {
 		return nil, err
 	}
+	oldSlug := as.Slug
 	if err := a.ApplyMeta(e, false, &as.Name, &as.Slug, &as.Description); err != nil {
 		return nil, err
 	}
 	if err := a.meta.UpdateAsset(ctx, p.Actor(), as); err != nil {
 		return nil, err
+	}
+	if as.Slug != oldSlug {
+		// The view holds the skill under its slug: move it.
+		if v, err := a.versions.LiveVersion(ctx, as); err == nil {
+			a.projectChange(ctx, p, as, v.Commit, oldSlug, "Rename skill "+oldSlug+" to "+as.Slug)
+		}
 	}
 	return as, nil
 }
@@ -83,5 +90,6 @@ func (a *App) DeleteAsset(ctx context.Context, p *quire.Principal, kind quire.Ki
 	if err := a.meta.DeleteAsset(ctx, p.Actor(), as); err != nil {
 		return a.abandon(ctx, err)
 	}
+	a.projectChange(ctx, p, as, "", "", "Delete skill "+as.Slug)
 	return a.emit(ctx, a.assetEvent(quire.EventAssetDeleted, p.Actor(), as, 0, ""))
 }

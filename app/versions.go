@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/quire/quire"
 	"github.com/quire/quire/valid"
@@ -141,6 +142,7 @@ func (a *App) PublishVersionWith(ctx context.Context, p *quire.Principal, kind q
 		if err != nil {
 			return nil, nil, a.abandon(ctx, err)
 		}
+		a.projectChange(ctx, p, as, v.Commit, "", fmt.Sprintf("Publish %s v%d", as.Slug, v.Number))
 		if err := a.emit(ctx, a.versionEvent(quire.EventVersionPublished, p.Actor(), as, v)); err != nil {
 			return nil, nil, err
 		}
@@ -157,6 +159,7 @@ func (a *App) PublishVersionWith(ctx context.Context, p *quire.Principal, kind q
 	if err != nil {
 		return nil, nil, a.abandon(ctx, err)
 	}
+	a.projectChange(ctx, p, as, v.Commit, "", fmt.Sprintf("Publish %s v%d", as.Slug, v.Number))
 	if merged != nil {
 		if err := a.reviewDone(ctx, p, as, ReviewMergedEvent, merged); err != nil {
 			return nil, nil, err
@@ -182,6 +185,7 @@ func (a *App) PromoteVersion(ctx context.Context, p *quire.Principal, kind quire
 	if err != nil {
 		return nil, nil, a.abandon(ctx, err)
 	}
+	a.projectChange(ctx, p, as, v.Commit, "", fmt.Sprintf("Make %s v%d live", as.Slug, v.Number))
 	if err := a.emit(ctx, a.versionEvent(quire.EventVersionPromoted, p.Actor(), as, v)); err != nil {
 		return nil, nil, err
 	}

@@ -87,6 +87,9 @@ type Store struct {
 	gen   *changeClock
 	stats *statsCache
 	trees *odb.TreeCache
+	// descriptions remembers the SKILL.md description of skill trees the
+	// project repositories list (projectrepo.go), by tree.
+	descriptions *lru.Cache[plumbing.Hash, string]
 
 	mu    sync.Mutex
 	open  *lru.Cache[string, *repo] // by path, the least recently used out first
@@ -130,6 +133,7 @@ func Open(opts Options) (*Store, error) {
 	// An evicted repository holds nothing to release (go-git keeps no
 	// descriptors open without KeepDescriptors), so no eviction callback.
 	s.open, _ = lru.New[string, *repo](opts.MaxOpenRepos)
+	s.descriptions, _ = lru.New[plumbing.Hash, string](4096)
 	sys, err := s.initRepo(s.systemPath())
 	if err != nil {
 		return nil, err
@@ -192,6 +196,9 @@ func (s *Store) RepoPath(a *quire.Asset) string {
 	// repository builds this path, and Root is already clean (Abs) while
 	// the ids are UUIDs and Plural a constant, so there is nothing to clean.
 	sep := string(filepath.Separator)
+	if a.Kind == quire.KindProject {
+		return s.opts.Root + sep + a.ProjectID + sep + projectRepoName
+	}
 	return s.opts.Root + sep + a.ProjectID + sep + a.Kind.Plural() + sep + a.ID + ".git"
 }
 

@@ -280,9 +280,23 @@ var authzTable = map[string]authzRow{
 	"HEAD /v1/projects/:projectID/agent-skills/index.json":  {policy: "project-read", ok: 200, req: authzPath("/v1/projects/{project}/agent-skills/index.json")},
 	"GET /v1/projects/:projectID/agent-skills/:name/*path":  {policy: "project-read", ok: 200, req: authzPath("/v1/projects/{project}/agent-skills/authz-skill/SKILL.md")},
 	"HEAD /v1/projects/:projectID/agent-skills/:name/*path": {policy: "project-read", ok: 200, req: authzPath("/v1/projects/{project}/agent-skills/authz-skill/SKILL.md")},
-	"GET /v1/skills/:id/diff":                               {policy: "project-read", ok: 200, req: authzPath("/v1/skills/{skill}/diff?from=1&to=2")},
-	"GET /v1/skills/:id/history":                            {policy: "project-read", ok: 200, req: authzPath("/v1/skills/{skill}/history")},
-	"GET /v1/skills/:id/live":                               {policy: "project-read", ok: 200, req: authzPath("/v1/skills/{skill}/live")},
+	// The v0.1 path, and a project's indexes where installers given its
+	// URL look: as the routes above.
+	"GET /.well-known/skills/index.json":                                {policy: "optional-credential", ok: 200, req: authzPath("/.well-known/skills/index.json")},
+	"HEAD /.well-known/skills/index.json":                               {policy: "optional-credential", ok: 200, req: authzPath("/.well-known/skills/index.json")},
+	"GET /.well-known/skills/:name/*path":                               {policy: "project-read", ok: 200, over: map[cred]int{credNone: 404}, req: authzPath("/.well-known/skills/authz-skill/SKILL.md")},
+	"HEAD /.well-known/skills/:name/*path":                              {policy: "project-read", ok: 200, over: map[cred]int{credNone: 404}, req: authzPath("/.well-known/skills/authz-skill/a.txt")},
+	"GET /v1/projects/:projectID/.well-known/agent-skills/index.json":   {policy: "project-read", ok: 200, req: authzPath("/v1/projects/{project}/.well-known/agent-skills/index.json")},
+	"HEAD /v1/projects/:projectID/.well-known/agent-skills/index.json":  {policy: "project-read", ok: 200, req: authzPath("/v1/projects/{project}/.well-known/agent-skills/index.json")},
+	"GET /v1/projects/:projectID/.well-known/agent-skills/:name/*path":  {policy: "project-read", ok: 200, req: authzPath("/v1/projects/{project}/.well-known/agent-skills/authz-skill/SKILL.md")},
+	"HEAD /v1/projects/:projectID/.well-known/agent-skills/:name/*path": {policy: "project-read", ok: 200, req: authzPath("/v1/projects/{project}/.well-known/agent-skills/authz-skill/SKILL.md")},
+	"GET /v1/projects/:projectID/.well-known/skills/index.json":         {policy: "project-read", ok: 200, req: authzPath("/v1/projects/{project}/.well-known/skills/index.json")},
+	"HEAD /v1/projects/:projectID/.well-known/skills/index.json":        {policy: "project-read", ok: 200, req: authzPath("/v1/projects/{project}/.well-known/skills/index.json")},
+	"GET /v1/projects/:projectID/.well-known/skills/:name/*path":        {policy: "project-read", ok: 200, req: authzPath("/v1/projects/{project}/.well-known/skills/authz-skill/SKILL.md")},
+	"HEAD /v1/projects/:projectID/.well-known/skills/:name/*path":       {policy: "project-read", ok: 200, req: authzPath("/v1/projects/{project}/.well-known/skills/authz-skill/SKILL.md")},
+	"GET /v1/skills/:id/diff":                                           {policy: "project-read", ok: 200, req: authzPath("/v1/skills/{skill}/diff?from=1&to=2")},
+	"GET /v1/skills/:id/history":                                        {policy: "project-read", ok: 200, req: authzPath("/v1/skills/{skill}/history")},
+	"GET /v1/skills/:id/live":                                           {policy: "project-read", ok: 200, req: authzPath("/v1/skills/{skill}/live")},
 
 	// Prompts.
 	"POST /v1/projects/:projectID/prompts": {policy: "project-write", ok: 201, req: func(f *authzFixture, _ bool) authzReq {

@@ -16,6 +16,7 @@ import (
 //	GET  /git/{project}/{skills|prompts}/{asset}.git/info/refs?service=git-upload-pack|git-receive-pack
 //	POST /git/{project}/{skills|prompts}/{asset}.git/git-upload-pack
 //	POST /git/{project}/{skills|prompts}/{asset}.git/git-receive-pack
+//	…    /git/{project}.git/…   the project's own repository, read-only
 //
 // {project} and {asset} are ids or slugs; ".git" may be left out. The
 // token is the password of HTTP Basic (any user name) or a Bearer header.
@@ -33,6 +34,11 @@ type gitTarget struct {
 
 func parseGitPath(p string) (gitTarget, bool) {
 	parts := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	if len(parts) >= 2 && parts[1] != "skills" && parts[1] != "prompts" {
+		// /git/{project}.git/…: the project's own repository.
+		t := gitTarget{project: strings.TrimSuffix(parts[0], ".git"), kind: quire.KindProject, endpoint: strings.Join(parts[1:], "/")}
+		return t, t.project != ""
+	}
 	if len(parts) < 4 {
 		return gitTarget{}, false
 	}
@@ -87,7 +93,7 @@ func (s *Server) serveGit(c *gin.Context) {
 
 	t, ok := parseGitPath(c.Param("path"))
 	if !ok {
-		s.fail(c, quire.Errorf(quire.ENOTFOUND, "no such git repository path; use /git/{project}/skills/{skill}.git or /git/{project}/prompts/{prompt}.git"))
+		s.fail(c, quire.Errorf(quire.ENOTFOUND, "no such git repository path; use /git/{project}/skills/{skill}.git, /git/{project}/prompts/{prompt}.git or /git/{project}.git"))
 		return
 	}
 	var service, method string
@@ -188,7 +194,10 @@ func (s *Server) serveGit(c *gin.Context) {
 	} else {
 		push := quire.GitPush{Asset: a, By: p.Actor(), Options: s.pushReview(c, p, a)}
 		push.Moving, push.Moved = s.app.PushEvents(p, a)
-		if p.CheckProject(pr, quire.AccessWrite) != nil {
+		switch {
+		case a.Kind == quire.KindProject:
+			push.Refused = quire.Errorf(quire.EFORBIDDEN, "the repository of project %s is read-only: it holds the live version of each skill; push to a skill's own repository (/git/%s/skills/{skill}.git)", pr.Slug, pr.Slug)
+		case p.CheckProject(pr, quire.AccessWrite) != nil:
 			push.Refused = quire.Errorf(quire.EFORBIDDEN, "this credential may read but not push to project %s", pr.Slug)
 		}
 		err = s.git.ReceivePack(ctx, push, body, w)
@@ -208,9 +217,17 @@ func (s *Server) serveGit(c *gin.Context) {
 }
 
 // gitAsset resolves the project and the asset of a git path, as the
-// principal may see them: anything else is not found.
+// principal may see them: anything else is not found. The project's own
+// repository is addressed as quire.ProjectRepo.
 func (s *Server) gitAsset(c *gin.Context, p *quire.Principal, t gitTarget) (*quire.Asset, *quire.Project, error) {
-	a, pr, err := s.app.ProjectAsset(c.Request.Context(), p, t.project, t.kind, t.asset, quire.AccessRead)
+	var a *quire.Asset
+	var pr *quire.Project
+	var err error
+	if t.kind == quire.KindProject {
+		a, pr, err = s.app.ProjectRepo(c.Request.Context(), p, t.project, quire.AccessRead)
+	} else {
+		a, pr, err = s.app.ProjectAsset(c.Request.Context(), p, t.project, t.kind, t.asset, quire.AccessRead)
+	}
 	if quire.ErrorCode(err) == quire.ENOTFOUND {
 		return nil, nil, quire.Errorf(quire.ENOTFOUND, "repository not found")
 	}

@@ -80,6 +80,8 @@ type Config struct {
 	// Events keeps events and webhooks (events.go, webhooks.go); with
 	// Events.Log nil the server keeps none.
 	Events app.EventsConfig
+	// NoProjectRepos keeps no project repositories (app.Config).
+	NoProjectRepos bool
 }
 
 // Server is quire's HTTP API.
@@ -141,7 +143,7 @@ func New(cfg Config) *Server {
 		Prompts: s.prompts, Payloads: s.payloads, PromptCache: s.promptCache,
 		Usage: s.usage, UsageLost: s.usageLost, Activity: cfg.Activity, RateLimiter: cfg.RateLimiter,
 		Limits: s.limits, SessionTTL: cfg.SessionTTL, BcryptCost: cfg.BcryptCost, Now: cfg.Now,
-		Login: s.loginConfig(), Events: s.eventsConfig(cfg),
+		Login: s.loginConfig(), Events: s.eventsConfig(cfg), NoProjectRepos: cfg.NoProjectRepos,
 	})
 	if cfg.MCP != nil {
 		s.mcp = cfg.MCP(s.app)

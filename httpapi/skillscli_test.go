@@ -77,8 +77,8 @@ func installed(t *testing.T, dir string) map[string]string {
 
 // TestSkillsCLIInstalls installs from quire with the real skills CLI, the
 // way agent users do: by the server's URL (discovery, every skill), by
-// one skill's discovery address, by a project's URL, and by a skill's git
-// repository. The script the skill's draft made executable (a git push)
+// one skill's discovery address, by a project's URL, by the project's
+// repository (every skill, or one), and by a skill's git repository. The script the skill's draft made executable (a git push)
 // stays executable where the installer keeps modes: through git. Through
 // discovery the CLI writes every file 0644 whatever the archive says
 // (its extractor reads no mode), which docs/clients.md states.
@@ -98,6 +98,7 @@ func TestSkillsCLIInstalls(t *testing.T) {
 	// review: SKILL.md alone, a skill-md entry.
 	publishSkill(t, e, f.pid, "review", "Review code.", nil)
 	manifest := testenv.SkillManifest("pdf")
+	e.ProjectReposIdle()
 	// Public, so the installers need no credential. (A git client asks
 	// anonymously first, so it sees a public project's published state.)
 	e.Must(200, "PATCH", "/v1/projects/demo", e.Admin, map[string]string{"visibility": "public"})
@@ -116,6 +117,17 @@ func TestSkillsCLIInstalls(t *testing.T) {
 	proj := installed(t, skillsAdd(t, bin, env, e.URL+"/v1/projects/demo", "--skill", "pdf"))
 	if len(proj) != 4 || proj["pdf/SKILL.md"] != manifest {
 		t.Errorf("skills add …/v1/projects/demo --skill pdf:\n%v", proj)
+	}
+
+	// The project's repository: every skill, or one with --skill, the
+	// script still executable.
+	whole := installed(t, skillsAdd(t, bin, env, e.URL+"/git/demo.git", "--skill", "*"))
+	if len(whole) != 5 || whole["pdf/scripts/run.sh (x)"] != "#!/bin/sh\necho pdf\n" || !strings.Contains(whole["review/SKILL.md"], "name: review") {
+		t.Errorf("skills add …/git/demo.git --skill '*':\n%v", whole)
+	}
+	picked := installed(t, skillsAdd(t, bin, env, e.URL+"/git/demo.git", "--skill", "review"))
+	if len(picked) != 1 || !strings.Contains(picked["review/SKILL.md"], "name: review") {
+		t.Errorf("skills add …/git/demo.git --skill review:\n%v", picked)
 	}
 
 	repo := installed(t, skillsAdd(t, bin, env, e.URL+"/git/demo/skills/pdf.git"))

@@ -78,6 +78,9 @@ type config struct {
 	files, commits, gitRounds int
 	// mcpCalls is the sequential calls of each kind of the MCP section.
 	mcpCalls int
+	// publishes is how many publishes the project repository section
+	// times each way.
+	publishes int
 	// uiProjects projects of uiPerProject skills and as many prompts
 	// each make the web UI section's data root.
 	uiProjects, uiPerProject int
@@ -94,7 +97,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.SetOutput(stderr)
 	var includes multi
 	quick := fs.Bool("quick", false, "smoke run: every section, tiny durations (figures not meaningful)")
-	fs.StringVar(&c.only, "only", "", "run only these sections, comma-separated: hot,alloc,writes,git,reviews,events,mcp,ha,ui (the report then lacks the others)")
+	fs.StringVar(&c.only, "only", "", "run only these sections, comma-separated: hot,alloc,writes,project,git,reviews,events,mcp,ha,ui (the report then lacks the others)")
 	fs.StringVar(&c.out, "out", "docs/benchmarks.md", "markdown report to write")
 	fs.Var(&includes, "include", "markdown fragment to append (repeatable)")
 	fs.StringVar(&c.redis, "redis", "", "redis:// URL for quire (default: embedded)")
@@ -111,12 +114,14 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	c.includes = includes
 	c.warm, c.conns, c.benchtime, c.writers, c.commits = time.Second, []int{1, 32, 256}, "1s", []int{1, 8, 64}, 50
 	c.mcpCalls = 10000
+	c.publishes = 40
 	c.uiProjects, c.uiPerProject = 20, 50
 	if *quick {
 		c.dur, c.warm, c.rounds, c.benchtime = 200*time.Millisecond, 50*time.Millisecond, 1, "200x"
 		c.writeDur, c.upserts, c.writers = 200*time.Millisecond, 5, []int{1, 8}
 		c.files, c.commits, c.gitRounds = 50, 3, 1
 		c.mcpCalls = 300
+		c.publishes = 5
 		c.uiProjects, c.uiPerProject = 2, 10
 	}
 	return c, nil
@@ -135,6 +140,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		{"hot path", "hot", hotPath},
 		{"allocations", "alloc", allocations},
 		{"writes", "writes", writes},
+		{"project repository", "project", projectRepoSection},
 		{"git", "git", gitSection},
 		{"reviews", "reviews", reviewsSection},
 		{"events", "events", eventsSection},

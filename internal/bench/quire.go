@@ -49,6 +49,8 @@ type Options struct {
 	// Fsync syncs objects and refs before a write is acknowledged
 	// (quire serve --fsync).
 	Fsync bool
+	// NoProjectRepos keeps no project repositories: a baseline.
+	NoProjectRepos bool
 }
 
 // AdminEmail and AdminPassword are the seeded admin's credentials.
@@ -79,7 +81,7 @@ func Start(ctx context.Context, o Options) (q *Quire, err error) {
 		Version:    "bench",
 		Tracing:    telemetry.TracingOptions{ServiceName: "quire", Getenv: func(string) string { return "" }},
 		BcryptCost: bcrypt.MinCost, UsageKeyResolution: 30 * time.Second,
-		Git: o.Git, Fsync: o.Fsync,
+		Git: o.Git, Fsync: o.Fsync, NoProjectRepos: o.NoProjectRepos,
 	})
 	if err != nil {
 		return nil, err

@@ -351,6 +351,9 @@ func (h *harness) verify(srv *server, full bool) error {
 				return fmt.Errorf("skill %s: acknowledged version %d is not listed", s.slug, k.n)
 			}
 		}
+		if err := h.checkProjectRepo(s, main); err != nil {
+			return err
+		}
 	}
 
 	// Files: those written in the last trial and a random sample (all when full).
@@ -442,6 +445,31 @@ func (h *harness) verify(srv *server, full bool) error {
 		if err := expect(r, 200, "GET /v1/auth/me with an acknowledged API key"); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkProjectRepo checks that the project repository of skill s holds
+// its live version (main, "" for none) under skills/<slug>: whatever the
+// kill interrupted between a publish and the view, start-up mended.
+func (h *harness) checkProjectRepo(s skillRec, main string) error {
+	proj := filepath.Join(h.root, s.projectID, "project.git")
+	got, err := git(proj, nil, "rev-parse", "-q", "--verify", "main:skills/"+s.slug)
+	if main == "" {
+		if err == nil {
+			return fmt.Errorf("skill %s has no live version, yet the project repository holds it", s.slug)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("skill %s: live at %s, not in the project repository: %v", s.slug, main, err)
+	}
+	want, err := git(filepath.Join(h.root, s.projectID, "skills", s.id+".git"), nil, "rev-parse", main+"^{tree}")
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(string(got)) != strings.TrimSpace(string(want)) {
+		return fmt.Errorf("skill %s: the project repository holds tree %s, the live version %s", s.slug, strings.TrimSpace(string(got)), strings.TrimSpace(string(want)))
 	}
 	return nil
 }

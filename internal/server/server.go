@@ -119,6 +119,9 @@ type Config struct {
 
 	// Webhooks tunes event delivery (events.go).
 	Webhooks WebhookOptions
+	// NoProjectRepos keeps no project repositories (app.Config): a
+	// benchmark's baseline.
+	NoProjectRepos bool
 }
 
 // Server is a wired quire. Its fields are the parts tests and commands
@@ -244,7 +247,7 @@ func Build(ctx context.Context, cfg Config) (s *Server, err error) {
 		Prompts: s.Prompts, Payloads: s.Store, PromptCache: s.Prompts,
 		Metrics: s.Metrics, TracerProvider: tr.Provider, Propagator: tr.Propagator, SpansRecorded: tr.Exporting != "",
 		Usage: s.Usage, Activity: s.Store, Idempotency: cache.NewIdempotency(s.Redis),
-		Now: cfg.APIClock, TrustedProxies: cfg.TrustedProxies,
+		Now: cfg.APIClock, TrustedProxies: cfg.TrustedProxies, NoProjectRepos: cfg.NoProjectRepos,
 	}
 	if api.Events, err = s.openEvents(cfg); err != nil {
 		return s, err
@@ -272,6 +275,14 @@ func Build(ctx context.Context, cfg Config) (s *Server, err error) {
 		return s, err
 	}
 	s.API.MountUI(ui)
+	// Each project's repository is a view of its skills' live versions:
+	// mend, before anything is served, whatever a crash left between a
+	// publish and its view (or make a view that is missing).
+	if n, err := s.API.App().SyncProjects(ctx); err != nil {
+		log.Error("project repositories: could not bring them in line; the next change of each does", "error", err.Error())
+	} else if n > 0 {
+		log.Info("project repositories brought in line with the live versions", "changed", n)
+	}
 	s.startDeliveries(ctx)
 
 	if cfg.UsageFlush > 0 {
@@ -401,6 +412,13 @@ func (s *Server) close() error {
 		}
 	}
 	s.stopDeliveries()
+	if s.API != nil {
+		// The projects' repositories: what was queued is written (and if
+		// it is not, start-up mends it).
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		note("project repositories", s.API.App().ProjectReposIdle(ctx))
+		cancel()
+	}
 	if s.Tracing != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		note("export traces", s.Tracing.Shutdown(ctx))

@@ -342,6 +342,17 @@ func (e *Env) RepoPath(kind quire.Kind, id string) string {
 	return e.Store.RepoPath(a)
 }
 
+// ProjectReposIdle waits until the projects' repositories have every
+// change queued so far (their views catch up after the answer).
+func (e *Env) ProjectReposIdle() {
+	e.T.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := e.Server.App().ProjectReposIdle(ctx); err != nil {
+		e.T.Fatalf("project repositories: %v", err)
+	}
+}
+
 // Git runs the real git binary in dir and returns its trimmed output.
 // A fsck holds the repository's repack lock, so the background repacker
 // cannot move objects from loose files into a pack under it: git fsck

@@ -1,0 +1,78 @@
+package gitstore
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/quire/quire"
+)
+
+// TestProjectView: a change applied to the view keeps every other skill
+// as the view has it; SyncProject mends a view that drifted from the
+// live versions; both leave a repository git fsck accepts.
+func TestProjectView(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t)
+	a := newTestSkill(t, s)
+	pr, err := s.Project(ctx, a.ProjectID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &quire.Asset{ProjectID: pr.ID, Kind: quire.KindSkill, Name: "B", Slug: "b"}
+	if err := s.CreateAsset(ctx, tester, b); err != nil {
+		t.Fatal(err)
+	}
+	publish := func(as *quire.Asset, content string) string {
+		t.Helper()
+		v, err := s.CreateVersion(ctx, tester, as, quire.Base{}, []quire.FileContent{{Path: "SKILL.md", Content: []byte("---\nname: " + as.Slug + "\ndescription: " + content + "\n---\n")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, err = s.PublishVersion(ctx, tester, as, v.Number, nil); err != nil {
+			t.Fatal(err)
+		}
+		return v.Commit
+	}
+	a1 := publish(a, "a one")
+	publish(b, "b one")
+	skills := []*quire.Asset{a, b}
+	path := s.RepoPath(quire.ProjectRepo(pr.ID))
+	show := func() string {
+		return gitCLI(t, path, "ls-tree", "-r", "--name-only", "main") + "\n" + gitCLI(t, path, "show", "main:README.md")
+	}
+	if c, err := s.SyncProject(ctx, tester, pr, skills, "first"); err != nil || c == "" {
+		t.Fatalf("first sync: %q %v", c, err)
+	}
+	if got := show(); !strings.Contains(got, "skills/s/SKILL.md") || !strings.Contains(got, "skills/b/SKILL.md") || !strings.Contains(got, "| a one |") {
+		t.Fatalf("view:\n%s", got)
+	}
+	// A second sync changes nothing: no commit.
+	if c, err := s.SyncProject(ctx, tester, pr, skills, "again"); err != nil || c != "" {
+		t.Fatalf("second sync: %q %v", c, err)
+	}
+	a2 := publish(a, "a two")
+	if _, err := s.ApplyProjectChange(ctx, tester, pr, skills, quire.ProjectChange{Skill: a, Slug: "s", Commit: a2}, "Publish s v2"); err != nil {
+		t.Fatal(err)
+	}
+	if got := show(); !strings.Contains(got, "| a two |") || !strings.Contains(got, "| b one |") {
+		t.Fatalf("after one change, the other skill must stay:\n%s", got)
+	}
+	// Drift: the view set back to an older commit, and b removed; a sync
+	// puts both as they are live.
+	s.ApplyProjectChange(ctx, tester, pr, skills, quire.ProjectChange{Skill: a, Slug: "s", Commit: a1}, "drift")
+	s.ApplyProjectChange(ctx, tester, pr, skills, quire.ProjectChange{Skill: b, Slug: "b"}, "drift")
+	if got := show(); strings.Contains(got, "skills/b/") || !strings.Contains(got, "| a one |") {
+		t.Fatalf("drifted view:\n%s", got)
+	}
+	if c, err := s.SyncProject(ctx, tester, pr, skills, "mend"); err != nil || c == "" {
+		t.Fatalf("mend: %q %v", c, err)
+	}
+	if got := show(); !strings.Contains(got, "| a two |") || !strings.Contains(got, "| b one |") {
+		t.Fatalf("mended view:\n%s", got)
+	}
+	if got := gitCLI(t, path, "log", "--format=%s", "main"); got != "mend\ndrift\ndrift\nPublish s v2\nfirst" {
+		t.Errorf("log:\n%s", got)
+	}
+	gitCLI(t, path, "fsck", "--strict")
+}
