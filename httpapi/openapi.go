@@ -83,7 +83,7 @@ var apiRoutes = []apiRoute{
 	route("POST", "/v1/users", "users", "Create a user (admin); a name with a line break, NUL, '<' or '>' is 400 (it becomes a git author name)", body("UserCreateRequest"), wrap(201, "user", "User"), fails(409), idempotent()),
 	route("GET", "/v1/users", "users", "List users (admin)", ok(200, "UserList")),
 	route("GET", "/v1/users/{userID}", "users", "A user (\"me\" for the caller)", wrap(200, "user", "User")),
-	route("PATCH", "/v1/users/{userID}", "users", "Update a user. A new password ends the user's other sessions (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin", body("UserRequest"), ok(200, "UserUpdated"), fails(409), fails(503)),
+	route("PATCH", "/v1/users/{userID}", "users", "Update a user. A new password ends the user's other sessions, disabling ends all of them (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin", body("UserRequest"), ok(200, "UserUpdated"), fails(409), fails(503)),
 	route("DELETE", "/v1/users/{userID}", "users", "Delete a user, the user's keys and sessions (admin); 409 for oneself, the last admin, or the last owner of a project", ok(204, ""), fails(409)),
 
 	// API keys.
