@@ -758,11 +758,12 @@ type Dependents struct {
 		Id       openapi_types.UUID `json:"id"`
 		Slug     string             `json:"slug"`
 		Versions []struct {
-			Includes []string `json:"includes"`
-			Live     bool     `json:"live"`
-			State    string   `json:"state"`
-			Version  int      `json:"version"`
-			Via      []string `json:"via"`
+			Includes []string  `json:"includes"`
+			Labels   *[]string `json:"labels,omitempty"`
+			Live     bool      `json:"live"`
+			State    string    `json:"state"`
+			Version  int       `json:"version"`
+			Via      []string  `json:"via"`
 		} `json:"versions"`
 	} `json:"dependents"`
 	PromptId openapi_types.UUID `json:"prompt_id"`
@@ -2770,7 +2771,7 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/projects/{project}/prompts/{slug}/cache/purge (the `PostV1ProjectsProjectPromptsSlugCachePurge` operationId).
 	PostV1ProjectsProjectPromptsSlugCachePurge(ctx context.Context, project string, slug string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetV1ProjectsProjectPromptsSlugDependents The prompts of the same project whose live version or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts
+	// GetV1ProjectsProjectPromptsSlugDependents The prompts of the same project whose live version, labelled versions or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts
 	//
 	// Corresponds with GET /v1/projects/{project}/prompts/{slug}/dependents (the `GetV1ProjectsProjectPromptsSlugDependents` operationId).
 	GetV1ProjectsProjectPromptsSlugDependents(ctx context.Context, project string, slug string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3438,7 +3439,7 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/prompts/{id}/cache/purge (the `PostV1PromptsIdCachePurge` operationId).
 	PostV1PromptsIdCachePurge(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetV1PromptsIdDependents The prompts of the same project whose live version or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts
+	// GetV1PromptsIdDependents The prompts of the same project whose live version, labelled versions or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts
 	//
 	// Corresponds with GET /v1/prompts/{id}/dependents (the `GetV1PromptsIdDependents` operationId).
 	GetV1PromptsIdDependents(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4024,14 +4025,14 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/users/{userID} (the `GetV1UsersUserID` operationId).
 	GetV1UsersUserID(ctx context.Context, userID string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PatchV1UsersUserIDWithBody Update a user. A new password ends the user's other sessions (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin
+	// PatchV1UsersUserIDWithBody Update a user. A new password ends the user's other sessions, disabling ends all of them (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PATCH /v1/users/{userID} (the `PatchV1UsersUserID` operationId).
 	PatchV1UsersUserIDWithBody(ctx context.Context, userID string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PatchV1UsersUserID Update a user. A new password ends the user's other sessions (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin
+	// PatchV1UsersUserID Update a user. A new password ends the user's other sessions, disabling ends all of them (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4851,7 +4852,7 @@ func (c *Client) PostV1ProjectsProjectPromptsSlugCachePurge(ctx context.Context,
 	return c.Client.Do(req)
 }
 
-// GetV1ProjectsProjectPromptsSlugDependents The prompts of the same project whose live version or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts
+// GetV1ProjectsProjectPromptsSlugDependents The prompts of the same project whose live version, labelled versions or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts
 //
 // Corresponds with GET /v1/projects/{project}/prompts/{slug}/dependents (the `GetV1ProjectsProjectPromptsSlugDependents` operationId).
 func (c *Client) GetV1ProjectsProjectPromptsSlugDependents(ctx context.Context, project string, slug string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6639,7 +6640,7 @@ func (c *Client) PostV1PromptsIdCachePurge(ctx context.Context, id string, reqEd
 	return c.Client.Do(req)
 }
 
-// GetV1PromptsIdDependents The prompts of the same project whose live version or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts
+// GetV1PromptsIdDependents The prompts of the same project whose live version, labelled versions or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts
 //
 // Corresponds with GET /v1/prompts/{id}/dependents (the `GetV1PromptsIdDependents` operationId).
 func (c *Client) GetV1PromptsIdDependents(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -8205,7 +8206,7 @@ func (c *Client) GetV1UsersUserID(ctx context.Context, userID string, reqEditors
 	return c.Client.Do(req)
 }
 
-// PatchV1UsersUserIDWithBody Update a user. A new password ends the user's other sessions (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin
+// PatchV1UsersUserIDWithBody Update a user. A new password ends the user's other sessions, disabling ends all of them (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin
 //
 // Takes any type of body and a specified content type.
 //
@@ -8222,7 +8223,7 @@ func (c *Client) PatchV1UsersUserIDWithBody(ctx context.Context, userID string, 
 	return c.Client.Do(req)
 }
 
-// PatchV1UsersUserID Update a user. A new password ends the user's other sessions (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin
+// PatchV1UsersUserID Update a user. A new password ends the user's other sessions, disabling ends all of them (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin
 //
 // Takes a body of the `application/json` content type.
 //
@@ -19592,7 +19593,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/projects/{project}/prompts/{slug}/cache/purge (the `PostV1ProjectsProjectPromptsSlugCachePurge` operationId).
 	PostV1ProjectsProjectPromptsSlugCachePurgeWithResponse(ctx context.Context, project string, slug string, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectPromptsSlugCachePurgeResponse, error)
 
-	// GetV1ProjectsProjectPromptsSlugDependentsWithResponse The prompts of the same project whose live version or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts
+	// GetV1ProjectsProjectPromptsSlugDependentsWithResponse The prompts of the same project whose live version, labelled versions or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -20376,7 +20377,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/prompts/{id}/cache/purge (the `PostV1PromptsIdCachePurge` operationId).
 	PostV1PromptsIdCachePurgeWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*PostV1PromptsIdCachePurgeResponse, error)
 
-	// GetV1PromptsIdDependentsWithResponse The prompts of the same project whose live version or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts
+	// GetV1PromptsIdDependentsWithResponse The prompts of the same project whose live version, labelled versions or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -21062,14 +21063,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/users/{userID} (the `GetV1UsersUserID` operationId).
 	GetV1UsersUserIDWithResponse(ctx context.Context, userID string, reqEditors ...RequestEditorFn) (*GetV1UsersUserIDResponse, error)
 
-	// PatchV1UsersUserIDWithBodyWithResponse Update a user. A new password ends the user's other sessions (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin
+	// PatchV1UsersUserIDWithBodyWithResponse Update a user. A new password ends the user's other sessions, disabling ends all of them (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /v1/users/{userID} (the `PatchV1UsersUserID` operationId).
 	PatchV1UsersUserIDWithBodyWithResponse(ctx context.Context, userID string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchV1UsersUserIDResponse, error)
 
-	// PatchV1UsersUserIDWithResponse Update a user. A new password ends the user's other sessions (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin
+	// PatchV1UsersUserIDWithResponse Update a user. A new password ends the user's other sessions, disabling ends all of them (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -49829,7 +49830,7 @@ func (c *ClientWithResponses) PostV1ProjectsProjectPromptsSlugCachePurgeWithResp
 	return ParsePostV1ProjectsProjectPromptsSlugCachePurgeResponse(rsp)
 }
 
-// GetV1ProjectsProjectPromptsSlugDependentsWithResponse The prompts of the same project whose live version or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts
+// GetV1ProjectsProjectPromptsSlugDependentsWithResponse The prompts of the same project whose live version, labelled versions or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -51285,7 +51286,7 @@ func (c *ClientWithResponses) PostV1PromptsIdCachePurgeWithResponse(ctx context.
 	return ParsePostV1PromptsIdCachePurgeResponse(rsp)
 }
 
-// GetV1PromptsIdDependentsWithResponse The prompts of the same project whose live version or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts
+// GetV1PromptsIdDependentsWithResponse The prompts of the same project whose live version, labelled versions or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -52559,7 +52560,7 @@ func (c *ClientWithResponses) GetV1UsersUserIDWithResponse(ctx context.Context, 
 	return ParseGetV1UsersUserIDResponse(rsp)
 }
 
-// PatchV1UsersUserIDWithBodyWithResponse Update a user. A new password ends the user's other sessions (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin
+// PatchV1UsersUserIDWithBodyWithResponse Update a user. A new password ends the user's other sessions, disabling ends all of them (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -52572,7 +52573,7 @@ func (c *ClientWithResponses) PatchV1UsersUserIDWithBodyWithResponse(ctx context
 	return ParsePatchV1UsersUserIDResponse(rsp)
 }
 
-// PatchV1UsersUserIDWithResponse Update a user. A new password ends the user's other sessions (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin
+// PatchV1UsersUserIDWithResponse Update a user. A new password ends the user's other sessions, disabling ends all of them (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
