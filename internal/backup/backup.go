@@ -100,7 +100,8 @@ func Backup(ctx context.Context, data, to string, progress io.Writer) (*Manifest
 		f.Close()
 		return nil, err
 	}
-	if err := w.tw.WriteHeader(&tar.Header{Name: ManifestName, Mode: 0o600, Size: int64(len(body)), ModTime: w.m.CreatedAt}); err == nil {
+	err = w.tw.WriteHeader(&tar.Header{Name: ManifestName, Mode: 0o600, Size: int64(len(body)), ModTime: w.m.CreatedAt})
+	if err == nil {
 		_, err = w.tw.Write(body)
 	}
 	for _, c := range []io.Closer{w.tw, zw} {
