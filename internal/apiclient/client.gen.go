@@ -135,6 +135,24 @@ func (e CommitKind) Valid() bool {
 	}
 }
 
+// Defines values for EventAssetKind.
+const (
+	EventAssetKindPrompt EventAssetKind = "prompt"
+	EventAssetKindSkill  EventAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the EventAssetKind enum.
+func (e EventAssetKind) Valid() bool {
+	switch e {
+	case EventAssetKindPrompt:
+		return true
+	case EventAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EventListEventsAssetKind.
 const (
 	EventListEventsAssetKindPrompt EventListEventsAssetKind = "prompt"
@@ -579,6 +597,126 @@ func (e UserUpdatedUserRole) Valid() bool {
 	}
 }
 
+// Defines values for GetV1ProjectsProjectPromptsSlugDiffParamsFormat.
+const (
+	GetV1ProjectsProjectPromptsSlugDiffParamsFormatJson  GetV1ProjectsProjectPromptsSlugDiffParamsFormat = "json"
+	GetV1ProjectsProjectPromptsSlugDiffParamsFormatPatch GetV1ProjectsProjectPromptsSlugDiffParamsFormat = "patch"
+)
+
+// Valid indicates whether the value is a known member of the GetV1ProjectsProjectPromptsSlugDiffParamsFormat enum.
+func (e GetV1ProjectsProjectPromptsSlugDiffParamsFormat) Valid() bool {
+	switch e {
+	case GetV1ProjectsProjectPromptsSlugDiffParamsFormatJson:
+		return true
+	case GetV1ProjectsProjectPromptsSlugDiffParamsFormatPatch:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetV1ProjectsProjectPromptsSlugReviewsParamsState.
+const (
+	GetV1ProjectsProjectPromptsSlugReviewsParamsStateClosed GetV1ProjectsProjectPromptsSlugReviewsParamsState = "closed"
+	GetV1ProjectsProjectPromptsSlugReviewsParamsStateMerged GetV1ProjectsProjectPromptsSlugReviewsParamsState = "merged"
+	GetV1ProjectsProjectPromptsSlugReviewsParamsStateOpen   GetV1ProjectsProjectPromptsSlugReviewsParamsState = "open"
+)
+
+// Valid indicates whether the value is a known member of the GetV1ProjectsProjectPromptsSlugReviewsParamsState enum.
+func (e GetV1ProjectsProjectPromptsSlugReviewsParamsState) Valid() bool {
+	switch e {
+	case GetV1ProjectsProjectPromptsSlugReviewsParamsStateClosed:
+		return true
+	case GetV1ProjectsProjectPromptsSlugReviewsParamsStateMerged:
+		return true
+	case GetV1ProjectsProjectPromptsSlugReviewsParamsStateOpen:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetV1ProjectsProjectPromptsSlugVersionsParamsState.
+const (
+	GetV1ProjectsProjectPromptsSlugVersionsParamsStateArchived  GetV1ProjectsProjectPromptsSlugVersionsParamsState = "archived"
+	GetV1ProjectsProjectPromptsSlugVersionsParamsStateDraft     GetV1ProjectsProjectPromptsSlugVersionsParamsState = "draft"
+	GetV1ProjectsProjectPromptsSlugVersionsParamsStatePublished GetV1ProjectsProjectPromptsSlugVersionsParamsState = "published"
+)
+
+// Valid indicates whether the value is a known member of the GetV1ProjectsProjectPromptsSlugVersionsParamsState enum.
+func (e GetV1ProjectsProjectPromptsSlugVersionsParamsState) Valid() bool {
+	switch e {
+	case GetV1ProjectsProjectPromptsSlugVersionsParamsStateArchived:
+		return true
+	case GetV1ProjectsProjectPromptsSlugVersionsParamsStateDraft:
+		return true
+	case GetV1ProjectsProjectPromptsSlugVersionsParamsStatePublished:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetV1ProjectsProjectSkillsSlugDiffParamsFormat.
+const (
+	GetV1ProjectsProjectSkillsSlugDiffParamsFormatJson  GetV1ProjectsProjectSkillsSlugDiffParamsFormat = "json"
+	GetV1ProjectsProjectSkillsSlugDiffParamsFormatPatch GetV1ProjectsProjectSkillsSlugDiffParamsFormat = "patch"
+)
+
+// Valid indicates whether the value is a known member of the GetV1ProjectsProjectSkillsSlugDiffParamsFormat enum.
+func (e GetV1ProjectsProjectSkillsSlugDiffParamsFormat) Valid() bool {
+	switch e {
+	case GetV1ProjectsProjectSkillsSlugDiffParamsFormatJson:
+		return true
+	case GetV1ProjectsProjectSkillsSlugDiffParamsFormatPatch:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetV1ProjectsProjectSkillsSlugReviewsParamsState.
+const (
+	GetV1ProjectsProjectSkillsSlugReviewsParamsStateClosed GetV1ProjectsProjectSkillsSlugReviewsParamsState = "closed"
+	GetV1ProjectsProjectSkillsSlugReviewsParamsStateMerged GetV1ProjectsProjectSkillsSlugReviewsParamsState = "merged"
+	GetV1ProjectsProjectSkillsSlugReviewsParamsStateOpen   GetV1ProjectsProjectSkillsSlugReviewsParamsState = "open"
+)
+
+// Valid indicates whether the value is a known member of the GetV1ProjectsProjectSkillsSlugReviewsParamsState enum.
+func (e GetV1ProjectsProjectSkillsSlugReviewsParamsState) Valid() bool {
+	switch e {
+	case GetV1ProjectsProjectSkillsSlugReviewsParamsStateClosed:
+		return true
+	case GetV1ProjectsProjectSkillsSlugReviewsParamsStateMerged:
+		return true
+	case GetV1ProjectsProjectSkillsSlugReviewsParamsStateOpen:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetV1ProjectsProjectSkillsSlugVersionsParamsState.
+const (
+	GetV1ProjectsProjectSkillsSlugVersionsParamsStateArchived  GetV1ProjectsProjectSkillsSlugVersionsParamsState = "archived"
+	GetV1ProjectsProjectSkillsSlugVersionsParamsStateDraft     GetV1ProjectsProjectSkillsSlugVersionsParamsState = "draft"
+	GetV1ProjectsProjectSkillsSlugVersionsParamsStatePublished GetV1ProjectsProjectSkillsSlugVersionsParamsState = "published"
+)
+
+// Valid indicates whether the value is a known member of the GetV1ProjectsProjectSkillsSlugVersionsParamsState enum.
+func (e GetV1ProjectsProjectSkillsSlugVersionsParamsState) Valid() bool {
+	switch e {
+	case GetV1ProjectsProjectSkillsSlugVersionsParamsStateArchived:
+		return true
+	case GetV1ProjectsProjectSkillsSlugVersionsParamsStateDraft:
+		return true
+	case GetV1ProjectsProjectSkillsSlugVersionsParamsStatePublished:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostV1ProjectsProjectSkillsSlugVersionsUploadParamsFrom.
 const (
 	PostV1ProjectsProjectSkillsSlugVersionsUploadParamsFromLive PostV1ProjectsProjectSkillsSlugVersionsUploadParamsFrom = "live"
@@ -594,6 +732,141 @@ func (e PostV1ProjectsProjectSkillsSlugVersionsUploadParamsFrom) Valid() bool {
 	}
 }
 
+// Defines values for GetV1ProjectsProjectSkillsSlugVersionsVersionDownloadParamsFormat.
+const (
+	GetV1ProjectsProjectSkillsSlugVersionsVersionDownloadParamsFormatZip GetV1ProjectsProjectSkillsSlugVersionsVersionDownloadParamsFormat = "zip"
+)
+
+// Valid indicates whether the value is a known member of the GetV1ProjectsProjectSkillsSlugVersionsVersionDownloadParamsFormat enum.
+func (e GetV1ProjectsProjectSkillsSlugVersionsVersionDownloadParamsFormat) Valid() bool {
+	switch e {
+	case GetV1ProjectsProjectSkillsSlugVersionsVersionDownloadParamsFormatZip:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetV1PromptsIdDiffParamsFormat.
+const (
+	GetV1PromptsIdDiffParamsFormatJson  GetV1PromptsIdDiffParamsFormat = "json"
+	GetV1PromptsIdDiffParamsFormatPatch GetV1PromptsIdDiffParamsFormat = "patch"
+)
+
+// Valid indicates whether the value is a known member of the GetV1PromptsIdDiffParamsFormat enum.
+func (e GetV1PromptsIdDiffParamsFormat) Valid() bool {
+	switch e {
+	case GetV1PromptsIdDiffParamsFormatJson:
+		return true
+	case GetV1PromptsIdDiffParamsFormatPatch:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetV1PromptsIdReviewsParamsState.
+const (
+	GetV1PromptsIdReviewsParamsStateClosed GetV1PromptsIdReviewsParamsState = "closed"
+	GetV1PromptsIdReviewsParamsStateMerged GetV1PromptsIdReviewsParamsState = "merged"
+	GetV1PromptsIdReviewsParamsStateOpen   GetV1PromptsIdReviewsParamsState = "open"
+)
+
+// Valid indicates whether the value is a known member of the GetV1PromptsIdReviewsParamsState enum.
+func (e GetV1PromptsIdReviewsParamsState) Valid() bool {
+	switch e {
+	case GetV1PromptsIdReviewsParamsStateClosed:
+		return true
+	case GetV1PromptsIdReviewsParamsStateMerged:
+		return true
+	case GetV1PromptsIdReviewsParamsStateOpen:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetV1PromptsIdVersionsParamsState.
+const (
+	GetV1PromptsIdVersionsParamsStateArchived  GetV1PromptsIdVersionsParamsState = "archived"
+	GetV1PromptsIdVersionsParamsStateDraft     GetV1PromptsIdVersionsParamsState = "draft"
+	GetV1PromptsIdVersionsParamsStatePublished GetV1PromptsIdVersionsParamsState = "published"
+)
+
+// Valid indicates whether the value is a known member of the GetV1PromptsIdVersionsParamsState enum.
+func (e GetV1PromptsIdVersionsParamsState) Valid() bool {
+	switch e {
+	case GetV1PromptsIdVersionsParamsStateArchived:
+		return true
+	case GetV1PromptsIdVersionsParamsStateDraft:
+		return true
+	case GetV1PromptsIdVersionsParamsStatePublished:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetV1SkillsIdDiffParamsFormat.
+const (
+	GetV1SkillsIdDiffParamsFormatJson  GetV1SkillsIdDiffParamsFormat = "json"
+	GetV1SkillsIdDiffParamsFormatPatch GetV1SkillsIdDiffParamsFormat = "patch"
+)
+
+// Valid indicates whether the value is a known member of the GetV1SkillsIdDiffParamsFormat enum.
+func (e GetV1SkillsIdDiffParamsFormat) Valid() bool {
+	switch e {
+	case GetV1SkillsIdDiffParamsFormatJson:
+		return true
+	case GetV1SkillsIdDiffParamsFormatPatch:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetV1SkillsIdReviewsParamsState.
+const (
+	GetV1SkillsIdReviewsParamsStateClosed GetV1SkillsIdReviewsParamsState = "closed"
+	GetV1SkillsIdReviewsParamsStateMerged GetV1SkillsIdReviewsParamsState = "merged"
+	GetV1SkillsIdReviewsParamsStateOpen   GetV1SkillsIdReviewsParamsState = "open"
+)
+
+// Valid indicates whether the value is a known member of the GetV1SkillsIdReviewsParamsState enum.
+func (e GetV1SkillsIdReviewsParamsState) Valid() bool {
+	switch e {
+	case GetV1SkillsIdReviewsParamsStateClosed:
+		return true
+	case GetV1SkillsIdReviewsParamsStateMerged:
+		return true
+	case GetV1SkillsIdReviewsParamsStateOpen:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetV1SkillsIdVersionsParamsState.
+const (
+	GetV1SkillsIdVersionsParamsStateArchived  GetV1SkillsIdVersionsParamsState = "archived"
+	GetV1SkillsIdVersionsParamsStateDraft     GetV1SkillsIdVersionsParamsState = "draft"
+	GetV1SkillsIdVersionsParamsStatePublished GetV1SkillsIdVersionsParamsState = "published"
+)
+
+// Valid indicates whether the value is a known member of the GetV1SkillsIdVersionsParamsState enum.
+func (e GetV1SkillsIdVersionsParamsState) Valid() bool {
+	switch e {
+	case GetV1SkillsIdVersionsParamsStateArchived:
+		return true
+	case GetV1SkillsIdVersionsParamsStateDraft:
+		return true
+	case GetV1SkillsIdVersionsParamsStatePublished:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostV1SkillsIdVersionsUploadParamsFrom.
 const (
 	PostV1SkillsIdVersionsUploadParamsFromLive PostV1SkillsIdVersionsUploadParamsFrom = "live"
@@ -603,6 +876,21 @@ const (
 func (e PostV1SkillsIdVersionsUploadParamsFrom) Valid() bool {
 	switch e {
 	case PostV1SkillsIdVersionsUploadParamsFromLive:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetV1SkillsIdVersionsVersionDownloadParamsFormat.
+const (
+	GetV1SkillsIdVersionsVersionDownloadParamsFormatZip GetV1SkillsIdVersionsVersionDownloadParamsFormat = "zip"
+)
+
+// Valid indicates whether the value is a known member of the GetV1SkillsIdVersionsVersionDownloadParamsFormat enum.
+func (e GetV1SkillsIdVersionsVersionDownloadParamsFormat) Valid() bool {
+	switch e {
+	case GetV1SkillsIdVersionsVersionDownloadParamsFormatZip:
 		return true
 	default:
 		return false
@@ -797,6 +1085,31 @@ type DiscoveryIndex struct {
 	} `json:"skills"`
 	Version string `json:"version"`
 }
+
+// Event defines model for Event.
+type Event struct {
+	Actor struct {
+		Email *openapi_types.Email `json:"email,omitempty"`
+		Id    string               `json:"id"`
+		Type  string               `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID `json:"id"`
+		Kind EventAssetKind     `json:"kind"`
+		Slug string             `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data       map[string]interface{} `json:"data"`
+	Id         openapi_types.UUID     `json:"id"`
+	Label      *string                `json:"label,omitempty"`
+	OccurredAt time.Time              `json:"occurred_at"`
+	ProjectId  openapi_types.UUID     `json:"project_id"`
+	Review     *int                   `json:"review,omitempty"`
+	Type       string                 `json:"type"`
+	Version    *int                   `json:"version,omitempty"`
+}
+
+// EventAssetKind defines model for Event.Asset.Kind.
+type EventAssetKind string
 
 // EventList defines model for EventList.
 type EventList struct {
@@ -1259,6 +1572,11 @@ type PublishRequest struct {
 // Purged defines model for Purged.
 type Purged struct {
 	Purged string `json:"purged"`
+}
+
+// Queued defines model for Queued.
+type Queued struct {
+	Status string `json:"status"`
 }
 
 // RenderRequest defines model for RenderRequest.
@@ -1756,14 +2074,17 @@ type PostV1ProjectsProjectPromptsParams struct {
 // GetV1ProjectsProjectPromptsSlugDiffParams defines parameters for GetV1ProjectsProjectPromptsSlugDiff.
 type GetV1ProjectsProjectPromptsSlugDiffParams struct {
 	// From the version to diff from
-	From *int `form:"from,omitempty" json:"from,omitempty"`
+	From int `form:"from" json:"from"`
 
 	// To the version to diff to
-	To *int `form:"to,omitempty" json:"to,omitempty"`
+	To int `form:"to" json:"to"`
 
 	// Format diff: "json" (default) or "patch" for text/x-diff; download: "zip"; anything else is 400
-	Format *string `form:"format,omitempty" json:"format,omitempty"`
+	Format *GetV1ProjectsProjectPromptsSlugDiffParamsFormat `form:"format,omitempty" json:"format,omitempty"`
 }
+
+// GetV1ProjectsProjectPromptsSlugDiffParamsFormat defines parameters for GetV1ProjectsProjectPromptsSlugDiff.
+type GetV1ProjectsProjectPromptsSlugDiffParamsFormat string
 
 // GetV1ProjectsProjectPromptsSlugHistoryParams defines parameters for GetV1ProjectsProjectPromptsSlugHistory.
 type GetV1ProjectsProjectPromptsSlugHistoryParams struct {
@@ -1798,7 +2119,7 @@ type PostV1ProjectsProjectPromptsSlugPayloadsParams struct {
 // GetV1ProjectsProjectPromptsSlugReviewsParams defines parameters for GetV1ProjectsProjectPromptsSlugReviews.
 type GetV1ProjectsProjectPromptsSlugReviewsParams struct {
 	// State only versions (draft, published, archived) or reviews (open, merged, closed) in this state; anything else is 400
-	State *string `form:"state,omitempty" json:"state,omitempty"`
+	State *GetV1ProjectsProjectPromptsSlugReviewsParamsState `form:"state,omitempty" json:"state,omitempty"`
 
 	// Limit page size, 1 to 500 (default 50)
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
@@ -1806,6 +2127,9 @@ type GetV1ProjectsProjectPromptsSlugReviewsParams struct {
 	// Cursor the next_cursor of the previous page
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
+
+// GetV1ProjectsProjectPromptsSlugReviewsParamsState defines parameters for GetV1ProjectsProjectPromptsSlugReviews.
+type GetV1ProjectsProjectPromptsSlugReviewsParamsState string
 
 // GetV1ProjectsProjectPromptsSlugVersionsParams defines parameters for GetV1ProjectsProjectPromptsSlugVersions.
 type GetV1ProjectsProjectPromptsSlugVersionsParams struct {
@@ -1816,8 +2140,11 @@ type GetV1ProjectsProjectPromptsSlugVersionsParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 
 	// State only versions (draft, published, archived) or reviews (open, merged, closed) in this state; anything else is 400
-	State *string `form:"state,omitempty" json:"state,omitempty"`
+	State *GetV1ProjectsProjectPromptsSlugVersionsParamsState `form:"state,omitempty" json:"state,omitempty"`
 }
+
+// GetV1ProjectsProjectPromptsSlugVersionsParamsState defines parameters for GetV1ProjectsProjectPromptsSlugVersions.
+type GetV1ProjectsProjectPromptsSlugVersionsParamsState string
 
 // PostV1ProjectsProjectPromptsSlugVersionsParams defines parameters for PostV1ProjectsProjectPromptsSlugVersions.
 type PostV1ProjectsProjectPromptsSlugVersionsParams struct {
@@ -1855,14 +2182,17 @@ type PostV1ProjectsProjectSkillsParams struct {
 // GetV1ProjectsProjectSkillsSlugDiffParams defines parameters for GetV1ProjectsProjectSkillsSlugDiff.
 type GetV1ProjectsProjectSkillsSlugDiffParams struct {
 	// From the version to diff from
-	From *int `form:"from,omitempty" json:"from,omitempty"`
+	From int `form:"from" json:"from"`
 
 	// To the version to diff to
-	To *int `form:"to,omitempty" json:"to,omitempty"`
+	To int `form:"to" json:"to"`
 
 	// Format diff: "json" (default) or "patch" for text/x-diff; download: "zip"; anything else is 400
-	Format *string `form:"format,omitempty" json:"format,omitempty"`
+	Format *GetV1ProjectsProjectSkillsSlugDiffParamsFormat `form:"format,omitempty" json:"format,omitempty"`
 }
+
+// GetV1ProjectsProjectSkillsSlugDiffParamsFormat defines parameters for GetV1ProjectsProjectSkillsSlugDiff.
+type GetV1ProjectsProjectSkillsSlugDiffParamsFormat string
 
 // GetV1ProjectsProjectSkillsSlugHistoryParams defines parameters for GetV1ProjectsProjectSkillsSlugHistory.
 type GetV1ProjectsProjectSkillsSlugHistoryParams struct {
@@ -1882,7 +2212,7 @@ type GetV1ProjectsProjectSkillsSlugLiveParams struct {
 // GetV1ProjectsProjectSkillsSlugReviewsParams defines parameters for GetV1ProjectsProjectSkillsSlugReviews.
 type GetV1ProjectsProjectSkillsSlugReviewsParams struct {
 	// State only versions (draft, published, archived) or reviews (open, merged, closed) in this state; anything else is 400
-	State *string `form:"state,omitempty" json:"state,omitempty"`
+	State *GetV1ProjectsProjectSkillsSlugReviewsParamsState `form:"state,omitempty" json:"state,omitempty"`
 
 	// Limit page size, 1 to 500 (default 50)
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
@@ -1890,6 +2220,9 @@ type GetV1ProjectsProjectSkillsSlugReviewsParams struct {
 	// Cursor the next_cursor of the previous page
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
+
+// GetV1ProjectsProjectSkillsSlugReviewsParamsState defines parameters for GetV1ProjectsProjectSkillsSlugReviews.
+type GetV1ProjectsProjectSkillsSlugReviewsParamsState string
 
 // GetV1ProjectsProjectSkillsSlugVersionsParams defines parameters for GetV1ProjectsProjectSkillsSlugVersions.
 type GetV1ProjectsProjectSkillsSlugVersionsParams struct {
@@ -1900,8 +2233,11 @@ type GetV1ProjectsProjectSkillsSlugVersionsParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 
 	// State only versions (draft, published, archived) or reviews (open, merged, closed) in this state; anything else is 400
-	State *string `form:"state,omitempty" json:"state,omitempty"`
+	State *GetV1ProjectsProjectSkillsSlugVersionsParamsState `form:"state,omitempty" json:"state,omitempty"`
 }
+
+// GetV1ProjectsProjectSkillsSlugVersionsParamsState defines parameters for GetV1ProjectsProjectSkillsSlugVersions.
+type GetV1ProjectsProjectSkillsSlugVersionsParamsState string
 
 // PostV1ProjectsProjectSkillsSlugVersionsParams defines parameters for PostV1ProjectsProjectSkillsSlugVersions.
 type PostV1ProjectsProjectSkillsSlugVersionsParams struct {
@@ -1950,8 +2286,11 @@ type GetV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipParams struct {
 // GetV1ProjectsProjectSkillsSlugVersionsVersionDownloadParams defines parameters for GetV1ProjectsProjectSkillsSlugVersionsVersionDownload.
 type GetV1ProjectsProjectSkillsSlugVersionsVersionDownloadParams struct {
 	// Format diff: "json" (default) or "patch" for text/x-diff; download: "zip"; anything else is 400
-	Format *string `form:"format,omitempty" json:"format,omitempty"`
+	Format *GetV1ProjectsProjectSkillsSlugVersionsVersionDownloadParamsFormat `form:"format,omitempty" json:"format,omitempty"`
 }
+
+// GetV1ProjectsProjectSkillsSlugVersionsVersionDownloadParamsFormat defines parameters for GetV1ProjectsProjectSkillsSlugVersionsVersionDownload.
+type GetV1ProjectsProjectSkillsSlugVersionsVersionDownloadParamsFormat string
 
 // GetV1ProjectsProjectSkillsSlugVersionsVersionFilesParams defines parameters for GetV1ProjectsProjectSkillsSlugVersionsVersionFiles.
 type GetV1ProjectsProjectSkillsSlugVersionsVersionFilesParams struct {
@@ -2001,14 +2340,17 @@ type GetV1ProjectsProjectWebhooksWebhookIDDeliveriesParams struct {
 // GetV1PromptsIdDiffParams defines parameters for GetV1PromptsIdDiff.
 type GetV1PromptsIdDiffParams struct {
 	// From the version to diff from
-	From *int `form:"from,omitempty" json:"from,omitempty"`
+	From int `form:"from" json:"from"`
 
 	// To the version to diff to
-	To *int `form:"to,omitempty" json:"to,omitempty"`
+	To int `form:"to" json:"to"`
 
 	// Format diff: "json" (default) or "patch" for text/x-diff; download: "zip"; anything else is 400
-	Format *string `form:"format,omitempty" json:"format,omitempty"`
+	Format *GetV1PromptsIdDiffParamsFormat `form:"format,omitempty" json:"format,omitempty"`
 }
+
+// GetV1PromptsIdDiffParamsFormat defines parameters for GetV1PromptsIdDiff.
+type GetV1PromptsIdDiffParamsFormat string
 
 // GetV1PromptsIdHistoryParams defines parameters for GetV1PromptsIdHistory.
 type GetV1PromptsIdHistoryParams struct {
@@ -2043,7 +2385,7 @@ type PostV1PromptsIdPayloadsParams struct {
 // GetV1PromptsIdReviewsParams defines parameters for GetV1PromptsIdReviews.
 type GetV1PromptsIdReviewsParams struct {
 	// State only versions (draft, published, archived) or reviews (open, merged, closed) in this state; anything else is 400
-	State *string `form:"state,omitempty" json:"state,omitempty"`
+	State *GetV1PromptsIdReviewsParamsState `form:"state,omitempty" json:"state,omitempty"`
 
 	// Limit page size, 1 to 500 (default 50)
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
@@ -2051,6 +2393,9 @@ type GetV1PromptsIdReviewsParams struct {
 	// Cursor the next_cursor of the previous page
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
+
+// GetV1PromptsIdReviewsParamsState defines parameters for GetV1PromptsIdReviews.
+type GetV1PromptsIdReviewsParamsState string
 
 // GetV1PromptsIdVersionsParams defines parameters for GetV1PromptsIdVersions.
 type GetV1PromptsIdVersionsParams struct {
@@ -2061,8 +2406,11 @@ type GetV1PromptsIdVersionsParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 
 	// State only versions (draft, published, archived) or reviews (open, merged, closed) in this state; anything else is 400
-	State *string `form:"state,omitempty" json:"state,omitempty"`
+	State *GetV1PromptsIdVersionsParamsState `form:"state,omitempty" json:"state,omitempty"`
 }
+
+// GetV1PromptsIdVersionsParamsState defines parameters for GetV1PromptsIdVersions.
+type GetV1PromptsIdVersionsParamsState string
 
 // PostV1PromptsIdVersionsParams defines parameters for PostV1PromptsIdVersions.
 type PostV1PromptsIdVersionsParams struct {
@@ -2085,14 +2433,17 @@ type PatchV1PromptsIdVersionsVersionParams struct {
 // GetV1SkillsIdDiffParams defines parameters for GetV1SkillsIdDiff.
 type GetV1SkillsIdDiffParams struct {
 	// From the version to diff from
-	From *int `form:"from,omitempty" json:"from,omitempty"`
+	From int `form:"from" json:"from"`
 
 	// To the version to diff to
-	To *int `form:"to,omitempty" json:"to,omitempty"`
+	To int `form:"to" json:"to"`
 
 	// Format diff: "json" (default) or "patch" for text/x-diff; download: "zip"; anything else is 400
-	Format *string `form:"format,omitempty" json:"format,omitempty"`
+	Format *GetV1SkillsIdDiffParamsFormat `form:"format,omitempty" json:"format,omitempty"`
 }
+
+// GetV1SkillsIdDiffParamsFormat defines parameters for GetV1SkillsIdDiff.
+type GetV1SkillsIdDiffParamsFormat string
 
 // GetV1SkillsIdHistoryParams defines parameters for GetV1SkillsIdHistory.
 type GetV1SkillsIdHistoryParams struct {
@@ -2112,7 +2463,7 @@ type GetV1SkillsIdLiveParams struct {
 // GetV1SkillsIdReviewsParams defines parameters for GetV1SkillsIdReviews.
 type GetV1SkillsIdReviewsParams struct {
 	// State only versions (draft, published, archived) or reviews (open, merged, closed) in this state; anything else is 400
-	State *string `form:"state,omitempty" json:"state,omitempty"`
+	State *GetV1SkillsIdReviewsParamsState `form:"state,omitempty" json:"state,omitempty"`
 
 	// Limit page size, 1 to 500 (default 50)
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
@@ -2120,6 +2471,9 @@ type GetV1SkillsIdReviewsParams struct {
 	// Cursor the next_cursor of the previous page
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
+
+// GetV1SkillsIdReviewsParamsState defines parameters for GetV1SkillsIdReviews.
+type GetV1SkillsIdReviewsParamsState string
 
 // GetV1SkillsIdVersionsParams defines parameters for GetV1SkillsIdVersions.
 type GetV1SkillsIdVersionsParams struct {
@@ -2130,8 +2484,11 @@ type GetV1SkillsIdVersionsParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 
 	// State only versions (draft, published, archived) or reviews (open, merged, closed) in this state; anything else is 400
-	State *string `form:"state,omitempty" json:"state,omitempty"`
+	State *GetV1SkillsIdVersionsParamsState `form:"state,omitempty" json:"state,omitempty"`
 }
+
+// GetV1SkillsIdVersionsParamsState defines parameters for GetV1SkillsIdVersions.
+type GetV1SkillsIdVersionsParamsState string
 
 // PostV1SkillsIdVersionsParams defines parameters for PostV1SkillsIdVersions.
 type PostV1SkillsIdVersionsParams struct {
@@ -2180,8 +2537,11 @@ type GetV1SkillsIdVersionsVersionArchiveZipParams struct {
 // GetV1SkillsIdVersionsVersionDownloadParams defines parameters for GetV1SkillsIdVersionsVersionDownload.
 type GetV1SkillsIdVersionsVersionDownloadParams struct {
 	// Format diff: "json" (default) or "patch" for text/x-diff; download: "zip"; anything else is 400
-	Format *string `form:"format,omitempty" json:"format,omitempty"`
+	Format *GetV1SkillsIdVersionsVersionDownloadParamsFormat `form:"format,omitempty" json:"format,omitempty"`
 }
+
+// GetV1SkillsIdVersionsVersionDownloadParamsFormat defines parameters for GetV1SkillsIdVersionsVersionDownload.
+type GetV1SkillsIdVersionsVersionDownloadParamsFormat string
 
 // GetV1SkillsIdVersionsVersionFilesParams defines parameters for GetV1SkillsIdVersionsVersionFiles.
 type GetV1SkillsIdVersionsVersionFilesParams struct {
@@ -10167,28 +10527,20 @@ func NewGetV1ProjectsProjectPromptsSlugDiffRequest(server string, project string
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
 		var rawQueryFragments []string
 
-		if params.From != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", *params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
 			}
-
 		}
 
-		if params.To != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", *params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
 			}
-
 		}
 
 		if params.Format != nil {
@@ -12414,28 +12766,20 @@ func NewGetV1ProjectsProjectSkillsSlugDiffRequest(server string, project string,
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
 		var rawQueryFragments []string
 
-		if params.From != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", *params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
 			}
-
 		}
 
-		if params.To != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", *params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
 			}
-
 		}
 
 		if params.Format != nil {
@@ -15209,28 +15553,20 @@ func NewGetV1PromptsIdDiffRequest(server string, id string, params *GetV1Prompts
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
 		var rawQueryFragments []string
 
-		if params.From != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", *params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
 			}
-
 		}
 
-		if params.To != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", *params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
 			}
-
 		}
 
 		if params.Format != nil {
@@ -17069,28 +17405,20 @@ func NewGetV1SkillsIdDiffRequest(server string, id string, params *GetV1SkillsId
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
 		var rawQueryFragments []string
 
-		if params.From != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", *params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
 			}
-
 		}
 
-		if params.To != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", *params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
 			}
-
 		}
 
 		if params.Format != nil {
@@ -21083,6 +21411,11 @@ type GetWellKnownAgentSkillsIndexJsonResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// GetWellKnownAgentSkillsIndexJsonResponse429Headers the declared response headers of an HTTP 429 response for GetWellKnownAgentSkillsIndexJson
+type GetWellKnownAgentSkillsIndexJsonResponse429Headers struct {
+	RetryAfter *string
+}
+
 type GetWellKnownAgentSkillsIndexJsonResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -21090,10 +21423,14 @@ type GetWellKnownAgentSkillsIndexJsonResponse struct {
 	JSON200 *DiscoveryIndex
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *APIError
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetWellKnownAgentSkillsIndexJsonResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetWellKnownAgentSkillsIndexJsonResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -21104,6 +21441,11 @@ func (r GetWellKnownAgentSkillsIndexJsonResponse) GetJSON200() *DiscoveryIndex {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r GetWellKnownAgentSkillsIndexJsonResponse) GetJSON401() *APIError {
 	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetWellKnownAgentSkillsIndexJsonResponse) GetJSON429() *APIError {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -21140,9 +21482,23 @@ func (r GetWellKnownAgentSkillsIndexJsonResponse) ContentType() string {
 	return ""
 }
 
+// HeadWellKnownAgentSkillsIndexJsonResponse401Headers the declared response headers of an HTTP 401 response for HeadWellKnownAgentSkillsIndexJson
+type HeadWellKnownAgentSkillsIndexJsonResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// HeadWellKnownAgentSkillsIndexJsonResponse429Headers the declared response headers of an HTTP 429 response for HeadWellKnownAgentSkillsIndexJson
+type HeadWellKnownAgentSkillsIndexJsonResponse429Headers struct {
+	RetryAfter *string
+}
+
 type HeadWellKnownAgentSkillsIndexJsonResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *HeadWellKnownAgentSkillsIndexJsonResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *HeadWellKnownAgentSkillsIndexJsonResponse429Headers
 }
 
 // GetBody returns the raw response body bytes
@@ -21179,6 +21535,11 @@ type GetWellKnownAgentSkillsNamePathResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// GetWellKnownAgentSkillsNamePathResponse429Headers the declared response headers of an HTTP 429 response for GetWellKnownAgentSkillsNamePath
+type GetWellKnownAgentSkillsNamePathResponse429Headers struct {
+	RetryAfter *string
+}
+
 type GetWellKnownAgentSkillsNamePathResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -21188,10 +21549,14 @@ type GetWellKnownAgentSkillsNamePathResponse struct {
 	JSON401 *APIError
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *APIError
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetWellKnownAgentSkillsNamePathResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetWellKnownAgentSkillsNamePathResponse429Headers
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -21207,6 +21572,11 @@ func (r GetWellKnownAgentSkillsNamePathResponse) GetJSON401() *APIError {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetWellKnownAgentSkillsNamePathResponse) GetJSON404() *APIError {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetWellKnownAgentSkillsNamePathResponse) GetJSON429() *APIError {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -21243,9 +21613,23 @@ func (r GetWellKnownAgentSkillsNamePathResponse) ContentType() string {
 	return ""
 }
 
+// HeadWellKnownAgentSkillsNamePathResponse401Headers the declared response headers of an HTTP 401 response for HeadWellKnownAgentSkillsNamePath
+type HeadWellKnownAgentSkillsNamePathResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// HeadWellKnownAgentSkillsNamePathResponse429Headers the declared response headers of an HTTP 429 response for HeadWellKnownAgentSkillsNamePath
+type HeadWellKnownAgentSkillsNamePathResponse429Headers struct {
+	RetryAfter *string
+}
+
 type HeadWellKnownAgentSkillsNamePathResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *HeadWellKnownAgentSkillsNamePathResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *HeadWellKnownAgentSkillsNamePathResponse429Headers
 }
 
 // GetBody returns the raw response body bytes
@@ -21282,6 +21666,11 @@ type GetGitPathResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// GetGitPathResponse429Headers the declared response headers of an HTTP 429 response for GetGitPath
+type GetGitPathResponse429Headers struct {
+	RetryAfter *string
+}
+
 type GetGitPathResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -21291,10 +21680,14 @@ type GetGitPathResponse struct {
 	JSON401 *APIError
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *APIError
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetGitPathResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetGitPathResponse429Headers
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -21310,6 +21703,11 @@ func (r GetGitPathResponse) GetJSON401() *APIError {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetGitPathResponse) GetJSON404() *APIError {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetGitPathResponse) GetJSON429() *APIError {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -21351,6 +21749,11 @@ type PostGitPathResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// PostGitPathResponse429Headers the declared response headers of an HTTP 429 response for PostGitPath
+type PostGitPathResponse429Headers struct {
+	RetryAfter *string
+}
+
 type PostGitPathResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -21366,10 +21769,14 @@ type PostGitPathResponse struct {
 	JSON413 *APIError
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *APIError
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *PostGitPathResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostGitPathResponse429Headers
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -21400,6 +21807,11 @@ func (r PostGitPathResponse) GetJSON413() *APIError {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r PostGitPathResponse) GetJSON415() *APIError {
 	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostGitPathResponse) GetJSON429() *APIError {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -24171,6 +24583,11 @@ func (r GetV1ProjectsProjectAgentSkillsIndexJsonResponse) ContentType() string {
 	return ""
 }
 
+// HeadV1ProjectsProjectAgentSkillsIndexJsonResponse401Headers the declared response headers of an HTTP 401 response for HeadV1ProjectsProjectAgentSkillsIndexJson
+type HeadV1ProjectsProjectAgentSkillsIndexJsonResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
 // HeadV1ProjectsProjectAgentSkillsIndexJsonResponse429Headers the declared response headers of an HTTP 429 response for HeadV1ProjectsProjectAgentSkillsIndexJson
 type HeadV1ProjectsProjectAgentSkillsIndexJsonResponse429Headers struct {
 	RetryAfter *string
@@ -24184,6 +24601,8 @@ type HeadV1ProjectsProjectAgentSkillsIndexJsonResponse503Headers struct {
 type HeadV1ProjectsProjectAgentSkillsIndexJsonResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *HeadV1ProjectsProjectAgentSkillsIndexJsonResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *HeadV1ProjectsProjectAgentSkillsIndexJsonResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -24316,6 +24735,11 @@ func (r GetV1ProjectsProjectAgentSkillsNamePathResponse) ContentType() string {
 	return ""
 }
 
+// HeadV1ProjectsProjectAgentSkillsNamePathResponse401Headers the declared response headers of an HTTP 401 response for HeadV1ProjectsProjectAgentSkillsNamePath
+type HeadV1ProjectsProjectAgentSkillsNamePathResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
 // HeadV1ProjectsProjectAgentSkillsNamePathResponse429Headers the declared response headers of an HTTP 429 response for HeadV1ProjectsProjectAgentSkillsNamePath
 type HeadV1ProjectsProjectAgentSkillsNamePathResponse429Headers struct {
 	RetryAfter *string
@@ -24329,6 +24753,8 @@ type HeadV1ProjectsProjectAgentSkillsNamePathResponse503Headers struct {
 type HeadV1ProjectsProjectAgentSkillsNamePathResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *HeadV1ProjectsProjectAgentSkillsNamePathResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *HeadV1ProjectsProjectAgentSkillsNamePathResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -37028,7 +37454,7 @@ type PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON202 the response for an HTTP 202 `application/json` response
-	JSON202 *interface{}
+	JSON202 *Queued
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *APIError
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -37066,7 +37492,7 @@ type PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse
 }
 
 // GetJSON202 returns the response for an HTTP 202 `application/json` response
-func (r PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse) GetJSON202() *interface{} {
+func (r PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse) GetJSON202() *Queued {
 	return r.JSON202
 }
 
@@ -37188,7 +37614,9 @@ type PostV1ProjectsProjectWebhooksWebhookIDPingResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON202 the response for an HTTP 202 `application/json` response
-	JSON202 *interface{}
+	JSON202 *struct {
+		Event Event `json:"event"`
+	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *APIError
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -37226,7 +37654,9 @@ type PostV1ProjectsProjectWebhooksWebhookIDPingResponse struct {
 }
 
 // GetJSON202 returns the response for an HTTP 202 `application/json` response
-func (r PostV1ProjectsProjectWebhooksWebhookIDPingResponse) GetJSON202() *interface{} {
+func (r PostV1ProjectsProjectWebhooksWebhookIDPingResponse) GetJSON202() *struct {
+	Event Event `json:"event"`
+} {
 	return r.JSON202
 }
 
@@ -52614,6 +53044,13 @@ func ParseGetWellKnownAgentSkillsIndexJsonResponse(rsp *http.Response) (*GetWell
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest APIError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -52634,6 +53071,16 @@ func ParseGetWellKnownAgentSkillsIndexJsonResponse(rsp *http.Response) (*GetWell
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetWellKnownAgentSkillsIndexJsonResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -52650,6 +53097,29 @@ func ParseHeadWellKnownAgentSkillsIndexJsonResponse(rsp *http.Response) (*HeadWe
 	response := &HeadWellKnownAgentSkillsIndexJsonResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers HeadWellKnownAgentSkillsIndexJsonResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers HeadWellKnownAgentSkillsIndexJsonResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -52690,6 +53160,13 @@ func ParseGetWellKnownAgentSkillsNamePathResponse(rsp *http.Response) (*GetWellK
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest APIError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -52710,6 +53187,16 @@ func ParseGetWellKnownAgentSkillsNamePathResponse(rsp *http.Response) (*GetWellK
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetWellKnownAgentSkillsNamePathResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -52726,6 +53213,29 @@ func ParseHeadWellKnownAgentSkillsNamePathResponse(rsp *http.Response) (*HeadWel
 	response := &HeadWellKnownAgentSkillsNamePathResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers HeadWellKnownAgentSkillsNamePathResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers HeadWellKnownAgentSkillsNamePathResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -52766,6 +53276,13 @@ func ParseGetGitPathResponse(rsp *http.Response) (*GetGitPathResponse, error) {
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest APIError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -52786,6 +53303,16 @@ func ParseGetGitPathResponse(rsp *http.Response) (*GetGitPathResponse, error) {
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetGitPathResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -52847,6 +53374,13 @@ func ParsePostGitPathResponse(rsp *http.Response) (*PostGitPathResponse, error) 
 		}
 		response.JSON415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest APIError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -52867,6 +53401,16 @@ func ParsePostGitPathResponse(rsp *http.Response) (*PostGitPathResponse, error) 
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostGitPathResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -55568,6 +56112,16 @@ func ParseHeadV1ProjectsProjectAgentSkillsIndexJsonResponse(rsp *http.Response) 
 	}
 
 	switch {
+	case rsp.StatusCode == 401:
+		var headers HeadV1ProjectsProjectAgentSkillsIndexJsonResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
 	case rsp.StatusCode == 429:
 		var headers HeadV1ProjectsProjectAgentSkillsIndexJsonResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -55701,6 +56255,16 @@ func ParseHeadV1ProjectsProjectAgentSkillsNamePathResponse(rsp *http.Response) (
 	}
 
 	switch {
+	case rsp.StatusCode == 401:
+		var headers HeadV1ProjectsProjectAgentSkillsNamePathResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
 	case rsp.StatusCode == 429:
 		var headers HeadV1ProjectsProjectAgentSkillsNamePathResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -68369,7 +68933,7 @@ func ParsePostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverRes
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
-		var dest interface{}
+		var dest Queued
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -68529,7 +69093,9 @@ func ParsePostV1ProjectsProjectWebhooksWebhookIDPingResponse(rsp *http.Response)
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
-		var dest interface{}
+		var dest struct {
+			Event Event `json:"event"`
+		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
