@@ -422,6 +422,7 @@ func buildOpenAPI() (*openapi3.T, error) {
 			}
 		}
 	}
+	addWebhooks(doc, b)
 	if err := applyRequestLimits(b.schemas); err != nil && b.err == nil {
 		b.err = err
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/quire/quire"
 	"github.com/quire/quire/internal/testenv"
 )
 
@@ -65,6 +66,13 @@ func TestOpenAPITellsTheTruth(t *testing.T) {
 					t.Errorf("%s: 202 without a schema", name)
 				}
 			}
+		}
+	}
+	// A webhooks entry per event type, its body the envelope.
+	for _, typ := range quire.EventTypes {
+		w := doc.Webhooks[string(typ)]
+		if w == nil || w.Post == nil || w.Post.RequestBody == nil || w.Post.Description == "" {
+			t.Errorf("webhooks has no POST for %s", typ)
 		}
 	}
 	// The server does answer 400 without from or to.

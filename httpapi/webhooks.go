@@ -185,7 +185,7 @@ var webhookAPISchemas = map[string]any{
 	"Delivery": quire.Delivery{},
 	"Event":    quire.Event{},
 	"Queued": struct {
-		Status string `json:"status" openapi:"required" enum:"queued"`
+		Status string `json:"status"` // "queued"
 	}{},
 	"EventList": struct {
 		Events []quire.Event `json:"events"`

@@ -897,6 +897,804 @@ func (e GetV1SkillsIdVersionsVersionDownloadParamsFormat) Valid() bool {
 	}
 }
 
+// Defines values for WebhookAssetCreatedJSONBodyAssetKind.
+const (
+	WebhookAssetCreatedJSONBodyAssetKindPrompt WebhookAssetCreatedJSONBodyAssetKind = "prompt"
+	WebhookAssetCreatedJSONBodyAssetKindSkill  WebhookAssetCreatedJSONBodyAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the WebhookAssetCreatedJSONBodyAssetKind enum.
+func (e WebhookAssetCreatedJSONBodyAssetKind) Valid() bool {
+	switch e {
+	case WebhookAssetCreatedJSONBodyAssetKindPrompt:
+		return true
+	case WebhookAssetCreatedJSONBodyAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookAssetCreatedJSONBodyType.
+const (
+	AssetCreated WebhookAssetCreatedJSONBodyType = "asset.created"
+)
+
+// Valid indicates whether the value is a known member of the WebhookAssetCreatedJSONBodyType enum.
+func (e WebhookAssetCreatedJSONBodyType) Valid() bool {
+	switch e {
+	case AssetCreated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookAssetDeletedJSONBodyAssetKind.
+const (
+	WebhookAssetDeletedJSONBodyAssetKindPrompt WebhookAssetDeletedJSONBodyAssetKind = "prompt"
+	WebhookAssetDeletedJSONBodyAssetKindSkill  WebhookAssetDeletedJSONBodyAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the WebhookAssetDeletedJSONBodyAssetKind enum.
+func (e WebhookAssetDeletedJSONBodyAssetKind) Valid() bool {
+	switch e {
+	case WebhookAssetDeletedJSONBodyAssetKindPrompt:
+		return true
+	case WebhookAssetDeletedJSONBodyAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookAssetDeletedJSONBodyType.
+const (
+	AssetDeleted WebhookAssetDeletedJSONBodyType = "asset.deleted"
+)
+
+// Valid indicates whether the value is a known member of the WebhookAssetDeletedJSONBodyType enum.
+func (e WebhookAssetDeletedJSONBodyType) Valid() bool {
+	switch e {
+	case AssetDeleted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookLabelDeletedJSONBodyAssetKind.
+const (
+	WebhookLabelDeletedJSONBodyAssetKindPrompt WebhookLabelDeletedJSONBodyAssetKind = "prompt"
+	WebhookLabelDeletedJSONBodyAssetKindSkill  WebhookLabelDeletedJSONBodyAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the WebhookLabelDeletedJSONBodyAssetKind enum.
+func (e WebhookLabelDeletedJSONBodyAssetKind) Valid() bool {
+	switch e {
+	case WebhookLabelDeletedJSONBodyAssetKindPrompt:
+		return true
+	case WebhookLabelDeletedJSONBodyAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookLabelDeletedJSONBodyType.
+const (
+	LabelDeleted WebhookLabelDeletedJSONBodyType = "label.deleted"
+)
+
+// Valid indicates whether the value is a known member of the WebhookLabelDeletedJSONBodyType enum.
+func (e WebhookLabelDeletedJSONBodyType) Valid() bool {
+	switch e {
+	case LabelDeleted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookLabelMovedJSONBodyAssetKind.
+const (
+	WebhookLabelMovedJSONBodyAssetKindPrompt WebhookLabelMovedJSONBodyAssetKind = "prompt"
+	WebhookLabelMovedJSONBodyAssetKindSkill  WebhookLabelMovedJSONBodyAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the WebhookLabelMovedJSONBodyAssetKind enum.
+func (e WebhookLabelMovedJSONBodyAssetKind) Valid() bool {
+	switch e {
+	case WebhookLabelMovedJSONBodyAssetKindPrompt:
+		return true
+	case WebhookLabelMovedJSONBodyAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookLabelMovedJSONBodyType.
+const (
+	LabelMoved WebhookLabelMovedJSONBodyType = "label.moved"
+)
+
+// Valid indicates whether the value is a known member of the WebhookLabelMovedJSONBodyType enum.
+func (e WebhookLabelMovedJSONBodyType) Valid() bool {
+	switch e {
+	case LabelMoved:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookPingJSONBodyAssetKind.
+const (
+	WebhookPingJSONBodyAssetKindPrompt WebhookPingJSONBodyAssetKind = "prompt"
+	WebhookPingJSONBodyAssetKindSkill  WebhookPingJSONBodyAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the WebhookPingJSONBodyAssetKind enum.
+func (e WebhookPingJSONBodyAssetKind) Valid() bool {
+	switch e {
+	case WebhookPingJSONBodyAssetKindPrompt:
+		return true
+	case WebhookPingJSONBodyAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookPingJSONBodyType.
+const (
+	Ping WebhookPingJSONBodyType = "ping"
+)
+
+// Valid indicates whether the value is a known member of the WebhookPingJSONBodyType enum.
+func (e WebhookPingJSONBodyType) Valid() bool {
+	switch e {
+	case Ping:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewApprovedJSONBodyAssetKind.
+const (
+	WebhookReviewApprovedJSONBodyAssetKindPrompt WebhookReviewApprovedJSONBodyAssetKind = "prompt"
+	WebhookReviewApprovedJSONBodyAssetKindSkill  WebhookReviewApprovedJSONBodyAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewApprovedJSONBodyAssetKind enum.
+func (e WebhookReviewApprovedJSONBodyAssetKind) Valid() bool {
+	switch e {
+	case WebhookReviewApprovedJSONBodyAssetKindPrompt:
+		return true
+	case WebhookReviewApprovedJSONBodyAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewApprovedJSONBodyType.
+const (
+	ReviewApproved WebhookReviewApprovedJSONBodyType = "review.approved"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewApprovedJSONBodyType enum.
+func (e WebhookReviewApprovedJSONBodyType) Valid() bool {
+	switch e {
+	case ReviewApproved:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewChangesRequestedJSONBodyAssetKind.
+const (
+	WebhookReviewChangesRequestedJSONBodyAssetKindPrompt WebhookReviewChangesRequestedJSONBodyAssetKind = "prompt"
+	WebhookReviewChangesRequestedJSONBodyAssetKindSkill  WebhookReviewChangesRequestedJSONBodyAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewChangesRequestedJSONBodyAssetKind enum.
+func (e WebhookReviewChangesRequestedJSONBodyAssetKind) Valid() bool {
+	switch e {
+	case WebhookReviewChangesRequestedJSONBodyAssetKindPrompt:
+		return true
+	case WebhookReviewChangesRequestedJSONBodyAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewChangesRequestedJSONBodyType.
+const (
+	ReviewChangesRequested WebhookReviewChangesRequestedJSONBodyType = "review.changes_requested"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewChangesRequestedJSONBodyType enum.
+func (e WebhookReviewChangesRequestedJSONBodyType) Valid() bool {
+	switch e {
+	case ReviewChangesRequested:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewClosedJSONBodyAssetKind.
+const (
+	WebhookReviewClosedJSONBodyAssetKindPrompt WebhookReviewClosedJSONBodyAssetKind = "prompt"
+	WebhookReviewClosedJSONBodyAssetKindSkill  WebhookReviewClosedJSONBodyAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewClosedJSONBodyAssetKind enum.
+func (e WebhookReviewClosedJSONBodyAssetKind) Valid() bool {
+	switch e {
+	case WebhookReviewClosedJSONBodyAssetKindPrompt:
+		return true
+	case WebhookReviewClosedJSONBodyAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewClosedJSONBodyType.
+const (
+	ReviewClosed WebhookReviewClosedJSONBodyType = "review.closed"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewClosedJSONBodyType enum.
+func (e WebhookReviewClosedJSONBodyType) Valid() bool {
+	switch e {
+	case ReviewClosed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewCommentUpdatedJSONBodyAssetKind.
+const (
+	WebhookReviewCommentUpdatedJSONBodyAssetKindPrompt WebhookReviewCommentUpdatedJSONBodyAssetKind = "prompt"
+	WebhookReviewCommentUpdatedJSONBodyAssetKindSkill  WebhookReviewCommentUpdatedJSONBodyAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewCommentUpdatedJSONBodyAssetKind enum.
+func (e WebhookReviewCommentUpdatedJSONBodyAssetKind) Valid() bool {
+	switch e {
+	case WebhookReviewCommentUpdatedJSONBodyAssetKindPrompt:
+		return true
+	case WebhookReviewCommentUpdatedJSONBodyAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewCommentUpdatedJSONBodyType.
+const (
+	ReviewCommentUpdated WebhookReviewCommentUpdatedJSONBodyType = "review.comment_updated"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewCommentUpdatedJSONBodyType enum.
+func (e WebhookReviewCommentUpdatedJSONBodyType) Valid() bool {
+	switch e {
+	case ReviewCommentUpdated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewCommentedJSONBodyAssetKind.
+const (
+	WebhookReviewCommentedJSONBodyAssetKindPrompt WebhookReviewCommentedJSONBodyAssetKind = "prompt"
+	WebhookReviewCommentedJSONBodyAssetKindSkill  WebhookReviewCommentedJSONBodyAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewCommentedJSONBodyAssetKind enum.
+func (e WebhookReviewCommentedJSONBodyAssetKind) Valid() bool {
+	switch e {
+	case WebhookReviewCommentedJSONBodyAssetKindPrompt:
+		return true
+	case WebhookReviewCommentedJSONBodyAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewCommentedJSONBodyType.
+const (
+	ReviewCommented WebhookReviewCommentedJSONBodyType = "review.commented"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewCommentedJSONBodyType enum.
+func (e WebhookReviewCommentedJSONBodyType) Valid() bool {
+	switch e {
+	case ReviewCommented:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewMergedJSONBodyAssetKind.
+const (
+	WebhookReviewMergedJSONBodyAssetKindPrompt WebhookReviewMergedJSONBodyAssetKind = "prompt"
+	WebhookReviewMergedJSONBodyAssetKindSkill  WebhookReviewMergedJSONBodyAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewMergedJSONBodyAssetKind enum.
+func (e WebhookReviewMergedJSONBodyAssetKind) Valid() bool {
+	switch e {
+	case WebhookReviewMergedJSONBodyAssetKindPrompt:
+		return true
+	case WebhookReviewMergedJSONBodyAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewMergedJSONBodyType.
+const (
+	ReviewMerged WebhookReviewMergedJSONBodyType = "review.merged"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewMergedJSONBodyType enum.
+func (e WebhookReviewMergedJSONBodyType) Valid() bool {
+	switch e {
+	case ReviewMerged:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewOpenedJSONBodyAssetKind.
+const (
+	WebhookReviewOpenedJSONBodyAssetKindPrompt WebhookReviewOpenedJSONBodyAssetKind = "prompt"
+	WebhookReviewOpenedJSONBodyAssetKindSkill  WebhookReviewOpenedJSONBodyAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewOpenedJSONBodyAssetKind enum.
+func (e WebhookReviewOpenedJSONBodyAssetKind) Valid() bool {
+	switch e {
+	case WebhookReviewOpenedJSONBodyAssetKindPrompt:
+		return true
+	case WebhookReviewOpenedJSONBodyAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewOpenedJSONBodyType.
+const (
+	ReviewOpened WebhookReviewOpenedJSONBodyType = "review.opened"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewOpenedJSONBodyType enum.
+func (e WebhookReviewOpenedJSONBodyType) Valid() bool {
+	switch e {
+	case ReviewOpened:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewReopenedJSONBodyAssetKind.
+const (
+	WebhookReviewReopenedJSONBodyAssetKindPrompt WebhookReviewReopenedJSONBodyAssetKind = "prompt"
+	WebhookReviewReopenedJSONBodyAssetKindSkill  WebhookReviewReopenedJSONBodyAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewReopenedJSONBodyAssetKind enum.
+func (e WebhookReviewReopenedJSONBodyAssetKind) Valid() bool {
+	switch e {
+	case WebhookReviewReopenedJSONBodyAssetKindPrompt:
+		return true
+	case WebhookReviewReopenedJSONBodyAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewReopenedJSONBodyType.
+const (
+	ReviewReopened WebhookReviewReopenedJSONBodyType = "review.reopened"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewReopenedJSONBodyType enum.
+func (e WebhookReviewReopenedJSONBodyType) Valid() bool {
+	switch e {
+	case ReviewReopened:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewRetitledJSONBodyAssetKind.
+const (
+	WebhookReviewRetitledJSONBodyAssetKindPrompt WebhookReviewRetitledJSONBodyAssetKind = "prompt"
+	WebhookReviewRetitledJSONBodyAssetKindSkill  WebhookReviewRetitledJSONBodyAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewRetitledJSONBodyAssetKind enum.
+func (e WebhookReviewRetitledJSONBodyAssetKind) Valid() bool {
+	switch e {
+	case WebhookReviewRetitledJSONBodyAssetKindPrompt:
+		return true
+	case WebhookReviewRetitledJSONBodyAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewRetitledJSONBodyType.
+const (
+	ReviewRetitled WebhookReviewRetitledJSONBodyType = "review.retitled"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewRetitledJSONBodyType enum.
+func (e WebhookReviewRetitledJSONBodyType) Valid() bool {
+	switch e {
+	case ReviewRetitled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionArchivedJSONBodyAssetKind.
+const (
+	WebhookVersionArchivedJSONBodyAssetKindPrompt WebhookVersionArchivedJSONBodyAssetKind = "prompt"
+	WebhookVersionArchivedJSONBodyAssetKindSkill  WebhookVersionArchivedJSONBodyAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionArchivedJSONBodyAssetKind enum.
+func (e WebhookVersionArchivedJSONBodyAssetKind) Valid() bool {
+	switch e {
+	case WebhookVersionArchivedJSONBodyAssetKindPrompt:
+		return true
+	case WebhookVersionArchivedJSONBodyAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionArchivedJSONBodyDataState.
+const (
+	WebhookVersionArchivedJSONBodyDataStateArchived  WebhookVersionArchivedJSONBodyDataState = "archived"
+	WebhookVersionArchivedJSONBodyDataStateDraft     WebhookVersionArchivedJSONBodyDataState = "draft"
+	WebhookVersionArchivedJSONBodyDataStatePublished WebhookVersionArchivedJSONBodyDataState = "published"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionArchivedJSONBodyDataState enum.
+func (e WebhookVersionArchivedJSONBodyDataState) Valid() bool {
+	switch e {
+	case WebhookVersionArchivedJSONBodyDataStateArchived:
+		return true
+	case WebhookVersionArchivedJSONBodyDataStateDraft:
+		return true
+	case WebhookVersionArchivedJSONBodyDataStatePublished:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionArchivedJSONBodyType.
+const (
+	VersionArchived WebhookVersionArchivedJSONBodyType = "version.archived"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionArchivedJSONBodyType enum.
+func (e WebhookVersionArchivedJSONBodyType) Valid() bool {
+	switch e {
+	case VersionArchived:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionCreatedJSONBodyAssetKind.
+const (
+	WebhookVersionCreatedJSONBodyAssetKindPrompt WebhookVersionCreatedJSONBodyAssetKind = "prompt"
+	WebhookVersionCreatedJSONBodyAssetKindSkill  WebhookVersionCreatedJSONBodyAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionCreatedJSONBodyAssetKind enum.
+func (e WebhookVersionCreatedJSONBodyAssetKind) Valid() bool {
+	switch e {
+	case WebhookVersionCreatedJSONBodyAssetKindPrompt:
+		return true
+	case WebhookVersionCreatedJSONBodyAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionCreatedJSONBodyDataState.
+const (
+	WebhookVersionCreatedJSONBodyDataStateArchived  WebhookVersionCreatedJSONBodyDataState = "archived"
+	WebhookVersionCreatedJSONBodyDataStateDraft     WebhookVersionCreatedJSONBodyDataState = "draft"
+	WebhookVersionCreatedJSONBodyDataStatePublished WebhookVersionCreatedJSONBodyDataState = "published"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionCreatedJSONBodyDataState enum.
+func (e WebhookVersionCreatedJSONBodyDataState) Valid() bool {
+	switch e {
+	case WebhookVersionCreatedJSONBodyDataStateArchived:
+		return true
+	case WebhookVersionCreatedJSONBodyDataStateDraft:
+		return true
+	case WebhookVersionCreatedJSONBodyDataStatePublished:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionCreatedJSONBodyType.
+const (
+	VersionCreated WebhookVersionCreatedJSONBodyType = "version.created"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionCreatedJSONBodyType enum.
+func (e WebhookVersionCreatedJSONBodyType) Valid() bool {
+	switch e {
+	case VersionCreated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionDeletedJSONBodyAssetKind.
+const (
+	WebhookVersionDeletedJSONBodyAssetKindPrompt WebhookVersionDeletedJSONBodyAssetKind = "prompt"
+	WebhookVersionDeletedJSONBodyAssetKindSkill  WebhookVersionDeletedJSONBodyAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionDeletedJSONBodyAssetKind enum.
+func (e WebhookVersionDeletedJSONBodyAssetKind) Valid() bool {
+	switch e {
+	case WebhookVersionDeletedJSONBodyAssetKindPrompt:
+		return true
+	case WebhookVersionDeletedJSONBodyAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionDeletedJSONBodyType.
+const (
+	VersionDeleted WebhookVersionDeletedJSONBodyType = "version.deleted"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionDeletedJSONBodyType enum.
+func (e WebhookVersionDeletedJSONBodyType) Valid() bool {
+	switch e {
+	case VersionDeleted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionPromotedJSONBodyAssetKind.
+const (
+	WebhookVersionPromotedJSONBodyAssetKindPrompt WebhookVersionPromotedJSONBodyAssetKind = "prompt"
+	WebhookVersionPromotedJSONBodyAssetKindSkill  WebhookVersionPromotedJSONBodyAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionPromotedJSONBodyAssetKind enum.
+func (e WebhookVersionPromotedJSONBodyAssetKind) Valid() bool {
+	switch e {
+	case WebhookVersionPromotedJSONBodyAssetKindPrompt:
+		return true
+	case WebhookVersionPromotedJSONBodyAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionPromotedJSONBodyDataState.
+const (
+	WebhookVersionPromotedJSONBodyDataStateArchived  WebhookVersionPromotedJSONBodyDataState = "archived"
+	WebhookVersionPromotedJSONBodyDataStateDraft     WebhookVersionPromotedJSONBodyDataState = "draft"
+	WebhookVersionPromotedJSONBodyDataStatePublished WebhookVersionPromotedJSONBodyDataState = "published"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionPromotedJSONBodyDataState enum.
+func (e WebhookVersionPromotedJSONBodyDataState) Valid() bool {
+	switch e {
+	case WebhookVersionPromotedJSONBodyDataStateArchived:
+		return true
+	case WebhookVersionPromotedJSONBodyDataStateDraft:
+		return true
+	case WebhookVersionPromotedJSONBodyDataStatePublished:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionPromotedJSONBodyType.
+const (
+	VersionPromoted WebhookVersionPromotedJSONBodyType = "version.promoted"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionPromotedJSONBodyType enum.
+func (e WebhookVersionPromotedJSONBodyType) Valid() bool {
+	switch e {
+	case VersionPromoted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionPublishedJSONBodyAssetKind.
+const (
+	WebhookVersionPublishedJSONBodyAssetKindPrompt WebhookVersionPublishedJSONBodyAssetKind = "prompt"
+	WebhookVersionPublishedJSONBodyAssetKindSkill  WebhookVersionPublishedJSONBodyAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionPublishedJSONBodyAssetKind enum.
+func (e WebhookVersionPublishedJSONBodyAssetKind) Valid() bool {
+	switch e {
+	case WebhookVersionPublishedJSONBodyAssetKindPrompt:
+		return true
+	case WebhookVersionPublishedJSONBodyAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionPublishedJSONBodyDataState.
+const (
+	WebhookVersionPublishedJSONBodyDataStateArchived  WebhookVersionPublishedJSONBodyDataState = "archived"
+	WebhookVersionPublishedJSONBodyDataStateDraft     WebhookVersionPublishedJSONBodyDataState = "draft"
+	WebhookVersionPublishedJSONBodyDataStatePublished WebhookVersionPublishedJSONBodyDataState = "published"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionPublishedJSONBodyDataState enum.
+func (e WebhookVersionPublishedJSONBodyDataState) Valid() bool {
+	switch e {
+	case WebhookVersionPublishedJSONBodyDataStateArchived:
+		return true
+	case WebhookVersionPublishedJSONBodyDataStateDraft:
+		return true
+	case WebhookVersionPublishedJSONBodyDataStatePublished:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionPublishedJSONBodyType.
+const (
+	VersionPublished WebhookVersionPublishedJSONBodyType = "version.published"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionPublishedJSONBodyType enum.
+func (e WebhookVersionPublishedJSONBodyType) Valid() bool {
+	switch e {
+	case VersionPublished:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionUpdatedJSONBodyAssetKind.
+const (
+	WebhookVersionUpdatedJSONBodyAssetKindPrompt WebhookVersionUpdatedJSONBodyAssetKind = "prompt"
+	WebhookVersionUpdatedJSONBodyAssetKindSkill  WebhookVersionUpdatedJSONBodyAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionUpdatedJSONBodyAssetKind enum.
+func (e WebhookVersionUpdatedJSONBodyAssetKind) Valid() bool {
+	switch e {
+	case WebhookVersionUpdatedJSONBodyAssetKindPrompt:
+		return true
+	case WebhookVersionUpdatedJSONBodyAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionUpdatedJSONBodyDataState.
+const (
+	WebhookVersionUpdatedJSONBodyDataStateArchived  WebhookVersionUpdatedJSONBodyDataState = "archived"
+	WebhookVersionUpdatedJSONBodyDataStateDraft     WebhookVersionUpdatedJSONBodyDataState = "draft"
+	WebhookVersionUpdatedJSONBodyDataStatePublished WebhookVersionUpdatedJSONBodyDataState = "published"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionUpdatedJSONBodyDataState enum.
+func (e WebhookVersionUpdatedJSONBodyDataState) Valid() bool {
+	switch e {
+	case WebhookVersionUpdatedJSONBodyDataStateArchived:
+		return true
+	case WebhookVersionUpdatedJSONBodyDataStateDraft:
+		return true
+	case WebhookVersionUpdatedJSONBodyDataStatePublished:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionUpdatedJSONBodyType.
+const (
+	VersionUpdated WebhookVersionUpdatedJSONBodyType = "version.updated"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionUpdatedJSONBodyType enum.
+func (e WebhookVersionUpdatedJSONBodyType) Valid() bool {
+	switch e {
+	case VersionUpdated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookWebhookDisabledJSONBodyAssetKind.
+const (
+	WebhookWebhookDisabledJSONBodyAssetKindPrompt WebhookWebhookDisabledJSONBodyAssetKind = "prompt"
+	WebhookWebhookDisabledJSONBodyAssetKindSkill  WebhookWebhookDisabledJSONBodyAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the WebhookWebhookDisabledJSONBodyAssetKind enum.
+func (e WebhookWebhookDisabledJSONBodyAssetKind) Valid() bool {
+	switch e {
+	case WebhookWebhookDisabledJSONBodyAssetKindPrompt:
+		return true
+	case WebhookWebhookDisabledJSONBodyAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookWebhookDisabledJSONBodyType.
+const (
+	WebhookDisabled WebhookWebhookDisabledJSONBodyType = "webhook.disabled"
+)
+
+// Valid indicates whether the value is a known member of the WebhookWebhookDisabledJSONBodyType enum.
+func (e WebhookWebhookDisabledJSONBodyType) Valid() bool {
+	switch e {
+	case WebhookDisabled:
+		return true
+	default:
+		return false
+	}
+}
+
 // APIError defines model for APIError.
 type APIError struct {
 	Code      APIErrorCode            `json:"code"`
@@ -2585,6 +3383,936 @@ type PostV1UsersParams struct {
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
+// WebhookAssetCreatedJSONBody defines parameters for WebhookAssetCreated.
+type WebhookAssetCreatedJSONBody struct {
+	Actor struct {
+		Email *openapi_types.Email `json:"email,omitempty"`
+		Id    string               `json:"id"`
+		Type  string               `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID                   `json:"id"`
+		Kind WebhookAssetCreatedJSONBodyAssetKind `json:"kind"`
+		Slug string                               `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data struct {
+		Commit *string `json:"commit,omitempty"`
+		Name   *string `json:"name,omitempty"`
+	} `json:"data"`
+	Id         openapi_types.UUID              `json:"id"`
+	Label      *string                         `json:"label,omitempty"`
+	OccurredAt time.Time                       `json:"occurred_at"`
+	ProjectId  openapi_types.UUID              `json:"project_id"`
+	Review     *int                            `json:"review,omitempty"`
+	Type       WebhookAssetCreatedJSONBodyType `json:"type"`
+	Version    *int                            `json:"version,omitempty"`
+}
+
+// WebhookAssetCreatedParams defines parameters for WebhookAssetCreated.
+type WebhookAssetCreatedParams struct {
+	// WebhookId the event's id (a redelivery keeps it: deduplicate by it)
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookAssetCreatedJSONBodyAssetKind defines parameters for WebhookAssetCreated.
+type WebhookAssetCreatedJSONBodyAssetKind string
+
+// WebhookAssetCreatedJSONBodyType defines parameters for WebhookAssetCreated.
+type WebhookAssetCreatedJSONBodyType string
+
+// WebhookAssetDeletedJSONBody defines parameters for WebhookAssetDeleted.
+type WebhookAssetDeletedJSONBody struct {
+	Actor struct {
+		Email *openapi_types.Email `json:"email,omitempty"`
+		Id    string               `json:"id"`
+		Type  string               `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID                   `json:"id"`
+		Kind WebhookAssetDeletedJSONBodyAssetKind `json:"kind"`
+		Slug string                               `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data struct {
+		Commit *string `json:"commit,omitempty"`
+	} `json:"data"`
+	Id         openapi_types.UUID              `json:"id"`
+	Label      *string                         `json:"label,omitempty"`
+	OccurredAt time.Time                       `json:"occurred_at"`
+	ProjectId  openapi_types.UUID              `json:"project_id"`
+	Review     *int                            `json:"review,omitempty"`
+	Type       WebhookAssetDeletedJSONBodyType `json:"type"`
+	Version    *int                            `json:"version,omitempty"`
+}
+
+// WebhookAssetDeletedParams defines parameters for WebhookAssetDeleted.
+type WebhookAssetDeletedParams struct {
+	// WebhookId the event's id (a redelivery keeps it: deduplicate by it)
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookAssetDeletedJSONBodyAssetKind defines parameters for WebhookAssetDeleted.
+type WebhookAssetDeletedJSONBodyAssetKind string
+
+// WebhookAssetDeletedJSONBodyType defines parameters for WebhookAssetDeleted.
+type WebhookAssetDeletedJSONBodyType string
+
+// WebhookLabelDeletedJSONBody defines parameters for WebhookLabelDeleted.
+type WebhookLabelDeletedJSONBody struct {
+	Actor struct {
+		Email *openapi_types.Email `json:"email,omitempty"`
+		Id    string               `json:"id"`
+		Type  string               `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID                   `json:"id"`
+		Kind WebhookLabelDeletedJSONBodyAssetKind `json:"kind"`
+		Slug string                               `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data struct {
+		Commit *string `json:"commit,omitempty"`
+	} `json:"data"`
+	Id         openapi_types.UUID              `json:"id"`
+	Label      *string                         `json:"label,omitempty"`
+	OccurredAt time.Time                       `json:"occurred_at"`
+	ProjectId  openapi_types.UUID              `json:"project_id"`
+	Review     *int                            `json:"review,omitempty"`
+	Type       WebhookLabelDeletedJSONBodyType `json:"type"`
+	Version    *int                            `json:"version,omitempty"`
+}
+
+// WebhookLabelDeletedParams defines parameters for WebhookLabelDeleted.
+type WebhookLabelDeletedParams struct {
+	// WebhookId the event's id (a redelivery keeps it: deduplicate by it)
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookLabelDeletedJSONBodyAssetKind defines parameters for WebhookLabelDeleted.
+type WebhookLabelDeletedJSONBodyAssetKind string
+
+// WebhookLabelDeletedJSONBodyType defines parameters for WebhookLabelDeleted.
+type WebhookLabelDeletedJSONBodyType string
+
+// WebhookLabelMovedJSONBody defines parameters for WebhookLabelMoved.
+type WebhookLabelMovedJSONBody struct {
+	Actor struct {
+		Email *openapi_types.Email `json:"email,omitempty"`
+		Id    string               `json:"id"`
+		Type  string               `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID                 `json:"id"`
+		Kind WebhookLabelMovedJSONBodyAssetKind `json:"kind"`
+		Slug string                             `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data struct {
+		Commit *string `json:"commit,omitempty"`
+	} `json:"data"`
+	Id         openapi_types.UUID            `json:"id"`
+	Label      *string                       `json:"label,omitempty"`
+	OccurredAt time.Time                     `json:"occurred_at"`
+	ProjectId  openapi_types.UUID            `json:"project_id"`
+	Review     *int                          `json:"review,omitempty"`
+	Type       WebhookLabelMovedJSONBodyType `json:"type"`
+	Version    *int                          `json:"version,omitempty"`
+}
+
+// WebhookLabelMovedParams defines parameters for WebhookLabelMoved.
+type WebhookLabelMovedParams struct {
+	// WebhookId the event's id (a redelivery keeps it: deduplicate by it)
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookLabelMovedJSONBodyAssetKind defines parameters for WebhookLabelMoved.
+type WebhookLabelMovedJSONBodyAssetKind string
+
+// WebhookLabelMovedJSONBodyType defines parameters for WebhookLabelMoved.
+type WebhookLabelMovedJSONBodyType string
+
+// WebhookPingJSONBody defines parameters for WebhookPing.
+type WebhookPingJSONBody struct {
+	Actor struct {
+		Email *openapi_types.Email `json:"email,omitempty"`
+		Id    string               `json:"id"`
+		Type  string               `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID           `json:"id"`
+		Kind WebhookPingJSONBodyAssetKind `json:"kind"`
+		Slug string                       `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data struct {
+		Commit    *string             `json:"commit,omitempty"`
+		WebhookId *openapi_types.UUID `json:"webhook_id,omitempty"`
+	} `json:"data"`
+	Id         openapi_types.UUID      `json:"id"`
+	Label      *string                 `json:"label,omitempty"`
+	OccurredAt time.Time               `json:"occurred_at"`
+	ProjectId  openapi_types.UUID      `json:"project_id"`
+	Review     *int                    `json:"review,omitempty"`
+	Type       WebhookPingJSONBodyType `json:"type"`
+	Version    *int                    `json:"version,omitempty"`
+}
+
+// WebhookPingParams defines parameters for WebhookPing.
+type WebhookPingParams struct {
+	// WebhookId the event's id (a redelivery keeps it: deduplicate by it)
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookPingJSONBodyAssetKind defines parameters for WebhookPing.
+type WebhookPingJSONBodyAssetKind string
+
+// WebhookPingJSONBodyType defines parameters for WebhookPing.
+type WebhookPingJSONBodyType string
+
+// WebhookReviewApprovedJSONBody defines parameters for WebhookReviewApproved.
+type WebhookReviewApprovedJSONBody struct {
+	Actor struct {
+		Email *openapi_types.Email `json:"email,omitempty"`
+		Id    string               `json:"id"`
+		Type  string               `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID                     `json:"id"`
+		Kind WebhookReviewApprovedJSONBodyAssetKind `json:"kind"`
+		Slug string                                 `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data struct {
+		Commit *string `json:"commit,omitempty"`
+		State  *string `json:"state,omitempty"`
+		Title  *string `json:"title,omitempty"`
+	} `json:"data"`
+	Id         openapi_types.UUID                `json:"id"`
+	Label      *string                           `json:"label,omitempty"`
+	OccurredAt time.Time                         `json:"occurred_at"`
+	ProjectId  openapi_types.UUID                `json:"project_id"`
+	Review     *int                              `json:"review,omitempty"`
+	Type       WebhookReviewApprovedJSONBodyType `json:"type"`
+	Version    *int                              `json:"version,omitempty"`
+}
+
+// WebhookReviewApprovedParams defines parameters for WebhookReviewApproved.
+type WebhookReviewApprovedParams struct {
+	// WebhookId the event's id (a redelivery keeps it: deduplicate by it)
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookReviewApprovedJSONBodyAssetKind defines parameters for WebhookReviewApproved.
+type WebhookReviewApprovedJSONBodyAssetKind string
+
+// WebhookReviewApprovedJSONBodyType defines parameters for WebhookReviewApproved.
+type WebhookReviewApprovedJSONBodyType string
+
+// WebhookReviewChangesRequestedJSONBody defines parameters for WebhookReviewChangesRequested.
+type WebhookReviewChangesRequestedJSONBody struct {
+	Actor struct {
+		Email *openapi_types.Email `json:"email,omitempty"`
+		Id    string               `json:"id"`
+		Type  string               `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID                             `json:"id"`
+		Kind WebhookReviewChangesRequestedJSONBodyAssetKind `json:"kind"`
+		Slug string                                         `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data struct {
+		Commit *string `json:"commit,omitempty"`
+		State  *string `json:"state,omitempty"`
+		Title  *string `json:"title,omitempty"`
+	} `json:"data"`
+	Id         openapi_types.UUID                        `json:"id"`
+	Label      *string                                   `json:"label,omitempty"`
+	OccurredAt time.Time                                 `json:"occurred_at"`
+	ProjectId  openapi_types.UUID                        `json:"project_id"`
+	Review     *int                                      `json:"review,omitempty"`
+	Type       WebhookReviewChangesRequestedJSONBodyType `json:"type"`
+	Version    *int                                      `json:"version,omitempty"`
+}
+
+// WebhookReviewChangesRequestedParams defines parameters for WebhookReviewChangesRequested.
+type WebhookReviewChangesRequestedParams struct {
+	// WebhookId the event's id (a redelivery keeps it: deduplicate by it)
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookReviewChangesRequestedJSONBodyAssetKind defines parameters for WebhookReviewChangesRequested.
+type WebhookReviewChangesRequestedJSONBodyAssetKind string
+
+// WebhookReviewChangesRequestedJSONBodyType defines parameters for WebhookReviewChangesRequested.
+type WebhookReviewChangesRequestedJSONBodyType string
+
+// WebhookReviewClosedJSONBody defines parameters for WebhookReviewClosed.
+type WebhookReviewClosedJSONBody struct {
+	Actor struct {
+		Email *openapi_types.Email `json:"email,omitempty"`
+		Id    string               `json:"id"`
+		Type  string               `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID                   `json:"id"`
+		Kind WebhookReviewClosedJSONBodyAssetKind `json:"kind"`
+		Slug string                               `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data struct {
+		Commit *string `json:"commit,omitempty"`
+		State  *string `json:"state,omitempty"`
+		Title  *string `json:"title,omitempty"`
+	} `json:"data"`
+	Id         openapi_types.UUID              `json:"id"`
+	Label      *string                         `json:"label,omitempty"`
+	OccurredAt time.Time                       `json:"occurred_at"`
+	ProjectId  openapi_types.UUID              `json:"project_id"`
+	Review     *int                            `json:"review,omitempty"`
+	Type       WebhookReviewClosedJSONBodyType `json:"type"`
+	Version    *int                            `json:"version,omitempty"`
+}
+
+// WebhookReviewClosedParams defines parameters for WebhookReviewClosed.
+type WebhookReviewClosedParams struct {
+	// WebhookId the event's id (a redelivery keeps it: deduplicate by it)
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookReviewClosedJSONBodyAssetKind defines parameters for WebhookReviewClosed.
+type WebhookReviewClosedJSONBodyAssetKind string
+
+// WebhookReviewClosedJSONBodyType defines parameters for WebhookReviewClosed.
+type WebhookReviewClosedJSONBodyType string
+
+// WebhookReviewCommentUpdatedJSONBody defines parameters for WebhookReviewCommentUpdated.
+type WebhookReviewCommentUpdatedJSONBody struct {
+	Actor struct {
+		Email *openapi_types.Email `json:"email,omitempty"`
+		Id    string               `json:"id"`
+		Type  string               `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID                           `json:"id"`
+		Kind WebhookReviewCommentUpdatedJSONBodyAssetKind `json:"kind"`
+		Slug string                                       `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data struct {
+		Commit *string `json:"commit,omitempty"`
+		State  *string `json:"state,omitempty"`
+		Title  *string `json:"title,omitempty"`
+	} `json:"data"`
+	Id         openapi_types.UUID                      `json:"id"`
+	Label      *string                                 `json:"label,omitempty"`
+	OccurredAt time.Time                               `json:"occurred_at"`
+	ProjectId  openapi_types.UUID                      `json:"project_id"`
+	Review     *int                                    `json:"review,omitempty"`
+	Type       WebhookReviewCommentUpdatedJSONBodyType `json:"type"`
+	Version    *int                                    `json:"version,omitempty"`
+}
+
+// WebhookReviewCommentUpdatedParams defines parameters for WebhookReviewCommentUpdated.
+type WebhookReviewCommentUpdatedParams struct {
+	// WebhookId the event's id (a redelivery keeps it: deduplicate by it)
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookReviewCommentUpdatedJSONBodyAssetKind defines parameters for WebhookReviewCommentUpdated.
+type WebhookReviewCommentUpdatedJSONBodyAssetKind string
+
+// WebhookReviewCommentUpdatedJSONBodyType defines parameters for WebhookReviewCommentUpdated.
+type WebhookReviewCommentUpdatedJSONBodyType string
+
+// WebhookReviewCommentedJSONBody defines parameters for WebhookReviewCommented.
+type WebhookReviewCommentedJSONBody struct {
+	Actor struct {
+		Email *openapi_types.Email `json:"email,omitempty"`
+		Id    string               `json:"id"`
+		Type  string               `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID                      `json:"id"`
+		Kind WebhookReviewCommentedJSONBodyAssetKind `json:"kind"`
+		Slug string                                  `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data struct {
+		Commit *string `json:"commit,omitempty"`
+		State  *string `json:"state,omitempty"`
+		Title  *string `json:"title,omitempty"`
+	} `json:"data"`
+	Id         openapi_types.UUID                 `json:"id"`
+	Label      *string                            `json:"label,omitempty"`
+	OccurredAt time.Time                          `json:"occurred_at"`
+	ProjectId  openapi_types.UUID                 `json:"project_id"`
+	Review     *int                               `json:"review,omitempty"`
+	Type       WebhookReviewCommentedJSONBodyType `json:"type"`
+	Version    *int                               `json:"version,omitempty"`
+}
+
+// WebhookReviewCommentedParams defines parameters for WebhookReviewCommented.
+type WebhookReviewCommentedParams struct {
+	// WebhookId the event's id (a redelivery keeps it: deduplicate by it)
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookReviewCommentedJSONBodyAssetKind defines parameters for WebhookReviewCommented.
+type WebhookReviewCommentedJSONBodyAssetKind string
+
+// WebhookReviewCommentedJSONBodyType defines parameters for WebhookReviewCommented.
+type WebhookReviewCommentedJSONBodyType string
+
+// WebhookReviewMergedJSONBody defines parameters for WebhookReviewMerged.
+type WebhookReviewMergedJSONBody struct {
+	Actor struct {
+		Email *openapi_types.Email `json:"email,omitempty"`
+		Id    string               `json:"id"`
+		Type  string               `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID                   `json:"id"`
+		Kind WebhookReviewMergedJSONBodyAssetKind `json:"kind"`
+		Slug string                               `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data struct {
+		Commit *string `json:"commit,omitempty"`
+		State  *string `json:"state,omitempty"`
+		Title  *string `json:"title,omitempty"`
+	} `json:"data"`
+	Id         openapi_types.UUID              `json:"id"`
+	Label      *string                         `json:"label,omitempty"`
+	OccurredAt time.Time                       `json:"occurred_at"`
+	ProjectId  openapi_types.UUID              `json:"project_id"`
+	Review     *int                            `json:"review,omitempty"`
+	Type       WebhookReviewMergedJSONBodyType `json:"type"`
+	Version    *int                            `json:"version,omitempty"`
+}
+
+// WebhookReviewMergedParams defines parameters for WebhookReviewMerged.
+type WebhookReviewMergedParams struct {
+	// WebhookId the event's id (a redelivery keeps it: deduplicate by it)
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookReviewMergedJSONBodyAssetKind defines parameters for WebhookReviewMerged.
+type WebhookReviewMergedJSONBodyAssetKind string
+
+// WebhookReviewMergedJSONBodyType defines parameters for WebhookReviewMerged.
+type WebhookReviewMergedJSONBodyType string
+
+// WebhookReviewOpenedJSONBody defines parameters for WebhookReviewOpened.
+type WebhookReviewOpenedJSONBody struct {
+	Actor struct {
+		Email *openapi_types.Email `json:"email,omitempty"`
+		Id    string               `json:"id"`
+		Type  string               `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID                   `json:"id"`
+		Kind WebhookReviewOpenedJSONBodyAssetKind `json:"kind"`
+		Slug string                               `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data struct {
+		Commit *string `json:"commit,omitempty"`
+		State  *string `json:"state,omitempty"`
+		Title  *string `json:"title,omitempty"`
+	} `json:"data"`
+	Id         openapi_types.UUID              `json:"id"`
+	Label      *string                         `json:"label,omitempty"`
+	OccurredAt time.Time                       `json:"occurred_at"`
+	ProjectId  openapi_types.UUID              `json:"project_id"`
+	Review     *int                            `json:"review,omitempty"`
+	Type       WebhookReviewOpenedJSONBodyType `json:"type"`
+	Version    *int                            `json:"version,omitempty"`
+}
+
+// WebhookReviewOpenedParams defines parameters for WebhookReviewOpened.
+type WebhookReviewOpenedParams struct {
+	// WebhookId the event's id (a redelivery keeps it: deduplicate by it)
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookReviewOpenedJSONBodyAssetKind defines parameters for WebhookReviewOpened.
+type WebhookReviewOpenedJSONBodyAssetKind string
+
+// WebhookReviewOpenedJSONBodyType defines parameters for WebhookReviewOpened.
+type WebhookReviewOpenedJSONBodyType string
+
+// WebhookReviewReopenedJSONBody defines parameters for WebhookReviewReopened.
+type WebhookReviewReopenedJSONBody struct {
+	Actor struct {
+		Email *openapi_types.Email `json:"email,omitempty"`
+		Id    string               `json:"id"`
+		Type  string               `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID                     `json:"id"`
+		Kind WebhookReviewReopenedJSONBodyAssetKind `json:"kind"`
+		Slug string                                 `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data struct {
+		Commit *string `json:"commit,omitempty"`
+		State  *string `json:"state,omitempty"`
+		Title  *string `json:"title,omitempty"`
+	} `json:"data"`
+	Id         openapi_types.UUID                `json:"id"`
+	Label      *string                           `json:"label,omitempty"`
+	OccurredAt time.Time                         `json:"occurred_at"`
+	ProjectId  openapi_types.UUID                `json:"project_id"`
+	Review     *int                              `json:"review,omitempty"`
+	Type       WebhookReviewReopenedJSONBodyType `json:"type"`
+	Version    *int                              `json:"version,omitempty"`
+}
+
+// WebhookReviewReopenedParams defines parameters for WebhookReviewReopened.
+type WebhookReviewReopenedParams struct {
+	// WebhookId the event's id (a redelivery keeps it: deduplicate by it)
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookReviewReopenedJSONBodyAssetKind defines parameters for WebhookReviewReopened.
+type WebhookReviewReopenedJSONBodyAssetKind string
+
+// WebhookReviewReopenedJSONBodyType defines parameters for WebhookReviewReopened.
+type WebhookReviewReopenedJSONBodyType string
+
+// WebhookReviewRetitledJSONBody defines parameters for WebhookReviewRetitled.
+type WebhookReviewRetitledJSONBody struct {
+	Actor struct {
+		Email *openapi_types.Email `json:"email,omitempty"`
+		Id    string               `json:"id"`
+		Type  string               `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID                     `json:"id"`
+		Kind WebhookReviewRetitledJSONBodyAssetKind `json:"kind"`
+		Slug string                                 `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data struct {
+		Commit *string `json:"commit,omitempty"`
+		State  *string `json:"state,omitempty"`
+		Title  *string `json:"title,omitempty"`
+	} `json:"data"`
+	Id         openapi_types.UUID                `json:"id"`
+	Label      *string                           `json:"label,omitempty"`
+	OccurredAt time.Time                         `json:"occurred_at"`
+	ProjectId  openapi_types.UUID                `json:"project_id"`
+	Review     *int                              `json:"review,omitempty"`
+	Type       WebhookReviewRetitledJSONBodyType `json:"type"`
+	Version    *int                              `json:"version,omitempty"`
+}
+
+// WebhookReviewRetitledParams defines parameters for WebhookReviewRetitled.
+type WebhookReviewRetitledParams struct {
+	// WebhookId the event's id (a redelivery keeps it: deduplicate by it)
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookReviewRetitledJSONBodyAssetKind defines parameters for WebhookReviewRetitled.
+type WebhookReviewRetitledJSONBodyAssetKind string
+
+// WebhookReviewRetitledJSONBodyType defines parameters for WebhookReviewRetitled.
+type WebhookReviewRetitledJSONBodyType string
+
+// WebhookVersionArchivedJSONBody defines parameters for WebhookVersionArchived.
+type WebhookVersionArchivedJSONBody struct {
+	Actor struct {
+		Email *openapi_types.Email `json:"email,omitempty"`
+		Id    string               `json:"id"`
+		Type  string               `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID                      `json:"id"`
+		Kind WebhookVersionArchivedJSONBodyAssetKind `json:"kind"`
+		Slug string                                  `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data struct {
+		Commit *string                                  `json:"commit,omitempty"`
+		Live   *bool                                    `json:"live,omitempty"`
+		State  *WebhookVersionArchivedJSONBodyDataState `json:"state,omitempty"`
+	} `json:"data"`
+	Id         openapi_types.UUID                 `json:"id"`
+	Label      *string                            `json:"label,omitempty"`
+	OccurredAt time.Time                          `json:"occurred_at"`
+	ProjectId  openapi_types.UUID                 `json:"project_id"`
+	Review     *int                               `json:"review,omitempty"`
+	Type       WebhookVersionArchivedJSONBodyType `json:"type"`
+	Version    *int                               `json:"version,omitempty"`
+}
+
+// WebhookVersionArchivedParams defines parameters for WebhookVersionArchived.
+type WebhookVersionArchivedParams struct {
+	// WebhookId the event's id (a redelivery keeps it: deduplicate by it)
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookVersionArchivedJSONBodyAssetKind defines parameters for WebhookVersionArchived.
+type WebhookVersionArchivedJSONBodyAssetKind string
+
+// WebhookVersionArchivedJSONBodyDataState defines parameters for WebhookVersionArchived.
+type WebhookVersionArchivedJSONBodyDataState string
+
+// WebhookVersionArchivedJSONBodyType defines parameters for WebhookVersionArchived.
+type WebhookVersionArchivedJSONBodyType string
+
+// WebhookVersionCreatedJSONBody defines parameters for WebhookVersionCreated.
+type WebhookVersionCreatedJSONBody struct {
+	Actor struct {
+		Email *openapi_types.Email `json:"email,omitempty"`
+		Id    string               `json:"id"`
+		Type  string               `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID                     `json:"id"`
+		Kind WebhookVersionCreatedJSONBodyAssetKind `json:"kind"`
+		Slug string                                 `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data struct {
+		Commit *string                                 `json:"commit,omitempty"`
+		Live   *bool                                   `json:"live,omitempty"`
+		State  *WebhookVersionCreatedJSONBodyDataState `json:"state,omitempty"`
+	} `json:"data"`
+	Id         openapi_types.UUID                `json:"id"`
+	Label      *string                           `json:"label,omitempty"`
+	OccurredAt time.Time                         `json:"occurred_at"`
+	ProjectId  openapi_types.UUID                `json:"project_id"`
+	Review     *int                              `json:"review,omitempty"`
+	Type       WebhookVersionCreatedJSONBodyType `json:"type"`
+	Version    *int                              `json:"version,omitempty"`
+}
+
+// WebhookVersionCreatedParams defines parameters for WebhookVersionCreated.
+type WebhookVersionCreatedParams struct {
+	// WebhookId the event's id (a redelivery keeps it: deduplicate by it)
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookVersionCreatedJSONBodyAssetKind defines parameters for WebhookVersionCreated.
+type WebhookVersionCreatedJSONBodyAssetKind string
+
+// WebhookVersionCreatedJSONBodyDataState defines parameters for WebhookVersionCreated.
+type WebhookVersionCreatedJSONBodyDataState string
+
+// WebhookVersionCreatedJSONBodyType defines parameters for WebhookVersionCreated.
+type WebhookVersionCreatedJSONBodyType string
+
+// WebhookVersionDeletedJSONBody defines parameters for WebhookVersionDeleted.
+type WebhookVersionDeletedJSONBody struct {
+	Actor struct {
+		Email *openapi_types.Email `json:"email,omitempty"`
+		Id    string               `json:"id"`
+		Type  string               `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID                     `json:"id"`
+		Kind WebhookVersionDeletedJSONBodyAssetKind `json:"kind"`
+		Slug string                                 `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data struct {
+		Commit *string `json:"commit,omitempty"`
+	} `json:"data"`
+	Id         openapi_types.UUID                `json:"id"`
+	Label      *string                           `json:"label,omitempty"`
+	OccurredAt time.Time                         `json:"occurred_at"`
+	ProjectId  openapi_types.UUID                `json:"project_id"`
+	Review     *int                              `json:"review,omitempty"`
+	Type       WebhookVersionDeletedJSONBodyType `json:"type"`
+	Version    *int                              `json:"version,omitempty"`
+}
+
+// WebhookVersionDeletedParams defines parameters for WebhookVersionDeleted.
+type WebhookVersionDeletedParams struct {
+	// WebhookId the event's id (a redelivery keeps it: deduplicate by it)
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookVersionDeletedJSONBodyAssetKind defines parameters for WebhookVersionDeleted.
+type WebhookVersionDeletedJSONBodyAssetKind string
+
+// WebhookVersionDeletedJSONBodyType defines parameters for WebhookVersionDeleted.
+type WebhookVersionDeletedJSONBodyType string
+
+// WebhookVersionPromotedJSONBody defines parameters for WebhookVersionPromoted.
+type WebhookVersionPromotedJSONBody struct {
+	Actor struct {
+		Email *openapi_types.Email `json:"email,omitempty"`
+		Id    string               `json:"id"`
+		Type  string               `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID                      `json:"id"`
+		Kind WebhookVersionPromotedJSONBodyAssetKind `json:"kind"`
+		Slug string                                  `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data struct {
+		Commit *string                                  `json:"commit,omitempty"`
+		Live   *bool                                    `json:"live,omitempty"`
+		State  *WebhookVersionPromotedJSONBodyDataState `json:"state,omitempty"`
+	} `json:"data"`
+	Id         openapi_types.UUID                 `json:"id"`
+	Label      *string                            `json:"label,omitempty"`
+	OccurredAt time.Time                          `json:"occurred_at"`
+	ProjectId  openapi_types.UUID                 `json:"project_id"`
+	Review     *int                               `json:"review,omitempty"`
+	Type       WebhookVersionPromotedJSONBodyType `json:"type"`
+	Version    *int                               `json:"version,omitempty"`
+}
+
+// WebhookVersionPromotedParams defines parameters for WebhookVersionPromoted.
+type WebhookVersionPromotedParams struct {
+	// WebhookId the event's id (a redelivery keeps it: deduplicate by it)
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookVersionPromotedJSONBodyAssetKind defines parameters for WebhookVersionPromoted.
+type WebhookVersionPromotedJSONBodyAssetKind string
+
+// WebhookVersionPromotedJSONBodyDataState defines parameters for WebhookVersionPromoted.
+type WebhookVersionPromotedJSONBodyDataState string
+
+// WebhookVersionPromotedJSONBodyType defines parameters for WebhookVersionPromoted.
+type WebhookVersionPromotedJSONBodyType string
+
+// WebhookVersionPublishedJSONBody defines parameters for WebhookVersionPublished.
+type WebhookVersionPublishedJSONBody struct {
+	Actor struct {
+		Email *openapi_types.Email `json:"email,omitempty"`
+		Id    string               `json:"id"`
+		Type  string               `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID                       `json:"id"`
+		Kind WebhookVersionPublishedJSONBodyAssetKind `json:"kind"`
+		Slug string                                   `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data struct {
+		Commit *string                                   `json:"commit,omitempty"`
+		Live   *bool                                     `json:"live,omitempty"`
+		State  *WebhookVersionPublishedJSONBodyDataState `json:"state,omitempty"`
+	} `json:"data"`
+	Id         openapi_types.UUID                  `json:"id"`
+	Label      *string                             `json:"label,omitempty"`
+	OccurredAt time.Time                           `json:"occurred_at"`
+	ProjectId  openapi_types.UUID                  `json:"project_id"`
+	Review     *int                                `json:"review,omitempty"`
+	Type       WebhookVersionPublishedJSONBodyType `json:"type"`
+	Version    *int                                `json:"version,omitempty"`
+}
+
+// WebhookVersionPublishedParams defines parameters for WebhookVersionPublished.
+type WebhookVersionPublishedParams struct {
+	// WebhookId the event's id (a redelivery keeps it: deduplicate by it)
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookVersionPublishedJSONBodyAssetKind defines parameters for WebhookVersionPublished.
+type WebhookVersionPublishedJSONBodyAssetKind string
+
+// WebhookVersionPublishedJSONBodyDataState defines parameters for WebhookVersionPublished.
+type WebhookVersionPublishedJSONBodyDataState string
+
+// WebhookVersionPublishedJSONBodyType defines parameters for WebhookVersionPublished.
+type WebhookVersionPublishedJSONBodyType string
+
+// WebhookVersionUpdatedJSONBody defines parameters for WebhookVersionUpdated.
+type WebhookVersionUpdatedJSONBody struct {
+	Actor struct {
+		Email *openapi_types.Email `json:"email,omitempty"`
+		Id    string               `json:"id"`
+		Type  string               `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID                     `json:"id"`
+		Kind WebhookVersionUpdatedJSONBodyAssetKind `json:"kind"`
+		Slug string                                 `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data struct {
+		Commit *string                                 `json:"commit,omitempty"`
+		Live   *bool                                   `json:"live,omitempty"`
+		State  *WebhookVersionUpdatedJSONBodyDataState `json:"state,omitempty"`
+	} `json:"data"`
+	Id         openapi_types.UUID                `json:"id"`
+	Label      *string                           `json:"label,omitempty"`
+	OccurredAt time.Time                         `json:"occurred_at"`
+	ProjectId  openapi_types.UUID                `json:"project_id"`
+	Review     *int                              `json:"review,omitempty"`
+	Type       WebhookVersionUpdatedJSONBodyType `json:"type"`
+	Version    *int                              `json:"version,omitempty"`
+}
+
+// WebhookVersionUpdatedParams defines parameters for WebhookVersionUpdated.
+type WebhookVersionUpdatedParams struct {
+	// WebhookId the event's id (a redelivery keeps it: deduplicate by it)
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookVersionUpdatedJSONBodyAssetKind defines parameters for WebhookVersionUpdated.
+type WebhookVersionUpdatedJSONBodyAssetKind string
+
+// WebhookVersionUpdatedJSONBodyDataState defines parameters for WebhookVersionUpdated.
+type WebhookVersionUpdatedJSONBodyDataState string
+
+// WebhookVersionUpdatedJSONBodyType defines parameters for WebhookVersionUpdated.
+type WebhookVersionUpdatedJSONBodyType string
+
+// WebhookWebhookDisabledJSONBody defines parameters for WebhookWebhookDisabled.
+type WebhookWebhookDisabledJSONBody struct {
+	Actor struct {
+		Email *openapi_types.Email `json:"email,omitempty"`
+		Id    string               `json:"id"`
+		Type  string               `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID                      `json:"id"`
+		Kind WebhookWebhookDisabledJSONBodyAssetKind `json:"kind"`
+		Slug string                                  `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data struct {
+		Commit    *string             `json:"commit,omitempty"`
+		Reason    *string             `json:"reason,omitempty"`
+		Url       *string             `json:"url,omitempty"`
+		WebhookId *openapi_types.UUID `json:"webhook_id,omitempty"`
+	} `json:"data"`
+	Id         openapi_types.UUID                 `json:"id"`
+	Label      *string                            `json:"label,omitempty"`
+	OccurredAt time.Time                          `json:"occurred_at"`
+	ProjectId  openapi_types.UUID                 `json:"project_id"`
+	Review     *int                               `json:"review,omitempty"`
+	Type       WebhookWebhookDisabledJSONBodyType `json:"type"`
+	Version    *int                               `json:"version,omitempty"`
+}
+
+// WebhookWebhookDisabledParams defines parameters for WebhookWebhookDisabled.
+type WebhookWebhookDisabledParams struct {
+	// WebhookId the event's id (a redelivery keeps it: deduplicate by it)
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookWebhookDisabledJSONBodyAssetKind defines parameters for WebhookWebhookDisabled.
+type WebhookWebhookDisabledJSONBodyAssetKind string
+
+// WebhookWebhookDisabledJSONBodyType defines parameters for WebhookWebhookDisabled.
+type WebhookWebhookDisabledJSONBodyType string
+
 // PostV1ApiKeysJSONRequestBody defines body for PostV1ApiKeys for application/json ContentType.
 type PostV1ApiKeysJSONRequestBody = KeyRequest
 
@@ -2764,6 +4492,69 @@ type PostV1UsersJSONRequestBody = UserCreateRequest
 
 // PatchV1UsersUserIDJSONRequestBody defines body for PatchV1UsersUserID for application/json ContentType.
 type PatchV1UsersUserIDJSONRequestBody = UserRequest
+
+// WebhookAssetCreatedJSONRequestBody defines body for WebhookAssetCreated for application/json ContentType.
+type WebhookAssetCreatedJSONRequestBody WebhookAssetCreatedJSONBody
+
+// WebhookAssetDeletedJSONRequestBody defines body for WebhookAssetDeleted for application/json ContentType.
+type WebhookAssetDeletedJSONRequestBody WebhookAssetDeletedJSONBody
+
+// WebhookLabelDeletedJSONRequestBody defines body for WebhookLabelDeleted for application/json ContentType.
+type WebhookLabelDeletedJSONRequestBody WebhookLabelDeletedJSONBody
+
+// WebhookLabelMovedJSONRequestBody defines body for WebhookLabelMoved for application/json ContentType.
+type WebhookLabelMovedJSONRequestBody WebhookLabelMovedJSONBody
+
+// WebhookPingJSONRequestBody defines body for WebhookPing for application/json ContentType.
+type WebhookPingJSONRequestBody WebhookPingJSONBody
+
+// WebhookReviewApprovedJSONRequestBody defines body for WebhookReviewApproved for application/json ContentType.
+type WebhookReviewApprovedJSONRequestBody WebhookReviewApprovedJSONBody
+
+// WebhookReviewChangesRequestedJSONRequestBody defines body for WebhookReviewChangesRequested for application/json ContentType.
+type WebhookReviewChangesRequestedJSONRequestBody WebhookReviewChangesRequestedJSONBody
+
+// WebhookReviewClosedJSONRequestBody defines body for WebhookReviewClosed for application/json ContentType.
+type WebhookReviewClosedJSONRequestBody WebhookReviewClosedJSONBody
+
+// WebhookReviewCommentUpdatedJSONRequestBody defines body for WebhookReviewCommentUpdated for application/json ContentType.
+type WebhookReviewCommentUpdatedJSONRequestBody WebhookReviewCommentUpdatedJSONBody
+
+// WebhookReviewCommentedJSONRequestBody defines body for WebhookReviewCommented for application/json ContentType.
+type WebhookReviewCommentedJSONRequestBody WebhookReviewCommentedJSONBody
+
+// WebhookReviewMergedJSONRequestBody defines body for WebhookReviewMerged for application/json ContentType.
+type WebhookReviewMergedJSONRequestBody WebhookReviewMergedJSONBody
+
+// WebhookReviewOpenedJSONRequestBody defines body for WebhookReviewOpened for application/json ContentType.
+type WebhookReviewOpenedJSONRequestBody WebhookReviewOpenedJSONBody
+
+// WebhookReviewReopenedJSONRequestBody defines body for WebhookReviewReopened for application/json ContentType.
+type WebhookReviewReopenedJSONRequestBody WebhookReviewReopenedJSONBody
+
+// WebhookReviewRetitledJSONRequestBody defines body for WebhookReviewRetitled for application/json ContentType.
+type WebhookReviewRetitledJSONRequestBody WebhookReviewRetitledJSONBody
+
+// WebhookVersionArchivedJSONRequestBody defines body for WebhookVersionArchived for application/json ContentType.
+type WebhookVersionArchivedJSONRequestBody WebhookVersionArchivedJSONBody
+
+// WebhookVersionCreatedJSONRequestBody defines body for WebhookVersionCreated for application/json ContentType.
+type WebhookVersionCreatedJSONRequestBody WebhookVersionCreatedJSONBody
+
+// WebhookVersionDeletedJSONRequestBody defines body for WebhookVersionDeleted for application/json ContentType.
+type WebhookVersionDeletedJSONRequestBody WebhookVersionDeletedJSONBody
+
+// WebhookVersionPromotedJSONRequestBody defines body for WebhookVersionPromoted for application/json ContentType.
+type WebhookVersionPromotedJSONRequestBody WebhookVersionPromotedJSONBody
+
+// WebhookVersionPublishedJSONRequestBody defines body for WebhookVersionPublished for application/json ContentType.
+type WebhookVersionPublishedJSONRequestBody WebhookVersionPublishedJSONBody
+
+// WebhookVersionUpdatedJSONRequestBody defines body for WebhookVersionUpdated for application/json ContentType.
+type WebhookVersionUpdatedJSONRequestBody WebhookVersionUpdatedJSONBody
+
+// WebhookWebhookDisabledJSONRequestBody defines body for WebhookWebhookDisabled for application/json ContentType.
+type WebhookWebhookDisabledJSONRequestBody WebhookWebhookDisabledJSONBody
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -81166,4 +82957,1961 @@ func ParsePatchV1UsersUserIDResponse(rsp *http.Response) (*PatchV1UsersUserIDRes
 	}
 
 	return response, nil
+}
+
+// WebhookInitiator sends OpenAPI 3.1 webhook requests to target URLs.
+// Modeled on the generated Client, but with no stored Server -- the full
+// target URL is provided per-call by the caller (typically discovered
+// from a subscription registration).
+type WebhookInitiator struct {
+	// Doer for performing requests, typically a *http.Client with any
+	// customized settings, such as certificate chains.
+	Client HttpRequestDoer
+
+	// A list of callbacks for modifying requests which are generated before sending over
+	// the network.
+	RequestEditors []RequestEditorFn
+}
+
+// WebhookInitiatorOption allows setting custom parameters during construction.
+type WebhookInitiatorOption func(*WebhookInitiator) error
+
+// NewWebhookInitiator creates a new WebhookInitiator with reasonable defaults.
+func NewWebhookInitiator(opts ...WebhookInitiatorOption) (*WebhookInitiator, error) {
+	initiator := WebhookInitiator{}
+	for _, o := range opts {
+		if err := o(&initiator); err != nil {
+			return nil, err
+		}
+	}
+	if initiator.Client == nil {
+		initiator.Client = &http.Client{}
+	}
+	return &initiator, nil
+}
+
+// WithWebhookHTTPClient allows overriding the default Doer, which is
+// automatically created using http.Client. This is useful for tests.
+func WithWebhookHTTPClient(doer HttpRequestDoer) WebhookInitiatorOption {
+	return func(p *WebhookInitiator) error {
+		p.Client = doer
+		return nil
+	}
+}
+
+// WithWebhookRequestEditorFn allows setting up a callback function, which
+// will be called right before sending the webhook request. This can be
+// used to mutate the request, e.g. to add signature headers.
+func WithWebhookRequestEditorFn(fn RequestEditorFn) WebhookInitiatorOption {
+	return func(p *WebhookInitiator) error {
+		p.RequestEditors = append(p.RequestEditors, fn)
+		return nil
+	}
+}
+
+func (p *WebhookInitiator) applyWebhookEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
+	for _, r := range p.RequestEditors {
+		if err := r(ctx, req); err != nil {
+			return err
+		}
+	}
+	for _, r := range additionalEditors {
+		if err := r(ctx, req); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WebhookInitiatorInterface is the interface specification for the webhook initiator.
+type WebhookInitiatorInterface interface {
+	// WebhookAssetCreatedWithBody fires the asset.created webhook with any body
+	WebhookAssetCreatedWithBody(ctx context.Context, targetURL string, params *WebhookAssetCreatedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookAssetCreated(ctx context.Context, targetURL string, params *WebhookAssetCreatedParams, body WebhookAssetCreatedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookAssetDeletedWithBody fires the asset.deleted webhook with any body
+	WebhookAssetDeletedWithBody(ctx context.Context, targetURL string, params *WebhookAssetDeletedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookAssetDeleted(ctx context.Context, targetURL string, params *WebhookAssetDeletedParams, body WebhookAssetDeletedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookLabelDeletedWithBody fires the label.deleted webhook with any body
+	WebhookLabelDeletedWithBody(ctx context.Context, targetURL string, params *WebhookLabelDeletedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookLabelDeleted(ctx context.Context, targetURL string, params *WebhookLabelDeletedParams, body WebhookLabelDeletedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookLabelMovedWithBody fires the label.moved webhook with any body
+	WebhookLabelMovedWithBody(ctx context.Context, targetURL string, params *WebhookLabelMovedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookLabelMoved(ctx context.Context, targetURL string, params *WebhookLabelMovedParams, body WebhookLabelMovedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookPingWithBody fires the ping webhook with any body
+	WebhookPingWithBody(ctx context.Context, targetURL string, params *WebhookPingParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookPing(ctx context.Context, targetURL string, params *WebhookPingParams, body WebhookPingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookReviewApprovedWithBody fires the review.approved webhook with any body
+	WebhookReviewApprovedWithBody(ctx context.Context, targetURL string, params *WebhookReviewApprovedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookReviewApproved(ctx context.Context, targetURL string, params *WebhookReviewApprovedParams, body WebhookReviewApprovedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookReviewChangesRequestedWithBody fires the review.changes_requested webhook with any body
+	WebhookReviewChangesRequestedWithBody(ctx context.Context, targetURL string, params *WebhookReviewChangesRequestedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookReviewChangesRequested(ctx context.Context, targetURL string, params *WebhookReviewChangesRequestedParams, body WebhookReviewChangesRequestedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookReviewClosedWithBody fires the review.closed webhook with any body
+	WebhookReviewClosedWithBody(ctx context.Context, targetURL string, params *WebhookReviewClosedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookReviewClosed(ctx context.Context, targetURL string, params *WebhookReviewClosedParams, body WebhookReviewClosedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookReviewCommentUpdatedWithBody fires the review.comment_updated webhook with any body
+	WebhookReviewCommentUpdatedWithBody(ctx context.Context, targetURL string, params *WebhookReviewCommentUpdatedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookReviewCommentUpdated(ctx context.Context, targetURL string, params *WebhookReviewCommentUpdatedParams, body WebhookReviewCommentUpdatedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookReviewCommentedWithBody fires the review.commented webhook with any body
+	WebhookReviewCommentedWithBody(ctx context.Context, targetURL string, params *WebhookReviewCommentedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookReviewCommented(ctx context.Context, targetURL string, params *WebhookReviewCommentedParams, body WebhookReviewCommentedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookReviewMergedWithBody fires the review.merged webhook with any body
+	WebhookReviewMergedWithBody(ctx context.Context, targetURL string, params *WebhookReviewMergedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookReviewMerged(ctx context.Context, targetURL string, params *WebhookReviewMergedParams, body WebhookReviewMergedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookReviewOpenedWithBody fires the review.opened webhook with any body
+	WebhookReviewOpenedWithBody(ctx context.Context, targetURL string, params *WebhookReviewOpenedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookReviewOpened(ctx context.Context, targetURL string, params *WebhookReviewOpenedParams, body WebhookReviewOpenedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookReviewReopenedWithBody fires the review.reopened webhook with any body
+	WebhookReviewReopenedWithBody(ctx context.Context, targetURL string, params *WebhookReviewReopenedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookReviewReopened(ctx context.Context, targetURL string, params *WebhookReviewReopenedParams, body WebhookReviewReopenedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookReviewRetitledWithBody fires the review.retitled webhook with any body
+	WebhookReviewRetitledWithBody(ctx context.Context, targetURL string, params *WebhookReviewRetitledParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookReviewRetitled(ctx context.Context, targetURL string, params *WebhookReviewRetitledParams, body WebhookReviewRetitledJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookVersionArchivedWithBody fires the version.archived webhook with any body
+	WebhookVersionArchivedWithBody(ctx context.Context, targetURL string, params *WebhookVersionArchivedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookVersionArchived(ctx context.Context, targetURL string, params *WebhookVersionArchivedParams, body WebhookVersionArchivedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookVersionCreatedWithBody fires the version.created webhook with any body
+	WebhookVersionCreatedWithBody(ctx context.Context, targetURL string, params *WebhookVersionCreatedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookVersionCreated(ctx context.Context, targetURL string, params *WebhookVersionCreatedParams, body WebhookVersionCreatedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookVersionDeletedWithBody fires the version.deleted webhook with any body
+	WebhookVersionDeletedWithBody(ctx context.Context, targetURL string, params *WebhookVersionDeletedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookVersionDeleted(ctx context.Context, targetURL string, params *WebhookVersionDeletedParams, body WebhookVersionDeletedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookVersionPromotedWithBody fires the version.promoted webhook with any body
+	WebhookVersionPromotedWithBody(ctx context.Context, targetURL string, params *WebhookVersionPromotedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookVersionPromoted(ctx context.Context, targetURL string, params *WebhookVersionPromotedParams, body WebhookVersionPromotedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookVersionPublishedWithBody fires the version.published webhook with any body
+	WebhookVersionPublishedWithBody(ctx context.Context, targetURL string, params *WebhookVersionPublishedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookVersionPublished(ctx context.Context, targetURL string, params *WebhookVersionPublishedParams, body WebhookVersionPublishedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookVersionUpdatedWithBody fires the version.updated webhook with any body
+	WebhookVersionUpdatedWithBody(ctx context.Context, targetURL string, params *WebhookVersionUpdatedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookVersionUpdated(ctx context.Context, targetURL string, params *WebhookVersionUpdatedParams, body WebhookVersionUpdatedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookWebhookDisabledWithBody fires the webhook.disabled webhook with any body
+	WebhookWebhookDisabledWithBody(ctx context.Context, targetURL string, params *WebhookWebhookDisabledParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookWebhookDisabled(ctx context.Context, targetURL string, params *WebhookWebhookDisabledParams, body WebhookWebhookDisabledJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+func (p *WebhookInitiator) WebhookAssetCreatedWithBody(ctx context.Context, targetURL string, params *WebhookAssetCreatedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookAssetCreatedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookAssetCreated(ctx context.Context, targetURL string, params *WebhookAssetCreatedParams, body WebhookAssetCreatedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookAssetCreatedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookAssetDeletedWithBody(ctx context.Context, targetURL string, params *WebhookAssetDeletedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookAssetDeletedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookAssetDeleted(ctx context.Context, targetURL string, params *WebhookAssetDeletedParams, body WebhookAssetDeletedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookAssetDeletedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookLabelDeletedWithBody(ctx context.Context, targetURL string, params *WebhookLabelDeletedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookLabelDeletedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookLabelDeleted(ctx context.Context, targetURL string, params *WebhookLabelDeletedParams, body WebhookLabelDeletedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookLabelDeletedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookLabelMovedWithBody(ctx context.Context, targetURL string, params *WebhookLabelMovedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookLabelMovedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookLabelMoved(ctx context.Context, targetURL string, params *WebhookLabelMovedParams, body WebhookLabelMovedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookLabelMovedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPingWithBody(ctx context.Context, targetURL string, params *WebhookPingParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPingWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPing(ctx context.Context, targetURL string, params *WebhookPingParams, body WebhookPingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPingWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReviewApprovedWithBody(ctx context.Context, targetURL string, params *WebhookReviewApprovedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReviewApprovedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReviewApproved(ctx context.Context, targetURL string, params *WebhookReviewApprovedParams, body WebhookReviewApprovedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReviewApprovedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReviewChangesRequestedWithBody(ctx context.Context, targetURL string, params *WebhookReviewChangesRequestedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReviewChangesRequestedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReviewChangesRequested(ctx context.Context, targetURL string, params *WebhookReviewChangesRequestedParams, body WebhookReviewChangesRequestedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReviewChangesRequestedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReviewClosedWithBody(ctx context.Context, targetURL string, params *WebhookReviewClosedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReviewClosedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReviewClosed(ctx context.Context, targetURL string, params *WebhookReviewClosedParams, body WebhookReviewClosedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReviewClosedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReviewCommentUpdatedWithBody(ctx context.Context, targetURL string, params *WebhookReviewCommentUpdatedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReviewCommentUpdatedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReviewCommentUpdated(ctx context.Context, targetURL string, params *WebhookReviewCommentUpdatedParams, body WebhookReviewCommentUpdatedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReviewCommentUpdatedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReviewCommentedWithBody(ctx context.Context, targetURL string, params *WebhookReviewCommentedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReviewCommentedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReviewCommented(ctx context.Context, targetURL string, params *WebhookReviewCommentedParams, body WebhookReviewCommentedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReviewCommentedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReviewMergedWithBody(ctx context.Context, targetURL string, params *WebhookReviewMergedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReviewMergedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReviewMerged(ctx context.Context, targetURL string, params *WebhookReviewMergedParams, body WebhookReviewMergedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReviewMergedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReviewOpenedWithBody(ctx context.Context, targetURL string, params *WebhookReviewOpenedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReviewOpenedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReviewOpened(ctx context.Context, targetURL string, params *WebhookReviewOpenedParams, body WebhookReviewOpenedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReviewOpenedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReviewReopenedWithBody(ctx context.Context, targetURL string, params *WebhookReviewReopenedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReviewReopenedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReviewReopened(ctx context.Context, targetURL string, params *WebhookReviewReopenedParams, body WebhookReviewReopenedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReviewReopenedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReviewRetitledWithBody(ctx context.Context, targetURL string, params *WebhookReviewRetitledParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReviewRetitledWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReviewRetitled(ctx context.Context, targetURL string, params *WebhookReviewRetitledParams, body WebhookReviewRetitledJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReviewRetitledWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookVersionArchivedWithBody(ctx context.Context, targetURL string, params *WebhookVersionArchivedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookVersionArchivedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookVersionArchived(ctx context.Context, targetURL string, params *WebhookVersionArchivedParams, body WebhookVersionArchivedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookVersionArchivedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookVersionCreatedWithBody(ctx context.Context, targetURL string, params *WebhookVersionCreatedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookVersionCreatedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookVersionCreated(ctx context.Context, targetURL string, params *WebhookVersionCreatedParams, body WebhookVersionCreatedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookVersionCreatedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookVersionDeletedWithBody(ctx context.Context, targetURL string, params *WebhookVersionDeletedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookVersionDeletedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookVersionDeleted(ctx context.Context, targetURL string, params *WebhookVersionDeletedParams, body WebhookVersionDeletedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookVersionDeletedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookVersionPromotedWithBody(ctx context.Context, targetURL string, params *WebhookVersionPromotedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookVersionPromotedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookVersionPromoted(ctx context.Context, targetURL string, params *WebhookVersionPromotedParams, body WebhookVersionPromotedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookVersionPromotedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookVersionPublishedWithBody(ctx context.Context, targetURL string, params *WebhookVersionPublishedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookVersionPublishedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookVersionPublished(ctx context.Context, targetURL string, params *WebhookVersionPublishedParams, body WebhookVersionPublishedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookVersionPublishedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookVersionUpdatedWithBody(ctx context.Context, targetURL string, params *WebhookVersionUpdatedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookVersionUpdatedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookVersionUpdated(ctx context.Context, targetURL string, params *WebhookVersionUpdatedParams, body WebhookVersionUpdatedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookVersionUpdatedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookWebhookDisabledWithBody(ctx context.Context, targetURL string, params *WebhookWebhookDisabledParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookWebhookDisabledWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookWebhookDisabled(ctx context.Context, targetURL string, params *WebhookWebhookDisabledParams, body WebhookWebhookDisabledJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookWebhookDisabledWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+// NewWebhookAssetCreatedWebhookRequest builds a application/json POST request for the asset.created webhook
+func NewWebhookAssetCreatedWebhookRequest(targetURL string, params *WebhookAssetCreatedParams, body WebhookAssetCreatedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookAssetCreatedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookAssetCreatedWebhookRequestWithBody builds a POST request for the asset.created webhook with any body
+func NewWebhookAssetCreatedWebhookRequestWithBody(targetURL string, params *WebhookAssetCreatedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookAssetDeletedWebhookRequest builds a application/json POST request for the asset.deleted webhook
+func NewWebhookAssetDeletedWebhookRequest(targetURL string, params *WebhookAssetDeletedParams, body WebhookAssetDeletedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookAssetDeletedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookAssetDeletedWebhookRequestWithBody builds a POST request for the asset.deleted webhook with any body
+func NewWebhookAssetDeletedWebhookRequestWithBody(targetURL string, params *WebhookAssetDeletedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookLabelDeletedWebhookRequest builds a application/json POST request for the label.deleted webhook
+func NewWebhookLabelDeletedWebhookRequest(targetURL string, params *WebhookLabelDeletedParams, body WebhookLabelDeletedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookLabelDeletedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookLabelDeletedWebhookRequestWithBody builds a POST request for the label.deleted webhook with any body
+func NewWebhookLabelDeletedWebhookRequestWithBody(targetURL string, params *WebhookLabelDeletedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookLabelMovedWebhookRequest builds a application/json POST request for the label.moved webhook
+func NewWebhookLabelMovedWebhookRequest(targetURL string, params *WebhookLabelMovedParams, body WebhookLabelMovedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookLabelMovedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookLabelMovedWebhookRequestWithBody builds a POST request for the label.moved webhook with any body
+func NewWebhookLabelMovedWebhookRequestWithBody(targetURL string, params *WebhookLabelMovedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookPingWebhookRequest builds a application/json POST request for the ping webhook
+func NewWebhookPingWebhookRequest(targetURL string, params *WebhookPingParams, body WebhookPingJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookPingWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookPingWebhookRequestWithBody builds a POST request for the ping webhook with any body
+func NewWebhookPingWebhookRequestWithBody(targetURL string, params *WebhookPingParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookReviewApprovedWebhookRequest builds a application/json POST request for the review.approved webhook
+func NewWebhookReviewApprovedWebhookRequest(targetURL string, params *WebhookReviewApprovedParams, body WebhookReviewApprovedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookReviewApprovedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookReviewApprovedWebhookRequestWithBody builds a POST request for the review.approved webhook with any body
+func NewWebhookReviewApprovedWebhookRequestWithBody(targetURL string, params *WebhookReviewApprovedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookReviewChangesRequestedWebhookRequest builds a application/json POST request for the review.changes_requested webhook
+func NewWebhookReviewChangesRequestedWebhookRequest(targetURL string, params *WebhookReviewChangesRequestedParams, body WebhookReviewChangesRequestedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookReviewChangesRequestedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookReviewChangesRequestedWebhookRequestWithBody builds a POST request for the review.changes_requested webhook with any body
+func NewWebhookReviewChangesRequestedWebhookRequestWithBody(targetURL string, params *WebhookReviewChangesRequestedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookReviewClosedWebhookRequest builds a application/json POST request for the review.closed webhook
+func NewWebhookReviewClosedWebhookRequest(targetURL string, params *WebhookReviewClosedParams, body WebhookReviewClosedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookReviewClosedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookReviewClosedWebhookRequestWithBody builds a POST request for the review.closed webhook with any body
+func NewWebhookReviewClosedWebhookRequestWithBody(targetURL string, params *WebhookReviewClosedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookReviewCommentUpdatedWebhookRequest builds a application/json POST request for the review.comment_updated webhook
+func NewWebhookReviewCommentUpdatedWebhookRequest(targetURL string, params *WebhookReviewCommentUpdatedParams, body WebhookReviewCommentUpdatedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookReviewCommentUpdatedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookReviewCommentUpdatedWebhookRequestWithBody builds a POST request for the review.comment_updated webhook with any body
+func NewWebhookReviewCommentUpdatedWebhookRequestWithBody(targetURL string, params *WebhookReviewCommentUpdatedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookReviewCommentedWebhookRequest builds a application/json POST request for the review.commented webhook
+func NewWebhookReviewCommentedWebhookRequest(targetURL string, params *WebhookReviewCommentedParams, body WebhookReviewCommentedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookReviewCommentedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookReviewCommentedWebhookRequestWithBody builds a POST request for the review.commented webhook with any body
+func NewWebhookReviewCommentedWebhookRequestWithBody(targetURL string, params *WebhookReviewCommentedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookReviewMergedWebhookRequest builds a application/json POST request for the review.merged webhook
+func NewWebhookReviewMergedWebhookRequest(targetURL string, params *WebhookReviewMergedParams, body WebhookReviewMergedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookReviewMergedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookReviewMergedWebhookRequestWithBody builds a POST request for the review.merged webhook with any body
+func NewWebhookReviewMergedWebhookRequestWithBody(targetURL string, params *WebhookReviewMergedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookReviewOpenedWebhookRequest builds a application/json POST request for the review.opened webhook
+func NewWebhookReviewOpenedWebhookRequest(targetURL string, params *WebhookReviewOpenedParams, body WebhookReviewOpenedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookReviewOpenedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookReviewOpenedWebhookRequestWithBody builds a POST request for the review.opened webhook with any body
+func NewWebhookReviewOpenedWebhookRequestWithBody(targetURL string, params *WebhookReviewOpenedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookReviewReopenedWebhookRequest builds a application/json POST request for the review.reopened webhook
+func NewWebhookReviewReopenedWebhookRequest(targetURL string, params *WebhookReviewReopenedParams, body WebhookReviewReopenedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookReviewReopenedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookReviewReopenedWebhookRequestWithBody builds a POST request for the review.reopened webhook with any body
+func NewWebhookReviewReopenedWebhookRequestWithBody(targetURL string, params *WebhookReviewReopenedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookReviewRetitledWebhookRequest builds a application/json POST request for the review.retitled webhook
+func NewWebhookReviewRetitledWebhookRequest(targetURL string, params *WebhookReviewRetitledParams, body WebhookReviewRetitledJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookReviewRetitledWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookReviewRetitledWebhookRequestWithBody builds a POST request for the review.retitled webhook with any body
+func NewWebhookReviewRetitledWebhookRequestWithBody(targetURL string, params *WebhookReviewRetitledParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookVersionArchivedWebhookRequest builds a application/json POST request for the version.archived webhook
+func NewWebhookVersionArchivedWebhookRequest(targetURL string, params *WebhookVersionArchivedParams, body WebhookVersionArchivedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookVersionArchivedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookVersionArchivedWebhookRequestWithBody builds a POST request for the version.archived webhook with any body
+func NewWebhookVersionArchivedWebhookRequestWithBody(targetURL string, params *WebhookVersionArchivedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookVersionCreatedWebhookRequest builds a application/json POST request for the version.created webhook
+func NewWebhookVersionCreatedWebhookRequest(targetURL string, params *WebhookVersionCreatedParams, body WebhookVersionCreatedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookVersionCreatedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookVersionCreatedWebhookRequestWithBody builds a POST request for the version.created webhook with any body
+func NewWebhookVersionCreatedWebhookRequestWithBody(targetURL string, params *WebhookVersionCreatedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookVersionDeletedWebhookRequest builds a application/json POST request for the version.deleted webhook
+func NewWebhookVersionDeletedWebhookRequest(targetURL string, params *WebhookVersionDeletedParams, body WebhookVersionDeletedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookVersionDeletedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookVersionDeletedWebhookRequestWithBody builds a POST request for the version.deleted webhook with any body
+func NewWebhookVersionDeletedWebhookRequestWithBody(targetURL string, params *WebhookVersionDeletedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookVersionPromotedWebhookRequest builds a application/json POST request for the version.promoted webhook
+func NewWebhookVersionPromotedWebhookRequest(targetURL string, params *WebhookVersionPromotedParams, body WebhookVersionPromotedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookVersionPromotedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookVersionPromotedWebhookRequestWithBody builds a POST request for the version.promoted webhook with any body
+func NewWebhookVersionPromotedWebhookRequestWithBody(targetURL string, params *WebhookVersionPromotedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookVersionPublishedWebhookRequest builds a application/json POST request for the version.published webhook
+func NewWebhookVersionPublishedWebhookRequest(targetURL string, params *WebhookVersionPublishedParams, body WebhookVersionPublishedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookVersionPublishedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookVersionPublishedWebhookRequestWithBody builds a POST request for the version.published webhook with any body
+func NewWebhookVersionPublishedWebhookRequestWithBody(targetURL string, params *WebhookVersionPublishedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookVersionUpdatedWebhookRequest builds a application/json POST request for the version.updated webhook
+func NewWebhookVersionUpdatedWebhookRequest(targetURL string, params *WebhookVersionUpdatedParams, body WebhookVersionUpdatedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookVersionUpdatedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookVersionUpdatedWebhookRequestWithBody builds a POST request for the version.updated webhook with any body
+func NewWebhookVersionUpdatedWebhookRequestWithBody(targetURL string, params *WebhookVersionUpdatedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookWebhookDisabledWebhookRequest builds a application/json POST request for the webhook.disabled webhook
+func NewWebhookWebhookDisabledWebhookRequest(targetURL string, params *WebhookWebhookDisabledParams, body WebhookWebhookDisabledJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookWebhookDisabledWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookWebhookDisabledWebhookRequestWithBody builds a POST request for the webhook.disabled webhook with any body
+func NewWebhookWebhookDisabledWebhookRequestWithBody(targetURL string, params *WebhookWebhookDisabledParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
 }
