@@ -325,9 +325,9 @@ type Dependent struct {
 
 // DependentVersion is one version that includes a prompt.
 type DependentVersion struct {
-	Version int    `json:"version"`
-	State   string `json:"state"`
-	Live    bool   `json:"live"`
+	Version int                `json:"version"`
+	State   quire.VersionState `json:"state"`
+	Live    bool               `json:"live"`
 	// Labels are the labels that point at the version, if any: a render
 	// by label takes it, so it depends on what it includes as the live
 	// version does.
@@ -375,7 +375,7 @@ func (a *App) Dependents(ctx context.Context, p *quire.Principal, ref string) (*
 			if !g.root(o, v) {
 				continue
 			}
-			dv := DependentVersion{Version: v.Number, State: string(v.State), Live: v.Live, Labels: g.labels[o.ID][v.Number],
+			dv := DependentVersion{Version: v.Number, State: v.State, Live: v.Live, Labels: g.labels[o.ID][v.Number],
 				Includes: []string{}, Via: []string{}}
 			for _, e := range g.edges(ctx, o, v) {
 				switch {

@@ -105,7 +105,7 @@ func TestEventStreamOverflow(t *testing.T) {
 	for range 8 {
 		var evs []*quire.Event
 		for range 5 {
-			evs = append(evs, &quire.Event{Type: quire.EventVersionUpdated, OccurredAt: time.Now().UTC(), ProjectID: pid, Data: map[string]any{"pad": pad}})
+			evs = append(evs, &quire.Event{Type: quire.EventVersionUpdated, OccurredAt: time.Now().UTC(), ProjectID: pid, Actor: quire.EventActor{Type: "system", ID: "quire"}, Data: map[string]any{"pad": pad}})
 		}
 		if err := other.Append(context.Background(), pid, evs...); err != nil {
 			t.Fatal(err)

@@ -174,7 +174,7 @@ var apiSchemas = map[string]any{
 	}{},
 	"Me": struct {
 		User      userView `json:"user"`
-		Kind      string   `json:"kind"`
+		Kind      string   `json:"kind" enum:"session,api_key"`
 		SessionID string   `json:"session_id,omitempty"`
 		APIKey    *keyView `json:"api_key,omitempty"`
 	}{},

@@ -23,6 +23,7 @@ import (
 //     and request_id); email fields are emails (but a commit's, which
 //     git does not check); quire's enumerated string types list their
 //     values.
+//   - A plain string field tagged enum:"a,b" takes those values only.
 //   - json.RawMessage and any are any JSON value.
 
 // enums are the values of quire's enumerated string types.
@@ -33,6 +34,9 @@ var enums = map[reflect.Type][]any{
 	reflect.TypeFor[quire.UserRole]():     {quire.RoleAdmin, quire.RoleMember},
 	reflect.TypeFor[quire.VersionState](): {quire.StateDraft, quire.StatePublished, quire.StateArchived},
 	reflect.TypeFor[quire.Kind]():         {quire.KindSkill, quire.KindPrompt},
+	reflect.TypeFor[quire.Visibility]():   {quire.Private, quire.Public},
+	reflect.TypeFor[quire.ReviewState]():  {quire.ReviewOpen, quire.ReviewMerged, quire.ReviewClosed},
+	reflect.TypeFor[quire.EventType]():    append(anys(quire.EventTypes), quire.EventAll),
 }
 
 func anys[T any](vs []T) []any {
@@ -58,9 +62,16 @@ var (
 // customizeSchema is openapi3gen's SchemaCustomizer; requests are the
 // request body types.
 func customizeSchema(requests map[reflect.Type]bool) func(string, reflect.Type, reflect.StructTag, *openapi3.Schema) error {
-	return func(_ string, t reflect.Type, _ reflect.StructTag, s *openapi3.Schema) error {
+	return func(_ string, t reflect.Type, tag reflect.StructTag, s *openapi3.Schema) error {
 		for t.Kind() == reflect.Pointer {
 			t = t.Elem()
+		}
+		if e := tag.Get("enum"); e != "" && t.Kind() == reflect.String {
+			s.Enum = anys(strings.Split(e, ","))
+			if s.Nullable {
+				s.Enum = append(s.Enum, nil)
+			}
+			return nil
 		}
 		if t == rawJSON || t.Kind() == reflect.Interface {
 			nullable := s.Nullable

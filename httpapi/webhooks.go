@@ -185,7 +185,7 @@ var webhookAPISchemas = map[string]any{
 	"Delivery": quire.Delivery{},
 	"Event":    quire.Event{},
 	"Queued": struct {
-		Status string `json:"status"` // "queued"
+		Status string `json:"status" enum:"queued"`
 	}{},
 	"EventList": struct {
 		Events []quire.Event `json:"events"`

@@ -117,6 +117,27 @@ func (e ActivityKind) Valid() bool {
 	}
 }
 
+// Defines values for ActivitySource.
+const (
+	ActivitySourceMetadata ActivitySource = "metadata"
+	ActivitySourcePrompt   ActivitySource = "prompt"
+	ActivitySourceSkill    ActivitySource = "skill"
+)
+
+// Valid indicates whether the value is a known member of the ActivitySource enum.
+func (e ActivitySource) Valid() bool {
+	switch e {
+	case ActivitySourceMetadata:
+		return true
+	case ActivitySourcePrompt:
+		return true
+	case ActivitySourceSkill:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CommitKind.
 const (
 	CommitKindPrompt CommitKind = "prompt"
@@ -129,6 +150,147 @@ func (e CommitKind) Valid() bool {
 	case CommitKindPrompt:
 		return true
 	case CommitKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeliveryEventType.
+const (
+	DeliveryEventTypeAssetCreated           DeliveryEventType = "asset.created"
+	DeliveryEventTypeAssetDeleted           DeliveryEventType = "asset.deleted"
+	DeliveryEventTypeAsterisk               DeliveryEventType = "*"
+	DeliveryEventTypeLabelDeleted           DeliveryEventType = "label.deleted"
+	DeliveryEventTypeLabelMoved             DeliveryEventType = "label.moved"
+	DeliveryEventTypePing                   DeliveryEventType = "ping"
+	DeliveryEventTypeReviewApproved         DeliveryEventType = "review.approved"
+	DeliveryEventTypeReviewChangesRequested DeliveryEventType = "review.changes_requested"
+	DeliveryEventTypeReviewClosed           DeliveryEventType = "review.closed"
+	DeliveryEventTypeReviewCommentUpdated   DeliveryEventType = "review.comment_updated"
+	DeliveryEventTypeReviewCommented        DeliveryEventType = "review.commented"
+	DeliveryEventTypeReviewMerged           DeliveryEventType = "review.merged"
+	DeliveryEventTypeReviewOpened           DeliveryEventType = "review.opened"
+	DeliveryEventTypeReviewReopened         DeliveryEventType = "review.reopened"
+	DeliveryEventTypeReviewRetitled         DeliveryEventType = "review.retitled"
+	DeliveryEventTypeVersionArchived        DeliveryEventType = "version.archived"
+	DeliveryEventTypeVersionCreated         DeliveryEventType = "version.created"
+	DeliveryEventTypeVersionDeleted         DeliveryEventType = "version.deleted"
+	DeliveryEventTypeVersionPromoted        DeliveryEventType = "version.promoted"
+	DeliveryEventTypeVersionPublished       DeliveryEventType = "version.published"
+	DeliveryEventTypeVersionUpdated         DeliveryEventType = "version.updated"
+	DeliveryEventTypeWebhookDisabled        DeliveryEventType = "webhook.disabled"
+)
+
+// Valid indicates whether the value is a known member of the DeliveryEventType enum.
+func (e DeliveryEventType) Valid() bool {
+	switch e {
+	case DeliveryEventTypeAssetCreated:
+		return true
+	case DeliveryEventTypeAssetDeleted:
+		return true
+	case DeliveryEventTypeAsterisk:
+		return true
+	case DeliveryEventTypeLabelDeleted:
+		return true
+	case DeliveryEventTypeLabelMoved:
+		return true
+	case DeliveryEventTypePing:
+		return true
+	case DeliveryEventTypeReviewApproved:
+		return true
+	case DeliveryEventTypeReviewChangesRequested:
+		return true
+	case DeliveryEventTypeReviewClosed:
+		return true
+	case DeliveryEventTypeReviewCommentUpdated:
+		return true
+	case DeliveryEventTypeReviewCommented:
+		return true
+	case DeliveryEventTypeReviewMerged:
+		return true
+	case DeliveryEventTypeReviewOpened:
+		return true
+	case DeliveryEventTypeReviewReopened:
+		return true
+	case DeliveryEventTypeReviewRetitled:
+		return true
+	case DeliveryEventTypeVersionArchived:
+		return true
+	case DeliveryEventTypeVersionCreated:
+		return true
+	case DeliveryEventTypeVersionDeleted:
+		return true
+	case DeliveryEventTypeVersionPromoted:
+		return true
+	case DeliveryEventTypeVersionPublished:
+		return true
+	case DeliveryEventTypeVersionUpdated:
+		return true
+	case DeliveryEventTypeWebhookDisabled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DependentsDependentsVersionsState.
+const (
+	DependentsDependentsVersionsStateArchived  DependentsDependentsVersionsState = "archived"
+	DependentsDependentsVersionsStateDraft     DependentsDependentsVersionsState = "draft"
+	DependentsDependentsVersionsStatePublished DependentsDependentsVersionsState = "published"
+)
+
+// Valid indicates whether the value is a known member of the DependentsDependentsVersionsState enum.
+func (e DependentsDependentsVersionsState) Valid() bool {
+	switch e {
+	case DependentsDependentsVersionsStateArchived:
+		return true
+	case DependentsDependentsVersionsStateDraft:
+		return true
+	case DependentsDependentsVersionsStatePublished:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DiffFilesStatus.
+const (
+	Added    DiffFilesStatus = "added"
+	Deleted  DiffFilesStatus = "deleted"
+	Modified DiffFilesStatus = "modified"
+)
+
+// Valid indicates whether the value is a known member of the DiffFilesStatus enum.
+func (e DiffFilesStatus) Valid() bool {
+	switch e {
+	case Added:
+		return true
+	case Deleted:
+		return true
+	case Modified:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EventActorType.
+const (
+	EventActorTypeApiKey EventActorType = "api_key"
+	EventActorTypeSystem EventActorType = "system"
+	EventActorTypeUser   EventActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the EventActorType enum.
+func (e EventActorType) Valid() bool {
+	switch e {
+	case EventActorTypeApiKey:
+		return true
+	case EventActorTypeSystem:
+		return true
+	case EventActorTypeUser:
 		return true
 	default:
 		return false
@@ -153,6 +315,105 @@ func (e EventAssetKind) Valid() bool {
 	}
 }
 
+// Defines values for EventType.
+const (
+	EventTypeAssetCreated           EventType = "asset.created"
+	EventTypeAssetDeleted           EventType = "asset.deleted"
+	EventTypeAsterisk               EventType = "*"
+	EventTypeLabelDeleted           EventType = "label.deleted"
+	EventTypeLabelMoved             EventType = "label.moved"
+	EventTypePing                   EventType = "ping"
+	EventTypeReviewApproved         EventType = "review.approved"
+	EventTypeReviewChangesRequested EventType = "review.changes_requested"
+	EventTypeReviewClosed           EventType = "review.closed"
+	EventTypeReviewCommentUpdated   EventType = "review.comment_updated"
+	EventTypeReviewCommented        EventType = "review.commented"
+	EventTypeReviewMerged           EventType = "review.merged"
+	EventTypeReviewOpened           EventType = "review.opened"
+	EventTypeReviewReopened         EventType = "review.reopened"
+	EventTypeReviewRetitled         EventType = "review.retitled"
+	EventTypeVersionArchived        EventType = "version.archived"
+	EventTypeVersionCreated         EventType = "version.created"
+	EventTypeVersionDeleted         EventType = "version.deleted"
+	EventTypeVersionPromoted        EventType = "version.promoted"
+	EventTypeVersionPublished       EventType = "version.published"
+	EventTypeVersionUpdated         EventType = "version.updated"
+	EventTypeWebhookDisabled        EventType = "webhook.disabled"
+)
+
+// Valid indicates whether the value is a known member of the EventType enum.
+func (e EventType) Valid() bool {
+	switch e {
+	case EventTypeAssetCreated:
+		return true
+	case EventTypeAssetDeleted:
+		return true
+	case EventTypeAsterisk:
+		return true
+	case EventTypeLabelDeleted:
+		return true
+	case EventTypeLabelMoved:
+		return true
+	case EventTypePing:
+		return true
+	case EventTypeReviewApproved:
+		return true
+	case EventTypeReviewChangesRequested:
+		return true
+	case EventTypeReviewClosed:
+		return true
+	case EventTypeReviewCommentUpdated:
+		return true
+	case EventTypeReviewCommented:
+		return true
+	case EventTypeReviewMerged:
+		return true
+	case EventTypeReviewOpened:
+		return true
+	case EventTypeReviewReopened:
+		return true
+	case EventTypeReviewRetitled:
+		return true
+	case EventTypeVersionArchived:
+		return true
+	case EventTypeVersionCreated:
+		return true
+	case EventTypeVersionDeleted:
+		return true
+	case EventTypeVersionPromoted:
+		return true
+	case EventTypeVersionPublished:
+		return true
+	case EventTypeVersionUpdated:
+		return true
+	case EventTypeWebhookDisabled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EventListEventsActorType.
+const (
+	EventListEventsActorTypeApiKey EventListEventsActorType = "api_key"
+	EventListEventsActorTypeSystem EventListEventsActorType = "system"
+	EventListEventsActorTypeUser   EventListEventsActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the EventListEventsActorType enum.
+func (e EventListEventsActorType) Valid() bool {
+	switch e {
+	case EventListEventsActorTypeApiKey:
+		return true
+	case EventListEventsActorTypeSystem:
+		return true
+	case EventListEventsActorTypeUser:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EventListEventsAssetKind.
 const (
 	EventListEventsAssetKindPrompt EventListEventsAssetKind = "prompt"
@@ -165,6 +426,84 @@ func (e EventListEventsAssetKind) Valid() bool {
 	case EventListEventsAssetKindPrompt:
 		return true
 	case EventListEventsAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EventListEventsType.
+const (
+	EventListEventsTypeAssetCreated           EventListEventsType = "asset.created"
+	EventListEventsTypeAssetDeleted           EventListEventsType = "asset.deleted"
+	EventListEventsTypeAsterisk               EventListEventsType = "*"
+	EventListEventsTypeLabelDeleted           EventListEventsType = "label.deleted"
+	EventListEventsTypeLabelMoved             EventListEventsType = "label.moved"
+	EventListEventsTypePing                   EventListEventsType = "ping"
+	EventListEventsTypeReviewApproved         EventListEventsType = "review.approved"
+	EventListEventsTypeReviewChangesRequested EventListEventsType = "review.changes_requested"
+	EventListEventsTypeReviewClosed           EventListEventsType = "review.closed"
+	EventListEventsTypeReviewCommentUpdated   EventListEventsType = "review.comment_updated"
+	EventListEventsTypeReviewCommented        EventListEventsType = "review.commented"
+	EventListEventsTypeReviewMerged           EventListEventsType = "review.merged"
+	EventListEventsTypeReviewOpened           EventListEventsType = "review.opened"
+	EventListEventsTypeReviewReopened         EventListEventsType = "review.reopened"
+	EventListEventsTypeReviewRetitled         EventListEventsType = "review.retitled"
+	EventListEventsTypeVersionArchived        EventListEventsType = "version.archived"
+	EventListEventsTypeVersionCreated         EventListEventsType = "version.created"
+	EventListEventsTypeVersionDeleted         EventListEventsType = "version.deleted"
+	EventListEventsTypeVersionPromoted        EventListEventsType = "version.promoted"
+	EventListEventsTypeVersionPublished       EventListEventsType = "version.published"
+	EventListEventsTypeVersionUpdated         EventListEventsType = "version.updated"
+	EventListEventsTypeWebhookDisabled        EventListEventsType = "webhook.disabled"
+)
+
+// Valid indicates whether the value is a known member of the EventListEventsType enum.
+func (e EventListEventsType) Valid() bool {
+	switch e {
+	case EventListEventsTypeAssetCreated:
+		return true
+	case EventListEventsTypeAssetDeleted:
+		return true
+	case EventListEventsTypeAsterisk:
+		return true
+	case EventListEventsTypeLabelDeleted:
+		return true
+	case EventListEventsTypeLabelMoved:
+		return true
+	case EventListEventsTypePing:
+		return true
+	case EventListEventsTypeReviewApproved:
+		return true
+	case EventListEventsTypeReviewChangesRequested:
+		return true
+	case EventListEventsTypeReviewClosed:
+		return true
+	case EventListEventsTypeReviewCommentUpdated:
+		return true
+	case EventListEventsTypeReviewCommented:
+		return true
+	case EventListEventsTypeReviewMerged:
+		return true
+	case EventListEventsTypeReviewOpened:
+		return true
+	case EventListEventsTypeReviewReopened:
+		return true
+	case EventListEventsTypeReviewRetitled:
+		return true
+	case EventListEventsTypeVersionArchived:
+		return true
+	case EventListEventsTypeVersionCreated:
+		return true
+	case EventListEventsTypeVersionDeleted:
+		return true
+	case EventListEventsTypeVersionPromoted:
+		return true
+	case EventListEventsTypeVersionPublished:
+		return true
+	case EventListEventsTypeVersionUpdated:
+		return true
+	case EventListEventsTypeWebhookDisabled:
 		return true
 	default:
 		return false
@@ -294,6 +633,24 @@ func (e MeApiKeyScope) Valid() bool {
 	}
 }
 
+// Defines values for MeKind.
+const (
+	MeKindApiKey  MeKind = "api_key"
+	MeKindSession MeKind = "session"
+)
+
+// Valid indicates whether the value is a known member of the MeKind enum.
+func (e MeKind) Valid() bool {
+	switch e {
+	case MeKindApiKey:
+		return true
+	case MeKindSession:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MeUserRole.
 const (
 	MeUserRoleAdmin  MeUserRole = "admin"
@@ -396,6 +753,48 @@ func (e MemberRequestRole) Valid() bool {
 	}
 }
 
+// Defines values for MetaCreateRequestVisibility.
+const (
+	MetaCreateRequestVisibilityLessThannil MetaCreateRequestVisibility = "<nil>"
+	MetaCreateRequestVisibilityPrivate     MetaCreateRequestVisibility = "private"
+	MetaCreateRequestVisibilityPublic      MetaCreateRequestVisibility = "public"
+)
+
+// Valid indicates whether the value is a known member of the MetaCreateRequestVisibility enum.
+func (e MetaCreateRequestVisibility) Valid() bool {
+	switch e {
+	case MetaCreateRequestVisibilityLessThannil:
+		return true
+	case MetaCreateRequestVisibilityPrivate:
+		return true
+	case MetaCreateRequestVisibilityPublic:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MetaRequestVisibility.
+const (
+	MetaRequestVisibilityLessThannil MetaRequestVisibility = "<nil>"
+	MetaRequestVisibilityPrivate     MetaRequestVisibility = "private"
+	MetaRequestVisibilityPublic      MetaRequestVisibility = "public"
+)
+
+// Valid indicates whether the value is a known member of the MetaRequestVisibility enum.
+func (e MetaRequestVisibility) Valid() bool {
+	switch e {
+	case MetaRequestVisibilityLessThannil:
+		return true
+	case MetaRequestVisibilityPrivate:
+		return true
+	case MetaRequestVisibilityPublic:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProjectMembersRole.
 const (
 	ProjectMembersRoleEditor ProjectMembersRole = "editor"
@@ -411,6 +810,45 @@ func (e ProjectMembersRole) Valid() bool {
 	case ProjectMembersRoleOwner:
 		return true
 	case ProjectMembersRoleViewer:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProjectVisibility.
+const (
+	ProjectVisibilityPrivate ProjectVisibility = "private"
+	ProjectVisibilityPublic  ProjectVisibility = "public"
+)
+
+// Valid indicates whether the value is a known member of the ProjectVisibility enum.
+func (e ProjectVisibility) Valid() bool {
+	switch e {
+	case ProjectVisibilityPrivate:
+		return true
+	case ProjectVisibilityPublic:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProjectRequestVisibility.
+const (
+	ProjectRequestVisibilityLessThannil ProjectRequestVisibility = "<nil>"
+	ProjectRequestVisibilityPrivate     ProjectRequestVisibility = "private"
+	ProjectRequestVisibilityPublic      ProjectRequestVisibility = "public"
+)
+
+// Valid indicates whether the value is a known member of the ProjectRequestVisibility enum.
+func (e ProjectRequestVisibility) Valid() bool {
+	switch e {
+	case ProjectRequestVisibilityLessThannil:
+		return true
+	case ProjectRequestVisibilityPrivate:
+		return true
+	case ProjectRequestVisibilityPublic:
 		return true
 	default:
 		return false
@@ -453,6 +891,63 @@ func (e PromptVersionState) Valid() bool {
 	case PromptVersionStateDraft:
 		return true
 	case PromptVersionStatePublished:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for QueuedStatus.
+const (
+	QueuedStatusQueued QueuedStatus = "queued"
+)
+
+// Valid indicates whether the value is a known member of the QueuedStatus enum.
+func (e QueuedStatus) Valid() bool {
+	switch e {
+	case QueuedStatusQueued:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReviewState.
+const (
+	ReviewStateClosed ReviewState = "closed"
+	ReviewStateMerged ReviewState = "merged"
+	ReviewStateOpen   ReviewState = "open"
+)
+
+// Valid indicates whether the value is a known member of the ReviewState enum.
+func (e ReviewState) Valid() bool {
+	switch e {
+	case ReviewStateClosed:
+		return true
+	case ReviewStateMerged:
+		return true
+	case ReviewStateOpen:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReviewViewReviewState.
+const (
+	ReviewViewReviewStateClosed ReviewViewReviewState = "closed"
+	ReviewViewReviewStateMerged ReviewViewReviewState = "merged"
+	ReviewViewReviewStateOpen   ReviewViewReviewState = "open"
+)
+
+// Valid indicates whether the value is a known member of the ReviewViewReviewState enum.
+func (e ReviewViewReviewState) Valid() bool {
+	switch e {
+	case ReviewViewReviewStateClosed:
+		return true
+	case ReviewViewReviewStateMerged:
+		return true
+	case ReviewViewReviewStateOpen:
 		return true
 	default:
 		return false
@@ -591,6 +1086,396 @@ func (e UserUpdatedUserRole) Valid() bool {
 	case UserUpdatedUserRoleAdmin:
 		return true
 	case UserUpdatedUserRoleMember:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookEvents.
+const (
+	WebhookEventsAssetCreated           WebhookEvents = "asset.created"
+	WebhookEventsAssetDeleted           WebhookEvents = "asset.deleted"
+	WebhookEventsAsterisk               WebhookEvents = "*"
+	WebhookEventsLabelDeleted           WebhookEvents = "label.deleted"
+	WebhookEventsLabelMoved             WebhookEvents = "label.moved"
+	WebhookEventsPing                   WebhookEvents = "ping"
+	WebhookEventsReviewApproved         WebhookEvents = "review.approved"
+	WebhookEventsReviewChangesRequested WebhookEvents = "review.changes_requested"
+	WebhookEventsReviewClosed           WebhookEvents = "review.closed"
+	WebhookEventsReviewCommentUpdated   WebhookEvents = "review.comment_updated"
+	WebhookEventsReviewCommented        WebhookEvents = "review.commented"
+	WebhookEventsReviewMerged           WebhookEvents = "review.merged"
+	WebhookEventsReviewOpened           WebhookEvents = "review.opened"
+	WebhookEventsReviewReopened         WebhookEvents = "review.reopened"
+	WebhookEventsReviewRetitled         WebhookEvents = "review.retitled"
+	WebhookEventsVersionArchived        WebhookEvents = "version.archived"
+	WebhookEventsVersionCreated         WebhookEvents = "version.created"
+	WebhookEventsVersionDeleted         WebhookEvents = "version.deleted"
+	WebhookEventsVersionPromoted        WebhookEvents = "version.promoted"
+	WebhookEventsVersionPublished       WebhookEvents = "version.published"
+	WebhookEventsVersionUpdated         WebhookEvents = "version.updated"
+	WebhookEventsWebhookDisabled        WebhookEvents = "webhook.disabled"
+)
+
+// Valid indicates whether the value is a known member of the WebhookEvents enum.
+func (e WebhookEvents) Valid() bool {
+	switch e {
+	case WebhookEventsAssetCreated:
+		return true
+	case WebhookEventsAssetDeleted:
+		return true
+	case WebhookEventsAsterisk:
+		return true
+	case WebhookEventsLabelDeleted:
+		return true
+	case WebhookEventsLabelMoved:
+		return true
+	case WebhookEventsPing:
+		return true
+	case WebhookEventsReviewApproved:
+		return true
+	case WebhookEventsReviewChangesRequested:
+		return true
+	case WebhookEventsReviewClosed:
+		return true
+	case WebhookEventsReviewCommentUpdated:
+		return true
+	case WebhookEventsReviewCommented:
+		return true
+	case WebhookEventsReviewMerged:
+		return true
+	case WebhookEventsReviewOpened:
+		return true
+	case WebhookEventsReviewReopened:
+		return true
+	case WebhookEventsReviewRetitled:
+		return true
+	case WebhookEventsVersionArchived:
+		return true
+	case WebhookEventsVersionCreated:
+		return true
+	case WebhookEventsVersionDeleted:
+		return true
+	case WebhookEventsVersionPromoted:
+		return true
+	case WebhookEventsVersionPublished:
+		return true
+	case WebhookEventsVersionUpdated:
+		return true
+	case WebhookEventsWebhookDisabled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookCreateRequestEvents.
+const (
+	WebhookCreateRequestEventsAssetCreated           WebhookCreateRequestEvents = "asset.created"
+	WebhookCreateRequestEventsAssetDeleted           WebhookCreateRequestEvents = "asset.deleted"
+	WebhookCreateRequestEventsAsterisk               WebhookCreateRequestEvents = "*"
+	WebhookCreateRequestEventsLabelDeleted           WebhookCreateRequestEvents = "label.deleted"
+	WebhookCreateRequestEventsLabelMoved             WebhookCreateRequestEvents = "label.moved"
+	WebhookCreateRequestEventsPing                   WebhookCreateRequestEvents = "ping"
+	WebhookCreateRequestEventsReviewApproved         WebhookCreateRequestEvents = "review.approved"
+	WebhookCreateRequestEventsReviewChangesRequested WebhookCreateRequestEvents = "review.changes_requested"
+	WebhookCreateRequestEventsReviewClosed           WebhookCreateRequestEvents = "review.closed"
+	WebhookCreateRequestEventsReviewCommentUpdated   WebhookCreateRequestEvents = "review.comment_updated"
+	WebhookCreateRequestEventsReviewCommented        WebhookCreateRequestEvents = "review.commented"
+	WebhookCreateRequestEventsReviewMerged           WebhookCreateRequestEvents = "review.merged"
+	WebhookCreateRequestEventsReviewOpened           WebhookCreateRequestEvents = "review.opened"
+	WebhookCreateRequestEventsReviewReopened         WebhookCreateRequestEvents = "review.reopened"
+	WebhookCreateRequestEventsReviewRetitled         WebhookCreateRequestEvents = "review.retitled"
+	WebhookCreateRequestEventsVersionArchived        WebhookCreateRequestEvents = "version.archived"
+	WebhookCreateRequestEventsVersionCreated         WebhookCreateRequestEvents = "version.created"
+	WebhookCreateRequestEventsVersionDeleted         WebhookCreateRequestEvents = "version.deleted"
+	WebhookCreateRequestEventsVersionPromoted        WebhookCreateRequestEvents = "version.promoted"
+	WebhookCreateRequestEventsVersionPublished       WebhookCreateRequestEvents = "version.published"
+	WebhookCreateRequestEventsVersionUpdated         WebhookCreateRequestEvents = "version.updated"
+	WebhookCreateRequestEventsWebhookDisabled        WebhookCreateRequestEvents = "webhook.disabled"
+)
+
+// Valid indicates whether the value is a known member of the WebhookCreateRequestEvents enum.
+func (e WebhookCreateRequestEvents) Valid() bool {
+	switch e {
+	case WebhookCreateRequestEventsAssetCreated:
+		return true
+	case WebhookCreateRequestEventsAssetDeleted:
+		return true
+	case WebhookCreateRequestEventsAsterisk:
+		return true
+	case WebhookCreateRequestEventsLabelDeleted:
+		return true
+	case WebhookCreateRequestEventsLabelMoved:
+		return true
+	case WebhookCreateRequestEventsPing:
+		return true
+	case WebhookCreateRequestEventsReviewApproved:
+		return true
+	case WebhookCreateRequestEventsReviewChangesRequested:
+		return true
+	case WebhookCreateRequestEventsReviewClosed:
+		return true
+	case WebhookCreateRequestEventsReviewCommentUpdated:
+		return true
+	case WebhookCreateRequestEventsReviewCommented:
+		return true
+	case WebhookCreateRequestEventsReviewMerged:
+		return true
+	case WebhookCreateRequestEventsReviewOpened:
+		return true
+	case WebhookCreateRequestEventsReviewReopened:
+		return true
+	case WebhookCreateRequestEventsReviewRetitled:
+		return true
+	case WebhookCreateRequestEventsVersionArchived:
+		return true
+	case WebhookCreateRequestEventsVersionCreated:
+		return true
+	case WebhookCreateRequestEventsVersionDeleted:
+		return true
+	case WebhookCreateRequestEventsVersionPromoted:
+		return true
+	case WebhookCreateRequestEventsVersionPublished:
+		return true
+	case WebhookCreateRequestEventsVersionUpdated:
+		return true
+	case WebhookCreateRequestEventsWebhookDisabled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookListWebhooksEvents.
+const (
+	WebhookListWebhooksEventsAssetCreated           WebhookListWebhooksEvents = "asset.created"
+	WebhookListWebhooksEventsAssetDeleted           WebhookListWebhooksEvents = "asset.deleted"
+	WebhookListWebhooksEventsAsterisk               WebhookListWebhooksEvents = "*"
+	WebhookListWebhooksEventsLabelDeleted           WebhookListWebhooksEvents = "label.deleted"
+	WebhookListWebhooksEventsLabelMoved             WebhookListWebhooksEvents = "label.moved"
+	WebhookListWebhooksEventsPing                   WebhookListWebhooksEvents = "ping"
+	WebhookListWebhooksEventsReviewApproved         WebhookListWebhooksEvents = "review.approved"
+	WebhookListWebhooksEventsReviewChangesRequested WebhookListWebhooksEvents = "review.changes_requested"
+	WebhookListWebhooksEventsReviewClosed           WebhookListWebhooksEvents = "review.closed"
+	WebhookListWebhooksEventsReviewCommentUpdated   WebhookListWebhooksEvents = "review.comment_updated"
+	WebhookListWebhooksEventsReviewCommented        WebhookListWebhooksEvents = "review.commented"
+	WebhookListWebhooksEventsReviewMerged           WebhookListWebhooksEvents = "review.merged"
+	WebhookListWebhooksEventsReviewOpened           WebhookListWebhooksEvents = "review.opened"
+	WebhookListWebhooksEventsReviewReopened         WebhookListWebhooksEvents = "review.reopened"
+	WebhookListWebhooksEventsReviewRetitled         WebhookListWebhooksEvents = "review.retitled"
+	WebhookListWebhooksEventsVersionArchived        WebhookListWebhooksEvents = "version.archived"
+	WebhookListWebhooksEventsVersionCreated         WebhookListWebhooksEvents = "version.created"
+	WebhookListWebhooksEventsVersionDeleted         WebhookListWebhooksEvents = "version.deleted"
+	WebhookListWebhooksEventsVersionPromoted        WebhookListWebhooksEvents = "version.promoted"
+	WebhookListWebhooksEventsVersionPublished       WebhookListWebhooksEvents = "version.published"
+	WebhookListWebhooksEventsVersionUpdated         WebhookListWebhooksEvents = "version.updated"
+	WebhookListWebhooksEventsWebhookDisabled        WebhookListWebhooksEvents = "webhook.disabled"
+)
+
+// Valid indicates whether the value is a known member of the WebhookListWebhooksEvents enum.
+func (e WebhookListWebhooksEvents) Valid() bool {
+	switch e {
+	case WebhookListWebhooksEventsAssetCreated:
+		return true
+	case WebhookListWebhooksEventsAssetDeleted:
+		return true
+	case WebhookListWebhooksEventsAsterisk:
+		return true
+	case WebhookListWebhooksEventsLabelDeleted:
+		return true
+	case WebhookListWebhooksEventsLabelMoved:
+		return true
+	case WebhookListWebhooksEventsPing:
+		return true
+	case WebhookListWebhooksEventsReviewApproved:
+		return true
+	case WebhookListWebhooksEventsReviewChangesRequested:
+		return true
+	case WebhookListWebhooksEventsReviewClosed:
+		return true
+	case WebhookListWebhooksEventsReviewCommentUpdated:
+		return true
+	case WebhookListWebhooksEventsReviewCommented:
+		return true
+	case WebhookListWebhooksEventsReviewMerged:
+		return true
+	case WebhookListWebhooksEventsReviewOpened:
+		return true
+	case WebhookListWebhooksEventsReviewReopened:
+		return true
+	case WebhookListWebhooksEventsReviewRetitled:
+		return true
+	case WebhookListWebhooksEventsVersionArchived:
+		return true
+	case WebhookListWebhooksEventsVersionCreated:
+		return true
+	case WebhookListWebhooksEventsVersionDeleted:
+		return true
+	case WebhookListWebhooksEventsVersionPromoted:
+		return true
+	case WebhookListWebhooksEventsVersionPublished:
+		return true
+	case WebhookListWebhooksEventsVersionUpdated:
+		return true
+	case WebhookListWebhooksEventsWebhookDisabled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookRequestEvents.
+const (
+	WebhookRequestEventsAssetCreated           WebhookRequestEvents = "asset.created"
+	WebhookRequestEventsAssetDeleted           WebhookRequestEvents = "asset.deleted"
+	WebhookRequestEventsAsterisk               WebhookRequestEvents = "*"
+	WebhookRequestEventsLabelDeleted           WebhookRequestEvents = "label.deleted"
+	WebhookRequestEventsLabelMoved             WebhookRequestEvents = "label.moved"
+	WebhookRequestEventsPing                   WebhookRequestEvents = "ping"
+	WebhookRequestEventsReviewApproved         WebhookRequestEvents = "review.approved"
+	WebhookRequestEventsReviewChangesRequested WebhookRequestEvents = "review.changes_requested"
+	WebhookRequestEventsReviewClosed           WebhookRequestEvents = "review.closed"
+	WebhookRequestEventsReviewCommentUpdated   WebhookRequestEvents = "review.comment_updated"
+	WebhookRequestEventsReviewCommented        WebhookRequestEvents = "review.commented"
+	WebhookRequestEventsReviewMerged           WebhookRequestEvents = "review.merged"
+	WebhookRequestEventsReviewOpened           WebhookRequestEvents = "review.opened"
+	WebhookRequestEventsReviewReopened         WebhookRequestEvents = "review.reopened"
+	WebhookRequestEventsReviewRetitled         WebhookRequestEvents = "review.retitled"
+	WebhookRequestEventsVersionArchived        WebhookRequestEvents = "version.archived"
+	WebhookRequestEventsVersionCreated         WebhookRequestEvents = "version.created"
+	WebhookRequestEventsVersionDeleted         WebhookRequestEvents = "version.deleted"
+	WebhookRequestEventsVersionPromoted        WebhookRequestEvents = "version.promoted"
+	WebhookRequestEventsVersionPublished       WebhookRequestEvents = "version.published"
+	WebhookRequestEventsVersionUpdated         WebhookRequestEvents = "version.updated"
+	WebhookRequestEventsWebhookDisabled        WebhookRequestEvents = "webhook.disabled"
+)
+
+// Valid indicates whether the value is a known member of the WebhookRequestEvents enum.
+func (e WebhookRequestEvents) Valid() bool {
+	switch e {
+	case WebhookRequestEventsAssetCreated:
+		return true
+	case WebhookRequestEventsAssetDeleted:
+		return true
+	case WebhookRequestEventsAsterisk:
+		return true
+	case WebhookRequestEventsLabelDeleted:
+		return true
+	case WebhookRequestEventsLabelMoved:
+		return true
+	case WebhookRequestEventsPing:
+		return true
+	case WebhookRequestEventsReviewApproved:
+		return true
+	case WebhookRequestEventsReviewChangesRequested:
+		return true
+	case WebhookRequestEventsReviewClosed:
+		return true
+	case WebhookRequestEventsReviewCommentUpdated:
+		return true
+	case WebhookRequestEventsReviewCommented:
+		return true
+	case WebhookRequestEventsReviewMerged:
+		return true
+	case WebhookRequestEventsReviewOpened:
+		return true
+	case WebhookRequestEventsReviewReopened:
+		return true
+	case WebhookRequestEventsReviewRetitled:
+		return true
+	case WebhookRequestEventsVersionArchived:
+		return true
+	case WebhookRequestEventsVersionCreated:
+		return true
+	case WebhookRequestEventsVersionDeleted:
+		return true
+	case WebhookRequestEventsVersionPromoted:
+		return true
+	case WebhookRequestEventsVersionPublished:
+		return true
+	case WebhookRequestEventsVersionUpdated:
+		return true
+	case WebhookRequestEventsWebhookDisabled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookWithSecretWebhookEvents.
+const (
+	WebhookWithSecretWebhookEventsAssetCreated           WebhookWithSecretWebhookEvents = "asset.created"
+	WebhookWithSecretWebhookEventsAssetDeleted           WebhookWithSecretWebhookEvents = "asset.deleted"
+	WebhookWithSecretWebhookEventsAsterisk               WebhookWithSecretWebhookEvents = "*"
+	WebhookWithSecretWebhookEventsLabelDeleted           WebhookWithSecretWebhookEvents = "label.deleted"
+	WebhookWithSecretWebhookEventsLabelMoved             WebhookWithSecretWebhookEvents = "label.moved"
+	WebhookWithSecretWebhookEventsPing                   WebhookWithSecretWebhookEvents = "ping"
+	WebhookWithSecretWebhookEventsReviewApproved         WebhookWithSecretWebhookEvents = "review.approved"
+	WebhookWithSecretWebhookEventsReviewChangesRequested WebhookWithSecretWebhookEvents = "review.changes_requested"
+	WebhookWithSecretWebhookEventsReviewClosed           WebhookWithSecretWebhookEvents = "review.closed"
+	WebhookWithSecretWebhookEventsReviewCommentUpdated   WebhookWithSecretWebhookEvents = "review.comment_updated"
+	WebhookWithSecretWebhookEventsReviewCommented        WebhookWithSecretWebhookEvents = "review.commented"
+	WebhookWithSecretWebhookEventsReviewMerged           WebhookWithSecretWebhookEvents = "review.merged"
+	WebhookWithSecretWebhookEventsReviewOpened           WebhookWithSecretWebhookEvents = "review.opened"
+	WebhookWithSecretWebhookEventsReviewReopened         WebhookWithSecretWebhookEvents = "review.reopened"
+	WebhookWithSecretWebhookEventsReviewRetitled         WebhookWithSecretWebhookEvents = "review.retitled"
+	WebhookWithSecretWebhookEventsVersionArchived        WebhookWithSecretWebhookEvents = "version.archived"
+	WebhookWithSecretWebhookEventsVersionCreated         WebhookWithSecretWebhookEvents = "version.created"
+	WebhookWithSecretWebhookEventsVersionDeleted         WebhookWithSecretWebhookEvents = "version.deleted"
+	WebhookWithSecretWebhookEventsVersionPromoted        WebhookWithSecretWebhookEvents = "version.promoted"
+	WebhookWithSecretWebhookEventsVersionPublished       WebhookWithSecretWebhookEvents = "version.published"
+	WebhookWithSecretWebhookEventsVersionUpdated         WebhookWithSecretWebhookEvents = "version.updated"
+	WebhookWithSecretWebhookEventsWebhookDisabled        WebhookWithSecretWebhookEvents = "webhook.disabled"
+)
+
+// Valid indicates whether the value is a known member of the WebhookWithSecretWebhookEvents enum.
+func (e WebhookWithSecretWebhookEvents) Valid() bool {
+	switch e {
+	case WebhookWithSecretWebhookEventsAssetCreated:
+		return true
+	case WebhookWithSecretWebhookEventsAssetDeleted:
+		return true
+	case WebhookWithSecretWebhookEventsAsterisk:
+		return true
+	case WebhookWithSecretWebhookEventsLabelDeleted:
+		return true
+	case WebhookWithSecretWebhookEventsLabelMoved:
+		return true
+	case WebhookWithSecretWebhookEventsPing:
+		return true
+	case WebhookWithSecretWebhookEventsReviewApproved:
+		return true
+	case WebhookWithSecretWebhookEventsReviewChangesRequested:
+		return true
+	case WebhookWithSecretWebhookEventsReviewClosed:
+		return true
+	case WebhookWithSecretWebhookEventsReviewCommentUpdated:
+		return true
+	case WebhookWithSecretWebhookEventsReviewCommented:
+		return true
+	case WebhookWithSecretWebhookEventsReviewMerged:
+		return true
+	case WebhookWithSecretWebhookEventsReviewOpened:
+		return true
+	case WebhookWithSecretWebhookEventsReviewReopened:
+		return true
+	case WebhookWithSecretWebhookEventsReviewRetitled:
+		return true
+	case WebhookWithSecretWebhookEventsVersionArchived:
+		return true
+	case WebhookWithSecretWebhookEventsVersionCreated:
+		return true
+	case WebhookWithSecretWebhookEventsVersionDeleted:
+		return true
+	case WebhookWithSecretWebhookEventsVersionPromoted:
+		return true
+	case WebhookWithSecretWebhookEventsVersionPublished:
+		return true
+	case WebhookWithSecretWebhookEventsVersionUpdated:
+		return true
+	case WebhookWithSecretWebhookEventsWebhookDisabled:
 		return true
 	default:
 		return false
@@ -897,6 +1782,27 @@ func (e GetV1SkillsIdVersionsVersionDownloadParamsFormat) Valid() bool {
 	}
 }
 
+// Defines values for WebhookAssetCreatedJSONBodyActorType.
+const (
+	WebhookAssetCreatedJSONBodyActorTypeApiKey WebhookAssetCreatedJSONBodyActorType = "api_key"
+	WebhookAssetCreatedJSONBodyActorTypeSystem WebhookAssetCreatedJSONBodyActorType = "system"
+	WebhookAssetCreatedJSONBodyActorTypeUser   WebhookAssetCreatedJSONBodyActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the WebhookAssetCreatedJSONBodyActorType enum.
+func (e WebhookAssetCreatedJSONBodyActorType) Valid() bool {
+	switch e {
+	case WebhookAssetCreatedJSONBodyActorTypeApiKey:
+		return true
+	case WebhookAssetCreatedJSONBodyActorTypeSystem:
+		return true
+	case WebhookAssetCreatedJSONBodyActorTypeUser:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for WebhookAssetCreatedJSONBodyAssetKind.
 const (
 	WebhookAssetCreatedJSONBodyAssetKindPrompt WebhookAssetCreatedJSONBodyAssetKind = "prompt"
@@ -917,13 +1823,34 @@ func (e WebhookAssetCreatedJSONBodyAssetKind) Valid() bool {
 
 // Defines values for WebhookAssetCreatedJSONBodyType.
 const (
-	AssetCreated WebhookAssetCreatedJSONBodyType = "asset.created"
+	WebhookAssetCreatedJSONBodyTypeAssetCreated WebhookAssetCreatedJSONBodyType = "asset.created"
 )
 
 // Valid indicates whether the value is a known member of the WebhookAssetCreatedJSONBodyType enum.
 func (e WebhookAssetCreatedJSONBodyType) Valid() bool {
 	switch e {
-	case AssetCreated:
+	case WebhookAssetCreatedJSONBodyTypeAssetCreated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookAssetDeletedJSONBodyActorType.
+const (
+	WebhookAssetDeletedJSONBodyActorTypeApiKey WebhookAssetDeletedJSONBodyActorType = "api_key"
+	WebhookAssetDeletedJSONBodyActorTypeSystem WebhookAssetDeletedJSONBodyActorType = "system"
+	WebhookAssetDeletedJSONBodyActorTypeUser   WebhookAssetDeletedJSONBodyActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the WebhookAssetDeletedJSONBodyActorType enum.
+func (e WebhookAssetDeletedJSONBodyActorType) Valid() bool {
+	switch e {
+	case WebhookAssetDeletedJSONBodyActorTypeApiKey:
+		return true
+	case WebhookAssetDeletedJSONBodyActorTypeSystem:
+		return true
+	case WebhookAssetDeletedJSONBodyActorTypeUser:
 		return true
 	default:
 		return false
@@ -950,13 +1877,34 @@ func (e WebhookAssetDeletedJSONBodyAssetKind) Valid() bool {
 
 // Defines values for WebhookAssetDeletedJSONBodyType.
 const (
-	AssetDeleted WebhookAssetDeletedJSONBodyType = "asset.deleted"
+	WebhookAssetDeletedJSONBodyTypeAssetDeleted WebhookAssetDeletedJSONBodyType = "asset.deleted"
 )
 
 // Valid indicates whether the value is a known member of the WebhookAssetDeletedJSONBodyType enum.
 func (e WebhookAssetDeletedJSONBodyType) Valid() bool {
 	switch e {
-	case AssetDeleted:
+	case WebhookAssetDeletedJSONBodyTypeAssetDeleted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookLabelDeletedJSONBodyActorType.
+const (
+	WebhookLabelDeletedJSONBodyActorTypeApiKey WebhookLabelDeletedJSONBodyActorType = "api_key"
+	WebhookLabelDeletedJSONBodyActorTypeSystem WebhookLabelDeletedJSONBodyActorType = "system"
+	WebhookLabelDeletedJSONBodyActorTypeUser   WebhookLabelDeletedJSONBodyActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the WebhookLabelDeletedJSONBodyActorType enum.
+func (e WebhookLabelDeletedJSONBodyActorType) Valid() bool {
+	switch e {
+	case WebhookLabelDeletedJSONBodyActorTypeApiKey:
+		return true
+	case WebhookLabelDeletedJSONBodyActorTypeSystem:
+		return true
+	case WebhookLabelDeletedJSONBodyActorTypeUser:
 		return true
 	default:
 		return false
@@ -983,13 +1931,34 @@ func (e WebhookLabelDeletedJSONBodyAssetKind) Valid() bool {
 
 // Defines values for WebhookLabelDeletedJSONBodyType.
 const (
-	LabelDeleted WebhookLabelDeletedJSONBodyType = "label.deleted"
+	WebhookLabelDeletedJSONBodyTypeLabelDeleted WebhookLabelDeletedJSONBodyType = "label.deleted"
 )
 
 // Valid indicates whether the value is a known member of the WebhookLabelDeletedJSONBodyType enum.
 func (e WebhookLabelDeletedJSONBodyType) Valid() bool {
 	switch e {
-	case LabelDeleted:
+	case WebhookLabelDeletedJSONBodyTypeLabelDeleted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookLabelMovedJSONBodyActorType.
+const (
+	WebhookLabelMovedJSONBodyActorTypeApiKey WebhookLabelMovedJSONBodyActorType = "api_key"
+	WebhookLabelMovedJSONBodyActorTypeSystem WebhookLabelMovedJSONBodyActorType = "system"
+	WebhookLabelMovedJSONBodyActorTypeUser   WebhookLabelMovedJSONBodyActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the WebhookLabelMovedJSONBodyActorType enum.
+func (e WebhookLabelMovedJSONBodyActorType) Valid() bool {
+	switch e {
+	case WebhookLabelMovedJSONBodyActorTypeApiKey:
+		return true
+	case WebhookLabelMovedJSONBodyActorTypeSystem:
+		return true
+	case WebhookLabelMovedJSONBodyActorTypeUser:
 		return true
 	default:
 		return false
@@ -1016,13 +1985,34 @@ func (e WebhookLabelMovedJSONBodyAssetKind) Valid() bool {
 
 // Defines values for WebhookLabelMovedJSONBodyType.
 const (
-	LabelMoved WebhookLabelMovedJSONBodyType = "label.moved"
+	WebhookLabelMovedJSONBodyTypeLabelMoved WebhookLabelMovedJSONBodyType = "label.moved"
 )
 
 // Valid indicates whether the value is a known member of the WebhookLabelMovedJSONBodyType enum.
 func (e WebhookLabelMovedJSONBodyType) Valid() bool {
 	switch e {
-	case LabelMoved:
+	case WebhookLabelMovedJSONBodyTypeLabelMoved:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookPingJSONBodyActorType.
+const (
+	WebhookPingJSONBodyActorTypeApiKey WebhookPingJSONBodyActorType = "api_key"
+	WebhookPingJSONBodyActorTypeSystem WebhookPingJSONBodyActorType = "system"
+	WebhookPingJSONBodyActorTypeUser   WebhookPingJSONBodyActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the WebhookPingJSONBodyActorType enum.
+func (e WebhookPingJSONBodyActorType) Valid() bool {
+	switch e {
+	case WebhookPingJSONBodyActorTypeApiKey:
+		return true
+	case WebhookPingJSONBodyActorTypeSystem:
+		return true
+	case WebhookPingJSONBodyActorTypeUser:
 		return true
 	default:
 		return false
@@ -1049,13 +2039,34 @@ func (e WebhookPingJSONBodyAssetKind) Valid() bool {
 
 // Defines values for WebhookPingJSONBodyType.
 const (
-	Ping WebhookPingJSONBodyType = "ping"
+	WebhookPingJSONBodyTypePing WebhookPingJSONBodyType = "ping"
 )
 
 // Valid indicates whether the value is a known member of the WebhookPingJSONBodyType enum.
 func (e WebhookPingJSONBodyType) Valid() bool {
 	switch e {
-	case Ping:
+	case WebhookPingJSONBodyTypePing:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewApprovedJSONBodyActorType.
+const (
+	WebhookReviewApprovedJSONBodyActorTypeApiKey WebhookReviewApprovedJSONBodyActorType = "api_key"
+	WebhookReviewApprovedJSONBodyActorTypeSystem WebhookReviewApprovedJSONBodyActorType = "system"
+	WebhookReviewApprovedJSONBodyActorTypeUser   WebhookReviewApprovedJSONBodyActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewApprovedJSONBodyActorType enum.
+func (e WebhookReviewApprovedJSONBodyActorType) Valid() bool {
+	switch e {
+	case WebhookReviewApprovedJSONBodyActorTypeApiKey:
+		return true
+	case WebhookReviewApprovedJSONBodyActorTypeSystem:
+		return true
+	case WebhookReviewApprovedJSONBodyActorTypeUser:
 		return true
 	default:
 		return false
@@ -1082,13 +2093,34 @@ func (e WebhookReviewApprovedJSONBodyAssetKind) Valid() bool {
 
 // Defines values for WebhookReviewApprovedJSONBodyType.
 const (
-	ReviewApproved WebhookReviewApprovedJSONBodyType = "review.approved"
+	WebhookReviewApprovedJSONBodyTypeReviewApproved WebhookReviewApprovedJSONBodyType = "review.approved"
 )
 
 // Valid indicates whether the value is a known member of the WebhookReviewApprovedJSONBodyType enum.
 func (e WebhookReviewApprovedJSONBodyType) Valid() bool {
 	switch e {
-	case ReviewApproved:
+	case WebhookReviewApprovedJSONBodyTypeReviewApproved:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewChangesRequestedJSONBodyActorType.
+const (
+	WebhookReviewChangesRequestedJSONBodyActorTypeApiKey WebhookReviewChangesRequestedJSONBodyActorType = "api_key"
+	WebhookReviewChangesRequestedJSONBodyActorTypeSystem WebhookReviewChangesRequestedJSONBodyActorType = "system"
+	WebhookReviewChangesRequestedJSONBodyActorTypeUser   WebhookReviewChangesRequestedJSONBodyActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewChangesRequestedJSONBodyActorType enum.
+func (e WebhookReviewChangesRequestedJSONBodyActorType) Valid() bool {
+	switch e {
+	case WebhookReviewChangesRequestedJSONBodyActorTypeApiKey:
+		return true
+	case WebhookReviewChangesRequestedJSONBodyActorTypeSystem:
+		return true
+	case WebhookReviewChangesRequestedJSONBodyActorTypeUser:
 		return true
 	default:
 		return false
@@ -1115,13 +2147,34 @@ func (e WebhookReviewChangesRequestedJSONBodyAssetKind) Valid() bool {
 
 // Defines values for WebhookReviewChangesRequestedJSONBodyType.
 const (
-	ReviewChangesRequested WebhookReviewChangesRequestedJSONBodyType = "review.changes_requested"
+	WebhookReviewChangesRequestedJSONBodyTypeReviewChangesRequested WebhookReviewChangesRequestedJSONBodyType = "review.changes_requested"
 )
 
 // Valid indicates whether the value is a known member of the WebhookReviewChangesRequestedJSONBodyType enum.
 func (e WebhookReviewChangesRequestedJSONBodyType) Valid() bool {
 	switch e {
-	case ReviewChangesRequested:
+	case WebhookReviewChangesRequestedJSONBodyTypeReviewChangesRequested:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewClosedJSONBodyActorType.
+const (
+	WebhookReviewClosedJSONBodyActorTypeApiKey WebhookReviewClosedJSONBodyActorType = "api_key"
+	WebhookReviewClosedJSONBodyActorTypeSystem WebhookReviewClosedJSONBodyActorType = "system"
+	WebhookReviewClosedJSONBodyActorTypeUser   WebhookReviewClosedJSONBodyActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewClosedJSONBodyActorType enum.
+func (e WebhookReviewClosedJSONBodyActorType) Valid() bool {
+	switch e {
+	case WebhookReviewClosedJSONBodyActorTypeApiKey:
+		return true
+	case WebhookReviewClosedJSONBodyActorTypeSystem:
+		return true
+	case WebhookReviewClosedJSONBodyActorTypeUser:
 		return true
 	default:
 		return false
@@ -1148,13 +2201,34 @@ func (e WebhookReviewClosedJSONBodyAssetKind) Valid() bool {
 
 // Defines values for WebhookReviewClosedJSONBodyType.
 const (
-	ReviewClosed WebhookReviewClosedJSONBodyType = "review.closed"
+	WebhookReviewClosedJSONBodyTypeReviewClosed WebhookReviewClosedJSONBodyType = "review.closed"
 )
 
 // Valid indicates whether the value is a known member of the WebhookReviewClosedJSONBodyType enum.
 func (e WebhookReviewClosedJSONBodyType) Valid() bool {
 	switch e {
-	case ReviewClosed:
+	case WebhookReviewClosedJSONBodyTypeReviewClosed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewCommentUpdatedJSONBodyActorType.
+const (
+	WebhookReviewCommentUpdatedJSONBodyActorTypeApiKey WebhookReviewCommentUpdatedJSONBodyActorType = "api_key"
+	WebhookReviewCommentUpdatedJSONBodyActorTypeSystem WebhookReviewCommentUpdatedJSONBodyActorType = "system"
+	WebhookReviewCommentUpdatedJSONBodyActorTypeUser   WebhookReviewCommentUpdatedJSONBodyActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewCommentUpdatedJSONBodyActorType enum.
+func (e WebhookReviewCommentUpdatedJSONBodyActorType) Valid() bool {
+	switch e {
+	case WebhookReviewCommentUpdatedJSONBodyActorTypeApiKey:
+		return true
+	case WebhookReviewCommentUpdatedJSONBodyActorTypeSystem:
+		return true
+	case WebhookReviewCommentUpdatedJSONBodyActorTypeUser:
 		return true
 	default:
 		return false
@@ -1181,13 +2255,34 @@ func (e WebhookReviewCommentUpdatedJSONBodyAssetKind) Valid() bool {
 
 // Defines values for WebhookReviewCommentUpdatedJSONBodyType.
 const (
-	ReviewCommentUpdated WebhookReviewCommentUpdatedJSONBodyType = "review.comment_updated"
+	WebhookReviewCommentUpdatedJSONBodyTypeReviewCommentUpdated WebhookReviewCommentUpdatedJSONBodyType = "review.comment_updated"
 )
 
 // Valid indicates whether the value is a known member of the WebhookReviewCommentUpdatedJSONBodyType enum.
 func (e WebhookReviewCommentUpdatedJSONBodyType) Valid() bool {
 	switch e {
-	case ReviewCommentUpdated:
+	case WebhookReviewCommentUpdatedJSONBodyTypeReviewCommentUpdated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewCommentedJSONBodyActorType.
+const (
+	WebhookReviewCommentedJSONBodyActorTypeApiKey WebhookReviewCommentedJSONBodyActorType = "api_key"
+	WebhookReviewCommentedJSONBodyActorTypeSystem WebhookReviewCommentedJSONBodyActorType = "system"
+	WebhookReviewCommentedJSONBodyActorTypeUser   WebhookReviewCommentedJSONBodyActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewCommentedJSONBodyActorType enum.
+func (e WebhookReviewCommentedJSONBodyActorType) Valid() bool {
+	switch e {
+	case WebhookReviewCommentedJSONBodyActorTypeApiKey:
+		return true
+	case WebhookReviewCommentedJSONBodyActorTypeSystem:
+		return true
+	case WebhookReviewCommentedJSONBodyActorTypeUser:
 		return true
 	default:
 		return false
@@ -1214,13 +2309,34 @@ func (e WebhookReviewCommentedJSONBodyAssetKind) Valid() bool {
 
 // Defines values for WebhookReviewCommentedJSONBodyType.
 const (
-	ReviewCommented WebhookReviewCommentedJSONBodyType = "review.commented"
+	WebhookReviewCommentedJSONBodyTypeReviewCommented WebhookReviewCommentedJSONBodyType = "review.commented"
 )
 
 // Valid indicates whether the value is a known member of the WebhookReviewCommentedJSONBodyType enum.
 func (e WebhookReviewCommentedJSONBodyType) Valid() bool {
 	switch e {
-	case ReviewCommented:
+	case WebhookReviewCommentedJSONBodyTypeReviewCommented:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewMergedJSONBodyActorType.
+const (
+	WebhookReviewMergedJSONBodyActorTypeApiKey WebhookReviewMergedJSONBodyActorType = "api_key"
+	WebhookReviewMergedJSONBodyActorTypeSystem WebhookReviewMergedJSONBodyActorType = "system"
+	WebhookReviewMergedJSONBodyActorTypeUser   WebhookReviewMergedJSONBodyActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewMergedJSONBodyActorType enum.
+func (e WebhookReviewMergedJSONBodyActorType) Valid() bool {
+	switch e {
+	case WebhookReviewMergedJSONBodyActorTypeApiKey:
+		return true
+	case WebhookReviewMergedJSONBodyActorTypeSystem:
+		return true
+	case WebhookReviewMergedJSONBodyActorTypeUser:
 		return true
 	default:
 		return false
@@ -1247,13 +2363,34 @@ func (e WebhookReviewMergedJSONBodyAssetKind) Valid() bool {
 
 // Defines values for WebhookReviewMergedJSONBodyType.
 const (
-	ReviewMerged WebhookReviewMergedJSONBodyType = "review.merged"
+	WebhookReviewMergedJSONBodyTypeReviewMerged WebhookReviewMergedJSONBodyType = "review.merged"
 )
 
 // Valid indicates whether the value is a known member of the WebhookReviewMergedJSONBodyType enum.
 func (e WebhookReviewMergedJSONBodyType) Valid() bool {
 	switch e {
-	case ReviewMerged:
+	case WebhookReviewMergedJSONBodyTypeReviewMerged:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewOpenedJSONBodyActorType.
+const (
+	WebhookReviewOpenedJSONBodyActorTypeApiKey WebhookReviewOpenedJSONBodyActorType = "api_key"
+	WebhookReviewOpenedJSONBodyActorTypeSystem WebhookReviewOpenedJSONBodyActorType = "system"
+	WebhookReviewOpenedJSONBodyActorTypeUser   WebhookReviewOpenedJSONBodyActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewOpenedJSONBodyActorType enum.
+func (e WebhookReviewOpenedJSONBodyActorType) Valid() bool {
+	switch e {
+	case WebhookReviewOpenedJSONBodyActorTypeApiKey:
+		return true
+	case WebhookReviewOpenedJSONBodyActorTypeSystem:
+		return true
+	case WebhookReviewOpenedJSONBodyActorTypeUser:
 		return true
 	default:
 		return false
@@ -1280,13 +2417,34 @@ func (e WebhookReviewOpenedJSONBodyAssetKind) Valid() bool {
 
 // Defines values for WebhookReviewOpenedJSONBodyType.
 const (
-	ReviewOpened WebhookReviewOpenedJSONBodyType = "review.opened"
+	WebhookReviewOpenedJSONBodyTypeReviewOpened WebhookReviewOpenedJSONBodyType = "review.opened"
 )
 
 // Valid indicates whether the value is a known member of the WebhookReviewOpenedJSONBodyType enum.
 func (e WebhookReviewOpenedJSONBodyType) Valid() bool {
 	switch e {
-	case ReviewOpened:
+	case WebhookReviewOpenedJSONBodyTypeReviewOpened:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewReopenedJSONBodyActorType.
+const (
+	WebhookReviewReopenedJSONBodyActorTypeApiKey WebhookReviewReopenedJSONBodyActorType = "api_key"
+	WebhookReviewReopenedJSONBodyActorTypeSystem WebhookReviewReopenedJSONBodyActorType = "system"
+	WebhookReviewReopenedJSONBodyActorTypeUser   WebhookReviewReopenedJSONBodyActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewReopenedJSONBodyActorType enum.
+func (e WebhookReviewReopenedJSONBodyActorType) Valid() bool {
+	switch e {
+	case WebhookReviewReopenedJSONBodyActorTypeApiKey:
+		return true
+	case WebhookReviewReopenedJSONBodyActorTypeSystem:
+		return true
+	case WebhookReviewReopenedJSONBodyActorTypeUser:
 		return true
 	default:
 		return false
@@ -1313,13 +2471,34 @@ func (e WebhookReviewReopenedJSONBodyAssetKind) Valid() bool {
 
 // Defines values for WebhookReviewReopenedJSONBodyType.
 const (
-	ReviewReopened WebhookReviewReopenedJSONBodyType = "review.reopened"
+	WebhookReviewReopenedJSONBodyTypeReviewReopened WebhookReviewReopenedJSONBodyType = "review.reopened"
 )
 
 // Valid indicates whether the value is a known member of the WebhookReviewReopenedJSONBodyType enum.
 func (e WebhookReviewReopenedJSONBodyType) Valid() bool {
 	switch e {
-	case ReviewReopened:
+	case WebhookReviewReopenedJSONBodyTypeReviewReopened:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewRetitledJSONBodyActorType.
+const (
+	WebhookReviewRetitledJSONBodyActorTypeApiKey WebhookReviewRetitledJSONBodyActorType = "api_key"
+	WebhookReviewRetitledJSONBodyActorTypeSystem WebhookReviewRetitledJSONBodyActorType = "system"
+	WebhookReviewRetitledJSONBodyActorTypeUser   WebhookReviewRetitledJSONBodyActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewRetitledJSONBodyActorType enum.
+func (e WebhookReviewRetitledJSONBodyActorType) Valid() bool {
+	switch e {
+	case WebhookReviewRetitledJSONBodyActorTypeApiKey:
+		return true
+	case WebhookReviewRetitledJSONBodyActorTypeSystem:
+		return true
+	case WebhookReviewRetitledJSONBodyActorTypeUser:
 		return true
 	default:
 		return false
@@ -1346,13 +2525,34 @@ func (e WebhookReviewRetitledJSONBodyAssetKind) Valid() bool {
 
 // Defines values for WebhookReviewRetitledJSONBodyType.
 const (
-	ReviewRetitled WebhookReviewRetitledJSONBodyType = "review.retitled"
+	WebhookReviewRetitledJSONBodyTypeReviewRetitled WebhookReviewRetitledJSONBodyType = "review.retitled"
 )
 
 // Valid indicates whether the value is a known member of the WebhookReviewRetitledJSONBodyType enum.
 func (e WebhookReviewRetitledJSONBodyType) Valid() bool {
 	switch e {
-	case ReviewRetitled:
+	case WebhookReviewRetitledJSONBodyTypeReviewRetitled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionArchivedJSONBodyActorType.
+const (
+	WebhookVersionArchivedJSONBodyActorTypeApiKey WebhookVersionArchivedJSONBodyActorType = "api_key"
+	WebhookVersionArchivedJSONBodyActorTypeSystem WebhookVersionArchivedJSONBodyActorType = "system"
+	WebhookVersionArchivedJSONBodyActorTypeUser   WebhookVersionArchivedJSONBodyActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionArchivedJSONBodyActorType enum.
+func (e WebhookVersionArchivedJSONBodyActorType) Valid() bool {
+	switch e {
+	case WebhookVersionArchivedJSONBodyActorTypeApiKey:
+		return true
+	case WebhookVersionArchivedJSONBodyActorTypeSystem:
+		return true
+	case WebhookVersionArchivedJSONBodyActorTypeUser:
 		return true
 	default:
 		return false
@@ -1400,13 +2600,34 @@ func (e WebhookVersionArchivedJSONBodyDataState) Valid() bool {
 
 // Defines values for WebhookVersionArchivedJSONBodyType.
 const (
-	VersionArchived WebhookVersionArchivedJSONBodyType = "version.archived"
+	WebhookVersionArchivedJSONBodyTypeVersionArchived WebhookVersionArchivedJSONBodyType = "version.archived"
 )
 
 // Valid indicates whether the value is a known member of the WebhookVersionArchivedJSONBodyType enum.
 func (e WebhookVersionArchivedJSONBodyType) Valid() bool {
 	switch e {
-	case VersionArchived:
+	case WebhookVersionArchivedJSONBodyTypeVersionArchived:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionCreatedJSONBodyActorType.
+const (
+	WebhookVersionCreatedJSONBodyActorTypeApiKey WebhookVersionCreatedJSONBodyActorType = "api_key"
+	WebhookVersionCreatedJSONBodyActorTypeSystem WebhookVersionCreatedJSONBodyActorType = "system"
+	WebhookVersionCreatedJSONBodyActorTypeUser   WebhookVersionCreatedJSONBodyActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionCreatedJSONBodyActorType enum.
+func (e WebhookVersionCreatedJSONBodyActorType) Valid() bool {
+	switch e {
+	case WebhookVersionCreatedJSONBodyActorTypeApiKey:
+		return true
+	case WebhookVersionCreatedJSONBodyActorTypeSystem:
+		return true
+	case WebhookVersionCreatedJSONBodyActorTypeUser:
 		return true
 	default:
 		return false
@@ -1454,13 +2675,34 @@ func (e WebhookVersionCreatedJSONBodyDataState) Valid() bool {
 
 // Defines values for WebhookVersionCreatedJSONBodyType.
 const (
-	VersionCreated WebhookVersionCreatedJSONBodyType = "version.created"
+	WebhookVersionCreatedJSONBodyTypeVersionCreated WebhookVersionCreatedJSONBodyType = "version.created"
 )
 
 // Valid indicates whether the value is a known member of the WebhookVersionCreatedJSONBodyType enum.
 func (e WebhookVersionCreatedJSONBodyType) Valid() bool {
 	switch e {
-	case VersionCreated:
+	case WebhookVersionCreatedJSONBodyTypeVersionCreated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionDeletedJSONBodyActorType.
+const (
+	WebhookVersionDeletedJSONBodyActorTypeApiKey WebhookVersionDeletedJSONBodyActorType = "api_key"
+	WebhookVersionDeletedJSONBodyActorTypeSystem WebhookVersionDeletedJSONBodyActorType = "system"
+	WebhookVersionDeletedJSONBodyActorTypeUser   WebhookVersionDeletedJSONBodyActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionDeletedJSONBodyActorType enum.
+func (e WebhookVersionDeletedJSONBodyActorType) Valid() bool {
+	switch e {
+	case WebhookVersionDeletedJSONBodyActorTypeApiKey:
+		return true
+	case WebhookVersionDeletedJSONBodyActorTypeSystem:
+		return true
+	case WebhookVersionDeletedJSONBodyActorTypeUser:
 		return true
 	default:
 		return false
@@ -1487,13 +2729,34 @@ func (e WebhookVersionDeletedJSONBodyAssetKind) Valid() bool {
 
 // Defines values for WebhookVersionDeletedJSONBodyType.
 const (
-	VersionDeleted WebhookVersionDeletedJSONBodyType = "version.deleted"
+	WebhookVersionDeletedJSONBodyTypeVersionDeleted WebhookVersionDeletedJSONBodyType = "version.deleted"
 )
 
 // Valid indicates whether the value is a known member of the WebhookVersionDeletedJSONBodyType enum.
 func (e WebhookVersionDeletedJSONBodyType) Valid() bool {
 	switch e {
-	case VersionDeleted:
+	case WebhookVersionDeletedJSONBodyTypeVersionDeleted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionPromotedJSONBodyActorType.
+const (
+	WebhookVersionPromotedJSONBodyActorTypeApiKey WebhookVersionPromotedJSONBodyActorType = "api_key"
+	WebhookVersionPromotedJSONBodyActorTypeSystem WebhookVersionPromotedJSONBodyActorType = "system"
+	WebhookVersionPromotedJSONBodyActorTypeUser   WebhookVersionPromotedJSONBodyActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionPromotedJSONBodyActorType enum.
+func (e WebhookVersionPromotedJSONBodyActorType) Valid() bool {
+	switch e {
+	case WebhookVersionPromotedJSONBodyActorTypeApiKey:
+		return true
+	case WebhookVersionPromotedJSONBodyActorTypeSystem:
+		return true
+	case WebhookVersionPromotedJSONBodyActorTypeUser:
 		return true
 	default:
 		return false
@@ -1541,13 +2804,34 @@ func (e WebhookVersionPromotedJSONBodyDataState) Valid() bool {
 
 // Defines values for WebhookVersionPromotedJSONBodyType.
 const (
-	VersionPromoted WebhookVersionPromotedJSONBodyType = "version.promoted"
+	WebhookVersionPromotedJSONBodyTypeVersionPromoted WebhookVersionPromotedJSONBodyType = "version.promoted"
 )
 
 // Valid indicates whether the value is a known member of the WebhookVersionPromotedJSONBodyType enum.
 func (e WebhookVersionPromotedJSONBodyType) Valid() bool {
 	switch e {
-	case VersionPromoted:
+	case WebhookVersionPromotedJSONBodyTypeVersionPromoted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionPublishedJSONBodyActorType.
+const (
+	WebhookVersionPublishedJSONBodyActorTypeApiKey WebhookVersionPublishedJSONBodyActorType = "api_key"
+	WebhookVersionPublishedJSONBodyActorTypeSystem WebhookVersionPublishedJSONBodyActorType = "system"
+	WebhookVersionPublishedJSONBodyActorTypeUser   WebhookVersionPublishedJSONBodyActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionPublishedJSONBodyActorType enum.
+func (e WebhookVersionPublishedJSONBodyActorType) Valid() bool {
+	switch e {
+	case WebhookVersionPublishedJSONBodyActorTypeApiKey:
+		return true
+	case WebhookVersionPublishedJSONBodyActorTypeSystem:
+		return true
+	case WebhookVersionPublishedJSONBodyActorTypeUser:
 		return true
 	default:
 		return false
@@ -1595,13 +2879,34 @@ func (e WebhookVersionPublishedJSONBodyDataState) Valid() bool {
 
 // Defines values for WebhookVersionPublishedJSONBodyType.
 const (
-	VersionPublished WebhookVersionPublishedJSONBodyType = "version.published"
+	WebhookVersionPublishedJSONBodyTypeVersionPublished WebhookVersionPublishedJSONBodyType = "version.published"
 )
 
 // Valid indicates whether the value is a known member of the WebhookVersionPublishedJSONBodyType enum.
 func (e WebhookVersionPublishedJSONBodyType) Valid() bool {
 	switch e {
-	case VersionPublished:
+	case WebhookVersionPublishedJSONBodyTypeVersionPublished:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionUpdatedJSONBodyActorType.
+const (
+	WebhookVersionUpdatedJSONBodyActorTypeApiKey WebhookVersionUpdatedJSONBodyActorType = "api_key"
+	WebhookVersionUpdatedJSONBodyActorTypeSystem WebhookVersionUpdatedJSONBodyActorType = "system"
+	WebhookVersionUpdatedJSONBodyActorTypeUser   WebhookVersionUpdatedJSONBodyActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionUpdatedJSONBodyActorType enum.
+func (e WebhookVersionUpdatedJSONBodyActorType) Valid() bool {
+	switch e {
+	case WebhookVersionUpdatedJSONBodyActorTypeApiKey:
+		return true
+	case WebhookVersionUpdatedJSONBodyActorTypeSystem:
+		return true
+	case WebhookVersionUpdatedJSONBodyActorTypeUser:
 		return true
 	default:
 		return false
@@ -1649,13 +2954,34 @@ func (e WebhookVersionUpdatedJSONBodyDataState) Valid() bool {
 
 // Defines values for WebhookVersionUpdatedJSONBodyType.
 const (
-	VersionUpdated WebhookVersionUpdatedJSONBodyType = "version.updated"
+	WebhookVersionUpdatedJSONBodyTypeVersionUpdated WebhookVersionUpdatedJSONBodyType = "version.updated"
 )
 
 // Valid indicates whether the value is a known member of the WebhookVersionUpdatedJSONBodyType enum.
 func (e WebhookVersionUpdatedJSONBodyType) Valid() bool {
 	switch e {
-	case VersionUpdated:
+	case WebhookVersionUpdatedJSONBodyTypeVersionUpdated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookWebhookDisabledJSONBodyActorType.
+const (
+	WebhookWebhookDisabledJSONBodyActorTypeApiKey WebhookWebhookDisabledJSONBodyActorType = "api_key"
+	WebhookWebhookDisabledJSONBodyActorTypeSystem WebhookWebhookDisabledJSONBodyActorType = "system"
+	WebhookWebhookDisabledJSONBodyActorTypeUser   WebhookWebhookDisabledJSONBodyActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the WebhookWebhookDisabledJSONBodyActorType enum.
+func (e WebhookWebhookDisabledJSONBodyActorType) Valid() bool {
+	switch e {
+	case WebhookWebhookDisabledJSONBodyActorTypeApiKey:
+		return true
+	case WebhookWebhookDisabledJSONBodyActorTypeSystem:
+		return true
+	case WebhookWebhookDisabledJSONBodyActorTypeUser:
 		return true
 	default:
 		return false
@@ -1682,13 +3008,13 @@ func (e WebhookWebhookDisabledJSONBodyAssetKind) Valid() bool {
 
 // Defines values for WebhookWebhookDisabledJSONBodyType.
 const (
-	WebhookDisabled WebhookWebhookDisabledJSONBodyType = "webhook.disabled"
+	WebhookWebhookDisabledJSONBodyTypeWebhookDisabled WebhookWebhookDisabledJSONBodyType = "webhook.disabled"
 )
 
 // Valid indicates whether the value is a known member of the WebhookWebhookDisabledJSONBodyType enum.
 func (e WebhookWebhookDisabledJSONBodyType) Valid() bool {
 	switch e {
-	case WebhookDisabled:
+	case WebhookWebhookDisabledJSONBodyTypeWebhookDisabled:
 		return true
 	default:
 		return false
@@ -1736,14 +3062,17 @@ type Activity struct {
 		KeyId  *openapi_types.UUID `json:"key_id,omitempty"`
 		UserId openapi_types.UUID  `json:"user_id"`
 	} `json:"pushed_by,omitempty"`
-	Ref     *string   `json:"ref,omitempty"`
-	Source  string    `json:"source"`
-	Time    time.Time `json:"time"`
-	Version *int      `json:"version,omitempty"`
+	Ref     *string        `json:"ref,omitempty"`
+	Source  ActivitySource `json:"source"`
+	Time    time.Time      `json:"time"`
+	Version *int           `json:"version,omitempty"`
 }
 
 // ActivityKind defines model for Activity.Kind.
 type ActivityKind string
+
+// ActivitySource defines model for Activity.Source.
+type ActivitySource string
 
 // Asset defines model for Asset.
 type Asset struct {
@@ -1830,12 +3159,15 @@ type Delivery struct {
 	DurationMs  int64              `json:"duration_ms"`
 	Error       string             `json:"error"`
 	EventId     openapi_types.UUID `json:"event_id"`
-	EventType   string             `json:"event_type"`
+	EventType   DeliveryEventType  `json:"event_type"`
 	Id          openapi_types.UUID `json:"id"`
 	NextRetryAt *time.Time         `json:"next_retry_at"`
 	StatusCode  int                `json:"status_code"`
 	WebhookId   openapi_types.UUID `json:"webhook_id"`
 }
+
+// DeliveryEventType defines model for Delivery.EventType.
+type DeliveryEventType string
 
 // Dependents defines model for Dependents.
 type Dependents struct {
@@ -1844,27 +3176,33 @@ type Dependents struct {
 		Id       openapi_types.UUID `json:"id"`
 		Slug     string             `json:"slug"`
 		Versions []struct {
-			Includes []string  `json:"includes"`
-			Labels   *[]string `json:"labels,omitempty"`
-			Live     bool      `json:"live"`
-			State    string    `json:"state"`
-			Version  int       `json:"version"`
-			Via      []string  `json:"via"`
+			Includes []string                          `json:"includes"`
+			Labels   *[]string                         `json:"labels,omitempty"`
+			Live     bool                              `json:"live"`
+			State    DependentsDependentsVersionsState `json:"state"`
+			Version  int                               `json:"version"`
+			Via      []string                          `json:"via"`
 		} `json:"versions"`
 	} `json:"dependents"`
 	PromptId openapi_types.UUID `json:"prompt_id"`
 }
 
+// DependentsDependentsVersionsState defines model for Dependents.Dependents.Versions.State.
+type DependentsDependentsVersionsState string
+
 // Diff defines model for Diff.
 type Diff struct {
 	Files []struct {
-		FilePath string `json:"file_path"`
-		Patch    string `json:"patch"`
-		Status   string `json:"status"`
+		FilePath string          `json:"file_path"`
+		Patch    string          `json:"patch"`
+		Status   DiffFilesStatus `json:"status"`
 	} `json:"files"`
 	From int `json:"from"`
 	To   int `json:"to"`
 }
+
+// DiffFilesStatus defines model for Diff.Files.Status.
+type DiffFilesStatus string
 
 // DiscoveryIndex defines model for DiscoveryIndex.
 type DiscoveryIndex struct {
@@ -1889,7 +3227,7 @@ type Event struct {
 	Actor struct {
 		Email *openapi_types.Email `json:"email,omitempty"`
 		Id    string               `json:"id"`
-		Type  string               `json:"type"`
+		Type  EventActorType       `json:"type"`
 	} `json:"actor"`
 	Asset *struct {
 		Id   openapi_types.UUID `json:"id"`
@@ -1902,20 +3240,26 @@ type Event struct {
 	OccurredAt time.Time              `json:"occurred_at"`
 	ProjectId  openapi_types.UUID     `json:"project_id"`
 	Review     *int                   `json:"review,omitempty"`
-	Type       string                 `json:"type"`
+	Type       EventType              `json:"type"`
 	Version    *int                   `json:"version,omitempty"`
 }
 
+// EventActorType defines model for Event.Actor.Type.
+type EventActorType string
+
 // EventAssetKind defines model for Event.Asset.Kind.
 type EventAssetKind string
+
+// EventType defines model for Event.Type.
+type EventType string
 
 // EventList defines model for EventList.
 type EventList struct {
 	Events []struct {
 		Actor struct {
-			Email *openapi_types.Email `json:"email,omitempty"`
-			Id    string               `json:"id"`
-			Type  string               `json:"type"`
+			Email *openapi_types.Email     `json:"email,omitempty"`
+			Id    string                   `json:"id"`
+			Type  EventListEventsActorType `json:"type"`
 		} `json:"actor"`
 		Asset *struct {
 			Id   openapi_types.UUID       `json:"id"`
@@ -1928,13 +3272,19 @@ type EventList struct {
 		OccurredAt time.Time              `json:"occurred_at"`
 		ProjectId  openapi_types.UUID     `json:"project_id"`
 		Review     *int                   `json:"review,omitempty"`
-		Type       string                 `json:"type"`
+		Type       EventListEventsType    `json:"type"`
 		Version    *int                   `json:"version,omitempty"`
 	} `json:"events"`
 }
 
+// EventListEventsActorType defines model for EventList.Events.Actor.Type.
+type EventListEventsActorType string
+
 // EventListEventsAssetKind defines model for EventList.Events.Asset.Kind.
 type EventListEventsAssetKind string
+
+// EventListEventsType defines model for EventList.Events.Type.
+type EventListEventsType string
 
 // File defines model for File.
 type File struct {
@@ -2113,7 +3463,7 @@ type Me struct {
 		UpdatedAt  time.Time          `json:"updated_at"`
 		UserId     openapi_types.UUID `json:"user_id"`
 	} `json:"api_key,omitempty"`
-	Kind      string              `json:"kind"`
+	Kind      MeKind              `json:"kind"`
 	SessionId *openapi_types.UUID `json:"session_id,omitempty"`
 	User      struct {
 		CreatedAt time.Time           `json:"created_at"`
@@ -2128,6 +3478,9 @@ type Me struct {
 
 // MeApiKeyScope defines model for Me.ApiKey.Scope.
 type MeApiKeyScope string
+
+// MeKind defines model for Me.Kind.
+type MeKind string
 
 // MeUserRole defines model for Me.User.Role.
 type MeUserRole string
@@ -2173,19 +3526,25 @@ type MemberRequestRole string
 
 // MetaCreateRequest defines model for MetaCreateRequest.
 type MetaCreateRequest struct {
-	Description *string `json:"description,omitempty"`
-	Name        string  `json:"name"`
-	Slug        *string `json:"slug,omitempty"`
-	Visibility  *string `json:"visibility,omitempty"`
+	Description *string                      `json:"description,omitempty"`
+	Name        string                       `json:"name"`
+	Slug        *string                      `json:"slug,omitempty"`
+	Visibility  *MetaCreateRequestVisibility `json:"visibility,omitempty"`
 }
+
+// MetaCreateRequestVisibility defines model for MetaCreateRequest.Visibility.
+type MetaCreateRequestVisibility string
 
 // MetaRequest defines model for MetaRequest.
 type MetaRequest struct {
-	Description *string `json:"description,omitempty"`
-	Name        *string `json:"name,omitempty"`
-	Slug        *string `json:"slug,omitempty"`
-	Visibility  *string `json:"visibility,omitempty"`
+	Description *string                `json:"description,omitempty"`
+	Name        *string                `json:"name,omitempty"`
+	Slug        *string                `json:"slug,omitempty"`
+	Visibility  *MetaRequestVisibility `json:"visibility,omitempty"`
 }
+
+// MetaRequestVisibility defines model for MetaRequest.Visibility.
+type MetaRequestVisibility string
 
 // Payload defines model for Payload.
 type Payload struct {
@@ -2223,13 +3582,16 @@ type Project struct {
 		ProtectedLabels   []string `json:"protected_labels"`
 		RequiredApprovals int      `json:"required_approvals"`
 	} `json:"review_policy,omitempty"`
-	Slug       string    `json:"slug"`
-	UpdatedAt  time.Time `json:"updated_at"`
-	Visibility string    `json:"visibility"`
+	Slug       string            `json:"slug"`
+	UpdatedAt  time.Time         `json:"updated_at"`
+	Visibility ProjectVisibility `json:"visibility"`
 }
 
 // ProjectMembersRole defines model for Project.Members.Role.
 type ProjectMembersRole string
+
+// ProjectVisibility defines model for Project.Visibility.
+type ProjectVisibility string
 
 // ProjectRequest defines model for ProjectRequest.
 type ProjectRequest struct {
@@ -2241,9 +3603,12 @@ type ProjectRequest struct {
 		ProtectedLabels   *[]string `json:"protected_labels,omitempty"`
 		RequiredApprovals *int      `json:"required_approvals,omitempty"`
 	} `json:"review_policy,omitempty"`
-	Slug       *string `json:"slug,omitempty"`
-	Visibility *string `json:"visibility,omitempty"`
+	Slug       *string                   `json:"slug,omitempty"`
+	Visibility *ProjectRequestVisibility `json:"visibility,omitempty"`
 }
+
+// ProjectRequestVisibility defines model for ProjectRequest.Visibility.
+type ProjectRequestVisibility string
 
 // PromptCheck defines model for PromptCheck.
 type PromptCheck struct {
@@ -2374,8 +3739,11 @@ type Purged struct {
 
 // Queued defines model for Queued.
 type Queued struct {
-	Status string `json:"status"`
+	Status QueuedStatus `json:"status"`
 }
+
+// QueuedStatus defines model for Queued.Status.
+type QueuedStatus string
 
 // RenderRequest defines model for RenderRequest.
 type RenderRequest struct {
@@ -2447,12 +3815,15 @@ type Review struct {
 		} `json:"by"`
 		Reason string `json:"reason"`
 	} `json:"override,omitempty"`
-	PolicyMet *bool     `json:"policy_met,omitempty"`
-	State     string    `json:"state"`
-	Title     string    `json:"title"`
-	UpdatedAt time.Time `json:"updated_at"`
-	Version   int       `json:"version"`
+	PolicyMet *bool       `json:"policy_met,omitempty"`
+	State     ReviewState `json:"state"`
+	Title     string      `json:"title"`
+	UpdatedAt time.Time   `json:"updated_at"`
+	Version   int         `json:"version"`
 }
+
+// ReviewState defines model for Review.State.
+type ReviewState string
 
 // ReviewRequest defines model for ReviewRequest.
 type ReviewRequest struct {
@@ -2535,11 +3906,11 @@ type ReviewView struct {
 			} `json:"by"`
 			Reason string `json:"reason"`
 		} `json:"override,omitempty"`
-		PolicyMet *bool     `json:"policy_met,omitempty"`
-		State     string    `json:"state"`
-		Title     string    `json:"title"`
-		UpdatedAt time.Time `json:"updated_at"`
-		Version   int       `json:"version"`
+		PolicyMet *bool                 `json:"policy_met,omitempty"`
+		State     ReviewViewReviewState `json:"state"`
+		Title     string                `json:"title"`
+		UpdatedAt time.Time             `json:"updated_at"`
+		Version   int                   `json:"version"`
 	} `json:"review"`
 	Verdicts []*struct {
 		Body      *string   `json:"body,omitempty"`
@@ -2554,6 +3925,9 @@ type ReviewView struct {
 		} `json:"user"`
 	} `json:"verdicts"`
 }
+
+// ReviewViewReviewState defines model for ReviewView.Review.State.
+type ReviewViewReviewState string
 
 // SessionList defines model for SessionList.
 type SessionList struct {
@@ -2731,12 +4105,15 @@ type Webhook struct {
 	CreatedAt      time.Time          `json:"created_at"`
 	Description    string             `json:"description"`
 	DisabledReason *string            `json:"disabled_reason,omitempty"`
-	Events         []string           `json:"events"`
+	Events         []WebhookEvents    `json:"events"`
 	Id             openapi_types.UUID `json:"id"`
 	ProjectId      openapi_types.UUID `json:"project_id"`
 	UpdatedAt      time.Time          `json:"updated_at"`
 	Url            string             `json:"url"`
 }
+
+// WebhookEvents defines model for Webhook.Events.
+type WebhookEvents string
 
 // WebhookCreateRequest defines model for WebhookCreateRequest.
 type WebhookCreateRequest struct {
@@ -2744,28 +4121,34 @@ type WebhookCreateRequest struct {
 	Assets *[]string `json:"assets,omitempty"`
 
 	// Description At most 1000 bytes of UTF-8.
-	Description *string  `json:"description,omitempty"`
-	Events      []string `json:"events"`
+	Description *string                      `json:"description,omitempty"`
+	Events      []WebhookCreateRequestEvents `json:"events"`
 
 	// Url At most 2048 bytes of UTF-8.
 	Url string `json:"url"`
 }
 
+// WebhookCreateRequestEvents defines model for WebhookCreateRequest.Events.
+type WebhookCreateRequestEvents string
+
 // WebhookList defines model for WebhookList.
 type WebhookList struct {
 	Webhooks []struct {
-		Active         bool               `json:"active"`
-		Assets         []string           `json:"assets"`
-		CreatedAt      time.Time          `json:"created_at"`
-		Description    string             `json:"description"`
-		DisabledReason *string            `json:"disabled_reason,omitempty"`
-		Events         []string           `json:"events"`
-		Id             openapi_types.UUID `json:"id"`
-		ProjectId      openapi_types.UUID `json:"project_id"`
-		UpdatedAt      time.Time          `json:"updated_at"`
-		Url            string             `json:"url"`
+		Active         bool                        `json:"active"`
+		Assets         []string                    `json:"assets"`
+		CreatedAt      time.Time                   `json:"created_at"`
+		Description    string                      `json:"description"`
+		DisabledReason *string                     `json:"disabled_reason,omitempty"`
+		Events         []WebhookListWebhooksEvents `json:"events"`
+		Id             openapi_types.UUID          `json:"id"`
+		ProjectId      openapi_types.UUID          `json:"project_id"`
+		UpdatedAt      time.Time                   `json:"updated_at"`
+		Url            string                      `json:"url"`
 	} `json:"webhooks"`
 }
+
+// WebhookListWebhooksEvents defines model for WebhookList.Webhooks.Events.
+type WebhookListWebhooksEvents string
 
 // WebhookRequest defines model for WebhookRequest.
 type WebhookRequest struct {
@@ -2773,29 +4156,35 @@ type WebhookRequest struct {
 	Assets *[]string `json:"assets,omitempty"`
 
 	// Description At most 1000 bytes of UTF-8.
-	Description *string   `json:"description,omitempty"`
-	Events      *[]string `json:"events,omitempty"`
+	Description *string                 `json:"description,omitempty"`
+	Events      *[]WebhookRequestEvents `json:"events,omitempty"`
 
 	// Url At most 2048 bytes of UTF-8.
 	Url *string `json:"url,omitempty"`
 }
 
+// WebhookRequestEvents defines model for WebhookRequest.Events.
+type WebhookRequestEvents string
+
 // WebhookWithSecret defines model for WebhookWithSecret.
 type WebhookWithSecret struct {
 	Secret  string `json:"secret"`
 	Webhook struct {
-		Active         bool               `json:"active"`
-		Assets         []string           `json:"assets"`
-		CreatedAt      time.Time          `json:"created_at"`
-		Description    string             `json:"description"`
-		DisabledReason *string            `json:"disabled_reason,omitempty"`
-		Events         []string           `json:"events"`
-		Id             openapi_types.UUID `json:"id"`
-		ProjectId      openapi_types.UUID `json:"project_id"`
-		UpdatedAt      time.Time          `json:"updated_at"`
-		Url            string             `json:"url"`
+		Active         bool                             `json:"active"`
+		Assets         []string                         `json:"assets"`
+		CreatedAt      time.Time                        `json:"created_at"`
+		Description    string                           `json:"description"`
+		DisabledReason *string                          `json:"disabled_reason,omitempty"`
+		Events         []WebhookWithSecretWebhookEvents `json:"events"`
+		Id             openapi_types.UUID               `json:"id"`
+		ProjectId      openapi_types.UUID               `json:"project_id"`
+		UpdatedAt      time.Time                        `json:"updated_at"`
+		Url            string                           `json:"url"`
 	} `json:"webhook"`
 }
+
+// WebhookWithSecretWebhookEvents defines model for WebhookWithSecret.Webhook.Events.
+type WebhookWithSecretWebhookEvents string
 
 // GetV1ApiKeysParams defines parameters for GetV1ApiKeys.
 type GetV1ApiKeysParams struct {
@@ -3386,9 +4775,9 @@ type PostV1UsersParams struct {
 // WebhookAssetCreatedJSONBody defines parameters for WebhookAssetCreated.
 type WebhookAssetCreatedJSONBody struct {
 	Actor struct {
-		Email *openapi_types.Email `json:"email,omitempty"`
-		Id    string               `json:"id"`
-		Type  string               `json:"type"`
+		Email *openapi_types.Email                 `json:"email,omitempty"`
+		Id    string                               `json:"id"`
+		Type  WebhookAssetCreatedJSONBodyActorType `json:"type"`
 	} `json:"actor"`
 	Asset *struct {
 		Id   openapi_types.UUID                   `json:"id"`
@@ -3420,6 +4809,9 @@ type WebhookAssetCreatedParams struct {
 	WebhookSignature string `json:"webhook-signature"`
 }
 
+// WebhookAssetCreatedJSONBodyActorType defines parameters for WebhookAssetCreated.
+type WebhookAssetCreatedJSONBodyActorType string
+
 // WebhookAssetCreatedJSONBodyAssetKind defines parameters for WebhookAssetCreated.
 type WebhookAssetCreatedJSONBodyAssetKind string
 
@@ -3429,9 +4821,9 @@ type WebhookAssetCreatedJSONBodyType string
 // WebhookAssetDeletedJSONBody defines parameters for WebhookAssetDeleted.
 type WebhookAssetDeletedJSONBody struct {
 	Actor struct {
-		Email *openapi_types.Email `json:"email,omitempty"`
-		Id    string               `json:"id"`
-		Type  string               `json:"type"`
+		Email *openapi_types.Email                 `json:"email,omitempty"`
+		Id    string                               `json:"id"`
+		Type  WebhookAssetDeletedJSONBodyActorType `json:"type"`
 	} `json:"actor"`
 	Asset *struct {
 		Id   openapi_types.UUID                   `json:"id"`
@@ -3462,6 +4854,9 @@ type WebhookAssetDeletedParams struct {
 	WebhookSignature string `json:"webhook-signature"`
 }
 
+// WebhookAssetDeletedJSONBodyActorType defines parameters for WebhookAssetDeleted.
+type WebhookAssetDeletedJSONBodyActorType string
+
 // WebhookAssetDeletedJSONBodyAssetKind defines parameters for WebhookAssetDeleted.
 type WebhookAssetDeletedJSONBodyAssetKind string
 
@@ -3471,9 +4866,9 @@ type WebhookAssetDeletedJSONBodyType string
 // WebhookLabelDeletedJSONBody defines parameters for WebhookLabelDeleted.
 type WebhookLabelDeletedJSONBody struct {
 	Actor struct {
-		Email *openapi_types.Email `json:"email,omitempty"`
-		Id    string               `json:"id"`
-		Type  string               `json:"type"`
+		Email *openapi_types.Email                 `json:"email,omitempty"`
+		Id    string                               `json:"id"`
+		Type  WebhookLabelDeletedJSONBodyActorType `json:"type"`
 	} `json:"actor"`
 	Asset *struct {
 		Id   openapi_types.UUID                   `json:"id"`
@@ -3504,6 +4899,9 @@ type WebhookLabelDeletedParams struct {
 	WebhookSignature string `json:"webhook-signature"`
 }
 
+// WebhookLabelDeletedJSONBodyActorType defines parameters for WebhookLabelDeleted.
+type WebhookLabelDeletedJSONBodyActorType string
+
 // WebhookLabelDeletedJSONBodyAssetKind defines parameters for WebhookLabelDeleted.
 type WebhookLabelDeletedJSONBodyAssetKind string
 
@@ -3513,9 +4911,9 @@ type WebhookLabelDeletedJSONBodyType string
 // WebhookLabelMovedJSONBody defines parameters for WebhookLabelMoved.
 type WebhookLabelMovedJSONBody struct {
 	Actor struct {
-		Email *openapi_types.Email `json:"email,omitempty"`
-		Id    string               `json:"id"`
-		Type  string               `json:"type"`
+		Email *openapi_types.Email               `json:"email,omitempty"`
+		Id    string                             `json:"id"`
+		Type  WebhookLabelMovedJSONBodyActorType `json:"type"`
 	} `json:"actor"`
 	Asset *struct {
 		Id   openapi_types.UUID                 `json:"id"`
@@ -3546,6 +4944,9 @@ type WebhookLabelMovedParams struct {
 	WebhookSignature string `json:"webhook-signature"`
 }
 
+// WebhookLabelMovedJSONBodyActorType defines parameters for WebhookLabelMoved.
+type WebhookLabelMovedJSONBodyActorType string
+
 // WebhookLabelMovedJSONBodyAssetKind defines parameters for WebhookLabelMoved.
 type WebhookLabelMovedJSONBodyAssetKind string
 
@@ -3555,9 +4956,9 @@ type WebhookLabelMovedJSONBodyType string
 // WebhookPingJSONBody defines parameters for WebhookPing.
 type WebhookPingJSONBody struct {
 	Actor struct {
-		Email *openapi_types.Email `json:"email,omitempty"`
-		Id    string               `json:"id"`
-		Type  string               `json:"type"`
+		Email *openapi_types.Email         `json:"email,omitempty"`
+		Id    string                       `json:"id"`
+		Type  WebhookPingJSONBodyActorType `json:"type"`
 	} `json:"actor"`
 	Asset *struct {
 		Id   openapi_types.UUID           `json:"id"`
@@ -3589,6 +4990,9 @@ type WebhookPingParams struct {
 	WebhookSignature string `json:"webhook-signature"`
 }
 
+// WebhookPingJSONBodyActorType defines parameters for WebhookPing.
+type WebhookPingJSONBodyActorType string
+
 // WebhookPingJSONBodyAssetKind defines parameters for WebhookPing.
 type WebhookPingJSONBodyAssetKind string
 
@@ -3598,9 +5002,9 @@ type WebhookPingJSONBodyType string
 // WebhookReviewApprovedJSONBody defines parameters for WebhookReviewApproved.
 type WebhookReviewApprovedJSONBody struct {
 	Actor struct {
-		Email *openapi_types.Email `json:"email,omitempty"`
-		Id    string               `json:"id"`
-		Type  string               `json:"type"`
+		Email *openapi_types.Email                   `json:"email,omitempty"`
+		Id    string                                 `json:"id"`
+		Type  WebhookReviewApprovedJSONBodyActorType `json:"type"`
 	} `json:"actor"`
 	Asset *struct {
 		Id   openapi_types.UUID                     `json:"id"`
@@ -3633,6 +5037,9 @@ type WebhookReviewApprovedParams struct {
 	WebhookSignature string `json:"webhook-signature"`
 }
 
+// WebhookReviewApprovedJSONBodyActorType defines parameters for WebhookReviewApproved.
+type WebhookReviewApprovedJSONBodyActorType string
+
 // WebhookReviewApprovedJSONBodyAssetKind defines parameters for WebhookReviewApproved.
 type WebhookReviewApprovedJSONBodyAssetKind string
 
@@ -3642,9 +5049,9 @@ type WebhookReviewApprovedJSONBodyType string
 // WebhookReviewChangesRequestedJSONBody defines parameters for WebhookReviewChangesRequested.
 type WebhookReviewChangesRequestedJSONBody struct {
 	Actor struct {
-		Email *openapi_types.Email `json:"email,omitempty"`
-		Id    string               `json:"id"`
-		Type  string               `json:"type"`
+		Email *openapi_types.Email                           `json:"email,omitempty"`
+		Id    string                                         `json:"id"`
+		Type  WebhookReviewChangesRequestedJSONBodyActorType `json:"type"`
 	} `json:"actor"`
 	Asset *struct {
 		Id   openapi_types.UUID                             `json:"id"`
@@ -3677,6 +5084,9 @@ type WebhookReviewChangesRequestedParams struct {
 	WebhookSignature string `json:"webhook-signature"`
 }
 
+// WebhookReviewChangesRequestedJSONBodyActorType defines parameters for WebhookReviewChangesRequested.
+type WebhookReviewChangesRequestedJSONBodyActorType string
+
 // WebhookReviewChangesRequestedJSONBodyAssetKind defines parameters for WebhookReviewChangesRequested.
 type WebhookReviewChangesRequestedJSONBodyAssetKind string
 
@@ -3686,9 +5096,9 @@ type WebhookReviewChangesRequestedJSONBodyType string
 // WebhookReviewClosedJSONBody defines parameters for WebhookReviewClosed.
 type WebhookReviewClosedJSONBody struct {
 	Actor struct {
-		Email *openapi_types.Email `json:"email,omitempty"`
-		Id    string               `json:"id"`
-		Type  string               `json:"type"`
+		Email *openapi_types.Email                 `json:"email,omitempty"`
+		Id    string                               `json:"id"`
+		Type  WebhookReviewClosedJSONBodyActorType `json:"type"`
 	} `json:"actor"`
 	Asset *struct {
 		Id   openapi_types.UUID                   `json:"id"`
@@ -3721,6 +5131,9 @@ type WebhookReviewClosedParams struct {
 	WebhookSignature string `json:"webhook-signature"`
 }
 
+// WebhookReviewClosedJSONBodyActorType defines parameters for WebhookReviewClosed.
+type WebhookReviewClosedJSONBodyActorType string
+
 // WebhookReviewClosedJSONBodyAssetKind defines parameters for WebhookReviewClosed.
 type WebhookReviewClosedJSONBodyAssetKind string
 
@@ -3730,9 +5143,9 @@ type WebhookReviewClosedJSONBodyType string
 // WebhookReviewCommentUpdatedJSONBody defines parameters for WebhookReviewCommentUpdated.
 type WebhookReviewCommentUpdatedJSONBody struct {
 	Actor struct {
-		Email *openapi_types.Email `json:"email,omitempty"`
-		Id    string               `json:"id"`
-		Type  string               `json:"type"`
+		Email *openapi_types.Email                         `json:"email,omitempty"`
+		Id    string                                       `json:"id"`
+		Type  WebhookReviewCommentUpdatedJSONBodyActorType `json:"type"`
 	} `json:"actor"`
 	Asset *struct {
 		Id   openapi_types.UUID                           `json:"id"`
@@ -3765,6 +5178,9 @@ type WebhookReviewCommentUpdatedParams struct {
 	WebhookSignature string `json:"webhook-signature"`
 }
 
+// WebhookReviewCommentUpdatedJSONBodyActorType defines parameters for WebhookReviewCommentUpdated.
+type WebhookReviewCommentUpdatedJSONBodyActorType string
+
 // WebhookReviewCommentUpdatedJSONBodyAssetKind defines parameters for WebhookReviewCommentUpdated.
 type WebhookReviewCommentUpdatedJSONBodyAssetKind string
 
@@ -3774,9 +5190,9 @@ type WebhookReviewCommentUpdatedJSONBodyType string
 // WebhookReviewCommentedJSONBody defines parameters for WebhookReviewCommented.
 type WebhookReviewCommentedJSONBody struct {
 	Actor struct {
-		Email *openapi_types.Email `json:"email,omitempty"`
-		Id    string               `json:"id"`
-		Type  string               `json:"type"`
+		Email *openapi_types.Email                    `json:"email,omitempty"`
+		Id    string                                  `json:"id"`
+		Type  WebhookReviewCommentedJSONBodyActorType `json:"type"`
 	} `json:"actor"`
 	Asset *struct {
 		Id   openapi_types.UUID                      `json:"id"`
@@ -3809,6 +5225,9 @@ type WebhookReviewCommentedParams struct {
 	WebhookSignature string `json:"webhook-signature"`
 }
 
+// WebhookReviewCommentedJSONBodyActorType defines parameters for WebhookReviewCommented.
+type WebhookReviewCommentedJSONBodyActorType string
+
 // WebhookReviewCommentedJSONBodyAssetKind defines parameters for WebhookReviewCommented.
 type WebhookReviewCommentedJSONBodyAssetKind string
 
@@ -3818,9 +5237,9 @@ type WebhookReviewCommentedJSONBodyType string
 // WebhookReviewMergedJSONBody defines parameters for WebhookReviewMerged.
 type WebhookReviewMergedJSONBody struct {
 	Actor struct {
-		Email *openapi_types.Email `json:"email,omitempty"`
-		Id    string               `json:"id"`
-		Type  string               `json:"type"`
+		Email *openapi_types.Email                 `json:"email,omitempty"`
+		Id    string                               `json:"id"`
+		Type  WebhookReviewMergedJSONBodyActorType `json:"type"`
 	} `json:"actor"`
 	Asset *struct {
 		Id   openapi_types.UUID                   `json:"id"`
@@ -3853,6 +5272,9 @@ type WebhookReviewMergedParams struct {
 	WebhookSignature string `json:"webhook-signature"`
 }
 
+// WebhookReviewMergedJSONBodyActorType defines parameters for WebhookReviewMerged.
+type WebhookReviewMergedJSONBodyActorType string
+
 // WebhookReviewMergedJSONBodyAssetKind defines parameters for WebhookReviewMerged.
 type WebhookReviewMergedJSONBodyAssetKind string
 
@@ -3862,9 +5284,9 @@ type WebhookReviewMergedJSONBodyType string
 // WebhookReviewOpenedJSONBody defines parameters for WebhookReviewOpened.
 type WebhookReviewOpenedJSONBody struct {
 	Actor struct {
-		Email *openapi_types.Email `json:"email,omitempty"`
-		Id    string               `json:"id"`
-		Type  string               `json:"type"`
+		Email *openapi_types.Email                 `json:"email,omitempty"`
+		Id    string                               `json:"id"`
+		Type  WebhookReviewOpenedJSONBodyActorType `json:"type"`
 	} `json:"actor"`
 	Asset *struct {
 		Id   openapi_types.UUID                   `json:"id"`
@@ -3897,6 +5319,9 @@ type WebhookReviewOpenedParams struct {
 	WebhookSignature string `json:"webhook-signature"`
 }
 
+// WebhookReviewOpenedJSONBodyActorType defines parameters for WebhookReviewOpened.
+type WebhookReviewOpenedJSONBodyActorType string
+
 // WebhookReviewOpenedJSONBodyAssetKind defines parameters for WebhookReviewOpened.
 type WebhookReviewOpenedJSONBodyAssetKind string
 
@@ -3906,9 +5331,9 @@ type WebhookReviewOpenedJSONBodyType string
 // WebhookReviewReopenedJSONBody defines parameters for WebhookReviewReopened.
 type WebhookReviewReopenedJSONBody struct {
 	Actor struct {
-		Email *openapi_types.Email `json:"email,omitempty"`
-		Id    string               `json:"id"`
-		Type  string               `json:"type"`
+		Email *openapi_types.Email                   `json:"email,omitempty"`
+		Id    string                                 `json:"id"`
+		Type  WebhookReviewReopenedJSONBodyActorType `json:"type"`
 	} `json:"actor"`
 	Asset *struct {
 		Id   openapi_types.UUID                     `json:"id"`
@@ -3941,6 +5366,9 @@ type WebhookReviewReopenedParams struct {
 	WebhookSignature string `json:"webhook-signature"`
 }
 
+// WebhookReviewReopenedJSONBodyActorType defines parameters for WebhookReviewReopened.
+type WebhookReviewReopenedJSONBodyActorType string
+
 // WebhookReviewReopenedJSONBodyAssetKind defines parameters for WebhookReviewReopened.
 type WebhookReviewReopenedJSONBodyAssetKind string
 
@@ -3950,9 +5378,9 @@ type WebhookReviewReopenedJSONBodyType string
 // WebhookReviewRetitledJSONBody defines parameters for WebhookReviewRetitled.
 type WebhookReviewRetitledJSONBody struct {
 	Actor struct {
-		Email *openapi_types.Email `json:"email,omitempty"`
-		Id    string               `json:"id"`
-		Type  string               `json:"type"`
+		Email *openapi_types.Email                   `json:"email,omitempty"`
+		Id    string                                 `json:"id"`
+		Type  WebhookReviewRetitledJSONBodyActorType `json:"type"`
 	} `json:"actor"`
 	Asset *struct {
 		Id   openapi_types.UUID                     `json:"id"`
@@ -3985,6 +5413,9 @@ type WebhookReviewRetitledParams struct {
 	WebhookSignature string `json:"webhook-signature"`
 }
 
+// WebhookReviewRetitledJSONBodyActorType defines parameters for WebhookReviewRetitled.
+type WebhookReviewRetitledJSONBodyActorType string
+
 // WebhookReviewRetitledJSONBodyAssetKind defines parameters for WebhookReviewRetitled.
 type WebhookReviewRetitledJSONBodyAssetKind string
 
@@ -3994,9 +5425,9 @@ type WebhookReviewRetitledJSONBodyType string
 // WebhookVersionArchivedJSONBody defines parameters for WebhookVersionArchived.
 type WebhookVersionArchivedJSONBody struct {
 	Actor struct {
-		Email *openapi_types.Email `json:"email,omitempty"`
-		Id    string               `json:"id"`
-		Type  string               `json:"type"`
+		Email *openapi_types.Email                    `json:"email,omitempty"`
+		Id    string                                  `json:"id"`
+		Type  WebhookVersionArchivedJSONBodyActorType `json:"type"`
 	} `json:"actor"`
 	Asset *struct {
 		Id   openapi_types.UUID                      `json:"id"`
@@ -4029,6 +5460,9 @@ type WebhookVersionArchivedParams struct {
 	WebhookSignature string `json:"webhook-signature"`
 }
 
+// WebhookVersionArchivedJSONBodyActorType defines parameters for WebhookVersionArchived.
+type WebhookVersionArchivedJSONBodyActorType string
+
 // WebhookVersionArchivedJSONBodyAssetKind defines parameters for WebhookVersionArchived.
 type WebhookVersionArchivedJSONBodyAssetKind string
 
@@ -4041,9 +5475,9 @@ type WebhookVersionArchivedJSONBodyType string
 // WebhookVersionCreatedJSONBody defines parameters for WebhookVersionCreated.
 type WebhookVersionCreatedJSONBody struct {
 	Actor struct {
-		Email *openapi_types.Email `json:"email,omitempty"`
-		Id    string               `json:"id"`
-		Type  string               `json:"type"`
+		Email *openapi_types.Email                   `json:"email,omitempty"`
+		Id    string                                 `json:"id"`
+		Type  WebhookVersionCreatedJSONBodyActorType `json:"type"`
 	} `json:"actor"`
 	Asset *struct {
 		Id   openapi_types.UUID                     `json:"id"`
@@ -4076,6 +5510,9 @@ type WebhookVersionCreatedParams struct {
 	WebhookSignature string `json:"webhook-signature"`
 }
 
+// WebhookVersionCreatedJSONBodyActorType defines parameters for WebhookVersionCreated.
+type WebhookVersionCreatedJSONBodyActorType string
+
 // WebhookVersionCreatedJSONBodyAssetKind defines parameters for WebhookVersionCreated.
 type WebhookVersionCreatedJSONBodyAssetKind string
 
@@ -4088,9 +5525,9 @@ type WebhookVersionCreatedJSONBodyType string
 // WebhookVersionDeletedJSONBody defines parameters for WebhookVersionDeleted.
 type WebhookVersionDeletedJSONBody struct {
 	Actor struct {
-		Email *openapi_types.Email `json:"email,omitempty"`
-		Id    string               `json:"id"`
-		Type  string               `json:"type"`
+		Email *openapi_types.Email                   `json:"email,omitempty"`
+		Id    string                                 `json:"id"`
+		Type  WebhookVersionDeletedJSONBodyActorType `json:"type"`
 	} `json:"actor"`
 	Asset *struct {
 		Id   openapi_types.UUID                     `json:"id"`
@@ -4121,6 +5558,9 @@ type WebhookVersionDeletedParams struct {
 	WebhookSignature string `json:"webhook-signature"`
 }
 
+// WebhookVersionDeletedJSONBodyActorType defines parameters for WebhookVersionDeleted.
+type WebhookVersionDeletedJSONBodyActorType string
+
 // WebhookVersionDeletedJSONBodyAssetKind defines parameters for WebhookVersionDeleted.
 type WebhookVersionDeletedJSONBodyAssetKind string
 
@@ -4130,9 +5570,9 @@ type WebhookVersionDeletedJSONBodyType string
 // WebhookVersionPromotedJSONBody defines parameters for WebhookVersionPromoted.
 type WebhookVersionPromotedJSONBody struct {
 	Actor struct {
-		Email *openapi_types.Email `json:"email,omitempty"`
-		Id    string               `json:"id"`
-		Type  string               `json:"type"`
+		Email *openapi_types.Email                    `json:"email,omitempty"`
+		Id    string                                  `json:"id"`
+		Type  WebhookVersionPromotedJSONBodyActorType `json:"type"`
 	} `json:"actor"`
 	Asset *struct {
 		Id   openapi_types.UUID                      `json:"id"`
@@ -4165,6 +5605,9 @@ type WebhookVersionPromotedParams struct {
 	WebhookSignature string `json:"webhook-signature"`
 }
 
+// WebhookVersionPromotedJSONBodyActorType defines parameters for WebhookVersionPromoted.
+type WebhookVersionPromotedJSONBodyActorType string
+
 // WebhookVersionPromotedJSONBodyAssetKind defines parameters for WebhookVersionPromoted.
 type WebhookVersionPromotedJSONBodyAssetKind string
 
@@ -4177,9 +5620,9 @@ type WebhookVersionPromotedJSONBodyType string
 // WebhookVersionPublishedJSONBody defines parameters for WebhookVersionPublished.
 type WebhookVersionPublishedJSONBody struct {
 	Actor struct {
-		Email *openapi_types.Email `json:"email,omitempty"`
-		Id    string               `json:"id"`
-		Type  string               `json:"type"`
+		Email *openapi_types.Email                     `json:"email,omitempty"`
+		Id    string                                   `json:"id"`
+		Type  WebhookVersionPublishedJSONBodyActorType `json:"type"`
 	} `json:"actor"`
 	Asset *struct {
 		Id   openapi_types.UUID                       `json:"id"`
@@ -4212,6 +5655,9 @@ type WebhookVersionPublishedParams struct {
 	WebhookSignature string `json:"webhook-signature"`
 }
 
+// WebhookVersionPublishedJSONBodyActorType defines parameters for WebhookVersionPublished.
+type WebhookVersionPublishedJSONBodyActorType string
+
 // WebhookVersionPublishedJSONBodyAssetKind defines parameters for WebhookVersionPublished.
 type WebhookVersionPublishedJSONBodyAssetKind string
 
@@ -4224,9 +5670,9 @@ type WebhookVersionPublishedJSONBodyType string
 // WebhookVersionUpdatedJSONBody defines parameters for WebhookVersionUpdated.
 type WebhookVersionUpdatedJSONBody struct {
 	Actor struct {
-		Email *openapi_types.Email `json:"email,omitempty"`
-		Id    string               `json:"id"`
-		Type  string               `json:"type"`
+		Email *openapi_types.Email                   `json:"email,omitempty"`
+		Id    string                                 `json:"id"`
+		Type  WebhookVersionUpdatedJSONBodyActorType `json:"type"`
 	} `json:"actor"`
 	Asset *struct {
 		Id   openapi_types.UUID                     `json:"id"`
@@ -4259,6 +5705,9 @@ type WebhookVersionUpdatedParams struct {
 	WebhookSignature string `json:"webhook-signature"`
 }
 
+// WebhookVersionUpdatedJSONBodyActorType defines parameters for WebhookVersionUpdated.
+type WebhookVersionUpdatedJSONBodyActorType string
+
 // WebhookVersionUpdatedJSONBodyAssetKind defines parameters for WebhookVersionUpdated.
 type WebhookVersionUpdatedJSONBodyAssetKind string
 
@@ -4271,9 +5720,9 @@ type WebhookVersionUpdatedJSONBodyType string
 // WebhookWebhookDisabledJSONBody defines parameters for WebhookWebhookDisabled.
 type WebhookWebhookDisabledJSONBody struct {
 	Actor struct {
-		Email *openapi_types.Email `json:"email,omitempty"`
-		Id    string               `json:"id"`
-		Type  string               `json:"type"`
+		Email *openapi_types.Email                    `json:"email,omitempty"`
+		Id    string                                  `json:"id"`
+		Type  WebhookWebhookDisabledJSONBodyActorType `json:"type"`
 	} `json:"actor"`
 	Asset *struct {
 		Id   openapi_types.UUID                      `json:"id"`
@@ -4306,6 +5755,9 @@ type WebhookWebhookDisabledParams struct {
 	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
 	WebhookSignature string `json:"webhook-signature"`
 }
+
+// WebhookWebhookDisabledJSONBodyActorType defines parameters for WebhookWebhookDisabled.
+type WebhookWebhookDisabledJSONBodyActorType string
 
 // WebhookWebhookDisabledJSONBodyAssetKind defines parameters for WebhookWebhookDisabled.
 type WebhookWebhookDisabledJSONBodyAssetKind string
