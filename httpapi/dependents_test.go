@@ -126,3 +126,14 @@ func TestDependentsLabels(t *testing.T) {
 		t.Fatalf("dependents after the label moved: %v", deps)
 	}
 }
+
+// BenchmarkRenderWide measures a render of the 95,000-partial draft: 422
+// naming the missing partials, each looked up once.
+//
+//	go test ./httpapi -run xxx -bench RenderWide -benchtime 3x
+func BenchmarkRenderWide(b *testing.B) {
+	e, _, wide, n := wideProject(b)
+	for b.Loop() {
+		e.Must(422, "POST", "/v1/prompts/"+wide+"/render", e.Admin, obj{"version": n})
+	}
+}
