@@ -345,6 +345,7 @@ type negotiation struct {
 	wk            *walker
 	clientShallow map[plumbing.Hash]bool
 	common        []plumbing.Hash
+	inCommon      map[plumbing.Hash]bool // common as a set: haves are many
 	theyHave      map[plumbing.Hash]bool // common commits and their parents
 	oldest        int64
 	reached       map[plumbing.Hash]bool // wants known to reach theyHave
@@ -356,6 +357,7 @@ func (n *negotiation) have(h plumbing.Hash) error {
 	if n.theyHave == nil {
 		n.theyHave = map[plumbing.Hash]bool{}
 		n.reached = map[plumbing.Hash]bool{}
+		n.inCommon = map[plumbing.Hash]bool{}
 	}
 	target, typ, err := n.wk.peel(h, nil)
 	if err != nil {
@@ -366,7 +368,7 @@ func (n *negotiation) have(h plumbing.Hash) error {
 		if err != nil {
 			return err
 		}
-		if n.theyHave[target] && contains(n.common, h) {
+		if n.theyHave[target] && n.inCommon[h] {
 			return nil
 		}
 		n.theyHave[target] = true
@@ -380,19 +382,11 @@ func (n *negotiation) have(h plumbing.Hash) error {
 			}
 		}
 	}
-	if !contains(n.common, h) {
+	if !n.inCommon[h] {
+		n.inCommon[h] = true
 		n.common = append(n.common, h)
 	}
 	return nil
-}
-
-func contains(list []plumbing.Hash, h plumbing.Hash) bool {
-	for _, x := range list {
-		if x == h {
-			return true
-		}
-	}
-	return false
 }
 
 // okToGiveUp reports whether every wanted commit reaches a commit the
