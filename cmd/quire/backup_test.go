@@ -25,7 +25,7 @@ func TestBackupCommand(t *testing.T) {
 	if err := run(context.Background(), []string{"backup", "--data", root, "--to", archive}, &stdout, &stderr); err != nil {
 		t.Fatalf("backup: %v\n%s", err, stderr.String())
 	}
-	if !strings.Contains(stderr.String(), "quire backup: repository 1/") || !strings.Contains(stderr.String(), "written to "+archive) {
+	if !strings.Contains(stderr.String(), "quire backup: system repository") || !strings.Contains(stderr.String(), "written to "+archive) {
 		t.Errorf("progress:\n%s", stderr.String())
 	}
 	restored := filepath.Join(t.TempDir(), "new")

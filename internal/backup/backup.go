@@ -125,16 +125,30 @@ func Backup(ctx context.Context, data, to string, progress io.Writer) (*Manifest
 	return w.m, nil
 }
 
-// all copies every repository under its lock, each project's event log
-// under its lock, and every other file as it is.
+// all copies the system repository first, then lists and copies every
+// other repository, each under its lock, each project's event log under
+// its lock, and every other file as it is. The order matters: an asset's
+// repository is made before its record is written to the system
+// repository, so every asset the copied system repository records was
+// there to be listed after it.
 func (w *writer) all(ctx context.Context) error {
+	system := filepath.Join(w.root, "_system.git")
+	n, err := w.locked(filepath.Join(system, repoLock), system, true)
+	if err != nil {
+		return err
+	}
+	w.m.Repositories++
+	fmt.Fprintf(w.progress, "quire backup: system repository (%d files)\n", n)
 	var repos, eventDirs, rest []string
-	err := filepath.WalkDir(w.root, func(p string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(w.root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if p == w.root {
 			return nil
+		}
+		if p == system {
+			return fs.SkipDir // copied first
 		}
 		name := d.Name()
 		switch {

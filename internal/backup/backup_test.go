@@ -45,6 +45,20 @@ func TestBackupUnderLoad(t *testing.T) {
 		wg      sync.WaitGroup
 	)
 	stop := make(chan struct{})
+	// A third writer creates skills: every skill the restored metadata
+	// lists must have its repository.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			e.Do("POST", "/v1/projects/"+pid+"/skills", e.Admin, map[string]string{"name": fmt.Sprintf("made %d", i), "slug": fmt.Sprintf("made-%d", i)})
+		}
+	}()
 	for w := range 2 {
 		wg.Add(1)
 		go func() {
@@ -90,7 +104,7 @@ func TestBackupUnderLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Repositories < 3 || !strings.Contains(progress.String(), "quire backup: repository 1/") {
+	if m.Repositories < 3 || !strings.Contains(progress.String(), "quire backup: system repository") || !strings.Contains(progress.String(), "quire backup: repository 1/") {
 		t.Errorf("manifest of %d repositories; progress:\n%s", m.Repositories, progress.String())
 	}
 
@@ -116,6 +130,11 @@ func TestBackupUnderLoad(t *testing.T) {
 		if r := e2.Must(200, "GET", "/v1/skills/"+sid+"/versions/1/files/"+p, e2.Admin, nil); string(r.Body) != c {
 			t.Fatalf("%s after the restore: %q, want %q", p, r.Body, c)
 		}
+	}
+	skills := e2.Must(200, "GET", "/v1/projects/"+pid+"/skills?limit=500", e2.Admin, nil).JSON(t)["skills"].([]any)
+	for _, sk := range skills {
+		id := sk.(map[string]any)["id"].(string)
+		e2.Must(200, "GET", "/v1/skills/"+id+"/versions", e2.Admin, nil)
 	}
 	r := e2.Must(200, "POST", "/v1/prompts/"+prompt+"/render", e2.Admin, map[string]any{"variables": map[string]string{"name": "Ann"}}).JSON(t)
 	if r["rendered"] != "Hello Ann" {
