@@ -19,8 +19,8 @@ import (
 //     request body is additionalProperties: false, as decode refuses
 //     unknown fields.
 //   - Strings named id or *_id are uuids (but a commit's or an activity
-//     entry's id, a git hash,
-//     and request_id); email fields are emails (but a commit's, which
+//     entry's id, a git hash, an event actor's id, "quire" for the
+//     server, and request_id); email fields are emails (but a commit's, which
 //     git does not check); quire's enumerated string types list their
 //     values.
 //   - A plain string field tagged enum:"a,b" takes those values only.
@@ -114,7 +114,7 @@ func customizeSchema(requests map[reflect.Type]bool) func(string, reflect.Type, 
 				continue
 			}
 			switch {
-			case (f.name == "id" || strings.HasSuffix(f.name, "_id")) && f.name != "request_id" && !notUUID[t]:
+			case f.name == "id" && !notUUID[t] || strings.HasSuffix(f.name, "_id") && f.name != "request_id":
 				p.Value.Format = "uuid"
 			case f.name == "email" && !notEmail[t] && !requests[t]:
 				p.Value.Format = "email"

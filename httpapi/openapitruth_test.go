@@ -88,6 +88,9 @@ func TestOpenAPITellsTheTruth(t *testing.T) {
 					t.Errorf("%s is not an enum", sub)
 				}
 			}
+			if strings.HasSuffix(name, "_id") && name != "request_id" && p.Value.Type.Includes("string") && p.Value.Format != "uuid" {
+				t.Errorf("%s is not format: uuid", sub)
+			}
 			walk(sub, p.Value)
 			if p.Value.Items != nil {
 				walk(sub+"[]", p.Value.Items.Value)

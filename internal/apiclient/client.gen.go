@@ -3051,12 +3051,12 @@ type APIKeyScope string
 
 // Activity defines model for Activity.
 type Activity struct {
-	AssetId  *string       `json:"asset_id,omitempty"`
-	Author   string        `json:"author"`
-	Email    string        `json:"email"`
-	Id       string        `json:"id"`
-	Kind     *ActivityKind `json:"kind,omitempty"`
-	Message  string        `json:"message"`
+	AssetId  *openapi_types.UUID `json:"asset_id,omitempty"`
+	Author   string              `json:"author"`
+	Email    string              `json:"email"`
+	Id       string              `json:"id"`
+	Kind     *ActivityKind       `json:"kind,omitempty"`
+	Message  string              `json:"message"`
 	PushedBy *struct {
 		Email  openapi_types.Email `json:"email"`
 		KeyId  *openapi_types.UUID `json:"key_id,omitempty"`
@@ -3133,12 +3133,12 @@ type CommentRequest struct {
 
 // Commit defines model for Commit.
 type Commit struct {
-	AssetId  *string     `json:"asset_id,omitempty"`
-	Author   string      `json:"author"`
-	Email    string      `json:"email"`
-	Id       string      `json:"id"`
-	Kind     *CommitKind `json:"kind,omitempty"`
-	Message  string      `json:"message"`
+	AssetId  *openapi_types.UUID `json:"asset_id,omitempty"`
+	Author   string              `json:"author"`
+	Email    string              `json:"email"`
+	Id       string              `json:"id"`
+	Kind     *CommitKind         `json:"kind,omitempty"`
+	Message  string              `json:"message"`
 	PushedBy *struct {
 		Email  openapi_types.Email `json:"email"`
 		KeyId  *openapi_types.UUID `json:"key_id,omitempty"`
