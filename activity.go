@@ -8,7 +8,7 @@ type Activity struct {
 	Commit
 	// Source is "skill" or "prompt" for a change in an asset's repository,
 	// "metadata" for a change to the project or its assets' metadata.
-	Source string `json:"source"`
+	Source string `json:"source" enum:"skill,prompt,metadata"`
 }
 
 // ActivitySource is where an Activity entry comes from.

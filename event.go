@@ -85,7 +85,7 @@ type EventAsset struct {
 // EventActor is who caused an event: "user" (a login session), "api_key"
 // or "system" (the server itself, e.g. disabling a failing webhook).
 type EventActor struct {
-	Type  string `json:"type"`
+	Type  string `json:"type" enum:"user,api_key,system"`
 	ID    string `json:"id"`
 	Email string `json:"email,omitempty"`
 }

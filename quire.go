@@ -251,7 +251,7 @@ type Pusher struct {
 // FileDiff is the unified diff of one file between two versions.
 type FileDiff struct {
 	Path   string `json:"file_path"`
-	Status string `json:"status"` // added, deleted, modified
+	Status string `json:"status" enum:"added,deleted,modified"`
 	Patch  string `json:"patch"`
 }
 

@@ -92,3 +92,42 @@ func requireCredential(p *quire.Principal) error {
 	}
 	return nil
 }
+
+// accessSignals is the metadata store as app uses it: every write that
+// may take access away (a user, an API key, a project's members or
+// visibility) wakes the open event streams of this process to check
+// their callers again, so they need not wait for the periodic re-check.
+type accessSignals struct {
+	quire.MetaStore
+	changed func()
+}
+
+func (m accessSignals) UpdateUser(ctx context.Context, by quire.Actor, u *quire.User) error {
+	defer m.changed()
+	return m.MetaStore.UpdateUser(ctx, by, u)
+}
+
+func (m accessSignals) DeleteUser(ctx context.Context, by quire.Actor, id string) error {
+	defer m.changed()
+	return m.MetaStore.DeleteUser(ctx, by, id)
+}
+
+func (m accessSignals) UpdateAPIKey(ctx context.Context, by quire.Actor, k *quire.APIKey) error {
+	defer m.changed()
+	return m.MetaStore.UpdateAPIKey(ctx, by, k)
+}
+
+func (m accessSignals) DeleteAPIKey(ctx context.Context, by quire.Actor, id string) error {
+	defer m.changed()
+	return m.MetaStore.DeleteAPIKey(ctx, by, id)
+}
+
+func (m accessSignals) UpdateProject(ctx context.Context, by quire.Actor, p *quire.Project) error {
+	defer m.changed()
+	return m.MetaStore.UpdateProject(ctx, by, p)
+}
+
+func (m accessSignals) DeleteProject(ctx context.Context, by quire.Actor, id string) error {
+	defer m.changed()
+	return m.MetaStore.DeleteProject(ctx, by, id)
+}

@@ -97,10 +97,12 @@ type App struct {
 
 	// events is the event log (nil: none kept); ev the rest of the events
 	// config; bus wakes readers of the log; coalesce holds bursts of
-	// draft updates (events.go).
+	// draft updates (events.go). access wakes open streams to check
+	// their caller again when credentials or memberships change here.
 	events   quire.EventLog
 	ev       EventsConfig
 	bus      bus
+	access   bus
 	coalesce coalescer
 }
 
@@ -126,6 +128,10 @@ func New(cfg Config) *App {
 	a.discovery = newDiscoveryMemo()
 	a.events, a.ev = cfg.Events.Log, cfg.Events
 	a.bus.init()
+	a.access.init()
+	if a.meta != nil {
+		a.meta = accessSignals{MetaStore: a.meta, changed: a.accessChanged}
+	}
 	a.coalesce = coalescer{last: map[string]time.Time{}, timers: map[string]*time.Timer{}}
 	if a.now == nil {
 		a.now = time.Now

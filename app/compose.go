@@ -310,23 +310,28 @@ func (a *App) checkIncludes(ctx context.Context, as *quire.Asset, cp *compiledPr
 	return nil
 }
 
-// Dependent is a prompt whose live version or drafts include another,
-// directly or through other prompts.
+// Dependent is a prompt whose live version, labelled versions or drafts
+// include another, directly or through other prompts.
 type Dependent struct {
 	ID   string `json:"id"`
 	Slug string `json:"slug"`
 	// Direct says a version includes the prompt by name; otherwise every
 	// version listed reaches it only through other prompts (Via).
 	Direct bool `json:"direct"`
-	// Versions are the including versions: the live one and the drafts.
+	// Versions are the including versions: the live one, those a label
+	// points at, and the drafts.
 	Versions []DependentVersion `json:"versions"`
 }
 
 // DependentVersion is one version that includes a prompt.
 type DependentVersion struct {
-	Version int    `json:"version"`
-	State   string `json:"state"`
-	Live    bool   `json:"live"`
+	Version int                `json:"version"`
+	State   quire.VersionState `json:"state"`
+	Live    bool               `json:"live"`
+	// Labels are the labels that point at the version, if any: a render
+	// by label takes it, so it depends on what it includes as the live
+	// version does.
+	Labels []string `json:"labels,omitempty"`
 	// Includes are the names the version includes the prompt by: its
 	// slug (the live version) or slug@N (a pinned one); [] when it
 	// includes it only through others.
@@ -340,13 +345,16 @@ type DependentVersion struct {
 }
 
 // Dependents lists the prompts of prompt ref's project (read access)
-// whose live version or drafts include it, directly or through other
-// prompts, so an editor knows everything a change touches: the direct
-// ones first, then the rest in the order of the project's prompts. A path
-// counts as a render would take it: through the live version of a prompt
-// included by slug and the published version N of one included by
-// slug@N. Dynamic names ({{>*var}}) depend on the variables and are not
-// followed.
+// whose live version, labelled versions or drafts include it, directly or
+// through other prompts, so an editor knows everything a change touches:
+// the direct ones first, then the rest in the order of the project's
+// prompts. A path counts as a render would take it: through the live
+// version of a prompt included by slug and the published version N of one
+// included by slug@N. Dynamic names ({{>*var}}) depend on the variables
+// and are not followed. The walk is linear in the size of the project's
+// templates: each version's names are read once into a set, resolved
+// through maps, and the versions reaching the prompt found by one
+// breadth-first walk of the reversed graph.
 func (a *App) Dependents(ctx context.Context, p *quire.Principal, ref string) (*quire.Asset, []Dependent, error) {
 	as, err := a.Asset(ctx, p, quire.KindPrompt, ref, quire.AccessRead)
 	if err != nil {
@@ -364,10 +372,11 @@ func (a *App) Dependents(ctx context.Context, p *quire.Principal, ref string) (*
 		}
 		d := Dependent{ID: o.ID, Slug: o.Slug}
 		for _, v := range g.versions[o.ID] {
-			if !v.Live && v.State != quire.StateDraft {
+			if !g.root(o, v) {
 				continue
 			}
-			dv := DependentVersion{Version: v.Number, State: string(v.State), Live: v.Live, Includes: []string{}, Via: []string{}}
+			dv := DependentVersion{Version: v.Number, State: v.State, Live: v.Live, Labels: g.labels[o.ID][v.Number],
+				Includes: []string{}, Via: []string{}}
 			for _, e := range g.edges(ctx, o, v) {
 				switch {
 				case e.to == nil:
@@ -392,13 +401,22 @@ func (a *App) Dependents(ctx context.Context, p *quire.Principal, ref string) (*
 	return as, append(direct, indirect...), nil
 }
 
-// includeGraph is a project's prompts, their versions and, read on
-// demand, what each version includes: what Dependents walks.
+// includeGraph is a project's prompts, their versions and labels and,
+// read on demand, what each version includes: what Dependents walks.
 type includeGraph struct {
 	a        *App
 	prompts  []*quire.Asset
-	versions map[string][]*quire.Version // by prompt id
-	out      map[string][]includeEdge    // by nodeKey
+	bySlug   map[string]*quire.Asset       // by slug and by id
+	versions map[string][]*quire.Version   // by prompt id
+	live     map[string]*quire.Version     // by prompt id
+	numbered map[versionKey]*quire.Version // published ones
+	labels   map[string]map[int][]string   // prompt id → version → labels
+	out      map[string][]includeEdge      // by nodeKey
+}
+
+type versionKey struct {
+	prompt string
+	n      int
 }
 
 // includeEdge is one name a version includes, and what a render takes
@@ -417,15 +435,53 @@ func (a *App) includeGraph(ctx context.Context, project string) (*includeGraph, 
 	if err != nil {
 		return nil, err
 	}
-	g := &includeGraph{a: a, prompts: ps, versions: map[string][]*quire.Version{}, out: map[string][]includeEdge{}}
+	g := &includeGraph{a: a, prompts: ps, bySlug: make(map[string]*quire.Asset, 2*len(ps)),
+		versions: map[string][]*quire.Version{}, live: map[string]*quire.Version{},
+		numbered: map[versionKey]*quire.Version{}, labels: map[string]map[int][]string{}, out: map[string][]includeEdge{}}
 	for _, p := range ps {
+		// A slug wins over an id that happens to read the same, as in
+		// the first match of the list this map replaces.
+		if _, ok := g.bySlug[p.Slug]; !ok {
+			g.bySlug[p.Slug] = p
+		}
 		vs, err := a.versions.Versions(ctx, p)
 		if err != nil {
 			return nil, err
 		}
 		g.versions[p.ID] = vs
+		for _, v := range vs {
+			if v.Live {
+				g.live[p.ID] = v
+			}
+			if v.State == quire.StatePublished {
+				g.numbered[versionKey{p.ID, v.Number}] = v
+			}
+		}
+		if a.labels != nil {
+			ls, err := a.labels.Labels(ctx, p)
+			if err != nil {
+				return nil, err
+			}
+			for _, l := range ls {
+				if g.labels[p.ID] == nil {
+					g.labels[p.ID] = map[int][]string{}
+				}
+				g.labels[p.ID][l.Version] = append(g.labels[p.ID][l.Version], l.Name)
+			}
+		}
+	}
+	for _, p := range ps {
+		if _, ok := g.bySlug[p.ID]; !ok {
+			g.bySlug[p.ID] = p
+		}
 	}
 	return g, nil
+}
+
+// root says whether version v of p is one a caller can reach without
+// another prompt: the live version, one a label points at, or a draft.
+func (g *includeGraph) root(p *quire.Asset, v *quire.Version) bool {
+	return v.Live || v.State == quire.StateDraft || len(g.labels[p.ID][v.Number]) > 0
 }
 
 // edges lists the names version v of prompt p includes, each once; a
@@ -438,9 +494,11 @@ func (g *includeGraph) edges(ctx context.Context, p *quire.Asset, v *quire.Versi
 	var es []includeEdge
 	if c, err := g.a.prompts.PromptContent(ctx, p, v.Commit); err == nil {
 		if cp, err := g.a.templates.get(v.Commit, c); err == nil {
+			seen := map[string]struct{}{}
 			for _, t := range cp.all() {
 				for _, n := range t.PartialNames() {
-					if !slices.ContainsFunc(es, func(e includeEdge) bool { return e.name == n }) {
+					if _, dup := seen[n]; !dup {
+						seen[n] = struct{}{}
 						to, tv := g.resolve(n)
 						es = append(es, includeEdge{n, to, tv})
 					}
@@ -459,65 +517,67 @@ func (g *includeGraph) resolve(name string) (*quire.Asset, *quire.Version) {
 	if !ok {
 		return nil, nil
 	}
-	i := slices.IndexFunc(g.prompts, func(p *quire.Asset) bool { return p.Slug == slug || p.ID == slug })
-	if i < 0 {
+	p := g.bySlug[slug]
+	if p == nil {
 		return nil, nil
 	}
-	p := g.prompts[i]
-	for _, v := range g.versions[p.ID] {
-		if n == 0 && v.Live || n > 0 && v.Number == n && v.State == quire.StatePublished {
-			return p, v
-		}
+	if n == 0 {
+		return p, g.live[p.ID]
 	}
-	return p, nil
+	return p, g.numbered[versionKey{p.ID, n}]
 }
 
 // reaching returns the versions (by nodeKey) that include the prompt
-// target directly or further down, among those a live version or draft
-// of the project's prompts leads to: first every such version and what
-// it includes, then, until nothing changes, each version that includes
-// target or one already known to reach it. Cycles (refused at publish,
-// but a draft may hold one) end nothing early.
+// target directly or further down, among those a root version (live,
+// labelled, draft) of the project's prompts leads to: first every such
+// version and what it includes, then one breadth-first walk back from
+// the versions that include target along the reversed edges. Cycles
+// (refused at publish, but a draft may hold one) end nothing early.
 func (g *includeGraph) reaching(ctx context.Context, target string) map[string]bool {
-	type node struct {
-		p *quire.Asset
-		v *quire.Version
-	}
-	var nodes []node
 	seen := map[string]bool{}
+	var seeds []string
+	back := map[string][]string{} // nodeKey → the versions that include it
 	var visit func(p *quire.Asset, v *quire.Version)
 	visit = func(p *quire.Asset, v *quire.Version) {
-		if p.ID == target || seen[nodeKey(p, v)] {
+		key := nodeKey(p, v)
+		if p.ID == target || seen[key] {
 			return
 		}
-		seen[nodeKey(p, v)] = true
-		nodes = append(nodes, node{p, v})
+		seen[key] = true
+		direct := false
 		for _, e := range g.edges(ctx, p, v) {
-			if e.to != nil && e.v != nil {
+			switch {
+			case e.to == nil:
+			case e.to.ID == target:
+				direct = true
+			case e.v != nil:
+				to := nodeKey(e.to, e.v)
+				back[to] = append(back[to], key)
 				visit(e.to, e.v)
 			}
+		}
+		if direct {
+			seeds = append(seeds, key)
 		}
 	}
 	for _, p := range g.prompts {
 		for _, v := range g.versions[p.ID] {
-			if v.Live || v.State == quire.StateDraft {
+			if g.root(p, v) {
 				visit(p, v)
 			}
 		}
 	}
-	reach := map[string]bool{}
-	for changed := true; changed; {
-		changed = false
-		for _, n := range nodes {
-			key := nodeKey(n.p, n.v)
-			if reach[key] {
-				continue
-			}
-			for _, e := range g.edges(ctx, n.p, n.v) {
-				if e.to != nil && (e.to.ID == target || e.v != nil && reach[nodeKey(e.to, e.v)]) {
-					reach[key], changed = true, true
-					break
-				}
+	reach := make(map[string]bool, len(seeds))
+	for _, k := range seeds {
+		reach[k] = true
+	}
+	for len(seeds) > 0 {
+		k := seeds[len(seeds)-1]
+		seeds = seeds[:len(seeds)-1]
+		for _, from := range back[k] {
+			if !reach[from] {
+				reach[from] = true
+				seeds = append(seeds, from)
 			}
 		}
 	}

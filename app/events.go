@@ -330,21 +330,32 @@ func (a *App) readEvents(ctx context.Context, project, after string, limit int, 
 }
 
 // Subscription is a live read of a project's events (the event stream).
+// It checks its caller again every EventsConfig.Recheck, and at once
+// when this process changes a credential or a membership, so access
+// taken away ends the stream too.
 type Subscription struct {
 	a       *App
 	project string
 	cursor  string
 	filter  quire.EventFilter
+	p       *quire.Principal
+	token   string
+	checkAt time.Time
+	changed <-chan struct{} // closed when access may have changed
 }
 
 // Subscribe starts a live read of the project's events after after ("":
-// from now on). Read access suffices.
-func (a *App) Subscribe(ctx context.Context, p *quire.Principal, project string, q Input[EventQuery]) (*Subscription, error) {
+// from now on). Read access suffices. token is the credential p was
+// authenticated from ("" for an anonymous reader), authenticated anew at
+// each re-check.
+func (a *App) Subscribe(ctx context.Context, p *quire.Principal, token, project string, q Input[EventQuery]) (*Subscription, error) {
+	changed := a.access.wait("")
 	pr, in, err := a.eventQuery(ctx, p, project, q)
 	if err != nil {
 		return nil, err
 	}
-	s := &Subscription{a: a, project: pr.ID, cursor: in.After, filter: in.Filter}
+	s := &Subscription{a: a, project: pr.ID, cursor: in.After, filter: in.Filter, p: p, token: token,
+		checkAt: time.Now().Add(a.recheckEvery()), changed: changed}
 	if s.cursor == "" { // from now on: skip what is there
 		for {
 			evs, _, err := a.events.Events(ctx, pr.ID, s.cursor, 10000)
@@ -367,16 +378,60 @@ func (s *Subscription) Cursor() string { return s.cursor }
 // other processes sharing the data root.
 const pollEvery = time.Second
 
+// recheckEvery is EventsConfig.Recheck, 30 s when unset.
+func (a *App) recheckEvery() time.Duration {
+	if a.ev.Recheck > 0 {
+		return a.ev.Recheck
+	}
+	return 30 * time.Second
+}
+
+// accessChanged wakes every open stream of this process to check its
+// caller again: a credential, a user or a membership changed.
+func (a *App) accessChanged() { a.access.notify("") }
+
+// recheck authenticates the subscriber's credential anew and checks its
+// read access to the project again, in a fresh read scope so it sees
+// every change committed since the stream opened. Any failure ends the
+// stream (a store that is down too: the client reconnects and is told).
+func (s *Subscription) recheck(ctx context.Context) error {
+	ctx = quire.WithReadScope(ctx)
+	p := s.p
+	if !p.IsAnonymous() {
+		var err error
+		if p, err = s.a.Authenticate(ctx, s.token); err != nil {
+			return err
+		}
+	}
+	if _, err := s.a.Project(ctx, p, s.project, quire.AccessRead); err != nil {
+		return err
+	}
+	s.checkAt = time.Now().Add(s.a.recheckEvery())
+	return nil
+}
+
 // Next waits up to wait for events and returns them (none when wait
 // passed: time for a heartbeat). overflow is set, with the id to resume
 // after, when events the subscriber had not seen were dropped from the
-// retained window before it read them.
+// retained window before it read them. An error from the re-check of
+// the caller (EUNAUTHORIZED, ENOTFOUND, ...) means access ended.
 func (s *Subscription) Next(ctx context.Context, wait time.Duration) (evs []*quire.Event, overflow string, err error) {
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
 	for {
+		select {
+		case <-s.changed:
+			s.changed = s.a.access.wait("")
+			s.checkAt = time.Time{}
+		default:
+		}
+		if !time.Now().Before(s.checkAt) {
+			if err := s.recheck(ctx); err != nil {
+				return nil, "", err
+			}
+		}
 		woken := s.a.bus.wait(s.project)
 		if s.cursor != "" {
 			_, oldest, err := s.a.events.Events(ctx, s.project, s.cursor, 1)
@@ -400,6 +455,7 @@ func (s *Subscription) Next(ctx context.Context, wait time.Duration) (evs []*qui
 			return nil, "", ctx.Err()
 		case <-deadline.C:
 			return nil, "", nil
+		case <-s.changed:
 		case <-woken:
 		case <-tick.C:
 		}

@@ -50,10 +50,31 @@ func (e *PromptEdit) Check(l quire.Limits) error {
 	if err := quire.CheckPromptContent(&c, l); err != nil {
 		return err
 	}
+	if err := checkPartialCount(&c); err != nil {
+		return err
+	}
 	// A schema that does not compile is refused when written, not at
 	// the first render.
 	_, err := compileSchema(e.VariablesSchema)
 	return err
+}
+
+// checkPartialCount refuses content whose templates name more than
+// render.MaxPartials distinct partials. A template that does not parse
+// is left to the publish check, which says why: drafts may hold one.
+func checkPartialCount(c *quire.PromptContent) error {
+	var ts []*render.Template
+	if c.Template != nil {
+		if t, err := render.ParseWithPartials(*c.Template); err == nil {
+			ts = append(ts, t)
+		}
+	}
+	for _, m := range c.Messages {
+		if t, err := render.ParseWithPartials(m.Content); err == nil && !m.Placeholder() {
+			ts = append(ts, t)
+		}
+	}
+	return render.CheckPartialCount(ts...)
 }
 
 // apply returns cur changed by e.
@@ -204,6 +225,11 @@ func (a *App) PromptPublishCheck(ctx context.Context, as *quire.Asset, n int) fu
 		}
 		cp, err := a.templates.get(v.Commit, c)
 		if err != nil {
+			return err
+		}
+		// A draft written through the files API or a push was not
+		// counted when written.
+		if err := render.CheckPartialCount(cp.all()...); err != nil {
 			return err
 		}
 		if err := a.checkIncludes(ctx, as, cp); err != nil {

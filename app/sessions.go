@@ -12,7 +12,7 @@ func (a *App) Logout(ctx context.Context, p *quire.Principal) error {
 	if p.Key != nil {
 		return quire.Errorf(quire.EINVALID, "an API key has no session to end; delete the key instead")
 	}
-	if err := a.sessions.DeleteSession(ctx, p.SessionID); err != nil && quire.ErrorCode(err) != quire.ENOTFOUND {
+	if err := a.endSession(ctx, p.SessionID); err != nil && quire.ErrorCode(err) != quire.ENOTFOUND {
 		return err
 	}
 	return nil
@@ -46,6 +46,13 @@ func (a *App) RevokeSession(ctx context.Context, p *quire.Principal, id string) 
 	if err := p.CheckAccount(); err != nil {
 		return err
 	}
+	return a.endSession(ctx, id)
+}
+
+// endSession deletes session id and wakes the open event streams to
+// check their credentials again: one of them may have used it.
+func (a *App) endSession(ctx context.Context, id string) error {
+	defer a.accessChanged()
 	return a.sessions.DeleteSession(ctx, id)
 }
 
@@ -62,7 +69,7 @@ func (a *App) revokeSessions(ctx context.Context, id, keep string) (int, error) 
 		if ss.ID == keep {
 			continue
 		}
-		err := a.sessions.DeleteSession(ctx, ss.ID)
+		err := a.endSession(ctx, ss.ID)
 		if quire.ErrorCode(err) == quire.ENOTFOUND {
 			continue
 		}

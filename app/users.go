@@ -107,11 +107,17 @@ func (a *App) User(ctx context.Context, p *quire.Principal, id string) (*quire.U
 type UserUpdate struct {
 	User            *quire.User
 	PasswordChanged bool
+	// Disabled says the update disabled the user: all their sessions
+	// ended, counted in SessionsRevoked.
+	Disabled        bool
 	SessionsRevoked int
 }
 
 // UpdateUser changes user id ("me" for p's own). Only an admin changes a
-// role or disables a user. A new password ends the user's other sessions.
+// role or disables a user. A new password ends the user's other sessions;
+// disabling a user ends all of them, so re-enabling revives none (their
+// API keys are refused while disabled, by Authenticate, and work again
+// after: a key is a listed, revocable grant the user chose to make).
 func (a *App) UpdateUser(ctx context.Context, p *quire.Principal, id string, in Input[UserEdit]) (*UserUpdate, error) {
 	u, err := a.User(ctx, p, id)
 	if err != nil {
@@ -134,6 +140,15 @@ func (a *App) UpdateUser(ctx context.Context, p *quire.Principal, id string, in 
 		return nil, err
 	}
 	out := &UserUpdate{User: u}
+	if u.Disabled && e.Disabled != nil {
+		n, err := a.revokeSessions(ctx, u.ID, "")
+		if err != nil {
+			return nil, &quire.Error{Code: quire.EUNAVAILABLE, Err: err,
+				Message: "the user was disabled, but their sessions could not be ended; disable them again to retry"}
+		}
+		out.Disabled, out.SessionsRevoked = true, n
+		return out, nil
+	}
 	if e.Password != nil {
 		// A new password ends the user's other sessions: whoever knew
 		// the old one may hold one. A user changing their own keeps the

@@ -39,6 +39,14 @@ type EventsConfig struct {
 	// Heartbeat is how often an idle event stream sends a comment (15 s
 	// when 0); tests shorten it.
 	Heartbeat time.Duration
+	// Recheck is how often an open stream authenticates its credential
+	// and checks its read access again (30 s when 0): a change made by
+	// another process is seen within it; one made by this process at
+	// once.
+	Recheck time.Duration
+	// StreamMax is how long one stream lasts before it ends with a
+	// retry: hint, so long-lived clients reconnect (1 h when 0).
+	StreamMax time.Duration
 }
 
 // DefaultRetrySchedule is Standard Webhooks' suggested schedule.

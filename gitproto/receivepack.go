@@ -214,6 +214,32 @@ func (srv *Server) ReceivePack(ctx context.Context, p quire.GitPush, body io.Rea
 		}
 	}
 
+	// What no pushed ref reaches is not kept: the whole pack is refused,
+	// so no stray object (a hidden payload, an inflating blob) lands. It
+	// runs after the per-ref checks, whose reasons say more when a ref
+	// is refused for its own content.
+	if received && bad == nil && unpack == "ok" {
+		var tips []plumbing.Hash
+		for _, c := range cmds {
+			if !c.new.IsZero() {
+				tips = append(tips, c.new)
+			}
+		}
+		n, err := push.Unreached(ctx, tips)
+		switch {
+		case err != nil:
+			unpack = "internal error"
+			srv.opts.OnError("receive-pack", err)
+		case n > 0:
+			unpack = fmt.Sprintf("the pack holds %d objects that no pushed ref reaches; quire keeps none", n)
+		}
+		if unpack != "ok" {
+			for _, c := range cmds {
+				c.refuse("unpacker error")
+			}
+		}
+	}
+
 	// Intents of the moves are recorded before them, so a crash between a
 	// move and its event loses no event (app/intents.go).
 	announced := false
@@ -270,6 +296,8 @@ func (srv *Server) ReceivePack(ctx context.Context, p quire.GitPush, body io.Rea
 	}
 	if bad != nil { // as git's index-pack --strict says it
 		sb.progress("error: object %s: %s\nfatal: %s\n", bad.Hash, bad.Err, reasonFsck)
+	} else if unpack != "ok" { // shown as remote: lines, then git's own report
+		sb.progress("quire: push refused: %s\n", oneLine(unpack))
 	}
 	if !caps["quiet"] {
 		for _, c := range cmds {

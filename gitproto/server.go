@@ -51,6 +51,8 @@ type Push interface {
 	// are the unpack status.
 	Receive(pack io.Reader) error
 	Fsck(ctx context.Context) (*gitstore.FsckError, error)
+	// Unreached counts the pack's objects that none of tips reaches.
+	Unreached(ctx context.Context, tips []plumbing.Hash) (int, error)
 	// Check applies the API's content rules to the new commits under tip.
 	Check(ctx context.Context, tip plumbing.Hash) error
 	// Lock takes the write lock; Draft, IsAncestor, Install and Move are

@@ -193,7 +193,11 @@ func (srv *Server) UploadPack(ctx context.Context, a *quire.Asset, protocol int,
 	var last plumbing.Hash
 	gotCommon, gotOther, sentReady := false, false, false
 	for _, h := range req.haves {
-		if !wk.r.Has(h) {
+		known, err := f.known(h)
+		if err != nil {
+			return err
+		}
+		if !known {
 			gotOther = true
 			if multiAck > 0 && neg.okToGiveUp(req.wants) {
 				if multiAck == 2 {
@@ -341,6 +345,7 @@ type negotiation struct {
 	wk            *walker
 	clientShallow map[plumbing.Hash]bool
 	common        []plumbing.Hash
+	inCommon      map[plumbing.Hash]bool // common as a set: haves are many
 	theyHave      map[plumbing.Hash]bool // common commits and their parents
 	oldest        int64
 	reached       map[plumbing.Hash]bool // wants known to reach theyHave
@@ -352,6 +357,7 @@ func (n *negotiation) have(h plumbing.Hash) error {
 	if n.theyHave == nil {
 		n.theyHave = map[plumbing.Hash]bool{}
 		n.reached = map[plumbing.Hash]bool{}
+		n.inCommon = map[plumbing.Hash]bool{}
 	}
 	target, typ, err := n.wk.peel(h, nil)
 	if err != nil {
@@ -362,7 +368,7 @@ func (n *negotiation) have(h plumbing.Hash) error {
 		if err != nil {
 			return err
 		}
-		if n.theyHave[target] && contains(n.common, h) {
+		if n.theyHave[target] && n.inCommon[h] {
 			return nil
 		}
 		n.theyHave[target] = true
@@ -376,19 +382,11 @@ func (n *negotiation) have(h plumbing.Hash) error {
 			}
 		}
 	}
-	if !contains(n.common, h) {
+	if !n.inCommon[h] {
+		n.inCommon[h] = true
 		n.common = append(n.common, h)
 	}
 	return nil
-}
-
-func contains(list []plumbing.Hash, h plumbing.Hash) bool {
-	for _, x := range list {
-		if x == h {
-			return true
-		}
-	}
-	return false
 }
 
 // okToGiveUp reports whether every wanted commit reaches a commit the
@@ -451,9 +449,49 @@ type fetch struct {
 	wk            *walker
 	st            *refState
 	clientShallow map[plumbing.Hash]bool
+	// restricted: the caller sees published versions only
+	// (quire.PublishedOnly); visible is then what it may be told of.
+	restricted bool
+	visible    map[plumbing.Hash]bool
 }
 
 func (f *fetch) close() { f.r.Close() }
+
+// known says whether the negotiation may acknowledge a have of h. A
+// caller limited to published versions is told only of the tips it was
+// shown and the commits they reach: acknowledging any other object the
+// repository holds (a draft's commit or blob, a review's, a label log's)
+// would confirm that it exists. The walk is made once per request, over
+// the visible history, on the first have.
+func (f *fetch) known(h plumbing.Hash) (bool, error) {
+	if !f.restricted {
+		return f.wk.r.Has(h), nil
+	}
+	if f.visible == nil {
+		f.visible = map[plumbing.Hash]bool{}
+		var stack []plumbing.Hash
+		for tip := range f.st.tips {
+			stack = append(stack, tip)
+		}
+		for len(stack) > 0 {
+			c := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if f.visible[c] {
+				continue
+			}
+			f.visible[c] = true
+			ci, err := f.wk.commit(c)
+			if err != nil {
+				if cerr := f.wk.ctx.Err(); cerr != nil {
+					return false, cerr
+				}
+				continue // a tag object: a tip, but no commit
+			}
+			stack = append(stack, ci.parents...)
+		}
+	}
+	return f.visible[h], nil
+}
 
 // shallowBoundary is where the history the client will have stops: the
 // boundary a deepen request asks for, or else the client's own shallow
@@ -489,7 +527,7 @@ func (srv *Server) startFetch(ctx context.Context, a *quire.Asset, req *uploadRe
 	if err != nil {
 		return nil, err
 	}
-	f := &fetch{r: r, pw: newPktWriter(w), wk: newWalker(ctx, r), clientShallow: map[plumbing.Hash]bool{}}
+	f := &fetch{r: r, pw: newPktWriter(w), wk: newWalker(ctx, r), clientShallow: map[plumbing.Hash]bool{}, restricted: quire.PublishedOnly(ctx)}
 	if req.refuse != "" {
 		r.Close()
 		f.pw.line("ERR %s", req.refuse)

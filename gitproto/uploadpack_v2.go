@@ -244,7 +244,11 @@ func (srv *Server) fetchV2(ctx context.Context, a *quire.Asset, args []string, w
 	pw, wk, st, clientShallow := f.pw, f.wk, f.st, f.clientShallow
 	neg := &negotiation{wk: wk, clientShallow: clientShallow}
 	for _, h := range req.haves {
-		if !wk.r.Has(h) {
+		known, err := f.known(h)
+		if err != nil {
+			return err
+		}
+		if !known {
 			continue
 		}
 		if err := neg.have(h); err != nil {

@@ -32,6 +32,11 @@ type GitOptions struct {
 	RepackDeltaBytes int64
 	// MaxPushBytes bounds the pack of one push.
 	MaxPushBytes int64
+	// MaxPushInflated bounds what the objects of one push inflate to
+	// (their sizes added up, deltas at the size they build), so a small
+	// pack of something that compresses well cannot make the server
+	// inflate gigabytes; the same as MaxPushBytes by default.
+	MaxPushInflated int64
 	// MaxRequestBytes bounds an upload-pack request (wants and haves).
 	MaxRequestBytes int64
 	// OnError, when set, hears about failures nobody waits for (background
@@ -62,6 +67,9 @@ func (o *GitOptions) Validate(l quire.Limits) error {
 	if o.MaxPushBytes <= 0 {
 		// A push may carry several versions' worth of history.
 		o.MaxPushBytes = 8*l.MaxVersionBytes + l.MaxFile
+	}
+	if o.MaxPushInflated <= 0 {
+		o.MaxPushInflated = 8*l.MaxVersionBytes + l.MaxFile
 	}
 	if o.MaxRequestBytes <= 0 {
 		o.MaxRequestBytes = 8 << 20

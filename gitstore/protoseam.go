@@ -164,6 +164,13 @@ func (p *GitPush) Fsck(ctx context.Context) (*FsckError, error) {
 	return &FsckError{Type: bad.typ, Hash: bad.hash, Err: bad.err}, nil
 }
 
+// Unreached counts the objects of the received pack that none of tips
+// (the new commits of every ref the push updates) reaches; the push is
+// refused unless it is 0, so no object the refs do not use is kept.
+func (p *GitPush) Unreached(ctx context.Context, tips []plumbing.Hash) (int, error) {
+	return p.q.unreached(ctx, tips)
+}
+
 // Check applies the API's rules to every commit reachable from tip that
 // the repository does not hold yet: complete, only regular files whose
 // paths and contents pass package valid, within the file and version

@@ -96,7 +96,7 @@ func (g *Git) receivePackfile(r *repo, src io.Reader) (*quarantine, error) {
 		q.empty = true
 		return q, nil
 	}
-	if err := q.index(g.s.opts.Limits); err != nil {
+	if err := q.index(g.s.opts.Limits, g.opts.MaxPushInflated); err != nil {
 		q.discard()
 		return nil, err
 	}
@@ -111,8 +111,8 @@ func maxPushObject(l quire.Limits) int64 {
 }
 
 // index checks object sizes, parses the pack and builds its index.
-func (q *quarantine) index(l quire.Limits) error {
-	if err := prescan(filepath.Join(q.dir, "tmp.pack"), maxPushObject(l)); err != nil {
+func (q *quarantine) index(l quire.Limits, maxInflated int64) error {
+	if err := prescan(filepath.Join(q.dir, "tmp.pack"), maxPushObject(l), maxInflated); err != nil {
 		return err
 	}
 	idx, sum, err := odb.IndexPack(q.dir, "tmp.pack")
@@ -147,9 +147,12 @@ func (q *quarantine) index(l quire.Limits) error {
 }
 
 // prescan reads every object header of the pack at path, and the sizes a
-// delta declares, refusing objects larger than limit before anything is
-// inflated into memory.
-func prescan(path string, limit int64) error {
+// delta declares, refusing objects larger than limit, and a pack whose
+// objects add up to more than total, before anything is inflated into
+// memory. It inflates each object once, streaming, into a counter that
+// stops at the size the object declared: a header cannot understate what
+// its data inflates to.
+func prescan(path string, limit, total int64) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -164,6 +167,7 @@ func prescan(path string, limit int64) error {
 		return quire.Errorf(quire.ETOOLARGE, "the pack holds an object of %d bytes; the limit is %d", n, limit)
 	}
 	head := &deltaHead{}
+	var sum int64
 	for range count {
 		oh, err := sc.NextObjectHeader()
 		if err != nil {
@@ -172,10 +176,14 @@ func prescan(path string, limit int64) error {
 		if oh.Length > limit {
 			return tooBig(oh.Length)
 		}
-		head.n = 0
+		head.n, head.total, head.max = 0, 0, oh.Length
 		if _, _, err := sc.NextObject(head); err != nil {
+			if errors.Is(err, errOverDeclared) {
+				return quire.Errorf(quire.EINVALID, "invalid pack: an object inflates to more than its declared %d bytes", oh.Length)
+			}
 			return quire.Errorf(quire.EINVALID, "invalid pack: %v", err)
 		}
+		size := oh.Length
 		if oh.Type.IsDelta() {
 			target, ok := odb.DeltaTargetSize(head.b[:head.n])
 			if !ok {
@@ -184,20 +192,34 @@ func prescan(path string, limit int64) error {
 			if target > limit {
 				return tooBig(target)
 			}
+			size = target
+		}
+		if sum += size; sum > total {
+			return quire.Errorf(quire.ETOOLARGE, "the push inflates to more than %d bytes, the limit of one push: push fewer versions at a time", total).
+				WithDetail("limit", total)
 		}
 	}
 	return nil
 }
 
+// errOverDeclared stops prescan's inflation of an object at its declared
+// size.
+var errOverDeclared = errors.New("object larger than declared")
+
 // deltaHead keeps the first bytes of an inflated delta, where its sizes
 // are (odb.DeltaTargetSize).
+// It also counts what it is given, failing past max.
 type deltaHead struct {
-	b [odb.DeltaHeadLen]byte
-	n int
+	b          [odb.DeltaHeadLen]byte
+	n          int
+	total, max int64
 }
 
 func (d *deltaHead) Write(p []byte) (int, error) {
 	d.n += copy(d.b[d.n:], p)
+	if d.total += int64(len(p)); d.total > d.max {
+		return 0, errOverDeclared
+	}
 	return len(p), nil
 }
 
@@ -305,6 +327,56 @@ func fsckEach(ctx context.Context, it gogitstorer.EncodedObjectIter, t plumbing.
 			return &packFsckError{typ: t, hash: obj.Hash(), err: e}, nil
 		}
 	}
+}
+
+// unreached counts the objects of the pack that none of tips reaches: a
+// push keeps nothing it does not use. The walk follows commits, trees and
+// tags inside the pack only (what it reaches outside the pack is the
+// repository's, whose closure is complete).
+func (q *quarantine) unreached(ctx context.Context, tips []plumbing.Hash) (int, error) {
+	if q == nil || q.pack == nil {
+		return 0, nil
+	}
+	reached := make(map[plumbing.Hash]bool, len(q.objects))
+	stack := append([]plumbing.Hash(nil), tips...)
+	for len(stack) > 0 {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		h := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if reached[h] || !q.objects[h] {
+			continue
+		}
+		reached[h] = true
+		obj, err := q.pack.Get(h)
+		if err != nil {
+			return 0, err
+		}
+		switch obj.Type() {
+		case plumbing.CommitObject:
+			c, err := object.DecodeCommit(nil, obj)
+			if err != nil {
+				return 0, err
+			}
+			stack = append(append(stack, c.TreeHash), c.ParentHashes...)
+		case plumbing.TreeObject:
+			t, err := object.DecodeTree(nil, obj)
+			if err != nil {
+				return 0, err
+			}
+			for _, e := range t.Entries {
+				stack = append(stack, e.Hash)
+			}
+		case plumbing.TagObject:
+			t, err := object.DecodeTag(nil, obj)
+			if err != nil {
+				return 0, err
+			}
+			stack = append(stack, t.Target)
+		}
+	}
+	return len(q.objects) - len(reached), nil
 }
 
 // discard removes whatever is left of the quarantine.

@@ -183,3 +183,42 @@ func TestRepackRetiresOldPacks(t *testing.T) {
 		t.Fatalf("the pack the second repack replaced should be retired, the first removed: %v", left)
 	}
 }
+
+// TestRepackDecidesByInflatedSize: whether a repository is delta-searched
+// (which holds its objects in memory, inflated) is decided by what its
+// objects inflate to, not by what they take on disk: eight near-identical
+// 1 MiB files take a few KiB compressed but 8 MiB inflated, past a 4 MiB
+// RepackDeltaBytes, so they are streamed (no delta computed) and fsck is
+// clean.
+func TestRepackDecidesByInflatedSize(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t)
+	a := newTestSkill(t, s)
+	var files []quire.FileContent
+	for i := range 8 {
+		files = append(files, quire.FileContent{Path: fmt.Sprintf("z%d.bin", i), Content: []byte(strings.Repeat("a", 1<<20-16) + fmt.Sprintf("%016d", i))})
+	}
+	if _, err := s.CreateVersion(ctx, tester, a, quire.Base{Empty: true}, files); err != nil {
+		t.Fatal(err)
+	}
+	dir := s.RepoPath(a)
+	g := NewGit(s, GitOptions{RepackDeltaBytes: 4 << 20, RepackDelay: time.Hour})
+	defer g.Close()
+	if err := g.Repack(dir); err != nil {
+		t.Fatal(err)
+	}
+	gitCLI(t, dir, "fsck", "--strict")
+	idx, _ := filepath.Glob(filepath.Join(dir, "objects", "pack", "*.idx"))
+	if len(idx) != 1 {
+		t.Fatalf("%d packs after the repack", len(idx))
+	}
+	deltas := 0
+	for _, line := range strings.Split(gitCLI(t, dir, "verify-pack", "-v", idx[0]), "\n") {
+		if len(strings.Fields(line)) == 7 {
+			deltas++
+		}
+	}
+	if deltas != 0 {
+		t.Errorf("%d deltas computed for a repository inflating past RepackDeltaBytes", deltas)
+	}
+}

@@ -245,10 +245,12 @@ func TestLastAdmin(t *testing.T) {
 		t.Fatalf("admin after refusals: %v", u)
 	}
 	// A disabled admin is no admin: promoting one leaves the rule in force.
-	otherID, other := e.CreateUser("other@example.com")
+	otherID, _ := e.CreateUser("other@example.com")
 	e.Must(200, "PATCH", "/v1/users/"+otherID, e.Admin, obj{"role": "admin", "disabled": true})
 	wantError(t, e.Do("PATCH", "/v1/users/me", e.Admin, obj{"role": "member"}), 409, "last admin")
 	e.Must(200, "PATCH", "/v1/users/"+otherID, e.Admin, obj{"disabled": false})
+	// Disabling ended the other admin's sessions: they sign in anew.
+	other := e.Login("other@example.com", "password-other@example.com")
 	e.Must(200, "PATCH", "/v1/users/me", e.Admin, obj{"role": "member"})
 	wantError(t, e.Do("PATCH", "/v1/users/me", other, obj{"role": "member"}), 409, "last admin")
 	e.Must(200, "PATCH", "/v1/users/"+adminID, other, obj{"role": "admin"})
@@ -388,4 +390,38 @@ func TestNoAccountOracle(t *testing.T) {
 	// to a member as to an admin (the documented exception).
 	wantError(t, e.Do("PATCH", "/v1/users/me", member, obj{"email": "other@example.com"}), 409)
 	wantError(t, e.Do("PATCH", "/v1/users/"+otherID, e.Admin, obj{"email": "member@example.com"}), 409)
+}
+
+// TestDisableUserEndsSessions: disabling a user ends every session of
+// theirs at once, as a new password does, so re-enabling them revives
+// none; their API keys are refused while they are disabled and work again
+// once they are re-enabled (a key is a deliberate, listed, revocable
+// grant, unlike a session a thief may hold).
+func TestDisableUserEndsSessions(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	uid, sess := e.CreateUser("disable@example.com")
+	sess2 := e.Login("disable@example.com", "password-disable@example.com")
+	key := e.CreateKey(sess, "read")
+	for _, tok := range []string{sess, sess2, key} {
+		e.Must(200, "GET", "/v1/auth/me", tok, nil)
+	}
+	r := e.Must(200, "PATCH", "/v1/users/"+uid, e.Admin, obj{"disabled": true}).JSON(t)
+	if got, _ := r["sessions_revoked"].(float64); got != 2 {
+		t.Errorf("sessions_revoked %v, want 2", got)
+	}
+	for _, tok := range []string{sess, sess2, key} {
+		wantError(t, e.Do("GET", "/v1/auth/me", tok, nil), 401)
+	}
+	wantError(t, e.Do("POST", "/v1/auth/login", "", obj{"email": "disable@example.com", "password": "password-disable@example.com"}), 401)
+	// The admin's list of the user's sessions is empty too.
+	if n := len(arr(t, e.Must(200, "GET", "/v1/auth/sessions?user_id="+uid, e.Admin, nil).JSON(t), "sessions")); n != 0 {
+		t.Errorf("%d sessions listed after disable", n)
+	}
+	e.Must(200, "PATCH", "/v1/users/"+uid, e.Admin, obj{"disabled": false})
+	for _, tok := range []string{sess, sess2} {
+		wantError(t, e.Do("GET", "/v1/auth/me", tok, nil), 401)
+	}
+	e.Must(200, "GET", "/v1/auth/me", key, nil)
+	e.Must(200, "GET", "/v1/auth/me", e.Login("disable@example.com", "password-disable@example.com"), nil)
 }

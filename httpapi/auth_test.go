@@ -213,7 +213,10 @@ func TestUsers(t *testing.T) {
 	wantError(t, e.Do("GET", "/v1/auth/me", key, nil), 401)
 	wantError(t, e.Do("POST", "/v1/auth/login", "", map[string]string{"email": "carol@example.com", "password": "carol-password-2"}), 401)
 	e.Must(200, "PATCH", "/v1/users/"+carolID, e.Admin, map[string]bool{"disabled": false})
-	e.Must(200, "GET", "/v1/auth/me", carol, nil)
+	// The sessions ended for good; the key works again.
+	wantError(t, e.Do("GET", "/v1/auth/me", carol, nil), 401)
+	e.Must(200, "GET", "/v1/auth/me", key, nil)
+	carol = e.Login("carol@example.com", "carol-password-2")
 
 	// Deleting a user ends their sessions and removes their keys.
 	wantError(t, e.Do("DELETE", "/v1/users/"+adminID, e.Admin, nil), 409)

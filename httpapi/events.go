@@ -22,6 +22,17 @@ import (
 // app.EventsConfig.Heartbeat says otherwise).
 const heartbeat = 15 * time.Second
 
+// streamMax is how long one event stream lasts (unless
+// app.EventsConfig.StreamMax says otherwise): its credential was checked
+// when it opened and is re-checked while it runs, but a bounded stream
+// also bounds what a connection holds, and the client's reconnect with
+// Last-Event-ID loses nothing.
+const streamMax = time.Hour
+
+// retryMS is the reconnect delay the stream suggests to clients
+// (EventSource's retry: field), sent when it opens and when it ends.
+const retryMS = 2000
+
 // eventQuery reads ?after=, ?limit=, ?types= and ?assets= (and, for the
 // stream, Last-Event-ID).
 func eventQuery(c *gin.Context, stream bool) app.Input[app.EventQuery] {
@@ -81,13 +92,19 @@ func (s *Server) projectEvents(c *gin.Context) {
 		c.JSON(http.StatusOK, gin.H{"events": evs})
 		return
 	}
-	sub, err := s.app.Subscribe(ctx, principal(c), c.Param("projectID"), eventQuery(c, true))
+	p, token := principal(c), ""
+	if !p.IsAnonymous() {
+		token = bearer(c.Request)
+	}
+	sub, err := s.app.Subscribe(ctx, p, token, c.Param("projectID"), eventQuery(c, true))
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
+	maxed, endMax := context.WithTimeout(ctx, s.streams.max)
+	defer endMax()
 	unregister := s.streams.add(stop)
 	defer unregister()
 
@@ -97,12 +114,26 @@ func (s *Server) projectEvents(c *gin.Context) {
 	h.Set("X-Accel-Buffering", "no") // nginx: pass each event on at once
 	c.Status(http.StatusOK)
 	w := c.Writer
-	fmt.Fprint(w, ": stream of project events\n\n")
+	fmt.Fprintf(w, "retry: %d\n: stream of project events\n\n", retryMS)
 	w.Flush()
 	for {
-		evs, overflow, err := sub.Next(ctx, s.streams.heartbeat)
+		evs, overflow, err := sub.Next(maxed, s.streams.heartbeat)
 		if err != nil {
-			return // the client left, or the server stops
+			switch {
+			case ctx.Err() != nil: // the client left, or the server stops
+			case maxed.Err() != nil:
+				// The stream's time is up: say where to resume and when.
+				if id := sub.Cursor(); id != "" {
+					fmt.Fprintf(w, "id: %s\n", id)
+				}
+				fmt.Fprintf(w, "retry: %d\n: stream ended after %s; reconnect with Last-Event-ID\n\n", retryMS, s.streams.max)
+			default:
+				// The credential or the access is gone (or could not be
+				// checked): end the stream; a reconnect is told why.
+				fmt.Fprint(w, ": stream ended: the credential or the access to the project was checked again and failed\n\n")
+			}
+			w.Flush()
+			return
 		}
 		if overflow != "" {
 			b, _ := json.Marshal(gin.H{"resume_after": overflow, "reason": "events were dropped from the retained window before this stream read them"})
@@ -128,6 +159,7 @@ func (s *Server) projectEvents(c *gin.Context) {
 // shutdown does not wait for clients that never hang up.
 type streams struct {
 	heartbeat time.Duration
+	max       time.Duration
 
 	mu   sync.Mutex
 	next int
@@ -174,6 +206,7 @@ func (s *Server) RunDeliveries(ctx context.Context) { s.app.RunDeliveries(ctx) }
 func (s *Server) eventsConfig(cfg Config) app.EventsConfig {
 	ec := cfg.Events
 	s.streams.heartbeat = cmp.Or(ec.Heartbeat, heartbeat)
+	s.streams.max = cmp.Or(ec.StreamMax, streamMax)
 	if ec.Log == nil {
 		return ec
 	}

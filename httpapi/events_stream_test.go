@@ -45,10 +45,10 @@ func TestEventStreamHeartbeat(t *testing.T) {
 	if beats < 3 {
 		t.Fatalf("stream ended after %q (%v)", lines, sc.Err())
 	}
-	if lines[0] != ": stream of project events" {
-		t.Errorf("stream opens with %q", lines[0])
+	if lines[0] != "retry: 2000" || lines[1] != ": stream of project events" {
+		t.Errorf("stream opens with %q", lines[:2])
 	}
-	for _, l := range lines {
+	for _, l := range lines[1:] {
 		if l != "" && !strings.HasPrefix(l, ": ") {
 			t.Errorf("an idle stream sent %q", l)
 		}
@@ -85,8 +85,11 @@ func TestEventStreamOverflow(t *testing.T) {
 		t.Fatalf("slow stream: %v %v", resp, err)
 	}
 	body := bufio.NewReader(resp.Body)
-	if l, _ := body.ReadString('\n'); l != ": stream of project events\n" {
+	if l, _ := body.ReadString('\n'); l != "retry: 2000\n" {
 		t.Fatalf("slow stream opens with %q", l)
+	}
+	if l, _ := body.ReadString('\n'); l != ": stream of project events\n" {
+		t.Fatalf("slow stream's second line %q", l)
 	}
 
 	// Another process sharing the data root writes big events, a few at
@@ -102,7 +105,7 @@ func TestEventStreamOverflow(t *testing.T) {
 	for range 8 {
 		var evs []*quire.Event
 		for range 5 {
-			evs = append(evs, &quire.Event{Type: quire.EventVersionUpdated, OccurredAt: time.Now().UTC(), ProjectID: pid, Data: map[string]any{"pad": pad}})
+			evs = append(evs, &quire.Event{Type: quire.EventVersionUpdated, OccurredAt: time.Now().UTC(), ProjectID: pid, Actor: quire.EventActor{Type: "system", ID: "quire"}, Data: map[string]any{"pad": pad}})
 		}
 		if err := other.Append(context.Background(), pid, evs...); err != nil {
 			t.Fatal(err)

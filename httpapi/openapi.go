@@ -58,7 +58,7 @@ var (
 )
 
 // APIVersion is the version of the API contract (info.version).
-const APIVersion = "1.3.0"
+const APIVersion = "1.4.0"
 
 // apiRoutes documents the routes of the core files.
 var apiRoutes = []apiRoute{
@@ -83,7 +83,7 @@ var apiRoutes = []apiRoute{
 	route("POST", "/v1/users", "users", "Create a user (admin); a name with a line break, NUL, '<' or '>' is 400 (it becomes a git author name)", body("UserCreateRequest"), wrap(201, "user", "User"), fails(409), idempotent()),
 	route("GET", "/v1/users", "users", "List users (admin)", ok(200, "UserList")),
 	route("GET", "/v1/users/{userID}", "users", "A user (\"me\" for the caller)", wrap(200, "user", "User")),
-	route("PATCH", "/v1/users/{userID}", "users", "Update a user. A new password ends the user's other sessions (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin", body("UserRequest"), ok(200, "UserUpdated"), fails(409), fails(503)),
+	route("PATCH", "/v1/users/{userID}", "users", "Update a user. A new password ends the user's other sessions, disabling ends all of them (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin", body("UserRequest"), ok(200, "UserUpdated"), fails(409), fails(503)),
 	route("DELETE", "/v1/users/{userID}", "users", "Delete a user, the user's keys and sessions (admin); 409 for oneself, the last admin, or the last owner of a project", ok(204, ""), fails(409)),
 
 	// API keys.
@@ -119,7 +119,7 @@ var apiRoutes = []apiRoute{
 	route("POST", "/v1/skills/{id}/versions/{version}/publish", "skill versions", "Publish a draft (needs a valid SKILL.md); it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400", optionalBody("PublishRequest"), wrap(200, "version", "SkillVersion"), etag()),
 	route("POST", "/v1/skills/{id}/versions/{version}/promote", "skill versions", "Make a published version live (a rollback when older). Takes no body (or a JSON object); malformed JSON is 400", wrap(200, "version", "SkillVersion"), etag()),
 	route("POST", "/v1/skills/{id}/versions/{version}/archive", "skill versions", "Archive a draft or a published version that is not live. Takes no body (or a JSON object); malformed JSON is 400", wrap(200, "version", "SkillVersion"), etag()),
-	route("GET", "/v1/skills/{id}/diff", "skill versions", "Unified diff between two versions", query("from", "to", "format"), ok(200, "Diff"), alsoAs(200, "text/x-diff")),
+	route("GET", "/v1/skills/{id}/diff", "skill versions", "Unified diff between two versions", requiredQuery("from", "to"), query("format"), ok(200, "Diff"), alsoAs(200, "text/x-diff")),
 	route("GET", "/v1/skills/{id}/history", "history", "A skill's changes, newest first: commits, publish and archive tags, deletions and promotions", query("limit", "cursor"), list(200, "commits", "Commit")),
 	route("POST", "/v1/skills/{id}/versions/{version}/files", "skill files", "Create or update one file of a draft (a commit); honours If-Match. 409 when the path equals another of the version after Unicode NFC normalization or case folding (details.existing names it)", body("FileRequest"), ok(200, "FileWritten"), fails(409), etag(), ifMatchHeader()),
 	route("PUT", "/v1/skills/{id}/versions/{version}/files", "skill files", "Set a draft's whole content from a zip (quire push) as one commit: files added and changed, paths the zip lacks deleted, nothing committed when nothing differs; honours If-Match. 409 when two paths collide after NFC normalization or case folding", replaceFilesDoc(), wrap(200, "version", "SkillVersion"), fails(409), etag(), ifMatchHeader()),
@@ -141,13 +141,13 @@ var apiRoutes = []apiRoute{
 	route("POST", "/v1/prompts/{id}/versions/{version}/publish", "prompt versions", "Publish a draft; it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400", optionalBody("PublishRequest"), wrap(200, "version", "PromptVersion"), etag()),
 	route("POST", "/v1/prompts/{id}/versions/{version}/promote", "prompt versions", "Make a published version live (a rollback when older). Takes no body (or a JSON object); malformed JSON is 400", wrap(200, "version", "PromptVersion"), etag()),
 	route("POST", "/v1/prompts/{id}/versions/{version}/archive", "prompt versions", "Archive a draft or a published version that is not live. Takes no body (or a JSON object); malformed JSON is 400", wrap(200, "version", "PromptVersion"), etag()),
-	route("GET", "/v1/prompts/{id}/diff", "prompt versions", "Unified diff between two versions", query("from", "to", "format"), ok(200, "Diff"), alsoAs(200, "text/x-diff")),
+	route("GET", "/v1/prompts/{id}/diff", "prompt versions", "Unified diff between two versions", requiredQuery("from", "to"), query("format"), ok(200, "Diff"), alsoAs(200, "text/x-diff")),
 	route("GET", "/v1/prompts/{id}/history", "history", "A prompt's changes, newest first", query("limit", "cursor"), list(200, "commits", "Commit")),
 	route("POST", "/v1/prompts/{id}/versions", "prompt versions", "Open a draft with a template or chat messages and config (from the live version, a version, or empty)", optionalBody("PromptVersionRequest"), wrap(201, "version", "PromptVersion"), etag(), idempotent()),
 	route("PATCH", "/v1/prompts/{id}/versions/{version}", "prompt versions", "Edit a draft's template, messages or config (one commit); honours If-Match (\"*\": any commit of the draft)", body("PromptVersionRequest"), wrap(200, "version", "PromptVersion"), etag(), ifMatchHeader()),
 	route("GET", "/v1/prompts/{id}/versions/{version}/variables", "prompt versions", "The variables a version's template uses, and its variables_schema (null when none)", ok(200, "Variables")),
 	route("POST", "/v1/prompts/{id}/versions/{version}/check", "prompt versions", "Render a version with every sample payload of the prompt: per payload ok, missing variables and partials, schema errors, output size. Renders are not counted", ok(200, "PromptCheck")),
-	route("GET", "/v1/prompts/{id}/dependents", "prompts", "The prompts of the same project whose live version or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts", ok(200, "Dependents")),
+	route("GET", "/v1/prompts/{id}/dependents", "prompts", "The prompts of the same project whose live version, labelled versions or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts", ok(200, "Dependents")),
 	route("GET", "/v1/prompts/{id}/live", "prompts", "The live version, cached, and its files (path, size, sha256); ETag is its commit and If-None-Match answers 304; 404 when nothing is live", ok(200, "PromptLive"), etag(), conditional()),
 	route("POST", "/v1/prompts/{id}/render", "render", "Render the live version (or a given version, or the one a label names: {label}) with variables and/or a payload, partials included from the project's prompts; ETag hashes the version's commit and its partials'; 422 lists missing variables and partials (details.missing) or schema errors (details.errors)", optionalBody("RenderRequest"), ok(200, "RenderResponse"), fails(422), etag()),
 	route("POST", "/v1/prompts/{id}/payloads", "payloads", "Create a payload: named sample variables (a commit in the prompt's repository)", body("PayloadRequest"), wrap(201, "payload", "Payload"), idempotent()),
@@ -174,7 +174,7 @@ var apiSchemas = map[string]any{
 	}{},
 	"Me": struct {
 		User      userView `json:"user"`
-		Kind      string   `json:"kind"`
+		Kind      string   `json:"kind" enum:"session,api_key"`
 		SessionID string   `json:"session_id,omitempty"`
 		APIKey    *keyView `json:"api_key,omitempty"`
 	}{},
@@ -394,7 +394,9 @@ func buildOpenAPI() (*openapi3.T, error) {
 				"Authenticate with Authorization: Bearer <token>: a sess_ login session or an ak_ API key. " +
 				"Every error is an APIError.",
 		},
-		Paths: openapi3.NewPaths(),
+		// Relative: the document is served by the server it describes.
+		Servers: openapi3.Servers{{URL: "/", Description: "the server that serves this document"}},
+		Paths:   openapi3.NewPaths(),
 		Components: &openapi3.Components{
 			Schemas: b.schemas,
 			SecuritySchemes: openapi3.SecuritySchemes{
@@ -421,6 +423,7 @@ func buildOpenAPI() (*openapi3.T, error) {
 			}
 		}
 	}
+	addWebhooks(doc, b)
 	if err := applyRequestLimits(b.schemas); err != nil && b.err == nil {
 		b.err = err
 	}
@@ -430,9 +433,55 @@ func buildOpenAPI() (*openapi3.T, error) {
 	}
 	sort.Strings(names)
 	for _, t := range names {
-		doc.Tags = append(doc.Tags, &openapi3.Tag{Name: t})
+		doc.Tags = append(doc.Tags, &openapi3.Tag{Name: t, Description: tagDescriptions[t]})
 	}
 	return doc, b.err
+}
+
+// tagDescriptions say what each tag's operations are about
+// (TestOpenAPITellsTheTruth wants one for every tag).
+var tagDescriptions = map[string]string{
+	"api-keys":        "API keys: created by a user, shown once, scoped (read, write, admin) and optionally limited to projects",
+	"auth":            "Sign-in, the caller's identity and login sessions",
+	"cache":           "The prompt cache: purge what a node keeps",
+	"discovery":       "Agent Skills discovery: the index of live skills and their files, readable anonymously for public projects",
+	"events":          "A project's events: a live Server-Sent Events stream, or pages for polling",
+	"git":             "Smart HTTP git: clone, fetch and push skills and prompts with the stock git client",
+	"history":         "The commits of an asset, its versions log and activity",
+	"mcp":             "The Model Context Protocol endpoint over the same use cases",
+	"operations":      "Health, readiness, metrics and this document",
+	"payloads":        "Named sets of sample variables of a prompt: its test cases",
+	"projects":        "Projects, their members and visibility",
+	"prompt versions": "A prompt's versions: drafts, publish, promote, archive, diff, dependents",
+	"prompts":         "Prompts: versioned templates, rendered live or by version or label",
+	"render":          "Rendering a prompt with variables",
+	"reviews":         "Reviews of drafts: comments, approvals, merges",
+	"skill files":     "The files of a skill version: upserts, reads, archives",
+	"skill versions":  "A skill's versions: drafts, publish, promote, archive, diff",
+	"skills":          "Skills: versioned folders of agent instructions and files",
+	"usage":           "Render counts of prompts",
+	"users":           "User accounts (admins)",
+	"webhooks":        "Webhooks: signed deliveries of a project's events, their attempts and redeliveries",
+	"skill labels":    "Labels of a skill: names pinned to its published versions (staging, prod, ...)",
+	"prompt labels":   "Labels of a prompt: names pinned to its published versions, renderable by name",
+	"skill reviews":   "Reviews of a skill's drafts: comments, approvals, merges",
+	"prompt reviews":  "Reviews of a prompt's drafts: comments, approvals, merges",
+}
+
+// queryEnums are the values a query parameter takes, by the path suffix
+// of the routes that read it: an enum, so generated clients type it.
+var queryEnums = map[string][]struct {
+	suffix string
+	values []any
+}{
+	"state": {
+		{"/versions", []any{"draft", "published", "archived"}},
+		{"/reviews", []any{"open", "merged", "closed"}},
+	},
+	"format": {
+		{"/diff", []any{"json", "patch"}},
+		{"/download", []any{"zip"}},
+	},
 }
 
 // addOperation documents rt at path.
@@ -461,15 +510,30 @@ func addOperation(doc *openapi3.T, b *docBuilder, rt apiRoute, path, id string) 
 	for _, o := range rt.opts {
 		o(op, b)
 	}
+	if op.Description == "" {
+		op.Description = rt.summary
+	}
+	for _, p := range op.Parameters {
+		for _, e := range queryEnums[p.Value.Name] {
+			if p.Value.In == "query" && strings.HasSuffix(path, e.suffix) && p.Value.Schema != nil {
+				p.Value.Schema.Value.Enum = e.values
+			}
+		}
+	}
 	// The failures every route of its kind can answer; no "default": a
 	// status the document does not list for the operation fails the
 	// response check of the test suite (internal/testenv/contract.go).
 	statuses := []int{http.StatusInternalServerError}
 	v1 := strings.HasPrefix(path, "/v1/")
+	// The request limiter runs after authentication on every route of
+	// the API, the discovery index and git (Server.routes).
+	if v1 || strings.HasPrefix(path, "/.well-known/") || strings.HasPrefix(path, "/git/") {
+		statuses = append(statuses, http.StatusTooManyRequests, http.StatusUnauthorized)
+	}
 	if v1 {
-		statuses = append(statuses, http.StatusTooManyRequests, http.StatusServiceUnavailable)
+		statuses = append(statuses, http.StatusServiceUnavailable)
 		if op.Security == nil {
-			statuses = append(statuses, http.StatusUnauthorized, http.StatusForbidden)
+			statuses = append(statuses, http.StatusForbidden)
 		}
 	}
 	if strings.Contains(path, "{") && !strings.HasPrefix(path, "/git/") {

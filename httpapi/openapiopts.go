@@ -17,6 +17,17 @@ func public() routeOpt {
 	return func(op *openapi3.Operation, _ *docBuilder) { op.Security = &openapi3.SecurityRequirements{} }
 }
 
+// requiredQuery is query with every name required: the server answers
+// 400 without it.
+func requiredQuery(names ...string) routeOpt {
+	return func(op *openapi3.Operation, b *docBuilder) {
+		query(names...)(op, b)
+		for _, n := range names {
+			op.Parameters.GetByInAndName("query", n).Required = true
+		}
+	}
+}
+
 func query(names ...string) routeOpt {
 	return func(op *openapi3.Operation, _ *docBuilder) {
 		for _, n := range names {

@@ -19,10 +19,11 @@ import (
 //     request body is additionalProperties: false, as decode refuses
 //     unknown fields.
 //   - Strings named id or *_id are uuids (but a commit's or an activity
-//     entry's id, a git hash,
-//     and request_id); email fields are emails (but a commit's, which
+//     entry's id, a git hash, an event actor's id, "quire" for the
+//     server, and request_id); email fields are emails (but a commit's, which
 //     git does not check); quire's enumerated string types list their
 //     values.
+//   - A plain string field tagged enum:"a,b" takes those values only.
 //   - json.RawMessage and any are any JSON value.
 
 // enums are the values of quire's enumerated string types.
@@ -36,6 +37,9 @@ var enums = map[reflect.Type][]any{
 	reflect.TypeFor[fileMode]():           {"100644", "100755"},
 	reflect.TypeFor[artifactType]():       {artifactSkillMD, artifactArchive},
 	reflect.TypeFor[quire.NotCounted]():   {quire.NotCountedSelfApproval, quire.NotCountedStale, quire.NotCountedNoWriteAccess},
+	reflect.TypeFor[quire.Visibility]():   {quire.Private, quire.Public},
+	reflect.TypeFor[quire.ReviewState]():  {quire.ReviewOpen, quire.ReviewMerged, quire.ReviewClosed},
+	reflect.TypeFor[quire.EventType]():    append(anys(quire.EventTypes), quire.EventAll),
 }
 
 func anys[T any](vs []T) []any {
@@ -61,9 +65,16 @@ var (
 // customizeSchema is openapi3gen's SchemaCustomizer; requests are the
 // request body types.
 func customizeSchema(requests map[reflect.Type]bool) func(string, reflect.Type, reflect.StructTag, *openapi3.Schema) error {
-	return func(_ string, t reflect.Type, _ reflect.StructTag, s *openapi3.Schema) error {
+	return func(_ string, t reflect.Type, tag reflect.StructTag, s *openapi3.Schema) error {
 		for t.Kind() == reflect.Pointer {
 			t = t.Elem()
+		}
+		if e := tag.Get("enum"); e != "" && t.Kind() == reflect.String {
+			s.Enum = anys(strings.Split(e, ","))
+			if s.Nullable {
+				s.Enum = append(s.Enum, nil)
+			}
+			return nil
 		}
 		if t == rawJSON || t.Kind() == reflect.Interface {
 			nullable := s.Nullable
@@ -106,7 +117,7 @@ func customizeSchema(requests map[reflect.Type]bool) func(string, reflect.Type, 
 				continue
 			}
 			switch {
-			case (f.name == "id" || strings.HasSuffix(f.name, "_id")) && f.name != "request_id" && !notUUID[t]:
+			case f.name == "id" && !notUUID[t] || strings.HasSuffix(f.name, "_id") && f.name != "request_id":
 				p.Value.Format = "uuid"
 			case f.name == "email" && !notEmail[t] && !requests[t]:
 				p.Value.Format = "email"

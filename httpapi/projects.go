@@ -26,7 +26,7 @@ type metaRequest struct {
 	Slug        *string `json:"slug"`
 	Description *string `json:"description"`
 	// Visibility is a project's: "private" (the default) or "public".
-	Visibility *string `json:"visibility,omitempty"`
+	Visibility *string `json:"visibility,omitempty" enum:"private,public"`
 }
 
 // metaCreateRequest is metaRequest as a create reads it: the name is
@@ -35,7 +35,7 @@ type metaCreateRequest struct {
 	Name        *string `json:"name" openapi:"required"`
 	Slug        *string `json:"slug"`
 	Description *string `json:"description"`
-	Visibility  *string `json:"visibility,omitempty"`
+	Visibility  *string `json:"visibility,omitempty" enum:"private,public"`
 }
 
 // metaInput decodes the request body (a metaRequest, or a

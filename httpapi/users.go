@@ -99,7 +99,7 @@ func (s *Server) updateUser(c *gin.Context) {
 		return
 	}
 	out := gin.H{"user": viewUser(up.User)}
-	if up.PasswordChanged {
+	if up.PasswordChanged || up.Disabled {
 		out["sessions_revoked"] = up.SessionsRevoked
 	}
 	c.JSON(http.StatusOK, out)

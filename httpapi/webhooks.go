@@ -168,9 +168,9 @@ var webhookAPIRoutes = []apiRoute{
 	route("PATCH", "/v1/projects/{projectID}/webhooks/{webhookID}", "webhooks", "Change a webhook's url, events, assets, description or active", body("WebhookRequest"), wrap(200, "webhook", "Webhook"), fails(422)),
 	route("DELETE", "/v1/projects/{projectID}/webhooks/{webhookID}", "webhooks", "Delete a webhook and its delivery log", ok(204, "")),
 	route("POST", "/v1/projects/{projectID}/webhooks/{webhookID}/rotate-secret", "webhooks", "A new signing secret, shown once; the old one keeps signing beside it for 24 hours", ok(200, "WebhookWithSecret")),
-	route("POST", "/v1/projects/{projectID}/webhooks/{webhookID}/ping", "webhooks", "Send the webhook a ping event now", ok(202, "")),
+	route("POST", "/v1/projects/{projectID}/webhooks/{webhookID}/ping", "webhooks", "Send the webhook a ping event now", wrap(202, "event", "Event")),
 	route("GET", "/v1/projects/{projectID}/webhooks/{webhookID}/deliveries", "webhooks", "Delivery attempts, newest first (kept 30 days)", query("limit", "cursor"), list(200, "deliveries", "Delivery")),
-	route("POST", "/v1/projects/{projectID}/webhooks/{webhookID}/deliveries/{deliveryID}/redeliver", "webhooks", "Deliver that attempt's event again, now", ok(202, "")),
+	route("POST", "/v1/projects/{projectID}/webhooks/{webhookID}/deliveries/{deliveryID}/redeliver", "webhooks", "Deliver that attempt's event again, now", ok(202, "Queued")),
 	route("GET", "/v1/projects/{projectID}/events", "events", "The project's events: a Server-Sent Events stream (text/event-stream; Last-Event-ID resumes), or with Accept: application/json or ?after= / ?limit=, {\"events\": [...]} ascending after `after`. Filters: types, assets (comma-separated). Read access", query("after", "limit", "types", "assets"), ok(200, "EventList"), alsoAs(200, "text/event-stream"), fails(422)),
 }
 
@@ -183,6 +183,10 @@ var webhookAPISchemas = map[string]any{
 		Webhooks []webhookView `json:"webhooks"`
 	}{},
 	"Delivery": quire.Delivery{},
+	"Event":    quire.Event{},
+	"Queued": struct {
+		Status string `json:"status" enum:"queued"`
+	}{},
 	"EventList": struct {
 		Events []quire.Event `json:"events"`
 	}{}}

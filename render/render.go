@@ -269,20 +269,51 @@ func (t *Template) run(r *renderer, vars Vars, o Options) {
 // PartialNames lists the names of the partials and parents t includes by
 // name (not the dynamic ones), each once, in order of first appearance:
 // what a cycle check at publish and a list of dependents need.
+//
+// Linear in the template's size (a set, not a scan of the list): a
+// template may name tens of thousands of partials before the write-time
+// cap (MaxPartials) refuses it, and one written before the cap, or
+// through the files API or a push, is still walked.
 func (t *Template) PartialNames() []string {
 	var out []string
+	seen := map[string]struct{}{}
 	var walk func(ns []node)
 	walk = func(ns []node) {
 		for i := range ns {
 			n := &ns[i]
-			if (n.kind == kPartial || n.kind == kParent) && !n.dynamic && !slices.Contains(out, n.text) {
-				out = append(out, n.text)
+			if n.kind == kPartial || n.kind == kParent {
+				if _, dup := seen[n.text]; !dup && !n.dynamic {
+					seen[n.text] = struct{}{}
+					out = append(out, n.text)
+				}
 			}
 			walk(n.nodes)
 		}
 	}
 	walk(t.nodes)
 	return out
+}
+
+// MaxPartials is how many distinct partials (and parents) one prompt's
+// templates may name: far more than composition needs, few enough that
+// what a render, a publish check or a dependents walk does per template
+// stays small.
+const MaxPartials = 1000
+
+// CheckPartialCount refuses templates that together name more than
+// MaxPartials distinct partials: EUNPROCESSABLE with details.limit.
+func CheckPartialCount(ts ...*Template) error {
+	seen := map[string]struct{}{}
+	for _, t := range ts {
+		for _, n := range t.PartialNames() {
+			seen[n] = struct{}{}
+		}
+	}
+	if len(seen) > MaxPartials {
+		return quire.Errorf(quire.EUNPROCESSABLE, "the template names %d distinct partials; the limit is %d", len(seen), MaxPartials).
+			WithDetail("limit", MaxPartials).WithDetail("partials", len(seen))
+	}
+	return nil
 }
 
 // CheckPartials follows the partials t names (PartialNames), and theirs,
@@ -309,10 +340,8 @@ func CheckPartials(name string, t *Template, p Partials) error {
 			}
 			pt, err := p.Partial(n)
 			if errors.Is(err, ErrNoPartial) || err == nil && pt == nil {
-				done[n] = true
-				if !slices.Contains(missing, ">"+n) {
-					missing = append(missing, ">"+n)
-				}
+				done[n] = true // so listed once
+				missing = append(missing, ">"+n)
 				continue
 			}
 			if err != nil {

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"net/http"
 	"net/url"
+	"path"
 	"strings"
 	"time"
 
@@ -153,13 +154,28 @@ func (u *UI) logout(w http.ResponseWriter, r *http.Request, s *session) {
 	http.Redirect(w, r, Prefix+"login", http.StatusSeeOther)
 }
 
-// safeNext keeps a post-sign-in redirect inside the UI: anything else
-// (another host, //evil, a backslash trick) goes to the projects list.
+// safeNext keeps a post-sign-in redirect inside the UI: only a local
+// path that still starts with Prefix once decoded and cleaned (dot
+// segments, plain or percent-encoded as browsers resolve them, and
+// duplicate slashes) is followed, as that clean path and its query;
+// anything else (another host, //evil, a backslash trick, /ui/../v1/…)
+// goes to the projects list.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, Prefix) || strings.ContainsAny(next, "\\\r\n") || strings.HasPrefix(next, "//") {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\\r\n\t") {
 		return Prefix
 	}
-	return next
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.Opaque != "" || strings.ContainsAny(u.Path, "\\\r\n\t") {
+		return Prefix
+	}
+	clean := path.Clean(u.Path)
+	if strings.HasSuffix(u.Path, "/") && !strings.HasSuffix(clean, "/") {
+		clean += "/"
+	}
+	if !strings.HasPrefix(clean, Prefix) {
+		return Prefix
+	}
+	return (&url.URL{Path: clean, RawQuery: u.RawQuery}).String()
 }
 
 // allow counts one request against key under the request limit (the

@@ -51,7 +51,7 @@ func main() {
 // serve and mcp.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o := cli.Options{Version: Version, Stdout: stdout, Stderr: stderr, Terminal: term.IsTerminal(int(os.Stdout.Fd()))}
-	return cli.Run(ctx, o, args, serveCmd(stderr), mcpCmd(stderr))
+	return cli.Run(ctx, o, args, serveCmd(stderr), mcpCmd(stderr), backupCmd(stderr), restoreCmd(stderr))
 }
 
 // serveCmd keeps serve's own flag set (ParseFlags, its --help and the

@@ -198,7 +198,7 @@ func TestServeHelp(t *testing.T) {
 	want := []string{"addr", "data", "debug-addr", "fsync", "log-level", "redis", "redis-prefix", "redis-sentinel-master", "redis-sentinel-addrs", "redis-cluster", "session-ttl", "shutdown-timeout", "usage-flush",
 		"rate-limit", "login-limit", "login-address-limit", "gc-floor", "metrics-addr", "max-conns", "max-conns-per-ip",
 		"read-header-timeout", "body-timeout", "body-min-rate", "write-timeout", "idle-timeout", "trusted-proxies",
-		"webhook-allow-private", "webhook-retry-schedule", "webhook-timeout"}
+		"webhook-allow-private", "webhook-retry-schedule", "webhook-timeout", "event-stream-max"}
 	got := map[string]bool{}
 	for _, f := range found {
 		got[f[1]] = true
@@ -241,15 +241,16 @@ func TestServeHelp(t *testing.T) {
 	t.Setenv("QUIRE_BODY_MIN_RATE", "512")
 	t.Setenv("QUIRE_READ_HEADER_TIMEOUT", "3s")
 	t.Setenv("QUIRE_METRICS_ADDR", "127.0.0.1:9090")
+	t.Setenv("QUIRE_EVENT_STREAM_MAX", "10m")
 	m = NewMain(io.Discard)
 	if err := m.ParseFlags([]string{"--max-conns", "500", "--idle-timeout", "20s"}); err != nil {
 		t.Fatal(err)
 	}
 	if c := m.Config; c.MaxConnsPerIP != 10 || c.Timeouts.BodyMinRate != 512 || c.Timeouts.ReadHeader != 3*time.Second ||
-		c.MetricsAddr != "127.0.0.1:9090" || c.MaxConns != 500 || c.Timeouts.Idle != 20*time.Second || c.Timeouts.Body != 20*time.Second {
+		c.MetricsAddr != "127.0.0.1:9090" || c.Webhooks.StreamMax != 10*time.Minute || c.MaxConns != 500 || c.Timeouts.Idle != 20*time.Second || c.Timeouts.Body != 20*time.Second {
 		t.Fatalf("limits from environment and flags: %+v", c)
 	}
-	for env, bad := range map[string]string{"QUIRE_USAGE_FLUSH": "soon", "QUIRE_MAX_CONNS": "many", "QUIRE_BODY_TIMEOUT": "1"} {
+	for env, bad := range map[string]string{"QUIRE_USAGE_FLUSH": "soon", "QUIRE_MAX_CONNS": "many", "QUIRE_BODY_TIMEOUT": "1", "QUIRE_EVENT_STREAM_MAX": "forever"} {
 		t.Run(env, func(t *testing.T) {
 			t.Setenv(env, bad)
 			if err := NewMain(io.Discard).ParseFlags(nil); err == nil || !strings.Contains(err.Error(), env) {

@@ -37,6 +37,14 @@ func webhookFlags(fs *flag.FlagSet, w *server.WebhookOptions) error {
 		w.Timeout = d
 	}
 	fs.DurationVar(&w.Timeout, "webhook-timeout", w.Timeout, "how long one webhook delivery attempt may take; 0 is 10s ($QUIRE_WEBHOOK_TIMEOUT)")
+	if v := os.Getenv("QUIRE_EVENT_STREAM_MAX"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return fmt.Errorf("QUIRE_EVENT_STREAM_MAX: %q is not a non-negative Go duration such as 1h", v)
+		}
+		w.StreamMax = d
+	}
+	fs.DurationVar(&w.StreamMax, "event-stream-max", w.StreamMax, "how long one event stream (GET .../events) lasts before it ends with a retry: hint and the client reconnects with Last-Event-ID; 0 is 1h ($QUIRE_EVENT_STREAM_MAX)")
 	return nil
 }
 

@@ -92,9 +92,12 @@ type RepackOptions struct {
 	Cache *IdxCache
 	Zlib  *sync.Pool
 	// DeltaBytes bounds the repositories repacked with delta search, which
-	// holds every object in memory; larger ones, and any when Stream is
-	// set, are streamed into one pack, keeping the deltas they have and
-	// computing none.
+	// holds every object in memory, inflated: only a repository whose
+	// objects inflate to at most DeltaBytes (their sizes added up, read
+	// from the pack entry headers) is delta-searched, so the search holds
+	// about DeltaBytes plus its window's delta indexes. Larger ones, and
+	// any when Stream is set, are streamed into one pack, one object at a
+	// time, keeping the deltas they have and computing none.
 	DeltaBytes int64
 	Stream     bool
 	// Install moves the new pack (tmpDir/tmp.pack, to be called name, with
@@ -162,7 +165,9 @@ func Repack(db *DB, o RepackOptions) error {
 	// The system repository is streamed whatever its size: tens of
 	// thousands of small records, which delta search would hold in memory
 	// all at once (270 MiB of heap for 62,000 at scale, against 34 MiB).
-	if looseBytes+packBytes > o.DeltaBytes || o.Stream {
+	// Decided by inflated size: a small pack of zeros can inflate to
+	// gigabytes, which a decision by stored size would load at once.
+	if looseBytes+packBytes > o.DeltaBytes || o.Stream || inflatedOver(NewObjectReader(db, ps), all, o.DeltaBytes) {
 		window = 0
 	}
 	packDir := filepath.Join(dir, "objects", "pack")
@@ -258,6 +263,23 @@ func IndexPack(dir, name string) (*idxfile.MemoryIndex, plumbing.Hash, error) {
 	}
 	idx, err := iw.Index()
 	return idx, sum, err
+}
+
+// inflatedOver reports whether the objects all inflate to more than limit
+// together, stopping as soon as they do; an object whose size cannot be
+// read counts as over.
+func inflatedOver(rd *ObjectReader, all []plumbing.Hash, limit int64) bool {
+	var sum int64
+	for _, h := range all {
+		n, err := rd.Size(h)
+		if err != nil {
+			return true
+		}
+		if sum += n; sum > limit {
+			return true
+		}
+	}
+	return false
 }
 
 // looseObjects lists the loose objects of the repository at dir.

@@ -123,6 +123,27 @@ func (e ActivityKind) Valid() bool {
 	}
 }
 
+// Defines values for ActivitySource.
+const (
+	ActivitySourceMetadata ActivitySource = "metadata"
+	ActivitySourcePrompt   ActivitySource = "prompt"
+	ActivitySourceSkill    ActivitySource = "skill"
+)
+
+// Valid indicates whether the value is a known member of the ActivitySource enum.
+func (e ActivitySource) Valid() bool {
+	switch e {
+	case ActivitySourceMetadata:
+		return true
+	case ActivitySourcePrompt:
+		return true
+	case ActivitySourceSkill:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CommitKind.
 const (
 	CommitKindPrompt CommitKind = "prompt"
@@ -135,6 +156,126 @@ func (e CommitKind) Valid() bool {
 	case CommitKindPrompt:
 		return true
 	case CommitKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeliveryEventType.
+const (
+	DeliveryEventTypeAssetCreated           DeliveryEventType = "asset.created"
+	DeliveryEventTypeAssetDeleted           DeliveryEventType = "asset.deleted"
+	DeliveryEventTypeAsterisk               DeliveryEventType = "*"
+	DeliveryEventTypeLabelDeleted           DeliveryEventType = "label.deleted"
+	DeliveryEventTypeLabelMoved             DeliveryEventType = "label.moved"
+	DeliveryEventTypePing                   DeliveryEventType = "ping"
+	DeliveryEventTypeReviewApproved         DeliveryEventType = "review.approved"
+	DeliveryEventTypeReviewChangesRequested DeliveryEventType = "review.changes_requested"
+	DeliveryEventTypeReviewClosed           DeliveryEventType = "review.closed"
+	DeliveryEventTypeReviewCommentUpdated   DeliveryEventType = "review.comment_updated"
+	DeliveryEventTypeReviewCommented        DeliveryEventType = "review.commented"
+	DeliveryEventTypeReviewMerged           DeliveryEventType = "review.merged"
+	DeliveryEventTypeReviewOpened           DeliveryEventType = "review.opened"
+	DeliveryEventTypeReviewReopened         DeliveryEventType = "review.reopened"
+	DeliveryEventTypeReviewRetitled         DeliveryEventType = "review.retitled"
+	DeliveryEventTypeVersionArchived        DeliveryEventType = "version.archived"
+	DeliveryEventTypeVersionCreated         DeliveryEventType = "version.created"
+	DeliveryEventTypeVersionDeleted         DeliveryEventType = "version.deleted"
+	DeliveryEventTypeVersionPromoted        DeliveryEventType = "version.promoted"
+	DeliveryEventTypeVersionPublished       DeliveryEventType = "version.published"
+	DeliveryEventTypeVersionUpdated         DeliveryEventType = "version.updated"
+	DeliveryEventTypeWebhookDisabled        DeliveryEventType = "webhook.disabled"
+)
+
+// Valid indicates whether the value is a known member of the DeliveryEventType enum.
+func (e DeliveryEventType) Valid() bool {
+	switch e {
+	case DeliveryEventTypeAssetCreated:
+		return true
+	case DeliveryEventTypeAssetDeleted:
+		return true
+	case DeliveryEventTypeAsterisk:
+		return true
+	case DeliveryEventTypeLabelDeleted:
+		return true
+	case DeliveryEventTypeLabelMoved:
+		return true
+	case DeliveryEventTypePing:
+		return true
+	case DeliveryEventTypeReviewApproved:
+		return true
+	case DeliveryEventTypeReviewChangesRequested:
+		return true
+	case DeliveryEventTypeReviewClosed:
+		return true
+	case DeliveryEventTypeReviewCommentUpdated:
+		return true
+	case DeliveryEventTypeReviewCommented:
+		return true
+	case DeliveryEventTypeReviewMerged:
+		return true
+	case DeliveryEventTypeReviewOpened:
+		return true
+	case DeliveryEventTypeReviewReopened:
+		return true
+	case DeliveryEventTypeReviewRetitled:
+		return true
+	case DeliveryEventTypeVersionArchived:
+		return true
+	case DeliveryEventTypeVersionCreated:
+		return true
+	case DeliveryEventTypeVersionDeleted:
+		return true
+	case DeliveryEventTypeVersionPromoted:
+		return true
+	case DeliveryEventTypeVersionPublished:
+		return true
+	case DeliveryEventTypeVersionUpdated:
+		return true
+	case DeliveryEventTypeWebhookDisabled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DependentsDependentsVersionsState.
+const (
+	DependentsDependentsVersionsStateArchived  DependentsDependentsVersionsState = "archived"
+	DependentsDependentsVersionsStateDraft     DependentsDependentsVersionsState = "draft"
+	DependentsDependentsVersionsStatePublished DependentsDependentsVersionsState = "published"
+)
+
+// Valid indicates whether the value is a known member of the DependentsDependentsVersionsState enum.
+func (e DependentsDependentsVersionsState) Valid() bool {
+	switch e {
+	case DependentsDependentsVersionsStateArchived:
+		return true
+	case DependentsDependentsVersionsStateDraft:
+		return true
+	case DependentsDependentsVersionsStatePublished:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DiffFilesStatus.
+const (
+	Added    DiffFilesStatus = "added"
+	Deleted  DiffFilesStatus = "deleted"
+	Modified DiffFilesStatus = "modified"
+)
+
+// Valid indicates whether the value is a known member of the DiffFilesStatus enum.
+func (e DiffFilesStatus) Valid() bool {
+	switch e {
+	case Added:
+		return true
+	case Deleted:
+		return true
+	case Modified:
 		return true
 	default:
 		return false
@@ -159,6 +300,144 @@ func (e DiscoveryIndexSkillsType) Valid() bool {
 	}
 }
 
+// Defines values for EventActorType.
+const (
+	EventActorTypeApiKey EventActorType = "api_key"
+	EventActorTypeSystem EventActorType = "system"
+	EventActorTypeUser   EventActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the EventActorType enum.
+func (e EventActorType) Valid() bool {
+	switch e {
+	case EventActorTypeApiKey:
+		return true
+	case EventActorTypeSystem:
+		return true
+	case EventActorTypeUser:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EventAssetKind.
+const (
+	EventAssetKindPrompt EventAssetKind = "prompt"
+	EventAssetKindSkill  EventAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the EventAssetKind enum.
+func (e EventAssetKind) Valid() bool {
+	switch e {
+	case EventAssetKindPrompt:
+		return true
+	case EventAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EventType.
+const (
+	EventTypeAssetCreated           EventType = "asset.created"
+	EventTypeAssetDeleted           EventType = "asset.deleted"
+	EventTypeAsterisk               EventType = "*"
+	EventTypeLabelDeleted           EventType = "label.deleted"
+	EventTypeLabelMoved             EventType = "label.moved"
+	EventTypePing                   EventType = "ping"
+	EventTypeReviewApproved         EventType = "review.approved"
+	EventTypeReviewChangesRequested EventType = "review.changes_requested"
+	EventTypeReviewClosed           EventType = "review.closed"
+	EventTypeReviewCommentUpdated   EventType = "review.comment_updated"
+	EventTypeReviewCommented        EventType = "review.commented"
+	EventTypeReviewMerged           EventType = "review.merged"
+	EventTypeReviewOpened           EventType = "review.opened"
+	EventTypeReviewReopened         EventType = "review.reopened"
+	EventTypeReviewRetitled         EventType = "review.retitled"
+	EventTypeVersionArchived        EventType = "version.archived"
+	EventTypeVersionCreated         EventType = "version.created"
+	EventTypeVersionDeleted         EventType = "version.deleted"
+	EventTypeVersionPromoted        EventType = "version.promoted"
+	EventTypeVersionPublished       EventType = "version.published"
+	EventTypeVersionUpdated         EventType = "version.updated"
+	EventTypeWebhookDisabled        EventType = "webhook.disabled"
+)
+
+// Valid indicates whether the value is a known member of the EventType enum.
+func (e EventType) Valid() bool {
+	switch e {
+	case EventTypeAssetCreated:
+		return true
+	case EventTypeAssetDeleted:
+		return true
+	case EventTypeAsterisk:
+		return true
+	case EventTypeLabelDeleted:
+		return true
+	case EventTypeLabelMoved:
+		return true
+	case EventTypePing:
+		return true
+	case EventTypeReviewApproved:
+		return true
+	case EventTypeReviewChangesRequested:
+		return true
+	case EventTypeReviewClosed:
+		return true
+	case EventTypeReviewCommentUpdated:
+		return true
+	case EventTypeReviewCommented:
+		return true
+	case EventTypeReviewMerged:
+		return true
+	case EventTypeReviewOpened:
+		return true
+	case EventTypeReviewReopened:
+		return true
+	case EventTypeReviewRetitled:
+		return true
+	case EventTypeVersionArchived:
+		return true
+	case EventTypeVersionCreated:
+		return true
+	case EventTypeVersionDeleted:
+		return true
+	case EventTypeVersionPromoted:
+		return true
+	case EventTypeVersionPublished:
+		return true
+	case EventTypeVersionUpdated:
+		return true
+	case EventTypeWebhookDisabled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EventListEventsActorType.
+const (
+	EventListEventsActorTypeApiKey EventListEventsActorType = "api_key"
+	EventListEventsActorTypeSystem EventListEventsActorType = "system"
+	EventListEventsActorTypeUser   EventListEventsActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the EventListEventsActorType enum.
+func (e EventListEventsActorType) Valid() bool {
+	switch e {
+	case EventListEventsActorTypeApiKey:
+		return true
+	case EventListEventsActorTypeSystem:
+		return true
+	case EventListEventsActorTypeUser:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EventListEventsAssetKind.
 const (
 	EventListEventsAssetKindPrompt EventListEventsAssetKind = "prompt"
@@ -171,6 +450,84 @@ func (e EventListEventsAssetKind) Valid() bool {
 	case EventListEventsAssetKindPrompt:
 		return true
 	case EventListEventsAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EventListEventsType.
+const (
+	EventListEventsTypeAssetCreated           EventListEventsType = "asset.created"
+	EventListEventsTypeAssetDeleted           EventListEventsType = "asset.deleted"
+	EventListEventsTypeAsterisk               EventListEventsType = "*"
+	EventListEventsTypeLabelDeleted           EventListEventsType = "label.deleted"
+	EventListEventsTypeLabelMoved             EventListEventsType = "label.moved"
+	EventListEventsTypePing                   EventListEventsType = "ping"
+	EventListEventsTypeReviewApproved         EventListEventsType = "review.approved"
+	EventListEventsTypeReviewChangesRequested EventListEventsType = "review.changes_requested"
+	EventListEventsTypeReviewClosed           EventListEventsType = "review.closed"
+	EventListEventsTypeReviewCommentUpdated   EventListEventsType = "review.comment_updated"
+	EventListEventsTypeReviewCommented        EventListEventsType = "review.commented"
+	EventListEventsTypeReviewMerged           EventListEventsType = "review.merged"
+	EventListEventsTypeReviewOpened           EventListEventsType = "review.opened"
+	EventListEventsTypeReviewReopened         EventListEventsType = "review.reopened"
+	EventListEventsTypeReviewRetitled         EventListEventsType = "review.retitled"
+	EventListEventsTypeVersionArchived        EventListEventsType = "version.archived"
+	EventListEventsTypeVersionCreated         EventListEventsType = "version.created"
+	EventListEventsTypeVersionDeleted         EventListEventsType = "version.deleted"
+	EventListEventsTypeVersionPromoted        EventListEventsType = "version.promoted"
+	EventListEventsTypeVersionPublished       EventListEventsType = "version.published"
+	EventListEventsTypeVersionUpdated         EventListEventsType = "version.updated"
+	EventListEventsTypeWebhookDisabled        EventListEventsType = "webhook.disabled"
+)
+
+// Valid indicates whether the value is a known member of the EventListEventsType enum.
+func (e EventListEventsType) Valid() bool {
+	switch e {
+	case EventListEventsTypeAssetCreated:
+		return true
+	case EventListEventsTypeAssetDeleted:
+		return true
+	case EventListEventsTypeAsterisk:
+		return true
+	case EventListEventsTypeLabelDeleted:
+		return true
+	case EventListEventsTypeLabelMoved:
+		return true
+	case EventListEventsTypePing:
+		return true
+	case EventListEventsTypeReviewApproved:
+		return true
+	case EventListEventsTypeReviewChangesRequested:
+		return true
+	case EventListEventsTypeReviewClosed:
+		return true
+	case EventListEventsTypeReviewCommentUpdated:
+		return true
+	case EventListEventsTypeReviewCommented:
+		return true
+	case EventListEventsTypeReviewMerged:
+		return true
+	case EventListEventsTypeReviewOpened:
+		return true
+	case EventListEventsTypeReviewReopened:
+		return true
+	case EventListEventsTypeReviewRetitled:
+		return true
+	case EventListEventsTypeVersionArchived:
+		return true
+	case EventListEventsTypeVersionCreated:
+		return true
+	case EventListEventsTypeVersionDeleted:
+		return true
+	case EventListEventsTypeVersionPromoted:
+		return true
+	case EventListEventsTypeVersionPublished:
+		return true
+	case EventListEventsTypeVersionUpdated:
+		return true
+	case EventListEventsTypeWebhookDisabled:
 		return true
 	default:
 		return false
@@ -318,6 +675,24 @@ func (e MeApiKeyScope) Valid() bool {
 	}
 }
 
+// Defines values for MeKind.
+const (
+	MeKindApiKey  MeKind = "api_key"
+	MeKindSession MeKind = "session"
+)
+
+// Valid indicates whether the value is a known member of the MeKind enum.
+func (e MeKind) Valid() bool {
+	switch e {
+	case MeKindApiKey:
+		return true
+	case MeKindSession:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MeUserRole.
 const (
 	MeUserRoleAdmin  MeUserRole = "admin"
@@ -420,6 +795,48 @@ func (e MemberRequestRole) Valid() bool {
 	}
 }
 
+// Defines values for MetaCreateRequestVisibility.
+const (
+	MetaCreateRequestVisibilityLessThannil MetaCreateRequestVisibility = "<nil>"
+	MetaCreateRequestVisibilityPrivate     MetaCreateRequestVisibility = "private"
+	MetaCreateRequestVisibilityPublic      MetaCreateRequestVisibility = "public"
+)
+
+// Valid indicates whether the value is a known member of the MetaCreateRequestVisibility enum.
+func (e MetaCreateRequestVisibility) Valid() bool {
+	switch e {
+	case MetaCreateRequestVisibilityLessThannil:
+		return true
+	case MetaCreateRequestVisibilityPrivate:
+		return true
+	case MetaCreateRequestVisibilityPublic:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MetaRequestVisibility.
+const (
+	MetaRequestVisibilityLessThannil MetaRequestVisibility = "<nil>"
+	MetaRequestVisibilityPrivate     MetaRequestVisibility = "private"
+	MetaRequestVisibilityPublic      MetaRequestVisibility = "public"
+)
+
+// Valid indicates whether the value is a known member of the MetaRequestVisibility enum.
+func (e MetaRequestVisibility) Valid() bool {
+	switch e {
+	case MetaRequestVisibilityLessThannil:
+		return true
+	case MetaRequestVisibilityPrivate:
+		return true
+	case MetaRequestVisibilityPublic:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProjectMembersRole.
 const (
 	ProjectMembersRoleEditor ProjectMembersRole = "editor"
@@ -435,6 +852,45 @@ func (e ProjectMembersRole) Valid() bool {
 	case ProjectMembersRoleOwner:
 		return true
 	case ProjectMembersRoleViewer:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProjectVisibility.
+const (
+	ProjectVisibilityPrivate ProjectVisibility = "private"
+	ProjectVisibilityPublic  ProjectVisibility = "public"
+)
+
+// Valid indicates whether the value is a known member of the ProjectVisibility enum.
+func (e ProjectVisibility) Valid() bool {
+	switch e {
+	case ProjectVisibilityPrivate:
+		return true
+	case ProjectVisibilityPublic:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProjectRequestVisibility.
+const (
+	ProjectRequestVisibilityLessThannil ProjectRequestVisibility = "<nil>"
+	ProjectRequestVisibilityPrivate     ProjectRequestVisibility = "private"
+	ProjectRequestVisibilityPublic      ProjectRequestVisibility = "public"
+)
+
+// Valid indicates whether the value is a known member of the ProjectRequestVisibility enum.
+func (e ProjectRequestVisibility) Valid() bool {
+	switch e {
+	case ProjectRequestVisibilityLessThannil:
+		return true
+	case ProjectRequestVisibilityPrivate:
+		return true
+	case ProjectRequestVisibilityPublic:
 		return true
 	default:
 		return false
@@ -477,6 +933,63 @@ func (e PromptVersionState) Valid() bool {
 	case PromptVersionStateDraft:
 		return true
 	case PromptVersionStatePublished:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for QueuedStatus.
+const (
+	QueuedStatusQueued QueuedStatus = "queued"
+)
+
+// Valid indicates whether the value is a known member of the QueuedStatus enum.
+func (e QueuedStatus) Valid() bool {
+	switch e {
+	case QueuedStatusQueued:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReviewState.
+const (
+	ReviewStateClosed ReviewState = "closed"
+	ReviewStateMerged ReviewState = "merged"
+	ReviewStateOpen   ReviewState = "open"
+)
+
+// Valid indicates whether the value is a known member of the ReviewState enum.
+func (e ReviewState) Valid() bool {
+	switch e {
+	case ReviewStateClosed:
+		return true
+	case ReviewStateMerged:
+		return true
+	case ReviewStateOpen:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReviewViewReviewState.
+const (
+	ReviewViewReviewStateClosed ReviewViewReviewState = "closed"
+	ReviewViewReviewStateMerged ReviewViewReviewState = "merged"
+	ReviewViewReviewStateOpen   ReviewViewReviewState = "open"
+)
+
+// Valid indicates whether the value is a known member of the ReviewViewReviewState enum.
+func (e ReviewViewReviewState) Valid() bool {
+	switch e {
+	case ReviewViewReviewStateClosed:
+		return true
+	case ReviewViewReviewStateMerged:
+		return true
+	case ReviewViewReviewStateOpen:
 		return true
 	default:
 		return false
@@ -663,6 +1176,516 @@ func (e VerdictReason) Valid() bool {
 	}
 }
 
+// Defines values for WebhookEvents.
+const (
+	WebhookEventsAssetCreated           WebhookEvents = "asset.created"
+	WebhookEventsAssetDeleted           WebhookEvents = "asset.deleted"
+	WebhookEventsAsterisk               WebhookEvents = "*"
+	WebhookEventsLabelDeleted           WebhookEvents = "label.deleted"
+	WebhookEventsLabelMoved             WebhookEvents = "label.moved"
+	WebhookEventsPing                   WebhookEvents = "ping"
+	WebhookEventsReviewApproved         WebhookEvents = "review.approved"
+	WebhookEventsReviewChangesRequested WebhookEvents = "review.changes_requested"
+	WebhookEventsReviewClosed           WebhookEvents = "review.closed"
+	WebhookEventsReviewCommentUpdated   WebhookEvents = "review.comment_updated"
+	WebhookEventsReviewCommented        WebhookEvents = "review.commented"
+	WebhookEventsReviewMerged           WebhookEvents = "review.merged"
+	WebhookEventsReviewOpened           WebhookEvents = "review.opened"
+	WebhookEventsReviewReopened         WebhookEvents = "review.reopened"
+	WebhookEventsReviewRetitled         WebhookEvents = "review.retitled"
+	WebhookEventsVersionArchived        WebhookEvents = "version.archived"
+	WebhookEventsVersionCreated         WebhookEvents = "version.created"
+	WebhookEventsVersionDeleted         WebhookEvents = "version.deleted"
+	WebhookEventsVersionPromoted        WebhookEvents = "version.promoted"
+	WebhookEventsVersionPublished       WebhookEvents = "version.published"
+	WebhookEventsVersionUpdated         WebhookEvents = "version.updated"
+	WebhookEventsWebhookDisabled        WebhookEvents = "webhook.disabled"
+)
+
+// Valid indicates whether the value is a known member of the WebhookEvents enum.
+func (e WebhookEvents) Valid() bool {
+	switch e {
+	case WebhookEventsAssetCreated:
+		return true
+	case WebhookEventsAssetDeleted:
+		return true
+	case WebhookEventsAsterisk:
+		return true
+	case WebhookEventsLabelDeleted:
+		return true
+	case WebhookEventsLabelMoved:
+		return true
+	case WebhookEventsPing:
+		return true
+	case WebhookEventsReviewApproved:
+		return true
+	case WebhookEventsReviewChangesRequested:
+		return true
+	case WebhookEventsReviewClosed:
+		return true
+	case WebhookEventsReviewCommentUpdated:
+		return true
+	case WebhookEventsReviewCommented:
+		return true
+	case WebhookEventsReviewMerged:
+		return true
+	case WebhookEventsReviewOpened:
+		return true
+	case WebhookEventsReviewReopened:
+		return true
+	case WebhookEventsReviewRetitled:
+		return true
+	case WebhookEventsVersionArchived:
+		return true
+	case WebhookEventsVersionCreated:
+		return true
+	case WebhookEventsVersionDeleted:
+		return true
+	case WebhookEventsVersionPromoted:
+		return true
+	case WebhookEventsVersionPublished:
+		return true
+	case WebhookEventsVersionUpdated:
+		return true
+	case WebhookEventsWebhookDisabled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookCreateRequestEvents.
+const (
+	WebhookCreateRequestEventsAssetCreated           WebhookCreateRequestEvents = "asset.created"
+	WebhookCreateRequestEventsAssetDeleted           WebhookCreateRequestEvents = "asset.deleted"
+	WebhookCreateRequestEventsAsterisk               WebhookCreateRequestEvents = "*"
+	WebhookCreateRequestEventsLabelDeleted           WebhookCreateRequestEvents = "label.deleted"
+	WebhookCreateRequestEventsLabelMoved             WebhookCreateRequestEvents = "label.moved"
+	WebhookCreateRequestEventsPing                   WebhookCreateRequestEvents = "ping"
+	WebhookCreateRequestEventsReviewApproved         WebhookCreateRequestEvents = "review.approved"
+	WebhookCreateRequestEventsReviewChangesRequested WebhookCreateRequestEvents = "review.changes_requested"
+	WebhookCreateRequestEventsReviewClosed           WebhookCreateRequestEvents = "review.closed"
+	WebhookCreateRequestEventsReviewCommentUpdated   WebhookCreateRequestEvents = "review.comment_updated"
+	WebhookCreateRequestEventsReviewCommented        WebhookCreateRequestEvents = "review.commented"
+	WebhookCreateRequestEventsReviewMerged           WebhookCreateRequestEvents = "review.merged"
+	WebhookCreateRequestEventsReviewOpened           WebhookCreateRequestEvents = "review.opened"
+	WebhookCreateRequestEventsReviewReopened         WebhookCreateRequestEvents = "review.reopened"
+	WebhookCreateRequestEventsReviewRetitled         WebhookCreateRequestEvents = "review.retitled"
+	WebhookCreateRequestEventsVersionArchived        WebhookCreateRequestEvents = "version.archived"
+	WebhookCreateRequestEventsVersionCreated         WebhookCreateRequestEvents = "version.created"
+	WebhookCreateRequestEventsVersionDeleted         WebhookCreateRequestEvents = "version.deleted"
+	WebhookCreateRequestEventsVersionPromoted        WebhookCreateRequestEvents = "version.promoted"
+	WebhookCreateRequestEventsVersionPublished       WebhookCreateRequestEvents = "version.published"
+	WebhookCreateRequestEventsVersionUpdated         WebhookCreateRequestEvents = "version.updated"
+	WebhookCreateRequestEventsWebhookDisabled        WebhookCreateRequestEvents = "webhook.disabled"
+)
+
+// Valid indicates whether the value is a known member of the WebhookCreateRequestEvents enum.
+func (e WebhookCreateRequestEvents) Valid() bool {
+	switch e {
+	case WebhookCreateRequestEventsAssetCreated:
+		return true
+	case WebhookCreateRequestEventsAssetDeleted:
+		return true
+	case WebhookCreateRequestEventsAsterisk:
+		return true
+	case WebhookCreateRequestEventsLabelDeleted:
+		return true
+	case WebhookCreateRequestEventsLabelMoved:
+		return true
+	case WebhookCreateRequestEventsPing:
+		return true
+	case WebhookCreateRequestEventsReviewApproved:
+		return true
+	case WebhookCreateRequestEventsReviewChangesRequested:
+		return true
+	case WebhookCreateRequestEventsReviewClosed:
+		return true
+	case WebhookCreateRequestEventsReviewCommentUpdated:
+		return true
+	case WebhookCreateRequestEventsReviewCommented:
+		return true
+	case WebhookCreateRequestEventsReviewMerged:
+		return true
+	case WebhookCreateRequestEventsReviewOpened:
+		return true
+	case WebhookCreateRequestEventsReviewReopened:
+		return true
+	case WebhookCreateRequestEventsReviewRetitled:
+		return true
+	case WebhookCreateRequestEventsVersionArchived:
+		return true
+	case WebhookCreateRequestEventsVersionCreated:
+		return true
+	case WebhookCreateRequestEventsVersionDeleted:
+		return true
+	case WebhookCreateRequestEventsVersionPromoted:
+		return true
+	case WebhookCreateRequestEventsVersionPublished:
+		return true
+	case WebhookCreateRequestEventsVersionUpdated:
+		return true
+	case WebhookCreateRequestEventsWebhookDisabled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookListWebhooksEvents.
+const (
+	WebhookListWebhooksEventsAssetCreated           WebhookListWebhooksEvents = "asset.created"
+	WebhookListWebhooksEventsAssetDeleted           WebhookListWebhooksEvents = "asset.deleted"
+	WebhookListWebhooksEventsAsterisk               WebhookListWebhooksEvents = "*"
+	WebhookListWebhooksEventsLabelDeleted           WebhookListWebhooksEvents = "label.deleted"
+	WebhookListWebhooksEventsLabelMoved             WebhookListWebhooksEvents = "label.moved"
+	WebhookListWebhooksEventsPing                   WebhookListWebhooksEvents = "ping"
+	WebhookListWebhooksEventsReviewApproved         WebhookListWebhooksEvents = "review.approved"
+	WebhookListWebhooksEventsReviewChangesRequested WebhookListWebhooksEvents = "review.changes_requested"
+	WebhookListWebhooksEventsReviewClosed           WebhookListWebhooksEvents = "review.closed"
+	WebhookListWebhooksEventsReviewCommentUpdated   WebhookListWebhooksEvents = "review.comment_updated"
+	WebhookListWebhooksEventsReviewCommented        WebhookListWebhooksEvents = "review.commented"
+	WebhookListWebhooksEventsReviewMerged           WebhookListWebhooksEvents = "review.merged"
+	WebhookListWebhooksEventsReviewOpened           WebhookListWebhooksEvents = "review.opened"
+	WebhookListWebhooksEventsReviewReopened         WebhookListWebhooksEvents = "review.reopened"
+	WebhookListWebhooksEventsReviewRetitled         WebhookListWebhooksEvents = "review.retitled"
+	WebhookListWebhooksEventsVersionArchived        WebhookListWebhooksEvents = "version.archived"
+	WebhookListWebhooksEventsVersionCreated         WebhookListWebhooksEvents = "version.created"
+	WebhookListWebhooksEventsVersionDeleted         WebhookListWebhooksEvents = "version.deleted"
+	WebhookListWebhooksEventsVersionPromoted        WebhookListWebhooksEvents = "version.promoted"
+	WebhookListWebhooksEventsVersionPublished       WebhookListWebhooksEvents = "version.published"
+	WebhookListWebhooksEventsVersionUpdated         WebhookListWebhooksEvents = "version.updated"
+	WebhookListWebhooksEventsWebhookDisabled        WebhookListWebhooksEvents = "webhook.disabled"
+)
+
+// Valid indicates whether the value is a known member of the WebhookListWebhooksEvents enum.
+func (e WebhookListWebhooksEvents) Valid() bool {
+	switch e {
+	case WebhookListWebhooksEventsAssetCreated:
+		return true
+	case WebhookListWebhooksEventsAssetDeleted:
+		return true
+	case WebhookListWebhooksEventsAsterisk:
+		return true
+	case WebhookListWebhooksEventsLabelDeleted:
+		return true
+	case WebhookListWebhooksEventsLabelMoved:
+		return true
+	case WebhookListWebhooksEventsPing:
+		return true
+	case WebhookListWebhooksEventsReviewApproved:
+		return true
+	case WebhookListWebhooksEventsReviewChangesRequested:
+		return true
+	case WebhookListWebhooksEventsReviewClosed:
+		return true
+	case WebhookListWebhooksEventsReviewCommentUpdated:
+		return true
+	case WebhookListWebhooksEventsReviewCommented:
+		return true
+	case WebhookListWebhooksEventsReviewMerged:
+		return true
+	case WebhookListWebhooksEventsReviewOpened:
+		return true
+	case WebhookListWebhooksEventsReviewReopened:
+		return true
+	case WebhookListWebhooksEventsReviewRetitled:
+		return true
+	case WebhookListWebhooksEventsVersionArchived:
+		return true
+	case WebhookListWebhooksEventsVersionCreated:
+		return true
+	case WebhookListWebhooksEventsVersionDeleted:
+		return true
+	case WebhookListWebhooksEventsVersionPromoted:
+		return true
+	case WebhookListWebhooksEventsVersionPublished:
+		return true
+	case WebhookListWebhooksEventsVersionUpdated:
+		return true
+	case WebhookListWebhooksEventsWebhookDisabled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookRequestEvents.
+const (
+	WebhookRequestEventsAssetCreated           WebhookRequestEvents = "asset.created"
+	WebhookRequestEventsAssetDeleted           WebhookRequestEvents = "asset.deleted"
+	WebhookRequestEventsAsterisk               WebhookRequestEvents = "*"
+	WebhookRequestEventsLabelDeleted           WebhookRequestEvents = "label.deleted"
+	WebhookRequestEventsLabelMoved             WebhookRequestEvents = "label.moved"
+	WebhookRequestEventsPing                   WebhookRequestEvents = "ping"
+	WebhookRequestEventsReviewApproved         WebhookRequestEvents = "review.approved"
+	WebhookRequestEventsReviewChangesRequested WebhookRequestEvents = "review.changes_requested"
+	WebhookRequestEventsReviewClosed           WebhookRequestEvents = "review.closed"
+	WebhookRequestEventsReviewCommentUpdated   WebhookRequestEvents = "review.comment_updated"
+	WebhookRequestEventsReviewCommented        WebhookRequestEvents = "review.commented"
+	WebhookRequestEventsReviewMerged           WebhookRequestEvents = "review.merged"
+	WebhookRequestEventsReviewOpened           WebhookRequestEvents = "review.opened"
+	WebhookRequestEventsReviewReopened         WebhookRequestEvents = "review.reopened"
+	WebhookRequestEventsReviewRetitled         WebhookRequestEvents = "review.retitled"
+	WebhookRequestEventsVersionArchived        WebhookRequestEvents = "version.archived"
+	WebhookRequestEventsVersionCreated         WebhookRequestEvents = "version.created"
+	WebhookRequestEventsVersionDeleted         WebhookRequestEvents = "version.deleted"
+	WebhookRequestEventsVersionPromoted        WebhookRequestEvents = "version.promoted"
+	WebhookRequestEventsVersionPublished       WebhookRequestEvents = "version.published"
+	WebhookRequestEventsVersionUpdated         WebhookRequestEvents = "version.updated"
+	WebhookRequestEventsWebhookDisabled        WebhookRequestEvents = "webhook.disabled"
+)
+
+// Valid indicates whether the value is a known member of the WebhookRequestEvents enum.
+func (e WebhookRequestEvents) Valid() bool {
+	switch e {
+	case WebhookRequestEventsAssetCreated:
+		return true
+	case WebhookRequestEventsAssetDeleted:
+		return true
+	case WebhookRequestEventsAsterisk:
+		return true
+	case WebhookRequestEventsLabelDeleted:
+		return true
+	case WebhookRequestEventsLabelMoved:
+		return true
+	case WebhookRequestEventsPing:
+		return true
+	case WebhookRequestEventsReviewApproved:
+		return true
+	case WebhookRequestEventsReviewChangesRequested:
+		return true
+	case WebhookRequestEventsReviewClosed:
+		return true
+	case WebhookRequestEventsReviewCommentUpdated:
+		return true
+	case WebhookRequestEventsReviewCommented:
+		return true
+	case WebhookRequestEventsReviewMerged:
+		return true
+	case WebhookRequestEventsReviewOpened:
+		return true
+	case WebhookRequestEventsReviewReopened:
+		return true
+	case WebhookRequestEventsReviewRetitled:
+		return true
+	case WebhookRequestEventsVersionArchived:
+		return true
+	case WebhookRequestEventsVersionCreated:
+		return true
+	case WebhookRequestEventsVersionDeleted:
+		return true
+	case WebhookRequestEventsVersionPromoted:
+		return true
+	case WebhookRequestEventsVersionPublished:
+		return true
+	case WebhookRequestEventsVersionUpdated:
+		return true
+	case WebhookRequestEventsWebhookDisabled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookWithSecretWebhookEvents.
+const (
+	WebhookWithSecretWebhookEventsAssetCreated           WebhookWithSecretWebhookEvents = "asset.created"
+	WebhookWithSecretWebhookEventsAssetDeleted           WebhookWithSecretWebhookEvents = "asset.deleted"
+	WebhookWithSecretWebhookEventsAsterisk               WebhookWithSecretWebhookEvents = "*"
+	WebhookWithSecretWebhookEventsLabelDeleted           WebhookWithSecretWebhookEvents = "label.deleted"
+	WebhookWithSecretWebhookEventsLabelMoved             WebhookWithSecretWebhookEvents = "label.moved"
+	WebhookWithSecretWebhookEventsPing                   WebhookWithSecretWebhookEvents = "ping"
+	WebhookWithSecretWebhookEventsReviewApproved         WebhookWithSecretWebhookEvents = "review.approved"
+	WebhookWithSecretWebhookEventsReviewChangesRequested WebhookWithSecretWebhookEvents = "review.changes_requested"
+	WebhookWithSecretWebhookEventsReviewClosed           WebhookWithSecretWebhookEvents = "review.closed"
+	WebhookWithSecretWebhookEventsReviewCommentUpdated   WebhookWithSecretWebhookEvents = "review.comment_updated"
+	WebhookWithSecretWebhookEventsReviewCommented        WebhookWithSecretWebhookEvents = "review.commented"
+	WebhookWithSecretWebhookEventsReviewMerged           WebhookWithSecretWebhookEvents = "review.merged"
+	WebhookWithSecretWebhookEventsReviewOpened           WebhookWithSecretWebhookEvents = "review.opened"
+	WebhookWithSecretWebhookEventsReviewReopened         WebhookWithSecretWebhookEvents = "review.reopened"
+	WebhookWithSecretWebhookEventsReviewRetitled         WebhookWithSecretWebhookEvents = "review.retitled"
+	WebhookWithSecretWebhookEventsVersionArchived        WebhookWithSecretWebhookEvents = "version.archived"
+	WebhookWithSecretWebhookEventsVersionCreated         WebhookWithSecretWebhookEvents = "version.created"
+	WebhookWithSecretWebhookEventsVersionDeleted         WebhookWithSecretWebhookEvents = "version.deleted"
+	WebhookWithSecretWebhookEventsVersionPromoted        WebhookWithSecretWebhookEvents = "version.promoted"
+	WebhookWithSecretWebhookEventsVersionPublished       WebhookWithSecretWebhookEvents = "version.published"
+	WebhookWithSecretWebhookEventsVersionUpdated         WebhookWithSecretWebhookEvents = "version.updated"
+	WebhookWithSecretWebhookEventsWebhookDisabled        WebhookWithSecretWebhookEvents = "webhook.disabled"
+)
+
+// Valid indicates whether the value is a known member of the WebhookWithSecretWebhookEvents enum.
+func (e WebhookWithSecretWebhookEvents) Valid() bool {
+	switch e {
+	case WebhookWithSecretWebhookEventsAssetCreated:
+		return true
+	case WebhookWithSecretWebhookEventsAssetDeleted:
+		return true
+	case WebhookWithSecretWebhookEventsAsterisk:
+		return true
+	case WebhookWithSecretWebhookEventsLabelDeleted:
+		return true
+	case WebhookWithSecretWebhookEventsLabelMoved:
+		return true
+	case WebhookWithSecretWebhookEventsPing:
+		return true
+	case WebhookWithSecretWebhookEventsReviewApproved:
+		return true
+	case WebhookWithSecretWebhookEventsReviewChangesRequested:
+		return true
+	case WebhookWithSecretWebhookEventsReviewClosed:
+		return true
+	case WebhookWithSecretWebhookEventsReviewCommentUpdated:
+		return true
+	case WebhookWithSecretWebhookEventsReviewCommented:
+		return true
+	case WebhookWithSecretWebhookEventsReviewMerged:
+		return true
+	case WebhookWithSecretWebhookEventsReviewOpened:
+		return true
+	case WebhookWithSecretWebhookEventsReviewReopened:
+		return true
+	case WebhookWithSecretWebhookEventsReviewRetitled:
+		return true
+	case WebhookWithSecretWebhookEventsVersionArchived:
+		return true
+	case WebhookWithSecretWebhookEventsVersionCreated:
+		return true
+	case WebhookWithSecretWebhookEventsVersionDeleted:
+		return true
+	case WebhookWithSecretWebhookEventsVersionPromoted:
+		return true
+	case WebhookWithSecretWebhookEventsVersionPublished:
+		return true
+	case WebhookWithSecretWebhookEventsVersionUpdated:
+		return true
+	case WebhookWithSecretWebhookEventsWebhookDisabled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetV1ProjectsProjectPromptsSlugDiffParamsFormat.
+const (
+	GetV1ProjectsProjectPromptsSlugDiffParamsFormatJson  GetV1ProjectsProjectPromptsSlugDiffParamsFormat = "json"
+	GetV1ProjectsProjectPromptsSlugDiffParamsFormatPatch GetV1ProjectsProjectPromptsSlugDiffParamsFormat = "patch"
+)
+
+// Valid indicates whether the value is a known member of the GetV1ProjectsProjectPromptsSlugDiffParamsFormat enum.
+func (e GetV1ProjectsProjectPromptsSlugDiffParamsFormat) Valid() bool {
+	switch e {
+	case GetV1ProjectsProjectPromptsSlugDiffParamsFormatJson:
+		return true
+	case GetV1ProjectsProjectPromptsSlugDiffParamsFormatPatch:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetV1ProjectsProjectPromptsSlugReviewsParamsState.
+const (
+	GetV1ProjectsProjectPromptsSlugReviewsParamsStateClosed GetV1ProjectsProjectPromptsSlugReviewsParamsState = "closed"
+	GetV1ProjectsProjectPromptsSlugReviewsParamsStateMerged GetV1ProjectsProjectPromptsSlugReviewsParamsState = "merged"
+	GetV1ProjectsProjectPromptsSlugReviewsParamsStateOpen   GetV1ProjectsProjectPromptsSlugReviewsParamsState = "open"
+)
+
+// Valid indicates whether the value is a known member of the GetV1ProjectsProjectPromptsSlugReviewsParamsState enum.
+func (e GetV1ProjectsProjectPromptsSlugReviewsParamsState) Valid() bool {
+	switch e {
+	case GetV1ProjectsProjectPromptsSlugReviewsParamsStateClosed:
+		return true
+	case GetV1ProjectsProjectPromptsSlugReviewsParamsStateMerged:
+		return true
+	case GetV1ProjectsProjectPromptsSlugReviewsParamsStateOpen:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetV1ProjectsProjectPromptsSlugVersionsParamsState.
+const (
+	GetV1ProjectsProjectPromptsSlugVersionsParamsStateArchived  GetV1ProjectsProjectPromptsSlugVersionsParamsState = "archived"
+	GetV1ProjectsProjectPromptsSlugVersionsParamsStateDraft     GetV1ProjectsProjectPromptsSlugVersionsParamsState = "draft"
+	GetV1ProjectsProjectPromptsSlugVersionsParamsStatePublished GetV1ProjectsProjectPromptsSlugVersionsParamsState = "published"
+)
+
+// Valid indicates whether the value is a known member of the GetV1ProjectsProjectPromptsSlugVersionsParamsState enum.
+func (e GetV1ProjectsProjectPromptsSlugVersionsParamsState) Valid() bool {
+	switch e {
+	case GetV1ProjectsProjectPromptsSlugVersionsParamsStateArchived:
+		return true
+	case GetV1ProjectsProjectPromptsSlugVersionsParamsStateDraft:
+		return true
+	case GetV1ProjectsProjectPromptsSlugVersionsParamsStatePublished:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetV1ProjectsProjectSkillsSlugDiffParamsFormat.
+const (
+	GetV1ProjectsProjectSkillsSlugDiffParamsFormatJson  GetV1ProjectsProjectSkillsSlugDiffParamsFormat = "json"
+	GetV1ProjectsProjectSkillsSlugDiffParamsFormatPatch GetV1ProjectsProjectSkillsSlugDiffParamsFormat = "patch"
+)
+
+// Valid indicates whether the value is a known member of the GetV1ProjectsProjectSkillsSlugDiffParamsFormat enum.
+func (e GetV1ProjectsProjectSkillsSlugDiffParamsFormat) Valid() bool {
+	switch e {
+	case GetV1ProjectsProjectSkillsSlugDiffParamsFormatJson:
+		return true
+	case GetV1ProjectsProjectSkillsSlugDiffParamsFormatPatch:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetV1ProjectsProjectSkillsSlugReviewsParamsState.
+const (
+	GetV1ProjectsProjectSkillsSlugReviewsParamsStateClosed GetV1ProjectsProjectSkillsSlugReviewsParamsState = "closed"
+	GetV1ProjectsProjectSkillsSlugReviewsParamsStateMerged GetV1ProjectsProjectSkillsSlugReviewsParamsState = "merged"
+	GetV1ProjectsProjectSkillsSlugReviewsParamsStateOpen   GetV1ProjectsProjectSkillsSlugReviewsParamsState = "open"
+)
+
+// Valid indicates whether the value is a known member of the GetV1ProjectsProjectSkillsSlugReviewsParamsState enum.
+func (e GetV1ProjectsProjectSkillsSlugReviewsParamsState) Valid() bool {
+	switch e {
+	case GetV1ProjectsProjectSkillsSlugReviewsParamsStateClosed:
+		return true
+	case GetV1ProjectsProjectSkillsSlugReviewsParamsStateMerged:
+		return true
+	case GetV1ProjectsProjectSkillsSlugReviewsParamsStateOpen:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetV1ProjectsProjectSkillsSlugVersionsParamsState.
+const (
+	GetV1ProjectsProjectSkillsSlugVersionsParamsStateArchived  GetV1ProjectsProjectSkillsSlugVersionsParamsState = "archived"
+	GetV1ProjectsProjectSkillsSlugVersionsParamsStateDraft     GetV1ProjectsProjectSkillsSlugVersionsParamsState = "draft"
+	GetV1ProjectsProjectSkillsSlugVersionsParamsStatePublished GetV1ProjectsProjectSkillsSlugVersionsParamsState = "published"
+)
+
+// Valid indicates whether the value is a known member of the GetV1ProjectsProjectSkillsSlugVersionsParamsState enum.
+func (e GetV1ProjectsProjectSkillsSlugVersionsParamsState) Valid() bool {
+	switch e {
+	case GetV1ProjectsProjectSkillsSlugVersionsParamsStateArchived:
+		return true
+	case GetV1ProjectsProjectSkillsSlugVersionsParamsStateDraft:
+		return true
+	case GetV1ProjectsProjectSkillsSlugVersionsParamsStatePublished:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostV1ProjectsProjectSkillsSlugVersionsUploadParamsFrom.
 const (
 	PostV1ProjectsProjectSkillsSlugVersionsUploadParamsFromLive PostV1ProjectsProjectSkillsSlugVersionsUploadParamsFrom = "live"
@@ -678,6 +1701,141 @@ func (e PostV1ProjectsProjectSkillsSlugVersionsUploadParamsFrom) Valid() bool {
 	}
 }
 
+// Defines values for GetV1ProjectsProjectSkillsSlugVersionsVersionDownloadParamsFormat.
+const (
+	GetV1ProjectsProjectSkillsSlugVersionsVersionDownloadParamsFormatZip GetV1ProjectsProjectSkillsSlugVersionsVersionDownloadParamsFormat = "zip"
+)
+
+// Valid indicates whether the value is a known member of the GetV1ProjectsProjectSkillsSlugVersionsVersionDownloadParamsFormat enum.
+func (e GetV1ProjectsProjectSkillsSlugVersionsVersionDownloadParamsFormat) Valid() bool {
+	switch e {
+	case GetV1ProjectsProjectSkillsSlugVersionsVersionDownloadParamsFormatZip:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetV1PromptsIdDiffParamsFormat.
+const (
+	GetV1PromptsIdDiffParamsFormatJson  GetV1PromptsIdDiffParamsFormat = "json"
+	GetV1PromptsIdDiffParamsFormatPatch GetV1PromptsIdDiffParamsFormat = "patch"
+)
+
+// Valid indicates whether the value is a known member of the GetV1PromptsIdDiffParamsFormat enum.
+func (e GetV1PromptsIdDiffParamsFormat) Valid() bool {
+	switch e {
+	case GetV1PromptsIdDiffParamsFormatJson:
+		return true
+	case GetV1PromptsIdDiffParamsFormatPatch:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetV1PromptsIdReviewsParamsState.
+const (
+	GetV1PromptsIdReviewsParamsStateClosed GetV1PromptsIdReviewsParamsState = "closed"
+	GetV1PromptsIdReviewsParamsStateMerged GetV1PromptsIdReviewsParamsState = "merged"
+	GetV1PromptsIdReviewsParamsStateOpen   GetV1PromptsIdReviewsParamsState = "open"
+)
+
+// Valid indicates whether the value is a known member of the GetV1PromptsIdReviewsParamsState enum.
+func (e GetV1PromptsIdReviewsParamsState) Valid() bool {
+	switch e {
+	case GetV1PromptsIdReviewsParamsStateClosed:
+		return true
+	case GetV1PromptsIdReviewsParamsStateMerged:
+		return true
+	case GetV1PromptsIdReviewsParamsStateOpen:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetV1PromptsIdVersionsParamsState.
+const (
+	GetV1PromptsIdVersionsParamsStateArchived  GetV1PromptsIdVersionsParamsState = "archived"
+	GetV1PromptsIdVersionsParamsStateDraft     GetV1PromptsIdVersionsParamsState = "draft"
+	GetV1PromptsIdVersionsParamsStatePublished GetV1PromptsIdVersionsParamsState = "published"
+)
+
+// Valid indicates whether the value is a known member of the GetV1PromptsIdVersionsParamsState enum.
+func (e GetV1PromptsIdVersionsParamsState) Valid() bool {
+	switch e {
+	case GetV1PromptsIdVersionsParamsStateArchived:
+		return true
+	case GetV1PromptsIdVersionsParamsStateDraft:
+		return true
+	case GetV1PromptsIdVersionsParamsStatePublished:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetV1SkillsIdDiffParamsFormat.
+const (
+	GetV1SkillsIdDiffParamsFormatJson  GetV1SkillsIdDiffParamsFormat = "json"
+	GetV1SkillsIdDiffParamsFormatPatch GetV1SkillsIdDiffParamsFormat = "patch"
+)
+
+// Valid indicates whether the value is a known member of the GetV1SkillsIdDiffParamsFormat enum.
+func (e GetV1SkillsIdDiffParamsFormat) Valid() bool {
+	switch e {
+	case GetV1SkillsIdDiffParamsFormatJson:
+		return true
+	case GetV1SkillsIdDiffParamsFormatPatch:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetV1SkillsIdReviewsParamsState.
+const (
+	GetV1SkillsIdReviewsParamsStateClosed GetV1SkillsIdReviewsParamsState = "closed"
+	GetV1SkillsIdReviewsParamsStateMerged GetV1SkillsIdReviewsParamsState = "merged"
+	GetV1SkillsIdReviewsParamsStateOpen   GetV1SkillsIdReviewsParamsState = "open"
+)
+
+// Valid indicates whether the value is a known member of the GetV1SkillsIdReviewsParamsState enum.
+func (e GetV1SkillsIdReviewsParamsState) Valid() bool {
+	switch e {
+	case GetV1SkillsIdReviewsParamsStateClosed:
+		return true
+	case GetV1SkillsIdReviewsParamsStateMerged:
+		return true
+	case GetV1SkillsIdReviewsParamsStateOpen:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetV1SkillsIdVersionsParamsState.
+const (
+	GetV1SkillsIdVersionsParamsStateArchived  GetV1SkillsIdVersionsParamsState = "archived"
+	GetV1SkillsIdVersionsParamsStateDraft     GetV1SkillsIdVersionsParamsState = "draft"
+	GetV1SkillsIdVersionsParamsStatePublished GetV1SkillsIdVersionsParamsState = "published"
+)
+
+// Valid indicates whether the value is a known member of the GetV1SkillsIdVersionsParamsState enum.
+func (e GetV1SkillsIdVersionsParamsState) Valid() bool {
+	switch e {
+	case GetV1SkillsIdVersionsParamsStateArchived:
+		return true
+	case GetV1SkillsIdVersionsParamsStateDraft:
+		return true
+	case GetV1SkillsIdVersionsParamsStatePublished:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PostV1SkillsIdVersionsUploadParamsFrom.
 const (
 	PostV1SkillsIdVersionsUploadParamsFromLive PostV1SkillsIdVersionsUploadParamsFrom = "live"
@@ -687,6 +1845,1260 @@ const (
 func (e PostV1SkillsIdVersionsUploadParamsFrom) Valid() bool {
 	switch e {
 	case PostV1SkillsIdVersionsUploadParamsFromLive:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetV1SkillsIdVersionsVersionDownloadParamsFormat.
+const (
+	GetV1SkillsIdVersionsVersionDownloadParamsFormatZip GetV1SkillsIdVersionsVersionDownloadParamsFormat = "zip"
+)
+
+// Valid indicates whether the value is a known member of the GetV1SkillsIdVersionsVersionDownloadParamsFormat enum.
+func (e GetV1SkillsIdVersionsVersionDownloadParamsFormat) Valid() bool {
+	switch e {
+	case GetV1SkillsIdVersionsVersionDownloadParamsFormatZip:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookAssetCreatedJSONBodyActorType.
+const (
+	WebhookAssetCreatedJSONBodyActorTypeApiKey WebhookAssetCreatedJSONBodyActorType = "api_key"
+	WebhookAssetCreatedJSONBodyActorTypeSystem WebhookAssetCreatedJSONBodyActorType = "system"
+	WebhookAssetCreatedJSONBodyActorTypeUser   WebhookAssetCreatedJSONBodyActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the WebhookAssetCreatedJSONBodyActorType enum.
+func (e WebhookAssetCreatedJSONBodyActorType) Valid() bool {
+	switch e {
+	case WebhookAssetCreatedJSONBodyActorTypeApiKey:
+		return true
+	case WebhookAssetCreatedJSONBodyActorTypeSystem:
+		return true
+	case WebhookAssetCreatedJSONBodyActorTypeUser:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookAssetCreatedJSONBodyAssetKind.
+const (
+	WebhookAssetCreatedJSONBodyAssetKindPrompt WebhookAssetCreatedJSONBodyAssetKind = "prompt"
+	WebhookAssetCreatedJSONBodyAssetKindSkill  WebhookAssetCreatedJSONBodyAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the WebhookAssetCreatedJSONBodyAssetKind enum.
+func (e WebhookAssetCreatedJSONBodyAssetKind) Valid() bool {
+	switch e {
+	case WebhookAssetCreatedJSONBodyAssetKindPrompt:
+		return true
+	case WebhookAssetCreatedJSONBodyAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookAssetCreatedJSONBodyType.
+const (
+	WebhookAssetCreatedJSONBodyTypeAssetCreated WebhookAssetCreatedJSONBodyType = "asset.created"
+)
+
+// Valid indicates whether the value is a known member of the WebhookAssetCreatedJSONBodyType enum.
+func (e WebhookAssetCreatedJSONBodyType) Valid() bool {
+	switch e {
+	case WebhookAssetCreatedJSONBodyTypeAssetCreated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookAssetDeletedJSONBodyActorType.
+const (
+	WebhookAssetDeletedJSONBodyActorTypeApiKey WebhookAssetDeletedJSONBodyActorType = "api_key"
+	WebhookAssetDeletedJSONBodyActorTypeSystem WebhookAssetDeletedJSONBodyActorType = "system"
+	WebhookAssetDeletedJSONBodyActorTypeUser   WebhookAssetDeletedJSONBodyActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the WebhookAssetDeletedJSONBodyActorType enum.
+func (e WebhookAssetDeletedJSONBodyActorType) Valid() bool {
+	switch e {
+	case WebhookAssetDeletedJSONBodyActorTypeApiKey:
+		return true
+	case WebhookAssetDeletedJSONBodyActorTypeSystem:
+		return true
+	case WebhookAssetDeletedJSONBodyActorTypeUser:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookAssetDeletedJSONBodyAssetKind.
+const (
+	WebhookAssetDeletedJSONBodyAssetKindPrompt WebhookAssetDeletedJSONBodyAssetKind = "prompt"
+	WebhookAssetDeletedJSONBodyAssetKindSkill  WebhookAssetDeletedJSONBodyAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the WebhookAssetDeletedJSONBodyAssetKind enum.
+func (e WebhookAssetDeletedJSONBodyAssetKind) Valid() bool {
+	switch e {
+	case WebhookAssetDeletedJSONBodyAssetKindPrompt:
+		return true
+	case WebhookAssetDeletedJSONBodyAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookAssetDeletedJSONBodyType.
+const (
+	WebhookAssetDeletedJSONBodyTypeAssetDeleted WebhookAssetDeletedJSONBodyType = "asset.deleted"
+)
+
+// Valid indicates whether the value is a known member of the WebhookAssetDeletedJSONBodyType enum.
+func (e WebhookAssetDeletedJSONBodyType) Valid() bool {
+	switch e {
+	case WebhookAssetDeletedJSONBodyTypeAssetDeleted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookLabelDeletedJSONBodyActorType.
+const (
+	WebhookLabelDeletedJSONBodyActorTypeApiKey WebhookLabelDeletedJSONBodyActorType = "api_key"
+	WebhookLabelDeletedJSONBodyActorTypeSystem WebhookLabelDeletedJSONBodyActorType = "system"
+	WebhookLabelDeletedJSONBodyActorTypeUser   WebhookLabelDeletedJSONBodyActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the WebhookLabelDeletedJSONBodyActorType enum.
+func (e WebhookLabelDeletedJSONBodyActorType) Valid() bool {
+	switch e {
+	case WebhookLabelDeletedJSONBodyActorTypeApiKey:
+		return true
+	case WebhookLabelDeletedJSONBodyActorTypeSystem:
+		return true
+	case WebhookLabelDeletedJSONBodyActorTypeUser:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookLabelDeletedJSONBodyAssetKind.
+const (
+	WebhookLabelDeletedJSONBodyAssetKindPrompt WebhookLabelDeletedJSONBodyAssetKind = "prompt"
+	WebhookLabelDeletedJSONBodyAssetKindSkill  WebhookLabelDeletedJSONBodyAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the WebhookLabelDeletedJSONBodyAssetKind enum.
+func (e WebhookLabelDeletedJSONBodyAssetKind) Valid() bool {
+	switch e {
+	case WebhookLabelDeletedJSONBodyAssetKindPrompt:
+		return true
+	case WebhookLabelDeletedJSONBodyAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookLabelDeletedJSONBodyType.
+const (
+	WebhookLabelDeletedJSONBodyTypeLabelDeleted WebhookLabelDeletedJSONBodyType = "label.deleted"
+)
+
+// Valid indicates whether the value is a known member of the WebhookLabelDeletedJSONBodyType enum.
+func (e WebhookLabelDeletedJSONBodyType) Valid() bool {
+	switch e {
+	case WebhookLabelDeletedJSONBodyTypeLabelDeleted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookLabelMovedJSONBodyActorType.
+const (
+	WebhookLabelMovedJSONBodyActorTypeApiKey WebhookLabelMovedJSONBodyActorType = "api_key"
+	WebhookLabelMovedJSONBodyActorTypeSystem WebhookLabelMovedJSONBodyActorType = "system"
+	WebhookLabelMovedJSONBodyActorTypeUser   WebhookLabelMovedJSONBodyActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the WebhookLabelMovedJSONBodyActorType enum.
+func (e WebhookLabelMovedJSONBodyActorType) Valid() bool {
+	switch e {
+	case WebhookLabelMovedJSONBodyActorTypeApiKey:
+		return true
+	case WebhookLabelMovedJSONBodyActorTypeSystem:
+		return true
+	case WebhookLabelMovedJSONBodyActorTypeUser:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookLabelMovedJSONBodyAssetKind.
+const (
+	WebhookLabelMovedJSONBodyAssetKindPrompt WebhookLabelMovedJSONBodyAssetKind = "prompt"
+	WebhookLabelMovedJSONBodyAssetKindSkill  WebhookLabelMovedJSONBodyAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the WebhookLabelMovedJSONBodyAssetKind enum.
+func (e WebhookLabelMovedJSONBodyAssetKind) Valid() bool {
+	switch e {
+	case WebhookLabelMovedJSONBodyAssetKindPrompt:
+		return true
+	case WebhookLabelMovedJSONBodyAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookLabelMovedJSONBodyType.
+const (
+	WebhookLabelMovedJSONBodyTypeLabelMoved WebhookLabelMovedJSONBodyType = "label.moved"
+)
+
+// Valid indicates whether the value is a known member of the WebhookLabelMovedJSONBodyType enum.
+func (e WebhookLabelMovedJSONBodyType) Valid() bool {
+	switch e {
+	case WebhookLabelMovedJSONBodyTypeLabelMoved:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookPingJSONBodyActorType.
+const (
+	WebhookPingJSONBodyActorTypeApiKey WebhookPingJSONBodyActorType = "api_key"
+	WebhookPingJSONBodyActorTypeSystem WebhookPingJSONBodyActorType = "system"
+	WebhookPingJSONBodyActorTypeUser   WebhookPingJSONBodyActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the WebhookPingJSONBodyActorType enum.
+func (e WebhookPingJSONBodyActorType) Valid() bool {
+	switch e {
+	case WebhookPingJSONBodyActorTypeApiKey:
+		return true
+	case WebhookPingJSONBodyActorTypeSystem:
+		return true
+	case WebhookPingJSONBodyActorTypeUser:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookPingJSONBodyAssetKind.
+const (
+	WebhookPingJSONBodyAssetKindPrompt WebhookPingJSONBodyAssetKind = "prompt"
+	WebhookPingJSONBodyAssetKindSkill  WebhookPingJSONBodyAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the WebhookPingJSONBodyAssetKind enum.
+func (e WebhookPingJSONBodyAssetKind) Valid() bool {
+	switch e {
+	case WebhookPingJSONBodyAssetKindPrompt:
+		return true
+	case WebhookPingJSONBodyAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookPingJSONBodyType.
+const (
+	WebhookPingJSONBodyTypePing WebhookPingJSONBodyType = "ping"
+)
+
+// Valid indicates whether the value is a known member of the WebhookPingJSONBodyType enum.
+func (e WebhookPingJSONBodyType) Valid() bool {
+	switch e {
+	case WebhookPingJSONBodyTypePing:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewApprovedJSONBodyActorType.
+const (
+	WebhookReviewApprovedJSONBodyActorTypeApiKey WebhookReviewApprovedJSONBodyActorType = "api_key"
+	WebhookReviewApprovedJSONBodyActorTypeSystem WebhookReviewApprovedJSONBodyActorType = "system"
+	WebhookReviewApprovedJSONBodyActorTypeUser   WebhookReviewApprovedJSONBodyActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewApprovedJSONBodyActorType enum.
+func (e WebhookReviewApprovedJSONBodyActorType) Valid() bool {
+	switch e {
+	case WebhookReviewApprovedJSONBodyActorTypeApiKey:
+		return true
+	case WebhookReviewApprovedJSONBodyActorTypeSystem:
+		return true
+	case WebhookReviewApprovedJSONBodyActorTypeUser:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewApprovedJSONBodyAssetKind.
+const (
+	WebhookReviewApprovedJSONBodyAssetKindPrompt WebhookReviewApprovedJSONBodyAssetKind = "prompt"
+	WebhookReviewApprovedJSONBodyAssetKindSkill  WebhookReviewApprovedJSONBodyAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewApprovedJSONBodyAssetKind enum.
+func (e WebhookReviewApprovedJSONBodyAssetKind) Valid() bool {
+	switch e {
+	case WebhookReviewApprovedJSONBodyAssetKindPrompt:
+		return true
+	case WebhookReviewApprovedJSONBodyAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewApprovedJSONBodyType.
+const (
+	WebhookReviewApprovedJSONBodyTypeReviewApproved WebhookReviewApprovedJSONBodyType = "review.approved"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewApprovedJSONBodyType enum.
+func (e WebhookReviewApprovedJSONBodyType) Valid() bool {
+	switch e {
+	case WebhookReviewApprovedJSONBodyTypeReviewApproved:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewChangesRequestedJSONBodyActorType.
+const (
+	WebhookReviewChangesRequestedJSONBodyActorTypeApiKey WebhookReviewChangesRequestedJSONBodyActorType = "api_key"
+	WebhookReviewChangesRequestedJSONBodyActorTypeSystem WebhookReviewChangesRequestedJSONBodyActorType = "system"
+	WebhookReviewChangesRequestedJSONBodyActorTypeUser   WebhookReviewChangesRequestedJSONBodyActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewChangesRequestedJSONBodyActorType enum.
+func (e WebhookReviewChangesRequestedJSONBodyActorType) Valid() bool {
+	switch e {
+	case WebhookReviewChangesRequestedJSONBodyActorTypeApiKey:
+		return true
+	case WebhookReviewChangesRequestedJSONBodyActorTypeSystem:
+		return true
+	case WebhookReviewChangesRequestedJSONBodyActorTypeUser:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewChangesRequestedJSONBodyAssetKind.
+const (
+	WebhookReviewChangesRequestedJSONBodyAssetKindPrompt WebhookReviewChangesRequestedJSONBodyAssetKind = "prompt"
+	WebhookReviewChangesRequestedJSONBodyAssetKindSkill  WebhookReviewChangesRequestedJSONBodyAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewChangesRequestedJSONBodyAssetKind enum.
+func (e WebhookReviewChangesRequestedJSONBodyAssetKind) Valid() bool {
+	switch e {
+	case WebhookReviewChangesRequestedJSONBodyAssetKindPrompt:
+		return true
+	case WebhookReviewChangesRequestedJSONBodyAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewChangesRequestedJSONBodyType.
+const (
+	WebhookReviewChangesRequestedJSONBodyTypeReviewChangesRequested WebhookReviewChangesRequestedJSONBodyType = "review.changes_requested"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewChangesRequestedJSONBodyType enum.
+func (e WebhookReviewChangesRequestedJSONBodyType) Valid() bool {
+	switch e {
+	case WebhookReviewChangesRequestedJSONBodyTypeReviewChangesRequested:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewClosedJSONBodyActorType.
+const (
+	WebhookReviewClosedJSONBodyActorTypeApiKey WebhookReviewClosedJSONBodyActorType = "api_key"
+	WebhookReviewClosedJSONBodyActorTypeSystem WebhookReviewClosedJSONBodyActorType = "system"
+	WebhookReviewClosedJSONBodyActorTypeUser   WebhookReviewClosedJSONBodyActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewClosedJSONBodyActorType enum.
+func (e WebhookReviewClosedJSONBodyActorType) Valid() bool {
+	switch e {
+	case WebhookReviewClosedJSONBodyActorTypeApiKey:
+		return true
+	case WebhookReviewClosedJSONBodyActorTypeSystem:
+		return true
+	case WebhookReviewClosedJSONBodyActorTypeUser:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewClosedJSONBodyAssetKind.
+const (
+	WebhookReviewClosedJSONBodyAssetKindPrompt WebhookReviewClosedJSONBodyAssetKind = "prompt"
+	WebhookReviewClosedJSONBodyAssetKindSkill  WebhookReviewClosedJSONBodyAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewClosedJSONBodyAssetKind enum.
+func (e WebhookReviewClosedJSONBodyAssetKind) Valid() bool {
+	switch e {
+	case WebhookReviewClosedJSONBodyAssetKindPrompt:
+		return true
+	case WebhookReviewClosedJSONBodyAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewClosedJSONBodyType.
+const (
+	WebhookReviewClosedJSONBodyTypeReviewClosed WebhookReviewClosedJSONBodyType = "review.closed"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewClosedJSONBodyType enum.
+func (e WebhookReviewClosedJSONBodyType) Valid() bool {
+	switch e {
+	case WebhookReviewClosedJSONBodyTypeReviewClosed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewCommentUpdatedJSONBodyActorType.
+const (
+	WebhookReviewCommentUpdatedJSONBodyActorTypeApiKey WebhookReviewCommentUpdatedJSONBodyActorType = "api_key"
+	WebhookReviewCommentUpdatedJSONBodyActorTypeSystem WebhookReviewCommentUpdatedJSONBodyActorType = "system"
+	WebhookReviewCommentUpdatedJSONBodyActorTypeUser   WebhookReviewCommentUpdatedJSONBodyActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewCommentUpdatedJSONBodyActorType enum.
+func (e WebhookReviewCommentUpdatedJSONBodyActorType) Valid() bool {
+	switch e {
+	case WebhookReviewCommentUpdatedJSONBodyActorTypeApiKey:
+		return true
+	case WebhookReviewCommentUpdatedJSONBodyActorTypeSystem:
+		return true
+	case WebhookReviewCommentUpdatedJSONBodyActorTypeUser:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewCommentUpdatedJSONBodyAssetKind.
+const (
+	WebhookReviewCommentUpdatedJSONBodyAssetKindPrompt WebhookReviewCommentUpdatedJSONBodyAssetKind = "prompt"
+	WebhookReviewCommentUpdatedJSONBodyAssetKindSkill  WebhookReviewCommentUpdatedJSONBodyAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewCommentUpdatedJSONBodyAssetKind enum.
+func (e WebhookReviewCommentUpdatedJSONBodyAssetKind) Valid() bool {
+	switch e {
+	case WebhookReviewCommentUpdatedJSONBodyAssetKindPrompt:
+		return true
+	case WebhookReviewCommentUpdatedJSONBodyAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewCommentUpdatedJSONBodyType.
+const (
+	WebhookReviewCommentUpdatedJSONBodyTypeReviewCommentUpdated WebhookReviewCommentUpdatedJSONBodyType = "review.comment_updated"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewCommentUpdatedJSONBodyType enum.
+func (e WebhookReviewCommentUpdatedJSONBodyType) Valid() bool {
+	switch e {
+	case WebhookReviewCommentUpdatedJSONBodyTypeReviewCommentUpdated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewCommentedJSONBodyActorType.
+const (
+	WebhookReviewCommentedJSONBodyActorTypeApiKey WebhookReviewCommentedJSONBodyActorType = "api_key"
+	WebhookReviewCommentedJSONBodyActorTypeSystem WebhookReviewCommentedJSONBodyActorType = "system"
+	WebhookReviewCommentedJSONBodyActorTypeUser   WebhookReviewCommentedJSONBodyActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewCommentedJSONBodyActorType enum.
+func (e WebhookReviewCommentedJSONBodyActorType) Valid() bool {
+	switch e {
+	case WebhookReviewCommentedJSONBodyActorTypeApiKey:
+		return true
+	case WebhookReviewCommentedJSONBodyActorTypeSystem:
+		return true
+	case WebhookReviewCommentedJSONBodyActorTypeUser:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewCommentedJSONBodyAssetKind.
+const (
+	WebhookReviewCommentedJSONBodyAssetKindPrompt WebhookReviewCommentedJSONBodyAssetKind = "prompt"
+	WebhookReviewCommentedJSONBodyAssetKindSkill  WebhookReviewCommentedJSONBodyAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewCommentedJSONBodyAssetKind enum.
+func (e WebhookReviewCommentedJSONBodyAssetKind) Valid() bool {
+	switch e {
+	case WebhookReviewCommentedJSONBodyAssetKindPrompt:
+		return true
+	case WebhookReviewCommentedJSONBodyAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewCommentedJSONBodyType.
+const (
+	WebhookReviewCommentedJSONBodyTypeReviewCommented WebhookReviewCommentedJSONBodyType = "review.commented"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewCommentedJSONBodyType enum.
+func (e WebhookReviewCommentedJSONBodyType) Valid() bool {
+	switch e {
+	case WebhookReviewCommentedJSONBodyTypeReviewCommented:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewMergedJSONBodyActorType.
+const (
+	WebhookReviewMergedJSONBodyActorTypeApiKey WebhookReviewMergedJSONBodyActorType = "api_key"
+	WebhookReviewMergedJSONBodyActorTypeSystem WebhookReviewMergedJSONBodyActorType = "system"
+	WebhookReviewMergedJSONBodyActorTypeUser   WebhookReviewMergedJSONBodyActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewMergedJSONBodyActorType enum.
+func (e WebhookReviewMergedJSONBodyActorType) Valid() bool {
+	switch e {
+	case WebhookReviewMergedJSONBodyActorTypeApiKey:
+		return true
+	case WebhookReviewMergedJSONBodyActorTypeSystem:
+		return true
+	case WebhookReviewMergedJSONBodyActorTypeUser:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewMergedJSONBodyAssetKind.
+const (
+	WebhookReviewMergedJSONBodyAssetKindPrompt WebhookReviewMergedJSONBodyAssetKind = "prompt"
+	WebhookReviewMergedJSONBodyAssetKindSkill  WebhookReviewMergedJSONBodyAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewMergedJSONBodyAssetKind enum.
+func (e WebhookReviewMergedJSONBodyAssetKind) Valid() bool {
+	switch e {
+	case WebhookReviewMergedJSONBodyAssetKindPrompt:
+		return true
+	case WebhookReviewMergedJSONBodyAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewMergedJSONBodyType.
+const (
+	WebhookReviewMergedJSONBodyTypeReviewMerged WebhookReviewMergedJSONBodyType = "review.merged"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewMergedJSONBodyType enum.
+func (e WebhookReviewMergedJSONBodyType) Valid() bool {
+	switch e {
+	case WebhookReviewMergedJSONBodyTypeReviewMerged:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewOpenedJSONBodyActorType.
+const (
+	WebhookReviewOpenedJSONBodyActorTypeApiKey WebhookReviewOpenedJSONBodyActorType = "api_key"
+	WebhookReviewOpenedJSONBodyActorTypeSystem WebhookReviewOpenedJSONBodyActorType = "system"
+	WebhookReviewOpenedJSONBodyActorTypeUser   WebhookReviewOpenedJSONBodyActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewOpenedJSONBodyActorType enum.
+func (e WebhookReviewOpenedJSONBodyActorType) Valid() bool {
+	switch e {
+	case WebhookReviewOpenedJSONBodyActorTypeApiKey:
+		return true
+	case WebhookReviewOpenedJSONBodyActorTypeSystem:
+		return true
+	case WebhookReviewOpenedJSONBodyActorTypeUser:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewOpenedJSONBodyAssetKind.
+const (
+	WebhookReviewOpenedJSONBodyAssetKindPrompt WebhookReviewOpenedJSONBodyAssetKind = "prompt"
+	WebhookReviewOpenedJSONBodyAssetKindSkill  WebhookReviewOpenedJSONBodyAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewOpenedJSONBodyAssetKind enum.
+func (e WebhookReviewOpenedJSONBodyAssetKind) Valid() bool {
+	switch e {
+	case WebhookReviewOpenedJSONBodyAssetKindPrompt:
+		return true
+	case WebhookReviewOpenedJSONBodyAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewOpenedJSONBodyType.
+const (
+	WebhookReviewOpenedJSONBodyTypeReviewOpened WebhookReviewOpenedJSONBodyType = "review.opened"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewOpenedJSONBodyType enum.
+func (e WebhookReviewOpenedJSONBodyType) Valid() bool {
+	switch e {
+	case WebhookReviewOpenedJSONBodyTypeReviewOpened:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewReopenedJSONBodyActorType.
+const (
+	WebhookReviewReopenedJSONBodyActorTypeApiKey WebhookReviewReopenedJSONBodyActorType = "api_key"
+	WebhookReviewReopenedJSONBodyActorTypeSystem WebhookReviewReopenedJSONBodyActorType = "system"
+	WebhookReviewReopenedJSONBodyActorTypeUser   WebhookReviewReopenedJSONBodyActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewReopenedJSONBodyActorType enum.
+func (e WebhookReviewReopenedJSONBodyActorType) Valid() bool {
+	switch e {
+	case WebhookReviewReopenedJSONBodyActorTypeApiKey:
+		return true
+	case WebhookReviewReopenedJSONBodyActorTypeSystem:
+		return true
+	case WebhookReviewReopenedJSONBodyActorTypeUser:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewReopenedJSONBodyAssetKind.
+const (
+	WebhookReviewReopenedJSONBodyAssetKindPrompt WebhookReviewReopenedJSONBodyAssetKind = "prompt"
+	WebhookReviewReopenedJSONBodyAssetKindSkill  WebhookReviewReopenedJSONBodyAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewReopenedJSONBodyAssetKind enum.
+func (e WebhookReviewReopenedJSONBodyAssetKind) Valid() bool {
+	switch e {
+	case WebhookReviewReopenedJSONBodyAssetKindPrompt:
+		return true
+	case WebhookReviewReopenedJSONBodyAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewReopenedJSONBodyType.
+const (
+	WebhookReviewReopenedJSONBodyTypeReviewReopened WebhookReviewReopenedJSONBodyType = "review.reopened"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewReopenedJSONBodyType enum.
+func (e WebhookReviewReopenedJSONBodyType) Valid() bool {
+	switch e {
+	case WebhookReviewReopenedJSONBodyTypeReviewReopened:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewRetitledJSONBodyActorType.
+const (
+	WebhookReviewRetitledJSONBodyActorTypeApiKey WebhookReviewRetitledJSONBodyActorType = "api_key"
+	WebhookReviewRetitledJSONBodyActorTypeSystem WebhookReviewRetitledJSONBodyActorType = "system"
+	WebhookReviewRetitledJSONBodyActorTypeUser   WebhookReviewRetitledJSONBodyActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewRetitledJSONBodyActorType enum.
+func (e WebhookReviewRetitledJSONBodyActorType) Valid() bool {
+	switch e {
+	case WebhookReviewRetitledJSONBodyActorTypeApiKey:
+		return true
+	case WebhookReviewRetitledJSONBodyActorTypeSystem:
+		return true
+	case WebhookReviewRetitledJSONBodyActorTypeUser:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewRetitledJSONBodyAssetKind.
+const (
+	WebhookReviewRetitledJSONBodyAssetKindPrompt WebhookReviewRetitledJSONBodyAssetKind = "prompt"
+	WebhookReviewRetitledJSONBodyAssetKindSkill  WebhookReviewRetitledJSONBodyAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewRetitledJSONBodyAssetKind enum.
+func (e WebhookReviewRetitledJSONBodyAssetKind) Valid() bool {
+	switch e {
+	case WebhookReviewRetitledJSONBodyAssetKindPrompt:
+		return true
+	case WebhookReviewRetitledJSONBodyAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookReviewRetitledJSONBodyType.
+const (
+	WebhookReviewRetitledJSONBodyTypeReviewRetitled WebhookReviewRetitledJSONBodyType = "review.retitled"
+)
+
+// Valid indicates whether the value is a known member of the WebhookReviewRetitledJSONBodyType enum.
+func (e WebhookReviewRetitledJSONBodyType) Valid() bool {
+	switch e {
+	case WebhookReviewRetitledJSONBodyTypeReviewRetitled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionArchivedJSONBodyActorType.
+const (
+	WebhookVersionArchivedJSONBodyActorTypeApiKey WebhookVersionArchivedJSONBodyActorType = "api_key"
+	WebhookVersionArchivedJSONBodyActorTypeSystem WebhookVersionArchivedJSONBodyActorType = "system"
+	WebhookVersionArchivedJSONBodyActorTypeUser   WebhookVersionArchivedJSONBodyActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionArchivedJSONBodyActorType enum.
+func (e WebhookVersionArchivedJSONBodyActorType) Valid() bool {
+	switch e {
+	case WebhookVersionArchivedJSONBodyActorTypeApiKey:
+		return true
+	case WebhookVersionArchivedJSONBodyActorTypeSystem:
+		return true
+	case WebhookVersionArchivedJSONBodyActorTypeUser:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionArchivedJSONBodyAssetKind.
+const (
+	WebhookVersionArchivedJSONBodyAssetKindPrompt WebhookVersionArchivedJSONBodyAssetKind = "prompt"
+	WebhookVersionArchivedJSONBodyAssetKindSkill  WebhookVersionArchivedJSONBodyAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionArchivedJSONBodyAssetKind enum.
+func (e WebhookVersionArchivedJSONBodyAssetKind) Valid() bool {
+	switch e {
+	case WebhookVersionArchivedJSONBodyAssetKindPrompt:
+		return true
+	case WebhookVersionArchivedJSONBodyAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionArchivedJSONBodyDataState.
+const (
+	WebhookVersionArchivedJSONBodyDataStateArchived  WebhookVersionArchivedJSONBodyDataState = "archived"
+	WebhookVersionArchivedJSONBodyDataStateDraft     WebhookVersionArchivedJSONBodyDataState = "draft"
+	WebhookVersionArchivedJSONBodyDataStatePublished WebhookVersionArchivedJSONBodyDataState = "published"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionArchivedJSONBodyDataState enum.
+func (e WebhookVersionArchivedJSONBodyDataState) Valid() bool {
+	switch e {
+	case WebhookVersionArchivedJSONBodyDataStateArchived:
+		return true
+	case WebhookVersionArchivedJSONBodyDataStateDraft:
+		return true
+	case WebhookVersionArchivedJSONBodyDataStatePublished:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionArchivedJSONBodyType.
+const (
+	WebhookVersionArchivedJSONBodyTypeVersionArchived WebhookVersionArchivedJSONBodyType = "version.archived"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionArchivedJSONBodyType enum.
+func (e WebhookVersionArchivedJSONBodyType) Valid() bool {
+	switch e {
+	case WebhookVersionArchivedJSONBodyTypeVersionArchived:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionCreatedJSONBodyActorType.
+const (
+	WebhookVersionCreatedJSONBodyActorTypeApiKey WebhookVersionCreatedJSONBodyActorType = "api_key"
+	WebhookVersionCreatedJSONBodyActorTypeSystem WebhookVersionCreatedJSONBodyActorType = "system"
+	WebhookVersionCreatedJSONBodyActorTypeUser   WebhookVersionCreatedJSONBodyActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionCreatedJSONBodyActorType enum.
+func (e WebhookVersionCreatedJSONBodyActorType) Valid() bool {
+	switch e {
+	case WebhookVersionCreatedJSONBodyActorTypeApiKey:
+		return true
+	case WebhookVersionCreatedJSONBodyActorTypeSystem:
+		return true
+	case WebhookVersionCreatedJSONBodyActorTypeUser:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionCreatedJSONBodyAssetKind.
+const (
+	WebhookVersionCreatedJSONBodyAssetKindPrompt WebhookVersionCreatedJSONBodyAssetKind = "prompt"
+	WebhookVersionCreatedJSONBodyAssetKindSkill  WebhookVersionCreatedJSONBodyAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionCreatedJSONBodyAssetKind enum.
+func (e WebhookVersionCreatedJSONBodyAssetKind) Valid() bool {
+	switch e {
+	case WebhookVersionCreatedJSONBodyAssetKindPrompt:
+		return true
+	case WebhookVersionCreatedJSONBodyAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionCreatedJSONBodyDataState.
+const (
+	WebhookVersionCreatedJSONBodyDataStateArchived  WebhookVersionCreatedJSONBodyDataState = "archived"
+	WebhookVersionCreatedJSONBodyDataStateDraft     WebhookVersionCreatedJSONBodyDataState = "draft"
+	WebhookVersionCreatedJSONBodyDataStatePublished WebhookVersionCreatedJSONBodyDataState = "published"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionCreatedJSONBodyDataState enum.
+func (e WebhookVersionCreatedJSONBodyDataState) Valid() bool {
+	switch e {
+	case WebhookVersionCreatedJSONBodyDataStateArchived:
+		return true
+	case WebhookVersionCreatedJSONBodyDataStateDraft:
+		return true
+	case WebhookVersionCreatedJSONBodyDataStatePublished:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionCreatedJSONBodyType.
+const (
+	WebhookVersionCreatedJSONBodyTypeVersionCreated WebhookVersionCreatedJSONBodyType = "version.created"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionCreatedJSONBodyType enum.
+func (e WebhookVersionCreatedJSONBodyType) Valid() bool {
+	switch e {
+	case WebhookVersionCreatedJSONBodyTypeVersionCreated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionDeletedJSONBodyActorType.
+const (
+	WebhookVersionDeletedJSONBodyActorTypeApiKey WebhookVersionDeletedJSONBodyActorType = "api_key"
+	WebhookVersionDeletedJSONBodyActorTypeSystem WebhookVersionDeletedJSONBodyActorType = "system"
+	WebhookVersionDeletedJSONBodyActorTypeUser   WebhookVersionDeletedJSONBodyActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionDeletedJSONBodyActorType enum.
+func (e WebhookVersionDeletedJSONBodyActorType) Valid() bool {
+	switch e {
+	case WebhookVersionDeletedJSONBodyActorTypeApiKey:
+		return true
+	case WebhookVersionDeletedJSONBodyActorTypeSystem:
+		return true
+	case WebhookVersionDeletedJSONBodyActorTypeUser:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionDeletedJSONBodyAssetKind.
+const (
+	WebhookVersionDeletedJSONBodyAssetKindPrompt WebhookVersionDeletedJSONBodyAssetKind = "prompt"
+	WebhookVersionDeletedJSONBodyAssetKindSkill  WebhookVersionDeletedJSONBodyAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionDeletedJSONBodyAssetKind enum.
+func (e WebhookVersionDeletedJSONBodyAssetKind) Valid() bool {
+	switch e {
+	case WebhookVersionDeletedJSONBodyAssetKindPrompt:
+		return true
+	case WebhookVersionDeletedJSONBodyAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionDeletedJSONBodyType.
+const (
+	WebhookVersionDeletedJSONBodyTypeVersionDeleted WebhookVersionDeletedJSONBodyType = "version.deleted"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionDeletedJSONBodyType enum.
+func (e WebhookVersionDeletedJSONBodyType) Valid() bool {
+	switch e {
+	case WebhookVersionDeletedJSONBodyTypeVersionDeleted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionPromotedJSONBodyActorType.
+const (
+	WebhookVersionPromotedJSONBodyActorTypeApiKey WebhookVersionPromotedJSONBodyActorType = "api_key"
+	WebhookVersionPromotedJSONBodyActorTypeSystem WebhookVersionPromotedJSONBodyActorType = "system"
+	WebhookVersionPromotedJSONBodyActorTypeUser   WebhookVersionPromotedJSONBodyActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionPromotedJSONBodyActorType enum.
+func (e WebhookVersionPromotedJSONBodyActorType) Valid() bool {
+	switch e {
+	case WebhookVersionPromotedJSONBodyActorTypeApiKey:
+		return true
+	case WebhookVersionPromotedJSONBodyActorTypeSystem:
+		return true
+	case WebhookVersionPromotedJSONBodyActorTypeUser:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionPromotedJSONBodyAssetKind.
+const (
+	WebhookVersionPromotedJSONBodyAssetKindPrompt WebhookVersionPromotedJSONBodyAssetKind = "prompt"
+	WebhookVersionPromotedJSONBodyAssetKindSkill  WebhookVersionPromotedJSONBodyAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionPromotedJSONBodyAssetKind enum.
+func (e WebhookVersionPromotedJSONBodyAssetKind) Valid() bool {
+	switch e {
+	case WebhookVersionPromotedJSONBodyAssetKindPrompt:
+		return true
+	case WebhookVersionPromotedJSONBodyAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionPromotedJSONBodyDataState.
+const (
+	WebhookVersionPromotedJSONBodyDataStateArchived  WebhookVersionPromotedJSONBodyDataState = "archived"
+	WebhookVersionPromotedJSONBodyDataStateDraft     WebhookVersionPromotedJSONBodyDataState = "draft"
+	WebhookVersionPromotedJSONBodyDataStatePublished WebhookVersionPromotedJSONBodyDataState = "published"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionPromotedJSONBodyDataState enum.
+func (e WebhookVersionPromotedJSONBodyDataState) Valid() bool {
+	switch e {
+	case WebhookVersionPromotedJSONBodyDataStateArchived:
+		return true
+	case WebhookVersionPromotedJSONBodyDataStateDraft:
+		return true
+	case WebhookVersionPromotedJSONBodyDataStatePublished:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionPromotedJSONBodyType.
+const (
+	WebhookVersionPromotedJSONBodyTypeVersionPromoted WebhookVersionPromotedJSONBodyType = "version.promoted"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionPromotedJSONBodyType enum.
+func (e WebhookVersionPromotedJSONBodyType) Valid() bool {
+	switch e {
+	case WebhookVersionPromotedJSONBodyTypeVersionPromoted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionPublishedJSONBodyActorType.
+const (
+	WebhookVersionPublishedJSONBodyActorTypeApiKey WebhookVersionPublishedJSONBodyActorType = "api_key"
+	WebhookVersionPublishedJSONBodyActorTypeSystem WebhookVersionPublishedJSONBodyActorType = "system"
+	WebhookVersionPublishedJSONBodyActorTypeUser   WebhookVersionPublishedJSONBodyActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionPublishedJSONBodyActorType enum.
+func (e WebhookVersionPublishedJSONBodyActorType) Valid() bool {
+	switch e {
+	case WebhookVersionPublishedJSONBodyActorTypeApiKey:
+		return true
+	case WebhookVersionPublishedJSONBodyActorTypeSystem:
+		return true
+	case WebhookVersionPublishedJSONBodyActorTypeUser:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionPublishedJSONBodyAssetKind.
+const (
+	WebhookVersionPublishedJSONBodyAssetKindPrompt WebhookVersionPublishedJSONBodyAssetKind = "prompt"
+	WebhookVersionPublishedJSONBodyAssetKindSkill  WebhookVersionPublishedJSONBodyAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionPublishedJSONBodyAssetKind enum.
+func (e WebhookVersionPublishedJSONBodyAssetKind) Valid() bool {
+	switch e {
+	case WebhookVersionPublishedJSONBodyAssetKindPrompt:
+		return true
+	case WebhookVersionPublishedJSONBodyAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionPublishedJSONBodyDataState.
+const (
+	WebhookVersionPublishedJSONBodyDataStateArchived  WebhookVersionPublishedJSONBodyDataState = "archived"
+	WebhookVersionPublishedJSONBodyDataStateDraft     WebhookVersionPublishedJSONBodyDataState = "draft"
+	WebhookVersionPublishedJSONBodyDataStatePublished WebhookVersionPublishedJSONBodyDataState = "published"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionPublishedJSONBodyDataState enum.
+func (e WebhookVersionPublishedJSONBodyDataState) Valid() bool {
+	switch e {
+	case WebhookVersionPublishedJSONBodyDataStateArchived:
+		return true
+	case WebhookVersionPublishedJSONBodyDataStateDraft:
+		return true
+	case WebhookVersionPublishedJSONBodyDataStatePublished:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionPublishedJSONBodyType.
+const (
+	WebhookVersionPublishedJSONBodyTypeVersionPublished WebhookVersionPublishedJSONBodyType = "version.published"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionPublishedJSONBodyType enum.
+func (e WebhookVersionPublishedJSONBodyType) Valid() bool {
+	switch e {
+	case WebhookVersionPublishedJSONBodyTypeVersionPublished:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionUpdatedJSONBodyActorType.
+const (
+	WebhookVersionUpdatedJSONBodyActorTypeApiKey WebhookVersionUpdatedJSONBodyActorType = "api_key"
+	WebhookVersionUpdatedJSONBodyActorTypeSystem WebhookVersionUpdatedJSONBodyActorType = "system"
+	WebhookVersionUpdatedJSONBodyActorTypeUser   WebhookVersionUpdatedJSONBodyActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionUpdatedJSONBodyActorType enum.
+func (e WebhookVersionUpdatedJSONBodyActorType) Valid() bool {
+	switch e {
+	case WebhookVersionUpdatedJSONBodyActorTypeApiKey:
+		return true
+	case WebhookVersionUpdatedJSONBodyActorTypeSystem:
+		return true
+	case WebhookVersionUpdatedJSONBodyActorTypeUser:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionUpdatedJSONBodyAssetKind.
+const (
+	WebhookVersionUpdatedJSONBodyAssetKindPrompt WebhookVersionUpdatedJSONBodyAssetKind = "prompt"
+	WebhookVersionUpdatedJSONBodyAssetKindSkill  WebhookVersionUpdatedJSONBodyAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionUpdatedJSONBodyAssetKind enum.
+func (e WebhookVersionUpdatedJSONBodyAssetKind) Valid() bool {
+	switch e {
+	case WebhookVersionUpdatedJSONBodyAssetKindPrompt:
+		return true
+	case WebhookVersionUpdatedJSONBodyAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionUpdatedJSONBodyDataState.
+const (
+	WebhookVersionUpdatedJSONBodyDataStateArchived  WebhookVersionUpdatedJSONBodyDataState = "archived"
+	WebhookVersionUpdatedJSONBodyDataStateDraft     WebhookVersionUpdatedJSONBodyDataState = "draft"
+	WebhookVersionUpdatedJSONBodyDataStatePublished WebhookVersionUpdatedJSONBodyDataState = "published"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionUpdatedJSONBodyDataState enum.
+func (e WebhookVersionUpdatedJSONBodyDataState) Valid() bool {
+	switch e {
+	case WebhookVersionUpdatedJSONBodyDataStateArchived:
+		return true
+	case WebhookVersionUpdatedJSONBodyDataStateDraft:
+		return true
+	case WebhookVersionUpdatedJSONBodyDataStatePublished:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookVersionUpdatedJSONBodyType.
+const (
+	WebhookVersionUpdatedJSONBodyTypeVersionUpdated WebhookVersionUpdatedJSONBodyType = "version.updated"
+)
+
+// Valid indicates whether the value is a known member of the WebhookVersionUpdatedJSONBodyType enum.
+func (e WebhookVersionUpdatedJSONBodyType) Valid() bool {
+	switch e {
+	case WebhookVersionUpdatedJSONBodyTypeVersionUpdated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookWebhookDisabledJSONBodyActorType.
+const (
+	WebhookWebhookDisabledJSONBodyActorTypeApiKey WebhookWebhookDisabledJSONBodyActorType = "api_key"
+	WebhookWebhookDisabledJSONBodyActorTypeSystem WebhookWebhookDisabledJSONBodyActorType = "system"
+	WebhookWebhookDisabledJSONBodyActorTypeUser   WebhookWebhookDisabledJSONBodyActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the WebhookWebhookDisabledJSONBodyActorType enum.
+func (e WebhookWebhookDisabledJSONBodyActorType) Valid() bool {
+	switch e {
+	case WebhookWebhookDisabledJSONBodyActorTypeApiKey:
+		return true
+	case WebhookWebhookDisabledJSONBodyActorTypeSystem:
+		return true
+	case WebhookWebhookDisabledJSONBodyActorTypeUser:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookWebhookDisabledJSONBodyAssetKind.
+const (
+	WebhookWebhookDisabledJSONBodyAssetKindPrompt WebhookWebhookDisabledJSONBodyAssetKind = "prompt"
+	WebhookWebhookDisabledJSONBodyAssetKindSkill  WebhookWebhookDisabledJSONBodyAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the WebhookWebhookDisabledJSONBodyAssetKind enum.
+func (e WebhookWebhookDisabledJSONBodyAssetKind) Valid() bool {
+	switch e {
+	case WebhookWebhookDisabledJSONBodyAssetKindPrompt:
+		return true
+	case WebhookWebhookDisabledJSONBodyAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookWebhookDisabledJSONBodyType.
+const (
+	WebhookWebhookDisabledJSONBodyTypeWebhookDisabled WebhookWebhookDisabledJSONBodyType = "webhook.disabled"
+)
+
+// Valid indicates whether the value is a known member of the WebhookWebhookDisabledJSONBodyType enum.
+func (e WebhookWebhookDisabledJSONBodyType) Valid() bool {
+	switch e {
+	case WebhookWebhookDisabledJSONBodyTypeWebhookDisabled:
 		return true
 	default:
 		return false
@@ -723,25 +3135,28 @@ type APIKeyScope string
 
 // Activity defines model for Activity.
 type Activity struct {
-	AssetId  *string       `json:"asset_id,omitempty"`
-	Author   string        `json:"author"`
-	Email    string        `json:"email"`
-	Id       string        `json:"id"`
-	Kind     *ActivityKind `json:"kind,omitempty"`
-	Message  string        `json:"message"`
+	AssetId  *openapi_types.UUID `json:"asset_id,omitempty"`
+	Author   string              `json:"author"`
+	Email    string              `json:"email"`
+	Id       string              `json:"id"`
+	Kind     *ActivityKind       `json:"kind,omitempty"`
+	Message  string              `json:"message"`
 	PushedBy *struct {
 		Email  openapi_types.Email `json:"email"`
 		KeyId  *openapi_types.UUID `json:"key_id,omitempty"`
 		UserId openapi_types.UUID  `json:"user_id"`
 	} `json:"pushed_by,omitempty"`
-	Ref     *string   `json:"ref,omitempty"`
-	Source  string    `json:"source"`
-	Time    time.Time `json:"time"`
-	Version *int      `json:"version,omitempty"`
+	Ref     *string        `json:"ref,omitempty"`
+	Source  ActivitySource `json:"source"`
+	Time    time.Time      `json:"time"`
+	Version *int           `json:"version,omitempty"`
 }
 
 // ActivityKind defines model for Activity.Kind.
 type ActivityKind string
+
+// ActivitySource defines model for Activity.Source.
+type ActivitySource string
 
 // Asset defines model for Asset.
 type Asset struct {
@@ -802,12 +3217,12 @@ type CommentRequest struct {
 
 // Commit defines model for Commit.
 type Commit struct {
-	AssetId  *string     `json:"asset_id,omitempty"`
-	Author   string      `json:"author"`
-	Email    string      `json:"email"`
-	Id       string      `json:"id"`
-	Kind     *CommitKind `json:"kind,omitempty"`
-	Message  string      `json:"message"`
+	AssetId  *openapi_types.UUID `json:"asset_id,omitempty"`
+	Author   string              `json:"author"`
+	Email    string              `json:"email"`
+	Id       string              `json:"id"`
+	Kind     *CommitKind         `json:"kind,omitempty"`
+	Message  string              `json:"message"`
 	PushedBy *struct {
 		Email  openapi_types.Email `json:"email"`
 		KeyId  *openapi_types.UUID `json:"key_id,omitempty"`
@@ -828,12 +3243,15 @@ type Delivery struct {
 	DurationMs  int64              `json:"duration_ms"`
 	Error       string             `json:"error"`
 	EventId     openapi_types.UUID `json:"event_id"`
-	EventType   string             `json:"event_type"`
+	EventType   DeliveryEventType  `json:"event_type"`
 	Id          openapi_types.UUID `json:"id"`
 	NextRetryAt *time.Time         `json:"next_retry_at"`
 	StatusCode  int                `json:"status_code"`
 	WebhookId   openapi_types.UUID `json:"webhook_id"`
 }
+
+// DeliveryEventType defines model for Delivery.EventType.
+type DeliveryEventType string
 
 // Dependents defines model for Dependents.
 type Dependents struct {
@@ -842,26 +3260,33 @@ type Dependents struct {
 		Id       openapi_types.UUID `json:"id"`
 		Slug     string             `json:"slug"`
 		Versions []struct {
-			Includes []string `json:"includes"`
-			Live     bool     `json:"live"`
-			State    string   `json:"state"`
-			Version  int      `json:"version"`
-			Via      []string `json:"via"`
+			Includes []string                          `json:"includes"`
+			Labels   *[]string                         `json:"labels,omitempty"`
+			Live     bool                              `json:"live"`
+			State    DependentsDependentsVersionsState `json:"state"`
+			Version  int                               `json:"version"`
+			Via      []string                          `json:"via"`
 		} `json:"versions"`
 	} `json:"dependents"`
 	PromptId openapi_types.UUID `json:"prompt_id"`
 }
 
+// DependentsDependentsVersionsState defines model for Dependents.Dependents.Versions.State.
+type DependentsDependentsVersionsState string
+
 // Diff defines model for Diff.
 type Diff struct {
 	Files []struct {
-		FilePath string `json:"file_path"`
-		Patch    string `json:"patch"`
-		Status   string `json:"status"`
+		FilePath string          `json:"file_path"`
+		Patch    string          `json:"patch"`
+		Status   DiffFilesStatus `json:"status"`
 	} `json:"files"`
 	From int `json:"from"`
 	To   int `json:"to"`
 }
+
+// DiffFilesStatus defines model for Diff.Files.Status.
+type DiffFilesStatus string
 
 // DiscoveryIndex defines model for DiscoveryIndex.
 type DiscoveryIndex struct {
@@ -887,13 +3312,44 @@ type DiscoveryIndexV1 struct {
 	} `json:"skills"`
 }
 
+// Event defines model for Event.
+type Event struct {
+	Actor struct {
+		Email *openapi_types.Email `json:"email,omitempty"`
+		Id    string               `json:"id"`
+		Type  EventActorType       `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID `json:"id"`
+		Kind EventAssetKind     `json:"kind"`
+		Slug string             `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data       map[string]interface{} `json:"data"`
+	Id         openapi_types.UUID     `json:"id"`
+	Label      *string                `json:"label,omitempty"`
+	OccurredAt time.Time              `json:"occurred_at"`
+	ProjectId  openapi_types.UUID     `json:"project_id"`
+	Review     *int                   `json:"review,omitempty"`
+	Type       EventType              `json:"type"`
+	Version    *int                   `json:"version,omitempty"`
+}
+
+// EventActorType defines model for Event.Actor.Type.
+type EventActorType string
+
+// EventAssetKind defines model for Event.Asset.Kind.
+type EventAssetKind string
+
+// EventType defines model for Event.Type.
+type EventType string
+
 // EventList defines model for EventList.
 type EventList struct {
 	Events []struct {
 		Actor struct {
-			Email *openapi_types.Email `json:"email,omitempty"`
-			Id    string               `json:"id"`
-			Type  string               `json:"type"`
+			Email *openapi_types.Email     `json:"email,omitempty"`
+			Id    string                   `json:"id"`
+			Type  EventListEventsActorType `json:"type"`
 		} `json:"actor"`
 		Asset *struct {
 			Id   openapi_types.UUID       `json:"id"`
@@ -906,13 +3362,19 @@ type EventList struct {
 		OccurredAt time.Time              `json:"occurred_at"`
 		ProjectId  openapi_types.UUID     `json:"project_id"`
 		Review     *int                   `json:"review,omitempty"`
-		Type       string                 `json:"type"`
+		Type       EventListEventsType    `json:"type"`
 		Version    *int                   `json:"version,omitempty"`
 	} `json:"events"`
 }
 
+// EventListEventsActorType defines model for EventList.Events.Actor.Type.
+type EventListEventsActorType string
+
 // EventListEventsAssetKind defines model for EventList.Events.Asset.Kind.
 type EventListEventsAssetKind string
+
+// EventListEventsType defines model for EventList.Events.Type.
+type EventListEventsType string
 
 // File defines model for File.
 type File struct {
@@ -1104,7 +3566,7 @@ type Me struct {
 		UpdatedAt  time.Time          `json:"updated_at"`
 		UserId     openapi_types.UUID `json:"user_id"`
 	} `json:"api_key,omitempty"`
-	Kind      string              `json:"kind"`
+	Kind      MeKind              `json:"kind"`
 	SessionId *openapi_types.UUID `json:"session_id,omitempty"`
 	User      struct {
 		CreatedAt time.Time           `json:"created_at"`
@@ -1119,6 +3581,9 @@ type Me struct {
 
 // MeApiKeyScope defines model for Me.ApiKey.Scope.
 type MeApiKeyScope string
+
+// MeKind defines model for Me.Kind.
+type MeKind string
 
 // MeUserRole defines model for Me.User.Role.
 type MeUserRole string
@@ -1164,19 +3629,25 @@ type MemberRequestRole string
 
 // MetaCreateRequest defines model for MetaCreateRequest.
 type MetaCreateRequest struct {
-	Description *string `json:"description,omitempty"`
-	Name        string  `json:"name"`
-	Slug        *string `json:"slug,omitempty"`
-	Visibility  *string `json:"visibility,omitempty"`
+	Description *string                      `json:"description,omitempty"`
+	Name        string                       `json:"name"`
+	Slug        *string                      `json:"slug,omitempty"`
+	Visibility  *MetaCreateRequestVisibility `json:"visibility,omitempty"`
 }
+
+// MetaCreateRequestVisibility defines model for MetaCreateRequest.Visibility.
+type MetaCreateRequestVisibility string
 
 // MetaRequest defines model for MetaRequest.
 type MetaRequest struct {
-	Description *string `json:"description,omitempty"`
-	Name        *string `json:"name,omitempty"`
-	Slug        *string `json:"slug,omitempty"`
-	Visibility  *string `json:"visibility,omitempty"`
+	Description *string                `json:"description,omitempty"`
+	Name        *string                `json:"name,omitempty"`
+	Slug        *string                `json:"slug,omitempty"`
+	Visibility  *MetaRequestVisibility `json:"visibility,omitempty"`
 }
+
+// MetaRequestVisibility defines model for MetaRequest.Visibility.
+type MetaRequestVisibility string
 
 // Payload defines model for Payload.
 type Payload struct {
@@ -1214,13 +3685,16 @@ type Project struct {
 		ProtectedLabels   []string `json:"protected_labels"`
 		RequiredApprovals int      `json:"required_approvals"`
 	} `json:"review_policy,omitempty"`
-	Slug       string    `json:"slug"`
-	UpdatedAt  time.Time `json:"updated_at"`
-	Visibility string    `json:"visibility"`
+	Slug       string            `json:"slug"`
+	UpdatedAt  time.Time         `json:"updated_at"`
+	Visibility ProjectVisibility `json:"visibility"`
 }
 
 // ProjectMembersRole defines model for Project.Members.Role.
 type ProjectMembersRole string
+
+// ProjectVisibility defines model for Project.Visibility.
+type ProjectVisibility string
 
 // ProjectRequest defines model for ProjectRequest.
 type ProjectRequest struct {
@@ -1232,9 +3706,12 @@ type ProjectRequest struct {
 		ProtectedLabels   *[]string `json:"protected_labels,omitempty"`
 		RequiredApprovals *int      `json:"required_approvals,omitempty"`
 	} `json:"review_policy,omitempty"`
-	Slug       *string `json:"slug,omitempty"`
-	Visibility *string `json:"visibility,omitempty"`
+	Slug       *string                   `json:"slug,omitempty"`
+	Visibility *ProjectRequestVisibility `json:"visibility,omitempty"`
 }
+
+// ProjectRequestVisibility defines model for ProjectRequest.Visibility.
+type ProjectRequestVisibility string
 
 // PromptCheck defines model for PromptCheck.
 type PromptCheck struct {
@@ -1363,6 +3840,14 @@ type Purged struct {
 	Purged string `json:"purged"`
 }
 
+// Queued defines model for Queued.
+type Queued struct {
+	Status QueuedStatus `json:"status"`
+}
+
+// QueuedStatus defines model for Queued.Status.
+type QueuedStatus string
+
 // RenderRequest defines model for RenderRequest.
 type RenderRequest struct {
 	Label     *string             `json:"label,omitempty"`
@@ -1433,12 +3918,15 @@ type Review struct {
 		} `json:"by"`
 		Reason string `json:"reason"`
 	} `json:"override,omitempty"`
-	PolicyMet *bool     `json:"policy_met,omitempty"`
-	State     string    `json:"state"`
-	Title     string    `json:"title"`
-	UpdatedAt time.Time `json:"updated_at"`
-	Version   int       `json:"version"`
+	PolicyMet *bool       `json:"policy_met,omitempty"`
+	State     ReviewState `json:"state"`
+	Title     string      `json:"title"`
+	UpdatedAt time.Time   `json:"updated_at"`
+	Version   int         `json:"version"`
 }
+
+// ReviewState defines model for Review.State.
+type ReviewState string
 
 // ReviewRequest defines model for ReviewRequest.
 type ReviewRequest struct {
@@ -1521,11 +4009,11 @@ type ReviewView struct {
 			} `json:"by"`
 			Reason string `json:"reason"`
 		} `json:"override,omitempty"`
-		PolicyMet *bool     `json:"policy_met,omitempty"`
-		State     string    `json:"state"`
-		Title     string    `json:"title"`
-		UpdatedAt time.Time `json:"updated_at"`
-		Version   int       `json:"version"`
+		PolicyMet *bool                 `json:"policy_met,omitempty"`
+		State     ReviewViewReviewState `json:"state"`
+		Title     string                `json:"title"`
+		UpdatedAt time.Time             `json:"updated_at"`
+		Version   int                   `json:"version"`
 	} `json:"review"`
 	Verdicts []*struct {
 		Body      *string                   `json:"body,omitempty"`
@@ -1542,6 +4030,9 @@ type ReviewView struct {
 		} `json:"user"`
 	} `json:"verdicts"`
 }
+
+// ReviewViewReviewState defines model for ReviewView.Review.State.
+type ReviewViewReviewState string
 
 // ReviewViewVerdictsReason defines model for ReviewView.Verdicts.Reason.
 type ReviewViewVerdictsReason string
@@ -1728,12 +4219,15 @@ type Webhook struct {
 	CreatedAt      time.Time          `json:"created_at"`
 	Description    string             `json:"description"`
 	DisabledReason *string            `json:"disabled_reason,omitempty"`
-	Events         []string           `json:"events"`
+	Events         []WebhookEvents    `json:"events"`
 	Id             openapi_types.UUID `json:"id"`
 	ProjectId      openapi_types.UUID `json:"project_id"`
 	UpdatedAt      time.Time          `json:"updated_at"`
 	Url            string             `json:"url"`
 }
+
+// WebhookEvents defines model for Webhook.Events.
+type WebhookEvents string
 
 // WebhookCreateRequest defines model for WebhookCreateRequest.
 type WebhookCreateRequest struct {
@@ -1741,28 +4235,34 @@ type WebhookCreateRequest struct {
 	Assets *[]string `json:"assets,omitempty"`
 
 	// Description At most 1000 bytes of UTF-8.
-	Description *string  `json:"description,omitempty"`
-	Events      []string `json:"events"`
+	Description *string                      `json:"description,omitempty"`
+	Events      []WebhookCreateRequestEvents `json:"events"`
 
 	// Url At most 2048 bytes of UTF-8.
 	Url string `json:"url"`
 }
 
+// WebhookCreateRequestEvents defines model for WebhookCreateRequest.Events.
+type WebhookCreateRequestEvents string
+
 // WebhookList defines model for WebhookList.
 type WebhookList struct {
 	Webhooks []struct {
-		Active         bool               `json:"active"`
-		Assets         []string           `json:"assets"`
-		CreatedAt      time.Time          `json:"created_at"`
-		Description    string             `json:"description"`
-		DisabledReason *string            `json:"disabled_reason,omitempty"`
-		Events         []string           `json:"events"`
-		Id             openapi_types.UUID `json:"id"`
-		ProjectId      openapi_types.UUID `json:"project_id"`
-		UpdatedAt      time.Time          `json:"updated_at"`
-		Url            string             `json:"url"`
+		Active         bool                        `json:"active"`
+		Assets         []string                    `json:"assets"`
+		CreatedAt      time.Time                   `json:"created_at"`
+		Description    string                      `json:"description"`
+		DisabledReason *string                     `json:"disabled_reason,omitempty"`
+		Events         []WebhookListWebhooksEvents `json:"events"`
+		Id             openapi_types.UUID          `json:"id"`
+		ProjectId      openapi_types.UUID          `json:"project_id"`
+		UpdatedAt      time.Time                   `json:"updated_at"`
+		Url            string                      `json:"url"`
 	} `json:"webhooks"`
 }
+
+// WebhookListWebhooksEvents defines model for WebhookList.Webhooks.Events.
+type WebhookListWebhooksEvents string
 
 // WebhookRequest defines model for WebhookRequest.
 type WebhookRequest struct {
@@ -1770,29 +4270,35 @@ type WebhookRequest struct {
 	Assets *[]string `json:"assets,omitempty"`
 
 	// Description At most 1000 bytes of UTF-8.
-	Description *string   `json:"description,omitempty"`
-	Events      *[]string `json:"events,omitempty"`
+	Description *string                 `json:"description,omitempty"`
+	Events      *[]WebhookRequestEvents `json:"events,omitempty"`
 
 	// Url At most 2048 bytes of UTF-8.
 	Url *string `json:"url,omitempty"`
 }
 
+// WebhookRequestEvents defines model for WebhookRequest.Events.
+type WebhookRequestEvents string
+
 // WebhookWithSecret defines model for WebhookWithSecret.
 type WebhookWithSecret struct {
 	Secret  string `json:"secret"`
 	Webhook struct {
-		Active         bool               `json:"active"`
-		Assets         []string           `json:"assets"`
-		CreatedAt      time.Time          `json:"created_at"`
-		Description    string             `json:"description"`
-		DisabledReason *string            `json:"disabled_reason,omitempty"`
-		Events         []string           `json:"events"`
-		Id             openapi_types.UUID `json:"id"`
-		ProjectId      openapi_types.UUID `json:"project_id"`
-		UpdatedAt      time.Time          `json:"updated_at"`
-		Url            string             `json:"url"`
+		Active         bool                             `json:"active"`
+		Assets         []string                         `json:"assets"`
+		CreatedAt      time.Time                        `json:"created_at"`
+		Description    string                           `json:"description"`
+		DisabledReason *string                          `json:"disabled_reason,omitempty"`
+		Events         []WebhookWithSecretWebhookEvents `json:"events"`
+		Id             openapi_types.UUID               `json:"id"`
+		ProjectId      openapi_types.UUID               `json:"project_id"`
+		UpdatedAt      time.Time                        `json:"updated_at"`
+		Url            string                           `json:"url"`
 	} `json:"webhook"`
 }
+
+// WebhookWithSecretWebhookEvents defines model for WebhookWithSecret.Webhook.Events.
+type WebhookWithSecretWebhookEvents string
 
 // GetWellKnownAgentSkillsIndexJsonParams defines parameters for GetWellKnownAgentSkillsIndexJson.
 type GetWellKnownAgentSkillsIndexJsonParams struct {
@@ -1929,14 +4435,17 @@ type PostV1ProjectsProjectPromptsParams struct {
 // GetV1ProjectsProjectPromptsSlugDiffParams defines parameters for GetV1ProjectsProjectPromptsSlugDiff.
 type GetV1ProjectsProjectPromptsSlugDiffParams struct {
 	// From the version to diff from
-	From *int `form:"from,omitempty" json:"from,omitempty"`
+	From int `form:"from" json:"from"`
 
 	// To the version to diff to
-	To *int `form:"to,omitempty" json:"to,omitempty"`
+	To int `form:"to" json:"to"`
 
 	// Format diff: "json" (default) or "patch" for text/x-diff; download: "zip"; anything else is 400
-	Format *string `form:"format,omitempty" json:"format,omitempty"`
+	Format *GetV1ProjectsProjectPromptsSlugDiffParamsFormat `form:"format,omitempty" json:"format,omitempty"`
 }
+
+// GetV1ProjectsProjectPromptsSlugDiffParamsFormat defines parameters for GetV1ProjectsProjectPromptsSlugDiff.
+type GetV1ProjectsProjectPromptsSlugDiffParamsFormat string
 
 // GetV1ProjectsProjectPromptsSlugHistoryParams defines parameters for GetV1ProjectsProjectPromptsSlugHistory.
 type GetV1ProjectsProjectPromptsSlugHistoryParams struct {
@@ -1971,7 +4480,7 @@ type PostV1ProjectsProjectPromptsSlugPayloadsParams struct {
 // GetV1ProjectsProjectPromptsSlugReviewsParams defines parameters for GetV1ProjectsProjectPromptsSlugReviews.
 type GetV1ProjectsProjectPromptsSlugReviewsParams struct {
 	// State only versions (draft, published, archived) or reviews (open, merged, closed) in this state; anything else is 400
-	State *string `form:"state,omitempty" json:"state,omitempty"`
+	State *GetV1ProjectsProjectPromptsSlugReviewsParamsState `form:"state,omitempty" json:"state,omitempty"`
 
 	// Limit page size, 1 to 500 (default 50)
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
@@ -1979,6 +4488,9 @@ type GetV1ProjectsProjectPromptsSlugReviewsParams struct {
 	// Cursor the next_cursor of the previous page
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
+
+// GetV1ProjectsProjectPromptsSlugReviewsParamsState defines parameters for GetV1ProjectsProjectPromptsSlugReviews.
+type GetV1ProjectsProjectPromptsSlugReviewsParamsState string
 
 // GetV1ProjectsProjectPromptsSlugVersionsParams defines parameters for GetV1ProjectsProjectPromptsSlugVersions.
 type GetV1ProjectsProjectPromptsSlugVersionsParams struct {
@@ -1989,8 +4501,11 @@ type GetV1ProjectsProjectPromptsSlugVersionsParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 
 	// State only versions (draft, published, archived) or reviews (open, merged, closed) in this state; anything else is 400
-	State *string `form:"state,omitempty" json:"state,omitempty"`
+	State *GetV1ProjectsProjectPromptsSlugVersionsParamsState `form:"state,omitempty" json:"state,omitempty"`
 }
+
+// GetV1ProjectsProjectPromptsSlugVersionsParamsState defines parameters for GetV1ProjectsProjectPromptsSlugVersions.
+type GetV1ProjectsProjectPromptsSlugVersionsParamsState string
 
 // PostV1ProjectsProjectPromptsSlugVersionsParams defines parameters for PostV1ProjectsProjectPromptsSlugVersions.
 type PostV1ProjectsProjectPromptsSlugVersionsParams struct {
@@ -2028,14 +4543,17 @@ type PostV1ProjectsProjectSkillsParams struct {
 // GetV1ProjectsProjectSkillsSlugDiffParams defines parameters for GetV1ProjectsProjectSkillsSlugDiff.
 type GetV1ProjectsProjectSkillsSlugDiffParams struct {
 	// From the version to diff from
-	From *int `form:"from,omitempty" json:"from,omitempty"`
+	From int `form:"from" json:"from"`
 
 	// To the version to diff to
-	To *int `form:"to,omitempty" json:"to,omitempty"`
+	To int `form:"to" json:"to"`
 
 	// Format diff: "json" (default) or "patch" for text/x-diff; download: "zip"; anything else is 400
-	Format *string `form:"format,omitempty" json:"format,omitempty"`
+	Format *GetV1ProjectsProjectSkillsSlugDiffParamsFormat `form:"format,omitempty" json:"format,omitempty"`
 }
+
+// GetV1ProjectsProjectSkillsSlugDiffParamsFormat defines parameters for GetV1ProjectsProjectSkillsSlugDiff.
+type GetV1ProjectsProjectSkillsSlugDiffParamsFormat string
 
 // GetV1ProjectsProjectSkillsSlugHistoryParams defines parameters for GetV1ProjectsProjectSkillsSlugHistory.
 type GetV1ProjectsProjectSkillsSlugHistoryParams struct {
@@ -2055,7 +4573,7 @@ type GetV1ProjectsProjectSkillsSlugLiveParams struct {
 // GetV1ProjectsProjectSkillsSlugReviewsParams defines parameters for GetV1ProjectsProjectSkillsSlugReviews.
 type GetV1ProjectsProjectSkillsSlugReviewsParams struct {
 	// State only versions (draft, published, archived) or reviews (open, merged, closed) in this state; anything else is 400
-	State *string `form:"state,omitempty" json:"state,omitempty"`
+	State *GetV1ProjectsProjectSkillsSlugReviewsParamsState `form:"state,omitempty" json:"state,omitempty"`
 
 	// Limit page size, 1 to 500 (default 50)
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
@@ -2063,6 +4581,9 @@ type GetV1ProjectsProjectSkillsSlugReviewsParams struct {
 	// Cursor the next_cursor of the previous page
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
+
+// GetV1ProjectsProjectSkillsSlugReviewsParamsState defines parameters for GetV1ProjectsProjectSkillsSlugReviews.
+type GetV1ProjectsProjectSkillsSlugReviewsParamsState string
 
 // GetV1ProjectsProjectSkillsSlugVersionsParams defines parameters for GetV1ProjectsProjectSkillsSlugVersions.
 type GetV1ProjectsProjectSkillsSlugVersionsParams struct {
@@ -2073,8 +4594,11 @@ type GetV1ProjectsProjectSkillsSlugVersionsParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 
 	// State only versions (draft, published, archived) or reviews (open, merged, closed) in this state; anything else is 400
-	State *string `form:"state,omitempty" json:"state,omitempty"`
+	State *GetV1ProjectsProjectSkillsSlugVersionsParamsState `form:"state,omitempty" json:"state,omitempty"`
 }
+
+// GetV1ProjectsProjectSkillsSlugVersionsParamsState defines parameters for GetV1ProjectsProjectSkillsSlugVersions.
+type GetV1ProjectsProjectSkillsSlugVersionsParamsState string
 
 // PostV1ProjectsProjectSkillsSlugVersionsParams defines parameters for PostV1ProjectsProjectSkillsSlugVersions.
 type PostV1ProjectsProjectSkillsSlugVersionsParams struct {
@@ -2123,8 +4647,11 @@ type GetV1ProjectsProjectSkillsSlugVersionsVersionArchiveZipParams struct {
 // GetV1ProjectsProjectSkillsSlugVersionsVersionDownloadParams defines parameters for GetV1ProjectsProjectSkillsSlugVersionsVersionDownload.
 type GetV1ProjectsProjectSkillsSlugVersionsVersionDownloadParams struct {
 	// Format diff: "json" (default) or "patch" for text/x-diff; download: "zip"; anything else is 400
-	Format *string `form:"format,omitempty" json:"format,omitempty"`
+	Format *GetV1ProjectsProjectSkillsSlugVersionsVersionDownloadParamsFormat `form:"format,omitempty" json:"format,omitempty"`
 }
+
+// GetV1ProjectsProjectSkillsSlugVersionsVersionDownloadParamsFormat defines parameters for GetV1ProjectsProjectSkillsSlugVersionsVersionDownload.
+type GetV1ProjectsProjectSkillsSlugVersionsVersionDownloadParamsFormat string
 
 // GetV1ProjectsProjectSkillsSlugVersionsVersionFilesParams defines parameters for GetV1ProjectsProjectSkillsSlugVersionsVersionFiles.
 type GetV1ProjectsProjectSkillsSlugVersionsVersionFilesParams struct {
@@ -2174,14 +4701,17 @@ type GetV1ProjectsProjectWebhooksWebhookIDDeliveriesParams struct {
 // GetV1PromptsIdDiffParams defines parameters for GetV1PromptsIdDiff.
 type GetV1PromptsIdDiffParams struct {
 	// From the version to diff from
-	From *int `form:"from,omitempty" json:"from,omitempty"`
+	From int `form:"from" json:"from"`
 
 	// To the version to diff to
-	To *int `form:"to,omitempty" json:"to,omitempty"`
+	To int `form:"to" json:"to"`
 
 	// Format diff: "json" (default) or "patch" for text/x-diff; download: "zip"; anything else is 400
-	Format *string `form:"format,omitempty" json:"format,omitempty"`
+	Format *GetV1PromptsIdDiffParamsFormat `form:"format,omitempty" json:"format,omitempty"`
 }
+
+// GetV1PromptsIdDiffParamsFormat defines parameters for GetV1PromptsIdDiff.
+type GetV1PromptsIdDiffParamsFormat string
 
 // GetV1PromptsIdHistoryParams defines parameters for GetV1PromptsIdHistory.
 type GetV1PromptsIdHistoryParams struct {
@@ -2216,7 +4746,7 @@ type PostV1PromptsIdPayloadsParams struct {
 // GetV1PromptsIdReviewsParams defines parameters for GetV1PromptsIdReviews.
 type GetV1PromptsIdReviewsParams struct {
 	// State only versions (draft, published, archived) or reviews (open, merged, closed) in this state; anything else is 400
-	State *string `form:"state,omitempty" json:"state,omitempty"`
+	State *GetV1PromptsIdReviewsParamsState `form:"state,omitempty" json:"state,omitempty"`
 
 	// Limit page size, 1 to 500 (default 50)
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
@@ -2224,6 +4754,9 @@ type GetV1PromptsIdReviewsParams struct {
 	// Cursor the next_cursor of the previous page
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
+
+// GetV1PromptsIdReviewsParamsState defines parameters for GetV1PromptsIdReviews.
+type GetV1PromptsIdReviewsParamsState string
 
 // GetV1PromptsIdVersionsParams defines parameters for GetV1PromptsIdVersions.
 type GetV1PromptsIdVersionsParams struct {
@@ -2234,8 +4767,11 @@ type GetV1PromptsIdVersionsParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 
 	// State only versions (draft, published, archived) or reviews (open, merged, closed) in this state; anything else is 400
-	State *string `form:"state,omitempty" json:"state,omitempty"`
+	State *GetV1PromptsIdVersionsParamsState `form:"state,omitempty" json:"state,omitempty"`
 }
+
+// GetV1PromptsIdVersionsParamsState defines parameters for GetV1PromptsIdVersions.
+type GetV1PromptsIdVersionsParamsState string
 
 // PostV1PromptsIdVersionsParams defines parameters for PostV1PromptsIdVersions.
 type PostV1PromptsIdVersionsParams struct {
@@ -2258,14 +4794,17 @@ type PatchV1PromptsIdVersionsVersionParams struct {
 // GetV1SkillsIdDiffParams defines parameters for GetV1SkillsIdDiff.
 type GetV1SkillsIdDiffParams struct {
 	// From the version to diff from
-	From *int `form:"from,omitempty" json:"from,omitempty"`
+	From int `form:"from" json:"from"`
 
 	// To the version to diff to
-	To *int `form:"to,omitempty" json:"to,omitempty"`
+	To int `form:"to" json:"to"`
 
 	// Format diff: "json" (default) or "patch" for text/x-diff; download: "zip"; anything else is 400
-	Format *string `form:"format,omitempty" json:"format,omitempty"`
+	Format *GetV1SkillsIdDiffParamsFormat `form:"format,omitempty" json:"format,omitempty"`
 }
+
+// GetV1SkillsIdDiffParamsFormat defines parameters for GetV1SkillsIdDiff.
+type GetV1SkillsIdDiffParamsFormat string
 
 // GetV1SkillsIdHistoryParams defines parameters for GetV1SkillsIdHistory.
 type GetV1SkillsIdHistoryParams struct {
@@ -2285,7 +4824,7 @@ type GetV1SkillsIdLiveParams struct {
 // GetV1SkillsIdReviewsParams defines parameters for GetV1SkillsIdReviews.
 type GetV1SkillsIdReviewsParams struct {
 	// State only versions (draft, published, archived) or reviews (open, merged, closed) in this state; anything else is 400
-	State *string `form:"state,omitempty" json:"state,omitempty"`
+	State *GetV1SkillsIdReviewsParamsState `form:"state,omitempty" json:"state,omitempty"`
 
 	// Limit page size, 1 to 500 (default 50)
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
@@ -2293,6 +4832,9 @@ type GetV1SkillsIdReviewsParams struct {
 	// Cursor the next_cursor of the previous page
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
+
+// GetV1SkillsIdReviewsParamsState defines parameters for GetV1SkillsIdReviews.
+type GetV1SkillsIdReviewsParamsState string
 
 // GetV1SkillsIdVersionsParams defines parameters for GetV1SkillsIdVersions.
 type GetV1SkillsIdVersionsParams struct {
@@ -2303,8 +4845,11 @@ type GetV1SkillsIdVersionsParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 
 	// State only versions (draft, published, archived) or reviews (open, merged, closed) in this state; anything else is 400
-	State *string `form:"state,omitempty" json:"state,omitempty"`
+	State *GetV1SkillsIdVersionsParamsState `form:"state,omitempty" json:"state,omitempty"`
 }
+
+// GetV1SkillsIdVersionsParamsState defines parameters for GetV1SkillsIdVersions.
+type GetV1SkillsIdVersionsParamsState string
 
 // PostV1SkillsIdVersionsParams defines parameters for PostV1SkillsIdVersions.
 type PostV1SkillsIdVersionsParams struct {
@@ -2353,8 +4898,11 @@ type GetV1SkillsIdVersionsVersionArchiveZipParams struct {
 // GetV1SkillsIdVersionsVersionDownloadParams defines parameters for GetV1SkillsIdVersionsVersionDownload.
 type GetV1SkillsIdVersionsVersionDownloadParams struct {
 	// Format diff: "json" (default) or "patch" for text/x-diff; download: "zip"; anything else is 400
-	Format *string `form:"format,omitempty" json:"format,omitempty"`
+	Format *GetV1SkillsIdVersionsVersionDownloadParamsFormat `form:"format,omitempty" json:"format,omitempty"`
 }
+
+// GetV1SkillsIdVersionsVersionDownloadParamsFormat defines parameters for GetV1SkillsIdVersionsVersionDownload.
+type GetV1SkillsIdVersionsVersionDownloadParamsFormat string
 
 // GetV1SkillsIdVersionsVersionFilesParams defines parameters for GetV1SkillsIdVersionsVersionFiles.
 type GetV1SkillsIdVersionsVersionFilesParams struct {
@@ -2397,6 +4945,999 @@ type PostV1UsersParams struct {
 	// IdempotencyKey 1 to 255 printable ASCII characters: a retry with the same key (same user, route and body) within 24 hours gets the first success again, with Idempotent-Replayed: true
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
+
+// WebhookAssetCreatedJSONBody defines parameters for WebhookAssetCreated.
+type WebhookAssetCreatedJSONBody struct {
+	Actor struct {
+		Email *openapi_types.Email                 `json:"email,omitempty"`
+		Id    string                               `json:"id"`
+		Type  WebhookAssetCreatedJSONBodyActorType `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID                   `json:"id"`
+		Kind WebhookAssetCreatedJSONBodyAssetKind `json:"kind"`
+		Slug string                               `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data struct {
+		Commit *string `json:"commit,omitempty"`
+		Name   *string `json:"name,omitempty"`
+	} `json:"data"`
+	Id         openapi_types.UUID              `json:"id"`
+	Label      *string                         `json:"label,omitempty"`
+	OccurredAt time.Time                       `json:"occurred_at"`
+	ProjectId  openapi_types.UUID              `json:"project_id"`
+	Review     *int                            `json:"review,omitempty"`
+	Type       WebhookAssetCreatedJSONBodyType `json:"type"`
+	Version    *int                            `json:"version,omitempty"`
+}
+
+// WebhookAssetCreatedParams defines parameters for WebhookAssetCreated.
+type WebhookAssetCreatedParams struct {
+	// WebhookId the event's id (a redelivery keeps it: deduplicate by it)
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookAssetCreatedJSONBodyActorType defines parameters for WebhookAssetCreated.
+type WebhookAssetCreatedJSONBodyActorType string
+
+// WebhookAssetCreatedJSONBodyAssetKind defines parameters for WebhookAssetCreated.
+type WebhookAssetCreatedJSONBodyAssetKind string
+
+// WebhookAssetCreatedJSONBodyType defines parameters for WebhookAssetCreated.
+type WebhookAssetCreatedJSONBodyType string
+
+// WebhookAssetDeletedJSONBody defines parameters for WebhookAssetDeleted.
+type WebhookAssetDeletedJSONBody struct {
+	Actor struct {
+		Email *openapi_types.Email                 `json:"email,omitempty"`
+		Id    string                               `json:"id"`
+		Type  WebhookAssetDeletedJSONBodyActorType `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID                   `json:"id"`
+		Kind WebhookAssetDeletedJSONBodyAssetKind `json:"kind"`
+		Slug string                               `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data struct {
+		Commit *string `json:"commit,omitempty"`
+	} `json:"data"`
+	Id         openapi_types.UUID              `json:"id"`
+	Label      *string                         `json:"label,omitempty"`
+	OccurredAt time.Time                       `json:"occurred_at"`
+	ProjectId  openapi_types.UUID              `json:"project_id"`
+	Review     *int                            `json:"review,omitempty"`
+	Type       WebhookAssetDeletedJSONBodyType `json:"type"`
+	Version    *int                            `json:"version,omitempty"`
+}
+
+// WebhookAssetDeletedParams defines parameters for WebhookAssetDeleted.
+type WebhookAssetDeletedParams struct {
+	// WebhookId the event's id (a redelivery keeps it: deduplicate by it)
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookAssetDeletedJSONBodyActorType defines parameters for WebhookAssetDeleted.
+type WebhookAssetDeletedJSONBodyActorType string
+
+// WebhookAssetDeletedJSONBodyAssetKind defines parameters for WebhookAssetDeleted.
+type WebhookAssetDeletedJSONBodyAssetKind string
+
+// WebhookAssetDeletedJSONBodyType defines parameters for WebhookAssetDeleted.
+type WebhookAssetDeletedJSONBodyType string
+
+// WebhookLabelDeletedJSONBody defines parameters for WebhookLabelDeleted.
+type WebhookLabelDeletedJSONBody struct {
+	Actor struct {
+		Email *openapi_types.Email                 `json:"email,omitempty"`
+		Id    string                               `json:"id"`
+		Type  WebhookLabelDeletedJSONBodyActorType `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID                   `json:"id"`
+		Kind WebhookLabelDeletedJSONBodyAssetKind `json:"kind"`
+		Slug string                               `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data struct {
+		Commit *string `json:"commit,omitempty"`
+	} `json:"data"`
+	Id         openapi_types.UUID              `json:"id"`
+	Label      *string                         `json:"label,omitempty"`
+	OccurredAt time.Time                       `json:"occurred_at"`
+	ProjectId  openapi_types.UUID              `json:"project_id"`
+	Review     *int                            `json:"review,omitempty"`
+	Type       WebhookLabelDeletedJSONBodyType `json:"type"`
+	Version    *int                            `json:"version,omitempty"`
+}
+
+// WebhookLabelDeletedParams defines parameters for WebhookLabelDeleted.
+type WebhookLabelDeletedParams struct {
+	// WebhookId the event's id (a redelivery keeps it: deduplicate by it)
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookLabelDeletedJSONBodyActorType defines parameters for WebhookLabelDeleted.
+type WebhookLabelDeletedJSONBodyActorType string
+
+// WebhookLabelDeletedJSONBodyAssetKind defines parameters for WebhookLabelDeleted.
+type WebhookLabelDeletedJSONBodyAssetKind string
+
+// WebhookLabelDeletedJSONBodyType defines parameters for WebhookLabelDeleted.
+type WebhookLabelDeletedJSONBodyType string
+
+// WebhookLabelMovedJSONBody defines parameters for WebhookLabelMoved.
+type WebhookLabelMovedJSONBody struct {
+	Actor struct {
+		Email *openapi_types.Email               `json:"email,omitempty"`
+		Id    string                             `json:"id"`
+		Type  WebhookLabelMovedJSONBodyActorType `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID                 `json:"id"`
+		Kind WebhookLabelMovedJSONBodyAssetKind `json:"kind"`
+		Slug string                             `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data struct {
+		Commit *string `json:"commit,omitempty"`
+	} `json:"data"`
+	Id         openapi_types.UUID            `json:"id"`
+	Label      *string                       `json:"label,omitempty"`
+	OccurredAt time.Time                     `json:"occurred_at"`
+	ProjectId  openapi_types.UUID            `json:"project_id"`
+	Review     *int                          `json:"review,omitempty"`
+	Type       WebhookLabelMovedJSONBodyType `json:"type"`
+	Version    *int                          `json:"version,omitempty"`
+}
+
+// WebhookLabelMovedParams defines parameters for WebhookLabelMoved.
+type WebhookLabelMovedParams struct {
+	// WebhookId the event's id (a redelivery keeps it: deduplicate by it)
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookLabelMovedJSONBodyActorType defines parameters for WebhookLabelMoved.
+type WebhookLabelMovedJSONBodyActorType string
+
+// WebhookLabelMovedJSONBodyAssetKind defines parameters for WebhookLabelMoved.
+type WebhookLabelMovedJSONBodyAssetKind string
+
+// WebhookLabelMovedJSONBodyType defines parameters for WebhookLabelMoved.
+type WebhookLabelMovedJSONBodyType string
+
+// WebhookPingJSONBody defines parameters for WebhookPing.
+type WebhookPingJSONBody struct {
+	Actor struct {
+		Email *openapi_types.Email         `json:"email,omitempty"`
+		Id    string                       `json:"id"`
+		Type  WebhookPingJSONBodyActorType `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID           `json:"id"`
+		Kind WebhookPingJSONBodyAssetKind `json:"kind"`
+		Slug string                       `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data struct {
+		Commit    *string             `json:"commit,omitempty"`
+		WebhookId *openapi_types.UUID `json:"webhook_id,omitempty"`
+	} `json:"data"`
+	Id         openapi_types.UUID      `json:"id"`
+	Label      *string                 `json:"label,omitempty"`
+	OccurredAt time.Time               `json:"occurred_at"`
+	ProjectId  openapi_types.UUID      `json:"project_id"`
+	Review     *int                    `json:"review,omitempty"`
+	Type       WebhookPingJSONBodyType `json:"type"`
+	Version    *int                    `json:"version,omitempty"`
+}
+
+// WebhookPingParams defines parameters for WebhookPing.
+type WebhookPingParams struct {
+	// WebhookId the event's id (a redelivery keeps it: deduplicate by it)
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookPingJSONBodyActorType defines parameters for WebhookPing.
+type WebhookPingJSONBodyActorType string
+
+// WebhookPingJSONBodyAssetKind defines parameters for WebhookPing.
+type WebhookPingJSONBodyAssetKind string
+
+// WebhookPingJSONBodyType defines parameters for WebhookPing.
+type WebhookPingJSONBodyType string
+
+// WebhookReviewApprovedJSONBody defines parameters for WebhookReviewApproved.
+type WebhookReviewApprovedJSONBody struct {
+	Actor struct {
+		Email *openapi_types.Email                   `json:"email,omitempty"`
+		Id    string                                 `json:"id"`
+		Type  WebhookReviewApprovedJSONBodyActorType `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID                     `json:"id"`
+		Kind WebhookReviewApprovedJSONBodyAssetKind `json:"kind"`
+		Slug string                                 `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data struct {
+		Commit *string `json:"commit,omitempty"`
+		State  *string `json:"state,omitempty"`
+		Title  *string `json:"title,omitempty"`
+	} `json:"data"`
+	Id         openapi_types.UUID                `json:"id"`
+	Label      *string                           `json:"label,omitempty"`
+	OccurredAt time.Time                         `json:"occurred_at"`
+	ProjectId  openapi_types.UUID                `json:"project_id"`
+	Review     *int                              `json:"review,omitempty"`
+	Type       WebhookReviewApprovedJSONBodyType `json:"type"`
+	Version    *int                              `json:"version,omitempty"`
+}
+
+// WebhookReviewApprovedParams defines parameters for WebhookReviewApproved.
+type WebhookReviewApprovedParams struct {
+	// WebhookId the event's id (a redelivery keeps it: deduplicate by it)
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookReviewApprovedJSONBodyActorType defines parameters for WebhookReviewApproved.
+type WebhookReviewApprovedJSONBodyActorType string
+
+// WebhookReviewApprovedJSONBodyAssetKind defines parameters for WebhookReviewApproved.
+type WebhookReviewApprovedJSONBodyAssetKind string
+
+// WebhookReviewApprovedJSONBodyType defines parameters for WebhookReviewApproved.
+type WebhookReviewApprovedJSONBodyType string
+
+// WebhookReviewChangesRequestedJSONBody defines parameters for WebhookReviewChangesRequested.
+type WebhookReviewChangesRequestedJSONBody struct {
+	Actor struct {
+		Email *openapi_types.Email                           `json:"email,omitempty"`
+		Id    string                                         `json:"id"`
+		Type  WebhookReviewChangesRequestedJSONBodyActorType `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID                             `json:"id"`
+		Kind WebhookReviewChangesRequestedJSONBodyAssetKind `json:"kind"`
+		Slug string                                         `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data struct {
+		Commit *string `json:"commit,omitempty"`
+		State  *string `json:"state,omitempty"`
+		Title  *string `json:"title,omitempty"`
+	} `json:"data"`
+	Id         openapi_types.UUID                        `json:"id"`
+	Label      *string                                   `json:"label,omitempty"`
+	OccurredAt time.Time                                 `json:"occurred_at"`
+	ProjectId  openapi_types.UUID                        `json:"project_id"`
+	Review     *int                                      `json:"review,omitempty"`
+	Type       WebhookReviewChangesRequestedJSONBodyType `json:"type"`
+	Version    *int                                      `json:"version,omitempty"`
+}
+
+// WebhookReviewChangesRequestedParams defines parameters for WebhookReviewChangesRequested.
+type WebhookReviewChangesRequestedParams struct {
+	// WebhookId the event's id (a redelivery keeps it: deduplicate by it)
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookReviewChangesRequestedJSONBodyActorType defines parameters for WebhookReviewChangesRequested.
+type WebhookReviewChangesRequestedJSONBodyActorType string
+
+// WebhookReviewChangesRequestedJSONBodyAssetKind defines parameters for WebhookReviewChangesRequested.
+type WebhookReviewChangesRequestedJSONBodyAssetKind string
+
+// WebhookReviewChangesRequestedJSONBodyType defines parameters for WebhookReviewChangesRequested.
+type WebhookReviewChangesRequestedJSONBodyType string
+
+// WebhookReviewClosedJSONBody defines parameters for WebhookReviewClosed.
+type WebhookReviewClosedJSONBody struct {
+	Actor struct {
+		Email *openapi_types.Email                 `json:"email,omitempty"`
+		Id    string                               `json:"id"`
+		Type  WebhookReviewClosedJSONBodyActorType `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID                   `json:"id"`
+		Kind WebhookReviewClosedJSONBodyAssetKind `json:"kind"`
+		Slug string                               `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data struct {
+		Commit *string `json:"commit,omitempty"`
+		State  *string `json:"state,omitempty"`
+		Title  *string `json:"title,omitempty"`
+	} `json:"data"`
+	Id         openapi_types.UUID              `json:"id"`
+	Label      *string                         `json:"label,omitempty"`
+	OccurredAt time.Time                       `json:"occurred_at"`
+	ProjectId  openapi_types.UUID              `json:"project_id"`
+	Review     *int                            `json:"review,omitempty"`
+	Type       WebhookReviewClosedJSONBodyType `json:"type"`
+	Version    *int                            `json:"version,omitempty"`
+}
+
+// WebhookReviewClosedParams defines parameters for WebhookReviewClosed.
+type WebhookReviewClosedParams struct {
+	// WebhookId the event's id (a redelivery keeps it: deduplicate by it)
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookReviewClosedJSONBodyActorType defines parameters for WebhookReviewClosed.
+type WebhookReviewClosedJSONBodyActorType string
+
+// WebhookReviewClosedJSONBodyAssetKind defines parameters for WebhookReviewClosed.
+type WebhookReviewClosedJSONBodyAssetKind string
+
+// WebhookReviewClosedJSONBodyType defines parameters for WebhookReviewClosed.
+type WebhookReviewClosedJSONBodyType string
+
+// WebhookReviewCommentUpdatedJSONBody defines parameters for WebhookReviewCommentUpdated.
+type WebhookReviewCommentUpdatedJSONBody struct {
+	Actor struct {
+		Email *openapi_types.Email                         `json:"email,omitempty"`
+		Id    string                                       `json:"id"`
+		Type  WebhookReviewCommentUpdatedJSONBodyActorType `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID                           `json:"id"`
+		Kind WebhookReviewCommentUpdatedJSONBodyAssetKind `json:"kind"`
+		Slug string                                       `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data struct {
+		Commit *string `json:"commit,omitempty"`
+		State  *string `json:"state,omitempty"`
+		Title  *string `json:"title,omitempty"`
+	} `json:"data"`
+	Id         openapi_types.UUID                      `json:"id"`
+	Label      *string                                 `json:"label,omitempty"`
+	OccurredAt time.Time                               `json:"occurred_at"`
+	ProjectId  openapi_types.UUID                      `json:"project_id"`
+	Review     *int                                    `json:"review,omitempty"`
+	Type       WebhookReviewCommentUpdatedJSONBodyType `json:"type"`
+	Version    *int                                    `json:"version,omitempty"`
+}
+
+// WebhookReviewCommentUpdatedParams defines parameters for WebhookReviewCommentUpdated.
+type WebhookReviewCommentUpdatedParams struct {
+	// WebhookId the event's id (a redelivery keeps it: deduplicate by it)
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookReviewCommentUpdatedJSONBodyActorType defines parameters for WebhookReviewCommentUpdated.
+type WebhookReviewCommentUpdatedJSONBodyActorType string
+
+// WebhookReviewCommentUpdatedJSONBodyAssetKind defines parameters for WebhookReviewCommentUpdated.
+type WebhookReviewCommentUpdatedJSONBodyAssetKind string
+
+// WebhookReviewCommentUpdatedJSONBodyType defines parameters for WebhookReviewCommentUpdated.
+type WebhookReviewCommentUpdatedJSONBodyType string
+
+// WebhookReviewCommentedJSONBody defines parameters for WebhookReviewCommented.
+type WebhookReviewCommentedJSONBody struct {
+	Actor struct {
+		Email *openapi_types.Email                    `json:"email,omitempty"`
+		Id    string                                  `json:"id"`
+		Type  WebhookReviewCommentedJSONBodyActorType `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID                      `json:"id"`
+		Kind WebhookReviewCommentedJSONBodyAssetKind `json:"kind"`
+		Slug string                                  `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data struct {
+		Commit *string `json:"commit,omitempty"`
+		State  *string `json:"state,omitempty"`
+		Title  *string `json:"title,omitempty"`
+	} `json:"data"`
+	Id         openapi_types.UUID                 `json:"id"`
+	Label      *string                            `json:"label,omitempty"`
+	OccurredAt time.Time                          `json:"occurred_at"`
+	ProjectId  openapi_types.UUID                 `json:"project_id"`
+	Review     *int                               `json:"review,omitempty"`
+	Type       WebhookReviewCommentedJSONBodyType `json:"type"`
+	Version    *int                               `json:"version,omitempty"`
+}
+
+// WebhookReviewCommentedParams defines parameters for WebhookReviewCommented.
+type WebhookReviewCommentedParams struct {
+	// WebhookId the event's id (a redelivery keeps it: deduplicate by it)
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookReviewCommentedJSONBodyActorType defines parameters for WebhookReviewCommented.
+type WebhookReviewCommentedJSONBodyActorType string
+
+// WebhookReviewCommentedJSONBodyAssetKind defines parameters for WebhookReviewCommented.
+type WebhookReviewCommentedJSONBodyAssetKind string
+
+// WebhookReviewCommentedJSONBodyType defines parameters for WebhookReviewCommented.
+type WebhookReviewCommentedJSONBodyType string
+
+// WebhookReviewMergedJSONBody defines parameters for WebhookReviewMerged.
+type WebhookReviewMergedJSONBody struct {
+	Actor struct {
+		Email *openapi_types.Email                 `json:"email,omitempty"`
+		Id    string                               `json:"id"`
+		Type  WebhookReviewMergedJSONBodyActorType `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID                   `json:"id"`
+		Kind WebhookReviewMergedJSONBodyAssetKind `json:"kind"`
+		Slug string                               `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data struct {
+		Commit *string `json:"commit,omitempty"`
+		State  *string `json:"state,omitempty"`
+		Title  *string `json:"title,omitempty"`
+	} `json:"data"`
+	Id         openapi_types.UUID              `json:"id"`
+	Label      *string                         `json:"label,omitempty"`
+	OccurredAt time.Time                       `json:"occurred_at"`
+	ProjectId  openapi_types.UUID              `json:"project_id"`
+	Review     *int                            `json:"review,omitempty"`
+	Type       WebhookReviewMergedJSONBodyType `json:"type"`
+	Version    *int                            `json:"version,omitempty"`
+}
+
+// WebhookReviewMergedParams defines parameters for WebhookReviewMerged.
+type WebhookReviewMergedParams struct {
+	// WebhookId the event's id (a redelivery keeps it: deduplicate by it)
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookReviewMergedJSONBodyActorType defines parameters for WebhookReviewMerged.
+type WebhookReviewMergedJSONBodyActorType string
+
+// WebhookReviewMergedJSONBodyAssetKind defines parameters for WebhookReviewMerged.
+type WebhookReviewMergedJSONBodyAssetKind string
+
+// WebhookReviewMergedJSONBodyType defines parameters for WebhookReviewMerged.
+type WebhookReviewMergedJSONBodyType string
+
+// WebhookReviewOpenedJSONBody defines parameters for WebhookReviewOpened.
+type WebhookReviewOpenedJSONBody struct {
+	Actor struct {
+		Email *openapi_types.Email                 `json:"email,omitempty"`
+		Id    string                               `json:"id"`
+		Type  WebhookReviewOpenedJSONBodyActorType `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID                   `json:"id"`
+		Kind WebhookReviewOpenedJSONBodyAssetKind `json:"kind"`
+		Slug string                               `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data struct {
+		Commit *string `json:"commit,omitempty"`
+		State  *string `json:"state,omitempty"`
+		Title  *string `json:"title,omitempty"`
+	} `json:"data"`
+	Id         openapi_types.UUID              `json:"id"`
+	Label      *string                         `json:"label,omitempty"`
+	OccurredAt time.Time                       `json:"occurred_at"`
+	ProjectId  openapi_types.UUID              `json:"project_id"`
+	Review     *int                            `json:"review,omitempty"`
+	Type       WebhookReviewOpenedJSONBodyType `json:"type"`
+	Version    *int                            `json:"version,omitempty"`
+}
+
+// WebhookReviewOpenedParams defines parameters for WebhookReviewOpened.
+type WebhookReviewOpenedParams struct {
+	// WebhookId the event's id (a redelivery keeps it: deduplicate by it)
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookReviewOpenedJSONBodyActorType defines parameters for WebhookReviewOpened.
+type WebhookReviewOpenedJSONBodyActorType string
+
+// WebhookReviewOpenedJSONBodyAssetKind defines parameters for WebhookReviewOpened.
+type WebhookReviewOpenedJSONBodyAssetKind string
+
+// WebhookReviewOpenedJSONBodyType defines parameters for WebhookReviewOpened.
+type WebhookReviewOpenedJSONBodyType string
+
+// WebhookReviewReopenedJSONBody defines parameters for WebhookReviewReopened.
+type WebhookReviewReopenedJSONBody struct {
+	Actor struct {
+		Email *openapi_types.Email                   `json:"email,omitempty"`
+		Id    string                                 `json:"id"`
+		Type  WebhookReviewReopenedJSONBodyActorType `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID                     `json:"id"`
+		Kind WebhookReviewReopenedJSONBodyAssetKind `json:"kind"`
+		Slug string                                 `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data struct {
+		Commit *string `json:"commit,omitempty"`
+		State  *string `json:"state,omitempty"`
+		Title  *string `json:"title,omitempty"`
+	} `json:"data"`
+	Id         openapi_types.UUID                `json:"id"`
+	Label      *string                           `json:"label,omitempty"`
+	OccurredAt time.Time                         `json:"occurred_at"`
+	ProjectId  openapi_types.UUID                `json:"project_id"`
+	Review     *int                              `json:"review,omitempty"`
+	Type       WebhookReviewReopenedJSONBodyType `json:"type"`
+	Version    *int                              `json:"version,omitempty"`
+}
+
+// WebhookReviewReopenedParams defines parameters for WebhookReviewReopened.
+type WebhookReviewReopenedParams struct {
+	// WebhookId the event's id (a redelivery keeps it: deduplicate by it)
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookReviewReopenedJSONBodyActorType defines parameters for WebhookReviewReopened.
+type WebhookReviewReopenedJSONBodyActorType string
+
+// WebhookReviewReopenedJSONBodyAssetKind defines parameters for WebhookReviewReopened.
+type WebhookReviewReopenedJSONBodyAssetKind string
+
+// WebhookReviewReopenedJSONBodyType defines parameters for WebhookReviewReopened.
+type WebhookReviewReopenedJSONBodyType string
+
+// WebhookReviewRetitledJSONBody defines parameters for WebhookReviewRetitled.
+type WebhookReviewRetitledJSONBody struct {
+	Actor struct {
+		Email *openapi_types.Email                   `json:"email,omitempty"`
+		Id    string                                 `json:"id"`
+		Type  WebhookReviewRetitledJSONBodyActorType `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID                     `json:"id"`
+		Kind WebhookReviewRetitledJSONBodyAssetKind `json:"kind"`
+		Slug string                                 `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data struct {
+		Commit *string `json:"commit,omitempty"`
+		State  *string `json:"state,omitempty"`
+		Title  *string `json:"title,omitempty"`
+	} `json:"data"`
+	Id         openapi_types.UUID                `json:"id"`
+	Label      *string                           `json:"label,omitempty"`
+	OccurredAt time.Time                         `json:"occurred_at"`
+	ProjectId  openapi_types.UUID                `json:"project_id"`
+	Review     *int                              `json:"review,omitempty"`
+	Type       WebhookReviewRetitledJSONBodyType `json:"type"`
+	Version    *int                              `json:"version,omitempty"`
+}
+
+// WebhookReviewRetitledParams defines parameters for WebhookReviewRetitled.
+type WebhookReviewRetitledParams struct {
+	// WebhookId the event's id (a redelivery keeps it: deduplicate by it)
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookReviewRetitledJSONBodyActorType defines parameters for WebhookReviewRetitled.
+type WebhookReviewRetitledJSONBodyActorType string
+
+// WebhookReviewRetitledJSONBodyAssetKind defines parameters for WebhookReviewRetitled.
+type WebhookReviewRetitledJSONBodyAssetKind string
+
+// WebhookReviewRetitledJSONBodyType defines parameters for WebhookReviewRetitled.
+type WebhookReviewRetitledJSONBodyType string
+
+// WebhookVersionArchivedJSONBody defines parameters for WebhookVersionArchived.
+type WebhookVersionArchivedJSONBody struct {
+	Actor struct {
+		Email *openapi_types.Email                    `json:"email,omitempty"`
+		Id    string                                  `json:"id"`
+		Type  WebhookVersionArchivedJSONBodyActorType `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID                      `json:"id"`
+		Kind WebhookVersionArchivedJSONBodyAssetKind `json:"kind"`
+		Slug string                                  `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data struct {
+		Commit *string                                  `json:"commit,omitempty"`
+		Live   *bool                                    `json:"live,omitempty"`
+		State  *WebhookVersionArchivedJSONBodyDataState `json:"state,omitempty"`
+	} `json:"data"`
+	Id         openapi_types.UUID                 `json:"id"`
+	Label      *string                            `json:"label,omitempty"`
+	OccurredAt time.Time                          `json:"occurred_at"`
+	ProjectId  openapi_types.UUID                 `json:"project_id"`
+	Review     *int                               `json:"review,omitempty"`
+	Type       WebhookVersionArchivedJSONBodyType `json:"type"`
+	Version    *int                               `json:"version,omitempty"`
+}
+
+// WebhookVersionArchivedParams defines parameters for WebhookVersionArchived.
+type WebhookVersionArchivedParams struct {
+	// WebhookId the event's id (a redelivery keeps it: deduplicate by it)
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookVersionArchivedJSONBodyActorType defines parameters for WebhookVersionArchived.
+type WebhookVersionArchivedJSONBodyActorType string
+
+// WebhookVersionArchivedJSONBodyAssetKind defines parameters for WebhookVersionArchived.
+type WebhookVersionArchivedJSONBodyAssetKind string
+
+// WebhookVersionArchivedJSONBodyDataState defines parameters for WebhookVersionArchived.
+type WebhookVersionArchivedJSONBodyDataState string
+
+// WebhookVersionArchivedJSONBodyType defines parameters for WebhookVersionArchived.
+type WebhookVersionArchivedJSONBodyType string
+
+// WebhookVersionCreatedJSONBody defines parameters for WebhookVersionCreated.
+type WebhookVersionCreatedJSONBody struct {
+	Actor struct {
+		Email *openapi_types.Email                   `json:"email,omitempty"`
+		Id    string                                 `json:"id"`
+		Type  WebhookVersionCreatedJSONBodyActorType `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID                     `json:"id"`
+		Kind WebhookVersionCreatedJSONBodyAssetKind `json:"kind"`
+		Slug string                                 `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data struct {
+		Commit *string                                 `json:"commit,omitempty"`
+		Live   *bool                                   `json:"live,omitempty"`
+		State  *WebhookVersionCreatedJSONBodyDataState `json:"state,omitempty"`
+	} `json:"data"`
+	Id         openapi_types.UUID                `json:"id"`
+	Label      *string                           `json:"label,omitempty"`
+	OccurredAt time.Time                         `json:"occurred_at"`
+	ProjectId  openapi_types.UUID                `json:"project_id"`
+	Review     *int                              `json:"review,omitempty"`
+	Type       WebhookVersionCreatedJSONBodyType `json:"type"`
+	Version    *int                              `json:"version,omitempty"`
+}
+
+// WebhookVersionCreatedParams defines parameters for WebhookVersionCreated.
+type WebhookVersionCreatedParams struct {
+	// WebhookId the event's id (a redelivery keeps it: deduplicate by it)
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookVersionCreatedJSONBodyActorType defines parameters for WebhookVersionCreated.
+type WebhookVersionCreatedJSONBodyActorType string
+
+// WebhookVersionCreatedJSONBodyAssetKind defines parameters for WebhookVersionCreated.
+type WebhookVersionCreatedJSONBodyAssetKind string
+
+// WebhookVersionCreatedJSONBodyDataState defines parameters for WebhookVersionCreated.
+type WebhookVersionCreatedJSONBodyDataState string
+
+// WebhookVersionCreatedJSONBodyType defines parameters for WebhookVersionCreated.
+type WebhookVersionCreatedJSONBodyType string
+
+// WebhookVersionDeletedJSONBody defines parameters for WebhookVersionDeleted.
+type WebhookVersionDeletedJSONBody struct {
+	Actor struct {
+		Email *openapi_types.Email                   `json:"email,omitempty"`
+		Id    string                                 `json:"id"`
+		Type  WebhookVersionDeletedJSONBodyActorType `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID                     `json:"id"`
+		Kind WebhookVersionDeletedJSONBodyAssetKind `json:"kind"`
+		Slug string                                 `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data struct {
+		Commit *string `json:"commit,omitempty"`
+	} `json:"data"`
+	Id         openapi_types.UUID                `json:"id"`
+	Label      *string                           `json:"label,omitempty"`
+	OccurredAt time.Time                         `json:"occurred_at"`
+	ProjectId  openapi_types.UUID                `json:"project_id"`
+	Review     *int                              `json:"review,omitempty"`
+	Type       WebhookVersionDeletedJSONBodyType `json:"type"`
+	Version    *int                              `json:"version,omitempty"`
+}
+
+// WebhookVersionDeletedParams defines parameters for WebhookVersionDeleted.
+type WebhookVersionDeletedParams struct {
+	// WebhookId the event's id (a redelivery keeps it: deduplicate by it)
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookVersionDeletedJSONBodyActorType defines parameters for WebhookVersionDeleted.
+type WebhookVersionDeletedJSONBodyActorType string
+
+// WebhookVersionDeletedJSONBodyAssetKind defines parameters for WebhookVersionDeleted.
+type WebhookVersionDeletedJSONBodyAssetKind string
+
+// WebhookVersionDeletedJSONBodyType defines parameters for WebhookVersionDeleted.
+type WebhookVersionDeletedJSONBodyType string
+
+// WebhookVersionPromotedJSONBody defines parameters for WebhookVersionPromoted.
+type WebhookVersionPromotedJSONBody struct {
+	Actor struct {
+		Email *openapi_types.Email                    `json:"email,omitempty"`
+		Id    string                                  `json:"id"`
+		Type  WebhookVersionPromotedJSONBodyActorType `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID                      `json:"id"`
+		Kind WebhookVersionPromotedJSONBodyAssetKind `json:"kind"`
+		Slug string                                  `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data struct {
+		Commit *string                                  `json:"commit,omitempty"`
+		Live   *bool                                    `json:"live,omitempty"`
+		State  *WebhookVersionPromotedJSONBodyDataState `json:"state,omitempty"`
+	} `json:"data"`
+	Id         openapi_types.UUID                 `json:"id"`
+	Label      *string                            `json:"label,omitempty"`
+	OccurredAt time.Time                          `json:"occurred_at"`
+	ProjectId  openapi_types.UUID                 `json:"project_id"`
+	Review     *int                               `json:"review,omitempty"`
+	Type       WebhookVersionPromotedJSONBodyType `json:"type"`
+	Version    *int                               `json:"version,omitempty"`
+}
+
+// WebhookVersionPromotedParams defines parameters for WebhookVersionPromoted.
+type WebhookVersionPromotedParams struct {
+	// WebhookId the event's id (a redelivery keeps it: deduplicate by it)
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookVersionPromotedJSONBodyActorType defines parameters for WebhookVersionPromoted.
+type WebhookVersionPromotedJSONBodyActorType string
+
+// WebhookVersionPromotedJSONBodyAssetKind defines parameters for WebhookVersionPromoted.
+type WebhookVersionPromotedJSONBodyAssetKind string
+
+// WebhookVersionPromotedJSONBodyDataState defines parameters for WebhookVersionPromoted.
+type WebhookVersionPromotedJSONBodyDataState string
+
+// WebhookVersionPromotedJSONBodyType defines parameters for WebhookVersionPromoted.
+type WebhookVersionPromotedJSONBodyType string
+
+// WebhookVersionPublishedJSONBody defines parameters for WebhookVersionPublished.
+type WebhookVersionPublishedJSONBody struct {
+	Actor struct {
+		Email *openapi_types.Email                     `json:"email,omitempty"`
+		Id    string                                   `json:"id"`
+		Type  WebhookVersionPublishedJSONBodyActorType `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID                       `json:"id"`
+		Kind WebhookVersionPublishedJSONBodyAssetKind `json:"kind"`
+		Slug string                                   `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data struct {
+		Commit *string                                   `json:"commit,omitempty"`
+		Live   *bool                                     `json:"live,omitempty"`
+		State  *WebhookVersionPublishedJSONBodyDataState `json:"state,omitempty"`
+	} `json:"data"`
+	Id         openapi_types.UUID                  `json:"id"`
+	Label      *string                             `json:"label,omitempty"`
+	OccurredAt time.Time                           `json:"occurred_at"`
+	ProjectId  openapi_types.UUID                  `json:"project_id"`
+	Review     *int                                `json:"review,omitempty"`
+	Type       WebhookVersionPublishedJSONBodyType `json:"type"`
+	Version    *int                                `json:"version,omitempty"`
+}
+
+// WebhookVersionPublishedParams defines parameters for WebhookVersionPublished.
+type WebhookVersionPublishedParams struct {
+	// WebhookId the event's id (a redelivery keeps it: deduplicate by it)
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookVersionPublishedJSONBodyActorType defines parameters for WebhookVersionPublished.
+type WebhookVersionPublishedJSONBodyActorType string
+
+// WebhookVersionPublishedJSONBodyAssetKind defines parameters for WebhookVersionPublished.
+type WebhookVersionPublishedJSONBodyAssetKind string
+
+// WebhookVersionPublishedJSONBodyDataState defines parameters for WebhookVersionPublished.
+type WebhookVersionPublishedJSONBodyDataState string
+
+// WebhookVersionPublishedJSONBodyType defines parameters for WebhookVersionPublished.
+type WebhookVersionPublishedJSONBodyType string
+
+// WebhookVersionUpdatedJSONBody defines parameters for WebhookVersionUpdated.
+type WebhookVersionUpdatedJSONBody struct {
+	Actor struct {
+		Email *openapi_types.Email                   `json:"email,omitempty"`
+		Id    string                                 `json:"id"`
+		Type  WebhookVersionUpdatedJSONBodyActorType `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID                     `json:"id"`
+		Kind WebhookVersionUpdatedJSONBodyAssetKind `json:"kind"`
+		Slug string                                 `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data struct {
+		Commit *string                                 `json:"commit,omitempty"`
+		Live   *bool                                   `json:"live,omitempty"`
+		State  *WebhookVersionUpdatedJSONBodyDataState `json:"state,omitempty"`
+	} `json:"data"`
+	Id         openapi_types.UUID                `json:"id"`
+	Label      *string                           `json:"label,omitempty"`
+	OccurredAt time.Time                         `json:"occurred_at"`
+	ProjectId  openapi_types.UUID                `json:"project_id"`
+	Review     *int                              `json:"review,omitempty"`
+	Type       WebhookVersionUpdatedJSONBodyType `json:"type"`
+	Version    *int                              `json:"version,omitempty"`
+}
+
+// WebhookVersionUpdatedParams defines parameters for WebhookVersionUpdated.
+type WebhookVersionUpdatedParams struct {
+	// WebhookId the event's id (a redelivery keeps it: deduplicate by it)
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookVersionUpdatedJSONBodyActorType defines parameters for WebhookVersionUpdated.
+type WebhookVersionUpdatedJSONBodyActorType string
+
+// WebhookVersionUpdatedJSONBodyAssetKind defines parameters for WebhookVersionUpdated.
+type WebhookVersionUpdatedJSONBodyAssetKind string
+
+// WebhookVersionUpdatedJSONBodyDataState defines parameters for WebhookVersionUpdated.
+type WebhookVersionUpdatedJSONBodyDataState string
+
+// WebhookVersionUpdatedJSONBodyType defines parameters for WebhookVersionUpdated.
+type WebhookVersionUpdatedJSONBodyType string
+
+// WebhookWebhookDisabledJSONBody defines parameters for WebhookWebhookDisabled.
+type WebhookWebhookDisabledJSONBody struct {
+	Actor struct {
+		Email *openapi_types.Email                    `json:"email,omitempty"`
+		Id    string                                  `json:"id"`
+		Type  WebhookWebhookDisabledJSONBodyActorType `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID                      `json:"id"`
+		Kind WebhookWebhookDisabledJSONBodyAssetKind `json:"kind"`
+		Slug string                                  `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data struct {
+		Commit    *string             `json:"commit,omitempty"`
+		Reason    *string             `json:"reason,omitempty"`
+		Url       *string             `json:"url,omitempty"`
+		WebhookId *openapi_types.UUID `json:"webhook_id,omitempty"`
+	} `json:"data"`
+	Id         openapi_types.UUID                 `json:"id"`
+	Label      *string                            `json:"label,omitempty"`
+	OccurredAt time.Time                          `json:"occurred_at"`
+	ProjectId  openapi_types.UUID                 `json:"project_id"`
+	Review     *int                               `json:"review,omitempty"`
+	Type       WebhookWebhookDisabledJSONBodyType `json:"type"`
+	Version    *int                               `json:"version,omitempty"`
+}
+
+// WebhookWebhookDisabledParams defines parameters for WebhookWebhookDisabled.
+type WebhookWebhookDisabledParams struct {
+	// WebhookId the event's id (a redelivery keeps it: deduplicate by it)
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookWebhookDisabledJSONBodyActorType defines parameters for WebhookWebhookDisabled.
+type WebhookWebhookDisabledJSONBodyActorType string
+
+// WebhookWebhookDisabledJSONBodyAssetKind defines parameters for WebhookWebhookDisabled.
+type WebhookWebhookDisabledJSONBodyAssetKind string
+
+// WebhookWebhookDisabledJSONBodyType defines parameters for WebhookWebhookDisabled.
+type WebhookWebhookDisabledJSONBodyType string
 
 // PostV1ApiKeysJSONRequestBody defines body for PostV1ApiKeys for application/json ContentType.
 type PostV1ApiKeysJSONRequestBody = KeyRequest
@@ -2589,6 +6130,69 @@ type PostV1UsersJSONRequestBody = UserCreateRequest
 
 // PatchV1UsersUserIDJSONRequestBody defines body for PatchV1UsersUserID for application/json ContentType.
 type PatchV1UsersUserIDJSONRequestBody = UserRequest
+
+// WebhookAssetCreatedJSONRequestBody defines body for WebhookAssetCreated for application/json ContentType.
+type WebhookAssetCreatedJSONRequestBody WebhookAssetCreatedJSONBody
+
+// WebhookAssetDeletedJSONRequestBody defines body for WebhookAssetDeleted for application/json ContentType.
+type WebhookAssetDeletedJSONRequestBody WebhookAssetDeletedJSONBody
+
+// WebhookLabelDeletedJSONRequestBody defines body for WebhookLabelDeleted for application/json ContentType.
+type WebhookLabelDeletedJSONRequestBody WebhookLabelDeletedJSONBody
+
+// WebhookLabelMovedJSONRequestBody defines body for WebhookLabelMoved for application/json ContentType.
+type WebhookLabelMovedJSONRequestBody WebhookLabelMovedJSONBody
+
+// WebhookPingJSONRequestBody defines body for WebhookPing for application/json ContentType.
+type WebhookPingJSONRequestBody WebhookPingJSONBody
+
+// WebhookReviewApprovedJSONRequestBody defines body for WebhookReviewApproved for application/json ContentType.
+type WebhookReviewApprovedJSONRequestBody WebhookReviewApprovedJSONBody
+
+// WebhookReviewChangesRequestedJSONRequestBody defines body for WebhookReviewChangesRequested for application/json ContentType.
+type WebhookReviewChangesRequestedJSONRequestBody WebhookReviewChangesRequestedJSONBody
+
+// WebhookReviewClosedJSONRequestBody defines body for WebhookReviewClosed for application/json ContentType.
+type WebhookReviewClosedJSONRequestBody WebhookReviewClosedJSONBody
+
+// WebhookReviewCommentUpdatedJSONRequestBody defines body for WebhookReviewCommentUpdated for application/json ContentType.
+type WebhookReviewCommentUpdatedJSONRequestBody WebhookReviewCommentUpdatedJSONBody
+
+// WebhookReviewCommentedJSONRequestBody defines body for WebhookReviewCommented for application/json ContentType.
+type WebhookReviewCommentedJSONRequestBody WebhookReviewCommentedJSONBody
+
+// WebhookReviewMergedJSONRequestBody defines body for WebhookReviewMerged for application/json ContentType.
+type WebhookReviewMergedJSONRequestBody WebhookReviewMergedJSONBody
+
+// WebhookReviewOpenedJSONRequestBody defines body for WebhookReviewOpened for application/json ContentType.
+type WebhookReviewOpenedJSONRequestBody WebhookReviewOpenedJSONBody
+
+// WebhookReviewReopenedJSONRequestBody defines body for WebhookReviewReopened for application/json ContentType.
+type WebhookReviewReopenedJSONRequestBody WebhookReviewReopenedJSONBody
+
+// WebhookReviewRetitledJSONRequestBody defines body for WebhookReviewRetitled for application/json ContentType.
+type WebhookReviewRetitledJSONRequestBody WebhookReviewRetitledJSONBody
+
+// WebhookVersionArchivedJSONRequestBody defines body for WebhookVersionArchived for application/json ContentType.
+type WebhookVersionArchivedJSONRequestBody WebhookVersionArchivedJSONBody
+
+// WebhookVersionCreatedJSONRequestBody defines body for WebhookVersionCreated for application/json ContentType.
+type WebhookVersionCreatedJSONRequestBody WebhookVersionCreatedJSONBody
+
+// WebhookVersionDeletedJSONRequestBody defines body for WebhookVersionDeleted for application/json ContentType.
+type WebhookVersionDeletedJSONRequestBody WebhookVersionDeletedJSONBody
+
+// WebhookVersionPromotedJSONRequestBody defines body for WebhookVersionPromoted for application/json ContentType.
+type WebhookVersionPromotedJSONRequestBody WebhookVersionPromotedJSONBody
+
+// WebhookVersionPublishedJSONRequestBody defines body for WebhookVersionPublished for application/json ContentType.
+type WebhookVersionPublishedJSONRequestBody WebhookVersionPublishedJSONBody
+
+// WebhookVersionUpdatedJSONRequestBody defines body for WebhookVersionUpdated for application/json ContentType.
+type WebhookVersionUpdatedJSONRequestBody WebhookVersionUpdatedJSONBody
+
+// WebhookWebhookDisabledJSONRequestBody defines body for WebhookWebhookDisabled for application/json ContentType.
+type WebhookWebhookDisabledJSONRequestBody WebhookWebhookDisabledJSONBody
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -3016,7 +6620,7 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/projects/{project}/prompts/{slug}/cache/purge (the `PostV1ProjectsProjectPromptsSlugCachePurge` operationId).
 	PostV1ProjectsProjectPromptsSlugCachePurge(ctx context.Context, project string, slug string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetV1ProjectsProjectPromptsSlugDependents The prompts of the same project whose live version or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts
+	// GetV1ProjectsProjectPromptsSlugDependents The prompts of the same project whose live version, labelled versions or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts
 	//
 	// Corresponds with GET /v1/projects/{project}/prompts/{slug}/dependents (the `GetV1ProjectsProjectPromptsSlugDependents` operationId).
 	GetV1ProjectsProjectPromptsSlugDependents(ctx context.Context, project string, slug string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3702,7 +7306,7 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/prompts/{id}/cache/purge (the `PostV1PromptsIdCachePurge` operationId).
 	PostV1PromptsIdCachePurge(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetV1PromptsIdDependents The prompts of the same project whose live version or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts
+	// GetV1PromptsIdDependents The prompts of the same project whose live version, labelled versions or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts
 	//
 	// Corresponds with GET /v1/prompts/{id}/dependents (the `GetV1PromptsIdDependents` operationId).
 	GetV1PromptsIdDependents(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4306,14 +7910,14 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/users/{userID} (the `GetV1UsersUserID` operationId).
 	GetV1UsersUserID(ctx context.Context, userID string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PatchV1UsersUserIDWithBody Update a user. A new password ends the user's other sessions (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin
+	// PatchV1UsersUserIDWithBody Update a user. A new password ends the user's other sessions, disabling ends all of them (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PATCH /v1/users/{userID} (the `PatchV1UsersUserID` operationId).
 	PatchV1UsersUserIDWithBody(ctx context.Context, userID string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PatchV1UsersUserID Update a user. A new password ends the user's other sessions (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin
+	// PatchV1UsersUserID Update a user. A new password ends the user's other sessions, disabling ends all of them (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5313,7 +8917,7 @@ func (c *Client) PostV1ProjectsProjectPromptsSlugCachePurge(ctx context.Context,
 	return c.Client.Do(req)
 }
 
-// GetV1ProjectsProjectPromptsSlugDependents The prompts of the same project whose live version or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts
+// GetV1ProjectsProjectPromptsSlugDependents The prompts of the same project whose live version, labelled versions or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts
 //
 // Corresponds with GET /v1/projects/{project}/prompts/{slug}/dependents (the `GetV1ProjectsProjectPromptsSlugDependents` operationId).
 func (c *Client) GetV1ProjectsProjectPromptsSlugDependents(ctx context.Context, project string, slug string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7139,7 +10743,7 @@ func (c *Client) PostV1PromptsIdCachePurge(ctx context.Context, id string, reqEd
 	return c.Client.Do(req)
 }
 
-// GetV1PromptsIdDependents The prompts of the same project whose live version or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts
+// GetV1PromptsIdDependents The prompts of the same project whose live version, labelled versions or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts
 //
 // Corresponds with GET /v1/prompts/{id}/dependents (the `GetV1PromptsIdDependents` operationId).
 func (c *Client) GetV1PromptsIdDependents(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -8743,7 +12347,7 @@ func (c *Client) GetV1UsersUserID(ctx context.Context, userID string, reqEditors
 	return c.Client.Do(req)
 }
 
-// PatchV1UsersUserIDWithBody Update a user. A new password ends the user's other sessions (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin
+// PatchV1UsersUserIDWithBody Update a user. A new password ends the user's other sessions, disabling ends all of them (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin
 //
 // Takes any type of body and a specified content type.
 //
@@ -8760,7 +12364,7 @@ func (c *Client) PatchV1UsersUserIDWithBody(ctx context.Context, userID string, 
 	return c.Client.Do(req)
 }
 
-// PatchV1UsersUserID Update a user. A new password ends the user's other sessions (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin
+// PatchV1UsersUserID Update a user. A new password ends the user's other sessions, disabling ends all of them (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin
 //
 // Takes a body of the `application/json` content type.
 //
@@ -11318,28 +14922,20 @@ func NewGetV1ProjectsProjectPromptsSlugDiffRequest(server string, project string
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
 		var rawQueryFragments []string
 
-		if params.From != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", *params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
 			}
-
 		}
 
-		if params.To != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", *params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
 			}
-
 		}
 
 		if params.Format != nil {
@@ -13578,28 +17174,20 @@ func NewGetV1ProjectsProjectSkillsSlugDiffRequest(server string, project string,
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
 		var rawQueryFragments []string
 
-		if params.From != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", *params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
 			}
-
 		}
 
-		if params.To != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", *params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
 			}
-
 		}
 
 		if params.Format != nil {
@@ -16386,28 +19974,20 @@ func NewGetV1PromptsIdDiffRequest(server string, id string, params *GetV1Prompts
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
 		var rawQueryFragments []string
 
-		if params.From != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", *params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
 			}
-
 		}
 
-		if params.To != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", *params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
 			}
-
 		}
 
 		if params.Format != nil {
@@ -18259,28 +21839,20 @@ func NewGetV1SkillsIdDiffRequest(server string, id string, params *GetV1SkillsId
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
 		var rawQueryFragments []string
 
-		if params.From != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", *params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
 			}
-
 		}
 
-		if params.To != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", *params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
 			}
-
 		}
 
 		if params.Format != nil {
@@ -20880,7 +24452,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/projects/{project}/prompts/{slug}/cache/purge (the `PostV1ProjectsProjectPromptsSlugCachePurge` operationId).
 	PostV1ProjectsProjectPromptsSlugCachePurgeWithResponse(ctx context.Context, project string, slug string, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectPromptsSlugCachePurgeResponse, error)
 
-	// GetV1ProjectsProjectPromptsSlugDependentsWithResponse The prompts of the same project whose live version or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts
+	// GetV1ProjectsProjectPromptsSlugDependentsWithResponse The prompts of the same project whose live version, labelled versions or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -21678,7 +25250,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/prompts/{id}/cache/purge (the `PostV1PromptsIdCachePurge` operationId).
 	PostV1PromptsIdCachePurgeWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*PostV1PromptsIdCachePurgeResponse, error)
 
-	// GetV1PromptsIdDependentsWithResponse The prompts of the same project whose live version or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts
+	// GetV1PromptsIdDependentsWithResponse The prompts of the same project whose live version, labelled versions or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -22378,14 +25950,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/users/{userID} (the `GetV1UsersUserID` operationId).
 	GetV1UsersUserIDWithResponse(ctx context.Context, userID string, reqEditors ...RequestEditorFn) (*GetV1UsersUserIDResponse, error)
 
-	// PatchV1UsersUserIDWithBodyWithResponse Update a user. A new password ends the user's other sessions (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin
+	// PatchV1UsersUserIDWithBodyWithResponse Update a user. A new password ends the user's other sessions, disabling ends all of them (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /v1/users/{userID} (the `PatchV1UsersUserID` operationId).
 	PatchV1UsersUserIDWithBodyWithResponse(ctx context.Context, userID string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchV1UsersUserIDResponse, error)
 
-	// PatchV1UsersUserIDWithResponse Update a user. A new password ends the user's other sessions (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin
+	// PatchV1UsersUserIDWithResponse Update a user. A new password ends the user's other sessions, disabling ends all of them (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -22408,6 +25980,11 @@ type GetWellKnownAgentSkillsIndexJsonResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// GetWellKnownAgentSkillsIndexJsonResponse429Headers the declared response headers of an HTTP 429 response for GetWellKnownAgentSkillsIndexJson
+type GetWellKnownAgentSkillsIndexJsonResponse429Headers struct {
+	RetryAfter *string
+}
+
 type GetWellKnownAgentSkillsIndexJsonResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -22417,6 +25994,8 @@ type GetWellKnownAgentSkillsIndexJsonResponse struct {
 	JSON400 *APIError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *APIError
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -22425,6 +26004,8 @@ type GetWellKnownAgentSkillsIndexJsonResponse struct {
 	Headers304 *GetWellKnownAgentSkillsIndexJsonResponse304Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetWellKnownAgentSkillsIndexJsonResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetWellKnownAgentSkillsIndexJsonResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -22440,6 +26021,11 @@ func (r GetWellKnownAgentSkillsIndexJsonResponse) GetJSON400() *APIError {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r GetWellKnownAgentSkillsIndexJsonResponse) GetJSON401() *APIError {
 	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetWellKnownAgentSkillsIndexJsonResponse) GetJSON429() *APIError {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -22476,9 +26062,23 @@ func (r GetWellKnownAgentSkillsIndexJsonResponse) ContentType() string {
 	return ""
 }
 
+// HeadWellKnownAgentSkillsIndexJsonResponse401Headers the declared response headers of an HTTP 401 response for HeadWellKnownAgentSkillsIndexJson
+type HeadWellKnownAgentSkillsIndexJsonResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// HeadWellKnownAgentSkillsIndexJsonResponse429Headers the declared response headers of an HTTP 429 response for HeadWellKnownAgentSkillsIndexJson
+type HeadWellKnownAgentSkillsIndexJsonResponse429Headers struct {
+	RetryAfter *string
+}
+
 type HeadWellKnownAgentSkillsIndexJsonResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *HeadWellKnownAgentSkillsIndexJsonResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *HeadWellKnownAgentSkillsIndexJsonResponse429Headers
 }
 
 // GetBody returns the raw response body bytes
@@ -22525,6 +26125,11 @@ type GetWellKnownAgentSkillsNamePathResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// GetWellKnownAgentSkillsNamePathResponse429Headers the declared response headers of an HTTP 429 response for GetWellKnownAgentSkillsNamePath
+type GetWellKnownAgentSkillsNamePathResponse429Headers struct {
+	RetryAfter *string
+}
+
 type GetWellKnownAgentSkillsNamePathResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -22534,6 +26139,8 @@ type GetWellKnownAgentSkillsNamePathResponse struct {
 	JSON401 *APIError
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *APIError
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -22542,6 +26149,8 @@ type GetWellKnownAgentSkillsNamePathResponse struct {
 	Headers304 *GetWellKnownAgentSkillsNamePathResponse304Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetWellKnownAgentSkillsNamePathResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetWellKnownAgentSkillsNamePathResponse429Headers
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -22557,6 +26166,11 @@ func (r GetWellKnownAgentSkillsNamePathResponse) GetJSON401() *APIError {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetWellKnownAgentSkillsNamePathResponse) GetJSON404() *APIError {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetWellKnownAgentSkillsNamePathResponse) GetJSON429() *APIError {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -22593,9 +26207,23 @@ func (r GetWellKnownAgentSkillsNamePathResponse) ContentType() string {
 	return ""
 }
 
+// HeadWellKnownAgentSkillsNamePathResponse401Headers the declared response headers of an HTTP 401 response for HeadWellKnownAgentSkillsNamePath
+type HeadWellKnownAgentSkillsNamePathResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// HeadWellKnownAgentSkillsNamePathResponse429Headers the declared response headers of an HTTP 429 response for HeadWellKnownAgentSkillsNamePath
+type HeadWellKnownAgentSkillsNamePathResponse429Headers struct {
+	RetryAfter *string
+}
+
 type HeadWellKnownAgentSkillsNamePathResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *HeadWellKnownAgentSkillsNamePathResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *HeadWellKnownAgentSkillsNamePathResponse429Headers
 }
 
 // GetBody returns the raw response body bytes
@@ -22642,6 +26270,11 @@ type GetWellKnownSkillsIndexJsonResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// GetWellKnownSkillsIndexJsonResponse429Headers the declared response headers of an HTTP 429 response for GetWellKnownSkillsIndexJson
+type GetWellKnownSkillsIndexJsonResponse429Headers struct {
+	RetryAfter *string
+}
+
 type GetWellKnownSkillsIndexJsonResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -22651,6 +26284,8 @@ type GetWellKnownSkillsIndexJsonResponse struct {
 	JSON400 *APIError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *APIError
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -22659,6 +26294,8 @@ type GetWellKnownSkillsIndexJsonResponse struct {
 	Headers304 *GetWellKnownSkillsIndexJsonResponse304Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetWellKnownSkillsIndexJsonResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetWellKnownSkillsIndexJsonResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -22674,6 +26311,11 @@ func (r GetWellKnownSkillsIndexJsonResponse) GetJSON400() *APIError {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r GetWellKnownSkillsIndexJsonResponse) GetJSON401() *APIError {
 	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetWellKnownSkillsIndexJsonResponse) GetJSON429() *APIError {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -22710,9 +26352,23 @@ func (r GetWellKnownSkillsIndexJsonResponse) ContentType() string {
 	return ""
 }
 
+// HeadWellKnownSkillsIndexJsonResponse401Headers the declared response headers of an HTTP 401 response for HeadWellKnownSkillsIndexJson
+type HeadWellKnownSkillsIndexJsonResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// HeadWellKnownSkillsIndexJsonResponse429Headers the declared response headers of an HTTP 429 response for HeadWellKnownSkillsIndexJson
+type HeadWellKnownSkillsIndexJsonResponse429Headers struct {
+	RetryAfter *string
+}
+
 type HeadWellKnownSkillsIndexJsonResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *HeadWellKnownSkillsIndexJsonResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *HeadWellKnownSkillsIndexJsonResponse429Headers
 }
 
 // GetBody returns the raw response body bytes
@@ -22759,6 +26415,11 @@ type GetWellKnownSkillsNamePathResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// GetWellKnownSkillsNamePathResponse429Headers the declared response headers of an HTTP 429 response for GetWellKnownSkillsNamePath
+type GetWellKnownSkillsNamePathResponse429Headers struct {
+	RetryAfter *string
+}
+
 type GetWellKnownSkillsNamePathResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -22768,6 +26429,8 @@ type GetWellKnownSkillsNamePathResponse struct {
 	JSON401 *APIError
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *APIError
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -22776,6 +26439,8 @@ type GetWellKnownSkillsNamePathResponse struct {
 	Headers304 *GetWellKnownSkillsNamePathResponse304Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetWellKnownSkillsNamePathResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetWellKnownSkillsNamePathResponse429Headers
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -22791,6 +26456,11 @@ func (r GetWellKnownSkillsNamePathResponse) GetJSON401() *APIError {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetWellKnownSkillsNamePathResponse) GetJSON404() *APIError {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetWellKnownSkillsNamePathResponse) GetJSON429() *APIError {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -22827,9 +26497,23 @@ func (r GetWellKnownSkillsNamePathResponse) ContentType() string {
 	return ""
 }
 
+// HeadWellKnownSkillsNamePathResponse401Headers the declared response headers of an HTTP 401 response for HeadWellKnownSkillsNamePath
+type HeadWellKnownSkillsNamePathResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// HeadWellKnownSkillsNamePathResponse429Headers the declared response headers of an HTTP 429 response for HeadWellKnownSkillsNamePath
+type HeadWellKnownSkillsNamePathResponse429Headers struct {
+	RetryAfter *string
+}
+
 type HeadWellKnownSkillsNamePathResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *HeadWellKnownSkillsNamePathResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *HeadWellKnownSkillsNamePathResponse429Headers
 }
 
 // GetBody returns the raw response body bytes
@@ -22866,6 +26550,11 @@ type GetGitPathResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// GetGitPathResponse429Headers the declared response headers of an HTTP 429 response for GetGitPath
+type GetGitPathResponse429Headers struct {
+	RetryAfter *string
+}
+
 type GetGitPathResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -22875,10 +26564,14 @@ type GetGitPathResponse struct {
 	JSON401 *APIError
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *APIError
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetGitPathResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetGitPathResponse429Headers
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -22894,6 +26587,11 @@ func (r GetGitPathResponse) GetJSON401() *APIError {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetGitPathResponse) GetJSON404() *APIError {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetGitPathResponse) GetJSON429() *APIError {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -22935,6 +26633,11 @@ type PostGitPathResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// PostGitPathResponse429Headers the declared response headers of an HTTP 429 response for PostGitPath
+type PostGitPathResponse429Headers struct {
+	RetryAfter *string
+}
+
 type PostGitPathResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -22950,10 +26653,14 @@ type PostGitPathResponse struct {
 	JSON413 *APIError
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *APIError
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *PostGitPathResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostGitPathResponse429Headers
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -22984,6 +26691,11 @@ func (r PostGitPathResponse) GetJSON413() *APIError {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r PostGitPathResponse) GetJSON415() *APIError {
 	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostGitPathResponse) GetJSON429() *APIError {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -25648,6 +29360,11 @@ func (r GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse) ContentType()
 	return ""
 }
 
+// HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse401Headers the declared response headers of an HTTP 401 response for HeadV1ProjectsProjectWellKnownAgentSkillsIndexJson
+type HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
 // HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse429Headers the declared response headers of an HTTP 429 response for HeadV1ProjectsProjectWellKnownAgentSkillsIndexJson
 type HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse429Headers struct {
 	RetryAfter *string
@@ -25661,6 +29378,8 @@ type HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse503Headers struct
 type HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -25807,6 +29526,11 @@ func (r GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse) ContentType() 
 	return ""
 }
 
+// HeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse401Headers the declared response headers of an HTTP 401 response for HeadV1ProjectsProjectWellKnownAgentSkillsNamePath
+type HeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
 // HeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse429Headers the declared response headers of an HTTP 429 response for HeadV1ProjectsProjectWellKnownAgentSkillsNamePath
 type HeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse429Headers struct {
 	RetryAfter *string
@@ -25820,6 +29544,8 @@ type HeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse503Headers struct 
 type HeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *HeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *HeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -25973,6 +29699,11 @@ func (r GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse) ContentType() stri
 	return ""
 }
 
+// HeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse401Headers the declared response headers of an HTTP 401 response for HeadV1ProjectsProjectWellKnownSkillsIndexJson
+type HeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
 // HeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse429Headers the declared response headers of an HTTP 429 response for HeadV1ProjectsProjectWellKnownSkillsIndexJson
 type HeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse429Headers struct {
 	RetryAfter *string
@@ -25986,6 +29717,8 @@ type HeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse503Headers struct {
 type HeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *HeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *HeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -26132,6 +29865,11 @@ func (r GetV1ProjectsProjectWellKnownSkillsNamePathResponse) ContentType() strin
 	return ""
 }
 
+// HeadV1ProjectsProjectWellKnownSkillsNamePathResponse401Headers the declared response headers of an HTTP 401 response for HeadV1ProjectsProjectWellKnownSkillsNamePath
+type HeadV1ProjectsProjectWellKnownSkillsNamePathResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
 // HeadV1ProjectsProjectWellKnownSkillsNamePathResponse429Headers the declared response headers of an HTTP 429 response for HeadV1ProjectsProjectWellKnownSkillsNamePath
 type HeadV1ProjectsProjectWellKnownSkillsNamePathResponse429Headers struct {
 	RetryAfter *string
@@ -26145,6 +29883,8 @@ type HeadV1ProjectsProjectWellKnownSkillsNamePathResponse503Headers struct {
 type HeadV1ProjectsProjectWellKnownSkillsNamePathResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *HeadV1ProjectsProjectWellKnownSkillsNamePathResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *HeadV1ProjectsProjectWellKnownSkillsNamePathResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -26419,6 +30159,11 @@ func (r GetV1ProjectsProjectAgentSkillsIndexJsonResponse) ContentType() string {
 	return ""
 }
 
+// HeadV1ProjectsProjectAgentSkillsIndexJsonResponse401Headers the declared response headers of an HTTP 401 response for HeadV1ProjectsProjectAgentSkillsIndexJson
+type HeadV1ProjectsProjectAgentSkillsIndexJsonResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
 // HeadV1ProjectsProjectAgentSkillsIndexJsonResponse429Headers the declared response headers of an HTTP 429 response for HeadV1ProjectsProjectAgentSkillsIndexJson
 type HeadV1ProjectsProjectAgentSkillsIndexJsonResponse429Headers struct {
 	RetryAfter *string
@@ -26432,6 +30177,8 @@ type HeadV1ProjectsProjectAgentSkillsIndexJsonResponse503Headers struct {
 type HeadV1ProjectsProjectAgentSkillsIndexJsonResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *HeadV1ProjectsProjectAgentSkillsIndexJsonResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *HeadV1ProjectsProjectAgentSkillsIndexJsonResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -26578,6 +30325,11 @@ func (r GetV1ProjectsProjectAgentSkillsNamePathResponse) ContentType() string {
 	return ""
 }
 
+// HeadV1ProjectsProjectAgentSkillsNamePathResponse401Headers the declared response headers of an HTTP 401 response for HeadV1ProjectsProjectAgentSkillsNamePath
+type HeadV1ProjectsProjectAgentSkillsNamePathResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
 // HeadV1ProjectsProjectAgentSkillsNamePathResponse429Headers the declared response headers of an HTTP 429 response for HeadV1ProjectsProjectAgentSkillsNamePath
 type HeadV1ProjectsProjectAgentSkillsNamePathResponse429Headers struct {
 	RetryAfter *string
@@ -26591,6 +30343,8 @@ type HeadV1ProjectsProjectAgentSkillsNamePathResponse503Headers struct {
 type HeadV1ProjectsProjectAgentSkillsNamePathResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *HeadV1ProjectsProjectAgentSkillsNamePathResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *HeadV1ProjectsProjectAgentSkillsNamePathResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -39290,7 +43044,7 @@ type PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON202 the response for an HTTP 202 `application/json` response
-	JSON202 *interface{}
+	JSON202 *Queued
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *APIError
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -39328,7 +43082,7 @@ type PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse
 }
 
 // GetJSON202 returns the response for an HTTP 202 `application/json` response
-func (r PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse) GetJSON202() *interface{} {
+func (r PostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverResponse) GetJSON202() *Queued {
 	return r.JSON202
 }
 
@@ -39450,7 +43204,9 @@ type PostV1ProjectsProjectWebhooksWebhookIDPingResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON202 the response for an HTTP 202 `application/json` response
-	JSON202 *interface{}
+	JSON202 *struct {
+		Event Event `json:"event"`
+	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *APIError
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -39488,7 +43244,9 @@ type PostV1ProjectsProjectWebhooksWebhookIDPingResponse struct {
 }
 
 // GetJSON202 returns the response for an HTTP 202 `application/json` response
-func (r PostV1ProjectsProjectWebhooksWebhookIDPingResponse) GetJSON202() *interface{} {
+func (r PostV1ProjectsProjectWebhooksWebhookIDPingResponse) GetJSON202() *struct {
+	Event Event `json:"event"`
+} {
 	return r.JSON202
 }
 
@@ -52248,7 +56006,7 @@ func (c *ClientWithResponses) PostV1ProjectsProjectPromptsSlugCachePurgeWithResp
 	return ParsePostV1ProjectsProjectPromptsSlugCachePurgeResponse(rsp)
 }
 
-// GetV1ProjectsProjectPromptsSlugDependentsWithResponse The prompts of the same project whose live version or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts
+// GetV1ProjectsProjectPromptsSlugDependentsWithResponse The prompts of the same project whose live version, labelled versions or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -53730,7 +57488,7 @@ func (c *ClientWithResponses) PostV1PromptsIdCachePurgeWithResponse(ctx context.
 	return ParsePostV1PromptsIdCachePurgeResponse(rsp)
 }
 
-// GetV1PromptsIdDependentsWithResponse The prompts of the same project whose live version or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts
+// GetV1PromptsIdDependentsWithResponse The prompts of the same project whose live version, labelled versions or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -55030,7 +58788,7 @@ func (c *ClientWithResponses) GetV1UsersUserIDWithResponse(ctx context.Context, 
 	return ParseGetV1UsersUserIDResponse(rsp)
 }
 
-// PatchV1UsersUserIDWithBodyWithResponse Update a user. A new password ends the user's other sessions (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin
+// PatchV1UsersUserIDWithBodyWithResponse Update a user. A new password ends the user's other sessions, disabling ends all of them (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -55043,7 +58801,7 @@ func (c *ClientWithResponses) PatchV1UsersUserIDWithBodyWithResponse(ctx context
 	return ParsePatchV1UsersUserIDResponse(rsp)
 }
 
-// PatchV1UsersUserIDWithResponse Update a user. A new password ends the user's other sessions (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin
+// PatchV1UsersUserIDWithResponse Update a user. A new password ends the user's other sessions, disabling ends all of them (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -55094,6 +58852,13 @@ func ParseGetWellKnownAgentSkillsIndexJsonResponse(rsp *http.Response) (*GetWell
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest APIError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -55134,6 +58899,16 @@ func ParseGetWellKnownAgentSkillsIndexJsonResponse(rsp *http.Response) (*GetWell
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetWellKnownAgentSkillsIndexJsonResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -55150,6 +58925,29 @@ func ParseHeadWellKnownAgentSkillsIndexJsonResponse(rsp *http.Response) (*HeadWe
 	response := &HeadWellKnownAgentSkillsIndexJsonResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers HeadWellKnownAgentSkillsIndexJsonResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers HeadWellKnownAgentSkillsIndexJsonResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -55193,6 +58991,13 @@ func ParseGetWellKnownAgentSkillsNamePathResponse(rsp *http.Response) (*GetWellK
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest APIError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -55233,6 +59038,16 @@ func ParseGetWellKnownAgentSkillsNamePathResponse(rsp *http.Response) (*GetWellK
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetWellKnownAgentSkillsNamePathResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -55249,6 +59064,29 @@ func ParseHeadWellKnownAgentSkillsNamePathResponse(rsp *http.Response) (*HeadWel
 	response := &HeadWellKnownAgentSkillsNamePathResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers HeadWellKnownAgentSkillsNamePathResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers HeadWellKnownAgentSkillsNamePathResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -55292,6 +59130,13 @@ func ParseGetWellKnownSkillsIndexJsonResponse(rsp *http.Response) (*GetWellKnown
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest APIError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -55332,6 +59177,16 @@ func ParseGetWellKnownSkillsIndexJsonResponse(rsp *http.Response) (*GetWellKnown
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetWellKnownSkillsIndexJsonResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -55348,6 +59203,29 @@ func ParseHeadWellKnownSkillsIndexJsonResponse(rsp *http.Response) (*HeadWellKno
 	response := &HeadWellKnownSkillsIndexJsonResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers HeadWellKnownSkillsIndexJsonResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers HeadWellKnownSkillsIndexJsonResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -55391,6 +59269,13 @@ func ParseGetWellKnownSkillsNamePathResponse(rsp *http.Response) (*GetWellKnownS
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest APIError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -55431,6 +59316,16 @@ func ParseGetWellKnownSkillsNamePathResponse(rsp *http.Response) (*GetWellKnownS
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetWellKnownSkillsNamePathResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -55447,6 +59342,29 @@ func ParseHeadWellKnownSkillsNamePathResponse(rsp *http.Response) (*HeadWellKnow
 	response := &HeadWellKnownSkillsNamePathResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers HeadWellKnownSkillsNamePathResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers HeadWellKnownSkillsNamePathResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -55487,6 +59405,13 @@ func ParseGetGitPathResponse(rsp *http.Response) (*GetGitPathResponse, error) {
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest APIError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -55507,6 +59432,16 @@ func ParseGetGitPathResponse(rsp *http.Response) (*GetGitPathResponse, error) {
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetGitPathResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -55568,6 +59503,13 @@ func ParsePostGitPathResponse(rsp *http.Response) (*PostGitPathResponse, error) 
 		}
 		response.JSON415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest APIError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -55588,6 +59530,16 @@ func ParsePostGitPathResponse(rsp *http.Response) (*PostGitPathResponse, error) 
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostGitPathResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -58199,6 +62151,16 @@ func ParseHeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse(rsp *http.R
 	}
 
 	switch {
+	case rsp.StatusCode == 401:
+		var headers HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
 	case rsp.StatusCode == 429:
 		var headers HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -58355,6 +62317,16 @@ func ParseHeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse(rsp *http.Re
 	}
 
 	switch {
+	case rsp.StatusCode == 401:
+		var headers HeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
 	case rsp.StatusCode == 429:
 		var headers HeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -58518,6 +62490,16 @@ func ParseHeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse(rsp *http.Respon
 	}
 
 	switch {
+	case rsp.StatusCode == 401:
+		var headers HeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
 	case rsp.StatusCode == 429:
 		var headers HeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -58674,6 +62656,16 @@ func ParseHeadV1ProjectsProjectWellKnownSkillsNamePathResponse(rsp *http.Respons
 	}
 
 	switch {
+	case rsp.StatusCode == 401:
+		var headers HeadV1ProjectsProjectWellKnownSkillsNamePathResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
 	case rsp.StatusCode == 429:
 		var headers HeadV1ProjectsProjectWellKnownSkillsNamePathResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -58950,6 +62942,16 @@ func ParseHeadV1ProjectsProjectAgentSkillsIndexJsonResponse(rsp *http.Response) 
 	}
 
 	switch {
+	case rsp.StatusCode == 401:
+		var headers HeadV1ProjectsProjectAgentSkillsIndexJsonResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
 	case rsp.StatusCode == 429:
 		var headers HeadV1ProjectsProjectAgentSkillsIndexJsonResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -59106,6 +63108,16 @@ func ParseHeadV1ProjectsProjectAgentSkillsNamePathResponse(rsp *http.Response) (
 	}
 
 	switch {
+	case rsp.StatusCode == 401:
+		var headers HeadV1ProjectsProjectAgentSkillsNamePathResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
 	case rsp.StatusCode == 429:
 		var headers HeadV1ProjectsProjectAgentSkillsNamePathResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -71774,7 +75786,7 @@ func ParsePostV1ProjectsProjectWebhooksWebhookIDDeliveriesDeliveryIDRedeliverRes
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
-		var dest interface{}
+		var dest Queued
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -71934,7 +75946,9 @@ func ParsePostV1ProjectsProjectWebhooksWebhookIDPingResponse(rsp *http.Response)
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
-		var dest interface{}
+		var dest struct {
+			Event Event `json:"event"`
+		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -84005,4 +88019,1961 @@ func ParsePatchV1UsersUserIDResponse(rsp *http.Response) (*PatchV1UsersUserIDRes
 	}
 
 	return response, nil
+}
+
+// WebhookInitiator sends OpenAPI 3.1 webhook requests to target URLs.
+// Modeled on the generated Client, but with no stored Server -- the full
+// target URL is provided per-call by the caller (typically discovered
+// from a subscription registration).
+type WebhookInitiator struct {
+	// Doer for performing requests, typically a *http.Client with any
+	// customized settings, such as certificate chains.
+	Client HttpRequestDoer
+
+	// A list of callbacks for modifying requests which are generated before sending over
+	// the network.
+	RequestEditors []RequestEditorFn
+}
+
+// WebhookInitiatorOption allows setting custom parameters during construction.
+type WebhookInitiatorOption func(*WebhookInitiator) error
+
+// NewWebhookInitiator creates a new WebhookInitiator with reasonable defaults.
+func NewWebhookInitiator(opts ...WebhookInitiatorOption) (*WebhookInitiator, error) {
+	initiator := WebhookInitiator{}
+	for _, o := range opts {
+		if err := o(&initiator); err != nil {
+			return nil, err
+		}
+	}
+	if initiator.Client == nil {
+		initiator.Client = &http.Client{}
+	}
+	return &initiator, nil
+}
+
+// WithWebhookHTTPClient allows overriding the default Doer, which is
+// automatically created using http.Client. This is useful for tests.
+func WithWebhookHTTPClient(doer HttpRequestDoer) WebhookInitiatorOption {
+	return func(p *WebhookInitiator) error {
+		p.Client = doer
+		return nil
+	}
+}
+
+// WithWebhookRequestEditorFn allows setting up a callback function, which
+// will be called right before sending the webhook request. This can be
+// used to mutate the request, e.g. to add signature headers.
+func WithWebhookRequestEditorFn(fn RequestEditorFn) WebhookInitiatorOption {
+	return func(p *WebhookInitiator) error {
+		p.RequestEditors = append(p.RequestEditors, fn)
+		return nil
+	}
+}
+
+func (p *WebhookInitiator) applyWebhookEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
+	for _, r := range p.RequestEditors {
+		if err := r(ctx, req); err != nil {
+			return err
+		}
+	}
+	for _, r := range additionalEditors {
+		if err := r(ctx, req); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WebhookInitiatorInterface is the interface specification for the webhook initiator.
+type WebhookInitiatorInterface interface {
+	// WebhookAssetCreatedWithBody fires the asset.created webhook with any body
+	WebhookAssetCreatedWithBody(ctx context.Context, targetURL string, params *WebhookAssetCreatedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookAssetCreated(ctx context.Context, targetURL string, params *WebhookAssetCreatedParams, body WebhookAssetCreatedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookAssetDeletedWithBody fires the asset.deleted webhook with any body
+	WebhookAssetDeletedWithBody(ctx context.Context, targetURL string, params *WebhookAssetDeletedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookAssetDeleted(ctx context.Context, targetURL string, params *WebhookAssetDeletedParams, body WebhookAssetDeletedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookLabelDeletedWithBody fires the label.deleted webhook with any body
+	WebhookLabelDeletedWithBody(ctx context.Context, targetURL string, params *WebhookLabelDeletedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookLabelDeleted(ctx context.Context, targetURL string, params *WebhookLabelDeletedParams, body WebhookLabelDeletedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookLabelMovedWithBody fires the label.moved webhook with any body
+	WebhookLabelMovedWithBody(ctx context.Context, targetURL string, params *WebhookLabelMovedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookLabelMoved(ctx context.Context, targetURL string, params *WebhookLabelMovedParams, body WebhookLabelMovedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookPingWithBody fires the ping webhook with any body
+	WebhookPingWithBody(ctx context.Context, targetURL string, params *WebhookPingParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookPing(ctx context.Context, targetURL string, params *WebhookPingParams, body WebhookPingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookReviewApprovedWithBody fires the review.approved webhook with any body
+	WebhookReviewApprovedWithBody(ctx context.Context, targetURL string, params *WebhookReviewApprovedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookReviewApproved(ctx context.Context, targetURL string, params *WebhookReviewApprovedParams, body WebhookReviewApprovedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookReviewChangesRequestedWithBody fires the review.changes_requested webhook with any body
+	WebhookReviewChangesRequestedWithBody(ctx context.Context, targetURL string, params *WebhookReviewChangesRequestedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookReviewChangesRequested(ctx context.Context, targetURL string, params *WebhookReviewChangesRequestedParams, body WebhookReviewChangesRequestedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookReviewClosedWithBody fires the review.closed webhook with any body
+	WebhookReviewClosedWithBody(ctx context.Context, targetURL string, params *WebhookReviewClosedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookReviewClosed(ctx context.Context, targetURL string, params *WebhookReviewClosedParams, body WebhookReviewClosedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookReviewCommentUpdatedWithBody fires the review.comment_updated webhook with any body
+	WebhookReviewCommentUpdatedWithBody(ctx context.Context, targetURL string, params *WebhookReviewCommentUpdatedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookReviewCommentUpdated(ctx context.Context, targetURL string, params *WebhookReviewCommentUpdatedParams, body WebhookReviewCommentUpdatedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookReviewCommentedWithBody fires the review.commented webhook with any body
+	WebhookReviewCommentedWithBody(ctx context.Context, targetURL string, params *WebhookReviewCommentedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookReviewCommented(ctx context.Context, targetURL string, params *WebhookReviewCommentedParams, body WebhookReviewCommentedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookReviewMergedWithBody fires the review.merged webhook with any body
+	WebhookReviewMergedWithBody(ctx context.Context, targetURL string, params *WebhookReviewMergedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookReviewMerged(ctx context.Context, targetURL string, params *WebhookReviewMergedParams, body WebhookReviewMergedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookReviewOpenedWithBody fires the review.opened webhook with any body
+	WebhookReviewOpenedWithBody(ctx context.Context, targetURL string, params *WebhookReviewOpenedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookReviewOpened(ctx context.Context, targetURL string, params *WebhookReviewOpenedParams, body WebhookReviewOpenedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookReviewReopenedWithBody fires the review.reopened webhook with any body
+	WebhookReviewReopenedWithBody(ctx context.Context, targetURL string, params *WebhookReviewReopenedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookReviewReopened(ctx context.Context, targetURL string, params *WebhookReviewReopenedParams, body WebhookReviewReopenedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookReviewRetitledWithBody fires the review.retitled webhook with any body
+	WebhookReviewRetitledWithBody(ctx context.Context, targetURL string, params *WebhookReviewRetitledParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookReviewRetitled(ctx context.Context, targetURL string, params *WebhookReviewRetitledParams, body WebhookReviewRetitledJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookVersionArchivedWithBody fires the version.archived webhook with any body
+	WebhookVersionArchivedWithBody(ctx context.Context, targetURL string, params *WebhookVersionArchivedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookVersionArchived(ctx context.Context, targetURL string, params *WebhookVersionArchivedParams, body WebhookVersionArchivedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookVersionCreatedWithBody fires the version.created webhook with any body
+	WebhookVersionCreatedWithBody(ctx context.Context, targetURL string, params *WebhookVersionCreatedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookVersionCreated(ctx context.Context, targetURL string, params *WebhookVersionCreatedParams, body WebhookVersionCreatedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookVersionDeletedWithBody fires the version.deleted webhook with any body
+	WebhookVersionDeletedWithBody(ctx context.Context, targetURL string, params *WebhookVersionDeletedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookVersionDeleted(ctx context.Context, targetURL string, params *WebhookVersionDeletedParams, body WebhookVersionDeletedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookVersionPromotedWithBody fires the version.promoted webhook with any body
+	WebhookVersionPromotedWithBody(ctx context.Context, targetURL string, params *WebhookVersionPromotedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookVersionPromoted(ctx context.Context, targetURL string, params *WebhookVersionPromotedParams, body WebhookVersionPromotedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookVersionPublishedWithBody fires the version.published webhook with any body
+	WebhookVersionPublishedWithBody(ctx context.Context, targetURL string, params *WebhookVersionPublishedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookVersionPublished(ctx context.Context, targetURL string, params *WebhookVersionPublishedParams, body WebhookVersionPublishedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookVersionUpdatedWithBody fires the version.updated webhook with any body
+	WebhookVersionUpdatedWithBody(ctx context.Context, targetURL string, params *WebhookVersionUpdatedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookVersionUpdated(ctx context.Context, targetURL string, params *WebhookVersionUpdatedParams, body WebhookVersionUpdatedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookWebhookDisabledWithBody fires the webhook.disabled webhook with any body
+	WebhookWebhookDisabledWithBody(ctx context.Context, targetURL string, params *WebhookWebhookDisabledParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookWebhookDisabled(ctx context.Context, targetURL string, params *WebhookWebhookDisabledParams, body WebhookWebhookDisabledJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+func (p *WebhookInitiator) WebhookAssetCreatedWithBody(ctx context.Context, targetURL string, params *WebhookAssetCreatedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookAssetCreatedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookAssetCreated(ctx context.Context, targetURL string, params *WebhookAssetCreatedParams, body WebhookAssetCreatedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookAssetCreatedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookAssetDeletedWithBody(ctx context.Context, targetURL string, params *WebhookAssetDeletedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookAssetDeletedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookAssetDeleted(ctx context.Context, targetURL string, params *WebhookAssetDeletedParams, body WebhookAssetDeletedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookAssetDeletedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookLabelDeletedWithBody(ctx context.Context, targetURL string, params *WebhookLabelDeletedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookLabelDeletedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookLabelDeleted(ctx context.Context, targetURL string, params *WebhookLabelDeletedParams, body WebhookLabelDeletedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookLabelDeletedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookLabelMovedWithBody(ctx context.Context, targetURL string, params *WebhookLabelMovedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookLabelMovedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookLabelMoved(ctx context.Context, targetURL string, params *WebhookLabelMovedParams, body WebhookLabelMovedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookLabelMovedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPingWithBody(ctx context.Context, targetURL string, params *WebhookPingParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPingWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookPing(ctx context.Context, targetURL string, params *WebhookPingParams, body WebhookPingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookPingWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReviewApprovedWithBody(ctx context.Context, targetURL string, params *WebhookReviewApprovedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReviewApprovedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReviewApproved(ctx context.Context, targetURL string, params *WebhookReviewApprovedParams, body WebhookReviewApprovedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReviewApprovedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReviewChangesRequestedWithBody(ctx context.Context, targetURL string, params *WebhookReviewChangesRequestedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReviewChangesRequestedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReviewChangesRequested(ctx context.Context, targetURL string, params *WebhookReviewChangesRequestedParams, body WebhookReviewChangesRequestedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReviewChangesRequestedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReviewClosedWithBody(ctx context.Context, targetURL string, params *WebhookReviewClosedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReviewClosedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReviewClosed(ctx context.Context, targetURL string, params *WebhookReviewClosedParams, body WebhookReviewClosedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReviewClosedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReviewCommentUpdatedWithBody(ctx context.Context, targetURL string, params *WebhookReviewCommentUpdatedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReviewCommentUpdatedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReviewCommentUpdated(ctx context.Context, targetURL string, params *WebhookReviewCommentUpdatedParams, body WebhookReviewCommentUpdatedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReviewCommentUpdatedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReviewCommentedWithBody(ctx context.Context, targetURL string, params *WebhookReviewCommentedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReviewCommentedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReviewCommented(ctx context.Context, targetURL string, params *WebhookReviewCommentedParams, body WebhookReviewCommentedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReviewCommentedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReviewMergedWithBody(ctx context.Context, targetURL string, params *WebhookReviewMergedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReviewMergedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReviewMerged(ctx context.Context, targetURL string, params *WebhookReviewMergedParams, body WebhookReviewMergedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReviewMergedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReviewOpenedWithBody(ctx context.Context, targetURL string, params *WebhookReviewOpenedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReviewOpenedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReviewOpened(ctx context.Context, targetURL string, params *WebhookReviewOpenedParams, body WebhookReviewOpenedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReviewOpenedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReviewReopenedWithBody(ctx context.Context, targetURL string, params *WebhookReviewReopenedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReviewReopenedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReviewReopened(ctx context.Context, targetURL string, params *WebhookReviewReopenedParams, body WebhookReviewReopenedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReviewReopenedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReviewRetitledWithBody(ctx context.Context, targetURL string, params *WebhookReviewRetitledParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReviewRetitledWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookReviewRetitled(ctx context.Context, targetURL string, params *WebhookReviewRetitledParams, body WebhookReviewRetitledJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookReviewRetitledWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookVersionArchivedWithBody(ctx context.Context, targetURL string, params *WebhookVersionArchivedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookVersionArchivedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookVersionArchived(ctx context.Context, targetURL string, params *WebhookVersionArchivedParams, body WebhookVersionArchivedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookVersionArchivedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookVersionCreatedWithBody(ctx context.Context, targetURL string, params *WebhookVersionCreatedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookVersionCreatedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookVersionCreated(ctx context.Context, targetURL string, params *WebhookVersionCreatedParams, body WebhookVersionCreatedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookVersionCreatedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookVersionDeletedWithBody(ctx context.Context, targetURL string, params *WebhookVersionDeletedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookVersionDeletedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookVersionDeleted(ctx context.Context, targetURL string, params *WebhookVersionDeletedParams, body WebhookVersionDeletedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookVersionDeletedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookVersionPromotedWithBody(ctx context.Context, targetURL string, params *WebhookVersionPromotedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookVersionPromotedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookVersionPromoted(ctx context.Context, targetURL string, params *WebhookVersionPromotedParams, body WebhookVersionPromotedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookVersionPromotedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookVersionPublishedWithBody(ctx context.Context, targetURL string, params *WebhookVersionPublishedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookVersionPublishedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookVersionPublished(ctx context.Context, targetURL string, params *WebhookVersionPublishedParams, body WebhookVersionPublishedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookVersionPublishedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookVersionUpdatedWithBody(ctx context.Context, targetURL string, params *WebhookVersionUpdatedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookVersionUpdatedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookVersionUpdated(ctx context.Context, targetURL string, params *WebhookVersionUpdatedParams, body WebhookVersionUpdatedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookVersionUpdatedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookWebhookDisabledWithBody(ctx context.Context, targetURL string, params *WebhookWebhookDisabledParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookWebhookDisabledWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookWebhookDisabled(ctx context.Context, targetURL string, params *WebhookWebhookDisabledParams, body WebhookWebhookDisabledJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookWebhookDisabledWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+// NewWebhookAssetCreatedWebhookRequest builds a application/json POST request for the asset.created webhook
+func NewWebhookAssetCreatedWebhookRequest(targetURL string, params *WebhookAssetCreatedParams, body WebhookAssetCreatedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookAssetCreatedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookAssetCreatedWebhookRequestWithBody builds a POST request for the asset.created webhook with any body
+func NewWebhookAssetCreatedWebhookRequestWithBody(targetURL string, params *WebhookAssetCreatedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookAssetDeletedWebhookRequest builds a application/json POST request for the asset.deleted webhook
+func NewWebhookAssetDeletedWebhookRequest(targetURL string, params *WebhookAssetDeletedParams, body WebhookAssetDeletedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookAssetDeletedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookAssetDeletedWebhookRequestWithBody builds a POST request for the asset.deleted webhook with any body
+func NewWebhookAssetDeletedWebhookRequestWithBody(targetURL string, params *WebhookAssetDeletedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookLabelDeletedWebhookRequest builds a application/json POST request for the label.deleted webhook
+func NewWebhookLabelDeletedWebhookRequest(targetURL string, params *WebhookLabelDeletedParams, body WebhookLabelDeletedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookLabelDeletedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookLabelDeletedWebhookRequestWithBody builds a POST request for the label.deleted webhook with any body
+func NewWebhookLabelDeletedWebhookRequestWithBody(targetURL string, params *WebhookLabelDeletedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookLabelMovedWebhookRequest builds a application/json POST request for the label.moved webhook
+func NewWebhookLabelMovedWebhookRequest(targetURL string, params *WebhookLabelMovedParams, body WebhookLabelMovedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookLabelMovedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookLabelMovedWebhookRequestWithBody builds a POST request for the label.moved webhook with any body
+func NewWebhookLabelMovedWebhookRequestWithBody(targetURL string, params *WebhookLabelMovedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookPingWebhookRequest builds a application/json POST request for the ping webhook
+func NewWebhookPingWebhookRequest(targetURL string, params *WebhookPingParams, body WebhookPingJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookPingWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookPingWebhookRequestWithBody builds a POST request for the ping webhook with any body
+func NewWebhookPingWebhookRequestWithBody(targetURL string, params *WebhookPingParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookReviewApprovedWebhookRequest builds a application/json POST request for the review.approved webhook
+func NewWebhookReviewApprovedWebhookRequest(targetURL string, params *WebhookReviewApprovedParams, body WebhookReviewApprovedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookReviewApprovedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookReviewApprovedWebhookRequestWithBody builds a POST request for the review.approved webhook with any body
+func NewWebhookReviewApprovedWebhookRequestWithBody(targetURL string, params *WebhookReviewApprovedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookReviewChangesRequestedWebhookRequest builds a application/json POST request for the review.changes_requested webhook
+func NewWebhookReviewChangesRequestedWebhookRequest(targetURL string, params *WebhookReviewChangesRequestedParams, body WebhookReviewChangesRequestedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookReviewChangesRequestedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookReviewChangesRequestedWebhookRequestWithBody builds a POST request for the review.changes_requested webhook with any body
+func NewWebhookReviewChangesRequestedWebhookRequestWithBody(targetURL string, params *WebhookReviewChangesRequestedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookReviewClosedWebhookRequest builds a application/json POST request for the review.closed webhook
+func NewWebhookReviewClosedWebhookRequest(targetURL string, params *WebhookReviewClosedParams, body WebhookReviewClosedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookReviewClosedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookReviewClosedWebhookRequestWithBody builds a POST request for the review.closed webhook with any body
+func NewWebhookReviewClosedWebhookRequestWithBody(targetURL string, params *WebhookReviewClosedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookReviewCommentUpdatedWebhookRequest builds a application/json POST request for the review.comment_updated webhook
+func NewWebhookReviewCommentUpdatedWebhookRequest(targetURL string, params *WebhookReviewCommentUpdatedParams, body WebhookReviewCommentUpdatedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookReviewCommentUpdatedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookReviewCommentUpdatedWebhookRequestWithBody builds a POST request for the review.comment_updated webhook with any body
+func NewWebhookReviewCommentUpdatedWebhookRequestWithBody(targetURL string, params *WebhookReviewCommentUpdatedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookReviewCommentedWebhookRequest builds a application/json POST request for the review.commented webhook
+func NewWebhookReviewCommentedWebhookRequest(targetURL string, params *WebhookReviewCommentedParams, body WebhookReviewCommentedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookReviewCommentedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookReviewCommentedWebhookRequestWithBody builds a POST request for the review.commented webhook with any body
+func NewWebhookReviewCommentedWebhookRequestWithBody(targetURL string, params *WebhookReviewCommentedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookReviewMergedWebhookRequest builds a application/json POST request for the review.merged webhook
+func NewWebhookReviewMergedWebhookRequest(targetURL string, params *WebhookReviewMergedParams, body WebhookReviewMergedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookReviewMergedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookReviewMergedWebhookRequestWithBody builds a POST request for the review.merged webhook with any body
+func NewWebhookReviewMergedWebhookRequestWithBody(targetURL string, params *WebhookReviewMergedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookReviewOpenedWebhookRequest builds a application/json POST request for the review.opened webhook
+func NewWebhookReviewOpenedWebhookRequest(targetURL string, params *WebhookReviewOpenedParams, body WebhookReviewOpenedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookReviewOpenedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookReviewOpenedWebhookRequestWithBody builds a POST request for the review.opened webhook with any body
+func NewWebhookReviewOpenedWebhookRequestWithBody(targetURL string, params *WebhookReviewOpenedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookReviewReopenedWebhookRequest builds a application/json POST request for the review.reopened webhook
+func NewWebhookReviewReopenedWebhookRequest(targetURL string, params *WebhookReviewReopenedParams, body WebhookReviewReopenedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookReviewReopenedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookReviewReopenedWebhookRequestWithBody builds a POST request for the review.reopened webhook with any body
+func NewWebhookReviewReopenedWebhookRequestWithBody(targetURL string, params *WebhookReviewReopenedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookReviewRetitledWebhookRequest builds a application/json POST request for the review.retitled webhook
+func NewWebhookReviewRetitledWebhookRequest(targetURL string, params *WebhookReviewRetitledParams, body WebhookReviewRetitledJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookReviewRetitledWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookReviewRetitledWebhookRequestWithBody builds a POST request for the review.retitled webhook with any body
+func NewWebhookReviewRetitledWebhookRequestWithBody(targetURL string, params *WebhookReviewRetitledParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookVersionArchivedWebhookRequest builds a application/json POST request for the version.archived webhook
+func NewWebhookVersionArchivedWebhookRequest(targetURL string, params *WebhookVersionArchivedParams, body WebhookVersionArchivedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookVersionArchivedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookVersionArchivedWebhookRequestWithBody builds a POST request for the version.archived webhook with any body
+func NewWebhookVersionArchivedWebhookRequestWithBody(targetURL string, params *WebhookVersionArchivedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookVersionCreatedWebhookRequest builds a application/json POST request for the version.created webhook
+func NewWebhookVersionCreatedWebhookRequest(targetURL string, params *WebhookVersionCreatedParams, body WebhookVersionCreatedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookVersionCreatedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookVersionCreatedWebhookRequestWithBody builds a POST request for the version.created webhook with any body
+func NewWebhookVersionCreatedWebhookRequestWithBody(targetURL string, params *WebhookVersionCreatedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookVersionDeletedWebhookRequest builds a application/json POST request for the version.deleted webhook
+func NewWebhookVersionDeletedWebhookRequest(targetURL string, params *WebhookVersionDeletedParams, body WebhookVersionDeletedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookVersionDeletedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookVersionDeletedWebhookRequestWithBody builds a POST request for the version.deleted webhook with any body
+func NewWebhookVersionDeletedWebhookRequestWithBody(targetURL string, params *WebhookVersionDeletedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookVersionPromotedWebhookRequest builds a application/json POST request for the version.promoted webhook
+func NewWebhookVersionPromotedWebhookRequest(targetURL string, params *WebhookVersionPromotedParams, body WebhookVersionPromotedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookVersionPromotedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookVersionPromotedWebhookRequestWithBody builds a POST request for the version.promoted webhook with any body
+func NewWebhookVersionPromotedWebhookRequestWithBody(targetURL string, params *WebhookVersionPromotedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookVersionPublishedWebhookRequest builds a application/json POST request for the version.published webhook
+func NewWebhookVersionPublishedWebhookRequest(targetURL string, params *WebhookVersionPublishedParams, body WebhookVersionPublishedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookVersionPublishedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookVersionPublishedWebhookRequestWithBody builds a POST request for the version.published webhook with any body
+func NewWebhookVersionPublishedWebhookRequestWithBody(targetURL string, params *WebhookVersionPublishedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookVersionUpdatedWebhookRequest builds a application/json POST request for the version.updated webhook
+func NewWebhookVersionUpdatedWebhookRequest(targetURL string, params *WebhookVersionUpdatedParams, body WebhookVersionUpdatedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookVersionUpdatedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookVersionUpdatedWebhookRequestWithBody builds a POST request for the version.updated webhook with any body
+func NewWebhookVersionUpdatedWebhookRequestWithBody(targetURL string, params *WebhookVersionUpdatedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookWebhookDisabledWebhookRequest builds a application/json POST request for the webhook.disabled webhook
+func NewWebhookWebhookDisabledWebhookRequest(targetURL string, params *WebhookWebhookDisabledParams, body WebhookWebhookDisabledJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookWebhookDisabledWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookWebhookDisabledWebhookRequestWithBody builds a POST request for the webhook.disabled webhook with any body
+func NewWebhookWebhookDisabledWebhookRequestWithBody(targetURL string, params *WebhookWebhookDisabledParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
 }

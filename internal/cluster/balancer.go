@@ -61,6 +61,24 @@ func (n *Node) Kill() {
 	}
 }
 
+// Stop shuts the running process down gracefully (SIGTERM) and waits for
+// it; a node that is down already is left as it is.
+func (n *Node) Stop() error {
+	n.Up.Store(false)
+	n.mu.Lock()
+	p := n.proc
+	n.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	select {
+	case <-p.Exited:
+		return nil
+	default:
+	}
+	return p.Stop()
+}
+
 // URL is the running process's base URL.
 func (n *Node) URL() string {
 	n.mu.Lock()

@@ -29,6 +29,7 @@ func TestComposeFile(t *testing.T) {
 			Environment map[string]string
 			Volumes     []string
 			Command     []string
+			Ports       []string
 		}
 		Volumes map[string]any
 	}
@@ -50,6 +51,20 @@ func TestComposeFile(t *testing.T) {
 			sentinels++
 		}
 	}
+	for name, s := range f.Services {
+		if strings.HasPrefix(name, "quire-") && s.Environment["QUIRE_REDIS_PASSWORD"] != "${REDIS_PASSWORD:?set REDIS_PASSWORD}" {
+			t.Errorf("%s does not authenticate to Redis: %v", name, s.Environment)
+		}
+		if strings.HasPrefix(name, "redis-") && !contains(s.Command, "--requirepass") {
+			t.Errorf("%s asks no password: %v", name, s.Command)
+		}
+	}
+	if p := f.Services["caddy"].Ports; len(p) != 1 || !strings.HasPrefix(p[0], "${QUIRE_BIND:-127.0.0.1}:") {
+		t.Errorf("Caddy is published on %v, want loopback unless QUIRE_BIND says otherwise", p)
+	}
+	if !bytes.Contains(raw, []byte("sentinel auth-pass quire $$REDIS_PASSWORD")) {
+		t.Error("the Sentinels do not authenticate to the Redis they watch")
+	}
 	if quires != 3 || sentinels != 3 || f.Services["redis-replica"].Image == "" || f.Services["caddy"].Image == "" {
 		t.Errorf("want 3 quire nodes, 3 Sentinels, a replica and Caddy; have %d, %d, %v", quires, sentinels, f.Services)
 	}
@@ -67,7 +82,7 @@ func TestComposeFile(t *testing.T) {
 		return
 	}
 	cmd := exec.Command("docker", "compose", "-f", path, "config", "-q")
-	cmd.Env = append(os.Environ(), "QUIRE_ADMIN_PASSWORD=x")
+	cmd.Env = append(os.Environ(), "QUIRE_ADMIN_PASSWORD=x", "REDIS_PASSWORD=y")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Errorf("docker compose config: %v\n%s", err, out)
 	}
@@ -90,7 +105,20 @@ func TestKubernetesManifests(t *testing.T) {
 		} else if err != nil {
 			t.Fatalf("quire.yaml: %v", err)
 		}
+		if doc["kind"] == "Secret" {
+			t.Errorf("quire.yaml commits a Secret (%v): the operator creates it", get0(doc, "metadata", "name"))
+		}
+		if doc["kind"] == "Service" && get0(doc, "metadata", "name") == "quire-metrics" {
+			kinds["MetricsService"] = doc
+			continue
+		}
 		kinds[doc["kind"].(string)] = doc
+	}
+	if bytes.Contains(raw, []byte("change-me")) {
+		t.Error("quire.yaml holds a default password")
+	}
+	if !bytes.Contains(raw, []byte("kubectl create secret generic quire-admin")) {
+		t.Error("quire.yaml does not say how to create the Secret it references")
 	}
 	get := func(doc map[string]any, keys ...any) any {
 		var v any = doc
@@ -123,12 +151,45 @@ func TestKubernetesManifests(t *testing.T) {
 	if n := get(dep, "spec", "template", "spec", "volumes", 0, "persistentVolumeClaim", "claimName"); n != get(kinds["PersistentVolumeClaim"], "metadata", "name") {
 		t.Errorf("the Deployment mounts claim %v", n)
 	}
+	if ms := kinds["MetricsService"]; ms == nil || get(ms, "spec", "ports", 0, "targetPort") != "metrics" ||
+		get(dep, append(c, "ports", 1, "name")...) != "metrics" {
+		t.Errorf("no Service reaches the pods' metrics port: %v", ms)
+	}
 	if get(kinds["PodDisruptionBudget"], "spec", "minAvailable") != 2 {
 		t.Errorf("PDB minAvailable %v", get(kinds["PodDisruptionBudget"], "spec", "minAvailable"))
 	}
 	if _, err := exec.LookPath("kubeconform"); err == nil {
 		if out, err := exec.Command("kubeconform", "-strict", "-summary", path).CombinedOutput(); err != nil {
 			t.Errorf("kubeconform: %v\n%s", err, out)
+		}
+	}
+}
+
+// get0 reads a nested map value, nil when absent.
+func get0(doc map[string]any, keys ...string) any {
+	var v any = doc
+	for _, k := range keys {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
+}
+
+// TestDockerignore: the image's build context leaves out the git
+// history, the default data root (password hashes, the webhook key) and
+// build leftovers.
+func TestDockerignore(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", ".dockerignore"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(raw), "\n")
+	for _, want := range []string{".git", "repos/", "/quire", "*.test", "node_modules/"} {
+		if !contains(lines, want) {
+			t.Errorf(".dockerignore lacks %s", want)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/quire/quire/internal/cluster"
@@ -74,6 +75,27 @@ func decode(t testing.TB, r reply, want int, v any) {
 func gitOut(dir string, args ...string) (string, error) {
 	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
 	return string(out), err
+}
+
+// holdRepackLock takes the repository's repack lock (the flock a quire
+// repack takes before it lists objects, and holds until it has removed
+// what it replaced) and returns its release.
+func holdRepackLock(t *testing.T, dir string) func() {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(dir, "quire-repack.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		t.Fatalf("repack lock: %v", err)
+	}
+	for {
+		if err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		t.Fatalf("repack lock: %v", err)
+	}
+	return func() { f.Close() }
 }
 
 // findRepos lists every bare repository under root.

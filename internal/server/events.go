@@ -39,6 +39,11 @@ type WebhookOptions struct {
 	Heartbeat time.Duration
 	Keep      int
 	KeepFor   time.Duration
+	// Recheck is how often an open event stream checks its credential
+	// and read access again (30 s when 0); StreamMax how long a stream
+	// lasts before it ends with a retry: hint (1 h when 0).
+	Recheck   time.Duration
+	StreamMax time.Duration
 }
 
 // eventParts are what Build opened for events.
@@ -70,7 +75,7 @@ func (s *Server) openEvents(cfg Config) (app.EventsConfig, error) {
 	return app.EventsConfig{
 		Log: log, Webhooks: log, Sender: s.events.sender, SecretKey: key,
 		RetrySchedule: cfg.Webhooks.RetrySchedule, DisableAfter: cfg.Webhooks.DisableAfter,
-		Heartbeat: cfg.Webhooks.Heartbeat,
+		Heartbeat: cfg.Webhooks.Heartbeat, Recheck: cfg.Webhooks.Recheck, StreamMax: cfg.Webhooks.StreamMax,
 	}, nil
 }
 

@@ -53,6 +53,10 @@ func contractRouter() (routers.Router, error) {
 			contract.err = fmt.Errorf("served OpenAPI document is invalid: %w", err)
 			return
 		}
+		// The document's one server is relative ("/": whoever serves it);
+		// kin-openapi's router would match it against the request's
+		// host, so it routes by path alone.
+		doc.Servers = nil
 		contract.router, contract.err = legacy.NewRouter(doc)
 	})
 	return contract.router, contract.err
