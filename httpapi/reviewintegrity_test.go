@@ -188,6 +188,8 @@ func TestReviewNoWriteAccess(t *testing.T) {
 	}
 
 	// Bob requests changes, then loses write access: it stops blocking.
+	// (Disabling him ended his sessions: he signs in again.)
+	f.bob = e.Login("bob@example.com", "password-bob@example.com")
 	e.Must(201, "POST", "/v1/skills/pdf/reviews/1/request-changes", f.bob, map[string]string{"body": "no"})
 	e.Must(201, "POST", "/v1/skills/pdf/reviews/1/approve", e.Admin, nil)
 	f.refused(f.alice, n, "changes requested by bob@example.com")
