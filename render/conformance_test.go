@@ -117,6 +117,11 @@ var quireCases = []conformanceCase{
 	{Name: "chat/every missing name of every message", Messages: []quire.Message{
 		{Role: "system", Content: "{{a}} {{> nope}}"}, {Type: "placeholder", Name: "history"}, {Role: "user", Content: "{{b}} {{a}}"}},
 		Variables: json.RawMessage(`{"history":null}`)},
+	{Name: "chat/a partial's missing names", Messages: []quire.Message{
+		{Role: "system", Content: "You are {{persona}}. {{> style}}"}, {Type: "placeholder", Name: "history"}, {Role: "user", Content: "{{question}}"}},
+		Partials: map[string]string{"style": "Be brief, {{name}}."}, Variables: json.RawMessage(`{"question":"q"}`)},
+	{Name: "chat/a message that does not parse", Messages: []quire.Message{{Role: "system", Content: "ok"}, {Role: "user", Content: "{{#a}}"}},
+		Variables: json.RawMessage(`{}`)},
 	{Name: "chat/placeholder not a list", Messages: []quire.Message{{Type: "placeholder", Name: "history"}},
 		Variables: json.RawMessage(`{"history":"hi"}`)},
 	{Name: "chat/placeholder item not an object", Messages: []quire.Message{{Role: "user", Content: "x"}, {Type: "placeholder", Name: "history"}},
@@ -238,7 +243,7 @@ func answer(t *testing.T, c *conformanceCase) {
 			continue
 		}
 		if tmpls[i], err = ParseWithPartials(m.Content); err != nil {
-			fail(err)
+			fail(quire.Errorf(quire.EUNPROCESSABLE, "messages[%d]: %s", i, quire.ErrorMessage(err)))
 			return
 		}
 	}
