@@ -180,6 +180,28 @@ class SDK(unittest.TestCase):
         finally:
             own.stop()
 
+    def test_cached_render_is_fast(self):
+        from bench.bench_render import GOAL_US, measure
+
+        self.srv.publish("demo", "note", {"template": "Hello {{name}}, here is a short note about {{topic}}."})
+
+        class Alias:  # the benchmark's key, on this server's project
+            def __init__(self, pc):
+                self.pc = pc
+
+            def render(self, key, variables):
+                return self.pc.render("demo/note", variables)
+
+            def get(self, key):
+                return self.pc.get("demo/note")
+
+        with self.client.prompts() as pc:
+            pc.get("demo/note")
+            n = self.srv.requests()
+            m = measure(Alias(pc), rounds=3, n=5000)
+            self.assertLess(m["render"], GOAL_US, f"{m['render']:.2f} µs a render")
+            self.assertEqual(self.srv.requests(), n, "no request for cached reads")
+
 
 if __name__ == "__main__":
     unittest.main()

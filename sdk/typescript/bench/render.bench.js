@@ -21,7 +21,7 @@ export async function measure(pc, rounds = 5, n = 20000) {
     }
     return per.sort((a, b) => a - b)[rounds >> 1];
   };
-  await time(() => pc.render("bench/note", vars)); // warm up
+  await time(() => pc.render("bench/note", vars)); // warm up (the first render fetches)
   return { render: await time(() => pc.render("bench/note", vars)), get: await time(() => pc.get("bench/note")) };
 }
 

@@ -196,3 +196,18 @@ test("when the server dies: stale-if-error, then fallbacks for a cold start", as
     await own.stop();
   }
 });
+
+test("a cached render of the two-variable prompt takes under 20 µs", async () => {
+  const { measure, GOAL_US } = await import("../bench/render.bench.js");
+  await srv.publish("demo", "note", { template: "Hello {{name}}, here is a short note about {{topic}}." });
+  const pc = client.prompts();
+  try {
+    await pc.get("demo/note");
+    const n = await srv.requests();
+    const m = await measure({ render: (k, v) => pc.render("demo/note", v), get: () => pc.get("demo/note") }, 3, 5000);
+    assert.ok(m.render < GOAL_US, `${m.render.toFixed(2)} µs a render`);
+    assert.equal(await srv.requests(), n, "no request for cached reads");
+  } finally {
+    await pc.close();
+  }
+});
