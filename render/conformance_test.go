@@ -38,6 +38,9 @@ type conformanceCase struct {
 	Partials  map[string]string `json:"partials,omitempty"`
 	Self      string            `json:"self,omitempty"`
 	Variables json.RawMessage   `json:"variables"`
+	// VariablesSchema is the version's typed variables, checked before
+	// the render as the server's render checks them.
+	VariablesSchema json.RawMessage `json:"variables_schema,omitempty"`
 
 	Expected         *string         `json:"expected,omitempty"`
 	ExpectedLength   int             `json:"expected_length,omitempty"`
@@ -218,6 +221,16 @@ func answer(t *testing.T, c *conformanceCase) {
 	opts := Options{Partials: parts, Name: c.Self}
 	fail := func(err error) {
 		c.Error = &caseErr{Code: quire.ErrorCode(err), Message: quire.ErrorMessage(err), Details: quire.ErrorDetails(err)}
+		// Through JSON, as a client reads them.
+		b, _ := json.Marshal(c.Error.Details)
+		c.Error.Details = nil
+		json.Unmarshal(b, &c.Error.Details)
+	}
+	if c.VariablesSchema != nil {
+		if err := checkSchema(c.VariablesSchema, vars); err != nil {
+			fail(err)
+			return
+		}
 	}
 	if c.Template != nil {
 		tmpl, err := ParseWithPartials(*c.Template)
@@ -294,6 +307,7 @@ func answer(t *testing.T, c *conformanceCase) {
 // conformanceCorpus is the corpus as the engine answers it today.
 func conformanceCorpus(t *testing.T) []byte {
 	cases := append(specCases(t), quireCases...)
+	cases = append(cases, schemaCases...)
 	cases = append(cases, expandingCases()...)
 	for i := range cases {
 		answer(t, &cases[i])

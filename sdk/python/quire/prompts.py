@@ -264,15 +264,30 @@ class PromptCache:
         partials}). Partials {{> slug}} and {{> slug@N}} come from the same
         project through this cache. Errors are QuireErrors worded as the
         server's (missing variables: code "unprocessable",
-        details["missing"]). The variables_schema is not checked locally."""
+        details["missing"]; typed variables that fail the version's
+        variables_schema: details["errors"]). A schema with keywords the SDK
+        does not check (quire/schema.py) is rendered by the server instead."""
         e = self._entry((key, version, label))
         project, slug = split_key(key)
+        skip_schema = False
+        if not e.compiled.checkable:
+            # A variables_schema the SDK cannot check exactly: the server
+            # renders (the same version), or, when it cannot be reached, a
+            # local render without the check.
+            try:
+                body = {"variables": variables or {}, "version": e.pv.get("version")}
+                return self.client.post_v1_projects_project_prompts_slug_render(project, slug, body=body).data
+            except QuireError as err:
+                if not err.unreachable:
+                    raise
+                self._stale(key, err)
+                skip_schema = True
         used: dict[str, dict] = {}
 
         def partial(name: str) -> Optional[Template]:
             return self._partial(project, name, used)
 
-        out = render_compiled(e.compiled, e.pv, variables, partial, slug)
+        out = render_compiled(e.compiled, e.pv, variables, partial, slug, skip_schema)
         pv = e.pv
         answer: dict[str, Any] = {"prompt_id": pv.get("prompt_id", ""), "version": pv.get("version", 0), "commit": pv.get("commit", "")}
         if "text" in out:

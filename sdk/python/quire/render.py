@@ -13,6 +13,7 @@ import sys
 from typing import Any, Callable, Optional
 
 from .errors import QuireError
+from .schema import check_variables, checkable
 
 MAX_OUTPUT = 1 << 20
 MAX_STEPS = 1 << 18
@@ -723,16 +724,26 @@ def placeholder_messages(name: str, v: Any) -> list[dict]:
 class Compiled:
     """A prompt version's parsed templates: text for a text prompt, msgs
     (None for a placeholder) for a chat prompt, or err, which every render
-    raises."""
+    raises; schema is its variables_schema, checkable whether the SDK
+    checks it locally."""
 
-    __slots__ = ("text", "msgs", "err")
+    __slots__ = ("text", "msgs", "err", "schema", "checkable")
 
     def __init__(self, text: Optional[Template] = None, msgs: Optional[list] = None, err: Optional[QuireError] = None):
         self.text, self.msgs, self.err = text, msgs, err
+        self.schema: Any = None
+        self.checkable = True
 
 
 def compile_prompt(version: dict) -> Compiled:
     """Parses a prompt version's templates as the server does."""
+    c = _compile_templates(version)
+    c.schema = version.get("variables_schema")
+    c.checkable = c.schema is None or checkable(c.schema)
+    return c
+
+
+def _compile_templates(version: dict) -> Compiled:
     try:
         if isinstance(version.get("template"), str):
             return Compiled(text=parse_template(version["template"]))
@@ -753,14 +764,21 @@ def compile_prompt(version: dict) -> Compiled:
         return Compiled(err=e)
 
 
-def render_compiled(compiled: Compiled, version: dict, variables: Optional[dict], partials: Optional[Partials] = None, name: str = "") -> dict:
-    """Renders a compiled prompt version as the server's render does:
-    {"text", "partials"} for a text prompt; for a chat prompt every missing
+def render_compiled(compiled: Compiled, version: dict, variables: Optional[dict], partials: Optional[Partials] = None, name: str = "", skip_schema: bool = False) -> dict:
+    """Renders a compiled prompt version as the server's render does: the
+    variables checked against its variables_schema first (one the SDK
+    cannot check is a QuireError "schema_unchecked" unless skip_schema),
+    then {"text", "partials"} for a text prompt; for a chat prompt every missing
     name of every message in one error before any is rendered, then
     {"messages", "partials"} with placeholders spliced in."""
     if compiled.err is not None:
         raise compiled.err
     variables = variables if variables is not None else {}
+    if compiled.schema is not None:
+        if compiled.checkable:
+            check_variables(compiled.schema, variables)
+        elif not skip_schema:
+            raise QuireError(0, "schema_unchecked", "the variables_schema uses keywords the SDK does not check: render on the server")
     if compiled.text is not None:
         text, used = compiled.text.render(variables, partials, name)
         return {"text": text, "partials": used}

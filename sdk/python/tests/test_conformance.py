@@ -24,6 +24,8 @@ class Conformance(unittest.TestCase):
     def run_case(self, c):
         partials = {k: parse_template(v) for k, v in (c.get("partials") or {}).items()}
         version = {"template": c["template"]} if "template" in c else {"messages": c["messages"]}
+        if "variables_schema" in c:
+            version["variables_schema"] = c["variables_schema"]
         try:
             got = render_prompt(version, c["variables"], partials.get, c.get("self", ""))
         except QuireError as e:

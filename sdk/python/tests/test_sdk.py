@@ -180,6 +180,28 @@ class SDK(unittest.TestCase):
         finally:
             own.stop()
 
+    def test_typed_variables(self):
+        schema = {"type": "object", "required": ["name", "age"], "properties": {"name": {"type": "string"}, "age": {"type": "integer", "minimum": 0}}}
+        self.srv.publish("demo", "typed-py", {"template": "{{name}} is {{age}}", "variables_schema": schema})
+        self.srv.publish("demo", "patterned-py", {"template": "code {{code}}", "variables_schema": {"properties": {"code": {"type": "string", "pattern": "^[A-Z]{3}$"}}}})
+        with self.client.prompts() as pc:
+            self.assertEqual(pc.render("demo/typed-py", {"name": "Ann", "age": 7})["rendered"], "Ann is 7")
+            n = self.srv.requests()
+            with self.assertRaises(QuireError) as local:
+                pc.render("demo/typed-py", {"name": "A", "age": -1})
+            self.assertEqual(self.srv.requests(), n, "checked locally")
+            with self.assertRaises(QuireError) as remote:
+                self.client.post_v1_projects_project_prompts_slug_render("demo", "typed-py", body={"variables": {"name": "A", "age": -1}})
+            self.assertEqual(remote.exception.status, 422)
+            for attr in ("code", "message", "details"):
+                self.assertEqual(getattr(local.exception, attr), getattr(remote.exception, attr))
+            self.assertEqual(local.exception.details["errors"], [{"path": "/age", "message": "minimum: got -1, want 0"}])
+            # A schema the SDK does not check: the server renders.
+            self.assertEqual(pc.render("demo/patterned-py", {"code": "ABC"})["rendered"], "code ABC")
+            with self.assertRaises(QuireError) as bad:
+                pc.render("demo/patterned-py", {"code": "abc"})
+            self.assertEqual((bad.exception.status, bad.exception.details["errors"][0]["path"]), (422, "/code"))
+
     def test_cached_render_is_fast(self):
         from bench.bench_render import GOAL_US, measure
 

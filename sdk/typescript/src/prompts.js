@@ -197,18 +197,34 @@ export class PromptCache {
    * model_params, partials}). Partials {{> slug}} and {{> slug@N}} come
    * from the same project through this cache. Errors are QuireErrors
    * worded as the server's (missing variables: code "unprocessable",
-   * details.missing). The variables_schema is not checked locally.
+   * details.missing; typed variables that fail the version's
+   * variables_schema: details.errors). A schema with keywords the SDK does
+   * not check (src/schema.js) is rendered by the server instead.
    */
   async render(key, vars = {}, opts = {}) {
     const e = await this.entry(key, opts.version ?? 0, opts.label ?? "");
     const [project, slug] = splitKey(key);
+    let skipSchema = false;
+    if (!e.compiled.checkable) {
+      // A variables_schema the SDK cannot check exactly: the server
+      // renders (the same version), or, when it cannot be reached, a local
+      // render without the check.
+      try {
+        const body = { variables: vars, version: e.pv.version };
+        return (await this.client.POST("/v1/projects/{project}/prompts/{slug}/render", { params: { path: { project, slug } }, body })).data;
+      } catch (err) {
+        if (!unreachable(err)) throw err;
+        this.stale(key, err);
+        skipSchema = true;
+      }
+    }
     const gone = new Set(); // partials the server does not have
     for (;;) {
       const used = new Map();
       const partials = (name) => this.partial(project, name, used, gone);
       let out;
       try {
-        out = renderCompiled(e.compiled, e.pv, vars, { partials, name: slug });
+        out = renderCompiled(e.compiled, e.pv, vars, { partials, name: slug, skipSchema });
       } catch (err) {
         if (!(err instanceof NeedPartial)) throw err;
         try {

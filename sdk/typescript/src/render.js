@@ -6,6 +6,7 @@
 // renders every case of it.
 
 import { QuireError } from "./errors.js";
+import { checkable, checkVariables } from "./schema.js";
 
 export const MAX_OUTPUT = 1 << 20;
 export const MAX_STEPS = 1 << 18;
@@ -755,6 +756,14 @@ export function placeholderMessages(name, v) {
  * {err}, the parse error, which every render then throws.
  */
 export function compilePrompt(version) {
+  const c = compileTemplates(version);
+  const schema = version.variables_schema ?? null;
+  c.schema = schema;
+  c.checkable = schema === null || checkable(schema);
+  return c;
+}
+
+function compileTemplates(version) {
   try {
     if (typeof version.template === "string") return { text: parseTemplate(version.template), msgs: null, err: null };
     if (Array.isArray(version.messages) && version.messages.length > 0) {
@@ -775,14 +784,22 @@ export function compilePrompt(version) {
 }
 
 /**
- * Renders a compiled prompt version as the server's render does:
- * {text, partials} for a text prompt; for a chat prompt every missing
+ * Renders a compiled prompt version as the server's render does: the
+ * variables checked against its variables_schema first (one the SDK
+ * cannot check is a QuireError "schema_unchecked" unless opts.skipSchema),
+ * then {text, partials} for a text prompt; for a chat prompt every missing
  * name of every message in one error before any is rendered, then
  * {messages, partials} with placeholders spliced in.
  */
 export function renderCompiled(compiled, version, vars, opts = {}) {
   if (compiled.err) throw compiled.err;
   vars ??= {};
+  if (compiled.schema !== null && compiled.schema !== undefined) {
+    if (compiled.checkable) checkVariables(compiled.schema, vars);
+    else if (!opts.skipSchema) {
+      throw new QuireError({ code: "schema_unchecked", message: "the variables_schema uses keywords the SDK does not check: render on the server" });
+    }
+  }
   if (compiled.text !== null) return compiled.text.render(vars, opts);
   const missing = [];
   const add = (m) => missing.includes(m) || missing.push(m);

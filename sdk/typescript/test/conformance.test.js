@@ -17,6 +17,7 @@ for (const c of corpus.cases) {
   test(c.name, () => {
     const partials = new Map(Object.entries(c.partials ?? {}).map(([k, v]) => [k, parseTemplate(v)]));
     const version = c.template !== undefined ? { template: c.template } : { messages: c.messages };
+    if (c.variables_schema !== undefined) version.variables_schema = c.variables_schema;
     let got;
     try {
       got = renderPrompt(version, c.variables, { partials: (name) => partials.get(name) ?? null, name: c.self ?? "" });

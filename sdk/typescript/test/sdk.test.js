@@ -211,3 +211,28 @@ test("a cached render of the two-variable prompt takes under 20 µs", async () =
     await pc.close();
   }
 });
+
+test("typed variables: the server's 422 locally, or the server's render for a schema the SDK cannot check", async () => {
+  const schema = { type: "object", required: ["name", "age"], properties: { name: { type: "string" }, age: { type: "integer", minimum: 0 } } };
+  await srv.publish("demo", "typed", { template: "{{name}} is {{age}}", variables_schema: schema });
+  await srv.publish("demo", "patterned", { template: "code {{code}}", variables_schema: { properties: { code: { type: "string", pattern: "^[A-Z]{3}$" } } } });
+  const pc = client.prompts();
+  try {
+    assert.equal((await pc.render("demo/typed", { name: "Ann", age: 7 })).rendered, "Ann is 7");
+    const n = await srv.requests();
+    const local = await pc.render("demo/typed", { name: "A", age: -1 }).catch((e) => e);
+    assert.equal(await srv.requests(), n, "checked locally");
+    const remote = await client.POST("/v1/projects/{project}/prompts/{slug}/render", { params: { path: { project: "demo", slug: "typed" } }, body: { variables: { name: "A", age: -1 } } }).catch((e) => e);
+    assert.equal(remote.status, 422);
+    assert.equal(local.code, remote.code);
+    assert.equal(local.message, remote.message);
+    assert.deepEqual(local.details, remote.details);
+    assert.deepEqual(local.details.errors, [{ path: "/age", message: "minimum: got -1, want 0" }]);
+
+    assert.equal((await pc.render("demo/patterned", { code: "ABC" })).rendered, "code ABC");
+    const bad = await pc.render("demo/patterned", { code: "abc" }).catch((e) => e);
+    assert.ok(bad instanceof QuireError && bad.status === 422 && bad.details.errors[0].path === "/code", String(bad));
+  } finally {
+    await pc.close();
+  }
+});
