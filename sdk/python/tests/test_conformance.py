@@ -47,5 +47,15 @@ class Conformance(unittest.TestCase):
         self.assertEqual(got["partials"], c.get("partials_used", []))
 
 
+class Version(unittest.TestCase):
+    def test_package_version_is_the_apis(self):
+        import quire
+
+        api = json.loads((CORPUS.parents[2] / "internal" / "apiclient" / "openapi.json").read_text("utf-8"))["info"]["version"]
+        pyproject = (pathlib.Path(__file__).resolve().parents[1] / "pyproject.toml").read_text("utf-8")
+        self.assertEqual(quire.__version__, api)
+        self.assertIn(f'version = "{api}"', pyproject)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -324,8 +324,12 @@ export class PromptCache {
     let buf = "";
     let data = "";
     try {
-      for await (const chunk of res.body) {
-        buf += decoder.decode(chunk, { stream: true });
+      // A reader rather than for-await: browsers iterate streams only lately.
+      const reader = res.body.getReader();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        buf += decoder.decode(value, { stream: true });
         let nl;
         while ((nl = buf.indexOf("\n")) >= 0) {
           const line = buf.slice(0, nl).replace(/\r$/, "");

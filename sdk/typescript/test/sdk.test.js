@@ -236,3 +236,12 @@ test("typed variables: the server's 422 locally, or the server's render for a sc
     await pc.close();
   }
 });
+
+test("the package's version is the API's", async () => {
+  const { readFileSync } = await import("node:fs");
+  const api = JSON.parse(readFileSync(new URL("../../../internal/apiclient/openapi.json", import.meta.url), "utf8")).info.version;
+  const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).version;
+  const { VERSION } = await import("../src/index.js");
+  assert.equal(pkg, api);
+  assert.equal(VERSION, api);
+});
