@@ -347,7 +347,9 @@ class _Stream:
         self.pc = pc
         self.project = project
         self.last = ""
-        self.conn: Optional[http.client.HTTPConnection] = None
+        # The connection's socket, kept apart: http.client lets go of it
+        # when the answer says the connection will close.
+        self.sock: Optional[socket.socket] = None
         self.thread = threading.Thread(target=self.run, name=f"quire-events-{project}", daemon=True)
 
     def start(self) -> None:
@@ -358,10 +360,10 @@ class _Stream:
         # have been connecting) until the thread sees it.
         deadline = time.monotonic() + 5
         while self.thread.is_alive() and time.monotonic() < deadline:
-            conn = self.conn
-            if conn is not None and conn.sock is not None:
+            sock = self.sock
+            if sock is not None:
                 try:
-                    conn.sock.shutdown(socket.SHUT_RDWR)
+                    sock.shutdown(socket.SHUT_RDWR)
                 except OSError:
                     pass
             self.thread.join(timeout=0.05)
@@ -390,8 +392,9 @@ class _Stream:
         conn_cls = http.client.HTTPSConnection if u.scheme == "https" else http.client.HTTPConnection
         # Heartbeats come every 15 s: a minute of silence is a dead link.
         conn = conn_cls(u.netloc, timeout=60)
-        self.conn = conn
         try:
+            conn.connect()
+            self.sock = conn.sock
             path = f"{u.path}/v1/projects/{urllib.parse.quote(self.project, safe='')}/events?" + urllib.parse.urlencode({"types": ",".join(REFRESH_TYPES)})
             headers = c.headers({"Accept": "text/event-stream"})
             if self.last:
@@ -427,5 +430,5 @@ class _Stream:
                     data += line[5:].removeprefix(" ")
             return True
         finally:
-            self.conn = None
+            self.sock = None
             conn.close()
