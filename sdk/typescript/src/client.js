@@ -13,7 +13,8 @@ export class Client {
     const u = new URL(baseUrl);
     this.base = u.origin + u.pathname.replace(/\/+$/, "");
     this.token = token;
-    this.fetch = fetchFn;
+    // Called as a plain function: a browser's fetch refuses another this.
+    this.fetch = (input, init) => fetchFn(input, init);
     this.userAgent = userAgent;
     this.timeoutMs = timeoutMs;
   }
