@@ -9,10 +9,13 @@ export const VERSION = "1.3.0";
 
 /** A quire client: `new Client("http://127.0.0.1:8080", {token})`. */
 export class Client {
+  // Private: a logged or inspected client does not show its credential.
+  #token;
+
   constructor(baseUrl, { token = "", fetch: fetchFn = globalThis.fetch, userAgent = `quire-sdk-js/${VERSION}`, timeoutMs = 30000 } = {}) {
     const u = new URL(baseUrl);
     this.base = u.origin + u.pathname.replace(/\/+$/, "");
-    this.token = token;
+    this.#token = token;
     // Called as a plain function: a browser's fetch refuses another this.
     this.fetch = (input, init) => fetchFn(input, init);
     this.userAgent = userAgent;
@@ -21,7 +24,7 @@ export class Client {
 
   headers(extra = {}) {
     const h = { ...extra };
-    if (this.token) h.Authorization = `Bearer ${this.token}`;
+    if (this.#token) h.Authorization = `Bearer ${this.#token}`;
     // Browsers refuse to set User-Agent; Node sends it.
     if (typeof window === "undefined") h["User-Agent"] = this.userAgent;
     return h;

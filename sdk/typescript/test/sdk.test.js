@@ -158,6 +158,8 @@ test("typed errors carry the API's status, code, details and request id", async 
     assert.equal(u.status, 401);
     assert.equal(u.code, "unauthorized");
     assert.ok(!u.message.includes("ak_not-a-key"), "the token is not echoed");
+    const { inspect } = await import("node:util");
+    assert.ok(!inspect(bad, { depth: 5 }).includes("ak_not-a-key") && !JSON.stringify(bad).includes("ak_not-a-key"), "a logged client hides its token");
     const { data } = await client.GET("/v1/projects/{project}/prompts", { params: { path: { project: "demo" }, query: { limit: 2 } } });
     assert.equal(data.prompts.length, 2);
   } finally {
