@@ -19,7 +19,7 @@ VERSION = "1.3.0"
 
 class Answer:
     """An answer of the API: status, headers, and data (the decoded JSON
-    body, None for a 204 or a 304)."""
+    body, the bytes of any other answer, None for a 204 or a 304)."""
 
     __slots__ = ("status", "headers", "data")
 
@@ -96,9 +96,10 @@ class Client(API):
             raise QuireError(0, "unreachable", f"{method} {path}: {e}") from e
         if status >= 400:
             raise error_from(status, raw, rh)
-        decoded = None
+        decoded: Any = None
         if status not in (204, 304) and raw:
-            decoded = json.loads(raw)
+            # JSON answers decoded; others (a diff, a file, an archive) as bytes.
+            decoded = json.loads(raw) if "json" in (rh.get("Content-Type") or "") else raw
         return Answer(status, rh, decoded)
 
     def prompts(

@@ -186,7 +186,7 @@ class PromptCache:
             self._refreshing.add(k)
             t = threading.Thread(target=self._revalidation, args=(k, old), name="quire-revalidate", daemon=True)
             self._threads.add(t)
-        t.start()
+            t.start()  # under the lock, so that wait() never joins it unstarted
 
     def _revalidation(self, k: Key, old: _Entry) -> None:
         try:

@@ -225,6 +225,13 @@ class SDK(unittest.TestCase):
                 pc.render("demo/patterned-py", {"code": "abc"})
             self.assertEqual((bad.exception.status, bad.exception.details["errors"][0]["path"]), (422, "/code"))
 
+    def test_non_json_answer_is_bytes(self):
+        self.srv.publish("demo", "diffed-py", {"template": "one"})
+        self.srv.publish("demo", "diffed-py", {"template": "two"})
+        ans = self.client.request("GET", "/v1/projects/{project}/prompts/{slug}/diff", {"project": "demo", "slug": "diffed-py"}, {"from": 1, "to": 2}, headers={"Accept": "text/x-diff"})
+        self.assertIsInstance(ans.data, bytes)
+        self.assertRegex(ans.data.decode(), r"(?m)^-one$[\s\S]*^\+two$")
+
     def test_cached_render_is_fast(self):
         from bench.bench_render import GOAL_US, measure
 

@@ -33,7 +33,8 @@ export class Client {
   /**
    * Calls one route of the API: path as the OpenAPI document writes it,
    * its {parameters} filled from params.path. Resolves to
-   * {status, headers, data} (data null for a 304 or an empty body); an
+   * {status, headers, data} (data: the decoded JSON, the bytes of any
+   * other answer, null for a 304 or an empty body); an
    * answer of 400 or more rejects with a QuireError, as does a failure
    * to reach the server (status 0).
    */
@@ -59,8 +60,13 @@ export class Client {
     if (res.status >= 400) throw await errorFrom(res);
     let data = null;
     if (res.status !== 304 && res.status !== 204) {
-      const text = await res.text();
-      data = text === "" ? null : JSON.parse(text);
+      // JSON answers decoded; others (a diff, a file, an archive) as bytes.
+      if (/json/.test(res.headers.get("content-type") ?? "")) {
+        const text = await res.text();
+        data = text === "" ? null : JSON.parse(text);
+      } else {
+        data = new Uint8Array(await res.arrayBuffer());
+      }
     }
     return { status: res.status, headers: res.headers, data };
   }

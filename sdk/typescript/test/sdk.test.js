@@ -247,3 +247,14 @@ test("the package's version is the API's", async () => {
   assert.equal(pkg, api);
   assert.equal(VERSION, api);
 });
+
+test("a non-JSON answer comes as bytes", async () => {
+  await srv.publish("demo", "diffed", { template: "one" });
+  await srv.publish("demo", "diffed", { template: "two" });
+  const { data } = await client.GET("/v1/projects/{project}/prompts/{slug}/diff", {
+    params: { path: { project: "demo", slug: "diffed" }, query: { from: 1, to: 2 } },
+    headers: { Accept: "text/x-diff" },
+  });
+  assert.ok(data instanceof Uint8Array);
+  assert.match(new TextDecoder().decode(data), /^-one$[\s\S]*^\+two$/m);
+});
