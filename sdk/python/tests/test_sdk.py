@@ -225,6 +225,12 @@ class SDK(unittest.TestCase):
                 pc.render("demo/patterned-py", {"code": "abc"})
             self.assertEqual((bad.exception.status, bad.exception.details["errors"][0]["path"]), (422, "/code"))
 
+    def test_partial_from_fallback_while_the_server_is_down(self):
+        with Client("http://127.0.0.1:9").prompts(fallbacks={"x/main": "Main: {{> part}}", "x/part": "part {{v}}"}) as pc:
+            out = pc.render("x/main", {"v": 1})
+            self.assertEqual(out["rendered"], "Main: part 1")
+            self.assertEqual([p["slug"] for p in out["partials"]], ["part"])
+
     def test_non_json_answer_is_bytes(self):
         self.srv.publish("demo", "diffed-py", {"template": "one"})
         self.srv.publish("demo", "diffed-py", {"template": "two"})

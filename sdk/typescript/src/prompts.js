@@ -260,7 +260,8 @@ export class PromptCache {
     if (slug === "" || slug.includes("/")) return null;
     const key = `${project}/${slug}`;
     if (gone.has(`${key}\0${version}`)) return null;
-    const e = this.cached(key, version, "");
+    // A fallback (served while the server is down) is held but not cached.
+    const e = this.cached(key, version, "") ?? this.entries.get(`${key}\0${version}\0`);
     if (e === undefined) throw new NeedPartial(key, version);
     if (e.compiled.text === null) return null; // only text prompts are partials
     used.set(name, { slug: name, prompt_id: e.pv.prompt_id, version: e.pv.version, commit: e.pv.commit });

@@ -258,3 +258,14 @@ test("a non-JSON answer comes as bytes", async () => {
   assert.ok(data instanceof Uint8Array);
   assert.match(new TextDecoder().decode(data), /^-one$[\s\S]*^\+two$/m);
 });
+
+test("a partial served from its fallback while the server is down", async () => {
+  const pc = new Client("http://127.0.0.1:9", {}).prompts({ fallbacks: { "x/main": "Main: {{> part}}", "x/part": "part {{v}}" } });
+  try {
+    const out = await pc.render("x/main", { v: 1 });
+    assert.equal(out.rendered, "Main: part 1");
+    assert.deepEqual(out.partials.map((p) => p.slug), ["part"]);
+  } finally {
+    await pc.close();
+  }
+});
