@@ -62,7 +62,8 @@ class Server:
                     ready.set()
             ready.set()
 
-        threading.Thread(target=read, daemon=True).start()
+        self.reader = threading.Thread(target=read, daemon=True)
+        self.reader.start()
         if not ready.wait(60) or not addr:
             self.stop()
             raise RuntimeError("quire did not listen:\n" + "".join(self.log[-40:]))
@@ -107,4 +108,6 @@ class Server:
 
     def stop(self) -> None:
         self.kill()
+        self.reader.join(timeout=5)
+        self.proc.stderr.close()
         shutil.rmtree(self.data, ignore_errors=True)
