@@ -17,7 +17,8 @@ import (
 // exclusiveMinimum, exclusiveMaximum, and annotations), and must answer
 // the server's 422 word for word. checkSchema is the server's check
 // (app/schema.go: compileSchema, schemaErrors, schemaError), restated
-// here since render must not import app; keep the two alike.
+// here since render must not import app; app's TestSchemaConformanceCorpus
+// checks the corpus's answers against the original.
 
 func schemaObj(s string) json.RawMessage { return json.RawMessage(s) }
 
