@@ -27,11 +27,14 @@ const (
 	EMETHOD        Code = "method_not_allowed"     // the route exists, not with this method (405)
 	EMEDIATYPE     Code = "unsupported_media_type" // a body in a format the route does not take (415)
 	EREVIEW        Code = "review_required"        // publishing needs an approved review (409)
+	EHEADMOVED     Code = "head_moved"             // a verdict on a head the review no longer has (409)
+	ELABELPROTECT  Code = "label_protected"        // deleting a protected label needs an owner's override (409)
 )
 
 // Codes lists every Code, for documents that enumerate them.
 var Codes = []Code{EINVALID, EUNAUTHORIZED, EFORBIDDEN, ENOTFOUND, ECONFLICT, EPRECONDITION, ETOOLARGE,
-	EUNPROCESSABLE, ERATELIMIT, EUNAVAILABLE, ENOSPACE, EINTERNAL, ETIMEOUT, EMETHOD, EMEDIATYPE, EREVIEW}
+	EUNPROCESSABLE, ERATELIMIT, EUNAVAILABLE, ENOSPACE, EINTERNAL, ETIMEOUT, EMETHOD, EMEDIATYPE, EREVIEW,
+	EHEADMOVED, ELABELPROTECT}
 
 // Error is quire's error type. Message is safe to show to a client; Err is
 // the underlying cause and is only logged.

@@ -110,14 +110,48 @@ const (
 
 // Verdict is one reviewer's judgement, stored as verdicts/<user id>.json:
 // a later verdict by the same user replaces it. Stale is computed when
-// read: the head moved since it was given.
+// read: the head moved since it was given. Counts and Reason are judged
+// when read too, under the project's policy as it is then: whether the
+// verdict counts towards publishing, and why not (NotCounted*).
 type Verdict struct {
 	User      ReviewUser `json:"user"`
 	Kind      string     `json:"kind"`
 	Commit    string     `json:"commit"`
 	Stale     bool       `json:"stale"`
+	Counts    bool       `json:"counts"`
+	Reason    NotCounted `json:"reason,omitempty"`
 	Body      string     `json:"body,omitempty"`
 	CreatedAt time.Time  `json:"created_at"`
+}
+
+// NotCounted is why a verdict does not count.
+type NotCounted string
+
+// The reasons a verdict does not count.
+const (
+	// NotCountedSelfApproval: its user wrote to the draft (authors are
+	// quire's record of who wrote, never commit author lines), and the
+	// policy does not allow self-approval.
+	NotCountedSelfApproval NotCounted = "self_approval"
+	// NotCountedStale: an approval of an older head, under a policy that
+	// dismisses those.
+	NotCountedStale NotCounted = "stale"
+	// NotCountedNoWriteAccess: its user no longer has write access to
+	// the project (removed, made a viewer, or disabled).
+	NotCountedNoWriteAccess NotCounted = "no_write_access"
+)
+
+// Why says the reason in words, for people.
+func (reason NotCounted) Why() string {
+	switch reason {
+	case NotCountedSelfApproval:
+		return "an author's own approval does not count under this project's policy"
+	case NotCountedStale:
+		return "given before the draft last changed"
+	case NotCountedNoWriteAccess:
+		return "the reviewer no longer has write access to the project"
+	}
+	return ""
 }
 
 // ReviewFile is one file a review changes against its base.
@@ -129,14 +163,16 @@ type ReviewFile struct {
 }
 
 // ReviewThread is a review with everything said on it, as read at one
-// moment: Head is the draft's current commit, Authors the emails of the
-// draft's authors (its creator and the authors of its commits since the
-// base).
+// moment. Authors are the user ids of the principals who wrote to the
+// draft (opened it, wrote through the API, UI or MCP, pushed to it), as
+// quire recorded them at each write; AuthorEmails is only for a draft
+// opened before those records were kept: the emails its commits claim.
 type ReviewThread struct {
-	Review   *Review
-	Comments []*Comment
-	Verdicts []*Verdict
-	Authors  []string
+	Review       *Review
+	Comments     []*Comment
+	Verdicts     []*Verdict
+	Authors      []string
+	AuthorEmails []string
 }
 
 // ReviewTx is one review event being written under the repository's
@@ -236,6 +272,9 @@ type LabelMove struct {
 	Action      string    `json:"action"` // set, delete
 	MovedAt     time.Time `json:"moved_at"`
 	MovedBy     string    `json:"moved_by"`
+	// Override is the owner's reason when the move went past the
+	// protected-label rule.
+	Override string `json:"override,omitempty"`
 }
 
 // LabelStore keeps labels: refs/labels/<name> at the version's commit,
@@ -245,7 +284,9 @@ type LabelStore interface {
 	// is an owner's reason for moving a protected label, kept in the
 	// move's commit.
 	SetLabel(ctx context.Context, by Actor, a *Asset, name string, n int, override string) (*Label, error)
-	DeleteLabel(ctx context.Context, by Actor, a *Asset, name string) error
+	// DeleteLabel removes name; override, when set, is an owner's reason
+	// for removing a protected label, kept in the commit as SetLabel's.
+	DeleteLabel(ctx context.Context, by Actor, a *Asset, name, override string) error
 	Labels(ctx context.Context, a *Asset) ([]Label, error)
 	// LabelHistory lists every move of name, newest first.
 	LabelHistory(ctx context.Context, a *Asset, name string) ([]LabelMove, error)

@@ -84,13 +84,8 @@ func (a *App) SetLabel(ctx context.Context, p *quire.Principal, kind quire.Kind,
 	if *e.Version <= 0 {
 		return nil, quire.Errorf(quire.EINVALID, "version must be a positive integer")
 	}
-	if e.Override {
-		if p.ProjectAccess(pr) < quire.AccessAdmin {
-			return nil, quire.Errorf(quire.EFORBIDDEN, "only a project owner can override the review policy")
-		}
-		if strings.TrimSpace(e.Reason) == "" {
-			return nil, quire.Errorf(quire.EUNPROCESSABLE, "an override needs a reason")
-		}
+	if err := checkOverride(p, pr, e.Override, e.Reason); err != nil {
+		return nil, err
 	}
 	if slices.Contains(pr.Policy().ProtectedLabels, name) && !e.Override {
 		ok, err := a.reviewedVersion(ctx, as, *e.Version)
@@ -135,23 +130,62 @@ func (a *App) reviewedVersion(ctx context.Context, as *quire.Asset, n int) (bool
 	}), nil
 }
 
-// DeleteLabel removes label name of the asset.
-func (a *App) DeleteLabel(ctx context.Context, p *quire.Principal, kind quire.Kind, ref, name string) error {
-	ls, as, err := a.labelAsset(ctx, p, kind, ref, quire.AccessWrite)
+// LabelDelete is a label removal's options: an owner's override of the
+// protected-label rule, with its reason.
+type LabelDelete struct {
+	Override bool
+	Reason   string
+}
+
+// DeleteLabel removes label name of the asset. A protected label is
+// removed only by an owner's override (with a reason, kept in the label's
+// history): removing it is as much a release decision as moving it.
+func (a *App) DeleteLabel(ctx context.Context, p *quire.Principal, kind quire.Kind, ref, name string, in Input[LabelDelete]) error {
+	ls, err := a.labelStore()
+	if err != nil {
+		return err
+	}
+	as, pr, e, err := assetWrite(ctx, a, p, kind, ref, in)
 	if err != nil {
 		return err
 	}
 	if err := valid.LabelName(name); err != nil {
 		return err
 	}
+	if err := checkOverride(p, pr, e.Override, e.Reason); err != nil {
+		return err
+	}
+	if slices.Contains(pr.Policy().ProtectedLabels, name) && !e.Override {
+		return (&quire.Error{Code: quire.ELABELPROTECT, Message: "label " + name + " is protected: only a project owner can remove it, with an override and a reason"}).
+			WithDetail("label", name)
+	}
+	override := ""
+	if e.Override {
+		override = e.Reason
+	}
 	ctx, err = a.intend(ctx, a.labelEvent(p, as, LabelDeleted, name, 0))
 	if err != nil {
 		return err
 	}
-	if err := ls.DeleteLabel(ctx, p.Actor(), as, name); err != nil {
+	if err := ls.DeleteLabel(ctx, p.Actor(), as, name, override); err != nil {
 		return a.abandon(ctx, err)
 	}
 	return a.labelDone(ctx, p, as, LabelDeleted, name, 0)
+}
+
+// checkOverride checks an override of the review policy or of the
+// protected-label rule: only a project owner's, and only with a reason.
+func checkOverride(p *quire.Principal, pr *quire.Project, override bool, reason string) error {
+	if !override {
+		return nil
+	}
+	if p.ProjectAccess(pr) < quire.AccessAdmin {
+		return quire.Errorf(quire.EFORBIDDEN, "only a project owner can override the review policy")
+	}
+	if strings.TrimSpace(reason) == "" {
+		return quire.Errorf(quire.EUNPROCESSABLE, "an override needs a reason")
+	}
+	return nil
 }
 
 // Labels lists the asset's labels.

@@ -165,8 +165,11 @@ func (a *App) Publishable(ctx context.Context, p *quire.Principal, kind quire.Ki
 			break
 		}
 	}
-	m := mergeable(pr.Policy(), rt)
-	if _, err := a.reviewGate(p, pr, PublishOptions{})(rt); err == nil {
+	m, err := a.mergeable(ctx, pr, rt)
+	if err != nil {
+		return Mergeable{}, nil, err
+	}
+	if _, err := a.reviewGate(ctx, p, pr, PublishOptions{})(rt); err == nil {
 		m.OK, m.Reasons = true, []string{}
 	} else if quire.ErrorCode(err) != quire.EREVIEW {
 		return Mergeable{}, nil, err

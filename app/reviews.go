@@ -65,9 +65,13 @@ type CommentPatch struct {
 	Body     *string
 }
 
-// VerdictEdit is a verdict's body.
+// VerdictEdit is a verdict's body, and the head the reviewer read: when
+// given, the verdict is refused (EHEADMOVED) unless it is still the
+// review's head, so a page or script that read an older head never
+// approves a newer one.
 type VerdictEdit struct {
-	Body *string
+	Body   *string
+	Commit string
 }
 
 // ReviewEvent names what happened to a review, for reviewDone.
@@ -213,17 +217,60 @@ func (a *App) reviewView(ctx context.Context, as *quire.Asset, pr *quire.Project
 	if err != nil {
 		return nil, err
 	}
+	m, err := a.mergeable(ctx, pr, rt)
+	if err != nil {
+		return nil, err
+	}
 	return &ReviewView{
 		Review: rt.Review, Files: files, Comments: rt.Comments, Verdicts: rt.Verdicts,
-		Mergeable: mergeable(pr.Policy(), rt), Thread: rt,
+		Mergeable: m, Thread: rt,
 	}, nil
 }
 
-// mergeable applies policy to rt: approvals of the current head by users
-// other than the draft's authors (unless self-approval is allowed) count,
-// stale ones only when the policy keeps them; a request for changes
-// blocks until its author gives a new verdict.
-func mergeable(pol quire.ReviewPolicy, rt *quire.ReviewThread) Mergeable {
+// mergeable applies project pr's policy to rt (nil: the draft has no
+// open review), with every verdict's author's access to pr as it is now.
+func (a *App) mergeable(ctx context.Context, pr *quire.Project, rt *quire.ReviewThread) (Mergeable, error) {
+	writers := map[string]bool{}
+	if rt != nil {
+		for _, v := range rt.Verdicts {
+			if _, ok := writers[v.User.ID]; ok {
+				continue
+			}
+			ok, err := a.canWrite(ctx, pr, v.User.ID)
+			if err != nil {
+				return Mergeable{}, err
+			}
+			writers[v.User.ID] = ok
+		}
+	}
+	return judge(pr.Policy(), rt, func(id string) bool { return writers[id] }), nil
+}
+
+// canWrite reports whether user id may write to project pr now: a member
+// with write access, or an admin, and not disabled. A verdict is the
+// user's, whatever credential gave it, so it is judged by the user.
+func (a *App) canWrite(ctx context.Context, pr *quire.Project, id string) (bool, error) {
+	u, err := a.meta.User(ctx, id)
+	if quire.ErrorCode(err) == quire.ENOTFOUND {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if u.Disabled {
+		return false, nil
+	}
+	return u.Role == quire.RoleAdmin || pr.Role(id).Level() >= quire.AccessWrite, nil
+}
+
+// judge applies policy to rt: approvals of the current head by users
+// with write access who are not among the draft's authors (unless
+// self-approval is allowed) count, stale ones only when the policy keeps
+// them; a request for changes blocks until its author gives a new
+// verdict, or loses write access. Each verdict is marked with whether it
+// counts and why not, and each approval that does not count says so in
+// the reasons.
+func judge(pol quire.ReviewPolicy, rt *quire.ReviewThread, canWrite func(userID string) bool) Mergeable {
 	m := Mergeable{Required: pol.RequiredApprovals, Reasons: []string{}, ChangesRequestedBy: []string{}}
 	if rt == nil {
 		if m.Required > 0 {
@@ -236,22 +283,35 @@ func mergeable(pol quire.ReviewPolicy, rt *quire.ReviewThread) Mergeable {
 		m.Reasons = append(m.Reasons, "review is "+string(rt.Review.State))
 	}
 	authors := map[string]bool{}
-	for _, e := range rt.Authors {
-		authors[strings.ToLower(e)] = true
+	for _, id := range rt.Authors {
+		authors[id] = true
 	}
+	for _, e := range rt.AuthorEmails {
+		authors["email:"+strings.ToLower(e)] = true
+	}
+	var notCounting []string
 	for _, v := range rt.Verdicts {
-		switch v.Kind {
-		case quire.VerdictRequestChanges:
+		stale := v.Stale && pol.Dismisses()
+		self := authors[v.User.ID] || authors["email:"+strings.ToLower(v.User.Email)]
+		v.Counts, v.Reason = true, ""
+		switch {
+		case !canWrite(v.User.ID):
+			v.Counts, v.Reason = false, quire.NotCountedNoWriteAccess
+		case v.Kind == quire.VerdictApprove && self && !pol.AllowSelfApproval:
+			v.Counts, v.Reason = false, quire.NotCountedSelfApproval
+		case v.Kind == quire.VerdictApprove && stale:
+			v.Counts, v.Reason = false, quire.NotCountedStale
+		}
+		if v.Kind == quire.VerdictApprove && stale {
+			m.Stale++
+		}
+		switch {
+		case v.Kind == quire.VerdictRequestChanges && v.Counts:
 			m.ChangesRequestedBy = append(m.ChangesRequestedBy, v.User.Email)
-		case quire.VerdictApprove:
-			if v.Stale && pol.Dismisses() {
-				m.Stale++
-				continue
-			}
-			if !pol.AllowSelfApproval && authors[strings.ToLower(v.User.Email)] {
-				continue
-			}
+		case v.Kind == quire.VerdictApprove && v.Counts:
 			m.Approvals++
+		case v.Kind == quire.VerdictApprove && pol.RequiredApprovals > 0:
+			notCounting = append(notCounting, fmt.Sprintf("the approval by %s does not count: %s (%s)", v.User.Email, v.Reason, v.Reason.Why()))
 		}
 	}
 	if len(m.ChangesRequestedBy) > 0 {
@@ -259,6 +319,7 @@ func mergeable(pol quire.ReviewPolicy, rt *quire.ReviewThread) Mergeable {
 	}
 	if m.Approvals < m.Required {
 		m.Reasons = append(m.Reasons, fmt.Sprintf("%d approval(s) required, %d counting", m.Required, m.Approvals))
+		m.Reasons = append(m.Reasons, notCounting...)
 	}
 	m.OK = len(m.Reasons) == 0
 	return m
@@ -428,6 +489,11 @@ func (a *App) Verdict(ctx context.Context, p *quire.Principal, kind quire.Kind, 
 	if err := valid.ReviewText("body", v.Body, verdict == quire.VerdictRequestChanges, valid.MaxCommentBody); err != nil {
 		return nil, err
 	}
+	if e.Commit != "" {
+		if err := valid.CommitID("commit", e.Commit); err != nil {
+			return nil, err
+		}
+	}
 	ev := ReviewApproved
 	if verdict == quire.VerdictRequestChanges {
 		ev = ReviewChangesAsked
@@ -436,6 +502,10 @@ func (a *App) Verdict(ctx context.Context, p *quire.Principal, kind quire.Kind, 
 		rv := tx.Review
 		if rv.State != quire.ReviewOpen {
 			return quire.Errorf(quire.ECONFLICT, "review %d is %s", rv.Number, rv.State)
+		}
+		if e.Commit != "" && e.Commit != rv.Head.Commit {
+			return quire.Errorf(quire.EHEADMOVED, "the review's head moved to %s since %s was read: read the changes, then give the verdict again", shortID(rv.Head.Commit), shortID(e.Commit)).
+				WithDetail("head", rv.Head.Commit)
 		}
 		v.Commit = rv.Head.Commit
 		tx.Message = "Approve review " + strconv.Itoa(rv.Number)
@@ -448,6 +518,14 @@ func (a *App) Verdict(ctx context.Context, p *quire.Principal, kind quire.Kind, 
 		return nil, err
 	}
 	return v, nil // given on the head: not stale
+}
+
+// shortID is a commit id as messages show it.
+func shortID(c string) string {
+	if len(c) > 12 {
+		return c[:12]
+	}
+	return c
 }
 
 // CloseReview closes review num (its author or a project owner);
@@ -525,17 +603,17 @@ type PublishOptions struct {
 // reviewGate is the publish policy of project pr for p: with approvals
 // required, the draft's open review must be mergeable, unless an owner
 // overrides (with a reason) — recorded on the review.
-func (a *App) reviewGate(p *quire.Principal, pr *quire.Project, o PublishOptions) quire.ReviewGate {
+func (a *App) reviewGate(ctx context.Context, p *quire.Principal, pr *quire.Project, o PublishOptions) quire.ReviewGate {
 	pol := pr.Policy()
 	return func(rt *quire.ReviewThread) (*quire.ReviewMerge, error) {
-		m := mergeable(pol, rt)
+		m, err := a.mergeable(ctx, pr, rt)
+		if err != nil {
+			return nil, err
+		}
 		merge := &quire.ReviewMerge{PolicyMet: rt != nil && m.OK}
 		if o.Override {
-			if p.ProjectAccess(pr) < quire.AccessAdmin {
-				return nil, quire.Errorf(quire.EFORBIDDEN, "only a project owner can override the review policy")
-			}
-			if strings.TrimSpace(o.Reason) == "" {
-				return nil, quire.Errorf(quire.EUNPROCESSABLE, "an override needs a reason")
+			if err := checkOverride(p, pr, o.Override, o.Reason); err != nil {
+				return nil, err
 			}
 			merge.Override = &quire.ReviewOverride{By: quire.ReviewUserOf(p.Actor()), Reason: o.Reason, At: a.now().UTC()}
 			return merge, nil

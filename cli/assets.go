@@ -98,12 +98,12 @@ func (e *env) publishCmd() *cobra.Command {
 func (e *env) reviewCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:     "review",
-		Short:   "Open and approve reviews of drafts",
-		Example: "  quire review open demo/pdf-tools 4 --title \"Faster forms\"\n  quire review approve demo/pdf-tools 1",
+		Short:   "Open, read and approve reviews of drafts",
+		Example: "  quire review open demo/pdf-tools 4 --title \"Faster forms\"\n  quire review show demo/pdf-tools 1\n  quire review approve demo/pdf-tools 1",
 		Args:    args(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error {
 			c.Help()
-			return usagef("review needs a subcommand: open or approve")
+			return usagef("review needs a subcommand: open, show or approve")
 		},
 	}
 	var title, description string
@@ -131,16 +131,40 @@ func (e *env) reviewCmd() *cobra.Command {
 	}
 	open.Flags().StringVar(&title, "title", "", "the review's title")
 	open.Flags().StringVarP(&description, "message", "m", "", "the review's description")
-	var body string
-	approve := &cobra.Command{
-		Use:     "approve PROJECT/SLUG REVIEW",
-		Short:   "Approve a review",
-		Example: "  quire review approve demo/pdf-tools 1 -m \"Looks good\"",
+	show := &cobra.Command{
+		Use:     "show PROJECT/SLUG REVIEW",
+		Short:   "Show a review: its head, files, verdicts and whether it can be published",
+		Example: "  quire review show demo/pdf-tools 1",
 		Args:    args(cobra.ExactArgs(2)),
 		RunE: e.onAsset("review", func(ctx context.Context, sdk *client.Client, kind client.Kind, ref string, n int) error {
-			v, err := sdk.ApproveReview(ctx, kind, ref, n, body)
+			rv, err := sdk.Review(ctx, kind, ref, n)
 			if err != nil {
-				return fail(err, "approve review %d of %s", n, ref)
+				return fail(err, "read review %d of %s", n, ref)
+			}
+			return e.print(rv, func(w io.Writer) { printReview(w, rv) })
+		}),
+	}
+	var body, commit string
+	approve := &cobra.Command{
+		Use:   "approve PROJECT/SLUG REVIEW",
+		Short: "Approve a review, at the head you read",
+		Long: "Approve a review. The approval is for one head: --commit names the head you read " +
+			"(quire review show prints it); without it, the head the review has when this command reads it, " +
+			"which it prints. If the draft changed since, the approval is refused (head_moved): read it again.",
+		Example: "  quire review show demo/pdf-tools 1\n  quire review approve demo/pdf-tools 1 --commit 3f2a9c1e… -m \"Looks good\"",
+		Args:    args(cobra.ExactArgs(2)),
+		RunE: e.onAsset("review", func(ctx context.Context, sdk *client.Client, kind client.Kind, ref string, n int) error {
+			head := commit
+			if head == "" {
+				rv, err := sdk.Review(ctx, kind, ref, n)
+				if err != nil {
+					return fail(err, "read review %d of %s", n, ref)
+				}
+				head = rv.Review.Head.Commit
+			}
+			v, err := sdk.ApproveReviewAt(ctx, kind, ref, n, head, body)
+			if err != nil {
+				return fail(err, "approve review %d of %s at commit %.12s", n, ref, head)
 			}
 			return e.print(v, func(w io.Writer) {
 				fmt.Fprintf(w, "review %d of %s approved by %s at commit %.12s\n", n, ref, v.User.Email, v.Commit)
@@ -148,8 +172,33 @@ func (e *env) reviewCmd() *cobra.Command {
 		}),
 	}
 	approve.Flags().StringVarP(&body, "message", "m", "", "a comment with the approval")
-	c.AddCommand(open, approve)
+	approve.Flags().StringVar(&commit, "commit", "", "the head commit you read (quire review show); refused if the draft moved since")
+	c.AddCommand(open, show, approve)
 	return c
+}
+
+// printReview writes a review as quire review show prints it.
+func printReview(w io.Writer, rv *client.ReviewView) {
+	r := rv.Review
+	fmt.Fprintf(w, "review %d: %s (%s)\ndraft %d, head %s\n", r.Number, r.Title, r.State, r.Version, r.Head.Commit)
+	for _, f := range rv.Files {
+		fmt.Fprintf(w, "  %-8s %s +%d -%d\n", f.Status, f.Path, f.Additions, f.Deletions)
+	}
+	for _, v := range rv.Verdicts {
+		line := fmt.Sprintf("%s: %s", v.User.Email, v.Kind)
+		if !v.Counts {
+			line += fmt.Sprintf(" (does not count: %s)", v.Reason.Why())
+		}
+		fmt.Fprintln(w, "  "+line)
+	}
+	if rv.Mergeable.OK {
+		fmt.Fprintln(w, "ready to publish")
+		return
+	}
+	fmt.Fprintln(w, "not ready to publish:")
+	for _, reason := range rv.Mergeable.Reasons {
+		fmt.Fprintln(w, "  "+reason)
+	}
 }
 
 func (e *env) renderCmd() *cobra.Command {

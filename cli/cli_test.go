@@ -1,10 +1,13 @@
 package cli_test
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,6 +18,7 @@ import (
 	"github.com/quire/quire"
 	"github.com/quire/quire/cli"
 	"github.com/quire/quire/internal/testenv"
+	"github.com/quire/quire/skillpack"
 )
 
 // The CLI driven in-process against a real server (internal/testenv):
@@ -163,15 +167,43 @@ func readLock(t *testing.T, dir string) cli.Lock {
 }
 
 // indexDigests are the skill-level digests the discovery index shows.
+// indexDigests is the skill-level digest (skillpack.SkillDigest) of each
+// skill of the project's discovery index, computed from the artifact the
+// index names (its SKILL.md, or its archive's files), as a lockfile
+// records it.
 func (f *fixture) indexDigests(t *testing.T) map[string]string {
 	t.Helper()
 	var idx struct {
-		Skills []struct{ Name, Digest string }
+		Skills []struct{ Name, Type, URL, Digest string }
 	}
 	f.e.Must(200, "GET", "/v1/projects/demo/agent-skills/index.json", f.e.Admin, nil).Decode(t, &idx)
 	out := map[string]string{}
 	for _, s := range idx.Skills {
-		out[s.Name] = s.Digest
+		body := f.e.Must(200, "GET", s.URL, f.e.Admin, nil).Body
+		if skillpack.Digest(body) != s.Digest {
+			t.Fatalf("%s: the artifact's digest is not the index's", s.Name)
+		}
+		files := []skillpack.File{{Path: "SKILL.md", Digest: s.Digest}}
+		if s.Type == "archive" {
+			files = nil
+			gz, err := gzip.NewReader(bytes.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr := tar.NewReader(gz)
+			for {
+				h, err := tr.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _ := io.ReadAll(tr)
+				files = append(files, skillpack.File{Path: h.Name, Digest: skillpack.Digest(b)})
+			}
+		}
+		out[s.Name] = skillpack.SkillDigest(files)
 	}
 	return out
 }

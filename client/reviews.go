@@ -139,24 +139,41 @@ func (c *Client) UpdateComment(ctx context.Context, kind Kind, ref string, numbe
 	return unwrap[Comment](ctx, c, request{method: "PATCH", path: reviewPath(kind, ref, number, p("/comments/", commentID)), body: in}, "comment")
 }
 
-func (c *Client) verdict(ctx context.Context, kind Kind, ref string, number int, action, body string) (*Verdict, error) {
+func (c *Client) verdict(ctx context.Context, kind Kind, ref string, number int, action, commit, body string) (*Verdict, error) {
 	in := map[string]string{}
 	if body != "" {
 		in["body"] = body
 	}
+	if commit != "" {
+		in["commit"] = commit
+	}
 	return unwrap[Verdict](ctx, c, request{method: "POST", path: reviewPath(kind, ref, number, "/"+action), body: in}, "verdict")
 }
 
-// ApproveReview approves the review's head (body optional); it replaces
-// the caller's earlier verdict.
+// ApproveReview approves the review's head, whatever it is when the
+// request arrives (body optional); it replaces the caller's earlier
+// verdict. Prefer ApproveReviewAt.
 func (c *Client) ApproveReview(ctx context.Context, kind Kind, ref string, number int, body string) (*Verdict, error) {
-	return c.verdict(ctx, kind, ref, number, "approve", body)
+	return c.verdict(ctx, kind, ref, number, "approve", "", body)
+}
+
+// ApproveReviewAt approves the review only if its head is still commit,
+// the head the reviewer read (ReviewView.Review.Head.Commit); otherwise
+// the error is an *APIError with code "head_moved" and details.head.
+func (c *Client) ApproveReviewAt(ctx context.Context, kind Kind, ref string, number int, commit, body string) (*Verdict, error) {
+	return c.verdict(ctx, kind, ref, number, "approve", commit, body)
 }
 
 // RequestChanges requests changes (body required); it blocks publishing
 // until the same user gives a new verdict.
 func (c *Client) RequestChanges(ctx context.Context, kind Kind, ref string, number int, body string) (*Verdict, error) {
-	return c.verdict(ctx, kind, ref, number, "request-changes", body)
+	return c.verdict(ctx, kind, ref, number, "request-changes", "", body)
+}
+
+// RequestChangesAt is RequestChanges pinned to the head the reviewer
+// read, as ApproveReviewAt.
+func (c *Client) RequestChangesAt(ctx context.Context, kind Kind, ref string, number int, commit, body string) (*Verdict, error) {
+	return c.verdict(ctx, kind, ref, number, "request-changes", commit, body)
 }
 
 // CloseReview closes a review (its author or a project owner).

@@ -271,23 +271,21 @@ type Archive struct {
 	Commit  string
 }
 
-// DiscoveryIndex is an Agent Skills discovery index.
+// DiscoveryIndex is an Agent Skills discovery index (the RFC v0.2.0 as
+// published).
 type DiscoveryIndex struct {
-	Version string           `json:"version"`
-	Skills  []DiscoverySkill `json:"skills"`
+	Schema string           `json:"$schema"`
+	Skills []DiscoverySkill `json:"skills"`
 }
 
-// DiscoverySkill is one skill of a discovery index.
+// DiscoverySkill is one skill of a discovery index: Type "skill-md" (URL
+// is its SKILL.md) or "archive" (URL is its .tar.gz); Digest is
+// "sha256:<hex>" of the artifact's bytes. URL is path-absolute: resolve
+// it against the server.
 type DiscoverySkill struct {
 	Name        string `json:"name"`
+	Type        string `json:"type"`
 	Description string `json:"description"`
+	URL         string `json:"url"`
 	Digest      string `json:"digest"`
-	Files       []struct {
-		Path   string `json:"path"`
-		Digest string `json:"digest"`
-	} `json:"files"`
-	Package struct {
-		URL    string `json:"url"`
-		Digest string `json:"digest"`
-	} `json:"package"`
 }

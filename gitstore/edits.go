@@ -93,6 +93,7 @@ func (s *Store) commitEdits(w *write, by quire.Actor, v *vstate, edits []odb.Tre
 		}
 	}
 	conflict := func() error { return quire.Errorf(quire.ECONFLICT, "draft %d changed concurrently; retry", v.n) }
+	var log *versionLog
 	c, err := w.editRef(by, DraftRef(v.n), v.commit, conflict, func(old plumbing.Hash) (plumbing.Hash, string, error) {
 		base := old
 		if len(deletes) > 0 {
@@ -114,7 +115,9 @@ func (s *Store) commitEdits(w *write, by quire.Actor, v *vstate, edits []odb.Tre
 		if message == "" {
 			message = editMessage(r, old, edits)
 		}
-		return tree, message, nil
+		// The draft is about to move: its author first (authors.go).
+		log, err = w.noteAuthor(by, v.n)
+		return tree, message, err
 	})
 	if err != nil {
 		return nil, err
@@ -123,9 +126,10 @@ func (s *Store) commitEdits(w *write, by quire.Actor, v *vstate, edits []odb.Tre
 		v.commit = c
 		s.moveReviewHead(w, by, v)
 	}
-	log, _, err := r.readLog()
-	if err != nil {
-		return nil, err
+	if log == nil {
+		if log, _, err = r.readLog(); err != nil {
+			return nil, err
+		}
 	}
 	return r.record(w.a, v, log, plumbing.ZeroHash)
 }

@@ -79,10 +79,7 @@ func (s *Store) SetLabel(ctx context.Context, by quire.Actor, a *quire.Asset, na
 		if found {
 			msg += fmt.Sprintf(" from version %d", old.Version)
 		}
-		if override != "" {
-			msg += "\n\nOverride: " + oneLine(override)
-		}
-		return []odb.TreeEdit{e}, msg, err
+		return []odb.TreeEdit{e}, msg + overrideTrailer(override), err
 	})
 	if err != nil {
 		return nil, err
@@ -98,7 +95,7 @@ func (s *Store) SetLabel(ctx context.Context, by quire.Actor, a *quire.Asset, na
 }
 
 // DeleteLabel removes label name.
-func (s *Store) DeleteLabel(ctx context.Context, by quire.Actor, a *quire.Asset, name string) (err error) {
+func (s *Store) DeleteLabel(ctx context.Context, by quire.Actor, a *quire.Asset, name, override string) (err error) {
 	defer s.observe(ctx, quire.GitOpCommit, "DeleteLabel")(&err)
 	w, err := s.begin(a)
 	if err != nil {
@@ -114,7 +111,7 @@ func (s *Store) DeleteLabel(ctx context.Context, by quire.Actor, a *quire.Asset,
 		if !found {
 			return nil, "", quire.Errorf(quire.ENOTFOUND, "label %s not found", name)
 		}
-		return []odb.TreeEdit{{Path: labelPath(name)}}, fmt.Sprintf("Delete label %s (was version %d)", name, old.Version), nil
+		return []odb.TreeEdit{{Path: labelPath(name)}}, fmt.Sprintf("Delete label %s (was version %d)", name, old.Version) + overrideTrailer(override), nil
 	})
 }
 
@@ -176,6 +173,23 @@ func (w *write) syncLabelRefs() error {
 		}
 	}
 	return nil
+}
+
+// overrideTrailer is how a label move's commit message keeps an owner's
+// override reason; overrideOf reads it back for the history.
+func overrideTrailer(reason string) string {
+	if reason == "" {
+		return ""
+	}
+	return "\n\nOverride: " + oneLine(reason)
+}
+
+func overrideOf(msg string) string {
+	i := strings.LastIndex(msg, "\n\nOverride: ")
+	if i < 0 {
+		return ""
+	}
+	return strings.TrimSpace(msg[i+len("\n\nOverride: "):])
 }
 
 func labelsConflict() error {
@@ -248,7 +262,7 @@ func (s *Store) LabelHistory(ctx context.Context, a *quire.Asset, name string) (
 		if cur.blob == prev.blob {
 			continue
 		}
-		m := quire.LabelMove{Name: name, MovedAt: c.Author.When.UTC(), MovedBy: c.Author.Email, Action: "set"}
+		m := quire.LabelMove{Name: name, MovedAt: c.Author.When.UTC(), MovedBy: c.Author.Email, Action: "set", Override: overrideOf(c.Message)}
 		if cur.label != nil {
 			m.Version, m.Commit = cur.label.Version, cur.label.Commit
 		} else {

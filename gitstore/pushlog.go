@@ -81,7 +81,17 @@ func (g *Git) recordPush(r *repo, by quire.Actor, objs *pushObjects, draft int, 
 		fmt.Fprintf(&b, "%s: %s\n", trailerKey, by.KeyID)
 	}
 	fmt.Fprintf(&b, "%s: %s\n%s: %s\n%s: %d\n", trailerOld, old, trailerNew, new, trailerCommits, added)
-	tip, err := r.noteLog(by, g.s.opts.Now(), b.String())
+	// The pusher becomes an author of the draft in the same commit, when
+	// new to it (authors.go): whatever author lines the commits carry.
+	log, tip, err := r.readLog()
+	if err != nil {
+		return nil, err
+	}
+	if log.entry(draft).addAuthor(by) {
+		err = r.writeLog(by, g.s.opts.Now(), log, tip, b.String())
+	} else {
+		tip, err = r.noteLog(by, g.s.opts.Now(), b.String())
+	}
 	if err != nil {
 		return nil, err
 	}

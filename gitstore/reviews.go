@@ -3,7 +3,6 @@ package gitstore
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -161,7 +160,7 @@ func (r *repo) settle(rv *quire.Review, vs versionStates) error {
 
 // thread reads the whole review at tip: the review settled, its comments
 // (oldest first) with outdated set, its verdicts with stale set, and the
-// draft's authors.
+// draft's authors (authors.go).
 func (r *repo) thread(tip plumbing.Hash, vs versionStates) (*quire.ReviewThread, error) {
 	rv, tree, err := r.readReview(tip)
 	if err != nil {
@@ -201,7 +200,7 @@ func (r *repo) thread(tip plumbing.Hash, vs versionStates) (*quire.ReviewThread,
 		}
 		c.Outdated = now == nil || *now != *c.Anchor
 	}
-	if rt.Authors, err = r.draftAuthors(rv); err != nil {
+	if rt.Authors, rt.AuthorEmails, err = r.draftAuthors(rv.Version, rv.Head.Commit, rv.Base.Commit); err != nil {
 		return nil, err
 	}
 	return rt, nil
@@ -225,44 +224,6 @@ func readDir[T any](r *repo, tree plumbing.Hash, dir string, mk func() *T, out *
 		*out = append(*out, v)
 		return nil
 	})
-}
-
-// maxAuthorWalk bounds the commits read to find a draft's authors.
-const maxAuthorWalk = 1000
-
-// draftAuthors is the emails of the draft's authors: whoever authored a
-// commit from its head down to its base, the base excluded.
-func (r *repo) draftAuthors(rv *quire.Review) ([]string, error) {
-	seen := map[string]bool{}
-	var out []string
-	base, _ := odb.ParseHash(rv.Base.Commit)
-	queue := []plumbing.Hash{}
-	if h, ok := odb.ParseHash(rv.Head.Commit); ok {
-		queue = append(queue, h)
-	}
-	visited := map[plumbing.Hash]bool{}
-	for len(queue) > 0 && len(visited) < maxAuthorWalk {
-		h := queue[len(queue)-1]
-		queue = queue[:len(queue)-1]
-		if h == base || visited[h] {
-			continue
-		}
-		visited[h] = true
-		c, err := r.Commit(h)
-		if errors.Is(err, plumbing.ErrObjectNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if e := strings.ToLower(c.Author.Email); !seen[e] {
-			seen[e] = true
-			out = append(out, c.Author.Email)
-		}
-		queue = append(queue, c.ParentHashes...)
-	}
-	sort.Strings(out)
-	return out, nil
 }
 
 // reviewBase is the base of draft v: the version it was opened from (by

@@ -51,6 +51,11 @@ type versionInfo struct {
 	CreatedBy string     `json:"created_by"`
 	Base      int        `json:"base,omitempty"`
 	DeletedAt *time.Time `json:"deleted_at,omitempty"`
+	// Authors are the user ids of the principals who wrote to the draft
+	// (authors.go); Tracked is set on drafts opened since they are kept,
+	// so an older draft is told apart from one nobody else wrote to.
+	Authors []string `json:"authors,omitempty"`
+	Tracked bool     `json:"authors_tracked,omitempty"`
 }
 
 func (r *repo) readLog() (*versionLog, plumbing.Hash, error) {
@@ -198,7 +203,7 @@ func (r *repo) record(a *quire.Asset, v *vstate, log *versionLog, live plumbing.
 		return nil, err
 	}
 	out.UpdatedAt = c.Committer.When.UTC()
-	if info := log.Versions[strconv.Itoa(v.n)]; info != nil {
+	if info := log.Versions[strconv.Itoa(v.n)]; info != nil && !info.CreatedAt.IsZero() {
 		out.CreatedAt, out.CreatedBy, out.Base = info.CreatedAt.UTC(), info.CreatedBy, info.Base
 	} else {
 		out.CreatedAt, out.CreatedBy = c.Author.When.UTC(), c.Author.Email
@@ -322,7 +327,9 @@ func (s *Store) openDraft(w *write, by quire.Actor, a *quire.Asset, log *version
 		return nil, err
 	}
 	log.Next = n + 1
-	log.Versions[strconv.Itoa(n)] = &versionInfo{CreatedAt: now.UTC(), CreatedBy: by.Email, Base: from}
+	info := &versionInfo{CreatedAt: now.UTC(), CreatedBy: by.Email, Base: from, Tracked: true}
+	info.addAuthor(by)
+	log.Versions[strconv.Itoa(n)] = info
 	if err := r.writeLog(by, now, log, logTip, fmt.Sprintf("Allocate version %d\n", n)); err != nil {
 		return nil, err
 	}

@@ -164,16 +164,22 @@ func TestSkillArchiveBadInput(t *testing.T) {
 }
 
 type indexDoc struct {
-	Version string `json:"version"`
-	Skills  []struct {
-		Name        string           `json:"name"`
-		Description string           `json:"description"`
-		Digest      string           `json:"digest"`
-		Files       []skillpack.File `json:"files"`
-		Package     struct {
-			URL    string `json:"url"`
-			Digest string `json:"digest"`
-		} `json:"package"`
+	Schema string `json:"$schema"`
+	Skills []struct {
+		Name        string `json:"name"`
+		Type        string `json:"type"`
+		Description string `json:"description"`
+		URL         string `json:"url"`
+		Digest      string `json:"digest"`
+	} `json:"skills"`
+}
+
+// indexV1 is the v0.1 form of /.well-known/skills/index.json.
+type indexV1 struct {
+	Skills []struct {
+		Name        string   `json:"name"`
+		Description string   `json:"description"`
+		Files       []string `json:"files"`
 	} `json:"skills"`
 }
 
@@ -191,35 +197,35 @@ func publishSkill(t *testing.T, e *testenv.Env, pid, slug, desc string, files ma
 	return id
 }
 
-// checkIndex verifies every digest of an index against what the server
-// serves: each file at base/{name}/{path}, the skill digest over them,
-// the package's bytes.
+// checkIndex verifies an index as the RFC v0.2.0 client does: the
+// $schema, each artifact fetched from its url (path-absolute) with its
+// bytes matching the digest, a skill-md artifact being SKILL.md at
+// base/{name}/SKILL.md and an archive a .tar.gz with SKILL.md at its
+// root.
 func checkIndex(t *testing.T, e *testenv.Env, token, base string, idx indexDoc) {
 	t.Helper()
-	if idx.Version != "0.2.0" {
-		t.Errorf("version %q", idx.Version)
+	if idx.Schema != "https://schemas.agentskills.io/discovery/0.2.0/schema.json" {
+		t.Errorf("$schema %q", idx.Schema)
 	}
 	for _, s := range idx.Skills {
-		if len(s.Files) == 0 || s.Files[0].Path != "SKILL.md" {
-			t.Errorf("%s: SKILL.md is not first in %v", s.Name, s.Files)
+		r := e.Must(200, "GET", s.URL, token, nil)
+		if d := skillpack.Digest(r.Body); d != s.Digest {
+			t.Errorf("%s: artifact digest %s, index %s", s.Name, d, s.Digest)
 		}
-		var got []skillpack.File
-		for _, f := range s.Files {
-			r := e.Must(200, "GET", base+"/"+s.Name+"/"+f.Path, token, nil)
-			if d := skillpack.Digest(r.Body); d != f.Digest {
-				t.Errorf("%s/%s: served digest %s, index %s", s.Name, f.Path, d, f.Digest)
+		switch s.Type {
+		case "skill-md":
+			if s.URL != base+"/"+s.Name+"/SKILL.md" || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/markdown") {
+				t.Errorf("%s: skill-md at %s as %s", s.Name, s.URL, r.Header.Get("Content-Type"))
 			}
-			got = append(got, skillpack.File{Path: f.Path, Digest: skillpack.Digest(r.Body)})
-		}
-		if d := skillpack.SkillDigest(got); d != s.Digest {
-			t.Errorf("%s: skill digest %s, index %s", s.Name, d, s.Digest)
-		}
-		pkg := e.Must(200, "GET", s.Package.URL, token, nil)
-		if d := skillpack.Digest(pkg.Body); d != s.Package.Digest {
-			t.Errorf("%s: package digest %s, index %s", s.Name, d, s.Package.Digest)
-		}
-		if !strings.HasSuffix(s.Package.URL, ".tar.gz") {
-			t.Errorf("%s: package url %s", s.Name, s.Package.URL)
+		case "archive":
+			if !strings.HasSuffix(s.URL, ".tar.gz") || r.Header.Get("Content-Type") != "application/gzip" {
+				t.Errorf("%s: archive at %s as %s", s.Name, s.URL, r.Header.Get("Content-Type"))
+			}
+			if ents := tarEntries(t, r.Body); len(ents) < 2 || ents[0].name != "SKILL.md" {
+				t.Errorf("%s: archive entries %v", s.Name, ents)
+			}
+		default:
+			t.Errorf("%s: type %q", s.Name, s.Type)
 		}
 	}
 }
@@ -242,24 +248,26 @@ func TestDiscoveryIndex(t *testing.T) {
 	if len(idx.Skills) != 2 || idx.Skills[0].Name != "code-review" || idx.Skills[1].Name != "pdf-tools" {
 		t.Fatalf("skills %+v", idx.Skills)
 	}
-	// The older project's pdf-tools wins, its files served.
-	if d := idx.Skills[1].Description; d != "Old PDF tools." {
-		t.Errorf("pdf-tools description %q: the older project must win", d)
-	}
-	if len(idx.Skills[1].Files) != 2 {
-		t.Errorf("pdf-tools files %v", idx.Skills[1].Files)
+	// The older project's pdf-tools wins, its files served: SKILL.md and
+	// a script make an archive.
+	if d := idx.Skills[1].Description; d != "Old PDF tools." || idx.Skills[1].Type != "archive" {
+		t.Errorf("pdf-tools %+v: the older project's must win", idx.Skills[1])
 	}
 	checkIndex(t, e, e.Admin, "/.well-known/agent-skills", idx)
+	e.Must(200, "GET", "/.well-known/agent-skills/pdf-tools/scripts/fill.py", e.Admin, nil)
 	e.Must(200, "HEAD", "/.well-known/agent-skills/index.json", e.Admin, nil)
 	e.Must(200, "HEAD", "/.well-known/agent-skills/pdf-tools/SKILL.md", e.Admin, nil)
 
 	// One project's index.
 	var pidx indexDoc
 	e.Must(200, "GET", "/v1/projects/newer/agent-skills/index.json", e.Admin, nil).Decode(t, &pidx)
-	if len(pidx.Skills) != 2 || pidx.Skills[1].Name != "pdf-tools" || pidx.Skills[1].Description != "New PDF tools." {
+	if len(pidx.Skills) != 2 || pidx.Skills[1].Name != "pdf-tools" || pidx.Skills[1].Description != "New PDF tools." || pidx.Skills[1].Type != "skill-md" {
 		t.Fatalf("project index %+v", pidx.Skills)
 	}
-	checkIndex(t, e, e.Admin, "/v1/projects/newer/agent-skills", pidx)
+	if u := pidx.Skills[1].URL; u != "/v1/projects/"+newer+"/agent-skills/pdf-tools/SKILL.md" {
+		t.Errorf("skill-md url %s", u)
+	}
+	checkIndex(t, e, e.Admin, "/v1/projects/"+newer+"/agent-skills", pidx)
 
 	// A member of one project sees that project's skills only.
 	uid, member := e.CreateUser("member@example.com")
@@ -287,4 +295,81 @@ func TestDiscoveryIndex(t *testing.T) {
 			t.Errorf("GET %s: %d, want %d\n%s", c.path, r.Status, c.status, r.Body)
 		}
 	}
+}
+
+// TestDiscoveryV1 is the v0.1 path and form that older installers ask,
+// requested as such a client does: the index, then each listed file
+// under /.well-known/skills/{name}/.
+func TestDiscoveryV1(t *testing.T) {
+	e := newEnv(t)
+	pid := e.CreateProject(e.Admin, "demo")
+	publishSkill(t, e, pid, "pdf-tools", "PDF tools.", map[string]string{"scripts/fill.py": "print(1)\n", "references/a.md": "# A\n"})
+	var idx indexV1
+	r := e.Must(200, "GET", "/.well-known/skills/index.json", e.Admin, nil, "Accept: application/json")
+	r.Decode(t, &idx)
+	if strings.Contains(string(r.Body), "$schema") {
+		t.Errorf("the v0.1 index has a $schema: %s", r.Body)
+	}
+	if len(idx.Skills) != 1 || idx.Skills[0].Name != "pdf-tools" || idx.Skills[0].Description != "PDF tools." ||
+		strings.Join(idx.Skills[0].Files, ",") != "SKILL.md,references/a.md,scripts/fill.py" {
+		t.Fatalf("v0.1 index %s", r.Body)
+	}
+	for _, f := range idx.Skills[0].Files {
+		e.Must(200, "GET", "/.well-known/skills/pdf-tools/"+f, e.Admin, nil)
+	}
+	wantError(t, e.Do("GET", "/.well-known/skills/pdf-tools/nope.md", e.Admin, nil), 404)
+	e.Must(200, "HEAD", "/.well-known/skills/index.json", e.Admin, nil)
+}
+
+// TestDiscoveryCaching: indexes, files and archives carry an ETag and
+// Cache-Control, revalidate with 304, and only anonymous answers (of a
+// public project) are shared-cacheable and readable from any origin.
+func TestDiscoveryCaching(t *testing.T) {
+	e := newEnv(t)
+	pid := e.CreateProject(e.Admin, "demo")
+	id := publishSkill(t, e, pid, "pdf-tools", "PDF tools.", map[string]string{"scripts/fill.py": "print(1)\n"})
+	paths := []string{
+		"/.well-known/agent-skills/index.json",
+		"/.well-known/agent-skills/pdf-tools/SKILL.md",
+		"/.well-known/skills/index.json",
+		"/.well-known/skills/pdf-tools/scripts/fill.py",
+		"/v1/projects/demo/agent-skills/index.json",
+		"/v1/skills/" + id + "/versions/1/archive.tar.gz",
+	}
+	for _, p := range paths {
+		r := e.Must(200, "GET", p, e.Admin, nil, "Origin: https://elsewhere.example")
+		etag := r.Header.Get("ETag")
+		if etag == "" || r.Header.Get("Cache-Control") != "private, no-cache" || r.Header.Get("Vary") != "Authorization" {
+			t.Errorf("%s as a member: ETag %q, Cache-Control %q, Vary %q", p, etag, r.Header.Get("Cache-Control"), r.Header.Get("Vary"))
+		}
+		if a := r.Header.Get("Access-Control-Allow-Origin"); a != "" {
+			t.Errorf("%s: an authenticated answer allows origin %q", p, a)
+		}
+		if nm := e.Do("GET", p, e.Admin, nil, "If-None-Match: "+etag); nm.Status != 304 || len(nm.Body) != 0 {
+			t.Errorf("%s revalidated: %d", p, nm.Status)
+		}
+	}
+	// Private: to an anonymous caller the server-wide indexes list none
+	// of it and its files are not found, as if absent; the project's and
+	// the skill's own routes are 401. No CORS header on any of them.
+	for i, want := range []int{200, 404, 200, 404, 401, 401} {
+		r := e.Do("GET", paths[i], "", nil, "Origin: https://elsewhere.example")
+		if r.Status != want || strings.Contains(string(r.Body), "pdf-tools") {
+			t.Errorf("anonymous %s of a private project: %d, want %d\n%s", paths[i], r.Status, want, r.Body)
+		}
+		if a := r.Header.Get("Access-Control-Allow-Origin"); r.Status != 200 && a != "" {
+			t.Errorf("anonymous %s: an error allows origin %q", paths[i], a)
+		}
+	}
+	e.Must(200, "PATCH", "/v1/projects/demo", e.Admin, map[string]string{"visibility": "public"})
+	for _, p := range paths {
+		r := e.Must(200, "GET", p, "", nil, "Origin: https://elsewhere.example")
+		if r.Header.Get("Access-Control-Allow-Origin") != "*" || r.Header.Get("Cache-Control") != "public, max-age=60" || r.Header.Get("ETag") == "" {
+			t.Errorf("%s anonymously: ACAO %q, Cache-Control %q, ETag %q", p, r.Header.Get("Access-Control-Allow-Origin"), r.Header.Get("Cache-Control"), r.Header.Get("ETag"))
+		}
+	}
+	// The anonymous index lists what the member's does, as skill-md or archive.
+	var anon indexDoc
+	e.Must(200, "GET", paths[0], "", nil).Decode(t, &anon)
+	checkIndex(t, e, "", "/.well-known/agent-skills", anon)
 }

@@ -46,7 +46,7 @@ func no5xx(t *testing.T, e *testenv.Env) {
 
 // wantError asserts an APIError answer: the status, a JSON body with a
 // non-empty "error" string, and each of subs in the message (any case).
-func wantError(t *testing.T, r *testenv.Response, status int, subs ...string) map[string]any {
+func wantError(t testing.TB, r *testenv.Response, status int, subs ...string) map[string]any {
 	t.Helper()
 	if r.Status != status {
 		t.Fatalf("status %d, want %d\n%s", r.Status, status, r.Body)

@@ -26,6 +26,13 @@ type labelRequest struct {
 	Reason   string `json:"reason"`
 }
 
+// labelDeleteRequest is a label removal's optional body: an owner's way
+// past a protected label's rule.
+type labelDeleteRequest struct {
+	Override bool   `json:"override"`
+	Reason   string `json:"reason"`
+}
+
 func (s *Server) listLabels(kind quire.Kind) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		ls, err := s.app.Labels(c.Request.Context(), principal(c), kind, c.Param("id"))
@@ -46,7 +53,12 @@ func (s *Server) setLabel(kind quire.Kind) gin.HandlerFunc {
 
 func (s *Server) deleteLabel(kind quire.Kind) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		if err := s.app.DeleteLabel(c.Request.Context(), principal(c), kind, c.Param("id"), c.Param("name")); err != nil {
+		err := s.app.DeleteLabel(c.Request.Context(), principal(c), kind, c.Param("id"), c.Param("name"), func() (app.LabelDelete, error) {
+			var req labelDeleteRequest
+			err := s.decodeOptional(c, &req)
+			return app.LabelDelete(req), err
+		})
+		if err != nil {
 			s.fail(c, err)
 			return
 		}

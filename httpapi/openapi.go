@@ -276,10 +276,11 @@ var apiSchemas = map[string]any{
 		To    int              `json:"to"`
 		Files []quire.FileDiff `json:"files"`
 	}{},
-	"Commit":         quire.Commit{},
-	"DiscoveryIndex": discoveryIndexView{},
-	"Activity":       quire.Activity{},
-	"PromptUsage":    quire.PromptUsage{},
+	"Commit":           quire.Commit{},
+	"DiscoveryIndex":   discoveryIndexView{},
+	"DiscoveryIndexV1": discoveryIndexV1{},
+	"Activity":         quire.Activity{},
+	"PromptUsage":      quire.PromptUsage{},
 }
 
 // apiQuery describes the query parameters routes take.

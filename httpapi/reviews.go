@@ -39,13 +39,13 @@ func reviewAPIRoutes() []apiRoute {
 			route("GET", p+"/reviews/{number}", tag, "A review with its files (against the base), comments, verdicts and mergeable", ok(200, "ReviewView")),
 			route("POST", p+"/reviews/{number}/comments", tag, "Comment on a review, or on a line of a file at the head (or base); 422 for a path or line that does not exist", body("CommentRequest"), wrap(201, "comment", "Comment"), fails(422)),
 			route("PATCH", p+"/reviews/{number}/comments/{commentID}", tag, "Resolve or unresolve a comment, or edit its body (its author only)", body("CommentPatchRequest"), wrap(200, "comment", "Comment")),
-			route("POST", p+"/reviews/{number}/approve", tag, "Approve the review's head; replaces the caller's earlier verdict; 409 unless open", body("VerdictRequest"), wrap(201, "verdict", "Verdict"), fails(409)),
-			route("POST", p+"/reviews/{number}/request-changes", tag, "Request changes (body required); blocks publishing until the same user gives a new verdict", body("VerdictRequest"), wrap(201, "verdict", "Verdict"), fails(409)),
+			route("POST", p+"/reviews/{number}/approve", tag, "Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head", optionalBody("VerdictRequest"), wrap(201, "verdict", "Verdict"), fails(409)),
+			route("POST", p+"/reviews/{number}/request-changes", tag, "Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)", body("VerdictRequest"), wrap(201, "verdict", "Verdict"), fails(409)),
 			route("POST", p+"/reviews/{number}/close", tag, "Close a review (its author or a project owner)", ok(200, "ReviewView"), fails(409)),
 			route("POST", p+"/reviews/{number}/reopen", tag, "Reopen a closed review of a draft", ok(200, "ReviewView"), fails(409)),
 			route("GET", p+"/labels", string(kind)+" labels", "The labels: named pointers to published versions besides live", ok(200, "LabelList")),
 			route("PUT", p+"/labels/{name}", string(kind)+" labels", "Point a label at a published version (409 otherwise); a protected label needs a reviewed version or an owner's override (409 review_required); live is reserved (422)", body("LabelRequest"), wrap(200, "label", "Label"), fails(409), fails(422)),
-			route("DELETE", p+"/labels/{name}", string(kind)+" labels", "Remove a label", ok(204, "")),
+			route("DELETE", p+"/labels/{name}", string(kind)+" labels", "Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history", optionalBody("LabelDeleteRequest"), ok(204, ""), fails(409)),
 			route("GET", p+"/labels/{name}/history", string(kind)+" labels", "Every move of a label, newest first, with who and when", ok(200, "LabelHistory")),
 		)
 	}
@@ -64,6 +64,7 @@ var reviewAPISchemas = map[string]any{
 	"Verdict":             quire.Verdict{},
 	"PublishRequest":      publishRequest{},
 	"LabelRequest":        labelRequest{},
+	"LabelDeleteRequest":  labelDeleteRequest{},
 	"Label":               quire.Label{},
 	"LabelList": struct {
 		Labels []quire.Label `json:"labels"`
@@ -93,6 +94,9 @@ type commentPatchRequest struct {
 
 type verdictRequest struct {
 	Body *string `json:"body"`
+	// Commit is the head the reviewer read (GET …/reviews/{n} head.commit);
+	// a verdict on any other head is refused, 409 head_moved.
+	Commit string `json:"commit"`
 }
 
 // publishRequest is publish's optional body: an owner's override of the

@@ -45,3 +45,18 @@ func ReviewText(field, s string, required bool, max int) error {
 	}
 	return nil
 }
+
+// CommitID checks a commit id a client names (the head a verdict is
+// for): a full hexadecimal object id, SHA-1 or SHA-256, in lower case as
+// quire writes them.
+func CommitID(field, s string) error {
+	if len(s) != 40 && len(s) != 64 {
+		return quire.Errorf(quire.EINVALID, "%s must be a full commit id (40 hexadecimal digits)", field)
+	}
+	for i := range len(s) {
+		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return quire.Errorf(quire.EINVALID, "%s must be a full commit id (40 hexadecimal digits)", field)
+		}
+	}
+	return nil
+}

@@ -145,6 +145,24 @@ func newChrome(t *testing.T) *chrome {
 	return c
 }
 
+// signIn signs in on the server at base; signOut signs out.
+func (c *chrome) signIn(base, email, password string) {
+	c.t.Helper()
+	c.step("sign in as "+email,
+		chromedp.Navigate(base+"/"),
+		chromedp.WaitVisible(css("#email")),
+		chromedp.SendKeys(css("#email"), email),
+		chromedp.SendKeys(css("#password"), password),
+		submit(chromedp.Submit(css("#password"))),
+		chromedp.WaitVisible(css("a.who")),
+	)
+}
+
+func (c *chrome) signOut() {
+	c.t.Helper()
+	c.step("sign out", submit(chromedp.Click(css(`form[action="/ui/logout"] button`))), chromedp.WaitVisible(css("#email")))
+}
+
 func (c *chrome) alarm(s string) { c.mu.Lock(); c.alarms = append(c.alarms, s); c.mu.Unlock() }
 
 func (c *chrome) step(what string, steps ...chromedp.Action[chromedp.Void]) {
@@ -313,21 +331,8 @@ func TestBrowserFlow(t *testing.T) {
 	e.Must(200, "PATCH", "/v1/users/"+malID, e.Admin, map[string]string{"name": mallory})
 	probe := `<img src=x onerror=alert('comment')><script>alert('comment')</script>`
 
-	signIn := func(email, password string) {
-		t.Helper()
-		c.step("sign in as "+email,
-			chromedp.Navigate(e.URL+"/"),
-			chromedp.WaitVisible(css("#email")),
-			chromedp.SendKeys(css("#email"), email),
-			chromedp.SendKeys(css("#password"), password),
-			submit(chromedp.Submit(css("#password"))),
-			chromedp.WaitVisible(css("a.who")),
-		)
-	}
-	signOut := func() {
-		t.Helper()
-		c.step("sign out", submit(chromedp.Click(css(`form[action="/ui/logout"] button`))), chromedp.WaitVisible(css("#email")))
-	}
+	signIn := func(email, password string) { t.Helper(); c.signIn(e.URL, email, password) }
+	signOut := c.signOut
 
 	c.step("the sign-in page", chromedp.Navigate(e.URL+"/"), chromedp.WaitVisible(css("#email")))
 	c.check("sign-in")
@@ -548,4 +553,121 @@ func TestBrowserFlow(t *testing.T) {
 		t.Errorf("script ran in the page: %v", c.alarms)
 	}
 	t.Logf("axe checked %d pages; screenshots in %s", c.pages, c.shots)
+}
+
+// TestBrowserReviewGate is the review gate as the UI shows it: the
+// owner's own approval listed with why it does not count, the blocked
+// publish saying so once, the owner's override of the policy and of a
+// protected label (each asking for a reason, each recorded), and a
+// verdict from a page loaded before a push refused rather than given to
+// a head the reviewer never saw.
+func TestBrowserReviewGate(t *testing.T) {
+	f := newFixture(t)
+	c := newChrome(t)
+	e := f.e
+	sk := "/v1/skills/" + f.skillID
+	e.Must(200, "PATCH", "/v1/projects/demo", e.Admin, map[string]any{"review_policy": map[string]any{"required_approvals": 1, "protected_labels": []string{"production"}}})
+	revID, _ := e.CreateUser("rev@example.com")
+	e.Must(200, "PUT", "/v1/projects/demo/members/"+revID, e.Admin, map[string]string{"role": "editor"})
+	e.Must(201, "POST", sk+"/versions/2/reviews", e.Admin, map[string]string{"title": "Louder hello"})
+	skill := e.URL + "/ui/p/demo/skills/pdf-tools"
+
+	// The owner wrote draft 2 and approves it: listed, not counted.
+	c.signIn(e.URL, testenv.AdminEmail, testenv.AdminPassword)
+	c.step("open the review", chromedp.Navigate(skill+"/reviews/1"), chromedp.WaitVisible(css("#verdicts-h")))
+	c.step("approve my own draft", submit(chromedp.Click(css(`button[value="approve"]`))), chromedp.WaitVisible(css(".not-counting")))
+	if v := c.text("#verdicts-h + ul"); !strings.Contains(v, "approved") || !strings.Contains(v, "Does not count: your own approval does not count under this project's policy.") {
+		t.Errorf("verdicts: %q", v)
+	}
+	if s := c.text("#merge-h"); s != "Not ready to publish" {
+		t.Errorf("merge panel: %q", s)
+	}
+	if why := c.text("#merge-why"); strings.Count(why, "1 approval(s) required, 0 counting") != 1 || !strings.Contains(why, "self_approval") {
+		t.Errorf("merge panel reasons: %q", why)
+	}
+	c.check("review with a self-approval")
+	c.shot("review-self-approval")
+
+	// The draft page: blocked, said once; the owner publishes anyway.
+	c.step("the draft", chromedp.Navigate(skill+"/v/2"), chromedp.WaitVisible(css("#publish-why")))
+	if why := c.text("#publish-why"); strings.Count(why, "approval(s) required") != 1 || !strings.Contains(why, "does not count: self_approval") {
+		t.Errorf("publish blocked because %q", why)
+	}
+	c.check("draft with an override")
+	c.step("publish past the policy",
+		chromedp.SendKeys(css("#override-reason"), "hotfix for the outage"),
+		submit(chromedp.Click(css(`form.override button`))),
+		chromedp.WaitVisible(css("h1 .live")),
+	)
+	rv := e.Must(200, "GET", sk+"/reviews/1", e.Admin, nil).JSON(t)["review"].(map[string]any)
+	if rv["state"] != "merged" || rv["override"].(map[string]any)["reason"] != "hotfix for the outage" {
+		t.Errorf("review after the override: %v", rv)
+	}
+
+	// A protected label: v1 was never reviewed, so the owner overrides,
+	// and removes it again, each with a reason.
+	c.step("move production without an override",
+		chromedp.Navigate(skill),
+		chromedp.SendKeys(css("#label-name"), "production"),
+		chromedp.SetValue(css("#label-version"), "1"),
+		submit(chromedp.Click(css(`form[action$="/labels"] button`))),
+		chromedp.WaitVisible(css("[role=alert]")),
+	)
+	if msg := c.text("[role=alert]"); !strings.Contains(msg, "label production is protected") {
+		t.Errorf("protected label move: %q", msg)
+	}
+	c.step("move it with the owner's override",
+		chromedp.Navigate(skill),
+		chromedp.SendKeys(css("#label-name"), "production"),
+		chromedp.SetValue(css("#label-version"), "1"),
+		chromedp.Click(css("#label-override")),
+		chromedp.SendKeys(css("#label-reason"), "roll back to v1"),
+		submit(chromedp.Click(css(`form[action$="/labels"] button`))),
+		chromedp.WaitVisible(css("#delete-reason-production")),
+		chromedp.Click(css("#labels-h + ul details summary")),
+	)
+	if l := c.text("#labels-h + ul"); !strings.Contains(l, "production protected → v1") || !strings.Contains(l, "owner's override: roll back to v1") {
+		t.Errorf("labels: %q", l)
+	}
+	c.check("asset with a protected label")
+	c.step("delete the protected label",
+		chromedp.SendKeys(css("#delete-reason-production"), "retired"),
+		submit(chromedp.Click(css(`form[action$="/labels/production/delete"] button`))),
+		chromedp.WaitVisible(css("#labels-h")),
+	)
+	h := e.Must(200, "GET", sk+"/labels/production/history", e.Admin, nil).JSON(t)["history"].([]any)
+	if len(h) != 2 || h[0].(map[string]any)["action"] != "delete" || h[0].(map[string]any)["override"] != "retired" {
+		t.Errorf("label history: %v", h)
+	}
+	c.signOut()
+
+	// A reviewer loads a review, the author pushes, the reviewer
+	// approves from the page they loaded: refused, nothing recorded.
+	e.Must(201, "POST", sk+"/versions", e.Admin, nil)
+	e.Must(200, "POST", sk+"/versions/3/files", e.Admin, map[string]string{"file_path": "scripts/run.py", "content": "print('v3')\n"})
+	e.Must(201, "POST", sk+"/versions/3/reviews", e.Admin, map[string]string{"title": "v3"})
+	c.signIn(e.URL, "rev@example.com", "password-rev@example.com")
+	c.step("the reviewer reads review 2", chromedp.Navigate(skill+"/reviews/2"), chromedp.WaitVisible(css("#verdicts-h")))
+	e.Must(200, "POST", sk+"/versions/3/files", e.Admin, map[string]string{"file_path": "scripts/run.py", "content": "print('unseen')\n"})
+	c.step("approve from the stale page", submit(chromedp.Click(css(`button[value="approve"]`))), chromedp.WaitVisible(css("[role=alert]")))
+	if h1, msg := c.text("h1"), c.text("[role=alert]"); h1 != "409" || !strings.Contains(msg, "head moved") {
+		t.Errorf("approval from a stale page: %s %q", h1, msg)
+	}
+	if l := e.Must(200, "GET", sk+"/reviews/2", e.Admin, nil).JSON(t)["verdicts"].([]any); len(l) != 0 {
+		t.Errorf("verdicts after the refused approval: %v", l)
+	}
+	c.step("read it again and approve",
+		chromedp.Navigate(skill+"/reviews/2"),
+		chromedp.WaitVisible(css("#verdicts-h")),
+		submit(chromedp.Click(css(`button[value="approve"]`))),
+		chromedp.WaitVisible(css("#merge-h")),
+	)
+	if s := c.text("#merge-h"); s != "Ready to publish" {
+		t.Errorf("after approving the head read: %q", s)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.alarms) > 0 {
+		t.Errorf("script ran in the page: %v", c.alarms)
+	}
 }

@@ -56,7 +56,12 @@ func (u *UI) publish(w http.ResponseWriter, r *http.Request, s *session) {
 		u.fail(w, r, s, err)
 		return
 	}
-	if _, _, err := u.app.PublishVersion(r.Context(), s.p, ref.Kind, ref.Asset.ID, n); err != nil {
+	_, _, err = u.app.PublishVersionWith(r.Context(), s.p, ref.Kind, ref.Asset.ID, n, func() (app.PublishOptions, error) {
+		var o app.PublishOptions
+		o.Override, o.Reason = overrideForm(r)
+		return o, nil
+	})
+	if err != nil {
 		u.fail(w, r, s, err)
 		return
 	}

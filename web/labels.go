@@ -32,7 +32,9 @@ func (u *UI) setLabel(w http.ResponseWriter, r *http.Request, s *session) {
 		if err != nil || n < 1 {
 			return app.LabelEdit{}, quire.Errorf(quire.EINVALID, "version must be a version number")
 		}
-		return app.LabelEdit{Version: &n}, nil
+		e := app.LabelEdit{Version: &n}
+		e.Override, e.Reason = overrideForm(r)
+		return e, nil
 	})
 	if err != nil {
 		u.fail(w, r, s, err)
@@ -41,13 +43,24 @@ func (u *UI) setLabel(w http.ResponseWriter, r *http.Request, s *session) {
 	http.Redirect(w, r, ref.Base(), http.StatusSeeOther)
 }
 
+// overrideForm is an owner's override as the forms that offer it send
+// it: the override box and its reason. The app checks who may.
+func overrideForm(r *http.Request) (bool, string) {
+	return r.PostFormValue("override") == "on", strings.TrimSpace(r.PostFormValue("reason"))
+}
+
 func (u *UI) deleteLabel(w http.ResponseWriter, r *http.Request, s *session) {
 	ref, err := u.resolve(r, s, r.PathValue("kind"))
 	if err != nil {
 		u.fail(w, r, s, err)
 		return
 	}
-	if err := u.app.DeleteLabel(r.Context(), s.p, ref.Kind, ref.Asset.ID, r.PathValue("name")); err != nil {
+	err = u.app.DeleteLabel(r.Context(), s.p, ref.Kind, ref.Asset.ID, r.PathValue("name"), func() (app.LabelDelete, error) {
+		var e app.LabelDelete
+		e.Override, e.Reason = overrideForm(r)
+		return e, nil
+	})
+	if err != nil {
 		u.fail(w, r, s, err)
 		return
 	}

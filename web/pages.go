@@ -3,6 +3,7 @@ package web
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 
 	"github.com/quire/quire"
@@ -59,7 +60,8 @@ func (u *UI) resolve(r *http.Request, s *session, plural string) (assetRef, erro
 
 type labelRow struct {
 	quire.Label
-	History []quire.LabelMove
+	History   []quire.LabelMove
+	Protected bool // by the project's review policy
 }
 
 type assetView struct {
@@ -67,6 +69,7 @@ type assetView struct {
 	Versions []*quire.Version
 	Page     pager
 	Writer   bool
+	Owner    bool
 	Live     int
 	Labels   []labelRow
 	Reviews  []*quire.Review
@@ -80,7 +83,8 @@ func (u *UI) assetPage(w http.ResponseWriter, r *http.Request, s *session) {
 		u.fail(w, r, s, err)
 		return
 	}
-	v := assetView{assetRef: ref, CSRF: s.csrf, Writer: s.p.ProjectAccess(ref.Project) >= quire.AccessWrite}
+	access := s.p.ProjectAccess(ref.Project)
+	v := assetView{assetRef: ref, CSRF: s.csrf, Writer: access >= quire.AccessWrite, Owner: access >= quire.AccessAdmin}
 	cursor := r.URL.Query().Get("cursor")
 	var next string
 	_, v.Versions, next, err = u.app.Versions(ctx, s.p, ref.Kind, ref.Asset.ID, "", quire.ListOptions{Limit: listLimit, Cursor: cursor})
@@ -104,7 +108,7 @@ func (u *UI) assetPage(w http.ResponseWriter, r *http.Request, s *session) {
 	}
 	for _, l := range labels {
 		h, _ := u.app.LabelHistory(ctx, s.p, ref.Kind, ref.Asset.ID, l.Name)
-		v.Labels = append(v.Labels, labelRow{Label: l, History: h})
+		v.Labels = append(v.Labels, labelRow{Label: l, History: h, Protected: slices.Contains(ref.Project.Policy().ProtectedLabels, l.Name)})
 	}
 	v.Reviews, err = u.app.Reviews(ctx, s.p, ref.Kind, ref.Asset.ID, quire.ReviewOpen)
 	if err != nil && quire.ErrorCode(err) != quire.EUNAVAILABLE {
@@ -152,6 +156,7 @@ type versionView struct {
 	Publish  app.Mergeable
 	Review   *quire.Review
 	Writer   bool
+	Owner    bool // may publish past the review policy
 	Origin   string
 	Files    []quire.File
 	Open     *fileView // the file shown: SKILL.md by default
@@ -180,7 +185,8 @@ func (u *UI) showVersion(w http.ResponseWriter, r *http.Request, s *session, plu
 		return
 	}
 	n := ver.Number
-	v := versionView{assetRef: ref, Version: ver, Origin: origin(r, u.secure(r)), CSRF: s.csrf, Writer: s.p.ProjectAccess(ref.Project) >= quire.AccessWrite}
+	access := s.p.ProjectAccess(ref.Project)
+	v := versionView{assetRef: ref, Version: ver, Origin: origin(r, u.secure(r)), CSRF: s.csrf, Writer: access >= quire.AccessWrite, Owner: access >= quire.AccessAdmin}
 	if ver.State == quire.StateDraft {
 		if v.Publish, v.Review, err = u.app.Publishable(ctx, s.p, ref.Kind, ref.Asset.ID, n); err != nil {
 			u.fail(w, r, s, err)

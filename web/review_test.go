@@ -29,7 +29,10 @@ func TestReviewFlow(t *testing.T) {
 		t.Fatalf("open review: %d %q\n%s", r.status, r.header.Get("Location"), r.body)
 	}
 	page := author.get(base + "/reviews/1")
-	wantPage(t, page, 200, "#1 Greet &lt;the&gt; world", "Not ready to publish", "0 approval(s) of 1 required", "scripts/run.py", `<tr class="add">`,
+	if n := strings.Count(page.body, "approval(s)"); n != 1 {
+		t.Errorf("the page says how many approvals %d times, want once", n)
+	}
+	wantPage(t, page, 200, "#1 Greet &lt;the&gt; world", "Not ready to publish", "1 approval(s) required, 0 counting", "scripts/run.py", `<tr class="add">`,
 		// each line number is a button that opens a comment on that line
 		`<button type="button" class="lnc" data-path="scripts/run.py" data-line="1" data-side="head" aria-label="Comment on line 1 of scripts/run.py">1</button>`,
 		`data-side="base" aria-label="Comment on removed line 1 of scripts/run.py"`)
@@ -61,9 +64,12 @@ func TestReviewFlow(t *testing.T) {
 	if pub.status != http.StatusConflict || !strings.Contains(pub.body, "approv") {
 		t.Fatalf("publish without approval: %d\n%s", pub.status, pub.body)
 	}
-	wantPage(t, reviewer.do("POST", base+"/reviews/1/verdict", url.Values{"csrf": {rtok}, "verdict": {"request_changes"}}), 400)
-	wantPage(t, reviewer.do("POST", base+"/reviews/1/verdict", url.Values{"verdict": {"approve"}}), http.StatusForbidden)
-	if r := reviewer.do("POST", base+"/reviews/1/verdict", url.Values{"csrf": {rtok}, "verdict": {"approve"}, "body": {"Looks good"}}); r.status != http.StatusSeeOther {
+	// The verdict form carries the head its page showed.
+	head := regexp.MustCompile(`name="commit" value="([0-9a-f]{40})"`).FindStringSubmatch(reviewer.get(base + "/reviews/1").body)[1]
+	wantPage(t, reviewer.do("POST", base+"/reviews/1/verdict", url.Values{"csrf": {rtok}, "verdict": {"request_changes"}, "commit": {head}}), 400)
+	wantPage(t, reviewer.do("POST", base+"/reviews/1/verdict", url.Values{"verdict": {"approve"}, "commit": {head}}), http.StatusForbidden)
+	wantPage(t, reviewer.do("POST", base+"/reviews/1/verdict", url.Values{"csrf": {rtok}, "verdict": {"approve"}}), 400, "reload the page")
+	if r := reviewer.do("POST", base+"/reviews/1/verdict", url.Values{"csrf": {rtok}, "verdict": {"approve"}, "body": {"Looks good"}, "commit": {head}}); r.status != http.StatusSeeOther {
 		t.Fatalf("approve: %d\n%s", r.status, r.body)
 	}
 	wantPage(t, author.get(base+"/reviews/1"), 200, "Ready to publish", "<strong>approved</strong>", "Looks good")

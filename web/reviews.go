@@ -55,6 +55,8 @@ type reviewView struct {
 	Threads []thread
 	Diff    []fileDiff
 	CSRF    string
+	Me      string // the viewer's user id: "your own approval"
+	Owner   bool   // may publish past the policy
 }
 
 // resolveReview is resolve for a review's page: the asset and the
@@ -88,7 +90,7 @@ func (u *UI) reviewPage(w http.ResponseWriter, r *http.Request, s *session) {
 		u.fail(w, r, s, err)
 		return
 	}
-	v := reviewView{assetRef: ref, ReviewView: rv, CSRF: s.csrf}
+	v := reviewView{assetRef: ref, ReviewView: rv, CSRF: s.csrf, Me: s.p.User.ID, Owner: s.p.ProjectAccess(ref.Project) >= quire.AccessAdmin}
 	byID := map[string]int{}
 	for _, c := range rv.Comments {
 		if c.InReplyTo != "" {
@@ -147,8 +149,14 @@ func (u *UI) reviewAction(w http.ResponseWriter, r *http.Request, s *session) {
 			break
 		}
 		_, err = u.app.Verdict(ctx, s.p, kind, id, num, verdict, func() (app.VerdictEdit, error) {
+			// The head the page showed: a push since then makes the
+			// verdict 409 head_moved, never a verdict on unseen changes.
 			body := strings.ReplaceAll(r.PostFormValue("body"), "\r\n", "\n")
-			return app.VerdictEdit{Body: &body}, nil
+			head := r.PostFormValue("commit")
+			if head == "" {
+				return app.VerdictEdit{}, quire.Errorf(quire.EINVALID, "the form lacks the head it showed: reload the page")
+			}
+			return app.VerdictEdit{Body: &body, Commit: head}, nil
 		})
 	case strings.HasSuffix(path, "/close"):
 		_, err = u.app.CloseReview(ctx, s.p, kind, id, num)

@@ -22,9 +22,11 @@ import (
 const (
 	Conflict             APIErrorCode = "conflict"
 	Forbidden            APIErrorCode = "forbidden"
+	HeadMoved            APIErrorCode = "head_moved"
 	InsufficientStorage  APIErrorCode = "insufficient_storage"
 	Internal             APIErrorCode = "internal"
 	Invalid              APIErrorCode = "invalid"
+	LabelProtected       APIErrorCode = "label_protected"
 	MethodNotAllowed     APIErrorCode = "method_not_allowed"
 	NotFound             APIErrorCode = "not_found"
 	Precondition         APIErrorCode = "precondition"
@@ -45,11 +47,15 @@ func (e APIErrorCode) Valid() bool {
 		return true
 	case Forbidden:
 		return true
+	case HeadMoved:
+		return true
 	case InsufficientStorage:
 		return true
 	case Internal:
 		return true
 	case Invalid:
+		return true
+	case LabelProtected:
 		return true
 	case MethodNotAllowed:
 		return true
@@ -129,6 +135,24 @@ func (e CommitKind) Valid() bool {
 	case CommitKindPrompt:
 		return true
 	case CommitKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DiscoveryIndexSkillsType.
+const (
+	Archive DiscoveryIndexSkillsType = "archive"
+	SkillMd DiscoveryIndexSkillsType = "skill-md"
+)
+
+// Valid indicates whether the value is a known member of the DiscoveryIndexSkillsType enum.
+func (e DiscoveryIndexSkillsType) Valid() bool {
+	switch e {
+	case Archive:
+		return true
+	case SkillMd:
 		return true
 	default:
 		return false
@@ -441,6 +465,27 @@ func (e PromptVersionState) Valid() bool {
 	}
 }
 
+// Defines values for ReviewViewVerdictsReason.
+const (
+	ReviewViewVerdictsReasonNoWriteAccess ReviewViewVerdictsReason = "no_write_access"
+	ReviewViewVerdictsReasonSelfApproval  ReviewViewVerdictsReason = "self_approval"
+	ReviewViewVerdictsReasonStale         ReviewViewVerdictsReason = "stale"
+)
+
+// Valid indicates whether the value is a known member of the ReviewViewVerdictsReason enum.
+func (e ReviewViewVerdictsReason) Valid() bool {
+	switch e {
+	case ReviewViewVerdictsReasonNoWriteAccess:
+		return true
+	case ReviewViewVerdictsReasonSelfApproval:
+		return true
+	case ReviewViewVerdictsReasonStale:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SkillLiveVersionState.
 const (
 	SkillLiveVersionStateArchived  SkillLiveVersionState = "archived"
@@ -573,6 +618,27 @@ func (e UserUpdatedUserRole) Valid() bool {
 	case UserUpdatedUserRoleAdmin:
 		return true
 	case UserUpdatedUserRoleMember:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VerdictReason.
+const (
+	VerdictReasonNoWriteAccess VerdictReason = "no_write_access"
+	VerdictReasonSelfApproval  VerdictReason = "self_approval"
+	VerdictReasonStale         VerdictReason = "stale"
+)
+
+// Valid indicates whether the value is a known member of the VerdictReason enum.
+func (e VerdictReason) Valid() bool {
+	switch e {
+	case VerdictReasonNoWriteAccess:
+		return true
+	case VerdictReasonSelfApproval:
+		return true
+	case VerdictReasonStale:
 		return true
 	default:
 		return false
@@ -781,20 +847,26 @@ type Diff struct {
 
 // DiscoveryIndex defines model for DiscoveryIndex.
 type DiscoveryIndex struct {
+	Schema string `json:"$schema"`
 	Skills []struct {
-		Description string `json:"description"`
-		Digest      string `json:"digest"`
-		Files       []struct {
-			Digest string `json:"digest"`
-			Path   string `json:"path"`
-		} `json:"files"`
-		Name    string `json:"name"`
-		Package struct {
-			Digest string `json:"digest"`
-			Url    string `json:"url"`
-		} `json:"package"`
+		Description string                   `json:"description"`
+		Digest      string                   `json:"digest"`
+		Name        string                   `json:"name"`
+		Type        DiscoveryIndexSkillsType `json:"type"`
+		Url         string                   `json:"url"`
 	} `json:"skills"`
-	Version string `json:"version"`
+}
+
+// DiscoveryIndexSkillsType defines model for DiscoveryIndex.Skills.Type.
+type DiscoveryIndexSkillsType string
+
+// DiscoveryIndexV1 defines model for DiscoveryIndexV1.
+type DiscoveryIndexV1 struct {
+	Skills []struct {
+		Description string   `json:"description"`
+		Files       []string `json:"files"`
+		Name        string   `json:"name"`
+	} `json:"skills"`
 }
 
 // EventList defines model for EventList.
@@ -925,6 +997,12 @@ type Label struct {
 	Version int       `json:"version"`
 }
 
+// LabelDeleteRequest defines model for LabelDeleteRequest.
+type LabelDeleteRequest struct {
+	Override *bool   `json:"override,omitempty"`
+	Reason   *string `json:"reason,omitempty"`
+}
+
 // LabelHistory defines model for LabelHistory.
 type LabelHistory struct {
 	History []struct {
@@ -934,6 +1012,7 @@ type LabelHistory struct {
 		MovedAt     time.Time `json:"moved_at"`
 		MovedBy     string    `json:"moved_by"`
 		Name        string    `json:"name"`
+		Override    *string   `json:"override,omitempty"`
 		Version     *int      `json:"version,omitempty"`
 	} `json:"history"`
 }
@@ -1425,11 +1504,13 @@ type ReviewView struct {
 		Version   int       `json:"version"`
 	} `json:"review"`
 	Verdicts []*struct {
-		Body      *string   `json:"body,omitempty"`
-		Commit    string    `json:"commit"`
-		CreatedAt time.Time `json:"created_at"`
-		Kind      string    `json:"kind"`
-		Stale     bool      `json:"stale"`
+		Body      *string                   `json:"body,omitempty"`
+		Commit    string                    `json:"commit"`
+		Counts    bool                      `json:"counts"`
+		CreatedAt time.Time                 `json:"created_at"`
+		Kind      string                    `json:"kind"`
+		Reason    *ReviewViewVerdictsReason `json:"reason,omitempty"`
+		Stale     bool                      `json:"stale"`
 		User      struct {
 			Email openapi_types.Email `json:"email"`
 			Id    openapi_types.UUID  `json:"id"`
@@ -1437,6 +1518,9 @@ type ReviewView struct {
 		} `json:"user"`
 	} `json:"verdicts"`
 }
+
+// ReviewViewVerdictsReason defines model for ReviewView.Verdicts.Reason.
+type ReviewViewVerdictsReason string
 
 // SessionList defines model for SessionList.
 type SessionList struct {
@@ -1589,11 +1673,13 @@ type Variables struct {
 
 // Verdict defines model for Verdict.
 type Verdict struct {
-	Body      *string   `json:"body,omitempty"`
-	Commit    string    `json:"commit"`
-	CreatedAt time.Time `json:"created_at"`
-	Kind      string    `json:"kind"`
-	Stale     bool      `json:"stale"`
+	Body      *string        `json:"body,omitempty"`
+	Commit    string         `json:"commit"`
+	Counts    bool           `json:"counts"`
+	CreatedAt time.Time      `json:"created_at"`
+	Kind      string         `json:"kind"`
+	Reason    *VerdictReason `json:"reason,omitempty"`
+	Stale     bool           `json:"stale"`
 	User      struct {
 		Email openapi_types.Email `json:"email"`
 		Id    openapi_types.UUID  `json:"id"`
@@ -1601,10 +1687,14 @@ type Verdict struct {
 	} `json:"user"`
 }
 
+// VerdictReason defines model for Verdict.Reason.
+type VerdictReason string
+
 // VerdictRequest defines model for VerdictRequest.
 type VerdictRequest struct {
 	// Body At most 65536 bytes of UTF-8.
-	Body *string `json:"body,omitempty"`
+	Body   *string `json:"body,omitempty"`
+	Commit *string `json:"commit,omitempty"`
 }
 
 // Webhook defines model for Webhook.
@@ -1680,6 +1770,30 @@ type WebhookWithSecret struct {
 	} `json:"webhook"`
 }
 
+// GetWellKnownAgentSkillsIndexJsonParams defines parameters for GetWellKnownAgentSkillsIndexJson.
+type GetWellKnownAgentSkillsIndexJsonParams struct {
+	// IfNoneMatch an ETag this route sent; 304 with no body while it still matches
+	IfNoneMatch *string `json:"If-None-Match,omitempty"`
+}
+
+// GetWellKnownAgentSkillsNamePathParams defines parameters for GetWellKnownAgentSkillsNamePath.
+type GetWellKnownAgentSkillsNamePathParams struct {
+	// IfNoneMatch an ETag this route sent; 304 with no body while it still matches
+	IfNoneMatch *string `json:"If-None-Match,omitempty"`
+}
+
+// GetWellKnownSkillsIndexJsonParams defines parameters for GetWellKnownSkillsIndexJson.
+type GetWellKnownSkillsIndexJsonParams struct {
+	// IfNoneMatch an ETag this route sent; 304 with no body while it still matches
+	IfNoneMatch *string `json:"If-None-Match,omitempty"`
+}
+
+// GetWellKnownSkillsNamePathParams defines parameters for GetWellKnownSkillsNamePath.
+type GetWellKnownSkillsNamePathParams struct {
+	// IfNoneMatch an ETag this route sent; 304 with no body while it still matches
+	IfNoneMatch *string `json:"If-None-Match,omitempty"`
+}
+
 // GetV1ApiKeysParams defines parameters for GetV1ApiKeys.
 type GetV1ApiKeysParams struct {
 	// All every user's keys (admin)
@@ -1713,6 +1827,30 @@ type PostV1ProjectsParams struct {
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
+// GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonParams defines parameters for GetV1ProjectsProjectWellKnownAgentSkillsIndexJson.
+type GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonParams struct {
+	// IfNoneMatch an ETag this route sent; 304 with no body while it still matches
+	IfNoneMatch *string `json:"If-None-Match,omitempty"`
+}
+
+// GetV1ProjectsProjectWellKnownAgentSkillsNamePathParams defines parameters for GetV1ProjectsProjectWellKnownAgentSkillsNamePath.
+type GetV1ProjectsProjectWellKnownAgentSkillsNamePathParams struct {
+	// IfNoneMatch an ETag this route sent; 304 with no body while it still matches
+	IfNoneMatch *string `json:"If-None-Match,omitempty"`
+}
+
+// GetV1ProjectsProjectWellKnownSkillsIndexJsonParams defines parameters for GetV1ProjectsProjectWellKnownSkillsIndexJson.
+type GetV1ProjectsProjectWellKnownSkillsIndexJsonParams struct {
+	// IfNoneMatch an ETag this route sent; 304 with no body while it still matches
+	IfNoneMatch *string `json:"If-None-Match,omitempty"`
+}
+
+// GetV1ProjectsProjectWellKnownSkillsNamePathParams defines parameters for GetV1ProjectsProjectWellKnownSkillsNamePath.
+type GetV1ProjectsProjectWellKnownSkillsNamePathParams struct {
+	// IfNoneMatch an ETag this route sent; 304 with no body while it still matches
+	IfNoneMatch *string `json:"If-None-Match,omitempty"`
+}
+
 // GetV1ProjectsProjectActivityParams defines parameters for GetV1ProjectsProjectActivity.
 type GetV1ProjectsProjectActivityParams struct {
 	// Limit page size, 1 to 500 (default 50)
@@ -1720,6 +1858,18 @@ type GetV1ProjectsProjectActivityParams struct {
 
 	// Cursor the next_cursor of the previous page
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// GetV1ProjectsProjectAgentSkillsIndexJsonParams defines parameters for GetV1ProjectsProjectAgentSkillsIndexJson.
+type GetV1ProjectsProjectAgentSkillsIndexJsonParams struct {
+	// IfNoneMatch an ETag this route sent; 304 with no body while it still matches
+	IfNoneMatch *string `json:"If-None-Match,omitempty"`
+}
+
+// GetV1ProjectsProjectAgentSkillsNamePathParams defines parameters for GetV1ProjectsProjectAgentSkillsNamePath.
+type GetV1ProjectsProjectAgentSkillsNamePathParams struct {
+	// IfNoneMatch an ETag this route sent; 304 with no body while it still matches
+	IfNoneMatch *string `json:"If-None-Match,omitempty"`
 }
 
 // GetV1ProjectsProjectEventsParams defines parameters for GetV1ProjectsProjectEvents.
@@ -2248,6 +2398,9 @@ type PostV1ProjectsProjectPromptsJSONRequestBody = MetaCreateRequest
 // PatchV1ProjectsProjectPromptsSlugJSONRequestBody defines body for PatchV1ProjectsProjectPromptsSlug for application/json ContentType.
 type PatchV1ProjectsProjectPromptsSlugJSONRequestBody = MetaRequest
 
+// DeleteV1ProjectsProjectPromptsSlugLabelsNameJSONRequestBody defines body for DeleteV1ProjectsProjectPromptsSlugLabelsName for application/json ContentType.
+type DeleteV1ProjectsProjectPromptsSlugLabelsNameJSONRequestBody = LabelDeleteRequest
+
 // PutV1ProjectsProjectPromptsSlugLabelsNameJSONRequestBody defines body for PutV1ProjectsProjectPromptsSlugLabelsName for application/json ContentType.
 type PutV1ProjectsProjectPromptsSlugLabelsNameJSONRequestBody = LabelRequest
 
@@ -2290,6 +2443,9 @@ type PostV1ProjectsProjectSkillsJSONRequestBody = MetaCreateRequest
 // PatchV1ProjectsProjectSkillsSlugJSONRequestBody defines body for PatchV1ProjectsProjectSkillsSlug for application/json ContentType.
 type PatchV1ProjectsProjectSkillsSlugJSONRequestBody = MetaRequest
 
+// DeleteV1ProjectsProjectSkillsSlugLabelsNameJSONRequestBody defines body for DeleteV1ProjectsProjectSkillsSlugLabelsName for application/json ContentType.
+type DeleteV1ProjectsProjectSkillsSlugLabelsNameJSONRequestBody = LabelDeleteRequest
+
 // PutV1ProjectsProjectSkillsSlugLabelsNameJSONRequestBody defines body for PutV1ProjectsProjectSkillsSlugLabelsName for application/json ContentType.
 type PutV1ProjectsProjectSkillsSlugLabelsNameJSONRequestBody = LabelRequest
 
@@ -2329,6 +2485,9 @@ type PatchV1ProjectsProjectWebhooksWebhookIDJSONRequestBody = WebhookRequest
 // PatchV1PromptsIdJSONRequestBody defines body for PatchV1PromptsId for application/json ContentType.
 type PatchV1PromptsIdJSONRequestBody = MetaRequest
 
+// DeleteV1PromptsIdLabelsNameJSONRequestBody defines body for DeleteV1PromptsIdLabelsName for application/json ContentType.
+type DeleteV1PromptsIdLabelsNameJSONRequestBody = LabelDeleteRequest
+
 // PutV1PromptsIdLabelsNameJSONRequestBody defines body for PutV1PromptsIdLabelsName for application/json ContentType.
 type PutV1PromptsIdLabelsNameJSONRequestBody = LabelRequest
 
@@ -2367,6 +2526,9 @@ type PostV1PromptsIdVersionsVersionReviewsJSONRequestBody = ReviewRequest
 
 // PatchV1SkillsIdJSONRequestBody defines body for PatchV1SkillsId for application/json ContentType.
 type PatchV1SkillsIdJSONRequestBody = MetaRequest
+
+// DeleteV1SkillsIdLabelsNameJSONRequestBody defines body for DeleteV1SkillsIdLabelsName for application/json ContentType.
+type DeleteV1SkillsIdLabelsNameJSONRequestBody = LabelDeleteRequest
 
 // PutV1SkillsIdLabelsNameJSONRequestBody defines body for PutV1SkillsIdLabelsName for application/json ContentType.
 type PutV1SkillsIdLabelsNameJSONRequestBody = LabelRequest
@@ -2478,10 +2640,10 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
-	// GetWellKnownAgentSkillsIndexJson Agent Skills discovery index (RFC v0.2.0): the live version of every skill the caller can read whose slug is an Agent Skills name; where two projects share a slug the older project's skill is listed
+	// GetWellKnownAgentSkillsIndexJson Agent Skills discovery index (RFC v0.2.0 as published: $schema, and per skill name, type skill-md or archive, description, url, digest of the artifact): the live version of every skill the caller can read whose slug is an Agent Skills name; where two projects share a slug the older project's skill is listed. ETag; anonymous answers are public for 60 s with Access-Control-Allow-Origin: *
 	//
 	// Corresponds with GET /.well-known/agent-skills/index.json (the `GetWellKnownAgentSkillsIndexJson` operationId).
-	GetWellKnownAgentSkillsIndexJson(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetWellKnownAgentSkillsIndexJson(ctx context.Context, params *GetWellKnownAgentSkillsIndexJsonParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// HeadWellKnownAgentSkillsIndexJson Headers of the discovery index
 	//
@@ -2491,12 +2653,32 @@ type ClientInterface interface {
 	// GetWellKnownAgentSkillsNamePath A file of a skill listed in the discovery index
 	//
 	// Corresponds with GET /.well-known/agent-skills/{name}/{path} (the `GetWellKnownAgentSkillsNamePath` operationId).
-	GetWellKnownAgentSkillsNamePath(ctx context.Context, name string, path string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetWellKnownAgentSkillsNamePath(ctx context.Context, name string, path string, params *GetWellKnownAgentSkillsNamePathParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// HeadWellKnownAgentSkillsNamePath Headers of a file of the discovery index
 	//
 	// Corresponds with HEAD /.well-known/agent-skills/{name}/{path} (the `HeadWellKnownAgentSkillsNamePath` operationId).
 	HeadWellKnownAgentSkillsNamePath(ctx context.Context, name string, path string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetWellKnownSkillsIndexJson The same skills in the RFC's v0.1 form, for installers that ask this path: per skill name, description and files (paths); files are served under /.well-known/skills/{name}/
+	//
+	// Corresponds with GET /.well-known/skills/index.json (the `GetWellKnownSkillsIndexJson` operationId).
+	GetWellKnownSkillsIndexJson(ctx context.Context, params *GetWellKnownSkillsIndexJsonParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// HeadWellKnownSkillsIndexJson Headers of the v0.1 discovery index
+	//
+	// Corresponds with HEAD /.well-known/skills/index.json (the `HeadWellKnownSkillsIndexJson` operationId).
+	HeadWellKnownSkillsIndexJson(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetWellKnownSkillsNamePath A file of a skill listed in the v0.1 discovery index
+	//
+	// Corresponds with GET /.well-known/skills/{name}/{path} (the `GetWellKnownSkillsNamePath` operationId).
+	GetWellKnownSkillsNamePath(ctx context.Context, name string, path string, params *GetWellKnownSkillsNamePathParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// HeadWellKnownSkillsNamePath Headers of a file of the v0.1 discovery index
+	//
+	// Corresponds with HEAD /.well-known/skills/{name}/{path} (the `HeadWellKnownSkillsNamePath` operationId).
+	HeadWellKnownSkillsNamePath(ctx context.Context, name string, path string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetGitPath Ref advertisement for git clone, fetch and push (info/refs?service=…); Basic auth with a token as password, or Bearer
 	//
@@ -2654,6 +2836,46 @@ type ClientInterface interface {
 	// Corresponds with PATCH /v1/projects/{project} (the `PatchV1ProjectsProject` operationId).
 	PatchV1ProjectsProject(ctx context.Context, project string, body PatchV1ProjectsProjectJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetV1ProjectsProjectWellKnownAgentSkillsIndexJson One project's discovery index where installers given the project's URL (/v1/projects/{p}) look for it
+	//
+	// Corresponds with GET /v1/projects/{project}/.well-known/agent-skills/index.json (the `GetV1ProjectsProjectWellKnownAgentSkillsIndexJson` operationId).
+	GetV1ProjectsProjectWellKnownAgentSkillsIndexJson(ctx context.Context, project string, params *GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// HeadV1ProjectsProjectWellKnownAgentSkillsIndexJson Headers of it
+	//
+	// Corresponds with HEAD /v1/projects/{project}/.well-known/agent-skills/index.json (the `HeadV1ProjectsProjectWellKnownAgentSkillsIndexJson` operationId).
+	HeadV1ProjectsProjectWellKnownAgentSkillsIndexJson(ctx context.Context, project string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetV1ProjectsProjectWellKnownAgentSkillsNamePath A file of a skill of that index
+	//
+	// Corresponds with GET /v1/projects/{project}/.well-known/agent-skills/{name}/{path} (the `GetV1ProjectsProjectWellKnownAgentSkillsNamePath` operationId).
+	GetV1ProjectsProjectWellKnownAgentSkillsNamePath(ctx context.Context, project string, name string, path string, params *GetV1ProjectsProjectWellKnownAgentSkillsNamePathParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// HeadV1ProjectsProjectWellKnownAgentSkillsNamePath Headers of it
+	//
+	// Corresponds with HEAD /v1/projects/{project}/.well-known/agent-skills/{name}/{path} (the `HeadV1ProjectsProjectWellKnownAgentSkillsNamePath` operationId).
+	HeadV1ProjectsProjectWellKnownAgentSkillsNamePath(ctx context.Context, project string, name string, path string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetV1ProjectsProjectWellKnownSkillsIndexJson One project's skills in the v0.1 form, where v0.1 installers given the project's URL look
+	//
+	// Corresponds with GET /v1/projects/{project}/.well-known/skills/index.json (the `GetV1ProjectsProjectWellKnownSkillsIndexJson` operationId).
+	GetV1ProjectsProjectWellKnownSkillsIndexJson(ctx context.Context, project string, params *GetV1ProjectsProjectWellKnownSkillsIndexJsonParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// HeadV1ProjectsProjectWellKnownSkillsIndexJson Headers of it
+	//
+	// Corresponds with HEAD /v1/projects/{project}/.well-known/skills/index.json (the `HeadV1ProjectsProjectWellKnownSkillsIndexJson` operationId).
+	HeadV1ProjectsProjectWellKnownSkillsIndexJson(ctx context.Context, project string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetV1ProjectsProjectWellKnownSkillsNamePath A file of a skill of that v0.1 index
+	//
+	// Corresponds with GET /v1/projects/{project}/.well-known/skills/{name}/{path} (the `GetV1ProjectsProjectWellKnownSkillsNamePath` operationId).
+	GetV1ProjectsProjectWellKnownSkillsNamePath(ctx context.Context, project string, name string, path string, params *GetV1ProjectsProjectWellKnownSkillsNamePathParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// HeadV1ProjectsProjectWellKnownSkillsNamePath Headers of it
+	//
+	// Corresponds with HEAD /v1/projects/{project}/.well-known/skills/{name}/{path} (the `HeadV1ProjectsProjectWellKnownSkillsNamePath` operationId).
+	HeadV1ProjectsProjectWellKnownSkillsNamePath(ctx context.Context, project string, name string, path string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetV1ProjectsProjectActivity Changes to the project, its skills and prompts, newest first
 	//
 	// Corresponds with GET /v1/projects/{project}/activity (the `GetV1ProjectsProjectActivity` operationId).
@@ -2662,7 +2884,7 @@ type ClientInterface interface {
 	// GetV1ProjectsProjectAgentSkillsIndexJson One project's discovery index
 	//
 	// Corresponds with GET /v1/projects/{project}/agent-skills/index.json (the `GetV1ProjectsProjectAgentSkillsIndexJson` operationId).
-	GetV1ProjectsProjectAgentSkillsIndexJson(ctx context.Context, project string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetV1ProjectsProjectAgentSkillsIndexJson(ctx context.Context, project string, params *GetV1ProjectsProjectAgentSkillsIndexJsonParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// HeadV1ProjectsProjectAgentSkillsIndexJson Headers of one project's discovery index
 	//
@@ -2672,7 +2894,7 @@ type ClientInterface interface {
 	// GetV1ProjectsProjectAgentSkillsNamePath A file of a skill of one project's discovery index
 	//
 	// Corresponds with GET /v1/projects/{project}/agent-skills/{name}/{path} (the `GetV1ProjectsProjectAgentSkillsNamePath` operationId).
-	GetV1ProjectsProjectAgentSkillsNamePath(ctx context.Context, project string, name string, path string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetV1ProjectsProjectAgentSkillsNamePath(ctx context.Context, project string, name string, path string, params *GetV1ProjectsProjectAgentSkillsNamePathParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// HeadV1ProjectsProjectAgentSkillsNamePath Headers of a file of one project's discovery index
 	//
@@ -2790,10 +3012,19 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/projects/{project}/prompts/{slug}/labels (the `GetV1ProjectsProjectPromptsSlugLabels` operationId).
 	GetV1ProjectsProjectPromptsSlugLabels(ctx context.Context, project string, slug string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// DeleteV1ProjectsProjectPromptsSlugLabelsName Remove a label
+	// DeleteV1ProjectsProjectPromptsSlugLabelsNameWithBody Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+	//
+	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with DELETE /v1/projects/{project}/prompts/{slug}/labels/{name} (the `DeleteV1ProjectsProjectPromptsSlugLabelsName` operationId).
-	DeleteV1ProjectsProjectPromptsSlugLabelsName(ctx context.Context, project string, slug string, name string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	DeleteV1ProjectsProjectPromptsSlugLabelsNameWithBody(ctx context.Context, project string, slug string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteV1ProjectsProjectPromptsSlugLabelsName Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with DELETE /v1/projects/{project}/prompts/{slug}/labels/{name} (the `DeleteV1ProjectsProjectPromptsSlugLabelsName` operationId).
+	DeleteV1ProjectsProjectPromptsSlugLabelsName(ctx context.Context, project string, slug string, name string, body DeleteV1ProjectsProjectPromptsSlugLabelsNameJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PutV1ProjectsProjectPromptsSlugLabelsNameWithBody Point a label at a published version (409 otherwise); a protected label needs a reviewed version or an owner's override (409 review_required); live is reserved (422)
 	//
@@ -2886,14 +3117,14 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/projects/{project}/prompts/{slug}/reviews/{number} (the `GetV1ProjectsProjectPromptsSlugReviewsNumber` operationId).
 	GetV1ProjectsProjectPromptsSlugReviewsNumber(ctx context.Context, project string, slug string, number string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1ProjectsProjectPromptsSlugReviewsNumberApproveWithBody Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+	// PostV1ProjectsProjectPromptsSlugReviewsNumberApproveWithBody Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/projects/{project}/prompts/{slug}/reviews/{number}/approve (the `PostV1ProjectsProjectPromptsSlugReviewsNumberApprove` operationId).
 	PostV1ProjectsProjectPromptsSlugReviewsNumberApproveWithBody(ctx context.Context, project string, slug string, number string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1ProjectsProjectPromptsSlugReviewsNumberApprove Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+	// PostV1ProjectsProjectPromptsSlugReviewsNumberApprove Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2938,14 +3169,14 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/projects/{project}/prompts/{slug}/reviews/{number}/reopen (the `PostV1ProjectsProjectPromptsSlugReviewsNumberReopen` operationId).
 	PostV1ProjectsProjectPromptsSlugReviewsNumberReopen(ctx context.Context, project string, slug string, number string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1ProjectsProjectPromptsSlugReviewsNumberRequestChangesWithBody Request changes (body required); blocks publishing until the same user gives a new verdict
+	// PostV1ProjectsProjectPromptsSlugReviewsNumberRequestChangesWithBody Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/projects/{project}/prompts/{slug}/reviews/{number}/request-changes (the `PostV1ProjectsProjectPromptsSlugReviewsNumberRequestChanges` operationId).
 	PostV1ProjectsProjectPromptsSlugReviewsNumberRequestChangesWithBody(ctx context.Context, project string, slug string, number string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1ProjectsProjectPromptsSlugReviewsNumberRequestChanges Request changes (body required); blocks publishing until the same user gives a new verdict
+	// PostV1ProjectsProjectPromptsSlugReviewsNumberRequestChanges Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3106,10 +3337,19 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/projects/{project}/skills/{slug}/labels (the `GetV1ProjectsProjectSkillsSlugLabels` operationId).
 	GetV1ProjectsProjectSkillsSlugLabels(ctx context.Context, project string, slug string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// DeleteV1ProjectsProjectSkillsSlugLabelsName Remove a label
+	// DeleteV1ProjectsProjectSkillsSlugLabelsNameWithBody Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+	//
+	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with DELETE /v1/projects/{project}/skills/{slug}/labels/{name} (the `DeleteV1ProjectsProjectSkillsSlugLabelsName` operationId).
-	DeleteV1ProjectsProjectSkillsSlugLabelsName(ctx context.Context, project string, slug string, name string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	DeleteV1ProjectsProjectSkillsSlugLabelsNameWithBody(ctx context.Context, project string, slug string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteV1ProjectsProjectSkillsSlugLabelsName Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with DELETE /v1/projects/{project}/skills/{slug}/labels/{name} (the `DeleteV1ProjectsProjectSkillsSlugLabelsName` operationId).
+	DeleteV1ProjectsProjectSkillsSlugLabelsName(ctx context.Context, project string, slug string, name string, body DeleteV1ProjectsProjectSkillsSlugLabelsNameJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PutV1ProjectsProjectSkillsSlugLabelsNameWithBody Point a label at a published version (409 otherwise); a protected label needs a reviewed version or an owner's override (409 review_required); live is reserved (422)
 	//
@@ -3145,14 +3385,14 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/projects/{project}/skills/{slug}/reviews/{number} (the `GetV1ProjectsProjectSkillsSlugReviewsNumber` operationId).
 	GetV1ProjectsProjectSkillsSlugReviewsNumber(ctx context.Context, project string, slug string, number string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1ProjectsProjectSkillsSlugReviewsNumberApproveWithBody Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+	// PostV1ProjectsProjectSkillsSlugReviewsNumberApproveWithBody Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/projects/{project}/skills/{slug}/reviews/{number}/approve (the `PostV1ProjectsProjectSkillsSlugReviewsNumberApprove` operationId).
 	PostV1ProjectsProjectSkillsSlugReviewsNumberApproveWithBody(ctx context.Context, project string, slug string, number string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1ProjectsProjectSkillsSlugReviewsNumberApprove Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+	// PostV1ProjectsProjectSkillsSlugReviewsNumberApprove Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3197,14 +3437,14 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/projects/{project}/skills/{slug}/reviews/{number}/reopen (the `PostV1ProjectsProjectSkillsSlugReviewsNumberReopen` operationId).
 	PostV1ProjectsProjectSkillsSlugReviewsNumberReopen(ctx context.Context, project string, slug string, number string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1ProjectsProjectSkillsSlugReviewsNumberRequestChangesWithBody Request changes (body required); blocks publishing until the same user gives a new verdict
+	// PostV1ProjectsProjectSkillsSlugReviewsNumberRequestChangesWithBody Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/projects/{project}/skills/{slug}/reviews/{number}/request-changes (the `PostV1ProjectsProjectSkillsSlugReviewsNumberRequestChanges` operationId).
 	PostV1ProjectsProjectSkillsSlugReviewsNumberRequestChangesWithBody(ctx context.Context, project string, slug string, number string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1ProjectsProjectSkillsSlugReviewsNumberRequestChanges Request changes (body required); blocks publishing until the same user gives a new verdict
+	// PostV1ProjectsProjectSkillsSlugReviewsNumberRequestChanges Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3458,10 +3698,19 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/prompts/{id}/labels (the `GetV1PromptsIdLabels` operationId).
 	GetV1PromptsIdLabels(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// DeleteV1PromptsIdLabelsName Remove a label
+	// DeleteV1PromptsIdLabelsNameWithBody Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+	//
+	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with DELETE /v1/prompts/{id}/labels/{name} (the `DeleteV1PromptsIdLabelsName` operationId).
-	DeleteV1PromptsIdLabelsName(ctx context.Context, id string, name string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	DeleteV1PromptsIdLabelsNameWithBody(ctx context.Context, id string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteV1PromptsIdLabelsName Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with DELETE /v1/prompts/{id}/labels/{name} (the `DeleteV1PromptsIdLabelsName` operationId).
+	DeleteV1PromptsIdLabelsName(ctx context.Context, id string, name string, body DeleteV1PromptsIdLabelsNameJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PutV1PromptsIdLabelsNameWithBody Point a label at a published version (409 otherwise); a protected label needs a reviewed version or an owner's override (409 review_required); live is reserved (422)
 	//
@@ -3554,14 +3803,14 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/prompts/{id}/reviews/{number} (the `GetV1PromptsIdReviewsNumber` operationId).
 	GetV1PromptsIdReviewsNumber(ctx context.Context, id string, number string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1PromptsIdReviewsNumberApproveWithBody Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+	// PostV1PromptsIdReviewsNumberApproveWithBody Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/prompts/{id}/reviews/{number}/approve (the `PostV1PromptsIdReviewsNumberApprove` operationId).
 	PostV1PromptsIdReviewsNumberApproveWithBody(ctx context.Context, id string, number string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1PromptsIdReviewsNumberApprove Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+	// PostV1PromptsIdReviewsNumberApprove Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3606,14 +3855,14 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/prompts/{id}/reviews/{number}/reopen (the `PostV1PromptsIdReviewsNumberReopen` operationId).
 	PostV1PromptsIdReviewsNumberReopen(ctx context.Context, id string, number string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1PromptsIdReviewsNumberRequestChangesWithBody Request changes (body required); blocks publishing until the same user gives a new verdict
+	// PostV1PromptsIdReviewsNumberRequestChangesWithBody Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/prompts/{id}/reviews/{number}/request-changes (the `PostV1PromptsIdReviewsNumberRequestChanges` operationId).
 	PostV1PromptsIdReviewsNumberRequestChangesWithBody(ctx context.Context, id string, number string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1PromptsIdReviewsNumberRequestChanges Request changes (body required); blocks publishing until the same user gives a new verdict
+	// PostV1PromptsIdReviewsNumberRequestChanges Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3755,10 +4004,19 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/skills/{id}/labels (the `GetV1SkillsIdLabels` operationId).
 	GetV1SkillsIdLabels(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// DeleteV1SkillsIdLabelsName Remove a label
+	// DeleteV1SkillsIdLabelsNameWithBody Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+	//
+	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with DELETE /v1/skills/{id}/labels/{name} (the `DeleteV1SkillsIdLabelsName` operationId).
-	DeleteV1SkillsIdLabelsName(ctx context.Context, id string, name string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	DeleteV1SkillsIdLabelsNameWithBody(ctx context.Context, id string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteV1SkillsIdLabelsName Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with DELETE /v1/skills/{id}/labels/{name} (the `DeleteV1SkillsIdLabelsName` operationId).
+	DeleteV1SkillsIdLabelsName(ctx context.Context, id string, name string, body DeleteV1SkillsIdLabelsNameJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PutV1SkillsIdLabelsNameWithBody Point a label at a published version (409 otherwise); a protected label needs a reviewed version or an owner's override (409 review_required); live is reserved (422)
 	//
@@ -3794,14 +4052,14 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/skills/{id}/reviews/{number} (the `GetV1SkillsIdReviewsNumber` operationId).
 	GetV1SkillsIdReviewsNumber(ctx context.Context, id string, number string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1SkillsIdReviewsNumberApproveWithBody Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+	// PostV1SkillsIdReviewsNumberApproveWithBody Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/skills/{id}/reviews/{number}/approve (the `PostV1SkillsIdReviewsNumberApprove` operationId).
 	PostV1SkillsIdReviewsNumberApproveWithBody(ctx context.Context, id string, number string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1SkillsIdReviewsNumberApprove Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+	// PostV1SkillsIdReviewsNumberApprove Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3846,14 +4104,14 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/skills/{id}/reviews/{number}/reopen (the `PostV1SkillsIdReviewsNumberReopen` operationId).
 	PostV1SkillsIdReviewsNumberReopen(ctx context.Context, id string, number string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1SkillsIdReviewsNumberRequestChangesWithBody Request changes (body required); blocks publishing until the same user gives a new verdict
+	// PostV1SkillsIdReviewsNumberRequestChangesWithBody Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/skills/{id}/reviews/{number}/request-changes (the `PostV1SkillsIdReviewsNumberRequestChanges` operationId).
 	PostV1SkillsIdReviewsNumberRequestChangesWithBody(ctx context.Context, id string, number string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PostV1SkillsIdReviewsNumberRequestChanges Request changes (body required); blocks publishing until the same user gives a new verdict
+	// PostV1SkillsIdReviewsNumberRequestChanges Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4039,11 +4297,11 @@ type ClientInterface interface {
 	PatchV1UsersUserID(ctx context.Context, userID string, body PatchV1UsersUserIDJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
-// GetWellKnownAgentSkillsIndexJson Agent Skills discovery index (RFC v0.2.0): the live version of every skill the caller can read whose slug is an Agent Skills name; where two projects share a slug the older project's skill is listed
+// GetWellKnownAgentSkillsIndexJson Agent Skills discovery index (RFC v0.2.0 as published: $schema, and per skill name, type skill-md or archive, description, url, digest of the artifact): the live version of every skill the caller can read whose slug is an Agent Skills name; where two projects share a slug the older project's skill is listed. ETag; anonymous answers are public for 60 s with Access-Control-Allow-Origin: *
 //
 // Corresponds with GET /.well-known/agent-skills/index.json (the `GetWellKnownAgentSkillsIndexJson` operationId).
-func (c *Client) GetWellKnownAgentSkillsIndexJson(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetWellKnownAgentSkillsIndexJsonRequest(c.Server)
+func (c *Client) GetWellKnownAgentSkillsIndexJson(ctx context.Context, params *GetWellKnownAgentSkillsIndexJsonParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetWellKnownAgentSkillsIndexJsonRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4072,8 +4330,8 @@ func (c *Client) HeadWellKnownAgentSkillsIndexJson(ctx context.Context, reqEdito
 // GetWellKnownAgentSkillsNamePath A file of a skill listed in the discovery index
 //
 // Corresponds with GET /.well-known/agent-skills/{name}/{path} (the `GetWellKnownAgentSkillsNamePath` operationId).
-func (c *Client) GetWellKnownAgentSkillsNamePath(ctx context.Context, name string, path string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetWellKnownAgentSkillsNamePathRequest(c.Server, name, path)
+func (c *Client) GetWellKnownAgentSkillsNamePath(ctx context.Context, name string, path string, params *GetWellKnownAgentSkillsNamePathParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetWellKnownAgentSkillsNamePathRequest(c.Server, name, path, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4089,6 +4347,66 @@ func (c *Client) GetWellKnownAgentSkillsNamePath(ctx context.Context, name strin
 // Corresponds with HEAD /.well-known/agent-skills/{name}/{path} (the `HeadWellKnownAgentSkillsNamePath` operationId).
 func (c *Client) HeadWellKnownAgentSkillsNamePath(ctx context.Context, name string, path string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewHeadWellKnownAgentSkillsNamePathRequest(c.Server, name, path)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetWellKnownSkillsIndexJson The same skills in the RFC's v0.1 form, for installers that ask this path: per skill name, description and files (paths); files are served under /.well-known/skills/{name}/
+//
+// Corresponds with GET /.well-known/skills/index.json (the `GetWellKnownSkillsIndexJson` operationId).
+func (c *Client) GetWellKnownSkillsIndexJson(ctx context.Context, params *GetWellKnownSkillsIndexJsonParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetWellKnownSkillsIndexJsonRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// HeadWellKnownSkillsIndexJson Headers of the v0.1 discovery index
+//
+// Corresponds with HEAD /.well-known/skills/index.json (the `HeadWellKnownSkillsIndexJson` operationId).
+func (c *Client) HeadWellKnownSkillsIndexJson(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewHeadWellKnownSkillsIndexJsonRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetWellKnownSkillsNamePath A file of a skill listed in the v0.1 discovery index
+//
+// Corresponds with GET /.well-known/skills/{name}/{path} (the `GetWellKnownSkillsNamePath` operationId).
+func (c *Client) GetWellKnownSkillsNamePath(ctx context.Context, name string, path string, params *GetWellKnownSkillsNamePathParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetWellKnownSkillsNamePathRequest(c.Server, name, path, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// HeadWellKnownSkillsNamePath Headers of a file of the v0.1 discovery index
+//
+// Corresponds with HEAD /.well-known/skills/{name}/{path} (the `HeadWellKnownSkillsNamePath` operationId).
+func (c *Client) HeadWellKnownSkillsNamePath(ctx context.Context, name string, path string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewHeadWellKnownSkillsNamePathRequest(c.Server, name, path)
 	if err != nil {
 		return nil, err
 	}
@@ -4535,6 +4853,126 @@ func (c *Client) PatchV1ProjectsProject(ctx context.Context, project string, bod
 	return c.Client.Do(req)
 }
 
+// GetV1ProjectsProjectWellKnownAgentSkillsIndexJson One project's discovery index where installers given the project's URL (/v1/projects/{p}) look for it
+//
+// Corresponds with GET /v1/projects/{project}/.well-known/agent-skills/index.json (the `GetV1ProjectsProjectWellKnownAgentSkillsIndexJson` operationId).
+func (c *Client) GetV1ProjectsProjectWellKnownAgentSkillsIndexJson(ctx context.Context, project string, params *GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetV1ProjectsProjectWellKnownAgentSkillsIndexJsonRequest(c.Server, project, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// HeadV1ProjectsProjectWellKnownAgentSkillsIndexJson Headers of it
+//
+// Corresponds with HEAD /v1/projects/{project}/.well-known/agent-skills/index.json (the `HeadV1ProjectsProjectWellKnownAgentSkillsIndexJson` operationId).
+func (c *Client) HeadV1ProjectsProjectWellKnownAgentSkillsIndexJson(ctx context.Context, project string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewHeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonRequest(c.Server, project)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetV1ProjectsProjectWellKnownAgentSkillsNamePath A file of a skill of that index
+//
+// Corresponds with GET /v1/projects/{project}/.well-known/agent-skills/{name}/{path} (the `GetV1ProjectsProjectWellKnownAgentSkillsNamePath` operationId).
+func (c *Client) GetV1ProjectsProjectWellKnownAgentSkillsNamePath(ctx context.Context, project string, name string, path string, params *GetV1ProjectsProjectWellKnownAgentSkillsNamePathParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetV1ProjectsProjectWellKnownAgentSkillsNamePathRequest(c.Server, project, name, path, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// HeadV1ProjectsProjectWellKnownAgentSkillsNamePath Headers of it
+//
+// Corresponds with HEAD /v1/projects/{project}/.well-known/agent-skills/{name}/{path} (the `HeadV1ProjectsProjectWellKnownAgentSkillsNamePath` operationId).
+func (c *Client) HeadV1ProjectsProjectWellKnownAgentSkillsNamePath(ctx context.Context, project string, name string, path string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewHeadV1ProjectsProjectWellKnownAgentSkillsNamePathRequest(c.Server, project, name, path)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetV1ProjectsProjectWellKnownSkillsIndexJson One project's skills in the v0.1 form, where v0.1 installers given the project's URL look
+//
+// Corresponds with GET /v1/projects/{project}/.well-known/skills/index.json (the `GetV1ProjectsProjectWellKnownSkillsIndexJson` operationId).
+func (c *Client) GetV1ProjectsProjectWellKnownSkillsIndexJson(ctx context.Context, project string, params *GetV1ProjectsProjectWellKnownSkillsIndexJsonParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetV1ProjectsProjectWellKnownSkillsIndexJsonRequest(c.Server, project, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// HeadV1ProjectsProjectWellKnownSkillsIndexJson Headers of it
+//
+// Corresponds with HEAD /v1/projects/{project}/.well-known/skills/index.json (the `HeadV1ProjectsProjectWellKnownSkillsIndexJson` operationId).
+func (c *Client) HeadV1ProjectsProjectWellKnownSkillsIndexJson(ctx context.Context, project string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewHeadV1ProjectsProjectWellKnownSkillsIndexJsonRequest(c.Server, project)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetV1ProjectsProjectWellKnownSkillsNamePath A file of a skill of that v0.1 index
+//
+// Corresponds with GET /v1/projects/{project}/.well-known/skills/{name}/{path} (the `GetV1ProjectsProjectWellKnownSkillsNamePath` operationId).
+func (c *Client) GetV1ProjectsProjectWellKnownSkillsNamePath(ctx context.Context, project string, name string, path string, params *GetV1ProjectsProjectWellKnownSkillsNamePathParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetV1ProjectsProjectWellKnownSkillsNamePathRequest(c.Server, project, name, path, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// HeadV1ProjectsProjectWellKnownSkillsNamePath Headers of it
+//
+// Corresponds with HEAD /v1/projects/{project}/.well-known/skills/{name}/{path} (the `HeadV1ProjectsProjectWellKnownSkillsNamePath` operationId).
+func (c *Client) HeadV1ProjectsProjectWellKnownSkillsNamePath(ctx context.Context, project string, name string, path string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewHeadV1ProjectsProjectWellKnownSkillsNamePathRequest(c.Server, project, name, path)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetV1ProjectsProjectActivity Changes to the project, its skills and prompts, newest first
 //
 // Corresponds with GET /v1/projects/{project}/activity (the `GetV1ProjectsProjectActivity` operationId).
@@ -4553,8 +4991,8 @@ func (c *Client) GetV1ProjectsProjectActivity(ctx context.Context, project strin
 // GetV1ProjectsProjectAgentSkillsIndexJson One project's discovery index
 //
 // Corresponds with GET /v1/projects/{project}/agent-skills/index.json (the `GetV1ProjectsProjectAgentSkillsIndexJson` operationId).
-func (c *Client) GetV1ProjectsProjectAgentSkillsIndexJson(ctx context.Context, project string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetV1ProjectsProjectAgentSkillsIndexJsonRequest(c.Server, project)
+func (c *Client) GetV1ProjectsProjectAgentSkillsIndexJson(ctx context.Context, project string, params *GetV1ProjectsProjectAgentSkillsIndexJsonParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetV1ProjectsProjectAgentSkillsIndexJsonRequest(c.Server, project, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4583,8 +5021,8 @@ func (c *Client) HeadV1ProjectsProjectAgentSkillsIndexJson(ctx context.Context, 
 // GetV1ProjectsProjectAgentSkillsNamePath A file of a skill of one project's discovery index
 //
 // Corresponds with GET /v1/projects/{project}/agent-skills/{name}/{path} (the `GetV1ProjectsProjectAgentSkillsNamePath` operationId).
-func (c *Client) GetV1ProjectsProjectAgentSkillsNamePath(ctx context.Context, project string, name string, path string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetV1ProjectsProjectAgentSkillsNamePathRequest(c.Server, project, name, path)
+func (c *Client) GetV1ProjectsProjectAgentSkillsNamePath(ctx context.Context, project string, name string, path string, params *GetV1ProjectsProjectAgentSkillsNamePathParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetV1ProjectsProjectAgentSkillsNamePathRequest(c.Server, project, name, path, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4911,11 +5349,30 @@ func (c *Client) GetV1ProjectsProjectPromptsSlugLabels(ctx context.Context, proj
 	return c.Client.Do(req)
 }
 
-// DeleteV1ProjectsProjectPromptsSlugLabelsName Remove a label
+// DeleteV1ProjectsProjectPromptsSlugLabelsNameWithBody Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+//
+// Takes any type of body and a specified content type.
 //
 // Corresponds with DELETE /v1/projects/{project}/prompts/{slug}/labels/{name} (the `DeleteV1ProjectsProjectPromptsSlugLabelsName` operationId).
-func (c *Client) DeleteV1ProjectsProjectPromptsSlugLabelsName(ctx context.Context, project string, slug string, name string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewDeleteV1ProjectsProjectPromptsSlugLabelsNameRequest(c.Server, project, slug, name)
+func (c *Client) DeleteV1ProjectsProjectPromptsSlugLabelsNameWithBody(ctx context.Context, project string, slug string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteV1ProjectsProjectPromptsSlugLabelsNameRequestWithBody(c.Server, project, slug, name, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteV1ProjectsProjectPromptsSlugLabelsName Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with DELETE /v1/projects/{project}/prompts/{slug}/labels/{name} (the `DeleteV1ProjectsProjectPromptsSlugLabelsName` operationId).
+func (c *Client) DeleteV1ProjectsProjectPromptsSlugLabelsName(ctx context.Context, project string, slug string, name string, body DeleteV1ProjectsProjectPromptsSlugLabelsNameJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteV1ProjectsProjectPromptsSlugLabelsNameRequest(c.Server, project, slug, name, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5167,7 +5624,7 @@ func (c *Client) GetV1ProjectsProjectPromptsSlugReviewsNumber(ctx context.Contex
 	return c.Client.Do(req)
 }
 
-// PostV1ProjectsProjectPromptsSlugReviewsNumberApproveWithBody Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+// PostV1ProjectsProjectPromptsSlugReviewsNumberApproveWithBody Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 //
 // Takes any type of body and a specified content type.
 //
@@ -5184,7 +5641,7 @@ func (c *Client) PostV1ProjectsProjectPromptsSlugReviewsNumberApproveWithBody(ct
 	return c.Client.Do(req)
 }
 
-// PostV1ProjectsProjectPromptsSlugReviewsNumberApprove Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+// PostV1ProjectsProjectPromptsSlugReviewsNumberApprove Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5299,7 +5756,7 @@ func (c *Client) PostV1ProjectsProjectPromptsSlugReviewsNumberReopen(ctx context
 	return c.Client.Do(req)
 }
 
-// PostV1ProjectsProjectPromptsSlugReviewsNumberRequestChangesWithBody Request changes (body required); blocks publishing until the same user gives a new verdict
+// PostV1ProjectsProjectPromptsSlugReviewsNumberRequestChangesWithBody Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 //
 // Takes any type of body and a specified content type.
 //
@@ -5316,7 +5773,7 @@ func (c *Client) PostV1ProjectsProjectPromptsSlugReviewsNumberRequestChangesWith
 	return c.Client.Do(req)
 }
 
-// PostV1ProjectsProjectPromptsSlugReviewsNumberRequestChanges Request changes (body required); blocks publishing until the same user gives a new verdict
+// PostV1ProjectsProjectPromptsSlugReviewsNumberRequestChanges Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5747,11 +6204,30 @@ func (c *Client) GetV1ProjectsProjectSkillsSlugLabels(ctx context.Context, proje
 	return c.Client.Do(req)
 }
 
-// DeleteV1ProjectsProjectSkillsSlugLabelsName Remove a label
+// DeleteV1ProjectsProjectSkillsSlugLabelsNameWithBody Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+//
+// Takes any type of body and a specified content type.
 //
 // Corresponds with DELETE /v1/projects/{project}/skills/{slug}/labels/{name} (the `DeleteV1ProjectsProjectSkillsSlugLabelsName` operationId).
-func (c *Client) DeleteV1ProjectsProjectSkillsSlugLabelsName(ctx context.Context, project string, slug string, name string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewDeleteV1ProjectsProjectSkillsSlugLabelsNameRequest(c.Server, project, slug, name)
+func (c *Client) DeleteV1ProjectsProjectSkillsSlugLabelsNameWithBody(ctx context.Context, project string, slug string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteV1ProjectsProjectSkillsSlugLabelsNameRequestWithBody(c.Server, project, slug, name, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteV1ProjectsProjectSkillsSlugLabelsName Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with DELETE /v1/projects/{project}/skills/{slug}/labels/{name} (the `DeleteV1ProjectsProjectSkillsSlugLabelsName` operationId).
+func (c *Client) DeleteV1ProjectsProjectSkillsSlugLabelsName(ctx context.Context, project string, slug string, name string, body DeleteV1ProjectsProjectSkillsSlugLabelsNameJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteV1ProjectsProjectSkillsSlugLabelsNameRequest(c.Server, project, slug, name, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5856,7 +6332,7 @@ func (c *Client) GetV1ProjectsProjectSkillsSlugReviewsNumber(ctx context.Context
 	return c.Client.Do(req)
 }
 
-// PostV1ProjectsProjectSkillsSlugReviewsNumberApproveWithBody Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+// PostV1ProjectsProjectSkillsSlugReviewsNumberApproveWithBody Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 //
 // Takes any type of body and a specified content type.
 //
@@ -5873,7 +6349,7 @@ func (c *Client) PostV1ProjectsProjectSkillsSlugReviewsNumberApproveWithBody(ctx
 	return c.Client.Do(req)
 }
 
-// PostV1ProjectsProjectSkillsSlugReviewsNumberApprove Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+// PostV1ProjectsProjectSkillsSlugReviewsNumberApprove Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5988,7 +6464,7 @@ func (c *Client) PostV1ProjectsProjectSkillsSlugReviewsNumberReopen(ctx context.
 	return c.Client.Do(req)
 }
 
-// PostV1ProjectsProjectSkillsSlugReviewsNumberRequestChangesWithBody Request changes (body required); blocks publishing until the same user gives a new verdict
+// PostV1ProjectsProjectSkillsSlugReviewsNumberRequestChangesWithBody Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 //
 // Takes any type of body and a specified content type.
 //
@@ -6005,7 +6481,7 @@ func (c *Client) PostV1ProjectsProjectSkillsSlugReviewsNumberRequestChangesWithB
 	return c.Client.Do(req)
 }
 
-// PostV1ProjectsProjectSkillsSlugReviewsNumberRequestChanges Request changes (body required); blocks publishing until the same user gives a new verdict
+// PostV1ProjectsProjectSkillsSlugReviewsNumberRequestChanges Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6699,11 +7175,30 @@ func (c *Client) GetV1PromptsIdLabels(ctx context.Context, id string, reqEditors
 	return c.Client.Do(req)
 }
 
-// DeleteV1PromptsIdLabelsName Remove a label
+// DeleteV1PromptsIdLabelsNameWithBody Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+//
+// Takes any type of body and a specified content type.
 //
 // Corresponds with DELETE /v1/prompts/{id}/labels/{name} (the `DeleteV1PromptsIdLabelsName` operationId).
-func (c *Client) DeleteV1PromptsIdLabelsName(ctx context.Context, id string, name string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewDeleteV1PromptsIdLabelsNameRequest(c.Server, id, name)
+func (c *Client) DeleteV1PromptsIdLabelsNameWithBody(ctx context.Context, id string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteV1PromptsIdLabelsNameRequestWithBody(c.Server, id, name, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteV1PromptsIdLabelsName Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with DELETE /v1/prompts/{id}/labels/{name} (the `DeleteV1PromptsIdLabelsName` operationId).
+func (c *Client) DeleteV1PromptsIdLabelsName(ctx context.Context, id string, name string, body DeleteV1PromptsIdLabelsNameJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteV1PromptsIdLabelsNameRequest(c.Server, id, name, body)
 	if err != nil {
 		return nil, err
 	}
@@ -6955,7 +7450,7 @@ func (c *Client) GetV1PromptsIdReviewsNumber(ctx context.Context, id string, num
 	return c.Client.Do(req)
 }
 
-// PostV1PromptsIdReviewsNumberApproveWithBody Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+// PostV1PromptsIdReviewsNumberApproveWithBody Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 //
 // Takes any type of body and a specified content type.
 //
@@ -6972,7 +7467,7 @@ func (c *Client) PostV1PromptsIdReviewsNumberApproveWithBody(ctx context.Context
 	return c.Client.Do(req)
 }
 
-// PostV1PromptsIdReviewsNumberApprove Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+// PostV1PromptsIdReviewsNumberApprove Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7087,7 +7582,7 @@ func (c *Client) PostV1PromptsIdReviewsNumberReopen(ctx context.Context, id stri
 	return c.Client.Do(req)
 }
 
-// PostV1PromptsIdReviewsNumberRequestChangesWithBody Request changes (body required); blocks publishing until the same user gives a new verdict
+// PostV1PromptsIdReviewsNumberRequestChangesWithBody Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 //
 // Takes any type of body and a specified content type.
 //
@@ -7104,7 +7599,7 @@ func (c *Client) PostV1PromptsIdReviewsNumberRequestChangesWithBody(ctx context.
 	return c.Client.Do(req)
 }
 
-// PostV1PromptsIdReviewsNumberRequestChanges Request changes (body required); blocks publishing until the same user gives a new verdict
+// PostV1PromptsIdReviewsNumberRequestChanges Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7486,11 +7981,30 @@ func (c *Client) GetV1SkillsIdLabels(ctx context.Context, id string, reqEditors 
 	return c.Client.Do(req)
 }
 
-// DeleteV1SkillsIdLabelsName Remove a label
+// DeleteV1SkillsIdLabelsNameWithBody Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+//
+// Takes any type of body and a specified content type.
 //
 // Corresponds with DELETE /v1/skills/{id}/labels/{name} (the `DeleteV1SkillsIdLabelsName` operationId).
-func (c *Client) DeleteV1SkillsIdLabelsName(ctx context.Context, id string, name string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewDeleteV1SkillsIdLabelsNameRequest(c.Server, id, name)
+func (c *Client) DeleteV1SkillsIdLabelsNameWithBody(ctx context.Context, id string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteV1SkillsIdLabelsNameRequestWithBody(c.Server, id, name, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteV1SkillsIdLabelsName Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with DELETE /v1/skills/{id}/labels/{name} (the `DeleteV1SkillsIdLabelsName` operationId).
+func (c *Client) DeleteV1SkillsIdLabelsName(ctx context.Context, id string, name string, body DeleteV1SkillsIdLabelsNameJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteV1SkillsIdLabelsNameRequest(c.Server, id, name, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7595,7 +8109,7 @@ func (c *Client) GetV1SkillsIdReviewsNumber(ctx context.Context, id string, numb
 	return c.Client.Do(req)
 }
 
-// PostV1SkillsIdReviewsNumberApproveWithBody Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+// PostV1SkillsIdReviewsNumberApproveWithBody Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 //
 // Takes any type of body and a specified content type.
 //
@@ -7612,7 +8126,7 @@ func (c *Client) PostV1SkillsIdReviewsNumberApproveWithBody(ctx context.Context,
 	return c.Client.Do(req)
 }
 
-// PostV1SkillsIdReviewsNumberApprove Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+// PostV1SkillsIdReviewsNumberApprove Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7727,7 +8241,7 @@ func (c *Client) PostV1SkillsIdReviewsNumberReopen(ctx context.Context, id strin
 	return c.Client.Do(req)
 }
 
-// PostV1SkillsIdReviewsNumberRequestChangesWithBody Request changes (body required); blocks publishing until the same user gives a new verdict
+// PostV1SkillsIdReviewsNumberRequestChangesWithBody Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 //
 // Takes any type of body and a specified content type.
 //
@@ -7744,7 +8258,7 @@ func (c *Client) PostV1SkillsIdReviewsNumberRequestChangesWithBody(ctx context.C
 	return c.Client.Do(req)
 }
 
-// PostV1SkillsIdReviewsNumberRequestChanges Request changes (body required); blocks publishing until the same user gives a new verdict
+// PostV1SkillsIdReviewsNumberRequestChanges Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 //
 // Takes a body of the `application/json` content type.
 //
@@ -8240,7 +8754,7 @@ func (c *Client) PatchV1UsersUserID(ctx context.Context, userID string, body Pat
 }
 
 // NewGetWellKnownAgentSkillsIndexJsonRequest constructs an http.Request for the GetWellKnownAgentSkillsIndexJson method
-func NewGetWellKnownAgentSkillsIndexJsonRequest(server string) (*http.Request, error) {
+func NewGetWellKnownAgentSkillsIndexJsonRequest(server string, params *GetWellKnownAgentSkillsIndexJsonParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -8261,6 +8775,21 @@ func NewGetWellKnownAgentSkillsIndexJsonRequest(server string) (*http.Request, e
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -8294,7 +8823,7 @@ func NewHeadWellKnownAgentSkillsIndexJsonRequest(server string) (*http.Request, 
 }
 
 // NewGetWellKnownAgentSkillsNamePathRequest constructs an http.Request for the GetWellKnownAgentSkillsNamePath method
-func NewGetWellKnownAgentSkillsNamePathRequest(server string, name string, path string) (*http.Request, error) {
+func NewGetWellKnownAgentSkillsNamePathRequest(server string, name string, path string, params *GetWellKnownAgentSkillsNamePathParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -8331,6 +8860,21 @@ func NewGetWellKnownAgentSkillsNamePathRequest(server string, name string, path 
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
@@ -8358,6 +8902,172 @@ func NewHeadWellKnownAgentSkillsNamePathRequest(server string, name string, path
 	}
 
 	operationPath := fmt.Sprintf("/.well-known/agent-skills/%s/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetWellKnownSkillsIndexJsonRequest constructs an http.Request for the GetWellKnownSkillsIndexJson method
+func NewGetWellKnownSkillsIndexJsonRequest(server string, params *GetWellKnownSkillsIndexJsonParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/.well-known/skills/index.json")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewHeadWellKnownSkillsIndexJsonRequest constructs an http.Request for the HeadWellKnownSkillsIndexJson method
+func NewHeadWellKnownSkillsIndexJsonRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/.well-known/skills/index.json")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetWellKnownSkillsNamePathRequest constructs an http.Request for the GetWellKnownSkillsNamePath method
+func NewGetWellKnownSkillsNamePathRequest(server string, name string, path string, params *GetWellKnownSkillsNamePathParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "path", path, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/.well-known/skills/%s/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewHeadWellKnownSkillsNamePathRequest constructs an http.Request for the HeadWellKnownSkillsNamePath method
+func NewHeadWellKnownSkillsNamePathRequest(server string, name string, path string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "path", path, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/.well-known/skills/%s/%s", pathParam0, pathParam1)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -9261,6 +9971,394 @@ func NewPatchV1ProjectsProjectRequestWithBody(server string, project string, con
 	return req, nil
 }
 
+// NewGetV1ProjectsProjectWellKnownAgentSkillsIndexJsonRequest constructs an http.Request for the GetV1ProjectsProjectWellKnownAgentSkillsIndexJson method
+func NewGetV1ProjectsProjectWellKnownAgentSkillsIndexJsonRequest(server string, project string, params *GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/projects/%s/.well-known/agent-skills/index.json", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewHeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonRequest constructs an http.Request for the HeadV1ProjectsProjectWellKnownAgentSkillsIndexJson method
+func NewHeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonRequest(server string, project string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/projects/%s/.well-known/agent-skills/index.json", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetV1ProjectsProjectWellKnownAgentSkillsNamePathRequest constructs an http.Request for the GetV1ProjectsProjectWellKnownAgentSkillsNamePath method
+func NewGetV1ProjectsProjectWellKnownAgentSkillsNamePathRequest(server string, project string, name string, path string, params *GetV1ProjectsProjectWellKnownAgentSkillsNamePathParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "path", path, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/projects/%s/.well-known/agent-skills/%s/%s", pathParam0, pathParam1, pathParam2)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewHeadV1ProjectsProjectWellKnownAgentSkillsNamePathRequest constructs an http.Request for the HeadV1ProjectsProjectWellKnownAgentSkillsNamePath method
+func NewHeadV1ProjectsProjectWellKnownAgentSkillsNamePathRequest(server string, project string, name string, path string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "path", path, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/projects/%s/.well-known/agent-skills/%s/%s", pathParam0, pathParam1, pathParam2)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetV1ProjectsProjectWellKnownSkillsIndexJsonRequest constructs an http.Request for the GetV1ProjectsProjectWellKnownSkillsIndexJson method
+func NewGetV1ProjectsProjectWellKnownSkillsIndexJsonRequest(server string, project string, params *GetV1ProjectsProjectWellKnownSkillsIndexJsonParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/projects/%s/.well-known/skills/index.json", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewHeadV1ProjectsProjectWellKnownSkillsIndexJsonRequest constructs an http.Request for the HeadV1ProjectsProjectWellKnownSkillsIndexJson method
+func NewHeadV1ProjectsProjectWellKnownSkillsIndexJsonRequest(server string, project string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/projects/%s/.well-known/skills/index.json", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetV1ProjectsProjectWellKnownSkillsNamePathRequest constructs an http.Request for the GetV1ProjectsProjectWellKnownSkillsNamePath method
+func NewGetV1ProjectsProjectWellKnownSkillsNamePathRequest(server string, project string, name string, path string, params *GetV1ProjectsProjectWellKnownSkillsNamePathParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "path", path, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/projects/%s/.well-known/skills/%s/%s", pathParam0, pathParam1, pathParam2)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewHeadV1ProjectsProjectWellKnownSkillsNamePathRequest constructs an http.Request for the HeadV1ProjectsProjectWellKnownSkillsNamePath method
+func NewHeadV1ProjectsProjectWellKnownSkillsNamePathRequest(server string, project string, name string, path string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "path", path, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/projects/%s/.well-known/skills/%s/%s", pathParam0, pathParam1, pathParam2)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetV1ProjectsProjectActivityRequest constructs an http.Request for the GetV1ProjectsProjectActivity method
 func NewGetV1ProjectsProjectActivityRequest(server string, project string, params *GetV1ProjectsProjectActivityParams) (*http.Request, error) {
 	var err error
@@ -9335,7 +10433,7 @@ func NewGetV1ProjectsProjectActivityRequest(server string, project string, param
 }
 
 // NewGetV1ProjectsProjectAgentSkillsIndexJsonRequest constructs an http.Request for the GetV1ProjectsProjectAgentSkillsIndexJson method
-func NewGetV1ProjectsProjectAgentSkillsIndexJsonRequest(server string, project string) (*http.Request, error) {
+func NewGetV1ProjectsProjectAgentSkillsIndexJsonRequest(server string, project string, params *GetV1ProjectsProjectAgentSkillsIndexJsonParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -9363,6 +10461,21 @@ func NewGetV1ProjectsProjectAgentSkillsIndexJsonRequest(server string, project s
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -9403,7 +10516,7 @@ func NewHeadV1ProjectsProjectAgentSkillsIndexJsonRequest(server string, project 
 }
 
 // NewGetV1ProjectsProjectAgentSkillsNamePathRequest constructs an http.Request for the GetV1ProjectsProjectAgentSkillsNamePath method
-func NewGetV1ProjectsProjectAgentSkillsNamePathRequest(server string, project string, name string, path string) (*http.Request, error) {
+func NewGetV1ProjectsProjectAgentSkillsNamePathRequest(server string, project string, name string, path string, params *GetV1ProjectsProjectAgentSkillsNamePathParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -9445,6 +10558,21 @@ func NewGetV1ProjectsProjectAgentSkillsNamePathRequest(server string, project st
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -10337,8 +11465,19 @@ func NewGetV1ProjectsProjectPromptsSlugLabelsRequest(server string, project stri
 	return req, nil
 }
 
-// NewDeleteV1ProjectsProjectPromptsSlugLabelsNameRequest constructs an http.Request for the DeleteV1ProjectsProjectPromptsSlugLabelsName method
-func NewDeleteV1ProjectsProjectPromptsSlugLabelsNameRequest(server string, project string, slug string, name string) (*http.Request, error) {
+// NewDeleteV1ProjectsProjectPromptsSlugLabelsNameRequest calls the generic DeleteV1ProjectsProjectPromptsSlugLabelsName builder with application/json body
+func NewDeleteV1ProjectsProjectPromptsSlugLabelsNameRequest(server string, project string, slug string, name string, body DeleteV1ProjectsProjectPromptsSlugLabelsNameJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDeleteV1ProjectsProjectPromptsSlugLabelsNameRequestWithBody(server, project, slug, name, "application/json", bodyReader)
+}
+
+// NewDeleteV1ProjectsProjectPromptsSlugLabelsNameRequestWithBody constructs an http.Request for the DeleteV1ProjectsProjectPromptsSlugLabelsName method, with any body, and a specified content type
+func NewDeleteV1ProjectsProjectPromptsSlugLabelsNameRequestWithBody(server string, project string, slug string, name string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -10377,10 +11516,12 @@ func NewDeleteV1ProjectsProjectPromptsSlugLabelsNameRequest(server string, proje
 		return nil, err
 	}
 
-	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -12584,8 +13725,19 @@ func NewGetV1ProjectsProjectSkillsSlugLabelsRequest(server string, project strin
 	return req, nil
 }
 
-// NewDeleteV1ProjectsProjectSkillsSlugLabelsNameRequest constructs an http.Request for the DeleteV1ProjectsProjectSkillsSlugLabelsName method
-func NewDeleteV1ProjectsProjectSkillsSlugLabelsNameRequest(server string, project string, slug string, name string) (*http.Request, error) {
+// NewDeleteV1ProjectsProjectSkillsSlugLabelsNameRequest calls the generic DeleteV1ProjectsProjectSkillsSlugLabelsName builder with application/json body
+func NewDeleteV1ProjectsProjectSkillsSlugLabelsNameRequest(server string, project string, slug string, name string, body DeleteV1ProjectsProjectSkillsSlugLabelsNameJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDeleteV1ProjectsProjectSkillsSlugLabelsNameRequestWithBody(server, project, slug, name, "application/json", bodyReader)
+}
+
+// NewDeleteV1ProjectsProjectSkillsSlugLabelsNameRequestWithBody constructs an http.Request for the DeleteV1ProjectsProjectSkillsSlugLabelsName method, with any body, and a specified content type
+func NewDeleteV1ProjectsProjectSkillsSlugLabelsNameRequestWithBody(server string, project string, slug string, name string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -12624,10 +13776,12 @@ func NewDeleteV1ProjectsProjectSkillsSlugLabelsNameRequest(server string, projec
 		return nil, err
 	}
 
-	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -15365,8 +16519,19 @@ func NewGetV1PromptsIdLabelsRequest(server string, id string) (*http.Request, er
 	return req, nil
 }
 
-// NewDeleteV1PromptsIdLabelsNameRequest constructs an http.Request for the DeleteV1PromptsIdLabelsName method
-func NewDeleteV1PromptsIdLabelsNameRequest(server string, id string, name string) (*http.Request, error) {
+// NewDeleteV1PromptsIdLabelsNameRequest calls the generic DeleteV1PromptsIdLabelsName builder with application/json body
+func NewDeleteV1PromptsIdLabelsNameRequest(server string, id string, name string, body DeleteV1PromptsIdLabelsNameJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDeleteV1PromptsIdLabelsNameRequestWithBody(server, id, name, "application/json", bodyReader)
+}
+
+// NewDeleteV1PromptsIdLabelsNameRequestWithBody constructs an http.Request for the DeleteV1PromptsIdLabelsName method, with any body, and a specified content type
+func NewDeleteV1PromptsIdLabelsNameRequestWithBody(server string, id string, name string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -15398,10 +16563,12 @@ func NewDeleteV1PromptsIdLabelsNameRequest(server string, id string, name string
 		return nil, err
 	}
 
-	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -17225,8 +18392,19 @@ func NewGetV1SkillsIdLabelsRequest(server string, id string) (*http.Request, err
 	return req, nil
 }
 
-// NewDeleteV1SkillsIdLabelsNameRequest constructs an http.Request for the DeleteV1SkillsIdLabelsName method
-func NewDeleteV1SkillsIdLabelsNameRequest(server string, id string, name string) (*http.Request, error) {
+// NewDeleteV1SkillsIdLabelsNameRequest calls the generic DeleteV1SkillsIdLabelsName builder with application/json body
+func NewDeleteV1SkillsIdLabelsNameRequest(server string, id string, name string, body DeleteV1SkillsIdLabelsNameJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDeleteV1SkillsIdLabelsNameRequestWithBody(server, id, name, "application/json", bodyReader)
+}
+
+// NewDeleteV1SkillsIdLabelsNameRequestWithBody constructs an http.Request for the DeleteV1SkillsIdLabelsName method, with any body, and a specified content type
+func NewDeleteV1SkillsIdLabelsNameRequestWithBody(server string, id string, name string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -17258,10 +18436,12 @@ func NewDeleteV1SkillsIdLabelsNameRequest(server string, id string, name string)
 		return nil, err
 	}
 
-	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -19228,12 +20408,12 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
-	// GetWellKnownAgentSkillsIndexJsonWithResponse Agent Skills discovery index (RFC v0.2.0): the live version of every skill the caller can read whose slug is an Agent Skills name; where two projects share a slug the older project's skill is listed
+	// GetWellKnownAgentSkillsIndexJsonWithResponse Agent Skills discovery index (RFC v0.2.0 as published: $schema, and per skill name, type skill-md or archive, description, url, digest of the artifact): the live version of every skill the caller can read whose slug is an Agent Skills name; where two projects share a slug the older project's skill is listed. ETag; anonymous answers are public for 60 s with Access-Control-Allow-Origin: *
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /.well-known/agent-skills/index.json (the `GetWellKnownAgentSkillsIndexJson` operationId).
-	GetWellKnownAgentSkillsIndexJsonWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetWellKnownAgentSkillsIndexJsonResponse, error)
+	GetWellKnownAgentSkillsIndexJsonWithResponse(ctx context.Context, params *GetWellKnownAgentSkillsIndexJsonParams, reqEditors ...RequestEditorFn) (*GetWellKnownAgentSkillsIndexJsonResponse, error)
 
 	// HeadWellKnownAgentSkillsIndexJsonWithResponse Headers of the discovery index
 	//
@@ -19247,7 +20427,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /.well-known/agent-skills/{name}/{path} (the `GetWellKnownAgentSkillsNamePath` operationId).
-	GetWellKnownAgentSkillsNamePathWithResponse(ctx context.Context, name string, path string, reqEditors ...RequestEditorFn) (*GetWellKnownAgentSkillsNamePathResponse, error)
+	GetWellKnownAgentSkillsNamePathWithResponse(ctx context.Context, name string, path string, params *GetWellKnownAgentSkillsNamePathParams, reqEditors ...RequestEditorFn) (*GetWellKnownAgentSkillsNamePathResponse, error)
 
 	// HeadWellKnownAgentSkillsNamePathWithResponse Headers of a file of the discovery index
 	//
@@ -19255,6 +20435,34 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with HEAD /.well-known/agent-skills/{name}/{path} (the `HeadWellKnownAgentSkillsNamePath` operationId).
 	HeadWellKnownAgentSkillsNamePathWithResponse(ctx context.Context, name string, path string, reqEditors ...RequestEditorFn) (*HeadWellKnownAgentSkillsNamePathResponse, error)
+
+	// GetWellKnownSkillsIndexJsonWithResponse The same skills in the RFC's v0.1 form, for installers that ask this path: per skill name, description and files (paths); files are served under /.well-known/skills/{name}/
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /.well-known/skills/index.json (the `GetWellKnownSkillsIndexJson` operationId).
+	GetWellKnownSkillsIndexJsonWithResponse(ctx context.Context, params *GetWellKnownSkillsIndexJsonParams, reqEditors ...RequestEditorFn) (*GetWellKnownSkillsIndexJsonResponse, error)
+
+	// HeadWellKnownSkillsIndexJsonWithResponse Headers of the v0.1 discovery index
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with HEAD /.well-known/skills/index.json (the `HeadWellKnownSkillsIndexJson` operationId).
+	HeadWellKnownSkillsIndexJsonWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HeadWellKnownSkillsIndexJsonResponse, error)
+
+	// GetWellKnownSkillsNamePathWithResponse A file of a skill listed in the v0.1 discovery index
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /.well-known/skills/{name}/{path} (the `GetWellKnownSkillsNamePath` operationId).
+	GetWellKnownSkillsNamePathWithResponse(ctx context.Context, name string, path string, params *GetWellKnownSkillsNamePathParams, reqEditors ...RequestEditorFn) (*GetWellKnownSkillsNamePathResponse, error)
+
+	// HeadWellKnownSkillsNamePathWithResponse Headers of a file of the v0.1 discovery index
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with HEAD /.well-known/skills/{name}/{path} (the `HeadWellKnownSkillsNamePath` operationId).
+	HeadWellKnownSkillsNamePathWithResponse(ctx context.Context, name string, path string, reqEditors ...RequestEditorFn) (*HeadWellKnownSkillsNamePathResponse, error)
 
 	// GetGitPathWithResponse Ref advertisement for git clone, fetch and push (info/refs?service=…); Basic auth with a token as password, or Bearer
 	//
@@ -19452,6 +20660,62 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /v1/projects/{project} (the `PatchV1ProjectsProject` operationId).
 	PatchV1ProjectsProjectWithResponse(ctx context.Context, project string, body PatchV1ProjectsProjectJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchV1ProjectsProjectResponse, error)
 
+	// GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonWithResponse One project's discovery index where installers given the project's URL (/v1/projects/{p}) look for it
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/projects/{project}/.well-known/agent-skills/index.json (the `GetV1ProjectsProjectWellKnownAgentSkillsIndexJson` operationId).
+	GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonWithResponse(ctx context.Context, project string, params *GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonParams, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse, error)
+
+	// HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonWithResponse Headers of it
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with HEAD /v1/projects/{project}/.well-known/agent-skills/index.json (the `HeadV1ProjectsProjectWellKnownAgentSkillsIndexJson` operationId).
+	HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonWithResponse(ctx context.Context, project string, reqEditors ...RequestEditorFn) (*HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse, error)
+
+	// GetV1ProjectsProjectWellKnownAgentSkillsNamePathWithResponse A file of a skill of that index
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/projects/{project}/.well-known/agent-skills/{name}/{path} (the `GetV1ProjectsProjectWellKnownAgentSkillsNamePath` operationId).
+	GetV1ProjectsProjectWellKnownAgentSkillsNamePathWithResponse(ctx context.Context, project string, name string, path string, params *GetV1ProjectsProjectWellKnownAgentSkillsNamePathParams, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse, error)
+
+	// HeadV1ProjectsProjectWellKnownAgentSkillsNamePathWithResponse Headers of it
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with HEAD /v1/projects/{project}/.well-known/agent-skills/{name}/{path} (the `HeadV1ProjectsProjectWellKnownAgentSkillsNamePath` operationId).
+	HeadV1ProjectsProjectWellKnownAgentSkillsNamePathWithResponse(ctx context.Context, project string, name string, path string, reqEditors ...RequestEditorFn) (*HeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse, error)
+
+	// GetV1ProjectsProjectWellKnownSkillsIndexJsonWithResponse One project's skills in the v0.1 form, where v0.1 installers given the project's URL look
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/projects/{project}/.well-known/skills/index.json (the `GetV1ProjectsProjectWellKnownSkillsIndexJson` operationId).
+	GetV1ProjectsProjectWellKnownSkillsIndexJsonWithResponse(ctx context.Context, project string, params *GetV1ProjectsProjectWellKnownSkillsIndexJsonParams, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse, error)
+
+	// HeadV1ProjectsProjectWellKnownSkillsIndexJsonWithResponse Headers of it
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with HEAD /v1/projects/{project}/.well-known/skills/index.json (the `HeadV1ProjectsProjectWellKnownSkillsIndexJson` operationId).
+	HeadV1ProjectsProjectWellKnownSkillsIndexJsonWithResponse(ctx context.Context, project string, reqEditors ...RequestEditorFn) (*HeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse, error)
+
+	// GetV1ProjectsProjectWellKnownSkillsNamePathWithResponse A file of a skill of that v0.1 index
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/projects/{project}/.well-known/skills/{name}/{path} (the `GetV1ProjectsProjectWellKnownSkillsNamePath` operationId).
+	GetV1ProjectsProjectWellKnownSkillsNamePathWithResponse(ctx context.Context, project string, name string, path string, params *GetV1ProjectsProjectWellKnownSkillsNamePathParams, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectWellKnownSkillsNamePathResponse, error)
+
+	// HeadV1ProjectsProjectWellKnownSkillsNamePathWithResponse Headers of it
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with HEAD /v1/projects/{project}/.well-known/skills/{name}/{path} (the `HeadV1ProjectsProjectWellKnownSkillsNamePath` operationId).
+	HeadV1ProjectsProjectWellKnownSkillsNamePathWithResponse(ctx context.Context, project string, name string, path string, reqEditors ...RequestEditorFn) (*HeadV1ProjectsProjectWellKnownSkillsNamePathResponse, error)
+
 	// GetV1ProjectsProjectActivityWithResponse Changes to the project, its skills and prompts, newest first
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -19464,7 +20728,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/projects/{project}/agent-skills/index.json (the `GetV1ProjectsProjectAgentSkillsIndexJson` operationId).
-	GetV1ProjectsProjectAgentSkillsIndexJsonWithResponse(ctx context.Context, project string, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectAgentSkillsIndexJsonResponse, error)
+	GetV1ProjectsProjectAgentSkillsIndexJsonWithResponse(ctx context.Context, project string, params *GetV1ProjectsProjectAgentSkillsIndexJsonParams, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectAgentSkillsIndexJsonResponse, error)
 
 	// HeadV1ProjectsProjectAgentSkillsIndexJsonWithResponse Headers of one project's discovery index
 	//
@@ -19478,7 +20742,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/projects/{project}/agent-skills/{name}/{path} (the `GetV1ProjectsProjectAgentSkillsNamePath` operationId).
-	GetV1ProjectsProjectAgentSkillsNamePathWithResponse(ctx context.Context, project string, name string, path string, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectAgentSkillsNamePathResponse, error)
+	GetV1ProjectsProjectAgentSkillsNamePathWithResponse(ctx context.Context, project string, name string, path string, params *GetV1ProjectsProjectAgentSkillsNamePathParams, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectAgentSkillsNamePathResponse, error)
 
 	// HeadV1ProjectsProjectAgentSkillsNamePathWithResponse Headers of a file of one project's discovery index
 	//
@@ -19620,12 +20884,19 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/projects/{project}/prompts/{slug}/labels (the `GetV1ProjectsProjectPromptsSlugLabels` operationId).
 	GetV1ProjectsProjectPromptsSlugLabelsWithResponse(ctx context.Context, project string, slug string, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectPromptsSlugLabelsResponse, error)
 
-	// DeleteV1ProjectsProjectPromptsSlugLabelsNameWithResponse Remove a label
+	// DeleteV1ProjectsProjectPromptsSlugLabelsNameWithBodyWithResponse Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
 	//
-	// Returns a wrapper object for the known response body format(s).
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /v1/projects/{project}/prompts/{slug}/labels/{name} (the `DeleteV1ProjectsProjectPromptsSlugLabelsName` operationId).
-	DeleteV1ProjectsProjectPromptsSlugLabelsNameWithResponse(ctx context.Context, project string, slug string, name string, reqEditors ...RequestEditorFn) (*DeleteV1ProjectsProjectPromptsSlugLabelsNameResponse, error)
+	DeleteV1ProjectsProjectPromptsSlugLabelsNameWithBodyWithResponse(ctx context.Context, project string, slug string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DeleteV1ProjectsProjectPromptsSlugLabelsNameResponse, error)
+
+	// DeleteV1ProjectsProjectPromptsSlugLabelsNameWithResponse Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/projects/{project}/prompts/{slug}/labels/{name} (the `DeleteV1ProjectsProjectPromptsSlugLabelsName` operationId).
+	DeleteV1ProjectsProjectPromptsSlugLabelsNameWithResponse(ctx context.Context, project string, slug string, name string, body DeleteV1ProjectsProjectPromptsSlugLabelsNameJSONRequestBody, reqEditors ...RequestEditorFn) (*DeleteV1ProjectsProjectPromptsSlugLabelsNameResponse, error)
 
 	// PutV1ProjectsProjectPromptsSlugLabelsNameWithBodyWithResponse Point a label at a published version (409 otherwise); a protected label needs a reviewed version or an owner's override (409 review_required); live is reserved (422)
 	//
@@ -19732,14 +21003,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/projects/{project}/prompts/{slug}/reviews/{number} (the `GetV1ProjectsProjectPromptsSlugReviewsNumber` operationId).
 	GetV1ProjectsProjectPromptsSlugReviewsNumberWithResponse(ctx context.Context, project string, slug string, number string, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectPromptsSlugReviewsNumberResponse, error)
 
-	// PostV1ProjectsProjectPromptsSlugReviewsNumberApproveWithBodyWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+	// PostV1ProjectsProjectPromptsSlugReviewsNumberApproveWithBodyWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/projects/{project}/prompts/{slug}/reviews/{number}/approve (the `PostV1ProjectsProjectPromptsSlugReviewsNumberApprove` operationId).
 	PostV1ProjectsProjectPromptsSlugReviewsNumberApproveWithBodyWithResponse(ctx context.Context, project string, slug string, number string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectPromptsSlugReviewsNumberApproveResponse, error)
 
-	// PostV1ProjectsProjectPromptsSlugReviewsNumberApproveWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+	// PostV1ProjectsProjectPromptsSlugReviewsNumberApproveWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -19788,14 +21059,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/projects/{project}/prompts/{slug}/reviews/{number}/reopen (the `PostV1ProjectsProjectPromptsSlugReviewsNumberReopen` operationId).
 	PostV1ProjectsProjectPromptsSlugReviewsNumberReopenWithResponse(ctx context.Context, project string, slug string, number string, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectPromptsSlugReviewsNumberReopenResponse, error)
 
-	// PostV1ProjectsProjectPromptsSlugReviewsNumberRequestChangesWithBodyWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict
+	// PostV1ProjectsProjectPromptsSlugReviewsNumberRequestChangesWithBodyWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/projects/{project}/prompts/{slug}/reviews/{number}/request-changes (the `PostV1ProjectsProjectPromptsSlugReviewsNumberRequestChanges` operationId).
 	PostV1ProjectsProjectPromptsSlugReviewsNumberRequestChangesWithBodyWithResponse(ctx context.Context, project string, slug string, number string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectPromptsSlugReviewsNumberRequestChangesResponse, error)
 
-	// PostV1ProjectsProjectPromptsSlugReviewsNumberRequestChangesWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict
+	// PostV1ProjectsProjectPromptsSlugReviewsNumberRequestChangesWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -19984,12 +21255,19 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/projects/{project}/skills/{slug}/labels (the `GetV1ProjectsProjectSkillsSlugLabels` operationId).
 	GetV1ProjectsProjectSkillsSlugLabelsWithResponse(ctx context.Context, project string, slug string, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectSkillsSlugLabelsResponse, error)
 
-	// DeleteV1ProjectsProjectSkillsSlugLabelsNameWithResponse Remove a label
+	// DeleteV1ProjectsProjectSkillsSlugLabelsNameWithBodyWithResponse Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
 	//
-	// Returns a wrapper object for the known response body format(s).
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /v1/projects/{project}/skills/{slug}/labels/{name} (the `DeleteV1ProjectsProjectSkillsSlugLabelsName` operationId).
-	DeleteV1ProjectsProjectSkillsSlugLabelsNameWithResponse(ctx context.Context, project string, slug string, name string, reqEditors ...RequestEditorFn) (*DeleteV1ProjectsProjectSkillsSlugLabelsNameResponse, error)
+	DeleteV1ProjectsProjectSkillsSlugLabelsNameWithBodyWithResponse(ctx context.Context, project string, slug string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DeleteV1ProjectsProjectSkillsSlugLabelsNameResponse, error)
+
+	// DeleteV1ProjectsProjectSkillsSlugLabelsNameWithResponse Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/projects/{project}/skills/{slug}/labels/{name} (the `DeleteV1ProjectsProjectSkillsSlugLabelsName` operationId).
+	DeleteV1ProjectsProjectSkillsSlugLabelsNameWithResponse(ctx context.Context, project string, slug string, name string, body DeleteV1ProjectsProjectSkillsSlugLabelsNameJSONRequestBody, reqEditors ...RequestEditorFn) (*DeleteV1ProjectsProjectSkillsSlugLabelsNameResponse, error)
 
 	// PutV1ProjectsProjectSkillsSlugLabelsNameWithBodyWithResponse Point a label at a published version (409 otherwise); a protected label needs a reviewed version or an owner's override (409 review_required); live is reserved (422)
 	//
@@ -20033,14 +21311,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/projects/{project}/skills/{slug}/reviews/{number} (the `GetV1ProjectsProjectSkillsSlugReviewsNumber` operationId).
 	GetV1ProjectsProjectSkillsSlugReviewsNumberWithResponse(ctx context.Context, project string, slug string, number string, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectSkillsSlugReviewsNumberResponse, error)
 
-	// PostV1ProjectsProjectSkillsSlugReviewsNumberApproveWithBodyWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+	// PostV1ProjectsProjectSkillsSlugReviewsNumberApproveWithBodyWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/projects/{project}/skills/{slug}/reviews/{number}/approve (the `PostV1ProjectsProjectSkillsSlugReviewsNumberApprove` operationId).
 	PostV1ProjectsProjectSkillsSlugReviewsNumberApproveWithBodyWithResponse(ctx context.Context, project string, slug string, number string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectSkillsSlugReviewsNumberApproveResponse, error)
 
-	// PostV1ProjectsProjectSkillsSlugReviewsNumberApproveWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+	// PostV1ProjectsProjectSkillsSlugReviewsNumberApproveWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -20089,14 +21367,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/projects/{project}/skills/{slug}/reviews/{number}/reopen (the `PostV1ProjectsProjectSkillsSlugReviewsNumberReopen` operationId).
 	PostV1ProjectsProjectSkillsSlugReviewsNumberReopenWithResponse(ctx context.Context, project string, slug string, number string, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectSkillsSlugReviewsNumberReopenResponse, error)
 
-	// PostV1ProjectsProjectSkillsSlugReviewsNumberRequestChangesWithBodyWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict
+	// PostV1ProjectsProjectSkillsSlugReviewsNumberRequestChangesWithBodyWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/projects/{project}/skills/{slug}/reviews/{number}/request-changes (the `PostV1ProjectsProjectSkillsSlugReviewsNumberRequestChanges` operationId).
 	PostV1ProjectsProjectSkillsSlugReviewsNumberRequestChangesWithBodyWithResponse(ctx context.Context, project string, slug string, number string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectSkillsSlugReviewsNumberRequestChangesResponse, error)
 
-	// PostV1ProjectsProjectSkillsSlugReviewsNumberRequestChangesWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict
+	// PostV1ProjectsProjectSkillsSlugReviewsNumberRequestChangesWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -20404,12 +21682,19 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/prompts/{id}/labels (the `GetV1PromptsIdLabels` operationId).
 	GetV1PromptsIdLabelsWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetV1PromptsIdLabelsResponse, error)
 
-	// DeleteV1PromptsIdLabelsNameWithResponse Remove a label
+	// DeleteV1PromptsIdLabelsNameWithBodyWithResponse Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
 	//
-	// Returns a wrapper object for the known response body format(s).
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /v1/prompts/{id}/labels/{name} (the `DeleteV1PromptsIdLabelsName` operationId).
-	DeleteV1PromptsIdLabelsNameWithResponse(ctx context.Context, id string, name string, reqEditors ...RequestEditorFn) (*DeleteV1PromptsIdLabelsNameResponse, error)
+	DeleteV1PromptsIdLabelsNameWithBodyWithResponse(ctx context.Context, id string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DeleteV1PromptsIdLabelsNameResponse, error)
+
+	// DeleteV1PromptsIdLabelsNameWithResponse Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/prompts/{id}/labels/{name} (the `DeleteV1PromptsIdLabelsName` operationId).
+	DeleteV1PromptsIdLabelsNameWithResponse(ctx context.Context, id string, name string, body DeleteV1PromptsIdLabelsNameJSONRequestBody, reqEditors ...RequestEditorFn) (*DeleteV1PromptsIdLabelsNameResponse, error)
 
 	// PutV1PromptsIdLabelsNameWithBodyWithResponse Point a label at a published version (409 otherwise); a protected label needs a reviewed version or an owner's override (409 review_required); live is reserved (422)
 	//
@@ -20516,14 +21801,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/prompts/{id}/reviews/{number} (the `GetV1PromptsIdReviewsNumber` operationId).
 	GetV1PromptsIdReviewsNumberWithResponse(ctx context.Context, id string, number string, reqEditors ...RequestEditorFn) (*GetV1PromptsIdReviewsNumberResponse, error)
 
-	// PostV1PromptsIdReviewsNumberApproveWithBodyWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+	// PostV1PromptsIdReviewsNumberApproveWithBodyWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/prompts/{id}/reviews/{number}/approve (the `PostV1PromptsIdReviewsNumberApprove` operationId).
 	PostV1PromptsIdReviewsNumberApproveWithBodyWithResponse(ctx context.Context, id string, number string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1PromptsIdReviewsNumberApproveResponse, error)
 
-	// PostV1PromptsIdReviewsNumberApproveWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+	// PostV1PromptsIdReviewsNumberApproveWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -20572,14 +21857,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/prompts/{id}/reviews/{number}/reopen (the `PostV1PromptsIdReviewsNumberReopen` operationId).
 	PostV1PromptsIdReviewsNumberReopenWithResponse(ctx context.Context, id string, number string, reqEditors ...RequestEditorFn) (*PostV1PromptsIdReviewsNumberReopenResponse, error)
 
-	// PostV1PromptsIdReviewsNumberRequestChangesWithBodyWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict
+	// PostV1PromptsIdReviewsNumberRequestChangesWithBodyWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/prompts/{id}/reviews/{number}/request-changes (the `PostV1PromptsIdReviewsNumberRequestChanges` operationId).
 	PostV1PromptsIdReviewsNumberRequestChangesWithBodyWithResponse(ctx context.Context, id string, number string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1PromptsIdReviewsNumberRequestChangesResponse, error)
 
-	// PostV1PromptsIdReviewsNumberRequestChangesWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict
+	// PostV1PromptsIdReviewsNumberRequestChangesWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -20747,12 +22032,19 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/skills/{id}/labels (the `GetV1SkillsIdLabels` operationId).
 	GetV1SkillsIdLabelsWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetV1SkillsIdLabelsResponse, error)
 
-	// DeleteV1SkillsIdLabelsNameWithResponse Remove a label
+	// DeleteV1SkillsIdLabelsNameWithBodyWithResponse Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
 	//
-	// Returns a wrapper object for the known response body format(s).
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /v1/skills/{id}/labels/{name} (the `DeleteV1SkillsIdLabelsName` operationId).
-	DeleteV1SkillsIdLabelsNameWithResponse(ctx context.Context, id string, name string, reqEditors ...RequestEditorFn) (*DeleteV1SkillsIdLabelsNameResponse, error)
+	DeleteV1SkillsIdLabelsNameWithBodyWithResponse(ctx context.Context, id string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DeleteV1SkillsIdLabelsNameResponse, error)
+
+	// DeleteV1SkillsIdLabelsNameWithResponse Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/skills/{id}/labels/{name} (the `DeleteV1SkillsIdLabelsName` operationId).
+	DeleteV1SkillsIdLabelsNameWithResponse(ctx context.Context, id string, name string, body DeleteV1SkillsIdLabelsNameJSONRequestBody, reqEditors ...RequestEditorFn) (*DeleteV1SkillsIdLabelsNameResponse, error)
 
 	// PutV1SkillsIdLabelsNameWithBodyWithResponse Point a label at a published version (409 otherwise); a protected label needs a reviewed version or an owner's override (409 review_required); live is reserved (422)
 	//
@@ -20796,14 +22088,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/skills/{id}/reviews/{number} (the `GetV1SkillsIdReviewsNumber` operationId).
 	GetV1SkillsIdReviewsNumberWithResponse(ctx context.Context, id string, number string, reqEditors ...RequestEditorFn) (*GetV1SkillsIdReviewsNumberResponse, error)
 
-	// PostV1SkillsIdReviewsNumberApproveWithBodyWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+	// PostV1SkillsIdReviewsNumberApproveWithBodyWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/skills/{id}/reviews/{number}/approve (the `PostV1SkillsIdReviewsNumberApprove` operationId).
 	PostV1SkillsIdReviewsNumberApproveWithBodyWithResponse(ctx context.Context, id string, number string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1SkillsIdReviewsNumberApproveResponse, error)
 
-	// PostV1SkillsIdReviewsNumberApproveWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+	// PostV1SkillsIdReviewsNumberApproveWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -20852,14 +22144,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/skills/{id}/reviews/{number}/reopen (the `PostV1SkillsIdReviewsNumberReopen` operationId).
 	PostV1SkillsIdReviewsNumberReopenWithResponse(ctx context.Context, id string, number string, reqEditors ...RequestEditorFn) (*PostV1SkillsIdReviewsNumberReopenResponse, error)
 
-	// PostV1SkillsIdReviewsNumberRequestChangesWithBodyWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict
+	// PostV1SkillsIdReviewsNumberRequestChangesWithBodyWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/skills/{id}/reviews/{number}/request-changes (the `PostV1SkillsIdReviewsNumberRequestChanges` operationId).
 	PostV1SkillsIdReviewsNumberRequestChangesWithBodyWithResponse(ctx context.Context, id string, number string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1SkillsIdReviewsNumberRequestChangesResponse, error)
 
-	// PostV1SkillsIdReviewsNumberRequestChangesWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict
+	// PostV1SkillsIdReviewsNumberRequestChangesWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -21077,6 +22369,16 @@ type ClientWithResponsesInterface interface {
 	PatchV1UsersUserIDWithResponse(ctx context.Context, userID string, body PatchV1UsersUserIDJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchV1UsersUserIDResponse, error)
 }
 
+// GetWellKnownAgentSkillsIndexJsonResponse200Headers the declared response headers of an HTTP 200 response for GetWellKnownAgentSkillsIndexJson
+type GetWellKnownAgentSkillsIndexJsonResponse200Headers struct {
+	ETag *string
+}
+
+// GetWellKnownAgentSkillsIndexJsonResponse304Headers the declared response headers of an HTTP 304 response for GetWellKnownAgentSkillsIndexJson
+type GetWellKnownAgentSkillsIndexJsonResponse304Headers struct {
+	ETag *string
+}
+
 // GetWellKnownAgentSkillsIndexJsonResponse401Headers the declared response headers of an HTTP 401 response for GetWellKnownAgentSkillsIndexJson
 type GetWellKnownAgentSkillsIndexJsonResponse401Headers struct {
 	WWWAuthenticate *string
@@ -21087,10 +22389,16 @@ type GetWellKnownAgentSkillsIndexJsonResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *DiscoveryIndex
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *APIError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *APIError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *APIError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetWellKnownAgentSkillsIndexJsonResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetWellKnownAgentSkillsIndexJsonResponse304Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetWellKnownAgentSkillsIndexJsonResponse401Headers
 }
@@ -21098,6 +22406,11 @@ type GetWellKnownAgentSkillsIndexJsonResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetWellKnownAgentSkillsIndexJsonResponse) GetJSON200() *DiscoveryIndex {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetWellKnownAgentSkillsIndexJsonResponse) GetJSON400() *APIError {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -21173,6 +22486,16 @@ func (r HeadWellKnownAgentSkillsIndexJsonResponse) ContentType() string {
 	return ""
 }
 
+// GetWellKnownAgentSkillsNamePathResponse200Headers the declared response headers of an HTTP 200 response for GetWellKnownAgentSkillsNamePath
+type GetWellKnownAgentSkillsNamePathResponse200Headers struct {
+	ETag *string
+}
+
+// GetWellKnownAgentSkillsNamePathResponse304Headers the declared response headers of an HTTP 304 response for GetWellKnownAgentSkillsNamePath
+type GetWellKnownAgentSkillsNamePathResponse304Headers struct {
+	ETag *string
+}
+
 // GetWellKnownAgentSkillsNamePathResponse401Headers the declared response headers of an HTTP 401 response for GetWellKnownAgentSkillsNamePath
 type GetWellKnownAgentSkillsNamePathResponse401Headers struct {
 	WWWAuthenticate *string
@@ -21189,6 +22512,10 @@ type GetWellKnownAgentSkillsNamePathResponse struct {
 	JSON404 *APIError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *APIError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetWellKnownAgentSkillsNamePathResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetWellKnownAgentSkillsNamePathResponse304Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetWellKnownAgentSkillsNamePathResponse401Headers
 }
@@ -21270,6 +22597,240 @@ func (r HeadWellKnownAgentSkillsNamePathResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r HeadWellKnownAgentSkillsNamePathResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetWellKnownSkillsIndexJsonResponse200Headers the declared response headers of an HTTP 200 response for GetWellKnownSkillsIndexJson
+type GetWellKnownSkillsIndexJsonResponse200Headers struct {
+	ETag *string
+}
+
+// GetWellKnownSkillsIndexJsonResponse304Headers the declared response headers of an HTTP 304 response for GetWellKnownSkillsIndexJson
+type GetWellKnownSkillsIndexJsonResponse304Headers struct {
+	ETag *string
+}
+
+// GetWellKnownSkillsIndexJsonResponse401Headers the declared response headers of an HTTP 401 response for GetWellKnownSkillsIndexJson
+type GetWellKnownSkillsIndexJsonResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type GetWellKnownSkillsIndexJsonResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DiscoveryIndexV1
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *APIError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *APIError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetWellKnownSkillsIndexJsonResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetWellKnownSkillsIndexJsonResponse304Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetWellKnownSkillsIndexJsonResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetWellKnownSkillsIndexJsonResponse) GetJSON200() *DiscoveryIndexV1 {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetWellKnownSkillsIndexJsonResponse) GetJSON400() *APIError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetWellKnownSkillsIndexJsonResponse) GetJSON401() *APIError {
+	return r.JSON401
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetWellKnownSkillsIndexJsonResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetWellKnownSkillsIndexJsonResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetWellKnownSkillsIndexJsonResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetWellKnownSkillsIndexJsonResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetWellKnownSkillsIndexJsonResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type HeadWellKnownSkillsIndexJsonResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+}
+
+// GetBody returns the raw response body bytes
+func (r HeadWellKnownSkillsIndexJsonResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r HeadWellKnownSkillsIndexJsonResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r HeadWellKnownSkillsIndexJsonResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r HeadWellKnownSkillsIndexJsonResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetWellKnownSkillsNamePathResponse200Headers the declared response headers of an HTTP 200 response for GetWellKnownSkillsNamePath
+type GetWellKnownSkillsNamePathResponse200Headers struct {
+	ETag *string
+}
+
+// GetWellKnownSkillsNamePathResponse304Headers the declared response headers of an HTTP 304 response for GetWellKnownSkillsNamePath
+type GetWellKnownSkillsNamePathResponse304Headers struct {
+	ETag *string
+}
+
+// GetWellKnownSkillsNamePathResponse401Headers the declared response headers of an HTTP 401 response for GetWellKnownSkillsNamePath
+type GetWellKnownSkillsNamePathResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type GetWellKnownSkillsNamePathResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *APIError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *APIError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *APIError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetWellKnownSkillsNamePathResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetWellKnownSkillsNamePathResponse304Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetWellKnownSkillsNamePathResponse401Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetWellKnownSkillsNamePathResponse) GetJSON400() *APIError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetWellKnownSkillsNamePathResponse) GetJSON401() *APIError {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetWellKnownSkillsNamePathResponse) GetJSON404() *APIError {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetWellKnownSkillsNamePathResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetWellKnownSkillsNamePathResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetWellKnownSkillsNamePathResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetWellKnownSkillsNamePathResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetWellKnownSkillsNamePathResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type HeadWellKnownSkillsNamePathResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+}
+
+// GetBody returns the raw response body bytes
+func (r HeadWellKnownSkillsNamePathResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r HeadWellKnownSkillsNamePathResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r HeadWellKnownSkillsNamePathResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r HeadWellKnownSkillsNamePathResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -23945,6 +25506,656 @@ func (r PatchV1ProjectsProjectResponse) ContentType() string {
 	return ""
 }
 
+// GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse200Headers the declared response headers of an HTTP 200 response for GetV1ProjectsProjectWellKnownAgentSkillsIndexJson
+type GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse200Headers struct {
+	ETag *string
+}
+
+// GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse304Headers the declared response headers of an HTTP 304 response for GetV1ProjectsProjectWellKnownAgentSkillsIndexJson
+type GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse304Headers struct {
+	ETag *string
+}
+
+// GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse401Headers the declared response headers of an HTTP 401 response for GetV1ProjectsProjectWellKnownAgentSkillsIndexJson
+type GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse429Headers the declared response headers of an HTTP 429 response for GetV1ProjectsProjectWellKnownAgentSkillsIndexJson
+type GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse429Headers struct {
+	RetryAfter *string
+}
+
+// GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse503Headers the declared response headers of an HTTP 503 response for GetV1ProjectsProjectWellKnownAgentSkillsIndexJson
+type GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse503Headers struct {
+	RetryAfter *string
+}
+
+type GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DiscoveryIndex
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *APIError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *APIError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *APIError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse304Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse) GetJSON200() *DiscoveryIndex {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse) GetJSON400() *APIError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse) GetJSON401() *APIError {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse) GetJSON404() *APIError {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse) GetJSON429() *APIError {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse) GetJSON503() *APIError {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse429Headers the declared response headers of an HTTP 429 response for HeadV1ProjectsProjectWellKnownAgentSkillsIndexJson
+type HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse429Headers struct {
+	RetryAfter *string
+}
+
+// HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse503Headers the declared response headers of an HTTP 503 response for HeadV1ProjectsProjectWellKnownAgentSkillsIndexJson
+type HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse503Headers struct {
+	RetryAfter *string
+}
+
+type HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse503Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse200Headers the declared response headers of an HTTP 200 response for GetV1ProjectsProjectWellKnownAgentSkillsNamePath
+type GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse200Headers struct {
+	ETag *string
+}
+
+// GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse304Headers the declared response headers of an HTTP 304 response for GetV1ProjectsProjectWellKnownAgentSkillsNamePath
+type GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse304Headers struct {
+	ETag *string
+}
+
+// GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse401Headers the declared response headers of an HTTP 401 response for GetV1ProjectsProjectWellKnownAgentSkillsNamePath
+type GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse429Headers the declared response headers of an HTTP 429 response for GetV1ProjectsProjectWellKnownAgentSkillsNamePath
+type GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse429Headers struct {
+	RetryAfter *string
+}
+
+// GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse503Headers the declared response headers of an HTTP 503 response for GetV1ProjectsProjectWellKnownAgentSkillsNamePath
+type GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse503Headers struct {
+	RetryAfter *string
+}
+
+type GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *APIError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *APIError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *APIError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse304Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse) GetJSON400() *APIError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse) GetJSON401() *APIError {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse) GetJSON404() *APIError {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse) GetJSON429() *APIError {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse) GetJSON503() *APIError {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// HeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse429Headers the declared response headers of an HTTP 429 response for HeadV1ProjectsProjectWellKnownAgentSkillsNamePath
+type HeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse429Headers struct {
+	RetryAfter *string
+}
+
+// HeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse503Headers the declared response headers of an HTTP 503 response for HeadV1ProjectsProjectWellKnownAgentSkillsNamePath
+type HeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse503Headers struct {
+	RetryAfter *string
+}
+
+type HeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *HeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *HeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse503Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r HeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r HeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r HeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r HeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse200Headers the declared response headers of an HTTP 200 response for GetV1ProjectsProjectWellKnownSkillsIndexJson
+type GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse200Headers struct {
+	ETag *string
+}
+
+// GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse304Headers the declared response headers of an HTTP 304 response for GetV1ProjectsProjectWellKnownSkillsIndexJson
+type GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse304Headers struct {
+	ETag *string
+}
+
+// GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse401Headers the declared response headers of an HTTP 401 response for GetV1ProjectsProjectWellKnownSkillsIndexJson
+type GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse429Headers the declared response headers of an HTTP 429 response for GetV1ProjectsProjectWellKnownSkillsIndexJson
+type GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse429Headers struct {
+	RetryAfter *string
+}
+
+// GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse503Headers the declared response headers of an HTTP 503 response for GetV1ProjectsProjectWellKnownSkillsIndexJson
+type GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse503Headers struct {
+	RetryAfter *string
+}
+
+type GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DiscoveryIndexV1
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *APIError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *APIError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *APIError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse304Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse) GetJSON200() *DiscoveryIndexV1 {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse) GetJSON400() *APIError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse) GetJSON401() *APIError {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse) GetJSON404() *APIError {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse) GetJSON429() *APIError {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse) GetJSON503() *APIError {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// HeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse429Headers the declared response headers of an HTTP 429 response for HeadV1ProjectsProjectWellKnownSkillsIndexJson
+type HeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse429Headers struct {
+	RetryAfter *string
+}
+
+// HeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse503Headers the declared response headers of an HTTP 503 response for HeadV1ProjectsProjectWellKnownSkillsIndexJson
+type HeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse503Headers struct {
+	RetryAfter *string
+}
+
+type HeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *HeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *HeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse503Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r HeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r HeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r HeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r HeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetV1ProjectsProjectWellKnownSkillsNamePathResponse200Headers the declared response headers of an HTTP 200 response for GetV1ProjectsProjectWellKnownSkillsNamePath
+type GetV1ProjectsProjectWellKnownSkillsNamePathResponse200Headers struct {
+	ETag *string
+}
+
+// GetV1ProjectsProjectWellKnownSkillsNamePathResponse304Headers the declared response headers of an HTTP 304 response for GetV1ProjectsProjectWellKnownSkillsNamePath
+type GetV1ProjectsProjectWellKnownSkillsNamePathResponse304Headers struct {
+	ETag *string
+}
+
+// GetV1ProjectsProjectWellKnownSkillsNamePathResponse401Headers the declared response headers of an HTTP 401 response for GetV1ProjectsProjectWellKnownSkillsNamePath
+type GetV1ProjectsProjectWellKnownSkillsNamePathResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetV1ProjectsProjectWellKnownSkillsNamePathResponse429Headers the declared response headers of an HTTP 429 response for GetV1ProjectsProjectWellKnownSkillsNamePath
+type GetV1ProjectsProjectWellKnownSkillsNamePathResponse429Headers struct {
+	RetryAfter *string
+}
+
+// GetV1ProjectsProjectWellKnownSkillsNamePathResponse503Headers the declared response headers of an HTTP 503 response for GetV1ProjectsProjectWellKnownSkillsNamePath
+type GetV1ProjectsProjectWellKnownSkillsNamePathResponse503Headers struct {
+	RetryAfter *string
+}
+
+type GetV1ProjectsProjectWellKnownSkillsNamePathResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *APIError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *APIError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *APIError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetV1ProjectsProjectWellKnownSkillsNamePathResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetV1ProjectsProjectWellKnownSkillsNamePathResponse304Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetV1ProjectsProjectWellKnownSkillsNamePathResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetV1ProjectsProjectWellKnownSkillsNamePathResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetV1ProjectsProjectWellKnownSkillsNamePathResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetV1ProjectsProjectWellKnownSkillsNamePathResponse) GetJSON400() *APIError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetV1ProjectsProjectWellKnownSkillsNamePathResponse) GetJSON401() *APIError {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetV1ProjectsProjectWellKnownSkillsNamePathResponse) GetJSON404() *APIError {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetV1ProjectsProjectWellKnownSkillsNamePathResponse) GetJSON429() *APIError {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetV1ProjectsProjectWellKnownSkillsNamePathResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetV1ProjectsProjectWellKnownSkillsNamePathResponse) GetJSON503() *APIError {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetV1ProjectsProjectWellKnownSkillsNamePathResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetV1ProjectsProjectWellKnownSkillsNamePathResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetV1ProjectsProjectWellKnownSkillsNamePathResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetV1ProjectsProjectWellKnownSkillsNamePathResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// HeadV1ProjectsProjectWellKnownSkillsNamePathResponse429Headers the declared response headers of an HTTP 429 response for HeadV1ProjectsProjectWellKnownSkillsNamePath
+type HeadV1ProjectsProjectWellKnownSkillsNamePathResponse429Headers struct {
+	RetryAfter *string
+}
+
+// HeadV1ProjectsProjectWellKnownSkillsNamePathResponse503Headers the declared response headers of an HTTP 503 response for HeadV1ProjectsProjectWellKnownSkillsNamePath
+type HeadV1ProjectsProjectWellKnownSkillsNamePathResponse503Headers struct {
+	RetryAfter *string
+}
+
+type HeadV1ProjectsProjectWellKnownSkillsNamePathResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *HeadV1ProjectsProjectWellKnownSkillsNamePathResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *HeadV1ProjectsProjectWellKnownSkillsNamePathResponse503Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r HeadV1ProjectsProjectWellKnownSkillsNamePathResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r HeadV1ProjectsProjectWellKnownSkillsNamePathResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r HeadV1ProjectsProjectWellKnownSkillsNamePathResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r HeadV1ProjectsProjectWellKnownSkillsNamePathResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetV1ProjectsProjectActivityResponse401Headers the declared response headers of an HTTP 401 response for GetV1ProjectsProjectActivity
 type GetV1ProjectsProjectActivityResponse401Headers struct {
 	WWWAuthenticate *string
@@ -24066,6 +26277,16 @@ func (r GetV1ProjectsProjectActivityResponse) ContentType() string {
 	return ""
 }
 
+// GetV1ProjectsProjectAgentSkillsIndexJsonResponse200Headers the declared response headers of an HTTP 200 response for GetV1ProjectsProjectAgentSkillsIndexJson
+type GetV1ProjectsProjectAgentSkillsIndexJsonResponse200Headers struct {
+	ETag *string
+}
+
+// GetV1ProjectsProjectAgentSkillsIndexJsonResponse304Headers the declared response headers of an HTTP 304 response for GetV1ProjectsProjectAgentSkillsIndexJson
+type GetV1ProjectsProjectAgentSkillsIndexJsonResponse304Headers struct {
+	ETag *string
+}
+
 // GetV1ProjectsProjectAgentSkillsIndexJsonResponse401Headers the declared response headers of an HTTP 401 response for GetV1ProjectsProjectAgentSkillsIndexJson
 type GetV1ProjectsProjectAgentSkillsIndexJsonResponse401Headers struct {
 	WWWAuthenticate *string
@@ -24098,6 +26319,10 @@ type GetV1ProjectsProjectAgentSkillsIndexJsonResponse struct {
 	JSON500 *APIError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *APIError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetV1ProjectsProjectAgentSkillsIndexJsonResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetV1ProjectsProjectAgentSkillsIndexJsonResponse304Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetV1ProjectsProjectAgentSkillsIndexJsonResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -24218,6 +26443,16 @@ func (r HeadV1ProjectsProjectAgentSkillsIndexJsonResponse) ContentType() string 
 	return ""
 }
 
+// GetV1ProjectsProjectAgentSkillsNamePathResponse200Headers the declared response headers of an HTTP 200 response for GetV1ProjectsProjectAgentSkillsNamePath
+type GetV1ProjectsProjectAgentSkillsNamePathResponse200Headers struct {
+	ETag *string
+}
+
+// GetV1ProjectsProjectAgentSkillsNamePathResponse304Headers the declared response headers of an HTTP 304 response for GetV1ProjectsProjectAgentSkillsNamePath
+type GetV1ProjectsProjectAgentSkillsNamePathResponse304Headers struct {
+	ETag *string
+}
+
 // GetV1ProjectsProjectAgentSkillsNamePathResponse401Headers the declared response headers of an HTTP 401 response for GetV1ProjectsProjectAgentSkillsNamePath
 type GetV1ProjectsProjectAgentSkillsNamePathResponse401Headers struct {
 	WWWAuthenticate *string
@@ -24248,6 +26483,10 @@ type GetV1ProjectsProjectAgentSkillsNamePathResponse struct {
 	JSON500 *APIError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *APIError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetV1ProjectsProjectAgentSkillsNamePathResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetV1ProjectsProjectAgentSkillsNamePathResponse304Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetV1ProjectsProjectAgentSkillsNamePathResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -49153,13 +51392,13 @@ func (r PatchV1UsersUserIDResponse) ContentType() string {
 	return ""
 }
 
-// GetWellKnownAgentSkillsIndexJsonWithResponse Agent Skills discovery index (RFC v0.2.0): the live version of every skill the caller can read whose slug is an Agent Skills name; where two projects share a slug the older project's skill is listed
+// GetWellKnownAgentSkillsIndexJsonWithResponse Agent Skills discovery index (RFC v0.2.0 as published: $schema, and per skill name, type skill-md or archive, description, url, digest of the artifact): the live version of every skill the caller can read whose slug is an Agent Skills name; where two projects share a slug the older project's skill is listed. ETag; anonymous answers are public for 60 s with Access-Control-Allow-Origin: *
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /.well-known/agent-skills/index.json (the `GetWellKnownAgentSkillsIndexJson` operationId).
-func (c *ClientWithResponses) GetWellKnownAgentSkillsIndexJsonWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetWellKnownAgentSkillsIndexJsonResponse, error) {
-	rsp, err := c.GetWellKnownAgentSkillsIndexJson(ctx, reqEditors...)
+func (c *ClientWithResponses) GetWellKnownAgentSkillsIndexJsonWithResponse(ctx context.Context, params *GetWellKnownAgentSkillsIndexJsonParams, reqEditors ...RequestEditorFn) (*GetWellKnownAgentSkillsIndexJsonResponse, error) {
+	rsp, err := c.GetWellKnownAgentSkillsIndexJson(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -49184,8 +51423,8 @@ func (c *ClientWithResponses) HeadWellKnownAgentSkillsIndexJsonWithResponse(ctx 
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /.well-known/agent-skills/{name}/{path} (the `GetWellKnownAgentSkillsNamePath` operationId).
-func (c *ClientWithResponses) GetWellKnownAgentSkillsNamePathWithResponse(ctx context.Context, name string, path string, reqEditors ...RequestEditorFn) (*GetWellKnownAgentSkillsNamePathResponse, error) {
-	rsp, err := c.GetWellKnownAgentSkillsNamePath(ctx, name, path, reqEditors...)
+func (c *ClientWithResponses) GetWellKnownAgentSkillsNamePathWithResponse(ctx context.Context, name string, path string, params *GetWellKnownAgentSkillsNamePathParams, reqEditors ...RequestEditorFn) (*GetWellKnownAgentSkillsNamePathResponse, error) {
+	rsp, err := c.GetWellKnownAgentSkillsNamePath(ctx, name, path, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -49203,6 +51442,58 @@ func (c *ClientWithResponses) HeadWellKnownAgentSkillsNamePathWithResponse(ctx c
 		return nil, err
 	}
 	return ParseHeadWellKnownAgentSkillsNamePathResponse(rsp)
+}
+
+// GetWellKnownSkillsIndexJsonWithResponse The same skills in the RFC's v0.1 form, for installers that ask this path: per skill name, description and files (paths); files are served under /.well-known/skills/{name}/
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /.well-known/skills/index.json (the `GetWellKnownSkillsIndexJson` operationId).
+func (c *ClientWithResponses) GetWellKnownSkillsIndexJsonWithResponse(ctx context.Context, params *GetWellKnownSkillsIndexJsonParams, reqEditors ...RequestEditorFn) (*GetWellKnownSkillsIndexJsonResponse, error) {
+	rsp, err := c.GetWellKnownSkillsIndexJson(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetWellKnownSkillsIndexJsonResponse(rsp)
+}
+
+// HeadWellKnownSkillsIndexJsonWithResponse Headers of the v0.1 discovery index
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with HEAD /.well-known/skills/index.json (the `HeadWellKnownSkillsIndexJson` operationId).
+func (c *ClientWithResponses) HeadWellKnownSkillsIndexJsonWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HeadWellKnownSkillsIndexJsonResponse, error) {
+	rsp, err := c.HeadWellKnownSkillsIndexJson(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseHeadWellKnownSkillsIndexJsonResponse(rsp)
+}
+
+// GetWellKnownSkillsNamePathWithResponse A file of a skill listed in the v0.1 discovery index
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /.well-known/skills/{name}/{path} (the `GetWellKnownSkillsNamePath` operationId).
+func (c *ClientWithResponses) GetWellKnownSkillsNamePathWithResponse(ctx context.Context, name string, path string, params *GetWellKnownSkillsNamePathParams, reqEditors ...RequestEditorFn) (*GetWellKnownSkillsNamePathResponse, error) {
+	rsp, err := c.GetWellKnownSkillsNamePath(ctx, name, path, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetWellKnownSkillsNamePathResponse(rsp)
+}
+
+// HeadWellKnownSkillsNamePathWithResponse Headers of a file of the v0.1 discovery index
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with HEAD /.well-known/skills/{name}/{path} (the `HeadWellKnownSkillsNamePath` operationId).
+func (c *ClientWithResponses) HeadWellKnownSkillsNamePathWithResponse(ctx context.Context, name string, path string, reqEditors ...RequestEditorFn) (*HeadWellKnownSkillsNamePathResponse, error) {
+	rsp, err := c.HeadWellKnownSkillsNamePath(ctx, name, path, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseHeadWellKnownSkillsNamePathResponse(rsp)
 }
 
 // GetGitPathWithResponse Ref advertisement for git clone, fetch and push (info/refs?service=…); Basic auth with a token as password, or Bearer
@@ -49569,6 +51860,110 @@ func (c *ClientWithResponses) PatchV1ProjectsProjectWithResponse(ctx context.Con
 	return ParsePatchV1ProjectsProjectResponse(rsp)
 }
 
+// GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonWithResponse One project's discovery index where installers given the project's URL (/v1/projects/{p}) look for it
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/projects/{project}/.well-known/agent-skills/index.json (the `GetV1ProjectsProjectWellKnownAgentSkillsIndexJson` operationId).
+func (c *ClientWithResponses) GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonWithResponse(ctx context.Context, project string, params *GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonParams, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse, error) {
+	rsp, err := c.GetV1ProjectsProjectWellKnownAgentSkillsIndexJson(ctx, project, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse(rsp)
+}
+
+// HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonWithResponse Headers of it
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with HEAD /v1/projects/{project}/.well-known/agent-skills/index.json (the `HeadV1ProjectsProjectWellKnownAgentSkillsIndexJson` operationId).
+func (c *ClientWithResponses) HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonWithResponse(ctx context.Context, project string, reqEditors ...RequestEditorFn) (*HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse, error) {
+	rsp, err := c.HeadV1ProjectsProjectWellKnownAgentSkillsIndexJson(ctx, project, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseHeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse(rsp)
+}
+
+// GetV1ProjectsProjectWellKnownAgentSkillsNamePathWithResponse A file of a skill of that index
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/projects/{project}/.well-known/agent-skills/{name}/{path} (the `GetV1ProjectsProjectWellKnownAgentSkillsNamePath` operationId).
+func (c *ClientWithResponses) GetV1ProjectsProjectWellKnownAgentSkillsNamePathWithResponse(ctx context.Context, project string, name string, path string, params *GetV1ProjectsProjectWellKnownAgentSkillsNamePathParams, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse, error) {
+	rsp, err := c.GetV1ProjectsProjectWellKnownAgentSkillsNamePath(ctx, project, name, path, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse(rsp)
+}
+
+// HeadV1ProjectsProjectWellKnownAgentSkillsNamePathWithResponse Headers of it
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with HEAD /v1/projects/{project}/.well-known/agent-skills/{name}/{path} (the `HeadV1ProjectsProjectWellKnownAgentSkillsNamePath` operationId).
+func (c *ClientWithResponses) HeadV1ProjectsProjectWellKnownAgentSkillsNamePathWithResponse(ctx context.Context, project string, name string, path string, reqEditors ...RequestEditorFn) (*HeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse, error) {
+	rsp, err := c.HeadV1ProjectsProjectWellKnownAgentSkillsNamePath(ctx, project, name, path, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseHeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse(rsp)
+}
+
+// GetV1ProjectsProjectWellKnownSkillsIndexJsonWithResponse One project's skills in the v0.1 form, where v0.1 installers given the project's URL look
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/projects/{project}/.well-known/skills/index.json (the `GetV1ProjectsProjectWellKnownSkillsIndexJson` operationId).
+func (c *ClientWithResponses) GetV1ProjectsProjectWellKnownSkillsIndexJsonWithResponse(ctx context.Context, project string, params *GetV1ProjectsProjectWellKnownSkillsIndexJsonParams, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse, error) {
+	rsp, err := c.GetV1ProjectsProjectWellKnownSkillsIndexJson(ctx, project, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetV1ProjectsProjectWellKnownSkillsIndexJsonResponse(rsp)
+}
+
+// HeadV1ProjectsProjectWellKnownSkillsIndexJsonWithResponse Headers of it
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with HEAD /v1/projects/{project}/.well-known/skills/index.json (the `HeadV1ProjectsProjectWellKnownSkillsIndexJson` operationId).
+func (c *ClientWithResponses) HeadV1ProjectsProjectWellKnownSkillsIndexJsonWithResponse(ctx context.Context, project string, reqEditors ...RequestEditorFn) (*HeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse, error) {
+	rsp, err := c.HeadV1ProjectsProjectWellKnownSkillsIndexJson(ctx, project, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseHeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse(rsp)
+}
+
+// GetV1ProjectsProjectWellKnownSkillsNamePathWithResponse A file of a skill of that v0.1 index
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/projects/{project}/.well-known/skills/{name}/{path} (the `GetV1ProjectsProjectWellKnownSkillsNamePath` operationId).
+func (c *ClientWithResponses) GetV1ProjectsProjectWellKnownSkillsNamePathWithResponse(ctx context.Context, project string, name string, path string, params *GetV1ProjectsProjectWellKnownSkillsNamePathParams, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectWellKnownSkillsNamePathResponse, error) {
+	rsp, err := c.GetV1ProjectsProjectWellKnownSkillsNamePath(ctx, project, name, path, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetV1ProjectsProjectWellKnownSkillsNamePathResponse(rsp)
+}
+
+// HeadV1ProjectsProjectWellKnownSkillsNamePathWithResponse Headers of it
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with HEAD /v1/projects/{project}/.well-known/skills/{name}/{path} (the `HeadV1ProjectsProjectWellKnownSkillsNamePath` operationId).
+func (c *ClientWithResponses) HeadV1ProjectsProjectWellKnownSkillsNamePathWithResponse(ctx context.Context, project string, name string, path string, reqEditors ...RequestEditorFn) (*HeadV1ProjectsProjectWellKnownSkillsNamePathResponse, error) {
+	rsp, err := c.HeadV1ProjectsProjectWellKnownSkillsNamePath(ctx, project, name, path, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseHeadV1ProjectsProjectWellKnownSkillsNamePathResponse(rsp)
+}
+
 // GetV1ProjectsProjectActivityWithResponse Changes to the project, its skills and prompts, newest first
 //
 // Returns a wrapper object for the known response body format(s).
@@ -49587,8 +51982,8 @@ func (c *ClientWithResponses) GetV1ProjectsProjectActivityWithResponse(ctx conte
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/projects/{project}/agent-skills/index.json (the `GetV1ProjectsProjectAgentSkillsIndexJson` operationId).
-func (c *ClientWithResponses) GetV1ProjectsProjectAgentSkillsIndexJsonWithResponse(ctx context.Context, project string, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectAgentSkillsIndexJsonResponse, error) {
-	rsp, err := c.GetV1ProjectsProjectAgentSkillsIndexJson(ctx, project, reqEditors...)
+func (c *ClientWithResponses) GetV1ProjectsProjectAgentSkillsIndexJsonWithResponse(ctx context.Context, project string, params *GetV1ProjectsProjectAgentSkillsIndexJsonParams, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectAgentSkillsIndexJsonResponse, error) {
+	rsp, err := c.GetV1ProjectsProjectAgentSkillsIndexJson(ctx, project, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -49613,8 +52008,8 @@ func (c *ClientWithResponses) HeadV1ProjectsProjectAgentSkillsIndexJsonWithRespo
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/projects/{project}/agent-skills/{name}/{path} (the `GetV1ProjectsProjectAgentSkillsNamePath` operationId).
-func (c *ClientWithResponses) GetV1ProjectsProjectAgentSkillsNamePathWithResponse(ctx context.Context, project string, name string, path string, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectAgentSkillsNamePathResponse, error) {
-	rsp, err := c.GetV1ProjectsProjectAgentSkillsNamePath(ctx, project, name, path, reqEditors...)
+func (c *ClientWithResponses) GetV1ProjectsProjectAgentSkillsNamePathWithResponse(ctx context.Context, project string, name string, path string, params *GetV1ProjectsProjectAgentSkillsNamePathParams, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectAgentSkillsNamePathResponse, error) {
+	rsp, err := c.GetV1ProjectsProjectAgentSkillsNamePath(ctx, project, name, path, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -49881,13 +52276,26 @@ func (c *ClientWithResponses) GetV1ProjectsProjectPromptsSlugLabelsWithResponse(
 	return ParseGetV1ProjectsProjectPromptsSlugLabelsResponse(rsp)
 }
 
-// DeleteV1ProjectsProjectPromptsSlugLabelsNameWithResponse Remove a label
+// DeleteV1ProjectsProjectPromptsSlugLabelsNameWithBodyWithResponse Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
 //
-// Returns a wrapper object for the known response body format(s).
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /v1/projects/{project}/prompts/{slug}/labels/{name} (the `DeleteV1ProjectsProjectPromptsSlugLabelsName` operationId).
-func (c *ClientWithResponses) DeleteV1ProjectsProjectPromptsSlugLabelsNameWithResponse(ctx context.Context, project string, slug string, name string, reqEditors ...RequestEditorFn) (*DeleteV1ProjectsProjectPromptsSlugLabelsNameResponse, error) {
-	rsp, err := c.DeleteV1ProjectsProjectPromptsSlugLabelsName(ctx, project, slug, name, reqEditors...)
+func (c *ClientWithResponses) DeleteV1ProjectsProjectPromptsSlugLabelsNameWithBodyWithResponse(ctx context.Context, project string, slug string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DeleteV1ProjectsProjectPromptsSlugLabelsNameResponse, error) {
+	rsp, err := c.DeleteV1ProjectsProjectPromptsSlugLabelsNameWithBody(ctx, project, slug, name, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteV1ProjectsProjectPromptsSlugLabelsNameResponse(rsp)
+}
+
+// DeleteV1ProjectsProjectPromptsSlugLabelsNameWithResponse Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/projects/{project}/prompts/{slug}/labels/{name} (the `DeleteV1ProjectsProjectPromptsSlugLabelsName` operationId).
+func (c *ClientWithResponses) DeleteV1ProjectsProjectPromptsSlugLabelsNameWithResponse(ctx context.Context, project string, slug string, name string, body DeleteV1ProjectsProjectPromptsSlugLabelsNameJSONRequestBody, reqEditors ...RequestEditorFn) (*DeleteV1ProjectsProjectPromptsSlugLabelsNameResponse, error) {
+	rsp, err := c.DeleteV1ProjectsProjectPromptsSlugLabelsName(ctx, project, slug, name, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -50089,7 +52497,7 @@ func (c *ClientWithResponses) GetV1ProjectsProjectPromptsSlugReviewsNumberWithRe
 	return ParseGetV1ProjectsProjectPromptsSlugReviewsNumberResponse(rsp)
 }
 
-// PostV1ProjectsProjectPromptsSlugReviewsNumberApproveWithBodyWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+// PostV1ProjectsProjectPromptsSlugReviewsNumberApproveWithBodyWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -50102,7 +52510,7 @@ func (c *ClientWithResponses) PostV1ProjectsProjectPromptsSlugReviewsNumberAppro
 	return ParsePostV1ProjectsProjectPromptsSlugReviewsNumberApproveResponse(rsp)
 }
 
-// PostV1ProjectsProjectPromptsSlugReviewsNumberApproveWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+// PostV1ProjectsProjectPromptsSlugReviewsNumberApproveWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -50193,7 +52601,7 @@ func (c *ClientWithResponses) PostV1ProjectsProjectPromptsSlugReviewsNumberReope
 	return ParsePostV1ProjectsProjectPromptsSlugReviewsNumberReopenResponse(rsp)
 }
 
-// PostV1ProjectsProjectPromptsSlugReviewsNumberRequestChangesWithBodyWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict
+// PostV1ProjectsProjectPromptsSlugReviewsNumberRequestChangesWithBodyWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -50206,7 +52614,7 @@ func (c *ClientWithResponses) PostV1ProjectsProjectPromptsSlugReviewsNumberReque
 	return ParsePostV1ProjectsProjectPromptsSlugReviewsNumberRequestChangesResponse(rsp)
 }
 
-// PostV1ProjectsProjectPromptsSlugReviewsNumberRequestChangesWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict
+// PostV1ProjectsProjectPromptsSlugReviewsNumberRequestChangesWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -50557,13 +52965,26 @@ func (c *ClientWithResponses) GetV1ProjectsProjectSkillsSlugLabelsWithResponse(c
 	return ParseGetV1ProjectsProjectSkillsSlugLabelsResponse(rsp)
 }
 
-// DeleteV1ProjectsProjectSkillsSlugLabelsNameWithResponse Remove a label
+// DeleteV1ProjectsProjectSkillsSlugLabelsNameWithBodyWithResponse Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
 //
-// Returns a wrapper object for the known response body format(s).
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /v1/projects/{project}/skills/{slug}/labels/{name} (the `DeleteV1ProjectsProjectSkillsSlugLabelsName` operationId).
-func (c *ClientWithResponses) DeleteV1ProjectsProjectSkillsSlugLabelsNameWithResponse(ctx context.Context, project string, slug string, name string, reqEditors ...RequestEditorFn) (*DeleteV1ProjectsProjectSkillsSlugLabelsNameResponse, error) {
-	rsp, err := c.DeleteV1ProjectsProjectSkillsSlugLabelsName(ctx, project, slug, name, reqEditors...)
+func (c *ClientWithResponses) DeleteV1ProjectsProjectSkillsSlugLabelsNameWithBodyWithResponse(ctx context.Context, project string, slug string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DeleteV1ProjectsProjectSkillsSlugLabelsNameResponse, error) {
+	rsp, err := c.DeleteV1ProjectsProjectSkillsSlugLabelsNameWithBody(ctx, project, slug, name, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteV1ProjectsProjectSkillsSlugLabelsNameResponse(rsp)
+}
+
+// DeleteV1ProjectsProjectSkillsSlugLabelsNameWithResponse Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/projects/{project}/skills/{slug}/labels/{name} (the `DeleteV1ProjectsProjectSkillsSlugLabelsName` operationId).
+func (c *ClientWithResponses) DeleteV1ProjectsProjectSkillsSlugLabelsNameWithResponse(ctx context.Context, project string, slug string, name string, body DeleteV1ProjectsProjectSkillsSlugLabelsNameJSONRequestBody, reqEditors ...RequestEditorFn) (*DeleteV1ProjectsProjectSkillsSlugLabelsNameResponse, error) {
+	rsp, err := c.DeleteV1ProjectsProjectSkillsSlugLabelsName(ctx, project, slug, name, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -50648,7 +53069,7 @@ func (c *ClientWithResponses) GetV1ProjectsProjectSkillsSlugReviewsNumberWithRes
 	return ParseGetV1ProjectsProjectSkillsSlugReviewsNumberResponse(rsp)
 }
 
-// PostV1ProjectsProjectSkillsSlugReviewsNumberApproveWithBodyWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+// PostV1ProjectsProjectSkillsSlugReviewsNumberApproveWithBodyWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -50661,7 +53082,7 @@ func (c *ClientWithResponses) PostV1ProjectsProjectSkillsSlugReviewsNumberApprov
 	return ParsePostV1ProjectsProjectSkillsSlugReviewsNumberApproveResponse(rsp)
 }
 
-// PostV1ProjectsProjectSkillsSlugReviewsNumberApproveWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+// PostV1ProjectsProjectSkillsSlugReviewsNumberApproveWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -50752,7 +53173,7 @@ func (c *ClientWithResponses) PostV1ProjectsProjectSkillsSlugReviewsNumberReopen
 	return ParsePostV1ProjectsProjectSkillsSlugReviewsNumberReopenResponse(rsp)
 }
 
-// PostV1ProjectsProjectSkillsSlugReviewsNumberRequestChangesWithBodyWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict
+// PostV1ProjectsProjectSkillsSlugReviewsNumberRequestChangesWithBodyWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -50765,7 +53186,7 @@ func (c *ClientWithResponses) PostV1ProjectsProjectSkillsSlugReviewsNumberReques
 	return ParsePostV1ProjectsProjectSkillsSlugReviewsNumberRequestChangesResponse(rsp)
 }
 
-// PostV1ProjectsProjectSkillsSlugReviewsNumberRequestChangesWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict
+// PostV1ProjectsProjectSkillsSlugReviewsNumberRequestChangesWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -51337,13 +53758,26 @@ func (c *ClientWithResponses) GetV1PromptsIdLabelsWithResponse(ctx context.Conte
 	return ParseGetV1PromptsIdLabelsResponse(rsp)
 }
 
-// DeleteV1PromptsIdLabelsNameWithResponse Remove a label
+// DeleteV1PromptsIdLabelsNameWithBodyWithResponse Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
 //
-// Returns a wrapper object for the known response body format(s).
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /v1/prompts/{id}/labels/{name} (the `DeleteV1PromptsIdLabelsName` operationId).
-func (c *ClientWithResponses) DeleteV1PromptsIdLabelsNameWithResponse(ctx context.Context, id string, name string, reqEditors ...RequestEditorFn) (*DeleteV1PromptsIdLabelsNameResponse, error) {
-	rsp, err := c.DeleteV1PromptsIdLabelsName(ctx, id, name, reqEditors...)
+func (c *ClientWithResponses) DeleteV1PromptsIdLabelsNameWithBodyWithResponse(ctx context.Context, id string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DeleteV1PromptsIdLabelsNameResponse, error) {
+	rsp, err := c.DeleteV1PromptsIdLabelsNameWithBody(ctx, id, name, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteV1PromptsIdLabelsNameResponse(rsp)
+}
+
+// DeleteV1PromptsIdLabelsNameWithResponse Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/prompts/{id}/labels/{name} (the `DeleteV1PromptsIdLabelsName` operationId).
+func (c *ClientWithResponses) DeleteV1PromptsIdLabelsNameWithResponse(ctx context.Context, id string, name string, body DeleteV1PromptsIdLabelsNameJSONRequestBody, reqEditors ...RequestEditorFn) (*DeleteV1PromptsIdLabelsNameResponse, error) {
+	rsp, err := c.DeleteV1PromptsIdLabelsName(ctx, id, name, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -51545,7 +53979,7 @@ func (c *ClientWithResponses) GetV1PromptsIdReviewsNumberWithResponse(ctx contex
 	return ParseGetV1PromptsIdReviewsNumberResponse(rsp)
 }
 
-// PostV1PromptsIdReviewsNumberApproveWithBodyWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+// PostV1PromptsIdReviewsNumberApproveWithBodyWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -51558,7 +53992,7 @@ func (c *ClientWithResponses) PostV1PromptsIdReviewsNumberApproveWithBodyWithRes
 	return ParsePostV1PromptsIdReviewsNumberApproveResponse(rsp)
 }
 
-// PostV1PromptsIdReviewsNumberApproveWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+// PostV1PromptsIdReviewsNumberApproveWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -51649,7 +54083,7 @@ func (c *ClientWithResponses) PostV1PromptsIdReviewsNumberReopenWithResponse(ctx
 	return ParsePostV1PromptsIdReviewsNumberReopenResponse(rsp)
 }
 
-// PostV1PromptsIdReviewsNumberRequestChangesWithBodyWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict
+// PostV1PromptsIdReviewsNumberRequestChangesWithBodyWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -51662,7 +54096,7 @@ func (c *ClientWithResponses) PostV1PromptsIdReviewsNumberRequestChangesWithBody
 	return ParsePostV1PromptsIdReviewsNumberRequestChangesResponse(rsp)
 }
 
-// PostV1PromptsIdReviewsNumberRequestChangesWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict
+// PostV1PromptsIdReviewsNumberRequestChangesWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -51974,13 +54408,26 @@ func (c *ClientWithResponses) GetV1SkillsIdLabelsWithResponse(ctx context.Contex
 	return ParseGetV1SkillsIdLabelsResponse(rsp)
 }
 
-// DeleteV1SkillsIdLabelsNameWithResponse Remove a label
+// DeleteV1SkillsIdLabelsNameWithBodyWithResponse Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
 //
-// Returns a wrapper object for the known response body format(s).
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /v1/skills/{id}/labels/{name} (the `DeleteV1SkillsIdLabelsName` operationId).
-func (c *ClientWithResponses) DeleteV1SkillsIdLabelsNameWithResponse(ctx context.Context, id string, name string, reqEditors ...RequestEditorFn) (*DeleteV1SkillsIdLabelsNameResponse, error) {
-	rsp, err := c.DeleteV1SkillsIdLabelsName(ctx, id, name, reqEditors...)
+func (c *ClientWithResponses) DeleteV1SkillsIdLabelsNameWithBodyWithResponse(ctx context.Context, id string, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DeleteV1SkillsIdLabelsNameResponse, error) {
+	rsp, err := c.DeleteV1SkillsIdLabelsNameWithBody(ctx, id, name, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteV1SkillsIdLabelsNameResponse(rsp)
+}
+
+// DeleteV1SkillsIdLabelsNameWithResponse Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/skills/{id}/labels/{name} (the `DeleteV1SkillsIdLabelsName` operationId).
+func (c *ClientWithResponses) DeleteV1SkillsIdLabelsNameWithResponse(ctx context.Context, id string, name string, body DeleteV1SkillsIdLabelsNameJSONRequestBody, reqEditors ...RequestEditorFn) (*DeleteV1SkillsIdLabelsNameResponse, error) {
+	rsp, err := c.DeleteV1SkillsIdLabelsName(ctx, id, name, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -52065,7 +54512,7 @@ func (c *ClientWithResponses) GetV1SkillsIdReviewsNumberWithResponse(ctx context
 	return ParseGetV1SkillsIdReviewsNumberResponse(rsp)
 }
 
-// PostV1SkillsIdReviewsNumberApproveWithBodyWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+// PostV1SkillsIdReviewsNumberApproveWithBodyWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -52078,7 +54525,7 @@ func (c *ClientWithResponses) PostV1SkillsIdReviewsNumberApproveWithBodyWithResp
 	return ParsePostV1SkillsIdReviewsNumberApproveResponse(rsp)
 }
 
-// PostV1SkillsIdReviewsNumberApproveWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+// PostV1SkillsIdReviewsNumberApproveWithResponse Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -52169,7 +54616,7 @@ func (c *ClientWithResponses) PostV1SkillsIdReviewsNumberReopenWithResponse(ctx 
 	return ParsePostV1SkillsIdReviewsNumberReopenResponse(rsp)
 }
 
-// PostV1SkillsIdReviewsNumberRequestChangesWithBodyWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict
+// PostV1SkillsIdReviewsNumberRequestChangesWithBodyWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -52182,7 +54629,7 @@ func (c *ClientWithResponses) PostV1SkillsIdReviewsNumberRequestChangesWithBodyW
 	return ParsePostV1SkillsIdReviewsNumberRequestChangesResponse(rsp)
 }
 
-// PostV1SkillsIdReviewsNumberRequestChangesWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict
+// PostV1SkillsIdReviewsNumberRequestChangesWithResponse Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -52606,6 +55053,16 @@ func ParseGetWellKnownAgentSkillsIndexJsonResponse(rsp *http.Response) (*GetWell
 		}
 		response.JSON200 = &dest
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest APIError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -52623,6 +55080,26 @@ func ParseGetWellKnownAgentSkillsIndexJsonResponse(rsp *http.Response) (*GetWell
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers GetWellKnownAgentSkillsIndexJsonResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetWellKnownAgentSkillsIndexJsonResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 401:
 		var headers GetWellKnownAgentSkillsIndexJsonResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -52668,6 +55145,9 @@ func ParseGetWellKnownAgentSkillsNamePathResponse(rsp *http.Response) (*GetWellK
 	}
 
 	switch {
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest APIError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -52699,6 +55179,26 @@ func ParseGetWellKnownAgentSkillsNamePathResponse(rsp *http.Response) (*GetWellK
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers GetWellKnownAgentSkillsNamePathResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetWellKnownAgentSkillsNamePathResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 401:
 		var headers GetWellKnownAgentSkillsNamePathResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -52723,6 +55223,204 @@ func ParseHeadWellKnownAgentSkillsNamePathResponse(rsp *http.Response) (*HeadWel
 	}
 
 	response := &HeadWellKnownAgentSkillsNamePathResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	return response, nil
+}
+
+// ParseGetWellKnownSkillsIndexJsonResponse parses an HTTP response from a GetWellKnownSkillsIndexJsonWithResponse call
+func ParseGetWellKnownSkillsIndexJsonResponse(rsp *http.Response) (*GetWellKnownSkillsIndexJsonResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetWellKnownSkillsIndexJsonResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DiscoveryIndexV1
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetWellKnownSkillsIndexJsonResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetWellKnownSkillsIndexJsonResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers304 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetWellKnownSkillsIndexJsonResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseHeadWellKnownSkillsIndexJsonResponse parses an HTTP response from a HeadWellKnownSkillsIndexJsonWithResponse call
+func ParseHeadWellKnownSkillsIndexJsonResponse(rsp *http.Response) (*HeadWellKnownSkillsIndexJsonResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &HeadWellKnownSkillsIndexJsonResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	return response, nil
+}
+
+// ParseGetWellKnownSkillsNamePathResponse parses an HTTP response from a GetWellKnownSkillsNamePathWithResponse call
+func ParseGetWellKnownSkillsNamePathResponse(rsp *http.Response) (*GetWellKnownSkillsNamePathResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetWellKnownSkillsNamePathResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetWellKnownSkillsNamePathResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetWellKnownSkillsNamePathResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers304 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetWellKnownSkillsNamePathResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseHeadWellKnownSkillsNamePathResponse parses an HTTP response from a HeadWellKnownSkillsNamePathWithResponse call
+func ParseHeadWellKnownSkillsNamePathResponse(rsp *http.Response) (*HeadWellKnownSkillsNamePathResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &HeadWellKnownSkillsNamePathResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -55339,6 +58037,644 @@ func ParsePatchV1ProjectsProjectResponse(rsp *http.Response) (*PatchV1ProjectsPr
 	return response, nil
 }
 
+// ParseGetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse parses an HTTP response from a GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonWithResponse call
+func ParseGetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse(rsp *http.Response) (*GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DiscoveryIndex
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers304 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseHeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse parses an HTTP response from a HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonWithResponse call
+func ParseHeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse(rsp *http.Response) (*HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers HeadV1ProjectsProjectWellKnownAgentSkillsIndexJsonResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse parses an HTTP response from a GetV1ProjectsProjectWellKnownAgentSkillsNamePathWithResponse call
+func ParseGetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse(rsp *http.Response) (*GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers304 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetV1ProjectsProjectWellKnownAgentSkillsNamePathResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseHeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse parses an HTTP response from a HeadV1ProjectsProjectWellKnownAgentSkillsNamePathWithResponse call
+func ParseHeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse(rsp *http.Response) (*HeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &HeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers HeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers HeadV1ProjectsProjectWellKnownAgentSkillsNamePathResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetV1ProjectsProjectWellKnownSkillsIndexJsonResponse parses an HTTP response from a GetV1ProjectsProjectWellKnownSkillsIndexJsonWithResponse call
+func ParseGetV1ProjectsProjectWellKnownSkillsIndexJsonResponse(rsp *http.Response) (*GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DiscoveryIndexV1
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers304 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetV1ProjectsProjectWellKnownSkillsIndexJsonResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseHeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse parses an HTTP response from a HeadV1ProjectsProjectWellKnownSkillsIndexJsonWithResponse call
+func ParseHeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse(rsp *http.Response) (*HeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &HeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers HeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers HeadV1ProjectsProjectWellKnownSkillsIndexJsonResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetV1ProjectsProjectWellKnownSkillsNamePathResponse parses an HTTP response from a GetV1ProjectsProjectWellKnownSkillsNamePathWithResponse call
+func ParseGetV1ProjectsProjectWellKnownSkillsNamePathResponse(rsp *http.Response) (*GetV1ProjectsProjectWellKnownSkillsNamePathResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetV1ProjectsProjectWellKnownSkillsNamePathResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetV1ProjectsProjectWellKnownSkillsNamePathResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetV1ProjectsProjectWellKnownSkillsNamePathResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers304 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetV1ProjectsProjectWellKnownSkillsNamePathResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetV1ProjectsProjectWellKnownSkillsNamePathResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetV1ProjectsProjectWellKnownSkillsNamePathResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseHeadV1ProjectsProjectWellKnownSkillsNamePathResponse parses an HTTP response from a HeadV1ProjectsProjectWellKnownSkillsNamePathWithResponse call
+func ParseHeadV1ProjectsProjectWellKnownSkillsNamePathResponse(rsp *http.Response) (*HeadV1ProjectsProjectWellKnownSkillsNamePathResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &HeadV1ProjectsProjectWellKnownSkillsNamePathResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers HeadV1ProjectsProjectWellKnownSkillsNamePathResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers HeadV1ProjectsProjectWellKnownSkillsNamePathResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetV1ProjectsProjectActivityResponse parses an HTTP response from a GetV1ProjectsProjectActivityWithResponse call
 func ParseGetV1ProjectsProjectActivityResponse(rsp *http.Response) (*GetV1ProjectsProjectActivityResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -55473,6 +58809,9 @@ func ParseGetV1ProjectsProjectAgentSkillsIndexJsonResponse(rsp *http.Response) (
 		}
 		response.JSON200 = &dest
 
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest APIError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -55518,6 +58857,26 @@ func ParseGetV1ProjectsProjectAgentSkillsIndexJsonResponse(rsp *http.Response) (
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers GetV1ProjectsProjectAgentSkillsIndexJsonResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetV1ProjectsProjectAgentSkillsIndexJsonResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 401:
 		var headers GetV1ProjectsProjectAgentSkillsIndexJsonResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -55606,6 +58965,9 @@ func ParseGetV1ProjectsProjectAgentSkillsNamePathResponse(rsp *http.Response) (*
 	}
 
 	switch {
+	case rsp.StatusCode == 304:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest APIError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -55651,6 +59013,26 @@ func ParseGetV1ProjectsProjectAgentSkillsNamePathResponse(rsp *http.Response) (*
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers GetV1ProjectsProjectAgentSkillsNamePathResponse200Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetV1ProjectsProjectAgentSkillsNamePathResponse304Headers
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 401:
 		var headers GetV1ProjectsProjectAgentSkillsNamePathResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {

@@ -17,7 +17,9 @@ import (
 // (each write moves the review's head), and checks after each restart
 // that every acknowledged comment, verdict, label move and head move is
 // there (in the API, in the label history, and as a "head moved" commit
-// on refs/reviews/1), that the review's head is the draft's, and that
+// on refs/reviews/1), that the review's head is the draft's, that a
+// second editor with an acknowledged write stays one of the draft's
+// authors (their approval does not count), and that
 // every repository passes git fsck --strict. The kill comes once a random number of writes were
 // acknowledged, so the test waits on answers, not on a clock.
 func TestCrashReviews(t *testing.T) {
@@ -59,6 +61,26 @@ func TestCrashReviews(t *testing.T) {
 	step("POST", "/v1/skills/doc/versions", nil, 201)
 	step("POST", "/v1/skills/doc/versions/2/files", map[string]string{"file_path": "SKILL.md", "content": manifest("doc", "two")}, 200)
 	step("POST", "/v1/skills/doc/versions/2/reviews", map[string]string{"title": "crash"}, 201)
+	// A second editor writes too, through a key of theirs: once a write of
+	// theirs is acknowledged they are one of the draft's authors, and so
+	// after any crash their own approval must not count.
+	var writer struct{ User struct{ ID string } }
+	step("POST", "/v1/users", map[string]string{"email": "writer@example.com", "password": "writer-password"}, 201).decode(&writer)
+	step("PUT", "/v1/projects/crash/members/"+writer.User.ID, map[string]string{"role": "editor"}, 200)
+	var wlogin, wkey struct{ Token string }
+	wc := newClient(srv.URL, "")
+	if r, err := wc.call("POST", "/v1/auth/login", map[string]string{"email": "writer@example.com", "password": "writer-password"}); err != nil || expect(r, 200, "writer login") != nil {
+		t.Fatalf("writer login: %v %v", err, r)
+	} else {
+		r.decode(&wlogin)
+	}
+	if r, err := wc.with(wlogin.Token).call("POST", "/v1/api-keys", map[string]string{"name": "w", "scope": "write"}); err != nil || expect(r, 201, "writer key") != nil {
+		t.Fatalf("writer key: %v %v", err, r)
+	} else {
+		r.decode(&wkey)
+	}
+	wc.close()
+	var writerWrote atomic.Bool // an acknowledged write by the writer
 
 	var (
 		mu       sync.Mutex
@@ -106,7 +128,14 @@ func TestCrashReviews(t *testing.T) {
 							mu.Unlock()
 						}
 					case 4:
-						r, err = c.call("POST", "/v1/skills/doc/versions/2/files", map[string]string{"file_path": fmt.Sprintf("notes/w%d.md", i), "content": fmt.Sprintf("r%d k%d\n", round, k)})
+						by := c
+						if i%2 == 1 {
+							by = c.with(wkey.Token)
+						}
+						r, err = by.call("POST", "/v1/skills/doc/versions/2/files", map[string]string{"file_path": fmt.Sprintf("notes/w%d.md", i), "content": fmt.Sprintf("r%d k%d\n", round, k)})
+						if err == nil && r.status == 200 && i%2 == 1 {
+							writerWrote.Store(true)
+						}
 						if err == nil && r.status == 200 {
 							var out struct{ Version struct{ Commit string } }
 							if r.decode(&out) == nil {
@@ -199,7 +228,27 @@ func TestCrashReviews(t *testing.T) {
 				t.Fatalf("round %d: acknowledged draft commit %s has no head move on refs/reviews/1", round, h)
 			}
 		}
-		t.Logf("round %d: killed after %d acknowledged writes; %d comments, %d labels, %d head moves hold", round, killAt, len(comments), len(labels), len(heads))
+		if writerWrote.Load() {
+			step("POST", "/v1/skills/doc/reviews/1/approve", nil, 201) // the admin's key: an author too
+			r, err := c.with(wkey.Token).call("POST", "/v1/skills/doc/reviews/1/approve", nil)
+			if err != nil || expect(r, 201, "the writer's approval") != nil {
+				t.Fatalf("round %d: the writer's approval: %v %v", round, err, r)
+			}
+			var v struct {
+				Verdicts []struct {
+					User   struct{ Email string }
+					Counts bool
+					Reason string
+				}
+			}
+			step("GET", "/v1/skills/doc/reviews/1", nil, 200).decode(&v)
+			for _, vd := range v.Verdicts {
+				if vd.Counts || vd.Reason != "self_approval" {
+					t.Fatalf("round %d: %s's approval of a draft they wrote to: counts %v, reason %q", round, vd.User.Email, vd.Counts, vd.Reason)
+				}
+			}
+		}
+		t.Logf("round %d: killed after %d acknowledged writes; %d comments, %d labels, %d head moves, the writer's authorship hold", round, killAt, len(comments), len(labels), len(heads))
 	}
 	if err := srv.stop(); err != nil {
 		t.Error(err)

@@ -27,6 +27,8 @@ var statusOf = map[quire.Code]int{
 	quire.EMETHOD:        http.StatusMethodNotAllowed,
 	quire.EMEDIATYPE:     http.StatusUnsupportedMediaType,
 	quire.EREVIEW:        http.StatusConflict,
+	quire.EHEADMOVED:     http.StatusConflict,
+	quire.ELABELPROTECT:  http.StatusConflict,
 }
 
 // Of returns the HTTP status of code: 500 for a code the table lacks.

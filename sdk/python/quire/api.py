@@ -65,12 +65,12 @@ class API:
         """
         return self.request('DELETE', '/v1/projects/{project}/prompts/{slug}', {'project': project, 'slug': slug}, {}, None)
 
-    def delete_v1_projects_project_prompts_slug_labels_name(self, project: str, slug: str, name: str) -> Answer:
+    def delete_v1_projects_project_prompts_slug_labels_name(self, project: str, slug: str, name: str, *, body: Any = None) -> Answer:
         """DELETE /v1/projects/{project}/prompts/{slug}/labels/{name}
 
-        Remove a label
+        Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
         """
-        return self.request('DELETE', '/v1/projects/{project}/prompts/{slug}/labels/{name}', {'project': project, 'slug': slug, 'name': name}, {}, None)
+        return self.request('DELETE', '/v1/projects/{project}/prompts/{slug}/labels/{name}', {'project': project, 'slug': slug, 'name': name}, {}, body)
 
     def delete_v1_projects_project_prompts_slug_payloads_payloadID(self, project: str, slug: str, payload_id: str) -> Answer:
         """DELETE /v1/projects/{project}/prompts/{slug}/payloads/{payloadID}
@@ -93,12 +93,12 @@ class API:
         """
         return self.request('DELETE', '/v1/projects/{project}/skills/{slug}', {'project': project, 'slug': slug}, {}, None)
 
-    def delete_v1_projects_project_skills_slug_labels_name(self, project: str, slug: str, name: str) -> Answer:
+    def delete_v1_projects_project_skills_slug_labels_name(self, project: str, slug: str, name: str, *, body: Any = None) -> Answer:
         """DELETE /v1/projects/{project}/skills/{slug}/labels/{name}
 
-        Remove a label
+        Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
         """
-        return self.request('DELETE', '/v1/projects/{project}/skills/{slug}/labels/{name}', {'project': project, 'slug': slug, 'name': name}, {}, None)
+        return self.request('DELETE', '/v1/projects/{project}/skills/{slug}/labels/{name}', {'project': project, 'slug': slug, 'name': name}, {}, body)
 
     def delete_v1_projects_project_skills_slug_versions_version(self, project: str, slug: str, version: int) -> Answer:
         """DELETE /v1/projects/{project}/skills/{slug}/versions/{version}
@@ -129,12 +129,12 @@ class API:
         """
         return self.request('DELETE', '/v1/prompts/{id}', {'id': id}, {}, None)
 
-    def delete_v1_prompts_id_labels_name(self, id: str, name: str) -> Answer:
+    def delete_v1_prompts_id_labels_name(self, id: str, name: str, *, body: Any = None) -> Answer:
         """DELETE /v1/prompts/{id}/labels/{name}
 
-        Remove a label
+        Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
         """
-        return self.request('DELETE', '/v1/prompts/{id}/labels/{name}', {'id': id, 'name': name}, {}, None)
+        return self.request('DELETE', '/v1/prompts/{id}/labels/{name}', {'id': id, 'name': name}, {}, body)
 
     def delete_v1_prompts_id_payloads_payloadID(self, id: str, payload_id: str) -> Answer:
         """DELETE /v1/prompts/{id}/payloads/{payloadID}
@@ -157,12 +157,12 @@ class API:
         """
         return self.request('DELETE', '/v1/skills/{id}', {'id': id}, {}, None)
 
-    def delete_v1_skills_id_labels_name(self, id: str, name: str) -> Answer:
+    def delete_v1_skills_id_labels_name(self, id: str, name: str, *, body: Any = None) -> Answer:
         """DELETE /v1/skills/{id}/labels/{name}
 
-        Remove a label
+        Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
         """
-        return self.request('DELETE', '/v1/skills/{id}/labels/{name}', {'id': id, 'name': name}, {}, None)
+        return self.request('DELETE', '/v1/skills/{id}/labels/{name}', {'id': id, 'name': name}, {}, body)
 
     def delete_v1_skills_id_versions_version(self, id: str, version: int) -> Answer:
         """DELETE /v1/skills/{id}/versions/{version}
@@ -186,19 +186,37 @@ class API:
         """
         return self.request('DELETE', '/v1/users/{userID}', {'userID': user_id}, {}, None)
 
-    def get__well_known_agent_skills_index_json(self) -> Answer:
+    def get__well_known_agent_skills_index_json(self, *, if_none_match: Optional[str] = None) -> Answer:
         """GET /.well-known/agent-skills/index.json
 
-        Agent Skills discovery index (RFC v0.2.0): the live version of every skill the caller can read whose slug is an Agent Skills name; where two projects share a slug the older project's skill is listed
+        Agent Skills discovery index (RFC v0.2.0 as published: $schema, and per skill name, type skill-md or archive, description, url, digest of the artifact): the live version of every skill the caller can read whose slug is an Agent Skills name; where two projects share a slug the older project's skill is listed. ETag; anonymous answers are public for 60 s with Access-Control-Allow-Origin: *
         """
-        return self.request('GET', '/.well-known/agent-skills/index.json', {}, {}, None)
+        headers = {k: v for k, v in {'If-None-Match': if_none_match}.items() if v is not None}
+        return self.request('GET', '/.well-known/agent-skills/index.json', {}, {}, None, headers)
 
-    def get__well_known_agent_skills_name_path(self, name: str, path: str) -> Answer:
+    def get__well_known_agent_skills_name_path(self, name: str, path: str, *, if_none_match: Optional[str] = None) -> Answer:
         """GET /.well-known/agent-skills/{name}/{path}
 
         A file of a skill listed in the discovery index
         """
-        return self.request('GET', '/.well-known/agent-skills/{name}/{path}', {'name': name, 'path': path}, {}, None)
+        headers = {k: v for k, v in {'If-None-Match': if_none_match}.items() if v is not None}
+        return self.request('GET', '/.well-known/agent-skills/{name}/{path}', {'name': name, 'path': path}, {}, None, headers)
+
+    def get__well_known_skills_index_json(self, *, if_none_match: Optional[str] = None) -> Answer:
+        """GET /.well-known/skills/index.json
+
+        The same skills in the RFC's v0.1 form, for installers that ask this path: per skill name, description and files (paths); files are served under /.well-known/skills/{name}/
+        """
+        headers = {k: v for k, v in {'If-None-Match': if_none_match}.items() if v is not None}
+        return self.request('GET', '/.well-known/skills/index.json', {}, {}, None, headers)
+
+    def get__well_known_skills_name_path(self, name: str, path: str, *, if_none_match: Optional[str] = None) -> Answer:
+        """GET /.well-known/skills/{name}/{path}
+
+        A file of a skill listed in the v0.1 discovery index
+        """
+        headers = {k: v for k, v in {'If-None-Match': if_none_match}.items() if v is not None}
+        return self.request('GET', '/.well-known/skills/{name}/{path}', {'name': name, 'path': path}, {}, None, headers)
 
     def get_git_path(self, path: str) -> Answer:
         """GET /git/{path}
@@ -277,6 +295,38 @@ class API:
         """
         return self.request('GET', '/v1/projects/{project}', {'project': project}, {}, None)
 
+    def get_v1_projects_project__well_known_agent_skills_index_json(self, project: str, *, if_none_match: Optional[str] = None) -> Answer:
+        """GET /v1/projects/{project}/.well-known/agent-skills/index.json
+
+        One project's discovery index where installers given the project's URL (/v1/projects/{p}) look for it
+        """
+        headers = {k: v for k, v in {'If-None-Match': if_none_match}.items() if v is not None}
+        return self.request('GET', '/v1/projects/{project}/.well-known/agent-skills/index.json', {'project': project}, {}, None, headers)
+
+    def get_v1_projects_project__well_known_agent_skills_name_path(self, project: str, name: str, path: str, *, if_none_match: Optional[str] = None) -> Answer:
+        """GET /v1/projects/{project}/.well-known/agent-skills/{name}/{path}
+
+        A file of a skill of that index
+        """
+        headers = {k: v for k, v in {'If-None-Match': if_none_match}.items() if v is not None}
+        return self.request('GET', '/v1/projects/{project}/.well-known/agent-skills/{name}/{path}', {'project': project, 'name': name, 'path': path}, {}, None, headers)
+
+    def get_v1_projects_project__well_known_skills_index_json(self, project: str, *, if_none_match: Optional[str] = None) -> Answer:
+        """GET /v1/projects/{project}/.well-known/skills/index.json
+
+        One project's skills in the v0.1 form, where v0.1 installers given the project's URL look
+        """
+        headers = {k: v for k, v in {'If-None-Match': if_none_match}.items() if v is not None}
+        return self.request('GET', '/v1/projects/{project}/.well-known/skills/index.json', {'project': project}, {}, None, headers)
+
+    def get_v1_projects_project__well_known_skills_name_path(self, project: str, name: str, path: str, *, if_none_match: Optional[str] = None) -> Answer:
+        """GET /v1/projects/{project}/.well-known/skills/{name}/{path}
+
+        A file of a skill of that v0.1 index
+        """
+        headers = {k: v for k, v in {'If-None-Match': if_none_match}.items() if v is not None}
+        return self.request('GET', '/v1/projects/{project}/.well-known/skills/{name}/{path}', {'project': project, 'name': name, 'path': path}, {}, None, headers)
+
     def get_v1_projects_project_activity(self, project: str, *, limit: Optional[int] = None, cursor: Optional[str] = None) -> Answer:
         """GET /v1/projects/{project}/activity
 
@@ -284,19 +334,21 @@ class API:
         """
         return self.request('GET', '/v1/projects/{project}/activity', {'project': project}, {'limit': limit, 'cursor': cursor}, None)
 
-    def get_v1_projects_project_agent_skills_index_json(self, project: str) -> Answer:
+    def get_v1_projects_project_agent_skills_index_json(self, project: str, *, if_none_match: Optional[str] = None) -> Answer:
         """GET /v1/projects/{project}/agent-skills/index.json
 
         One project's discovery index
         """
-        return self.request('GET', '/v1/projects/{project}/agent-skills/index.json', {'project': project}, {}, None)
+        headers = {k: v for k, v in {'If-None-Match': if_none_match}.items() if v is not None}
+        return self.request('GET', '/v1/projects/{project}/agent-skills/index.json', {'project': project}, {}, None, headers)
 
-    def get_v1_projects_project_agent_skills_name_path(self, project: str, name: str, path: str) -> Answer:
+    def get_v1_projects_project_agent_skills_name_path(self, project: str, name: str, path: str, *, if_none_match: Optional[str] = None) -> Answer:
         """GET /v1/projects/{project}/agent-skills/{name}/{path}
 
         A file of a skill of one project's discovery index
         """
-        return self.request('GET', '/v1/projects/{project}/agent-skills/{name}/{path}', {'project': project, 'name': name, 'path': path}, {}, None)
+        headers = {k: v for k, v in {'If-None-Match': if_none_match}.items() if v is not None}
+        return self.request('GET', '/v1/projects/{project}/agent-skills/{name}/{path}', {'project': project, 'name': name, 'path': path}, {}, None, headers)
 
     def get_v1_projects_project_events(self, project: str, *, after: Optional[str] = None, limit: Optional[int] = None, types: Optional[str] = None, assets: Optional[str] = None) -> Answer:
         """GET /v1/projects/{project}/events
@@ -976,10 +1028,10 @@ class API:
         """
         return self.request('POST', '/v1/projects/{project}/prompts/{slug}/render', {'project': project, 'slug': slug}, {}, body)
 
-    def post_v1_projects_project_prompts_slug_reviews_number_approve(self, project: str, slug: str, number: str, *, body: Any) -> Answer:
+    def post_v1_projects_project_prompts_slug_reviews_number_approve(self, project: str, slug: str, number: str, *, body: Any = None) -> Answer:
         """POST /v1/projects/{project}/prompts/{slug}/reviews/{number}/approve
 
-        Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+        Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
         """
         return self.request('POST', '/v1/projects/{project}/prompts/{slug}/reviews/{number}/approve', {'project': project, 'slug': slug, 'number': number}, {}, body)
 
@@ -1007,7 +1059,7 @@ class API:
     def post_v1_projects_project_prompts_slug_reviews_number_request_changes(self, project: str, slug: str, number: str, *, body: Any) -> Answer:
         """POST /v1/projects/{project}/prompts/{slug}/reviews/{number}/request-changes
 
-        Request changes (body required); blocks publishing until the same user gives a new verdict
+        Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
         """
         return self.request('POST', '/v1/projects/{project}/prompts/{slug}/reviews/{number}/request-changes', {'project': project, 'slug': slug, 'number': number}, {}, body)
 
@@ -1062,10 +1114,10 @@ class API:
         headers = {k: v for k, v in {'Idempotency-Key': idempotency_key}.items() if v is not None}
         return self.request('POST', '/v1/projects/{project}/skills', {'project': project}, {}, body, headers)
 
-    def post_v1_projects_project_skills_slug_reviews_number_approve(self, project: str, slug: str, number: str, *, body: Any) -> Answer:
+    def post_v1_projects_project_skills_slug_reviews_number_approve(self, project: str, slug: str, number: str, *, body: Any = None) -> Answer:
         """POST /v1/projects/{project}/skills/{slug}/reviews/{number}/approve
 
-        Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+        Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
         """
         return self.request('POST', '/v1/projects/{project}/skills/{slug}/reviews/{number}/approve', {'project': project, 'slug': slug, 'number': number}, {}, body)
 
@@ -1093,7 +1145,7 @@ class API:
     def post_v1_projects_project_skills_slug_reviews_number_request_changes(self, project: str, slug: str, number: str, *, body: Any) -> Answer:
         """POST /v1/projects/{project}/skills/{slug}/reviews/{number}/request-changes
 
-        Request changes (body required); blocks publishing until the same user gives a new verdict
+        Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
         """
         return self.request('POST', '/v1/projects/{project}/skills/{slug}/reviews/{number}/request-changes', {'project': project, 'slug': slug, 'number': number}, {}, body)
 
@@ -1199,10 +1251,10 @@ class API:
         """
         return self.request('POST', '/v1/prompts/{id}/render', {'id': id}, {}, body)
 
-    def post_v1_prompts_id_reviews_number_approve(self, id: str, number: str, *, body: Any) -> Answer:
+    def post_v1_prompts_id_reviews_number_approve(self, id: str, number: str, *, body: Any = None) -> Answer:
         """POST /v1/prompts/{id}/reviews/{number}/approve
 
-        Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+        Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
         """
         return self.request('POST', '/v1/prompts/{id}/reviews/{number}/approve', {'id': id, 'number': number}, {}, body)
 
@@ -1230,7 +1282,7 @@ class API:
     def post_v1_prompts_id_reviews_number_request_changes(self, id: str, number: str, *, body: Any) -> Answer:
         """POST /v1/prompts/{id}/reviews/{number}/request-changes
 
-        Request changes (body required); blocks publishing until the same user gives a new verdict
+        Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
         """
         return self.request('POST', '/v1/prompts/{id}/reviews/{number}/request-changes', {'id': id, 'number': number}, {}, body)
 
@@ -1277,10 +1329,10 @@ class API:
         """
         return self.request('POST', '/v1/prompts/{id}/versions/{version}/reviews', {'id': id, 'version': version}, {}, body)
 
-    def post_v1_skills_id_reviews_number_approve(self, id: str, number: str, *, body: Any) -> Answer:
+    def post_v1_skills_id_reviews_number_approve(self, id: str, number: str, *, body: Any = None) -> Answer:
         """POST /v1/skills/{id}/reviews/{number}/approve
 
-        Approve the review's head; replaces the caller's earlier verdict; 409 unless open
+        Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
         """
         return self.request('POST', '/v1/skills/{id}/reviews/{number}/approve', {'id': id, 'number': number}, {}, body)
 
@@ -1308,7 +1360,7 @@ class API:
     def post_v1_skills_id_reviews_number_request_changes(self, id: str, number: str, *, body: Any) -> Answer:
         """POST /v1/skills/{id}/reviews/{number}/request-changes
 
-        Request changes (body required); blocks publishing until the same user gives a new verdict
+        Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
         """
         return self.request('POST', '/v1/skills/{id}/reviews/{number}/request-changes', {'id': id, 'number': number}, {}, body)
 

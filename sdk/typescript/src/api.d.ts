@@ -11,7 +11,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Agent Skills discovery index (RFC v0.2.0): the live version of every skill the caller can read whose slug is an Agent Skills name; where two projects share a slug the older project's skill is listed */
+        /** Agent Skills discovery index (RFC v0.2.0 as published: $schema, and per skill name, type skill-md or archive, description, url, digest of the artifact): the live version of every skill the caller can read whose slug is an Agent Skills name; where two projects share a slug the older project's skill is listed. ETag; anonymous answers are public for 60 s with Access-Control-Allow-Origin: * */
         get: operations["get__well_known_agent_skills_index_json"];
         put?: never;
         post?: never;
@@ -37,6 +37,42 @@ export interface paths {
         options?: never;
         /** Headers of a file of the discovery index */
         head: operations["head__well_known_agent_skills_name_path"];
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/skills/index.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The same skills in the RFC's v0.1 form, for installers that ask this path: per skill name, description and files (paths); files are served under /.well-known/skills/{name}/ */
+        get: operations["get__well_known_skills_index_json"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /** Headers of the v0.1 discovery index */
+        head: operations["head__well_known_skills_index_json"];
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/skills/{name}/{path}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A file of a skill listed in the v0.1 discovery index */
+        get: operations["get__well_known_skills_name_path"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /** Headers of a file of the v0.1 discovery index */
+        head: operations["head__well_known_skills_name_path"];
         patch?: never;
         trace?: never;
     };
@@ -320,6 +356,78 @@ export interface paths {
         patch: operations["patch_v1_projects_project"];
         trace?: never;
     };
+    "/v1/projects/{project}/.well-known/agent-skills/index.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One project's discovery index where installers given the project's URL (/v1/projects/{p}) look for it */
+        get: operations["get_v1_projects_project__well_known_agent_skills_index_json"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /** Headers of it */
+        head: operations["head_v1_projects_project__well_known_agent_skills_index_json"];
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projects/{project}/.well-known/agent-skills/{name}/{path}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A file of a skill of that index */
+        get: operations["get_v1_projects_project__well_known_agent_skills_name_path"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /** Headers of it */
+        head: operations["head_v1_projects_project__well_known_agent_skills_name_path"];
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projects/{project}/.well-known/skills/index.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One project's skills in the v0.1 form, where v0.1 installers given the project's URL look */
+        get: operations["get_v1_projects_project__well_known_skills_index_json"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /** Headers of it */
+        head: operations["head_v1_projects_project__well_known_skills_index_json"];
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projects/{project}/.well-known/skills/{name}/{path}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A file of a skill of that v0.1 index */
+        get: operations["get_v1_projects_project__well_known_skills_name_path"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /** Headers of it */
+        head: operations["head_v1_projects_project__well_known_skills_name_path"];
+        patch?: never;
+        trace?: never;
+    };
     "/v1/projects/{project}/activity": {
         parameters: {
             query?: never;
@@ -559,7 +667,7 @@ export interface paths {
         /** Point a label at a published version (409 otherwise); a protected label needs a reviewed version or an owner's override (409 review_required); live is reserved (422) */
         put: operations["put_v1_projects_project_prompts_slug_labels_name"];
         post?: never;
-        /** Remove a label */
+        /** Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history */
         delete: operations["delete_v1_projects_project_prompts_slug_labels_name"];
         options?: never;
         head?: never;
@@ -697,7 +805,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Approve the review's head; replaces the caller's earlier verdict; 409 unless open */
+        /** Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head */
         post: operations["post_v1_projects_project_prompts_slug_reviews_number_approve"];
         delete?: never;
         options?: never;
@@ -782,7 +890,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Request changes (body required); blocks publishing until the same user gives a new verdict */
+        /** Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved) */
         post: operations["post_v1_projects_project_prompts_slug_reviews_number_request_changes"];
         delete?: never;
         options?: never;
@@ -1045,7 +1153,7 @@ export interface paths {
         /** Point a label at a published version (409 otherwise); a protected label needs a reviewed version or an owner's override (409 review_required); live is reserved (422) */
         put: operations["put_v1_projects_project_skills_slug_labels_name"];
         post?: never;
-        /** Remove a label */
+        /** Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history */
         delete: operations["delete_v1_projects_project_skills_slug_labels_name"];
         options?: never;
         head?: never;
@@ -1129,7 +1237,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Approve the review's head; replaces the caller's earlier verdict; 409 unless open */
+        /** Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head */
         post: operations["post_v1_projects_project_skills_slug_reviews_number_approve"];
         delete?: never;
         options?: never;
@@ -1214,7 +1322,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Request changes (body required); blocks publishing until the same user gives a new verdict */
+        /** Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved) */
         post: operations["post_v1_projects_project_skills_slug_reviews_number_request_changes"];
         delete?: never;
         options?: never;
@@ -1653,7 +1761,7 @@ export interface paths {
         /** Point a label at a published version (409 otherwise); a protected label needs a reviewed version or an owner's override (409 review_required); live is reserved (422) */
         put: operations["put_v1_prompts_id_labels_name"];
         post?: never;
-        /** Remove a label */
+        /** Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history */
         delete: operations["delete_v1_prompts_id_labels_name"];
         options?: never;
         head?: never;
@@ -1791,7 +1899,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Approve the review's head; replaces the caller's earlier verdict; 409 unless open */
+        /** Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head */
         post: operations["post_v1_prompts_id_reviews_number_approve"];
         delete?: never;
         options?: never;
@@ -1876,7 +1984,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Request changes (body required); blocks publishing until the same user gives a new verdict */
+        /** Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved) */
         post: operations["post_v1_prompts_id_reviews_number_request_changes"];
         delete?: never;
         options?: never;
@@ -2121,7 +2229,7 @@ export interface paths {
         /** Point a label at a published version (409 otherwise); a protected label needs a reviewed version or an owner's override (409 review_required); live is reserved (422) */
         put: operations["put_v1_skills_id_labels_name"];
         post?: never;
-        /** Remove a label */
+        /** Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history */
         delete: operations["delete_v1_skills_id_labels_name"];
         options?: never;
         head?: never;
@@ -2205,7 +2313,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Approve the review's head; replaces the caller's earlier verdict; 409 unless open */
+        /** Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head */
         post: operations["post_v1_skills_id_reviews_number_approve"];
         delete?: never;
         options?: never;
@@ -2290,7 +2398,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Request changes (body required); blocks publishing until the same user gives a new verdict */
+        /** Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved) */
         post: operations["post_v1_skills_id_reviews_number_request_changes"];
         delete?: never;
         options?: never;
@@ -2552,7 +2660,7 @@ export interface components {
     schemas: {
         APIError: {
             /** @enum {string} */
-            code: "invalid" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "precondition" | "too_large" | "unprocessable" | "rate_limited" | "unavailable" | "insufficient_storage" | "internal" | "request_timeout" | "method_not_allowed" | "unsupported_media_type" | "review_required";
+            code: "invalid" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "precondition" | "too_large" | "unprocessable" | "rate_limited" | "unavailable" | "insufficient_storage" | "internal" | "request_timeout" | "method_not_allowed" | "unsupported_media_type" | "review_required" | "head_moved" | "label_protected";
             details?: {
                 [key: string]: unknown;
             };
@@ -2721,20 +2829,22 @@ export interface components {
             to: number;
         };
         DiscoveryIndex: {
+            $schema: string;
             skills: {
                 description: string;
                 digest: string;
-                files: {
-                    digest: string;
-                    path: string;
-                }[];
                 name: string;
-                package: {
-                    digest: string;
-                    url: string;
-                };
+                /** @enum {string} */
+                type: "skill-md" | "archive";
+                url: string;
             }[];
-            version: string;
+        };
+        DiscoveryIndexV1: {
+            skills: {
+                description: string;
+                files: string[];
+                name: string;
+            }[];
         };
         EventList: {
             events: {
@@ -2865,6 +2975,10 @@ export interface components {
             name: string;
             version: number;
         };
+        LabelDeleteRequest: {
+            override?: boolean;
+            reason?: string;
+        };
         LabelHistory: {
             history: {
                 action: string;
@@ -2874,6 +2988,7 @@ export interface components {
                 moved_at: string;
                 moved_by: string;
                 name: string;
+                override?: string;
                 version?: number;
             }[];
         };
@@ -3374,9 +3489,12 @@ export interface components {
             verdicts: ({
                 body?: string;
                 commit: string;
+                counts: boolean;
                 /** Format: date-time */
                 created_at: string;
                 kind: string;
+                /** @enum {string} */
+                reason?: "self_approval" | "stale" | "no_write_access";
                 stale: boolean;
                 user: {
                     /** Format: email */
@@ -3529,9 +3647,12 @@ export interface components {
         Verdict: {
             body?: string;
             commit: string;
+            counts: boolean;
             /** Format: date-time */
             created_at: string;
             kind: string;
+            /** @enum {string} */
+            reason?: "self_approval" | "stale" | "no_write_access";
             stale: boolean;
             user: {
                 /** Format: email */
@@ -3544,6 +3665,7 @@ export interface components {
         VerdictRequest: {
             /** @description At most 65536 bytes of UTF-8. */
             body?: string | null;
+            commit?: string;
         };
         Webhook: {
             active: boolean;
@@ -3628,7 +3750,10 @@ export interface operations {
     get__well_known_agent_skills_index_json: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description an ETag this route sent; 304 with no body while it still matches */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3637,10 +3762,30 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    /** @description the version's commit (a file: its blob id; a render: its inputs' hash), quoted */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["DiscoveryIndex"];
+                };
+            };
+            /** @description Not Modified: the ETag still matches */
+            304: {
+                headers: {
+                    /** @description the same ETag */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
                 };
             };
             /** @description Unauthorized */
@@ -3693,7 +3838,10 @@ export interface operations {
     get__well_known_agent_skills_name_path: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description an ETag this route sent; 304 with no body while it still matches */
+                "If-None-Match"?: string;
+            };
             path: {
                 name: string;
                 path: string;
@@ -3705,11 +3853,22 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    /** @description the version's commit (a file: its blob id; a render: its inputs' hash), quoted */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "*/*": string;
                 };
+            };
+            /** @description Not Modified: the ETag still matches */
+            304: {
+                headers: {
+                    /** @description the same ETag */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Bad Request */
             400: {
@@ -3752,6 +3911,211 @@ export interface operations {
         };
     };
     head__well_known_agent_skills_name_path: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+                path: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: the headers a GET would send, no body */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    get__well_known_skills_index_json: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description an ETag this route sent; 304 with no body while it still matches */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description the version's commit (a file: its blob id; a render: its inputs' hash), quoted */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DiscoveryIndexV1"];
+                };
+            };
+            /** @description Not Modified: the ETag still matches */
+            304: {
+                headers: {
+                    /** @description the same ETag */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description Bearer realm="quire" (Basic on /git/) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+        };
+    };
+    head__well_known_skills_index_json: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: the headers a GET would send, no body */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    get__well_known_skills_name_path: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description an ETag this route sent; 304 with no body while it still matches */
+                "If-None-Match"?: string;
+            };
+            path: {
+                name: string;
+                path: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description the version's commit (a file: its blob id; a render: its inputs' hash), quoted */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": string;
+                };
+            };
+            /** @description Not Modified: the ETag still matches */
+            304: {
+                headers: {
+                    /** @description the same ETag */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description Bearer realm="quire" (Basic on /git/) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+        };
+    };
+    head__well_known_skills_name_path: {
         parameters: {
             query?: never;
             header?: never;
@@ -6087,6 +6451,642 @@ export interface operations {
             };
         };
     };
+    get_v1_projects_project__well_known_agent_skills_index_json: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description an ETag this route sent; 304 with no body while it still matches */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description project id or slug */
+                project: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description the version's commit (a file: its blob id; a render: its inputs' hash), quoted */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DiscoveryIndex"];
+                };
+            };
+            /** @description Not Modified: the ETag still matches */
+            304: {
+                headers: {
+                    /** @description the same ETag */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description Bearer realm="quire" (Basic on /git/) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+        };
+    };
+    head_v1_projects_project__well_known_agent_skills_index_json: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description project id or slug */
+                project: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: the headers a GET would send, no body */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    get_v1_projects_project__well_known_agent_skills_name_path: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description an ETag this route sent; 304 with no body while it still matches */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description project id or slug */
+                project: string;
+                name: string;
+                path: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description the version's commit (a file: its blob id; a render: its inputs' hash), quoted */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": string;
+                };
+            };
+            /** @description Not Modified: the ETag still matches */
+            304: {
+                headers: {
+                    /** @description the same ETag */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description Bearer realm="quire" (Basic on /git/) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+        };
+    };
+    head_v1_projects_project__well_known_agent_skills_name_path: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description project id or slug */
+                project: string;
+                name: string;
+                path: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: the headers a GET would send, no body */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    get_v1_projects_project__well_known_skills_index_json: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description an ETag this route sent; 304 with no body while it still matches */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description project id or slug */
+                project: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description the version's commit (a file: its blob id; a render: its inputs' hash), quoted */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DiscoveryIndexV1"];
+                };
+            };
+            /** @description Not Modified: the ETag still matches */
+            304: {
+                headers: {
+                    /** @description the same ETag */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description Bearer realm="quire" (Basic on /git/) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+        };
+    };
+    head_v1_projects_project__well_known_skills_index_json: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description project id or slug */
+                project: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: the headers a GET would send, no body */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    get_v1_projects_project__well_known_skills_name_path: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description an ETag this route sent; 304 with no body while it still matches */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description project id or slug */
+                project: string;
+                name: string;
+                path: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description the version's commit (a file: its blob id; a render: its inputs' hash), quoted */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": string;
+                };
+            };
+            /** @description Not Modified: the ETag still matches */
+            304: {
+                headers: {
+                    /** @description the same ETag */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description Bearer realm="quire" (Basic on /git/) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+        };
+    };
+    head_v1_projects_project__well_known_skills_name_path: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description project id or slug */
+                project: string;
+                name: string;
+                path: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: the headers a GET would send, no body */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     get_v1_projects_project_activity: {
         parameters: {
             query?: {
@@ -6191,7 +7191,10 @@ export interface operations {
     get_v1_projects_project_agent_skills_index_json: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description an ETag this route sent; 304 with no body while it still matches */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description project id or slug */
                 project: string;
@@ -6203,11 +7206,22 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    /** @description the version's commit (a file: its blob id; a render: its inputs' hash), quoted */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["DiscoveryIndex"];
                 };
+            };
+            /** @description Not Modified: the ETag still matches */
+            304: {
+                headers: {
+                    /** @description the same ETag */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Bad Request */
             400: {
@@ -6334,7 +7348,10 @@ export interface operations {
     get_v1_projects_project_agent_skills_name_path: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description an ETag this route sent; 304 with no body while it still matches */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description project id or slug */
                 project: string;
@@ -6348,11 +7365,22 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    /** @description the version's commit (a file: its blob id; a render: its inputs' hash), quoted */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "*/*": string;
                 };
+            };
+            /** @description Not Modified: the ETag still matches */
+            304: {
+                headers: {
+                    /** @description the same ETag */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Bad Request */
             400: {
@@ -8459,7 +9487,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description A JSON object of at most 2097152 bytes (413 past it). */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["LabelDeleteRequest"];
+            };
+        };
         responses: {
             /** @description No Content */
             204: {
@@ -9786,7 +10819,7 @@ export interface operations {
             cookie?: never;
         };
         /** @description A JSON object of at most 2097152 bytes (413 past it). */
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["VerdictRequest"];
             };
@@ -13475,7 +14508,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description A JSON object of at most 2097152 bytes (413 past it). */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["LabelDeleteRequest"];
+            };
+        };
         responses: {
             /** @description No Content */
             204: {
@@ -14001,7 +15039,7 @@ export interface operations {
             cookie?: never;
         };
         /** @description A JSON object of at most 2097152 bytes (413 past it). */
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["VerdictRequest"];
             };
@@ -19716,7 +20754,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description A JSON object of at most 2097152 bytes (413 past it). */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["LabelDeleteRequest"];
+            };
+        };
         responses: {
             /** @description No Content */
             204: {
@@ -21087,7 +22130,7 @@ export interface operations {
             cookie?: never;
         };
         /** @description A JSON object of at most 2097152 bytes (413 past it). */
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["VerdictRequest"];
             };
@@ -24551,7 +25594,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description A JSON object of at most 2097152 bytes (413 past it). */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["LabelDeleteRequest"];
+            };
+        };
         responses: {
             /** @description No Content */
             204: {
@@ -25111,7 +26159,7 @@ export interface operations {
             cookie?: never;
         };
         /** @description A JSON object of at most 2097152 bytes (413 past it). */
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["VerdictRequest"];
             };
