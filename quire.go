@@ -6,6 +6,7 @@ package quire
 
 import (
 	"context"
+	"strconv"
 	"time"
 )
 
@@ -167,12 +168,39 @@ type File struct {
 	Path string `json:"file_path"`
 	Size int64  `json:"size"`
 	SHA  string `json:"sha"`
+	// Mode is "100644", or "100755" for an executable file.
+	Mode string `json:"mode,omitempty"`
 }
 
-// FileContent is a file to write.
+// FileContent is a file to write. Mode zero keeps the mode the file has
+// (regular for a new file).
 type FileContent struct {
 	Path    string
 	Content []byte
+	Mode    FileMode
+}
+
+// FileMode is a file's git mode: quire keeps regular and executable
+// files (no symlinks, no submodules), as git writes them in a tree.
+type FileMode uint32
+
+const (
+	ModeRegular    FileMode = 0o100644
+	ModeExecutable FileMode = 0o100755
+)
+
+// String is the mode as git and the API write it ("100644").
+func (m FileMode) String() string { return strconv.FormatUint(uint64(m), 8) }
+
+// ParseFileMode reads "100644" or "100755"; anything else is EINVALID.
+func ParseFileMode(s string) (FileMode, error) {
+	switch s {
+	case "100644":
+		return ModeRegular, nil
+	case "100755":
+		return ModeExecutable, nil
+	}
+	return 0, Errorf(EINVALID, "mode must be \"100644\" (a regular file) or \"100755\" (an executable one)")
 }
 
 // Snapshot is one version's whole content at its commit, files sorted

@@ -54,6 +54,9 @@ type FileWrite struct {
 	Message string
 	// IfMatch, when set, is the commit the draft must be at ("*" for any).
 	IfMatch string
+	// Mode is the file's mode; zero keeps the one it has (regular for a
+	// new file).
+	Mode quire.FileMode
 }
 
 // UpsertFile creates or replaces one file of draft n of skill ref. It
@@ -69,7 +72,7 @@ func (a *App) UpsertFile(ctx context.Context, p *quire.Principal, ref string, n 
 	if err := valid.Text("message", w.Message, valid.MaxDescription(a.limits)); err != nil {
 		return nil, nil, quire.File{}, err
 	}
-	f := quire.FileContent{Path: w.Path, Content: w.Content}
+	f := quire.FileContent{Path: w.Path, Content: w.Content, Mode: w.Mode}
 	ctx, err = a.intend(ctx, a.assetEvent(quire.EventVersionUpdated, p.Actor(), as, n, ""))
 	if err != nil {
 		return nil, nil, quire.File{}, err
@@ -81,7 +84,11 @@ func (a *App) UpsertFile(ctx context.Context, p *quire.Principal, ref string, n 
 	if err := a.emitUpdate(ctx, p.Actor(), as, v); err != nil {
 		return nil, nil, quire.File{}, err
 	}
-	return as, v, quire.File{Path: f.Path, Size: int64(len(f.Content)), SHA: blobID(f.Content)}, nil
+	out := quire.File{Path: f.Path, Size: int64(len(f.Content)), SHA: blobID(f.Content)}
+	if f.Mode != 0 {
+		out.Mode = f.Mode.String()
+	}
+	return as, v, out, nil
 }
 
 // DeleteFile removes one file from draft n of skill ref.

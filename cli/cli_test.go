@@ -765,3 +765,36 @@ func TestPushNewSkill(t *testing.T) {
 		t.Fatalf("install after publish: %s", r.stdout)
 	}
 }
+
+// TestPushPullModes: quire push sends the executable bit it finds on
+// disk, the server keeps it as git mode 100755, and a pull (and skills
+// install) restore it.
+func TestPushPullModes(t *testing.T) {
+	f := newFixture(t)
+	dir := t.TempDir()
+	f.must(t, dir, "pull", "demo")
+	script := filepath.Join(dir, "skills/pdf-tools/scripts/run.py")
+	write(t, script, "print('runs')\n")
+	if err := os.Chmod(script, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f.must(t, dir, "push", "skills/pdf-tools")
+	repo := f.gitRepo("pdf-tools")
+	if got := testenv.Git(t, repo, "ls-tree", "refs/heads/draft/2", "scripts/run.py"); !strings.HasPrefix(got, "100755 ") {
+		t.Fatalf("pushed mode: %s", got)
+	}
+	f.must(t, dir, "publish", "demo/pdf-tools", "2")
+	for _, args := range [][]string{{"pull", "demo"}, {"skills", "install", "demo/pdf-tools", "--to", "agent"}} {
+		other := t.TempDir()
+		f.must(t, other, args...)
+		p := filepath.Join(other, "skills/pdf-tools/scripts/run.py")
+		if args[0] == "skills" {
+			p = filepath.Join(other, "agent/pdf-tools/scripts/run.py")
+		}
+		if info, err := os.Stat(p); err != nil {
+			t.Errorf("%v: %v", args, err)
+		} else if info.Mode().Perm()&0o111 == 0 {
+			t.Errorf("%v: run.py is %v, not executable", args, info.Mode())
+		}
+	}
+}

@@ -148,7 +148,14 @@ func zipFiles(files []skillFile) ([]byte, error) {
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
 	for _, f := range files {
-		w, err := zw.Create(f.Path)
+		// The executable bit found on disk goes with the file (the
+		// server keeps it as git mode 100755).
+		h := &zip.FileHeader{Name: f.Path, Method: zip.Deflate}
+		h.SetMode(0o644)
+		if f.Exec {
+			h.SetMode(0o755)
+		}
+		w, err := zw.CreateHeader(h)
 		if err != nil {
 			return nil, err
 		}

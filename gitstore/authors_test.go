@@ -31,13 +31,19 @@ func TestDraftAuthors(t *testing.T) {
 		who string
 		do  func(quire.Actor) error
 	}{
-		{"putter", func(b quire.Actor) error { _, err := s.PutFiles(ctx, b, a, 1, file("a.txt", "a\n"), "", ""); return err }},
+		{"putter", func(b quire.Actor) error {
+			_, err := s.PutFiles(ctx, b, a, 1, file("a.txt", "a\n"), "", "")
+			return err
+		}},
 		{"deleter", func(b quire.Actor) error { _, err := s.DeleteFile(ctx, b, a, 1, "a.txt", ""); return err }},
 		{"replacer", func(b quire.Actor) error {
 			_, err := s.ReplaceFiles(ctx, b, a, 1, file("SKILL.md", "two\n"), "", "")
 			return err
 		}},
-		{"putter", func(b quire.Actor) error { _, err := s.PutFiles(ctx, b, a, 1, file("b.txt", "b\n"), "", ""); return err }},
+		{"putter", func(b quire.Actor) error {
+			_, err := s.PutFiles(ctx, b, a, 1, file("b.txt", "b\n"), "", "")
+			return err
+		}},
 	}
 	for _, st := range steps {
 		if err := st.do(by(st.who)); err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/quire/quire"
 	"github.com/quire/quire/gitstore/odb"
 	"github.com/quire/quire/valid"
@@ -24,9 +25,20 @@ func (s *Store) prepareFiles(files []quire.FileContent) ([]odb.TreeEdit, error) 
 	}
 	edits := make([]odb.TreeEdit, len(files))
 	for i, f := range files {
-		edits[i].Path = f.Path
+		edits[i].Path, edits[i].Mode = f.Path, gitMode(f.Mode)
 	}
 	return edits, nil
+}
+
+// gitMode is the tree mode of m; zero stays zero (keep the file's mode).
+func gitMode(m quire.FileMode) filemode.FileMode {
+	switch m {
+	case quire.ModeExecutable:
+		return filemode.Executable
+	case quire.ModeRegular:
+		return filemode.Regular
+	}
+	return 0
 }
 
 // writeBlobs stores the content of files into the edits prepared for them.

@@ -43,7 +43,7 @@ func (s *Store) Files(ctx context.Context, a *quire.Asset, n int) (_ []quire.Fil
 		if err != nil {
 			return err
 		}
-		out = append(out, quire.File{Path: p, Size: size, SHA: e.Hash.String()})
+		out = append(out, quire.File{Path: p, Size: size, SHA: e.Hash.String(), Mode: quire.FileMode(e.Mode).String()})
 		return nil
 	})
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
@@ -71,7 +71,7 @@ func (s *Store) ReadFile(ctx context.Context, a *quire.Asset, n int, path string
 	if err != nil {
 		return nil, quire.File{}, err
 	}
-	return b, quire.File{Path: path, Size: int64(len(b)), SHA: e.Hash.String()}, nil
+	return b, quire.File{Path: path, Size: int64(len(b)), SHA: e.Hash.String(), Mode: quire.FileMode(e.Mode).String()}, nil
 }
 
 // ReadFiles returns every file of version n.

@@ -46,7 +46,7 @@ func (s *Store) ReplaceFiles(ctx context.Context, by quire.Actor, a *quire.Asset
 		keep[e.Path] = true
 		if old, ok, err := r.Lookup(c.TreeHash, e.Path); err != nil {
 			return nil, err
-		} else if !ok || old.Hash != e.Blob {
+		} else if !ok || old.Hash != e.Blob || e.Mode != 0 && old.Mode != e.Mode {
 			upserts = append(upserts, e)
 		}
 	}

@@ -76,7 +76,7 @@ func jsonContentType(ct string) error {
 	if err == nil && (mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")) {
 		return nil
 	}
-	return quire.Errorf(quire.EMEDIATYPE, "Content-Type %q is not JSON: send the body as application/json", ct).
+	return quire.Errorf(quire.EMEDIATYPE, "Content-Type %q is not JSON: send Content-Type: application/json (curl --json)", ct).
 		WithDetail("content_type", ct)
 }
 

@@ -33,6 +33,7 @@ var enums = map[reflect.Type][]any{
 	reflect.TypeFor[quire.UserRole]():     {quire.RoleAdmin, quire.RoleMember},
 	reflect.TypeFor[quire.VersionState](): {quire.StateDraft, quire.StatePublished, quire.StateArchived},
 	reflect.TypeFor[quire.Kind]():         {quire.KindSkill, quire.KindPrompt},
+	reflect.TypeFor[fileMode]():           {"100644", "100755"},
 	reflect.TypeFor[artifactType]():       {artifactSkillMD, artifactArchive},
 	reflect.TypeFor[quire.NotCounted]():   {quire.NotCountedSelfApproval, quire.NotCountedStale, quire.NotCountedNoWriteAccess},
 }

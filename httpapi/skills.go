@@ -151,7 +151,13 @@ type fileRequest struct {
 	FilePath *string `json:"file_path" openapi:"required"`
 	Content  *string `json:"content" openapi:"required"`
 	Message  string  `json:"message"`
+	// Mode is "100755" for an executable file, "100644" for a regular
+	// one; absent keeps the file's mode (regular for a new file).
+	Mode fileMode `json:"mode"`
 }
+
+// fileMode is a file's git mode as the API writes it.
+type fileMode string
 
 // upsertFile is SPEC endpoint 2: create or update one file in a draft.
 func (s *Server) upsertFile(c *gin.Context) {
@@ -174,6 +180,12 @@ func (s *Server) upsertFile(c *gin.Context) {
 		return
 	}
 	w := app.FileWrite{Path: *req.FilePath, Content: []byte(*req.Content), Message: req.Message, IfMatch: ifMatch(c)}
+	if req.Mode != "" {
+		if w.Mode, err = quire.ParseFileMode(string(req.Mode)); err != nil {
+			s.fail(c, err)
+			return
+		}
+	}
 	a, v, f, err := s.app.UpsertFile(c.Request.Context(), principal(c), c.Param("id"), n, w)
 	if err != nil {
 		s.fail(c, err)

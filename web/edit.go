@@ -70,10 +70,11 @@ func (u *UI) publish(w http.ResponseWriter, r *http.Request, s *session) {
 
 type editView struct {
 	assetRef
-	Version *quire.Version
-	Path    string // "" for a new file
-	Content string
-	CSRF    string
+	Version    *quire.Version
+	Path       string // "" for a new file
+	Content    string
+	Executable bool
+	CSRF       string
 }
 
 // editPage is the form for one file of a draft (or a new file). It
@@ -88,11 +89,12 @@ func (u *UI) editPage(w http.ResponseWriter, r *http.Request, s *session) {
 	n := ver.Number
 	v := editView{assetRef: ref, Version: ver, Path: r.PathValue("path"), CSRF: s.csrf}
 	if v.Path != "" {
-		content, _, err := u.app.ReadFile(r.Context(), s.p, ref.Asset.ID, n, v.Path)
+		content, f, err := u.app.ReadFile(r.Context(), s.p, ref.Asset.ID, n, v.Path)
 		if err != nil {
 			u.fail(w, r, s, err)
 			return
 		}
+		v.Executable = f.Mode == quire.ModeExecutable.String()
 		if !isText(content) {
 			u.fail(w, r, s, quire.Errorf(quire.EUNPROCESSABLE, "%s is not text; replace it with git or the API", v.Path))
 			return
@@ -112,8 +114,14 @@ func (u *UI) saveFile(w http.ResponseWriter, r *http.Request, s *session) {
 	// Browsers send textarea lines with CRLF; files keep the LF the
 	// user sees.
 	content := strings.ReplaceAll(r.PostFormValue("content"), "\r\n", "\n")
+	// The form always says whether the file is executable: the box's
+	// state is the file's mode.
+	mode := quire.ModeRegular
+	if r.PostFormValue("executable") == "on" {
+		mode = quire.ModeExecutable
+	}
 	_, _, f, err := u.app.UpsertFile(r.Context(), s.p, ref.Asset.ID, n, app.FileWrite{
-		Path: path, Content: []byte(content), Message: strings.TrimSpace(r.PostFormValue("message")), IfMatch: r.PostFormValue("commit"),
+		Path: path, Content: []byte(content), Message: strings.TrimSpace(r.PostFormValue("message")), IfMatch: r.PostFormValue("commit"), Mode: mode,
 	})
 	if err != nil {
 		u.fail(w, r, s, err)

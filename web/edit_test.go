@@ -44,6 +44,28 @@ func TestEditDraftAndPublish(t *testing.T) {
 	if r.status != http.StatusSeeOther {
 		t.Fatalf("edit: %d\n%s", r.status, r.body)
 	}
+	// The executable box: ticked, the file is git mode 100755; the edit
+	// page shows it ticked; unticked, it is regular again.
+	for _, exec := range []bool{true, false} {
+		edit := b.get(base + "/v/3/edit/scripts/run.py")
+		if got := strings.Contains(edit.body, `name="executable" type="checkbox" checked`); got == exec {
+			t.Fatalf("edit page: box ticked %v before the save that sets it %v", got, exec)
+		}
+		form := url.Values{"csrf": {token}, "commit": {regexpValue(t, edit.body, "commit")}, "path": {"scripts/run.py"}, "content": {"print('hello')\n"}}
+		if exec {
+			form.Set("executable", "on")
+		}
+		if r := b.do("POST", base+"/v/3/files", form); r.status != http.StatusSeeOther {
+			t.Fatalf("save with executable=%v: %d\n%s", exec, r.status, r.body)
+		}
+		want := map[bool]string{true: "100755 ", false: "100644 "}[exec]
+		if got := testenv.Git(t, f.e.RepoPath(quire.KindSkill, f.skillID), "ls-tree", "refs/heads/draft/3", "scripts/run.py"); !strings.HasPrefix(got, want) {
+			t.Errorf("executable=%v: %s", exec, got)
+		}
+		if exec && !strings.Contains(b.get(base+"/v/3/edit/scripts/run.py").body, `name="executable" type="checkbox" checked`) {
+			t.Errorf("the edit page does not show the file executable")
+		}
+	}
 	del := b.get(base + "/v/3/f/notes/" + url.PathEscape("<img src=x onerror=alert(3)>.txt"))
 	r = b.do("POST", base+"/v/3/delete", url.Values{"csrf": {token}, "commit": {regexpValue(t, del.body, "commit")}, "path": {"notes/<img src=x onerror=alert(3)>.txt"}})
 	if r.status != http.StatusSeeOther || r.header.Get("Location") != base+"/v/3" {

@@ -71,7 +71,14 @@ func Read(data []byte, l quire.Limits) ([]quire.FileContent, error) {
 		if total += int64(len(b)); total > l.MaxVersionBytes {
 			return nil, valid.Totals(0, total, l)
 		}
-		out = append(out, quire.FileContent{Path: name, Content: b})
+		// An entry made executable on a Unix system stays executable;
+		// any other is a regular file (an archive made elsewhere says
+		// nothing of modes).
+		mode := quire.ModeRegular
+		if f.Mode()&0o100 != 0 {
+			mode = quire.ModeExecutable
+		}
+		out = append(out, quire.FileContent{Path: name, Content: b, Mode: mode})
 	}
 	// The version's rules, as the API and a push apply them: names that a
 	// checkout on macOS or Windows would merge are refused, not one of

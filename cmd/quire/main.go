@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -331,7 +332,7 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	m.http, m.debug = srv.HTTP, srv.Debug
-	m.log.Info("quire started", "addr", srv.Addr(), "data", srv.Store.Root(),
+	m.log.Info("quire started", "addr", srv.Addr(), "ui", uiURL(srv.Addr()), "data", srv.Store.Root(),
 		"redis_embedded", srv.Redis.Embedded(), "redis_mode", string(srv.Redis.Mode()), "version", Version,
 		"tracing", cmp.Or(srv.Tracing.Exporting, "off"), "usage_flush", c.UsageFlush.String())
 	return nil
@@ -414,6 +415,19 @@ func (m *Main) bootstrap(ctx context.Context) error {
 		m.log.Info("created admin user", "email", email)
 	}
 	return nil
+}
+
+// uiURL is where a person opens the web UI of a server listening on
+// addr: a wildcard host is reached on loopback.
+func uiURL(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return ""
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port) + "/ui/"
 }
 
 // splitList reads a comma-separated list, dropping empty items.

@@ -130,7 +130,7 @@ func TestShutdownFlushesUsage(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := out.String()
-	for _, want := range []string{`"msg":"quire started"`, `"msg":"usage flushed"`, `"msg":"quire stopped"`} {
+	for _, want := range []string{`"msg":"quire started"`, `"ui":"http://127.0.0.1:`, `"msg":"created admin user","email":"admin@example.com"`, `"msg":"usage flushed"`, `"msg":"quire stopped"`} {
 		if !strings.Contains(log, want) {
 			t.Errorf("log lacks %s:\n%s", want, log)
 		}
@@ -295,6 +295,22 @@ func TestDebugListenerRefusesNonLoopback(t *testing.T) {
 		m.Close()
 		if err == nil || !strings.Contains(err.Error(), "loopback") {
 			t.Errorf("debug address %q: Run error %v, want a refusal", addr, err)
+		}
+	}
+}
+
+func TestUIURL(t *testing.T) {
+	for addr, want := range map[string]string{
+		"127.0.0.1:8080":    "http://127.0.0.1:8080/ui/",
+		":8080":             "http://127.0.0.1:8080/ui/",
+		"0.0.0.0:9000":      "http://127.0.0.1:9000/ui/",
+		"[::]:9000":         "http://127.0.0.1:9000/ui/",
+		"[::1]:9000":        "http://[::1]:9000/ui/",
+		"quire.internal:80": "http://quire.internal:80/ui/",
+		"nonsense":          "",
+	} {
+		if got := uiURL(addr); got != want {
+			t.Errorf("uiURL(%q) = %q, want %q", addr, got, want)
 		}
 	}
 }

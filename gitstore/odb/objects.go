@@ -214,10 +214,13 @@ func (r *DB) WriteCommit(by quire.Actor, when time.Time, tree, parent plumbing.H
 }
 
 // TreeEdit is one change to a tree: a blob to put at Path, or a delete
-// when Blob is zero.
+// when Blob is zero. Mode is the new entry's (filemode.Regular or
+// Executable); zero keeps the mode of the file it replaces, regular for
+// a new one.
 type TreeEdit struct {
 	Path string
 	Blob plumbing.Hash
+	Mode filemode.FileMode
 }
 
 // EditTree applies edits to the tree at root and returns the new root. It
@@ -238,7 +241,7 @@ func (r *DB) EditTree(root plumbing.Hash, edits []TreeEdit) (plumbing.Hash, erro
 			if _, ok := sub[head]; !ok {
 				order = append(order, head)
 			}
-			sub[head] = append(sub[head], TreeEdit{Path: rest, Blob: e.Blob})
+			sub[head] = append(sub[head], TreeEdit{Path: rest, Blob: e.Blob, Mode: e.Mode})
 			continue
 		}
 		i := FindEntry(entries, head)
@@ -253,9 +256,17 @@ func (r *DB) EditTree(root plumbing.Hash, edits []TreeEdit) (plumbing.Hash, erro
 		case e.Blob.IsZero():
 			return plumbing.ZeroHash, quire.Errorf(quire.ENOTFOUND, "file not found")
 		case i >= 0:
-			entries[i] = object.TreeEntry{Name: head, Mode: filemode.Regular, Hash: e.Blob}
+			mode := e.Mode
+			if mode == 0 {
+				mode = entries[i].Mode
+			}
+			entries[i] = object.TreeEntry{Name: head, Mode: mode, Hash: e.Blob}
 		default:
-			entries = append(entries, object.TreeEntry{Name: head, Mode: filemode.Regular, Hash: e.Blob})
+			mode := e.Mode
+			if mode == 0 {
+				mode = filemode.Regular
+			}
+			entries = append(entries, object.TreeEntry{Name: head, Mode: mode, Hash: e.Blob})
 		}
 	}
 	for _, name := range order {

@@ -177,6 +177,24 @@ func (e EventListEventsAssetKind) Valid() bool {
 	}
 }
 
+// Defines values for FileRequestMode.
+const (
+	N100644 FileRequestMode = "100644"
+	N100755 FileRequestMode = "100755"
+)
+
+// Valid indicates whether the value is a known member of the FileRequestMode enum.
+func (e FileRequestMode) Valid() bool {
+	switch e {
+	case N100644:
+		return true
+	case N100755:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for FileWrittenVersionState.
 const (
 	FileWrittenVersionStateArchived  FileWrittenVersionState = "archived"
@@ -898,9 +916,10 @@ type EventListEventsAssetKind string
 
 // File defines model for File.
 type File struct {
-	FilePath string `json:"file_path"`
-	Sha      string `json:"sha"`
-	Size     int64  `json:"size"`
+	FilePath string  `json:"file_path"`
+	Mode     *string `json:"mode,omitempty"`
+	Sha      string  `json:"sha"`
+	Size     int64   `json:"size"`
 }
 
 // FileRequest defines model for FileRequest.
@@ -909,16 +928,21 @@ type FileRequest struct {
 	Content string `json:"content"`
 
 	// FilePath At most 4096 bytes of UTF-8.
-	FilePath string  `json:"file_path"`
-	Message  *string `json:"message,omitempty"`
+	FilePath string           `json:"file_path"`
+	Message  *string          `json:"message,omitempty"`
+	Mode     *FileRequestMode `json:"mode,omitempty"`
 }
+
+// FileRequestMode defines model for FileRequest.Mode.
+type FileRequestMode string
 
 // FileWritten defines model for FileWritten.
 type FileWritten struct {
 	File struct {
-		FilePath string `json:"file_path"`
-		Sha      string `json:"sha"`
-		Size     int64  `json:"size"`
+		FilePath string  `json:"file_path"`
+		Mode     *string `json:"mode,omitempty"`
+		Sha      string  `json:"sha"`
+		Size     int64   `json:"size"`
 	} `json:"file"`
 	Version struct {
 		ArchivedAt  *time.Time              `json:"archived_at,omitempty"`

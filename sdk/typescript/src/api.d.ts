@@ -2878,6 +2878,7 @@ export interface components {
         };
         File: {
             file_path: string;
+            mode?: string;
             sha: string;
             /** Format: int64 */
             size: number;
@@ -2888,10 +2889,13 @@ export interface components {
             /** @description At most 4096 bytes of UTF-8. */
             file_path: string;
             message?: string;
+            /** @enum {string} */
+            mode?: "100644" | "100755";
         };
         FileWritten: {
             file: {
                 file_path: string;
+                mode?: string;
                 sha: string;
                 /** Format: int64 */
                 size: number;
