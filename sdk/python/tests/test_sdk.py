@@ -231,6 +231,16 @@ class SDK(unittest.TestCase):
             self.assertEqual(out["rendered"], "Main: part 1")
             self.assertEqual([p["slug"] for p in out["partials"]], ["part"])
 
+    def test_pinned_and_live_partials(self):
+        self.srv.publish("demo", "sig-py", {"template": "v1 {{name}}"})
+        self.srv.publish("demo", "sig-py", {"template": "v2 {{name}}"})
+        self.srv.publish("demo", "signed-py", {"template": "{{> sig-py@1}} / {{> sig-py}} / {{> sig-py@1}}"})
+        with self.client.prompts() as pc:
+            local = pc.render("demo/signed-py", {"name": "Ann"})
+            self.assertEqual(local["rendered"], "v1 Ann / v2 Ann / v1 Ann")
+            self.assertEqual([(p["slug"], p["version"]) for p in local["partials"]], [("sig-py@1", 1), ("sig-py", 2)])
+            self.assertEqual(local, self.server_render("signed-py", {"name": "Ann"}))
+
     def test_non_json_answer_is_bytes(self):
         self.srv.publish("demo", "diffed-py", {"template": "one"})
         self.srv.publish("demo", "diffed-py", {"template": "two"})

@@ -269,3 +269,18 @@ test("a partial served from its fallback while the server is down", async () => 
     await pc.close();
   }
 });
+
+test("a partial pinned to a version and the live one, as the server includes them", async () => {
+  await srv.publish("demo", "sig", { template: "v1 {{name}}" });
+  await srv.publish("demo", "sig", { template: "v2 {{name}}" });
+  await srv.publish("demo", "signed", { template: "{{> sig@1}} / {{> sig}} / {{> sig@1}}" });
+  const pc = client.prompts();
+  try {
+    const local = await pc.render("demo/signed", { name: "Ann" });
+    assert.equal(local.rendered, "v1 Ann / v2 Ann / v1 Ann");
+    assert.deepEqual(local.partials.map((p) => [p.slug, p.version]), [["sig@1", 1], ["sig", 2]]);
+    assert.deepEqual(local, await serverRender("signed", { name: "Ann" }));
+  } finally {
+    await pc.close();
+  }
+});
