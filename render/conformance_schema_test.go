@@ -14,7 +14,8 @@ import (
 // variables_schema locally when it keeps to the keywords they implement
 // (type, enum, const, required, properties, additionalProperties, items,
 // min/maxProperties, min/maxItems, min/maxLength, minimum, maximum,
-// exclusiveMinimum, exclusiveMaximum, and annotations), and must answer
+// exclusiveMinimum, exclusiveMaximum, not, allOf, anyOf, oneOf, if/then/
+// else, boolean schemas, and annotations), and must answer
 // the server's 422 word for word. checkSchema is the server's check
 // (app/schema.go: compileSchema, schemaErrors, schemaError), restated
 // here since render must not import app; app's TestSchemaConformanceCorpus
@@ -53,6 +54,23 @@ var schemaCases = []conformanceCase{
 	{Name: "schema/nested objects and additionalProperties schemas", Template: str("x"),
 		VariablesSchema: schemaObj(`{"properties":{"o":{"properties":{"p":{"type":"string"},"q":{"type":"string"}}},"r":{"additionalProperties":{"type":"string"}}}}`),
 		Variables:       json.RawMessage(`{"o":{"p":1,"q":2},"r":{"s":1}}`)},
+	{Name: "schema/allOf and anyOf", Template: str("x"),
+		VariablesSchema: schemaObj(`{"allOf":[{"required":["a"]},{"required":["b"]},{"properties":{"c":{"type":"string"}}}],"anyOf":[{"required":["x"]},{"properties":{"c":{"minimum":10}}}]}`),
+		Variables:       json.RawMessage(`{"c":1}`)},
+	{Name: "schema/anyOf matched", Template: str("{{c}}"),
+		VariablesSchema: schemaObj(`{"anyOf":[{"required":["x"]},{"required":["c"]}]}`), Variables: json.RawMessage(`{"c":1}`)},
+	{Name: "schema/oneOf none and two matched", Template: str("x"),
+		VariablesSchema: schemaObj(`{"properties":{"n":{"oneOf":[{"type":"string"},{"type":"boolean"}]},"t":{"oneOf":[{"type":"integer"},{"minimum":0},{"maximum":1}]}}}`),
+		Variables:       json.RawMessage(`{"n":1,"t":5}`)},
+	{Name: "schema/not, if then else, false schemas", Template: str("x"),
+		VariablesSchema: schemaObj(`{"not":{"required":["forbidden"]},"if":{"properties":{"kind":{"const":"a"}}},"then":{"required":["a"]},"else":{"required":["b"]},"properties":{"never":false,"list":{"items":false}}}`),
+		Variables:       json.RawMessage(`{"forbidden":1,"kind":"a","never":null,"list":[1]}`)},
+	{Name: "schema/else branch", Template: str("x"),
+		VariablesSchema: schemaObj(`{"if":{"properties":{"kind":{"const":"a"}}},"then":{"required":["a"]},"else":{"required":["b"]}}`),
+		Variables:       json.RawMessage(`{"kind":"z"}`)},
+	{Name: "schema/a single combinator error at the root", Template: str("x"),
+		VariablesSchema: schemaObj(`{"allOf":[{"required":["a"]},{"properties":{"o":{"properties":{"p":{"type":"string"},"q":{"type":"string"}}}}}]}`),
+		Variables:       json.RawMessage(`{"o":{"p":1,"q":2}}`)},
 	{Name: "schema/annotations are not checked", Template: str("{{a}}"),
 		VariablesSchema: schemaObj(`{"$schema":"https://json-schema.org/draft/2020-12/schema","title":"T","description":"D","$comment":"c","properties":{"a":{"type":"string","default":"x","examples":["y"],"deprecated":true,"readOnly":true}}}`),
 		Variables:       json.RawMessage(`{"a":"ok"}`)},

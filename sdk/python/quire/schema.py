@@ -17,6 +17,7 @@ _CHECKED = {
     "type", "enum", "const", "required", "properties", "additionalProperties", "items",
     "minProperties", "maxProperties", "minItems", "maxItems", "minLength", "maxLength",
     "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+    "not", "allOf", "anyOf", "oneOf", "if", "then", "else",
 }
 _ANNOTATIONS = {"$schema", "title", "description", "default", "examples", "$comment", "deprecated", "readOnly", "writeOnly"}
 _TYPES = ["null", "boolean", "number", "integer", "string", "array", "object"]
@@ -24,7 +25,7 @@ _TYPES = ["null", "boolean", "number", "integer", "string", "array", "object"]
 
 def checkable(schema: Any) -> bool:
     """Whether schema uses only keywords this module checks exactly as the server."""
-    if schema is True:
+    if isinstance(schema, bool):
         return True
     if not isinstance(schema, dict):
         return False
@@ -41,7 +42,9 @@ def checkable(schema: Any) -> bool:
             return False
         if k == "additionalProperties" and not isinstance(v, bool) and not checkable(v):
             return False
-        if k == "items" and not checkable(v):
+        if k in ("items", "not", "if", "then", "else") and not checkable(v):
+            return False
+        if k in ("allOf", "anyOf", "oneOf") and not (isinstance(v, list) and v and all(checkable(x) for x in v)):
             return False
         if k in ("enum", "required") and not isinstance(v, list):
             return False
@@ -145,15 +148,17 @@ def _ptr(loc: list[str]) -> str:
 
 
 class _Fail:
-    __slots__ = ("path", "message", "causes")
+    __slots__ = ("path", "message", "causes", "group")
 
-    def __init__(self, loc: list[str], message: str, causes: Optional[list] = None):
-        self.path, self.message, self.causes = _ptr(loc), message, causes or []
+    def __init__(self, loc: list[str], message: str, causes: Optional[list] = None, group: bool = False):
+        self.path, self.message, self.causes, self.group = _ptr(loc), message, causes or [], group
 
 
 def _validate(s: Any, v: Any, loc: list[str]) -> Optional[_Fail]:
     if s is True:
         return None
+    if s is False:
+        return _Fail(loc, "false schema")
     t = _type_of(v)
     if "type" in s:
         want = s["type"] if isinstance(s["type"], list) else [s["type"]]
@@ -216,10 +221,46 @@ def _validate(s: Any, v: Any, loc: list[str]) -> Optional[_Fail]:
         ):
             if key in s and bad(v, s[key]):
                 errs.append(_Fail(loc, f"{key}: got {_float(v)}, want {_float(s[key])}"))
+    # The combinators, after the rest, in the validator's order.
+    if "not" in s and _validate(s["not"], v, loc) is None:
+        errs.append(_Fail(loc, "'not' failed"))
+    if "allOf" in s:
+        failed = [e for e in (_validate(x, v, loc) for x in s["allOf"]) if e is not None]
+        if failed:
+            errs.append(_Fail(loc, "'allOf' failed", failed))
+    if "anyOf" in s:
+        failed = []
+        for x in s["anyOf"]:
+            e = _validate(x, v, loc)
+            if e is None:
+                break
+            failed.append(e)
+        else:
+            errs.append(_Fail(loc, "'anyOf' failed", failed))
+    if "oneOf" in s:
+        failed, matched = [], -1
+        for i, x in enumerate(s["oneOf"]):
+            e = _validate(x, v, loc)
+            if e is not None:
+                if matched == -1:
+                    failed.append(e)
+            elif matched == -1:
+                matched = i
+            else:
+                errs.append(_Fail(loc, f"'oneOf' failed, subschemas {_int(matched)}, {_int(i)} matched"))
+                break
+        if matched == -1:
+            errs.append(_Fail(loc, "'oneOf' failed, none matched", failed))
+    if "if" in s:
+        if _validate(s["if"], v, loc) is None:
+            if "then" in s:
+                errs.append(_validate(s["then"], v, loc))
+        elif "else" in s:
+            errs.append(_validate(s["else"], v, loc))
     found = [e for e in errs if e is not None]
     if not found:
         return None
-    return found[0] if len(found) == 1 else _Fail(loc, "validation failed", found)
+    return found[0] if len(found) == 1 else _Fail(loc, "validation failed", found, True)
 
 
 def check_variables(schema: Any, variables: Optional[dict]) -> None:
@@ -245,6 +286,6 @@ def check_variables(schema: Any, variables: Optional[dict]) -> None:
             walk(c.causes)
 
     # The validator reports a group of errors by its members.
-    walk(r.causes if r.causes else [r])
+    walk(r.causes if r.group else [r])
     out.sort(key=lambda e: e["path"].encode())
     raise QuireError(422, "unprocessable", f"variables do not satisfy the version's variables_schema: {out[0]['path']}: {out[0]['message']}", {"errors": out})

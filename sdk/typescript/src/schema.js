@@ -11,6 +11,7 @@ const CHECKED = new Set([
   "type", "enum", "const", "required", "properties", "additionalProperties", "items",
   "minProperties", "maxProperties", "minItems", "maxItems", "minLength", "maxLength",
   "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+  "not", "allOf", "anyOf", "oneOf", "if", "then", "else",
 ]);
 const ANNOTATIONS = new Set(["$schema", "title", "description", "default", "examples", "$comment", "deprecated", "readOnly", "writeOnly"]);
 const TYPES = ["null", "boolean", "number", "integer", "string", "array", "object"];
@@ -18,7 +19,7 @@ const isObject = (v) => typeof v === "object" && v !== null && !Array.isArray(v)
 
 /** Whether schema uses only keywords this module checks exactly as the server. */
 export function checkable(schema) {
-  if (schema === true) return true;
+  if (typeof schema === "boolean") return true;
   if (!isObject(schema)) return false;
   for (const [k, v] of Object.entries(schema)) {
     if (ANNOTATIONS.has(k)) {
@@ -37,7 +38,16 @@ export function checkable(schema) {
         if (typeof v !== "boolean" && !checkable(v)) return false;
         break;
       case "items":
+      case "not":
+      case "if":
+      case "then":
+      case "else":
         if (!checkable(v)) return false;
+        break;
+      case "allOf":
+      case "anyOf":
+      case "oneOf":
+        if (!Array.isArray(v) || v.length === 0 || !v.every(checkable)) return false;
         break;
       case "enum":
       case "required":
@@ -119,8 +129,8 @@ function float(x) {
 
 const ptr = (loc) => loc.map((s) => "/" + s.replaceAll("~", "~0").replaceAll("/", "~1")).join("");
 
-function fail(loc, message, causes = []) {
-  return { path: ptr(loc), message, causes };
+function fail(loc, message, causes = [], group = false) {
+  return { path: ptr(loc), message, causes, group };
 }
 
 const codePoints = (s) => {
@@ -133,6 +143,7 @@ const codePoints = (s) => {
 // errors ("validation failed") when s found several.
 function validate(s, v, loc) {
   if (s === true) return null;
+  if (s === false) return fail(loc, "false schema");
   const t = typeOf(v);
   if (s.type !== undefined) {
     const want = [s.type].flat();
@@ -179,9 +190,51 @@ function validate(s, v, loc) {
     if (s.exclusiveMinimum !== undefined && x <= s.exclusiveMinimum) errs.push(fail(loc, `exclusiveMinimum: got ${float(x)}, want ${float(s.exclusiveMinimum)}`));
     if (s.exclusiveMaximum !== undefined && x >= s.exclusiveMaximum) errs.push(fail(loc, `exclusiveMaximum: got ${float(x)}, want ${float(s.exclusiveMaximum)}`));
   }
+  // The combinators, after the rest, in the validator's order.
+  if (s.not !== undefined && validate(s.not, v, loc) === null) errs.push(fail(loc, "'not' failed"));
+  if (s.allOf !== undefined) {
+    const failed = s.allOf.map((x) => validate(x, v, loc)).filter((e) => e !== null);
+    if (failed.length > 0) errs.push(fail(loc, "'allOf' failed", failed));
+  }
+  if (s.anyOf !== undefined) {
+    const failed = [];
+    let matched = false;
+    for (const x of s.anyOf) {
+      const e = validate(x, v, loc);
+      if (e === null) {
+        matched = true;
+        break;
+      }
+      failed.push(e);
+    }
+    if (!matched) errs.push(fail(loc, "'anyOf' failed", failed));
+  }
+  if (s.oneOf !== undefined) {
+    const failed = [];
+    let matched = -1;
+    for (let i = 0; i < s.oneOf.length; i++) {
+      const e = validate(s.oneOf[i], v, loc);
+      if (e !== null) {
+        if (matched === -1) failed.push(e);
+      } else if (matched === -1) {
+        matched = i;
+      } else {
+        errs.push(fail(loc, `'oneOf' failed, subschemas ${int(matched)}, ${int(i)} matched`));
+        break;
+      }
+    }
+    if (matched === -1) errs.push(fail(loc, "'oneOf' failed, none matched", failed));
+  }
+  if (s.if !== undefined) {
+    if (validate(s.if, v, loc) === null) {
+      if (s.then !== undefined) errs.push(validate(s.then, v, loc));
+    } else if (s.else !== undefined) {
+      errs.push(validate(s.else, v, loc));
+    }
+  }
   const found = errs.filter((e) => e !== null);
   if (found.length === 0) return null;
-  return found.length === 1 ? found[0] : fail(loc, "validation failed", found);
+  return found.length === 1 ? found[0] : fail(loc, "validation failed", found, true);
 }
 
 /**
@@ -205,7 +258,7 @@ export function checkVariables(schema, variables) {
     }
   };
   // The validator reports a group of errors by its members.
-  walk(r.causes.length > 0 ? r.causes : [r]);
+  walk(r.group ? r.causes : [r]);
   out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   throw new QuireError({
     status: 422,
