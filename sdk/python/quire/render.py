@@ -7,6 +7,7 @@ is the proof: tests/test_conformance.py renders every case of it.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import sys
@@ -696,8 +697,7 @@ class _Renderer:
 
 
 def _go_quote(s: str) -> str:
-    import json
-
+    # Go's %q, as far as names of variables go.
     return json.dumps(s, ensure_ascii=False)
 
 
