@@ -308,6 +308,7 @@ func answer(t *testing.T, c *conformanceCase) {
 func conformanceCorpus(t *testing.T) []byte {
 	cases := append(specCases(t), quireCases...)
 	cases = append(cases, schemaCases...)
+	cases = append(cases, randomCases(300)...)
 	cases = append(cases, expandingCases()...)
 	for i := range cases {
 		answer(t, &cases[i])
