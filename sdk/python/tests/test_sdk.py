@@ -266,7 +266,7 @@ class SDK(unittest.TestCase):
         with self.client.prompts() as pc:
             pc.get("demo/note")
             n = self.srv.requests()
-            m = measure(Alias(pc), rounds=3, n=5000)
+            m = measure(Alias(pc), rounds=3, n=5000, cpu=True)  # the shared machine's load must not fail it
             self.assertLess(m["render"], GOAL_US, f"{m['render']:.2f} µs a render")
             self.assertEqual(self.srv.requests(), n, "no request for cached reads")
 

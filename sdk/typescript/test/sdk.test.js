@@ -206,7 +206,8 @@ test("a cached render of the two-variable prompt takes under 20 µs", async () =
   try {
     await pc.get("demo/note");
     const n = await srv.requests();
-    const m = await measure({ render: (k, v) => pc.render("demo/note", v), get: () => pc.get("demo/note") }, 3, 5000);
+    // CPU time: the shared machine's load must not fail it.
+    const m = await measure({ render: (k, v) => pc.render("demo/note", v), get: () => pc.get("demo/note") }, 3, 5000, { cpu: true });
     assert.ok(m.render < GOAL_US, `${m.render.toFixed(2)} µs a render`);
     assert.equal(await srv.requests(), n, "no request for cached reads");
   } finally {
