@@ -86,6 +86,9 @@ class PromptCache:
         self._threads: set[threading.Thread] = set()
         self._streams: dict[str, "_Stream"] = {}
         self._closed = threading.Event()
+        # Revalidations run on threads of their own, at most eight at once
+        # (an event stream's reconnect revalidates every entry of a project).
+        self._slots = threading.BoundedSemaphore(8)
 
     def __enter__(self) -> "PromptCache":
         return self
@@ -192,7 +195,8 @@ class PromptCache:
         try:
             err: Optional[BaseException] = None
             try:
-                self._fetch(k, old)
+                with self._slots:
+                    self._fetch(k, old)
             except BaseException as e:  # noqa: BLE001
                 err = e
             with self._mu:
