@@ -7,12 +7,14 @@
 # includes it and docs/benchmarks-history.md (what the suite found and
 # fixed) at its end.
 #
-# make bench-fast skips the scale measurement and includes the last one.
+# make bench-fast skips the scale measurement and includes the last one,
+# and the SDKs' figures of the last make bench-sdk (docs/benchmarks-sdk.md:
+# sdk/bench.sh, each SDK's cached render against a real quire serve).
 # BENCHFLAGS passes more flags to cmd/quire-bench, such as -quick or
 # -cpuprofile hot.pprof.
 SCALE_DATA ?= /tmp/quire-scale-data
 
-.PHONY: test bench bench-fast bench-scale
+.PHONY: test bench bench-fast bench-scale bench-sdk sdk-generate
 
 # make test is the test command (README, .ci/run): every package with the
 # race detector in -short mode, then the benchmark and scale tools' own
@@ -24,9 +26,23 @@ test:
 bench: bench-scale bench-fast
 
 bench-fast:
-	go run ./cmd/quire-bench -out docs/benchmarks.md -include docs/benchmarks-scale.md -include docs/benchmarks-history.md $(BENCHFLAGS)
+	go run ./cmd/quire-bench -out docs/benchmarks.md -include docs/benchmarks-scale.md -include docs/benchmarks-sdk.md -include docs/benchmarks-history.md $(BENCHFLAGS)
 
 bench-scale:
 	test -f $(SCALE_DATA)/.generated || { go run ./cmd/quire-scale generate -data $(SCALE_DATA) \
 		-skills 10000 -versions 5 -files 20 -prompts 2000 -prompt-versions 10 && touch $(SCALE_DATA)/.generated; }
 	go run ./cmd/quire-scale measure -data $(SCALE_DATA) -out docs/benchmarks-scale.md
+
+bench-sdk:
+	sdk/bench.sh docs/benchmarks-sdk.md
+
+# sdk-generate remakes what the SDKs generate from the server: the
+# conformance corpus of the Mustache engine, the TypeScript types of the
+# OpenAPI document (openapi-typescript, from the CI npm cache) and the
+# Python client's methods. .ci/run checks each is current.
+SDK_NPM ?= $(or $(QUIRE_CI_NPM),$(HOME)/.cache/quire-ci-npm)
+sdk-generate:
+	go test ./render -run TestConformanceCorpus -update-conformance
+	test -x $(SDK_NPM)/node_modules/.bin/openapi-typescript || npm install --prefix $(SDK_NPM) openapi-typescript@7.13.0 typescript@5
+	$(SDK_NPM)/node_modules/.bin/openapi-typescript internal/apiclient/openapi.json -o sdk/typescript/src/api.d.ts
+	python3 sdk/python/gen_api.py
