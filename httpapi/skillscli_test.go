@@ -135,3 +135,58 @@ func TestSkillsCLIInstalls(t *testing.T) {
 		t.Errorf("skills add …/git/demo/skills/pdf.git: the script is not executable, or files differ:\n%v", repo)
 	}
 }
+
+// TestClaudeCodeMarketplace adds a project's repository to Claude Code
+// (the real CLI, @anthropic-ai/claude-code from npm, which .ci/run
+// installs into its npm cache) as a plugin marketplace and installs one
+// of its skills as a plugin: Claude Code clones the repository, checks
+// its marketplace.json, and copies the skill's folder, scripts
+// executable. It skips, saying so, where the CLI is missing.
+func TestClaudeCodeMarketplace(t *testing.T) {
+	_, env := skillsCLI(t) // Node 22 on PATH, a fresh HOME
+	dir := os.Getenv("QUIRE_CI_NPM")
+	if dir == "" {
+		cache, _ := os.UserCacheDir()
+		dir = filepath.Join(cache, "quire-ci-npm")
+	}
+	claude := filepath.Join(dir, "claude", "node_modules", ".bin", "claude")
+	if _, err := os.Stat(claude); err != nil {
+		t.Skipf("Claude Code is not installed (npm install --prefix %s @anthropic-ai/claude-code@2.1.332; .ci/run does): skipping", filepath.Dir(filepath.Dir(filepath.Dir(claude))))
+	}
+	env = append(env, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1")
+	f := newGitFixture(t)
+	e := f.e
+	e.Must(200, "POST", "/v1/skills/pdf/versions/2/files", e.Admin, map[string]string{"file_path": "scripts/run.sh", "content": "#!/bin/sh\n", "mode": "100755"})
+	e.Must(200, "POST", "/v1/skills/pdf/versions/2/publish", e.Admin, nil)
+	e.Must(200, "PATCH", "/v1/projects/demo", e.Admin, map[string]string{"visibility": "public"})
+	e.ProjectReposIdle()
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(claude, args...)
+		cmd.Dir, cmd.Env = t.TempDir(), env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("claude %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	if out := run("plugin", "marketplace", "add", e.URL+"/git/demo.git"); !strings.Contains(out, "Successfully added marketplace: demo") {
+		t.Fatalf("marketplace add:\n%s", out)
+	}
+	if out := run("plugin", "install", "pdf@demo"); !strings.Contains(out, "Successfully installed plugin: pdf@demo") {
+		t.Fatalf("plugin install:\n%s", out)
+	}
+	var home string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
+			home = v
+		}
+	}
+	found, _ := filepath.Glob(filepath.Join(home, ".claude", "plugins", "cache", "demo", "pdf", "*", "skills", "pdf", "scripts", "run.sh"))
+	if len(found) != 1 {
+		t.Fatalf("the installed plugin has no skills/pdf/scripts/run.sh: %v", found)
+	}
+	if info, err := os.Stat(found[0]); err != nil || info.Mode().Perm()&0o111 == 0 {
+		t.Errorf("run.sh installed as %v (%v), not executable", info.Mode(), err)
+	}
+}
