@@ -393,6 +393,9 @@ func buildOpenAPI() (*openapi3.T, error) {
 			Description: "Versioned prompt templates and agent skills, each a bare git repository. " +
 				"Authenticate with Authorization: Bearer <token>: a sess_ login session or an ak_ API key. " +
 				"Every error is an APIError.",
+			// The truth: the repository carries no license, so none is
+			// granted; the owner may choose one (docs/api.md).
+			License: &openapi3.License{Name: "No license granted (all rights reserved)"},
 		},
 		// Relative: the document is served by the server it describes.
 		Servers: openapi3.Servers{{URL: "/", Description: "the server that serves this document"}},
