@@ -108,7 +108,7 @@ func Bridge(ctx context.Context, t sdk.Transport, o BridgeOptions) error {
 			return cs.Unsubscribe(ctx, req.Params)
 		},
 	})
-	srv.AddReceivingMiddleware(forward(cs))
+	srv.AddReceivingMiddleware(modernResults, forward(cs))
 	sdk.AddReceivingCustomMethod(srv, "skills/list", func(ctx context.Context, _ *sdk.ServerSession, p *ListSkillsParams) (*ListSkillsResult, error) {
 		return sdk.CallCustomMethod[*ListSkillsParams, *ListSkillsResult](ctx, cs, "skills/list", p)
 	})

@@ -102,6 +102,7 @@ func New(a *app.App, o Options) *Server {
 	s.sdk.AddSendingMiddleware(s.filterNotifications)
 	s.addTools()
 	s.addSkillMethods()
+	s.sdk.AddReceivingMiddleware(modernResults)
 
 	opts := sdk.StreamableHTTPOptions{
 		Logger:              o.Logger,

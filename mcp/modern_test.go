@@ -1,0 +1,97 @@
+package mcp_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"testing"
+)
+
+// modernCall sends one 2026-07-28 request (sessionless: its version,
+// client info and capabilities in _meta, the routing headers set as a
+// client of that revision sets them) and answers the raw response.
+func modernCall(t *testing.T, url, token, method string, params map[string]any, hdr map[string]string) (int, map[string]any) {
+	t.Helper()
+	if params == nil {
+		params = map[string]any{}
+	}
+	params["_meta"] = map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "raw", "version": "1"},
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	req, _ := http.NewRequest(http.MethodPost, url+"/mcp", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", method)
+	if n, ok := params["name"].(string); ok {
+		req.Header.Set("Mcp-Name", n)
+	}
+	if u, ok := params["uri"].(string); ok && method == "resources/read" {
+		req.Header.Set("Mcp-Name", u)
+	}
+	for k, v := range hdr {
+		if v == "" {
+			req.Header.Del(k)
+		} else {
+			req.Header.Set(k, v)
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s: %v", method, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var msg map[string]any
+	if len(bytes.TrimSpace(b)) > 0 {
+		if err := json.Unmarshal(b, &msg); err != nil {
+			t.Fatalf("%s: %d %s", method, resp.StatusCode, b)
+		}
+	}
+	return resp.StatusCode, msg
+}
+
+// TestModernResults: every result a 2026-07-28 client gets carries
+// resultType "complete", and the results the revision gives cache
+// hints carry ttlMs and cacheScope.
+func TestModernResults(t *testing.T) {
+	f := newFixture(t)
+	cached := map[string]bool{"server/discover": true, "prompts/list": true, "resources/list": true,
+		"resources/templates/list": true, "tools/list": true, "resources/read": true}
+	for _, c := range []struct {
+		method string
+		params map[string]any
+	}{
+		{"server/discover", nil},
+		{"prompts/list", nil},
+		{"prompts/get", map[string]any{"name": "demo/greet", "arguments": map[string]any{"name": "A"}}},
+		{"resources/list", nil},
+		{"resources/templates/list", nil},
+		{"resources/read", map[string]any{"uri": "skill://demo/pdf-tools/SKILL.md"}},
+		{"resources/directory/read", map[string]any{"uri": "skill://demo/pdf-tools"}},
+		{"skills/list", nil},
+		{"skills/get", map[string]any{"uri": "skill://demo/pdf-tools/SKILL.md"}},
+		{"tools/list", nil},
+		{"tools/call", map[string]any{"name": "render_prompt", "arguments": map[string]any{"slug": "demo/greet", "variables": map[string]any{"name": "A"}}}},
+	} {
+		code, msg := modernCall(t, f.e.URL, f.e.Admin, c.method, c.params, nil)
+		res, _ := msg["result"].(map[string]any)
+		if code != 200 || res == nil {
+			t.Errorf("%s: %d %v", c.method, code, msg)
+			continue
+		}
+		if res["resultType"] != "complete" {
+			t.Errorf("%s: resultType %v", c.method, res["resultType"])
+		}
+		if cached[c.method] || c.method == "resources/directory/read" {
+			if _, ok := res["ttlMs"].(float64); !ok || res["cacheScope"] == nil {
+				t.Errorf("%s: ttlMs %v cacheScope %v", c.method, res["ttlMs"], res["cacheScope"])
+			}
+		}
+	}
+}
