@@ -95,3 +95,43 @@ func TestModernResults(t *testing.T) {
 		}
 	}
 }
+
+// TestModernHeaders: a 2026-07-28 request whose routing headers
+// disagree with its body, or lack them, is refused with HeaderMismatch;
+// server/discover declares the skills extension and the versions.
+func TestModernHeaders(t *testing.T) {
+	f := newFixture(t)
+	get := map[string]any{"name": "demo/greet", "arguments": map[string]any{"name": "A"}}
+	for _, c := range []struct {
+		name string
+		hdr  map[string]string
+		want float64
+	}{
+		{"method differs", map[string]string{"Mcp-Method": "prompts/list"}, -32020},
+		{"name differs", map[string]string{"Mcp-Name": "demo/other"}, -32020},
+		// The header picks the session-based handler, which refuses the
+		// sessionless request as an unsupported version.
+		{"version differs", map[string]string{"MCP-Protocol-Version": "2025-11-25"}, -32022},
+		{"no method", map[string]string{"Mcp-Method": ""}, -32020},
+		{"no name", map[string]string{"Mcp-Name": ""}, -32020},
+	} {
+		code, msg := modernCall(t, f.e.URL, f.e.Admin, "prompts/get", get, c.hdr)
+		e, _ := msg["error"].(map[string]any)
+		if code != 400 || e == nil || e["code"] != c.want {
+			t.Errorf("%s: %d %v, want 400 and code %v", c.name, code, msg, c.want)
+		}
+	}
+	code, msg := modernCall(t, f.e.URL, f.e.Admin, "server/discover", nil, nil)
+	res, _ := msg["result"].(map[string]any)
+	if code != 200 || res["resultType"] != "complete" || res["ttlMs"] == nil {
+		t.Errorf("server/discover: %d %v", code, msg)
+	}
+	if v, _ := res["supportedVersions"].([]any); len(v) == 0 || v[0] != "2026-07-28" {
+		t.Errorf("supportedVersions %v", res["supportedVersions"])
+	}
+	caps, _ := res["capabilities"].(map[string]any)
+	ext, _ := caps["extensions"].(map[string]any)
+	if _, ok := ext["io.modelcontextprotocol/skills"]; !ok {
+		t.Errorf("discover capabilities %v", caps)
+	}
+}
