@@ -1,0 +1,64 @@
+// The official TypeScript SDK v2 client, pinned to protocol 2026-07-28,
+// against quire: run by mcp/interop2_test.go as `node interop2.mjs URL
+// TOKEN`. It lists and gets prompts, reads every skill file (verified
+// against its digest) and directory, calls a tool, then listens for
+// change notifications: it prints "listening" and waits for a
+// notifications/prompts/list_changed (the test publishes a prompt), then
+// prints one JSON object of what it saw, or exits non-zero with the error.
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { SkillsClient } from "@modelcontextprotocol/client/ext/skills";
+import { createInterface } from "node:readline";
+
+const [url, token] = process.argv.slice(2);
+const transport = new StreamableHTTPClientTransport(new URL(url), {
+  requestInit: { headers: { Authorization: `Bearer ${token}` } },
+});
+const client = new Client({ name: "quire-interop2", version: "1" });
+client.setVersionNegotiation({ mode: { pin: "2026-07-28" } });
+await client.connect(transport);
+
+const out = {
+  protocolVersion: client.getNegotiatedProtocolVersion(),
+  era: client.getProtocolEra(),
+  capabilities: client.getServerCapabilities(),
+};
+out.prompts = (await client.listPrompts()).prompts.map((p) => p.name);
+out.get = await client.getPrompt({ name: "demo/support", arguments: { product: "quire", question: "why?" } });
+try {
+  await client.getPrompt({ name: "demo/support", arguments: { product: "quire" } });
+  out.missing = null;
+} catch (e) {
+  out.missing = { code: e.code, message: e.message };
+}
+out.resources = (await client.listResources()).resources.map((r) => r.uri);
+out.read = await client.readResource({ uri: "skill://demo/pdf-tools/SKILL.md" });
+
+const skills = new SkillsClient(client);
+out.skillsSupported = skills.supported;
+const listing = await skills.list();
+out.skills = [];
+for (const s of listing.skills) {
+  const got = await skills.get(s.uri);
+  const files = [];
+  for (const r of s.resources ?? []) {
+    const f = await skills.read(s, r.uri);
+    files.push({ uri: r.uri, verified: f.verified });
+  }
+  const dir = await skills.readDirectory(s.uri.replace(/\/SKILL\.md$/, ""));
+  out.skills.push({ uri: s.uri, got: got.skill.uri, files, dir: dir.resources.map((d) => d.uri), dirTtl: dir.ttlMs });
+}
+out.tools = (await client.listTools()).tools.map((t) => t.name);
+out.tool = await client.callTool({ name: "render_prompt", arguments: { slug: "demo/greet", variables: { name: "Ts" } } });
+
+let notified;
+const changed = new Promise((resolve) => (notified = resolve));
+client.setNotificationHandler("notifications/prompts/list_changed", () => notified(true));
+const sub = await client.listen({ promptsListChanged: true });
+out.honored = sub.honoredFilter;
+console.log("listening");
+const timeout = new Promise((resolve) => setTimeout(() => resolve(false), 15000));
+out.listChanged = await Promise.race([changed, timeout]);
+await sub.close();
+await client.close();
+console.log(JSON.stringify(out));
+process.exit(0);
