@@ -121,7 +121,9 @@ func Bridge(ctx context.Context, t sdk.Transport, o BridgeOptions) error {
 	mu.Lock()
 	local = srv
 	mu.Unlock()
-	return srv.Run(ctx, t)
+	// Every request read before the host's input ends is answered before
+	// the bridge returns (drain.go).
+	return srv.Run(ctx, drainTransport{t})
 }
 
 // forward answers the host's requests with the upstream's answers; the
