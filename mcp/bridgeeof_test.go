@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
 )
 
 // TestBridgeAnswersBeforeEOF: requests piped into `quire mcp` whose
