@@ -145,14 +145,31 @@ type DraftOutput struct {
 
 // UpsertInput is upsert_file's input.
 type UpsertInput struct {
-	Slug     string `json:"slug" jsonschema:"the skill as project/slug"`
+	Slug     string `json:"slug" jsonschema:"the skill or prompt as project/slug"`
 	Version  int    `json:"version" jsonschema:"the draft's version number (from open_draft)"`
-	FilePath string `json:"file_path" jsonschema:"the file's path in the skill"`
+	FilePath string `json:"file_path" jsonschema:"the file's path in the skill; for a prompt one of prompt.txt, messages/NNN-role.txt, config.json, variables.schema.json"`
 	Content  string `json:"content" jsonschema:"the file's whole new content"`
 }
 
+// ReviewInput is open_review's input.
+type ReviewInput struct {
+	Slug        string `json:"slug" jsonschema:"the skill or prompt as project/slug"`
+	Version     int    `json:"version" jsonschema:"the draft's version number (from open_draft)"`
+	Title       string `json:"title" jsonschema:"the review's title: what the change does"`
+	Description string `json:"description,omitempty" jsonschema:"why, and what a reviewer should look at"`
+}
+
+// ReviewOutput is open_review's answer.
+type ReviewOutput struct {
+	Slug    string `json:"slug"`
+	Version int    `json:"version"`
+	Review  int    `json:"review"`
+	State   string `json:"state"`
+	Title   string `json:"title"`
+}
+
 // writeTools are offered only to credentials that may write.
-var writeTools = map[string]bool{"open_draft": true, "upsert_file": true}
+var writeTools = map[string]bool{"open_draft": true, "upsert_file": true, "open_review": true}
 
 // filterTools hides the write tools from a read-only API key: it could
 // only be refused.
@@ -292,7 +309,9 @@ func (s *Server) addTools() {
 			return DraftOutput{Slug: in.Slug, Version: v.Number, State: string(v.State), Commit: v.Commit}, nil
 		}))
 
-	sdk.AddTool(s.sdk, &sdk.Tool{Name: "upsert_file", Description: "Write one file into a draft of a skill (from open_draft). The draft stays a draft for a person to review."},
+	sdk.AddTool(s.sdk, &sdk.Tool{Name: "upsert_file", Description: "Write one file into a draft of a skill or prompt (from open_draft). " +
+		"A prompt's files are prompt.txt (a text prompt's template), messages/NNN-role.txt (a chat prompt's messages, numbered from 001), " +
+		"config.json and variables.schema.json. The draft stays a draft for a person to review."},
 		tool(s, func(ctx context.Context, p *quire.Principal, in UpsertInput) (DraftOutput, error) {
 			project, slug, err := splitSlug(in.Slug)
 			if err != nil {
@@ -303,5 +322,20 @@ func (s *Server) addTools() {
 				return DraftOutput{}, err
 			}
 			return DraftOutput{Slug: in.Slug, Version: v.Number, State: string(v.State), Commit: v.Commit, File: f.Path}, nil
+		}))
+
+	sdk.AddTool(s.sdk, &sdk.Tool{Name: "open_review", Description: "Ask for review of a draft of a skill or prompt (from open_draft and upsert_file): " +
+		"opens a review with a title and description for a person to approve and publish. Never publishes."},
+		tool(s, func(ctx context.Context, p *quire.Principal, in ReviewInput) (ReviewOutput, error) {
+			project, slug, err := splitSlug(in.Slug)
+			if err != nil {
+				return ReviewOutput{}, err
+			}
+			_, rv, err := s.app.OpenProjectReview(ctx, p, project, slug, in.Version, in.Title, in.Description)
+			if err != nil {
+				return ReviewOutput{}, err
+			}
+			r := rv.Review
+			return ReviewOutput{Slug: in.Slug, Version: r.Version, Review: r.Number, State: string(r.State), Title: r.Title}, nil
 		}))
 }
