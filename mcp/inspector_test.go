@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -39,36 +40,44 @@ func inspector(t *testing.T) (node, cli string) {
 func TestInspectorCLI(t *testing.T) {
 	node, cli := inspector(t)
 	f := newFixture(t)
-	for _, era := range []string{"modern", "auto"} {
-		for _, c := range []struct {
-			name string
-			args []string
-			want string
-		}{
-			{"prompts/list", []string{"--method", "prompts/list"}, `"demo/support"`},
-			{"prompts/get", []string{"--method", "prompts/get", "--prompt-name", "demo/greet", "--prompt-args", "name=In"}, "Hello In, you are nobody."},
-			{"resources/list", []string{"--method", "resources/list"}, "skill://demo/pdf-tools/scripts/fill.py"},
-			{"resources/read", []string{"--method", "resources/read", "--uri", "skill://demo/pdf-tools/SKILL.md"}, "name: pdf-tools"},
-			{"resources/directory/read", []string{"--method", "resources/directory/read", "--uri", "skill://demo/pdf-tools"}, "skill://demo/pdf-tools/scripts"},
-			{"skills/list", []string{"--method", "skills/list", "--verify", "--require-digests"}, "skill://demo/pdf-tools/SKILL.md"},
-			{"skills/get", []string{"--method", "skills/get", "--uri", "skill://demo/pdf-tools/SKILL.md", "--verify"}, "pdf-tools"},
-			{"tools/list", []string{"--method", "tools/list", "--strict"}, "upsert_file"},
-			{"tools/call", []string{"--method", "tools/call", "--tool-name", "render_prompt", "--tool-arg", "slug=demo/greet", `variables={"name":"In"}`}, "Hello In, you are nobody."},
-		} {
-			t.Run(era+"/"+c.name, func(t *testing.T) {
-				args := append([]string{cli, "--cli", f.e.URL + "/mcp", "--transport", "http", "--protocol-era", era,
-					"--header", "Authorization: Bearer " + f.e.Admin}, c.args...)
-				cmd := exec.Command(node, args...)
-				var stderr bytes.Buffer
-				cmd.Stderr = &stderr
-				out, err := cmd.Output()
-				if err != nil || !strings.Contains(string(out), c.want) {
-					t.Errorf("inspector %s: %v\nstdout: %s\nstderr: %s", strings.Join(c.args, " "), err, out, stderr.String())
-				}
-				if strings.Contains(stderr.String(), "arning") {
-					t.Errorf("inspector %s warns: %s", strings.Join(c.args, " "), stderr.String())
-				}
-			})
+	// The same over `quire mcp`, the stdio bridge.
+	bin := binary(t)
+	for _, target := range []struct{ name string }{{"http"}, {"stdio"}} {
+		for _, era := range []string{"modern", "auto"} {
+			for _, c := range []struct {
+				name string
+				args []string
+				want string
+			}{
+				{"prompts/list", []string{"--method", "prompts/list"}, `"demo/support"`},
+				{"prompts/get", []string{"--method", "prompts/get", "--prompt-name", "demo/greet", "--prompt-args", "name=In"}, "Hello In, you are nobody."},
+				{"resources/list", []string{"--method", "resources/list"}, "skill://demo/pdf-tools/scripts/fill.py"},
+				{"resources/read", []string{"--method", "resources/read", "--uri", "skill://demo/pdf-tools/SKILL.md"}, "name: pdf-tools"},
+				{"resources/directory/read", []string{"--method", "resources/directory/read", "--uri", "skill://demo/pdf-tools"}, "skill://demo/pdf-tools/scripts"},
+				{"skills/list", []string{"--method", "skills/list", "--verify", "--require-digests"}, "skill://demo/pdf-tools/SKILL.md"},
+				{"skills/get", []string{"--method", "skills/get", "--uri", "skill://demo/pdf-tools/SKILL.md", "--verify"}, "pdf-tools"},
+				{"tools/list", []string{"--method", "tools/list", "--strict"}, "upsert_file"},
+				{"tools/call", []string{"--method", "tools/call", "--tool-name", "render_prompt", "--tool-arg", "slug=demo/greet", `variables={"name":"In"}`}, "Hello In, you are nobody."},
+			} {
+				t.Run(target.name+"/"+era+"/"+c.name, func(t *testing.T) {
+					args := []string{cli, "--cli", f.e.URL + "/mcp", "--transport", "http", "--protocol-era", era, "--header", "Authorization: Bearer " + f.e.Admin}
+					args = append(args, c.args...)
+					if target.name == "stdio" {
+						args = append([]string{cli, "--cli", "-e", "QUIRE_TOKEN=" + f.e.Admin, "-e", "QUIRE_CONFIG_DIR=" + t.TempDir(), "--protocol-era", era},
+							append(slices.Clip(c.args), "--", bin, "mcp", "--server", f.e.URL)...)
+					}
+					cmd := exec.Command(node, args...)
+					var stderr bytes.Buffer
+					cmd.Stderr = &stderr
+					out, err := cmd.Output()
+					if err != nil || !strings.Contains(string(out), c.want) {
+						t.Errorf("inspector %s: %v\nstdout: %s\nstderr: %s", strings.Join(c.args, " "), err, out, stderr.String())
+					}
+					if strings.Contains(stderr.String(), "arning") {
+						t.Errorf("inspector %s warns: %s", strings.Join(c.args, " "), stderr.String())
+					}
+				})
+			}
 		}
 	}
 }
