@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"testing"
 )
 
@@ -133,5 +134,39 @@ func TestModernHeaders(t *testing.T) {
 	ext, _ := caps["extensions"].(map[string]any)
 	if _, ok := ext["io.modelcontextprotocol/skills"]; !ok {
 		t.Errorf("discover capabilities %v", caps)
+	}
+}
+
+// TestStableListOrder: every list answers in the same order each time
+// (2026-07-28 asks it, for caching), tools by name.
+func TestStableListOrder(t *testing.T) {
+	f := newFixture(t)
+	f.publishPrompt(t, "alpha", map[string]any{"template": "a"})
+	names := func(method, list, key string) []string {
+		code, msg := modernCall(t, f.e.URL, f.e.Admin, method, nil, nil)
+		res, _ := msg["result"].(map[string]any)
+		items, _ := res[list].([]any)
+		if code != 200 || len(items) == 0 {
+			t.Fatalf("%s: %d %v", method, code, msg)
+		}
+		var out []string
+		for _, it := range items {
+			out = append(out, it.(map[string]any)[key].(string))
+		}
+		return out
+	}
+	for _, c := range []struct{ method, list, key string }{
+		{"prompts/list", "prompts", "name"}, {"tools/list", "tools", "name"},
+		{"resources/list", "resources", "uri"}, {"skills/list", "skills", "uri"},
+	} {
+		first := names(c.method, c.list, c.key)
+		for range 3 {
+			if again := names(c.method, c.list, c.key); !slices.Equal(first, again) {
+				t.Errorf("%s: %v, then %v", c.method, first, again)
+			}
+		}
+		if c.method == "tools/list" && !slices.IsSorted(first) {
+			t.Errorf("tools/list not by name: %v", first)
+		}
 	}
 }
