@@ -53,6 +53,8 @@ func TestTypeScriptClientV2(t *testing.T) {
 		line := sc.Text()
 		if line == "listening" {
 			f.publishPrompt(t, "fresh", map[string]any{"template": "new"})
+			f.e.Must(201, "POST", "/v1/skills/"+f.skill+"/versions", f.e.Admin, nil)
+			f.e.Must(200, "POST", "/v1/skills/"+f.skill+"/versions/2/publish", f.e.Admin, nil)
 			continue
 		}
 		last = line
@@ -97,8 +99,9 @@ func TestTypeScriptClientV2(t *testing.T) {
 			IsError           bool           `json:"isError"`
 			StructuredContent map[string]any `json:"structuredContent"`
 		} `json:"tool"`
-		Honored     map[string]any `json:"honored"`
-		ListChanged bool           `json:"listChanged"`
+		Honored         map[string]any `json:"honored"`
+		ListChanged     bool           `json:"listChanged"`
+		ResourceUpdated any            `json:"resourceUpdated"`
 	}
 	if err := json.Unmarshal([]byte(last), &got); err != nil {
 		t.Fatalf("interop2 output: %v\n%s", err, last)
@@ -138,5 +141,8 @@ func TestTypeScriptClientV2(t *testing.T) {
 	}
 	if got.Honored["promptsListChanged"] != true || !got.ListChanged {
 		t.Errorf("subscriptions/listen: honored %v, list_changed seen %v", got.Honored, got.ListChanged)
+	}
+	if got.ResourceUpdated != "skill://demo/pdf-tools/SKILL.md" {
+		t.Errorf("subscriptions/listen: resources/updated %v after the skill's publish (honored %v)", got.ResourceUpdated, got.Honored)
 	}
 }

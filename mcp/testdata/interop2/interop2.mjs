@@ -3,7 +3,8 @@
 // TOKEN`. It lists and gets prompts, reads every skill file (verified
 // against its digest) and directory, calls a tool, then listens for
 // change notifications: it prints "listening" and waits for a
-// notifications/prompts/list_changed (the test publishes a prompt), then
+// notifications/prompts/list_changed and a notifications/resources/updated
+// of the skill's SKILL.md (the test publishes a prompt and the skill), then
 // prints one JSON object of what it saw, or exits non-zero with the error.
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { SkillsClient } from "@modelcontextprotocol/client/ext/skills";
@@ -50,14 +51,17 @@ for (const s of listing.skills) {
 out.tools = (await client.listTools()).tools.map((t) => t.name);
 out.tool = await client.callTool({ name: "render_prompt", arguments: { slug: "demo/greet", variables: { name: "Ts" } } });
 
-let notified;
+let notified, updated;
 const changed = new Promise((resolve) => (notified = resolve));
+const resourceUpdated = new Promise((resolve) => (updated = resolve));
 client.setNotificationHandler("notifications/prompts/list_changed", () => notified(true));
-const sub = await client.listen({ promptsListChanged: true });
+client.setNotificationHandler("notifications/resources/updated", (n) => updated(n.params.uri));
+const sub = await client.listen({ promptsListChanged: true, resourceSubscriptions: ["skill://demo/pdf-tools/SKILL.md"] });
 out.honored = sub.honoredFilter;
 console.log("listening");
 const timeout = new Promise((resolve) => setTimeout(() => resolve(false), 15000));
 out.listChanged = await Promise.race([changed, timeout]);
+out.resourceUpdated = await Promise.race([resourceUpdated, timeout]);
 await sub.close();
 await client.close();
 console.log(JSON.stringify(out));
