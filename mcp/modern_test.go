@@ -110,9 +110,8 @@ func TestModernHeaders(t *testing.T) {
 	}{
 		{"method differs", map[string]string{"Mcp-Method": "prompts/list"}, -32020},
 		{"name differs", map[string]string{"Mcp-Name": "demo/other"}, -32020},
-		// The header picks the session-based handler, which refuses the
-		// sessionless request as an unsupported version.
-		{"version differs", map[string]string{"MCP-Protocol-Version": "2025-11-25"}, -32022},
+		{"version differs", map[string]string{"MCP-Protocol-Version": "2025-11-25"}, -32020},
+		{"no version", map[string]string{"MCP-Protocol-Version": ""}, -32020},
 		{"no method", map[string]string{"Mcp-Method": ""}, -32020},
 		{"no name", map[string]string{"Mcp-Name": ""}, -32020},
 	} {
