@@ -2,11 +2,14 @@ package mcp_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"slices"
 	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // modernCall sends one 2026-07-28 request (sessionless: its version,
@@ -166,6 +169,31 @@ func TestStableListOrder(t *testing.T) {
 		}
 		if c.method == "tools/list" && !slices.IsSorted(first) {
 			t.Errorf("tools/list not by name: %v", first)
+		}
+	}
+}
+
+// TestOlderSessions: 2025-11-25 and 2025-06-18 sessions work as before
+// beside the 2026-07-28 adapter.
+func TestOlderSessions(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	for _, v := range []string{"2025-11-25", "2025-06-18"} {
+		cs := connect(t, f.e, f.e.Admin, v, nil)
+		if got := cs.InitializeResult().ProtocolVersion; got != v {
+			t.Fatalf("negotiated %s, want %s", got, v)
+		}
+		res, err := cs.GetPrompt(ctx, &sdk.GetPromptParams{Name: "demo/greet", Arguments: map[string]string{"name": "Ol"}})
+		if err != nil || text(res.Messages[0]) != "Hello Ol, you are nobody." {
+			t.Fatalf("%s prompts/get: %v %s", v, err, dump(res))
+		}
+		read, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "skill://demo/pdf-tools/scripts/fill.py"})
+		if err != nil || read.Contents[0].Text != "print(1)\n" {
+			t.Fatalf("%s resources/read: %v %s", v, err, dump(read))
+		}
+		tools, err := cs.ListTools(ctx, nil)
+		if err != nil || len(tools.Tools) != 7 {
+			t.Fatalf("%s tools/list: %v %s", v, err, dump(tools))
 		}
 	}
 }
