@@ -27,8 +27,25 @@ func TestTypeScriptClientV2(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "client")); err != nil {
 		t.Skip("the TypeScript SDK v2 is not installed: run `npm ci` in mcp/testdata/interop2")
 	}
+	for _, bridged := range []bool{false, true} {
+		name := "http"
+		if bridged {
+			name = "stdio"
+		}
+		t.Run(name, func(t *testing.T) { typeScriptV2(t, node, dir, bridged) })
+	}
+}
+
+// typeScriptV2 runs interop2.mjs against /mcp, or against `quire mcp`
+// when bridged, and checks what it saw.
+func typeScriptV2(t *testing.T, node, dir string, bridged bool) {
 	f := newFixture(t)
-	cmd := exec.Command(node, "interop2.mjs", f.e.URL+"/mcp", f.e.Admin)
+	args := []string{"interop2.mjs", f.e.URL + "/mcp", f.e.Admin}
+	if bridged {
+		args = append(args, binary(t))
+	}
+	cmd := exec.Command(node, args...)
+	cmd.Env = append(os.Environ(), "QUIRE_CONFIG_DIR="+t.TempDir())
 	cmd.Dir = dir
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()

@@ -7,13 +7,23 @@
 // of the skill's SKILL.md (the test publishes a prompt and the skill), then
 // prints one JSON object of what it saw, or exits non-zero with the error.
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { SkillsClient } from "@modelcontextprotocol/client/ext/skills";
-import { createInterface } from "node:readline";
 
-const [url, token] = process.argv.slice(2);
-const transport = new StreamableHTTPClientTransport(new URL(url), {
-  requestInit: { headers: { Authorization: `Bearer ${token}` } },
-});
+// `node interop2.mjs URL TOKEN` speaks to /mcp; `node interop2.mjs URL
+// TOKEN QUIRE` runs `QUIRE mcp --server <URL's origin>` and speaks to it
+// on stdio.
+const [url, token, quire] = process.argv.slice(2);
+const transport = quire
+  ? new StdioClientTransport({
+      command: quire,
+      args: ["mcp", "--server", new URL(url).origin],
+      env: { ...process.env, QUIRE_TOKEN: token },
+      stderr: "inherit",
+    })
+  : new StreamableHTTPClientTransport(new URL(url), {
+      requestInit: { headers: { Authorization: `Bearer ${token}` } },
+    });
 const client = new Client({ name: "quire-interop2", version: "1" });
 client.setVersionNegotiation({ mode: { pin: "2026-07-28" } });
 await client.connect(transport);
