@@ -61,3 +61,32 @@ func TestProtectedResourceMetadata(t *testing.T) {
 		t.Errorf("an untrusted X-Forwarded-Proto: %d %s", res.StatusCode, body)
 	}
 }
+
+// TestProtectedResourceMetadataBehindProxy: behind a trusted proxy that
+// terminates TLS (X-Forwarded-Proto: https), the challenge and the
+// document name https URLs.
+func TestProtectedResourceMetadataBehindProxy(t *testing.T) {
+	e := testenv.NewWith(t, testenv.Options{TrustedProxies: []string{"127.0.0.1", "::1"}})
+	req, _ := http.NewRequest("POST", e.URL+"/mcp", strings.NewReader(`{}`))
+	req.Header.Set("X-Forwarded-Proto", "https")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	host := strings.TrimPrefix(e.URL, "http://")
+	if want := `resource_metadata="https://` + host + `/.well-known/oauth-protected-resource/mcp"`; res.StatusCode != 401 || !strings.Contains(res.Header.Get("WWW-Authenticate"), want) {
+		t.Fatalf("%d %q, want %s", res.StatusCode, res.Header.Get("WWW-Authenticate"), want)
+	}
+	req, _ = http.NewRequest("GET", e.URL+"/.well-known/oauth-protected-resource/mcp", nil)
+	req.Header.Set("X-Forwarded-Proto", "https")
+	res, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if !strings.Contains(string(body), `"resource":"https://`+host+`/mcp"`) || !strings.Contains(string(body), `"authorization_servers":["https://`+host+`"]`) {
+		t.Fatalf("behind a trusted proxy: %s", body)
+	}
+}
