@@ -92,6 +92,10 @@ func TestModernResults(t *testing.T) {
 		if res["resultType"] != "complete" {
 			t.Errorf("%s: resultType %v", c.method, res["resultType"])
 		}
+		// Servers SHOULD name themselves in each result's _meta.
+		if meta, _ := res["_meta"].(map[string]any); meta["io.modelcontextprotocol/serverInfo"] == nil {
+			t.Errorf("%s: _meta %v", c.method, res["_meta"])
+		}
 		if cached[c.method] || c.method == "resources/directory/read" {
 			if _, ok := res["ttlMs"].(float64); !ok || res["cacheScope"] == nil {
 				t.Errorf("%s: ttlMs %v cacheScope %v", c.method, res["ttlMs"], res["cacheScope"])
