@@ -52,6 +52,9 @@ func (c *drainConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	if req, ok := msg.(*jsonrpc.Request); ok {
 		c.mu.Lock()
 		switch {
+		case req.ID.IsValid() && req.Method == "subscriptions/listen":
+			// A listen stream is answered only when it ends: the host
+			// closing its input ends it, so it is owed nothing.
 		case req.ID.IsValid():
 			c.pending[idKey(req.ID)] = true
 		case req.Method == "notifications/cancelled":
