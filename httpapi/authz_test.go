@@ -119,10 +119,12 @@ func authzBody(path string, body any, headers ...string) func(*authzFixture, boo
 var keysAre400 = map[cred]int{credReadKey: 400, credWriteKey: 400, credAdminKey: 400, credOtherKey: 400}
 
 var authzTable = map[string]authzRow{
-	"GET /healthz":        {policy: "public", ok: 200, req: authzPath("/healthz")},
-	"GET /readyz":         {policy: "public", ok: 200, req: authzPath("/readyz")},
-	"GET /openapi.json":   {policy: "public", ok: 200, req: authzPath("/openapi.json")},
-	"POST /v1/auth/login": {policy: "public", ok: 200, req: authzBody("/v1/auth/login", map[string]string{"email": testenv.AdminEmail, "password": testenv.AdminPassword})},
+	"GET /healthz":      {policy: "public", ok: 200, req: authzPath("/healthz")},
+	"GET /readyz":       {policy: "public", ok: 200, req: authzPath("/readyz")},
+	"GET /openapi.json": {policy: "public", ok: 200, req: authzPath("/openapi.json")},
+	"GET /.well-known/oauth-protected-resource":     {policy: "public", ok: 200, req: authzPath("/.well-known/oauth-protected-resource")},
+	"GET /.well-known/oauth-protected-resource/mcp": {policy: "public", ok: 200, req: authzPath("/.well-known/oauth-protected-resource/mcp")},
+	"POST /v1/auth/login":                           {policy: "public", ok: 200, req: authzBody("/v1/auth/login", map[string]string{"email": testenv.AdminEmail, "password": testenv.AdminPassword})},
 
 	// Auth.
 	"GET /v1/auth/me":         {policy: "any-user", ok: 200, req: authzPath("/v1/auth/me")},

@@ -28,17 +28,19 @@ func (s *Server) mcpRoutes(r *gin.Engine, auth []gin.HandlerFunc, handler http.H
 		p := principal(c)
 		handler.ServeHTTP(c.Writer, c.Request.WithContext(app.WithPrincipal(c.Request.Context(), p)))
 	}
-	chain := append([]gin.HandlerFunc{challengeBearer}, auth...)
+	s.oauthMetaRoutes(r)
+	chain := append([]gin.HandlerFunc{s.challengeBearer}, auth...)
 	chain = append(chain, serve)
 	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
 		r.Handle(m, "/mcp", chain...)
 	}
 }
 
-// challengeBearer sets the challenge a 401 answers with; a request that
-// authenticates has it removed before MCP answers.
-func challengeBearer(c *gin.Context) {
-	c.Header("WWW-Authenticate", `Bearer realm="quire"`)
+// challengeBearer sets the challenge a 401 answers with, naming the
+// protected resource metadata (RFC 9728 §5.1, oauthmeta.go); a request
+// that authenticates has it removed before MCP answers.
+func (s *Server) challengeBearer(c *gin.Context) {
+	c.Header("WWW-Authenticate", `Bearer realm="quire", resource_metadata="`+s.resourceMetadataURL(c.Request)+`"`)
 }
 
 // mcpAPIRoutes document /mcp.
@@ -46,6 +48,8 @@ var mcpAPIRoutes = []apiRoute{
 	route("POST", "/mcp", "mcp", "Model Context Protocol, Streamable HTTP: JSON-RPC requests (docs/mcp.md); 401 with WWW-Authenticate without a valid bearer token", ok(200, ""), mcpTransport(400), fails(401), mcpTransport(404), mcpTransport(413)),
 	route("GET", "/mcp", "mcp", "Model Context Protocol: the session's server-sent event stream (Mcp-Session-Id)", text(200, "text/event-stream"), mcpTransport(400), fails(401), mcpTransport(404)),
 	route("DELETE", "/mcp", "mcp", "Model Context Protocol: end the session named by Mcp-Session-Id", ok(204, ""), mcpTransport(400), fails(401), mcpTransport(404)),
+	route("GET", protectedResourcePath, "mcp", "OAuth protected resource metadata of /mcp (RFC 9728): the resource, its authorization server, bearer methods and scopes; public", public(), ok(200, "ProtectedResource")),
+	route("GET", protectedResourcePath+"/mcp", "mcp", "OAuth protected resource metadata of /mcp at the RFC 9728 path for the resource /mcp (the same document)", public(), ok(200, "ProtectedResource")),
 }
 
 // mcpTransport documents a status the MCP SDK's transport answers itself:

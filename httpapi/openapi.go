@@ -58,7 +58,7 @@ var (
 )
 
 // APIVersion is the version of the API contract (info.version).
-const APIVersion = "1.4.0"
+const APIVersion = "2.0.0"
 
 // apiRoutes documents the routes of the core files.
 var apiRoutes = []apiRoute{
@@ -276,11 +276,12 @@ var apiSchemas = map[string]any{
 		To    int              `json:"to"`
 		Files []quire.FileDiff `json:"files"`
 	}{},
-	"Commit":           quire.Commit{},
-	"DiscoveryIndex":   discoveryIndexView{},
-	"DiscoveryIndexV1": discoveryIndexV1{},
-	"Activity":         quire.Activity{},
-	"PromptUsage":      quire.PromptUsage{},
+	"Commit":            quire.Commit{},
+	"DiscoveryIndex":    discoveryIndexView{},
+	"ProtectedResource": ProtectedResource{},
+	"DiscoveryIndexV1":  discoveryIndexV1{},
+	"Activity":          quire.Activity{},
+	"PromptUsage":       quire.PromptUsage{},
 }
 
 // apiQuery describes the query parameters routes take.

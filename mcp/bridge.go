@@ -108,7 +108,7 @@ func Bridge(ctx context.Context, t sdk.Transport, o BridgeOptions) error {
 			return cs.Unsubscribe(ctx, req.Params)
 		},
 	})
-	srv.AddReceivingMiddleware(forward(cs))
+	srv.AddReceivingMiddleware(modernResults, forward(cs))
 	sdk.AddReceivingCustomMethod(srv, "skills/list", func(ctx context.Context, _ *sdk.ServerSession, p *ListSkillsParams) (*ListSkillsResult, error) {
 		return sdk.CallCustomMethod[*ListSkillsParams, *ListSkillsResult](ctx, cs, "skills/list", p)
 	})
@@ -121,7 +121,9 @@ func Bridge(ctx context.Context, t sdk.Transport, o BridgeOptions) error {
 	mu.Lock()
 	local = srv
 	mu.Unlock()
-	return srv.Run(ctx, t)
+	// Every request read before the host's input ends is answered before
+	// the bridge returns (drain.go).
+	return srv.Run(ctx, drainTransport{t})
 }
 
 // forward answers the host's requests with the upstream's answers; the

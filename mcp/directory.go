@@ -31,6 +31,9 @@ type ReadDirectoryParams struct {
 // ReadDirectoryResult is resources/directory/read's answer.
 type ReadDirectoryResult struct {
 	sdk.ResultBase
+	// The cache hint: the extension's directory listing is a resource
+	// list, which carries one from 2026-07-28 on.
+	sdk.Cacheable
 	ResultType string          `json:"resultType"`
 	Resources  []*sdk.Resource `json:"resources"`
 	NextCursor string          `json:"nextCursor,omitempty"`
@@ -64,7 +67,7 @@ func (s *Server) readDirectory(ctx context.Context, params *ReadDirectoryParams)
 		}
 	}
 	end := min(start+app.MaxAgentPage, len(children))
-	out := &ReadDirectoryResult{ResultType: resultComplete, Resources: children[start:end]}
+	out := &ReadDirectoryResult{Cacheable: listCache, ResultType: resultComplete, Resources: children[start:end]}
 	if end < len(children) {
 		out.NextCursor = strconv.Itoa(end)
 	}

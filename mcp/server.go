@@ -102,6 +102,7 @@ func New(a *app.App, o Options) *Server {
 	s.sdk.AddSendingMiddleware(s.filterNotifications)
 	s.addTools()
 	s.addSkillMethods()
+	s.sdk.AddReceivingMiddleware(modernResults)
 
 	opts := sdk.StreamableHTTPOptions{
 		Logger:              o.Logger,
@@ -128,8 +129,16 @@ func New(a *app.App, o Options) *Server {
 	// names its version in MCP-Protocol-Version (an initialize names
 	// none), so each version gets the handler that speaks it, and a
 	// client is answered in the newest version both support.
+	//
+	// A POST that names its method in Mcp-Method (which only clients of
+	// 2026-07-28 on send), names no session and is no initialize is
+	// sessionless whatever its MCP-Protocol-Version says: the stateless
+	// handler checks that header against the version in the body's _meta
+	// and answers a mismatch as HeaderMismatch (-32020), where the session
+	// handler would answer "unsupported version".
 	stream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if v := r.Header.Get("MCP-Protocol-Version"); v >= sessionlessSince && r.Method == http.MethodPost {
+		if r.Method == http.MethodPost && (r.Header.Get("MCP-Protocol-Version") >= sessionlessSince ||
+			sessionlessCall(r.Header)) {
 			stateless.ServeHTTP(w, r)
 			return
 		}
@@ -145,6 +154,13 @@ func New(a *app.App, o Options) *Server {
 		return &auth.TokenInfo{UserID: p.Kind() + ":" + p.ID(), Extra: map[string]any{"principal": p}}, nil
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(stream)
 	return s
+}
+
+// sessionlessCall reports whether a POST's headers show a 2026-07-28
+// call: an Mcp-Method other than initialize, and no Mcp-Session-Id.
+func sessionlessCall(h http.Header) bool {
+	m := h.Get("Mcp-Method")
+	return m != "" && m != "initialize" && h.Get("Mcp-Session-Id") == ""
 }
 
 // ServeHTTP serves Streamable HTTP. The caller must already be

@@ -145,14 +145,31 @@ type DraftOutput struct {
 
 // UpsertInput is upsert_file's input.
 type UpsertInput struct {
-	Slug     string `json:"slug" jsonschema:"the skill as project/slug"`
+	Slug     string `json:"slug" jsonschema:"the skill or prompt as project/slug"`
 	Version  int    `json:"version" jsonschema:"the draft's version number (from open_draft)"`
-	FilePath string `json:"file_path" jsonschema:"the file's path in the skill"`
+	FilePath string `json:"file_path" jsonschema:"the file's path in the skill; for a prompt one of prompt.txt, messages/NNN-role.txt, config.json, variables.schema.json"`
 	Content  string `json:"content" jsonschema:"the file's whole new content"`
 }
 
+// ReviewInput is open_review's input.
+type ReviewInput struct {
+	Slug        string `json:"slug" jsonschema:"the skill or prompt as project/slug"`
+	Version     int    `json:"version" jsonschema:"the draft's version number (from open_draft)"`
+	Title       string `json:"title" jsonschema:"the review's title: what the change does"`
+	Description string `json:"description,omitempty" jsonschema:"why, and what a reviewer should look at"`
+}
+
+// ReviewOutput is open_review's answer.
+type ReviewOutput struct {
+	Slug    string `json:"slug"`
+	Version int    `json:"version"`
+	Review  int    `json:"review"`
+	State   string `json:"state"`
+	Title   string `json:"title"`
+}
+
 // writeTools are offered only to credentials that may write.
-var writeTools = map[string]bool{"open_draft": true, "upsert_file": true}
+var writeTools = map[string]bool{"open_draft": true, "upsert_file": true, "open_review": true}
 
 // filterTools hides the write tools from a read-only API key: it could
 // only be refused.
@@ -187,8 +204,16 @@ func tool[In, Out any](s *Server, h func(context.Context, *quire.Principal, In) 
 	}
 }
 
+// addTool adds a tool whose input and output schemas are portable
+// (schemas.go): the SDK infers a nullable union for a slice or pointer.
+func addTool[In, Out any](s *Server, t *sdk.Tool, h sdk.ToolHandlerFor[In, Out]) {
+	t.InputSchema = portableSchema[In]()
+	t.OutputSchema = portableSchema[Out]()
+	sdk.AddTool(s.sdk, t, h)
+}
+
 func (s *Server) addTools() {
-	sdk.AddTool(s.sdk, &sdk.Tool{Name: "search_prompts", Description: "Find live prompts by words in their name or description.",
+	addTool(s, &sdk.Tool{Name: "search_prompts", Description: "Find live prompts by words in their name or description.",
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
 		tool(s, func(ctx context.Context, p *quire.Principal, in SearchInput) (SearchOutput, error) {
 			found, err := s.app.SearchPrompts(ctx, p, in.Query, 50)
@@ -209,7 +234,7 @@ func (s *Server) addTools() {
 			return out, nil
 		}))
 
-	sdk.AddTool(s.sdk, &sdk.Tool{Name: "render_prompt", Description: "Render a prompt (project/slug) with variables: its live version, or a version or label.",
+	addTool(s, &sdk.Tool{Name: "render_prompt", Description: "Render a prompt (project/slug) with variables: its live version, or a version or label.",
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
 		tool(s, func(ctx context.Context, p *quire.Principal, in RenderInput) (RenderOutput, error) {
 			name := in.Slug
@@ -239,7 +264,7 @@ func (s *Server) addTools() {
 			return out, nil
 		}))
 
-	sdk.AddTool(s.sdk, &sdk.Tool{Name: "list_skills", Description: "List the live skills, in one project or all.",
+	addTool(s, &sdk.Tool{Name: "list_skills", Description: "List the live skills, in one project or all.",
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
 		tool(s, func(ctx context.Context, p *quire.Principal, in ListSkillsInput) (ListSkillsOutput, error) {
 			page, next, err := s.app.AgentSkills(ctx, p, in.Project, "", app.MaxAgentPage)
@@ -257,7 +282,7 @@ func (s *Server) addTools() {
 			return out, nil
 		}))
 
-	sdk.AddTool(s.sdk, &sdk.Tool{Name: "get_skill", Description: "Read a live skill (project/slug): its SKILL.md and its file list.",
+	addTool(s, &sdk.Tool{Name: "get_skill", Description: "Read a live skill (project/slug): its SKILL.md and its file list.",
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
 		tool(s, func(ctx context.Context, p *quire.Principal, in GetSkillInput) (GetSkillOutput, error) {
 			project, slug, err := splitSlug(in.Slug)
@@ -279,7 +304,7 @@ func (s *Server) addTools() {
 			return out, nil
 		}))
 
-	sdk.AddTool(s.sdk, &sdk.Tool{Name: "open_draft", Description: "Open a draft of a skill (or prompt) for review, from its live version or a given one. Never publishes."},
+	addTool(s, &sdk.Tool{Name: "open_draft", Description: "Open a draft of a skill (or prompt) for review, from its live version or a given one. Never publishes."},
 		tool(s, func(ctx context.Context, p *quire.Principal, in OpenDraftInput) (DraftOutput, error) {
 			project, slug, err := splitSlug(in.Slug)
 			if err != nil {
@@ -292,7 +317,9 @@ func (s *Server) addTools() {
 			return DraftOutput{Slug: in.Slug, Version: v.Number, State: string(v.State), Commit: v.Commit}, nil
 		}))
 
-	sdk.AddTool(s.sdk, &sdk.Tool{Name: "upsert_file", Description: "Write one file into a draft of a skill (from open_draft). The draft stays a draft for a person to review."},
+	addTool(s, &sdk.Tool{Name: "upsert_file", Description: "Write one file into a draft of a skill or prompt (from open_draft). " +
+		"A prompt's files are prompt.txt (a text prompt's template), messages/NNN-role.txt (a chat prompt's messages, numbered from 001), " +
+		"config.json and variables.schema.json. The draft stays a draft for a person to review."},
 		tool(s, func(ctx context.Context, p *quire.Principal, in UpsertInput) (DraftOutput, error) {
 			project, slug, err := splitSlug(in.Slug)
 			if err != nil {
@@ -303,5 +330,20 @@ func (s *Server) addTools() {
 				return DraftOutput{}, err
 			}
 			return DraftOutput{Slug: in.Slug, Version: v.Number, State: string(v.State), Commit: v.Commit, File: f.Path}, nil
+		}))
+
+	addTool(s, &sdk.Tool{Name: "open_review", Description: "Ask for review of a draft of a skill or prompt (from open_draft and upsert_file): " +
+		"opens a review with a title and description for a person to approve and publish. Never publishes."},
+		tool(s, func(ctx context.Context, p *quire.Principal, in ReviewInput) (ReviewOutput, error) {
+			project, slug, err := splitSlug(in.Slug)
+			if err != nil {
+				return ReviewOutput{}, err
+			}
+			_, rv, err := s.app.OpenProjectReview(ctx, p, project, slug, in.Version, in.Title, in.Description)
+			if err != nil {
+				return ReviewOutput{}, err
+			}
+			r := rv.Review
+			return ReviewOutput{Slug: in.Slug, Version: r.Version, Review: r.Number, State: string(r.State), Title: r.Title}, nil
 		}))
 }

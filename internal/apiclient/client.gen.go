@@ -3829,6 +3829,16 @@ type PromptVersionRequest struct {
 	VariablesSchema interface{} `json:"variables_schema,omitempty"`
 }
 
+// ProtectedResource defines model for ProtectedResource.
+type ProtectedResource struct {
+	AuthorizationServers   []string `json:"authorization_servers"`
+	BearerMethodsSupported []string `json:"bearer_methods_supported"`
+	Resource               string   `json:"resource"`
+	ResourceDocumentation  *string  `json:"resource_documentation,omitempty"`
+	ResourceName           string   `json:"resource_name"`
+	ScopesSupported        []string `json:"scopes_supported"`
+}
+
 // PublishRequest defines model for PublishRequest.
 type PublishRequest struct {
 	Override *bool   `json:"override,omitempty"`
@@ -6288,6 +6298,16 @@ type ClientInterface interface {
 	// Corresponds with HEAD /.well-known/agent-skills/{name}/{path} (the `HeadWellKnownAgentSkillsNamePath` operationId).
 	HeadWellKnownAgentSkillsNamePath(ctx context.Context, name string, path string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetWellKnownOauthProtectedResource OAuth protected resource metadata of /mcp (RFC 9728): the resource, its authorization server, bearer methods and scopes; public
+	//
+	// Corresponds with GET /.well-known/oauth-protected-resource (the `GetWellKnownOauthProtectedResource` operationId).
+	GetWellKnownOauthProtectedResource(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetWellKnownOauthProtectedResourceMcp OAuth protected resource metadata of /mcp at the RFC 9728 path for the resource /mcp (the same document)
+	//
+	// Corresponds with GET /.well-known/oauth-protected-resource/mcp (the `GetWellKnownOauthProtectedResourceMcp` operationId).
+	GetWellKnownOauthProtectedResourceMcp(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetWellKnownSkillsIndexJson The same skills in the RFC's v0.1 form, for installers that ask this path: per skill name, description and files (paths); files are served under /.well-known/skills/{name}/
 	//
 	// Corresponds with GET /.well-known/skills/index.json (the `GetWellKnownSkillsIndexJson` operationId).
@@ -7975,6 +7995,36 @@ func (c *Client) GetWellKnownAgentSkillsNamePath(ctx context.Context, name strin
 // Corresponds with HEAD /.well-known/agent-skills/{name}/{path} (the `HeadWellKnownAgentSkillsNamePath` operationId).
 func (c *Client) HeadWellKnownAgentSkillsNamePath(ctx context.Context, name string, path string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewHeadWellKnownAgentSkillsNamePathRequest(c.Server, name, path)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetWellKnownOauthProtectedResource OAuth protected resource metadata of /mcp (RFC 9728): the resource, its authorization server, bearer methods and scopes; public
+//
+// Corresponds with GET /.well-known/oauth-protected-resource (the `GetWellKnownOauthProtectedResource` operationId).
+func (c *Client) GetWellKnownOauthProtectedResource(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetWellKnownOauthProtectedResourceRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetWellKnownOauthProtectedResourceMcp OAuth protected resource metadata of /mcp at the RFC 9728 path for the resource /mcp (the same document)
+//
+// Corresponds with GET /.well-known/oauth-protected-resource/mcp (the `GetWellKnownOauthProtectedResourceMcp` operationId).
+func (c *Client) GetWellKnownOauthProtectedResourceMcp(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetWellKnownOauthProtectedResourceMcpRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -12540,6 +12590,60 @@ func NewHeadWellKnownAgentSkillsNamePathRequest(server string, name string, path
 	}
 
 	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetWellKnownOauthProtectedResourceRequest constructs an http.Request for the GetWellKnownOauthProtectedResource method
+func NewGetWellKnownOauthProtectedResourceRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/.well-known/oauth-protected-resource")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetWellKnownOauthProtectedResourceMcpRequest constructs an http.Request for the GetWellKnownOauthProtectedResourceMcp method
+func NewGetWellKnownOauthProtectedResourceMcpRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/.well-known/oauth-protected-resource/mcp")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -24032,6 +24136,20 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with HEAD /.well-known/agent-skills/{name}/{path} (the `HeadWellKnownAgentSkillsNamePath` operationId).
 	HeadWellKnownAgentSkillsNamePathWithResponse(ctx context.Context, name string, path string, reqEditors ...RequestEditorFn) (*HeadWellKnownAgentSkillsNamePathResponse, error)
 
+	// GetWellKnownOauthProtectedResourceWithResponse OAuth protected resource metadata of /mcp (RFC 9728): the resource, its authorization server, bearer methods and scopes; public
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /.well-known/oauth-protected-resource (the `GetWellKnownOauthProtectedResource` operationId).
+	GetWellKnownOauthProtectedResourceWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetWellKnownOauthProtectedResourceResponse, error)
+
+	// GetWellKnownOauthProtectedResourceMcpWithResponse OAuth protected resource metadata of /mcp at the RFC 9728 path for the resource /mcp (the same document)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /.well-known/oauth-protected-resource/mcp (the `GetWellKnownOauthProtectedResourceMcp` operationId).
+	GetWellKnownOauthProtectedResourceMcpWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetWellKnownOauthProtectedResourceMcpResponse, error)
+
 	// GetWellKnownSkillsIndexJsonWithResponse The same skills in the RFC's v0.1 form, for installers that ask this path: per skill name, description and files (paths); files are served under /.well-known/skills/{name}/
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -26249,6 +26367,102 @@ func (r HeadWellKnownAgentSkillsNamePathResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r HeadWellKnownAgentSkillsNamePathResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetWellKnownOauthProtectedResourceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ProtectedResource
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetWellKnownOauthProtectedResourceResponse) GetJSON200() *ProtectedResource {
+	return r.JSON200
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetWellKnownOauthProtectedResourceResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetWellKnownOauthProtectedResourceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetWellKnownOauthProtectedResourceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetWellKnownOauthProtectedResourceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetWellKnownOauthProtectedResourceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetWellKnownOauthProtectedResourceMcpResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ProtectedResource
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetWellKnownOauthProtectedResourceMcpResponse) GetJSON200() *ProtectedResource {
+	return r.JSON200
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetWellKnownOauthProtectedResourceMcpResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetWellKnownOauthProtectedResourceMcpResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetWellKnownOauthProtectedResourceMcpResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetWellKnownOauthProtectedResourceMcpResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetWellKnownOauthProtectedResourceMcpResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -55226,6 +55440,32 @@ func (c *ClientWithResponses) HeadWellKnownAgentSkillsNamePathWithResponse(ctx c
 	return ParseHeadWellKnownAgentSkillsNamePathResponse(rsp)
 }
 
+// GetWellKnownOauthProtectedResourceWithResponse OAuth protected resource metadata of /mcp (RFC 9728): the resource, its authorization server, bearer methods and scopes; public
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /.well-known/oauth-protected-resource (the `GetWellKnownOauthProtectedResource` operationId).
+func (c *ClientWithResponses) GetWellKnownOauthProtectedResourceWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetWellKnownOauthProtectedResourceResponse, error) {
+	rsp, err := c.GetWellKnownOauthProtectedResource(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetWellKnownOauthProtectedResourceResponse(rsp)
+}
+
+// GetWellKnownOauthProtectedResourceMcpWithResponse OAuth protected resource metadata of /mcp at the RFC 9728 path for the resource /mcp (the same document)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /.well-known/oauth-protected-resource/mcp (the `GetWellKnownOauthProtectedResourceMcp` operationId).
+func (c *ClientWithResponses) GetWellKnownOauthProtectedResourceMcpWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetWellKnownOauthProtectedResourceMcpResponse, error) {
+	rsp, err := c.GetWellKnownOauthProtectedResourceMcp(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetWellKnownOauthProtectedResourceMcpResponse(rsp)
+}
+
 // GetWellKnownSkillsIndexJsonWithResponse The same skills in the RFC's v0.1 form, for installers that ask this path: per skill name, description and files (paths); files are served under /.well-known/skills/{name}/
 //
 // Returns a wrapper object for the known response body format(s).
@@ -59087,6 +59327,72 @@ func ParseHeadWellKnownAgentSkillsNamePathResponse(rsp *http.Response) (*HeadWel
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetWellKnownOauthProtectedResourceResponse parses an HTTP response from a GetWellKnownOauthProtectedResourceWithResponse call
+func ParseGetWellKnownOauthProtectedResourceResponse(rsp *http.Response) (*GetWellKnownOauthProtectedResourceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetWellKnownOauthProtectedResourceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ProtectedResource
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetWellKnownOauthProtectedResourceMcpResponse parses an HTTP response from a GetWellKnownOauthProtectedResourceMcpWithResponse call
+func ParseGetWellKnownOauthProtectedResourceMcpResponse(rsp *http.Response) (*GetWellKnownOauthProtectedResourceMcpResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetWellKnownOauthProtectedResourceMcpResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ProtectedResource
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
 	}
 
 	return response, nil
