@@ -26373,18 +26373,46 @@ func (r HeadWellKnownAgentSkillsNamePathResponse) ContentType() string {
 	return ""
 }
 
+// GetWellKnownOauthProtectedResourceResponse401Headers the declared response headers of an HTTP 401 response for GetWellKnownOauthProtectedResource
+type GetWellKnownOauthProtectedResourceResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetWellKnownOauthProtectedResourceResponse429Headers the declared response headers of an HTTP 429 response for GetWellKnownOauthProtectedResource
+type GetWellKnownOauthProtectedResourceResponse429Headers struct {
+	RetryAfter *string
+}
+
 type GetWellKnownOauthProtectedResourceResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ProtectedResource
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *APIError
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetWellKnownOauthProtectedResourceResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetWellKnownOauthProtectedResourceResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetWellKnownOauthProtectedResourceResponse) GetJSON200() *ProtectedResource {
 	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetWellKnownOauthProtectedResourceResponse) GetJSON401() *APIError {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetWellKnownOauthProtectedResourceResponse) GetJSON429() *APIError {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -26421,18 +26449,46 @@ func (r GetWellKnownOauthProtectedResourceResponse) ContentType() string {
 	return ""
 }
 
+// GetWellKnownOauthProtectedResourceMcpResponse401Headers the declared response headers of an HTTP 401 response for GetWellKnownOauthProtectedResourceMcp
+type GetWellKnownOauthProtectedResourceMcpResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetWellKnownOauthProtectedResourceMcpResponse429Headers the declared response headers of an HTTP 429 response for GetWellKnownOauthProtectedResourceMcp
+type GetWellKnownOauthProtectedResourceMcpResponse429Headers struct {
+	RetryAfter *string
+}
+
 type GetWellKnownOauthProtectedResourceMcpResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ProtectedResource
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *APIError
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetWellKnownOauthProtectedResourceMcpResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetWellKnownOauthProtectedResourceMcpResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetWellKnownOauthProtectedResourceMcpResponse) GetJSON200() *ProtectedResource {
 	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetWellKnownOauthProtectedResourceMcpResponse) GetJSON401() *APIError {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetWellKnownOauthProtectedResourceMcpResponse) GetJSON429() *APIError {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -59353,6 +59409,20 @@ func ParseGetWellKnownOauthProtectedResourceResponse(rsp *http.Response) (*GetWe
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest APIError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -59360,6 +59430,29 @@ func ParseGetWellKnownOauthProtectedResourceResponse(rsp *http.Response) (*GetWe
 		}
 		response.JSON500 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetWellKnownOauthProtectedResourceResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetWellKnownOauthProtectedResourceResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -59386,6 +59479,20 @@ func ParseGetWellKnownOauthProtectedResourceMcpResponse(rsp *http.Response) (*Ge
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest APIError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -59393,6 +59500,29 @@ func ParseGetWellKnownOauthProtectedResourceMcpResponse(rsp *http.Response) (*Ge
 		}
 		response.JSON500 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetWellKnownOauthProtectedResourceMcpResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetWellKnownOauthProtectedResourceMcpResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil

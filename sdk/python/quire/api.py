@@ -1,6 +1,6 @@
 """The API, one method per operation of the OpenAPI document. Generated
 by gen_api.py from internal/apiclient/openapi.json (API version
-1.3.0): do not edit."""
+2.0.0): do not edit."""
 
 from __future__ import annotations
 
@@ -202,6 +202,20 @@ class API:
         headers = {k: v for k, v in {'If-None-Match': if_none_match}.items() if v is not None}
         return self.request('GET', '/.well-known/agent-skills/{name}/{path}', {'name': name, 'path': path}, {}, None, headers)
 
+    def get__well_known_oauth_protected_resource(self) -> Answer:
+        """GET /.well-known/oauth-protected-resource
+
+        OAuth protected resource metadata of /mcp (RFC 9728): the resource, its authorization server, bearer methods and scopes; public
+        """
+        return self.request('GET', '/.well-known/oauth-protected-resource', {}, {}, None)
+
+    def get__well_known_oauth_protected_resource_mcp(self) -> Answer:
+        """GET /.well-known/oauth-protected-resource/mcp
+
+        OAuth protected resource metadata of /mcp at the RFC 9728 path for the resource /mcp (the same document)
+        """
+        return self.request('GET', '/.well-known/oauth-protected-resource/mcp', {}, {}, None)
+
     def get__well_known_skills_index_json(self, *, if_none_match: Optional[str] = None) -> Answer:
         """GET /.well-known/skills/index.json
 
@@ -381,7 +395,7 @@ class API:
     def get_v1_projects_project_prompts_slug_dependents(self, project: str, slug: str) -> Answer:
         """GET /v1/projects/{project}/prompts/{slug}/dependents
 
-        The prompts of the same project whose live version or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts
+        The prompts of the same project whose live version, labelled versions or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts
         """
         return self.request('GET', '/v1/projects/{project}/prompts/{slug}/dependents', {'project': project, 'slug': slug}, {}, None)
 
@@ -626,7 +640,7 @@ class API:
     def get_v1_prompts_id_dependents(self, id: str) -> Answer:
         """GET /v1/prompts/{id}/dependents
 
-        The prompts of the same project whose live version or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts
+        The prompts of the same project whose live version, labelled versions or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts
         """
         return self.request('GET', '/v1/prompts/{id}/dependents', {'id': id}, {}, None)
 
@@ -936,7 +950,7 @@ class API:
     def patch_v1_users_userID(self, user_id: str, *, body: Any) -> Answer:
         """PATCH /v1/users/{userID}
 
-        Update a user. A new password ends the user's other sessions (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin
+        Update a user. A new password ends the user's other sessions, disabling ends all of them (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin
         """
         return self.request('PATCH', '/v1/users/{userID}', {'userID': user_id}, {}, body)
 

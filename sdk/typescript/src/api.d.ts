@@ -11,13 +11,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Agent Skills discovery index (RFC v0.2.0 as published: $schema, and per skill name, type skill-md or archive, description, url, digest of the artifact): the live version of every skill the caller can read whose slug is an Agent Skills name; where two projects share a slug the older project's skill is listed. ETag; anonymous answers are public for 60 s with Access-Control-Allow-Origin: * */
+        /**
+         * Agent Skills discovery index (RFC v0.2.0 as published: $schema, and per skill name, type skill-md or archive, description, url, digest of the artifact): the live version of every skill the caller can read whose slug is an Agent Skills name; where two projects share a slug the older project's skill is listed. ETag; anonymous answers are public for 60 s with Access-Control-Allow-Origin: *
+         * @description Agent Skills discovery index (RFC v0.2.0 as published: $schema, and per skill name, type skill-md or archive, description, url, digest of the artifact): the live version of every skill the caller can read whose slug is an Agent Skills name; where two projects share a slug the older project's skill is listed. ETag; anonymous answers are public for 60 s with Access-Control-Allow-Origin: *
+         */
         get: operations["get__well_known_agent_skills_index_json"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        /** Headers of the discovery index */
+        /**
+         * Headers of the discovery index
+         * @description Headers of the discovery index
+         */
         head: operations["head__well_known_agent_skills_index_json"];
         patch?: never;
         trace?: never;
@@ -29,14 +35,60 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A file of a skill listed in the discovery index */
+        /**
+         * A file of a skill listed in the discovery index
+         * @description A file of a skill listed in the discovery index
+         */
         get: operations["get__well_known_agent_skills_name_path"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        /** Headers of a file of the discovery index */
+        /**
+         * Headers of a file of the discovery index
+         * @description Headers of a file of the discovery index
+         */
         head: operations["head__well_known_agent_skills_name_path"];
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/oauth-protected-resource": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OAuth protected resource metadata of /mcp (RFC 9728): the resource, its authorization server, bearer methods and scopes; public
+         * @description OAuth protected resource metadata of /mcp (RFC 9728): the resource, its authorization server, bearer methods and scopes; public
+         */
+        get: operations["get__well_known_oauth_protected_resource"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/oauth-protected-resource/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OAuth protected resource metadata of /mcp at the RFC 9728 path for the resource /mcp (the same document)
+         * @description OAuth protected resource metadata of /mcp at the RFC 9728 path for the resource /mcp (the same document)
+         */
+        get: operations["get__well_known_oauth_protected_resource_mcp"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -47,13 +99,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The same skills in the RFC's v0.1 form, for installers that ask this path: per skill name, description and files (paths); files are served under /.well-known/skills/{name}/ */
+        /**
+         * The same skills in the RFC's v0.1 form, for installers that ask this path: per skill name, description and files (paths); files are served under /.well-known/skills/{name}/
+         * @description The same skills in the RFC's v0.1 form, for installers that ask this path: per skill name, description and files (paths); files are served under /.well-known/skills/{name}/
+         */
         get: operations["get__well_known_skills_index_json"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        /** Headers of the v0.1 discovery index */
+        /**
+         * Headers of the v0.1 discovery index
+         * @description Headers of the v0.1 discovery index
+         */
         head: operations["head__well_known_skills_index_json"];
         patch?: never;
         trace?: never;
@@ -65,13 +123,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A file of a skill listed in the v0.1 discovery index */
+        /**
+         * A file of a skill listed in the v0.1 discovery index
+         * @description A file of a skill listed in the v0.1 discovery index
+         */
         get: operations["get__well_known_skills_name_path"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        /** Headers of a file of the v0.1 discovery index */
+        /**
+         * Headers of a file of the v0.1 discovery index
+         * @description Headers of a file of the v0.1 discovery index
+         */
         head: operations["head__well_known_skills_name_path"];
         patch?: never;
         trace?: never;
@@ -83,10 +147,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Ref advertisement for git clone, fetch and push (info/refs?service=…); Basic auth with a token as password, or Bearer */
+        /**
+         * Ref advertisement for git clone, fetch and push (info/refs?service=…); Basic auth with a token as password, or Bearer
+         * @description Ref advertisement for git clone, fetch and push (info/refs?service=…); Basic auth with a token as password, or Bearer
+         */
         get: operations["get_git_path"];
         put?: never;
-        /** git-upload-pack (clone, fetch) or git-receive-pack (push to a draft) */
+        /**
+         * git-upload-pack (clone, fetch) or git-receive-pack (push to a draft)
+         * @description git-upload-pack (clone, fetch) or git-receive-pack (push to a draft)
+         */
         post: operations["post_git_path"];
         delete?: never;
         options?: never;
@@ -101,7 +171,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The process answers */
+        /**
+         * The process answers
+         * @description The process answers
+         */
         get: operations["get_healthz"];
         put?: never;
         post?: never;
@@ -118,12 +191,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Model Context Protocol: the session's server-sent event stream (Mcp-Session-Id) */
+        /**
+         * Model Context Protocol: the session's server-sent event stream (Mcp-Session-Id)
+         * @description Model Context Protocol: the session's server-sent event stream (Mcp-Session-Id)
+         */
         get: operations["get_mcp"];
         put?: never;
-        /** Model Context Protocol, Streamable HTTP: JSON-RPC requests (docs/mcp.md); 401 with WWW-Authenticate without a valid bearer token */
+        /**
+         * Model Context Protocol, Streamable HTTP: JSON-RPC requests (docs/mcp.md); 401 with WWW-Authenticate without a valid bearer token
+         * @description Model Context Protocol, Streamable HTTP: JSON-RPC requests (docs/mcp.md); 401 with WWW-Authenticate without a valid bearer token
+         */
         post: operations["post_mcp"];
-        /** Model Context Protocol: end the session named by Mcp-Session-Id */
+        /**
+         * Model Context Protocol: end the session named by Mcp-Session-Id
+         * @description Model Context Protocol: end the session named by Mcp-Session-Id
+         */
         delete: operations["delete_mcp"];
         options?: never;
         head?: never;
@@ -137,7 +219,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** This document */
+        /**
+         * This document
+         * @description This document
+         */
         get: operations["get_openapi_json"];
         put?: never;
         post?: never;
@@ -154,7 +239,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Dependencies are up (data root writable, Redis reachable); 503 with the reason otherwise */
+        /**
+         * Dependencies are up (data root writable, Redis reachable); 503 with the reason otherwise
+         * @description Dependencies are up (data root writable, Redis reachable); 503 with the reason otherwise
+         */
         get: operations["get_readyz"];
         put?: never;
         post?: never;
@@ -171,10 +259,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's API keys (all of them for an admin with all=true) */
+        /**
+         * The caller's API keys (all of them for an admin with all=true)
+         * @description The caller's API keys (all of them for an admin with all=true)
+         */
         get: operations["get_v1_api_keys"];
         put?: never;
-        /** Create an API key; its token is shown once. expires_at not in the future is 422 */
+        /**
+         * Create an API key; its token is shown once. expires_at not in the future is 422
+         * @description Create an API key; its token is shown once. expires_at not in the future is 422
+         */
         post: operations["post_v1_api_keys"];
         delete?: never;
         options?: never;
@@ -189,11 +283,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An API key, with last_used_at */
+        /**
+         * An API key, with last_used_at
+         * @description An API key, with last_used_at
+         */
         get: operations["get_v1_api_keys_keyID"];
         put?: never;
         post?: never;
-        /** Delete an API key */
+        /**
+         * Delete an API key
+         * @description Delete an API key
+         */
         delete: operations["delete_v1_api_keys_keyID"];
         options?: never;
         head?: never;
@@ -209,7 +309,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Give an API key a new secret; the new token is shown once */
+        /**
+         * Give an API key a new secret; the new token is shown once
+         * @description Give an API key a new secret; the new token is shown once
+         */
         post: operations["post_v1_api_keys_keyID_rotate"];
         delete?: never;
         options?: never;
@@ -226,7 +329,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Log in with email and password; the token is a sess_ bearer token. Failed logins are throttled per account and per address: 429 with Retry-After */
+        /**
+         * Log in with email and password; the token is a sess_ bearer token. Failed logins are throttled per account and per address: 429 with Retry-After
+         * @description Log in with email and password; the token is a sess_ bearer token. Failed logins are throttled per account and per address: 429 with Retry-After
+         */
         post: operations["post_v1_auth_login"];
         delete?: never;
         options?: never;
@@ -241,7 +347,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller: user, and the session or API key used */
+        /**
+         * The caller: user, and the session or API key used
+         * @description The caller: user, and the session or API key used
+         */
         get: operations["get_v1_auth_me"];
         put?: never;
         post?: never;
@@ -261,7 +370,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Log out: revoke the calling session */
+        /**
+         * Log out: revoke the calling session
+         * @description Log out: revoke the calling session
+         */
         delete: operations["delete_v1_auth_session"];
         options?: never;
         head?: never;
@@ -275,7 +387,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's live sessions (an admin may ask for another user's) */
+        /**
+         * The caller's live sessions (an admin may ask for another user's)
+         * @description The caller's live sessions (an admin may ask for another user's)
+         */
         get: operations["get_v1_auth_sessions"];
         put?: never;
         post?: never;
@@ -295,7 +410,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke a session */
+        /**
+         * Revoke a session
+         * @description Revoke a session
+         */
         delete: operations["delete_v1_auth_sessions_sessionID"];
         options?: never;
         head?: never;
@@ -311,7 +429,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Drop every cached prompt read on every node (admin) */
+        /**
+         * Drop every cached prompt read on every node (admin)
+         * @description Drop every cached prompt read on every node (admin)
+         */
         post: operations["post_v1_cache_purge"];
         delete?: never;
         options?: never;
@@ -326,10 +447,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Projects the caller can see */
+        /**
+         * Projects the caller can see
+         * @description Projects the caller can see
+         */
         get: operations["get_v1_projects"];
         put?: never;
-        /** Create a project */
+        /**
+         * Create a project
+         * @description Create a project
+         */
         post: operations["post_v1_projects"];
         delete?: never;
         options?: never;
@@ -344,15 +471,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A project (id or slug) */
+        /**
+         * A project (id or slug)
+         * @description A project (id or slug)
+         */
         get: operations["get_v1_projects_project"];
         put?: never;
         post?: never;
-        /** Delete a project with its skills and prompts */
+        /**
+         * Delete a project with its skills and prompts
+         * @description Delete a project with its skills and prompts
+         */
         delete: operations["delete_v1_projects_project"];
         options?: never;
         head?: never;
-        /** Update a project: its name, slug, description, visibility and review_policy (owner) */
+        /**
+         * Update a project: its name, slug, description, visibility and review_policy (owner)
+         * @description Update a project: its name, slug, description, visibility and review_policy (owner)
+         */
         patch: operations["patch_v1_projects_project"];
         trace?: never;
     };
@@ -363,13 +499,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One project's discovery index where installers given the project's URL (/v1/projects/{p}) look for it */
+        /**
+         * One project's discovery index where installers given the project's URL (/v1/projects/{p}) look for it
+         * @description One project's discovery index where installers given the project's URL (/v1/projects/{p}) look for it
+         */
         get: operations["get_v1_projects_project__well_known_agent_skills_index_json"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        /** Headers of it */
+        /**
+         * Headers of it
+         * @description Headers of it
+         */
         head: operations["head_v1_projects_project__well_known_agent_skills_index_json"];
         patch?: never;
         trace?: never;
@@ -381,13 +523,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A file of a skill of that index */
+        /**
+         * A file of a skill of that index
+         * @description A file of a skill of that index
+         */
         get: operations["get_v1_projects_project__well_known_agent_skills_name_path"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        /** Headers of it */
+        /**
+         * Headers of it
+         * @description Headers of it
+         */
         head: operations["head_v1_projects_project__well_known_agent_skills_name_path"];
         patch?: never;
         trace?: never;
@@ -399,13 +547,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One project's skills in the v0.1 form, where v0.1 installers given the project's URL look */
+        /**
+         * One project's skills in the v0.1 form, where v0.1 installers given the project's URL look
+         * @description One project's skills in the v0.1 form, where v0.1 installers given the project's URL look
+         */
         get: operations["get_v1_projects_project__well_known_skills_index_json"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        /** Headers of it */
+        /**
+         * Headers of it
+         * @description Headers of it
+         */
         head: operations["head_v1_projects_project__well_known_skills_index_json"];
         patch?: never;
         trace?: never;
@@ -417,13 +571,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A file of a skill of that v0.1 index */
+        /**
+         * A file of a skill of that v0.1 index
+         * @description A file of a skill of that v0.1 index
+         */
         get: operations["get_v1_projects_project__well_known_skills_name_path"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        /** Headers of it */
+        /**
+         * Headers of it
+         * @description Headers of it
+         */
         head: operations["head_v1_projects_project__well_known_skills_name_path"];
         patch?: never;
         trace?: never;
@@ -435,7 +595,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Changes to the project, its skills and prompts, newest first */
+        /**
+         * Changes to the project, its skills and prompts, newest first
+         * @description Changes to the project, its skills and prompts, newest first
+         */
         get: operations["get_v1_projects_project_activity"];
         put?: never;
         post?: never;
@@ -452,13 +615,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One project's discovery index */
+        /**
+         * One project's discovery index
+         * @description One project's discovery index
+         */
         get: operations["get_v1_projects_project_agent_skills_index_json"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        /** Headers of one project's discovery index */
+        /**
+         * Headers of one project's discovery index
+         * @description Headers of one project's discovery index
+         */
         head: operations["head_v1_projects_project_agent_skills_index_json"];
         patch?: never;
         trace?: never;
@@ -470,13 +639,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A file of a skill of one project's discovery index */
+        /**
+         * A file of a skill of one project's discovery index
+         * @description A file of a skill of one project's discovery index
+         */
         get: operations["get_v1_projects_project_agent_skills_name_path"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        /** Headers of a file of one project's discovery index */
+        /**
+         * Headers of a file of one project's discovery index
+         * @description Headers of a file of one project's discovery index
+         */
         head: operations["head_v1_projects_project_agent_skills_name_path"];
         patch?: never;
         trace?: never;
@@ -488,7 +663,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The project's events: a Server-Sent Events stream (text/event-stream; Last-Event-ID resumes), or with Accept: application/json or ?after= / ?limit=, {"events": [...]} ascending after `after`. Filters: types, assets (comma-separated). Read access */
+        /**
+         * The project's events: a Server-Sent Events stream (text/event-stream; Last-Event-ID resumes), or with Accept: application/json or ?after= / ?limit=, {"events": [...]} ascending after `after`. Filters: types, assets (comma-separated). Read access
+         * @description The project's events: a Server-Sent Events stream (text/event-stream; Last-Event-ID resumes), or with Accept: application/json or ?after= / ?limit=, {"events": [...]} ascending after `after`. Filters: types, assets (comma-separated). Read access
+         */
         get: operations["get_v1_projects_project_events"];
         put?: never;
         post?: never;
@@ -505,10 +683,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A project's members */
+        /**
+         * A project's members
+         * @description A project's members
+         */
         get: operations["get_v1_projects_project_members"];
         put?: never;
-        /** Add a member or change a member's role; 422 for no such user, 409 when it would demote the last owner */
+        /**
+         * Add a member or change a member's role; 422 for no such user, 409 when it would demote the last owner
+         * @description Add a member or change a member's role; 422 for no such user, 409 when it would demote the last owner
+         */
         post: operations["post_v1_projects_project_members"];
         delete?: never;
         options?: never;
@@ -524,10 +708,16 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Set a member's role; 409 when it would demote the last owner */
+        /**
+         * Set a member's role; 409 when it would demote the last owner
+         * @description Set a member's role; 409 when it would demote the last owner
+         */
         put: operations["put_v1_projects_project_members_userID"];
         post?: never;
-        /** Remove a member; 409 for the last owner */
+        /**
+         * Remove a member; 409 for the last owner
+         * @description Remove a member; 409 for the last owner
+         */
         delete: operations["delete_v1_projects_project_members_userID"];
         options?: never;
         head?: never;
@@ -541,10 +731,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A project's prompts */
+        /**
+         * A project's prompts
+         * @description A project's prompts
+         */
         get: operations["get_v1_projects_project_prompts"];
         put?: never;
-        /** Create a prompt */
+        /**
+         * Create a prompt
+         * @description Create a prompt
+         */
         post: operations["post_v1_projects_project_prompts"];
         delete?: never;
         options?: never;
@@ -559,15 +755,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A prompt (id or slug) */
+        /**
+         * A prompt (id or slug)
+         * @description A prompt (id or slug)
+         */
         get: operations["get_v1_projects_project_prompts_slug"];
         put?: never;
         post?: never;
-        /** Delete a prompt and its repository */
+        /**
+         * Delete a prompt and its repository
+         * @description Delete a prompt and its repository
+         */
         delete: operations["delete_v1_projects_project_prompts_slug"];
         options?: never;
         head?: never;
-        /** Update a prompt */
+        /**
+         * Update a prompt
+         * @description Update a prompt
+         */
         patch: operations["patch_v1_projects_project_prompts_slug"];
         trace?: never;
     };
@@ -580,7 +785,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Drop a prompt's cached reads on every node (project owner) */
+        /**
+         * Drop a prompt's cached reads on every node (project owner)
+         * @description Drop a prompt's cached reads on every node (project owner)
+         */
         post: operations["post_v1_projects_project_prompts_slug_cache_purge"];
         delete?: never;
         options?: never;
@@ -595,7 +803,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The prompts of the same project whose live version or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts */
+        /**
+         * The prompts of the same project whose live version, labelled versions or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts
+         * @description The prompts of the same project whose live version, labelled versions or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts
+         */
         get: operations["get_v1_projects_project_prompts_slug_dependents"];
         put?: never;
         post?: never;
@@ -612,7 +823,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Unified diff between two versions */
+        /**
+         * Unified diff between two versions
+         * @description Unified diff between two versions
+         */
         get: operations["get_v1_projects_project_prompts_slug_diff"];
         put?: never;
         post?: never;
@@ -629,7 +843,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A prompt's changes, newest first */
+        /**
+         * A prompt's changes, newest first
+         * @description A prompt's changes, newest first
+         */
         get: operations["get_v1_projects_project_prompts_slug_history"];
         put?: never;
         post?: never;
@@ -646,7 +863,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The labels: named pointers to published versions besides live */
+        /**
+         * The labels: named pointers to published versions besides live
+         * @description The labels: named pointers to published versions besides live
+         */
         get: operations["get_v1_projects_project_prompts_slug_labels"];
         put?: never;
         post?: never;
@@ -664,10 +884,16 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Point a label at a published version (409 otherwise); a protected label needs a reviewed version or an owner's override (409 review_required); live is reserved (422) */
+        /**
+         * Point a label at a published version (409 otherwise); a protected label needs a reviewed version or an owner's override (409 review_required); live is reserved (422)
+         * @description Point a label at a published version (409 otherwise); a protected label needs a reviewed version or an owner's override (409 review_required); live is reserved (422)
+         */
         put: operations["put_v1_projects_project_prompts_slug_labels_name"];
         post?: never;
-        /** Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history */
+        /**
+         * Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+         * @description Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+         */
         delete: operations["delete_v1_projects_project_prompts_slug_labels_name"];
         options?: never;
         head?: never;
@@ -681,7 +907,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every move of a label, newest first, with who and when */
+        /**
+         * Every move of a label, newest first, with who and when
+         * @description Every move of a label, newest first, with who and when
+         */
         get: operations["get_v1_projects_project_prompts_slug_labels_name_history"];
         put?: never;
         post?: never;
@@ -698,7 +927,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The live version, cached, and its files (path, size, sha256); ETag is its commit and If-None-Match answers 304; 404 when nothing is live */
+        /**
+         * The live version, cached, and its files (path, size, sha256); ETag is its commit and If-None-Match answers 304; 404 when nothing is live
+         * @description The live version, cached, and its files (path, size, sha256); ETag is its commit and If-None-Match answers 304; 404 when nothing is live
+         */
         get: operations["get_v1_projects_project_prompts_slug_live"];
         put?: never;
         post?: never;
@@ -715,10 +947,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A prompt's payloads */
+        /**
+         * A prompt's payloads
+         * @description A prompt's payloads
+         */
         get: operations["get_v1_projects_project_prompts_slug_payloads"];
         put?: never;
-        /** Create a payload: named sample variables (a commit in the prompt's repository) */
+        /**
+         * Create a payload: named sample variables (a commit in the prompt's repository)
+         * @description Create a payload: named sample variables (a commit in the prompt's repository)
+         */
         post: operations["post_v1_projects_project_prompts_slug_payloads"];
         delete?: never;
         options?: never;
@@ -733,12 +971,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A payload */
+        /**
+         * A payload
+         * @description A payload
+         */
         get: operations["get_v1_projects_project_prompts_slug_payloads_payloadID"];
-        /** Replace a payload's variables and name */
+        /**
+         * Replace a payload's variables and name
+         * @description Replace a payload's variables and name
+         */
         put: operations["put_v1_projects_project_prompts_slug_payloads_payloadID"];
         post?: never;
-        /** Delete a payload */
+        /**
+         * Delete a payload
+         * @description Delete a payload
+         */
         delete: operations["delete_v1_projects_project_prompts_slug_payloads_payloadID"];
         options?: never;
         head?: never;
@@ -754,7 +1001,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Render the live version (or a given version, or the one a label names: {label}) with variables and/or a payload, partials included from the project's prompts; ETag hashes the version's commit and its partials'; 422 lists missing variables and partials (details.missing) or schema errors (details.errors) */
+        /**
+         * Render the live version (or a given version, or the one a label names: {label}) with variables and/or a payload, partials included from the project's prompts; ETag hashes the version's commit and its partials'; 422 lists missing variables and partials (details.missing) or schema errors (details.errors)
+         * @description Render the live version (or a given version, or the one a label names: {label}) with variables and/or a payload, partials included from the project's prompts; ETag hashes the version's commit and its partials'; 422 lists missing variables and partials (details.missing) or schema errors (details.errors)
+         */
         post: operations["post_v1_projects_project_prompts_slug_render"];
         delete?: never;
         options?: never;
@@ -769,7 +1019,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List reviews, by number */
+        /**
+         * List reviews, by number
+         * @description List reviews, by number
+         */
         get: operations["get_v1_projects_project_prompts_slug_reviews"];
         put?: never;
         post?: never;
@@ -786,7 +1039,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A review with its files (against the base), comments, verdicts and mergeable */
+        /**
+         * A review with its files (against the base), comments, verdicts and mergeable
+         * @description A review with its files (against the base), comments, verdicts and mergeable
+         */
         get: operations["get_v1_projects_project_prompts_slug_reviews_number"];
         put?: never;
         post?: never;
@@ -805,7 +1061,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head */
+        /**
+         * Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
+         * @description Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
+         */
         post: operations["post_v1_projects_project_prompts_slug_reviews_number_approve"];
         delete?: never;
         options?: never;
@@ -822,7 +1081,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Close a review (its author or a project owner) */
+        /**
+         * Close a review (its author or a project owner)
+         * @description Close a review (its author or a project owner)
+         */
         post: operations["post_v1_projects_project_prompts_slug_reviews_number_close"];
         delete?: never;
         options?: never;
@@ -839,7 +1101,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Comment on a review, or on a line of a file at the head (or base); 422 for a path or line that does not exist */
+        /**
+         * Comment on a review, or on a line of a file at the head (or base); 422 for a path or line that does not exist
+         * @description Comment on a review, or on a line of a file at the head (or base); 422 for a path or line that does not exist
+         */
         post: operations["post_v1_projects_project_prompts_slug_reviews_number_comments"];
         delete?: never;
         options?: never;
@@ -860,7 +1125,10 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Resolve or unresolve a comment, or edit its body (its author only) */
+        /**
+         * Resolve or unresolve a comment, or edit its body (its author only)
+         * @description Resolve or unresolve a comment, or edit its body (its author only)
+         */
         patch: operations["patch_v1_projects_project_prompts_slug_reviews_number_comments_commentID"];
         trace?: never;
     };
@@ -873,7 +1141,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Reopen a closed review of a draft */
+        /**
+         * Reopen a closed review of a draft
+         * @description Reopen a closed review of a draft
+         */
         post: operations["post_v1_projects_project_prompts_slug_reviews_number_reopen"];
         delete?: never;
         options?: never;
@@ -890,7 +1161,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved) */
+        /**
+         * Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
+         * @description Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
+         */
         post: operations["post_v1_projects_project_prompts_slug_reviews_number_request_changes"];
         delete?: never;
         options?: never;
@@ -905,7 +1179,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Render counts and last use of each version of a prompt */
+        /**
+         * Render counts and last use of each version of a prompt
+         * @description Render counts and last use of each version of a prompt
+         */
         get: operations["get_v1_projects_project_prompts_slug_usage"];
         put?: never;
         post?: never;
@@ -922,10 +1199,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A prompt's versions, oldest first */
+        /**
+         * A prompt's versions, oldest first
+         * @description A prompt's versions, oldest first
+         */
         get: operations["get_v1_projects_project_prompts_slug_versions"];
         put?: never;
-        /** Open a draft with a template or chat messages and config (from the live version, a version, or empty) */
+        /**
+         * Open a draft with a template or chat messages and config (from the live version, a version, or empty)
+         * @description Open a draft with a template or chat messages and config (from the live version, a version, or empty)
+         */
         post: operations["post_v1_projects_project_prompts_slug_versions"];
         delete?: never;
         options?: never;
@@ -940,15 +1223,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A version; ETag is its commit */
+        /**
+         * A version; ETag is its commit
+         * @description A version; ETag is its commit
+         */
         get: operations["get_v1_projects_project_prompts_slug_versions_version"];
         put?: never;
         post?: never;
-        /** Delete a draft */
+        /**
+         * Delete a draft
+         * @description Delete a draft
+         */
         delete: operations["delete_v1_projects_project_prompts_slug_versions_version"];
         options?: never;
         head?: never;
-        /** Edit a draft's template, messages or config (one commit); honours If-Match ("*": any commit of the draft) */
+        /**
+         * Edit a draft's template, messages or config (one commit); honours If-Match ("*": any commit of the draft)
+         * @description Edit a draft's template, messages or config (one commit); honours If-Match ("*": any commit of the draft)
+         */
         patch: operations["patch_v1_projects_project_prompts_slug_versions_version"];
         trace?: never;
     };
@@ -961,7 +1253,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Archive a draft or a published version that is not live. Takes no body (or a JSON object); malformed JSON is 400 */
+        /**
+         * Archive a draft or a published version that is not live. Takes no body (or a JSON object); malformed JSON is 400
+         * @description Archive a draft or a published version that is not live. Takes no body (or a JSON object); malformed JSON is 400
+         */
         post: operations["post_v1_projects_project_prompts_slug_versions_version_archive"];
         delete?: never;
         options?: never;
@@ -978,7 +1273,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Render a version with every sample payload of the prompt: per payload ok, missing variables and partials, schema errors, output size. Renders are not counted */
+        /**
+         * Render a version with every sample payload of the prompt: per payload ok, missing variables and partials, schema errors, output size. Renders are not counted
+         * @description Render a version with every sample payload of the prompt: per payload ok, missing variables and partials, schema errors, output size. Renders are not counted
+         */
         post: operations["post_v1_projects_project_prompts_slug_versions_version_check"];
         delete?: never;
         options?: never;
@@ -995,7 +1293,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Make a published version live (a rollback when older). Takes no body (or a JSON object); malformed JSON is 400 */
+        /**
+         * Make a published version live (a rollback when older). Takes no body (or a JSON object); malformed JSON is 400
+         * @description Make a published version live (a rollback when older). Takes no body (or a JSON object); malformed JSON is 400
+         */
         post: operations["post_v1_projects_project_prompts_slug_versions_version_promote"];
         delete?: never;
         options?: never;
@@ -1012,7 +1313,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Publish a draft; it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400 */
+        /**
+         * Publish a draft; it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+         * @description Publish a draft; it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+         */
         post: operations["post_v1_projects_project_prompts_slug_versions_version_publish"];
         delete?: never;
         options?: never;
@@ -1029,7 +1333,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Open a review of a draft against its base; 409 if the version is not a draft or already has an open review */
+        /**
+         * Open a review of a draft against its base; 409 if the version is not a draft or already has an open review
+         * @description Open a review of a draft against its base; 409 if the version is not a draft or already has an open review
+         */
         post: operations["post_v1_projects_project_prompts_slug_versions_version_reviews"];
         delete?: never;
         options?: never;
@@ -1044,7 +1351,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The variables a version's template uses, and its variables_schema (null when none) */
+        /**
+         * The variables a version's template uses, and its variables_schema (null when none)
+         * @description The variables a version's template uses, and its variables_schema (null when none)
+         */
         get: operations["get_v1_projects_project_prompts_slug_versions_version_variables"];
         put?: never;
         post?: never;
@@ -1061,10 +1371,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A project's skills */
+        /**
+         * A project's skills
+         * @description A project's skills
+         */
         get: operations["get_v1_projects_project_skills"];
         put?: never;
-        /** Create a skill */
+        /**
+         * Create a skill
+         * @description Create a skill
+         */
         post: operations["post_v1_projects_project_skills"];
         delete?: never;
         options?: never;
@@ -1079,15 +1395,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A skill (id or slug) */
+        /**
+         * A skill (id or slug)
+         * @description A skill (id or slug)
+         */
         get: operations["get_v1_projects_project_skills_slug"];
         put?: never;
         post?: never;
-        /** Delete a skill and its repository */
+        /**
+         * Delete a skill and its repository
+         * @description Delete a skill and its repository
+         */
         delete: operations["delete_v1_projects_project_skills_slug"];
         options?: never;
         head?: never;
-        /** Update a skill */
+        /**
+         * Update a skill
+         * @description Update a skill
+         */
         patch: operations["patch_v1_projects_project_skills_slug"];
         trace?: never;
     };
@@ -1098,7 +1423,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Unified diff between two versions */
+        /**
+         * Unified diff between two versions
+         * @description Unified diff between two versions
+         */
         get: operations["get_v1_projects_project_skills_slug_diff"];
         put?: never;
         post?: never;
@@ -1115,7 +1443,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A skill's changes, newest first: commits, publish and archive tags, deletions and promotions */
+        /**
+         * A skill's changes, newest first: commits, publish and archive tags, deletions and promotions
+         * @description A skill's changes, newest first: commits, publish and archive tags, deletions and promotions
+         */
         get: operations["get_v1_projects_project_skills_slug_history"];
         put?: never;
         post?: never;
@@ -1132,7 +1463,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The labels: named pointers to published versions besides live */
+        /**
+         * The labels: named pointers to published versions besides live
+         * @description The labels: named pointers to published versions besides live
+         */
         get: operations["get_v1_projects_project_skills_slug_labels"];
         put?: never;
         post?: never;
@@ -1150,10 +1484,16 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Point a label at a published version (409 otherwise); a protected label needs a reviewed version or an owner's override (409 review_required); live is reserved (422) */
+        /**
+         * Point a label at a published version (409 otherwise); a protected label needs a reviewed version or an owner's override (409 review_required); live is reserved (422)
+         * @description Point a label at a published version (409 otherwise); a protected label needs a reviewed version or an owner's override (409 review_required); live is reserved (422)
+         */
         put: operations["put_v1_projects_project_skills_slug_labels_name"];
         post?: never;
-        /** Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history */
+        /**
+         * Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+         * @description Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+         */
         delete: operations["delete_v1_projects_project_skills_slug_labels_name"];
         options?: never;
         head?: never;
@@ -1167,7 +1507,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every move of a label, newest first, with who and when */
+        /**
+         * Every move of a label, newest first, with who and when
+         * @description Every move of a label, newest first, with who and when
+         */
         get: operations["get_v1_projects_project_skills_slug_labels_name_history"];
         put?: never;
         post?: never;
@@ -1184,7 +1527,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The live version and its files (path, size, sha256); ETag is its commit and If-None-Match answers 304; 404 when nothing is live */
+        /**
+         * The live version and its files (path, size, sha256); ETag is its commit and If-None-Match answers 304; 404 when nothing is live
+         * @description The live version and its files (path, size, sha256); ETag is its commit and If-None-Match answers 304; 404 when nothing is live
+         */
         get: operations["get_v1_projects_project_skills_slug_live"];
         put?: never;
         post?: never;
@@ -1201,7 +1547,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List reviews, by number */
+        /**
+         * List reviews, by number
+         * @description List reviews, by number
+         */
         get: operations["get_v1_projects_project_skills_slug_reviews"];
         put?: never;
         post?: never;
@@ -1218,7 +1567,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A review with its files (against the base), comments, verdicts and mergeable */
+        /**
+         * A review with its files (against the base), comments, verdicts and mergeable
+         * @description A review with its files (against the base), comments, verdicts and mergeable
+         */
         get: operations["get_v1_projects_project_skills_slug_reviews_number"];
         put?: never;
         post?: never;
@@ -1237,7 +1589,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head */
+        /**
+         * Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
+         * @description Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
+         */
         post: operations["post_v1_projects_project_skills_slug_reviews_number_approve"];
         delete?: never;
         options?: never;
@@ -1254,7 +1609,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Close a review (its author or a project owner) */
+        /**
+         * Close a review (its author or a project owner)
+         * @description Close a review (its author or a project owner)
+         */
         post: operations["post_v1_projects_project_skills_slug_reviews_number_close"];
         delete?: never;
         options?: never;
@@ -1271,7 +1629,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Comment on a review, or on a line of a file at the head (or base); 422 for a path or line that does not exist */
+        /**
+         * Comment on a review, or on a line of a file at the head (or base); 422 for a path or line that does not exist
+         * @description Comment on a review, or on a line of a file at the head (or base); 422 for a path or line that does not exist
+         */
         post: operations["post_v1_projects_project_skills_slug_reviews_number_comments"];
         delete?: never;
         options?: never;
@@ -1292,7 +1653,10 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Resolve or unresolve a comment, or edit its body (its author only) */
+        /**
+         * Resolve or unresolve a comment, or edit its body (its author only)
+         * @description Resolve or unresolve a comment, or edit its body (its author only)
+         */
         patch: operations["patch_v1_projects_project_skills_slug_reviews_number_comments_commentID"];
         trace?: never;
     };
@@ -1305,7 +1669,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Reopen a closed review of a draft */
+        /**
+         * Reopen a closed review of a draft
+         * @description Reopen a closed review of a draft
+         */
         post: operations["post_v1_projects_project_skills_slug_reviews_number_reopen"];
         delete?: never;
         options?: never;
@@ -1322,7 +1689,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved) */
+        /**
+         * Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
+         * @description Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
+         */
         post: operations["post_v1_projects_project_skills_slug_reviews_number_request_changes"];
         delete?: never;
         options?: never;
@@ -1337,10 +1707,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A skill's versions, oldest first */
+        /**
+         * A skill's versions, oldest first
+         * @description A skill's versions, oldest first
+         */
         get: operations["get_v1_projects_project_skills_slug_versions"];
         put?: never;
-        /** Open a draft (from the live version, {"from": N} or {"from": "empty"}), or upload a zip as one */
+        /**
+         * Open a draft (from the live version, {"from": N} or {"from": "empty"}), or upload a zip as one
+         * @description Open a draft (from the live version, {"from": N} or {"from": "empty"}), or upload a zip as one
+         */
         post: operations["post_v1_projects_project_skills_slug_versions"];
         delete?: never;
         options?: never;
@@ -1357,7 +1733,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Upload a zip (raw or multipart "file") as a new draft (with ?from=live: over the live version, one commit holding exactly the zip's files); 409 when two of its paths collide after NFC normalization or case folding */
+        /**
+         * Upload a zip (raw or multipart "file") as a new draft (with ?from=live: over the live version, one commit holding exactly the zip's files); 409 when two of its paths collide after NFC normalization or case folding
+         * @description Upload a zip (raw or multipart "file") as a new draft (with ?from=live: over the live version, one commit holding exactly the zip's files); 409 when two of its paths collide after NFC normalization or case folding
+         */
         post: operations["post_v1_projects_project_skills_slug_versions_upload"];
         delete?: never;
         options?: never;
@@ -1372,11 +1751,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A version; ETag is its commit */
+        /**
+         * A version; ETag is its commit
+         * @description A version; ETag is its commit
+         */
         get: operations["get_v1_projects_project_skills_slug_versions_version"];
         put?: never;
         post?: never;
-        /** Delete a draft */
+        /**
+         * Delete a draft
+         * @description Delete a draft
+         */
         delete: operations["delete_v1_projects_project_skills_slug_versions_version"];
         options?: never;
         head?: never;
@@ -1392,7 +1777,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Archive a draft or a published version that is not live. Takes no body (or a JSON object); malformed JSON is 400 */
+        /**
+         * Archive a draft or a published version that is not live. Takes no body (or a JSON object); malformed JSON is 400
+         * @description Archive a draft or a published version that is not live. Takes no body (or a JSON object); malformed JSON is 400
+         */
         post: operations["post_v1_projects_project_skills_slug_versions_version_archive"];
         delete?: never;
         options?: never;
@@ -1407,13 +1795,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The same as a deterministic tar.gz (the discovery index's package) */
+        /**
+         * The same as a deterministic tar.gz (the discovery index's package)
+         * @description The same as a deterministic tar.gz (the discovery index's package)
+         */
         get: operations["get_v1_projects_project_skills_slug_versions_version_archive_tar_gz"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        /** Headers of the tar.gz archive (ETag, Repr-Digest) */
+        /**
+         * Headers of the tar.gz archive (ETag, Repr-Digest)
+         * @description Headers of the tar.gz archive (ETag, Repr-Digest)
+         */
         head: operations["head_v1_projects_project_skills_slug_versions_version_archive_tar_gz"];
         patch?: never;
         trace?: never;
@@ -1425,13 +1819,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A deterministic zip of the version ({version}: a number, "live" or a label name): files at the root sorted by path, each with the commit's time and mode 0644 or 0755; ETag "sha256:<hex>" of the bytes and Repr-Digest. Anonymous callers: published versions of public projects */
+        /**
+         * A deterministic zip of the version ({version}: a number, "live" or a label name): files at the root sorted by path, each with the commit's time and mode 0644 or 0755; ETag "sha256:<hex>" of the bytes and Repr-Digest. Anonymous callers: published versions of public projects
+         * @description A deterministic zip of the version ({version}: a number, "live" or a label name): files at the root sorted by path, each with the commit's time and mode 0644 or 0755; ETag "sha256:<hex>" of the bytes and Repr-Digest. Anonymous callers: published versions of public projects
+         */
         get: operations["get_v1_projects_project_skills_slug_versions_version_archive_zip"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        /** Headers of the zip archive (ETag, Repr-Digest) */
+        /**
+         * Headers of the zip archive (ETag, Repr-Digest)
+         * @description Headers of the zip archive (ETag, Repr-Digest)
+         */
         head: operations["head_v1_projects_project_skills_slug_versions_version_archive_zip"];
         patch?: never;
         trace?: never;
@@ -1443,7 +1843,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A zip of the version, its files under a folder named for the slug */
+        /**
+         * A zip of the version, its files under a folder named for the slug
+         * @description A zip of the version, its files under a folder named for the slug
+         */
         get: operations["get_v1_projects_project_skills_slug_versions_version_download"];
         put?: never;
         post?: never;
@@ -1460,11 +1863,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A version's files */
+        /**
+         * A version's files
+         * @description A version's files
+         */
         get: operations["get_v1_projects_project_skills_slug_versions_version_files"];
-        /** Set a draft's whole content from a zip (quire push) as one commit: files added and changed, paths the zip lacks deleted, nothing committed when nothing differs; honours If-Match. 409 when two paths collide after NFC normalization or case folding */
+        /**
+         * Set a draft's whole content from a zip (quire push) as one commit: files added and changed, paths the zip lacks deleted, nothing committed when nothing differs; honours If-Match. 409 when two paths collide after NFC normalization or case folding
+         * @description Set a draft's whole content from a zip (quire push) as one commit: files added and changed, paths the zip lacks deleted, nothing committed when nothing differs; honours If-Match. 409 when two paths collide after NFC normalization or case folding
+         */
         put: operations["put_v1_projects_project_skills_slug_versions_version_files"];
-        /** Create or update one file of a draft (a commit); honours If-Match. 409 when the path equals another of the version after Unicode NFC normalization or case folding (details.existing names it) */
+        /**
+         * Create or update one file of a draft (a commit); honours If-Match. 409 when the path equals another of the version after Unicode NFC normalization or case folding (details.existing names it)
+         * @description Create or update one file of a draft (a commit); honours If-Match. 409 when the path equals another of the version after Unicode NFC normalization or case folding (details.existing names it)
+         */
         post: operations["post_v1_projects_project_skills_slug_versions_version_files"];
         delete?: never;
         options?: never;
@@ -1479,11 +1891,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A file's raw bytes; ETag is its blob id. Sandboxed (Content-Security-Policy: sandbox, nosniff); HTML, SVG, XML and scripts come as text/plain */
+        /**
+         * A file's raw bytes; ETag is its blob id. Sandboxed (Content-Security-Policy: sandbox, nosniff); HTML, SVG, XML and scripts come as text/plain
+         * @description A file's raw bytes; ETag is its blob id. Sandboxed (Content-Security-Policy: sandbox, nosniff); HTML, SVG, XML and scripts come as text/plain
+         */
         get: operations["get_v1_projects_project_skills_slug_versions_version_files_file_path"];
         put?: never;
         post?: never;
-        /** Delete a file of a draft (a commit); honours If-Match */
+        /**
+         * Delete a file of a draft (a commit); honours If-Match
+         * @description Delete a file of a draft (a commit); honours If-Match
+         */
         delete: operations["delete_v1_projects_project_skills_slug_versions_version_files_file_path"];
         options?: never;
         head?: never;
@@ -1499,7 +1917,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Make a published version live (a rollback when older). Takes no body (or a JSON object); malformed JSON is 400 */
+        /**
+         * Make a published version live (a rollback when older). Takes no body (or a JSON object); malformed JSON is 400
+         * @description Make a published version live (a rollback when older). Takes no body (or a JSON object); malformed JSON is 400
+         */
         post: operations["post_v1_projects_project_skills_slug_versions_version_promote"];
         delete?: never;
         options?: never;
@@ -1516,7 +1937,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Publish a draft (needs a valid SKILL.md); it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400 */
+        /**
+         * Publish a draft (needs a valid SKILL.md); it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+         * @description Publish a draft (needs a valid SKILL.md); it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+         */
         post: operations["post_v1_projects_project_skills_slug_versions_version_publish"];
         delete?: never;
         options?: never;
@@ -1533,7 +1957,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Open a review of a draft against its base; 409 if the version is not a draft or already has an open review */
+        /**
+         * Open a review of a draft against its base; 409 if the version is not a draft or already has an open review
+         * @description Open a review of a draft against its base; 409 if the version is not a draft or already has an open review
+         */
         post: operations["post_v1_projects_project_skills_slug_versions_version_reviews"];
         delete?: never;
         options?: never;
@@ -1548,10 +1975,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The project's webhooks (project owner) */
+        /**
+         * The project's webhooks (project owner)
+         * @description The project's webhooks (project owner)
+         */
         get: operations["get_v1_projects_project_webhooks"];
         put?: never;
-        /** Subscribe a receiver to the project's events (project owner). The signing secret (whsec_…) is in this answer only. A URL that is not absolute http(s), or resolves to a loopback, private, link-local or metadata address, is 422; so are unknown event types */
+        /**
+         * Subscribe a receiver to the project's events (project owner). The signing secret (whsec_…) is in this answer only. A URL that is not absolute http(s), or resolves to a loopback, private, link-local or metadata address, is 422; so are unknown event types
+         * @description Subscribe a receiver to the project's events (project owner). The signing secret (whsec_…) is in this answer only. A URL that is not absolute http(s), or resolves to a loopback, private, link-local or metadata address, is 422; so are unknown event types
+         */
         post: operations["post_v1_projects_project_webhooks"];
         delete?: never;
         options?: never;
@@ -1566,15 +1999,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A webhook, without its secret */
+        /**
+         * A webhook, without its secret
+         * @description A webhook, without its secret
+         */
         get: operations["get_v1_projects_project_webhooks_webhookID"];
         put?: never;
         post?: never;
-        /** Delete a webhook and its delivery log */
+        /**
+         * Delete a webhook and its delivery log
+         * @description Delete a webhook and its delivery log
+         */
         delete: operations["delete_v1_projects_project_webhooks_webhookID"];
         options?: never;
         head?: never;
-        /** Change a webhook's url, events, assets, description or active */
+        /**
+         * Change a webhook's url, events, assets, description or active
+         * @description Change a webhook's url, events, assets, description or active
+         */
         patch: operations["patch_v1_projects_project_webhooks_webhookID"];
         trace?: never;
     };
@@ -1585,7 +2027,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Delivery attempts, newest first (kept 30 days) */
+        /**
+         * Delivery attempts, newest first (kept 30 days)
+         * @description Delivery attempts, newest first (kept 30 days)
+         */
         get: operations["get_v1_projects_project_webhooks_webhookID_deliveries"];
         put?: never;
         post?: never;
@@ -1604,7 +2049,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Deliver that attempt's event again, now */
+        /**
+         * Deliver that attempt's event again, now
+         * @description Deliver that attempt's event again, now
+         */
         post: operations["post_v1_projects_project_webhooks_webhookID_deliveries_deliveryID_redeliver"];
         delete?: never;
         options?: never;
@@ -1621,7 +2069,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send the webhook a ping event now */
+        /**
+         * Send the webhook a ping event now
+         * @description Send the webhook a ping event now
+         */
         post: operations["post_v1_projects_project_webhooks_webhookID_ping"];
         delete?: never;
         options?: never;
@@ -1638,7 +2089,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** A new signing secret, shown once; the old one keeps signing beside it for 24 hours */
+        /**
+         * A new signing secret, shown once; the old one keeps signing beside it for 24 hours
+         * @description A new signing secret, shown once; the old one keeps signing beside it for 24 hours
+         */
         post: operations["post_v1_projects_project_webhooks_webhookID_rotate_secret"];
         delete?: never;
         options?: never;
@@ -1653,15 +2107,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A prompt (id or slug) */
+        /**
+         * A prompt (id or slug)
+         * @description A prompt (id or slug)
+         */
         get: operations["get_v1_prompts_id"];
         put?: never;
         post?: never;
-        /** Delete a prompt and its repository */
+        /**
+         * Delete a prompt and its repository
+         * @description Delete a prompt and its repository
+         */
         delete: operations["delete_v1_prompts_id"];
         options?: never;
         head?: never;
-        /** Update a prompt */
+        /**
+         * Update a prompt
+         * @description Update a prompt
+         */
         patch: operations["patch_v1_prompts_id"];
         trace?: never;
     };
@@ -1674,7 +2137,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Drop a prompt's cached reads on every node (project owner) */
+        /**
+         * Drop a prompt's cached reads on every node (project owner)
+         * @description Drop a prompt's cached reads on every node (project owner)
+         */
         post: operations["post_v1_prompts_id_cache_purge"];
         delete?: never;
         options?: never;
@@ -1689,7 +2155,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The prompts of the same project whose live version or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts */
+        /**
+         * The prompts of the same project whose live version, labelled versions or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts
+         * @description The prompts of the same project whose live version, labelled versions or drafts include this one ({{> slug}} or {{> slug@N}}), directly or through other prompts
+         */
         get: operations["get_v1_prompts_id_dependents"];
         put?: never;
         post?: never;
@@ -1706,7 +2175,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Unified diff between two versions */
+        /**
+         * Unified diff between two versions
+         * @description Unified diff between two versions
+         */
         get: operations["get_v1_prompts_id_diff"];
         put?: never;
         post?: never;
@@ -1723,7 +2195,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A prompt's changes, newest first */
+        /**
+         * A prompt's changes, newest first
+         * @description A prompt's changes, newest first
+         */
         get: operations["get_v1_prompts_id_history"];
         put?: never;
         post?: never;
@@ -1740,7 +2215,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The labels: named pointers to published versions besides live */
+        /**
+         * The labels: named pointers to published versions besides live
+         * @description The labels: named pointers to published versions besides live
+         */
         get: operations["get_v1_prompts_id_labels"];
         put?: never;
         post?: never;
@@ -1758,10 +2236,16 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Point a label at a published version (409 otherwise); a protected label needs a reviewed version or an owner's override (409 review_required); live is reserved (422) */
+        /**
+         * Point a label at a published version (409 otherwise); a protected label needs a reviewed version or an owner's override (409 review_required); live is reserved (422)
+         * @description Point a label at a published version (409 otherwise); a protected label needs a reviewed version or an owner's override (409 review_required); live is reserved (422)
+         */
         put: operations["put_v1_prompts_id_labels_name"];
         post?: never;
-        /** Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history */
+        /**
+         * Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+         * @description Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+         */
         delete: operations["delete_v1_prompts_id_labels_name"];
         options?: never;
         head?: never;
@@ -1775,7 +2259,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every move of a label, newest first, with who and when */
+        /**
+         * Every move of a label, newest first, with who and when
+         * @description Every move of a label, newest first, with who and when
+         */
         get: operations["get_v1_prompts_id_labels_name_history"];
         put?: never;
         post?: never;
@@ -1792,7 +2279,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The live version, cached, and its files (path, size, sha256); ETag is its commit and If-None-Match answers 304; 404 when nothing is live */
+        /**
+         * The live version, cached, and its files (path, size, sha256); ETag is its commit and If-None-Match answers 304; 404 when nothing is live
+         * @description The live version, cached, and its files (path, size, sha256); ETag is its commit and If-None-Match answers 304; 404 when nothing is live
+         */
         get: operations["get_v1_prompts_id_live"];
         put?: never;
         post?: never;
@@ -1809,10 +2299,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A prompt's payloads */
+        /**
+         * A prompt's payloads
+         * @description A prompt's payloads
+         */
         get: operations["get_v1_prompts_id_payloads"];
         put?: never;
-        /** Create a payload: named sample variables (a commit in the prompt's repository) */
+        /**
+         * Create a payload: named sample variables (a commit in the prompt's repository)
+         * @description Create a payload: named sample variables (a commit in the prompt's repository)
+         */
         post: operations["post_v1_prompts_id_payloads"];
         delete?: never;
         options?: never;
@@ -1827,12 +2323,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A payload */
+        /**
+         * A payload
+         * @description A payload
+         */
         get: operations["get_v1_prompts_id_payloads_payloadID"];
-        /** Replace a payload's variables and name */
+        /**
+         * Replace a payload's variables and name
+         * @description Replace a payload's variables and name
+         */
         put: operations["put_v1_prompts_id_payloads_payloadID"];
         post?: never;
-        /** Delete a payload */
+        /**
+         * Delete a payload
+         * @description Delete a payload
+         */
         delete: operations["delete_v1_prompts_id_payloads_payloadID"];
         options?: never;
         head?: never;
@@ -1848,7 +2353,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Render the live version (or a given version, or the one a label names: {label}) with variables and/or a payload, partials included from the project's prompts; ETag hashes the version's commit and its partials'; 422 lists missing variables and partials (details.missing) or schema errors (details.errors) */
+        /**
+         * Render the live version (or a given version, or the one a label names: {label}) with variables and/or a payload, partials included from the project's prompts; ETag hashes the version's commit and its partials'; 422 lists missing variables and partials (details.missing) or schema errors (details.errors)
+         * @description Render the live version (or a given version, or the one a label names: {label}) with variables and/or a payload, partials included from the project's prompts; ETag hashes the version's commit and its partials'; 422 lists missing variables and partials (details.missing) or schema errors (details.errors)
+         */
         post: operations["post_v1_prompts_id_render"];
         delete?: never;
         options?: never;
@@ -1863,7 +2371,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List reviews, by number */
+        /**
+         * List reviews, by number
+         * @description List reviews, by number
+         */
         get: operations["get_v1_prompts_id_reviews"];
         put?: never;
         post?: never;
@@ -1880,7 +2391,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A review with its files (against the base), comments, verdicts and mergeable */
+        /**
+         * A review with its files (against the base), comments, verdicts and mergeable
+         * @description A review with its files (against the base), comments, verdicts and mergeable
+         */
         get: operations["get_v1_prompts_id_reviews_number"];
         put?: never;
         post?: never;
@@ -1899,7 +2413,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head */
+        /**
+         * Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
+         * @description Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
+         */
         post: operations["post_v1_prompts_id_reviews_number_approve"];
         delete?: never;
         options?: never;
@@ -1916,7 +2433,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Close a review (its author or a project owner) */
+        /**
+         * Close a review (its author or a project owner)
+         * @description Close a review (its author or a project owner)
+         */
         post: operations["post_v1_prompts_id_reviews_number_close"];
         delete?: never;
         options?: never;
@@ -1933,7 +2453,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Comment on a review, or on a line of a file at the head (or base); 422 for a path or line that does not exist */
+        /**
+         * Comment on a review, or on a line of a file at the head (or base); 422 for a path or line that does not exist
+         * @description Comment on a review, or on a line of a file at the head (or base); 422 for a path or line that does not exist
+         */
         post: operations["post_v1_prompts_id_reviews_number_comments"];
         delete?: never;
         options?: never;
@@ -1954,7 +2477,10 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Resolve or unresolve a comment, or edit its body (its author only) */
+        /**
+         * Resolve or unresolve a comment, or edit its body (its author only)
+         * @description Resolve or unresolve a comment, or edit its body (its author only)
+         */
         patch: operations["patch_v1_prompts_id_reviews_number_comments_commentID"];
         trace?: never;
     };
@@ -1967,7 +2493,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Reopen a closed review of a draft */
+        /**
+         * Reopen a closed review of a draft
+         * @description Reopen a closed review of a draft
+         */
         post: operations["post_v1_prompts_id_reviews_number_reopen"];
         delete?: never;
         options?: never;
@@ -1984,7 +2513,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved) */
+        /**
+         * Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
+         * @description Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
+         */
         post: operations["post_v1_prompts_id_reviews_number_request_changes"];
         delete?: never;
         options?: never;
@@ -1999,7 +2531,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Render counts and last use of each version of a prompt */
+        /**
+         * Render counts and last use of each version of a prompt
+         * @description Render counts and last use of each version of a prompt
+         */
         get: operations["get_v1_prompts_id_usage"];
         put?: never;
         post?: never;
@@ -2016,10 +2551,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A prompt's versions, oldest first */
+        /**
+         * A prompt's versions, oldest first
+         * @description A prompt's versions, oldest first
+         */
         get: operations["get_v1_prompts_id_versions"];
         put?: never;
-        /** Open a draft with a template or chat messages and config (from the live version, a version, or empty) */
+        /**
+         * Open a draft with a template or chat messages and config (from the live version, a version, or empty)
+         * @description Open a draft with a template or chat messages and config (from the live version, a version, or empty)
+         */
         post: operations["post_v1_prompts_id_versions"];
         delete?: never;
         options?: never;
@@ -2034,15 +2575,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A version; ETag is its commit */
+        /**
+         * A version; ETag is its commit
+         * @description A version; ETag is its commit
+         */
         get: operations["get_v1_prompts_id_versions_version"];
         put?: never;
         post?: never;
-        /** Delete a draft */
+        /**
+         * Delete a draft
+         * @description Delete a draft
+         */
         delete: operations["delete_v1_prompts_id_versions_version"];
         options?: never;
         head?: never;
-        /** Edit a draft's template, messages or config (one commit); honours If-Match ("*": any commit of the draft) */
+        /**
+         * Edit a draft's template, messages or config (one commit); honours If-Match ("*": any commit of the draft)
+         * @description Edit a draft's template, messages or config (one commit); honours If-Match ("*": any commit of the draft)
+         */
         patch: operations["patch_v1_prompts_id_versions_version"];
         trace?: never;
     };
@@ -2055,7 +2605,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Archive a draft or a published version that is not live. Takes no body (or a JSON object); malformed JSON is 400 */
+        /**
+         * Archive a draft or a published version that is not live. Takes no body (or a JSON object); malformed JSON is 400
+         * @description Archive a draft or a published version that is not live. Takes no body (or a JSON object); malformed JSON is 400
+         */
         post: operations["post_v1_prompts_id_versions_version_archive"];
         delete?: never;
         options?: never;
@@ -2072,7 +2625,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Render a version with every sample payload of the prompt: per payload ok, missing variables and partials, schema errors, output size. Renders are not counted */
+        /**
+         * Render a version with every sample payload of the prompt: per payload ok, missing variables and partials, schema errors, output size. Renders are not counted
+         * @description Render a version with every sample payload of the prompt: per payload ok, missing variables and partials, schema errors, output size. Renders are not counted
+         */
         post: operations["post_v1_prompts_id_versions_version_check"];
         delete?: never;
         options?: never;
@@ -2089,7 +2645,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Make a published version live (a rollback when older). Takes no body (or a JSON object); malformed JSON is 400 */
+        /**
+         * Make a published version live (a rollback when older). Takes no body (or a JSON object); malformed JSON is 400
+         * @description Make a published version live (a rollback when older). Takes no body (or a JSON object); malformed JSON is 400
+         */
         post: operations["post_v1_prompts_id_versions_version_promote"];
         delete?: never;
         options?: never;
@@ -2106,7 +2665,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Publish a draft; it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400 */
+        /**
+         * Publish a draft; it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+         * @description Publish a draft; it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+         */
         post: operations["post_v1_prompts_id_versions_version_publish"];
         delete?: never;
         options?: never;
@@ -2123,7 +2685,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Open a review of a draft against its base; 409 if the version is not a draft or already has an open review */
+        /**
+         * Open a review of a draft against its base; 409 if the version is not a draft or already has an open review
+         * @description Open a review of a draft against its base; 409 if the version is not a draft or already has an open review
+         */
         post: operations["post_v1_prompts_id_versions_version_reviews"];
         delete?: never;
         options?: never;
@@ -2138,7 +2703,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The variables a version's template uses, and its variables_schema (null when none) */
+        /**
+         * The variables a version's template uses, and its variables_schema (null when none)
+         * @description The variables a version's template uses, and its variables_schema (null when none)
+         */
         get: operations["get_v1_prompts_id_versions_version_variables"];
         put?: never;
         post?: never;
@@ -2155,15 +2723,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A skill (id or slug) */
+        /**
+         * A skill (id or slug)
+         * @description A skill (id or slug)
+         */
         get: operations["get_v1_skills_id"];
         put?: never;
         post?: never;
-        /** Delete a skill and its repository */
+        /**
+         * Delete a skill and its repository
+         * @description Delete a skill and its repository
+         */
         delete: operations["delete_v1_skills_id"];
         options?: never;
         head?: never;
-        /** Update a skill */
+        /**
+         * Update a skill
+         * @description Update a skill
+         */
         patch: operations["patch_v1_skills_id"];
         trace?: never;
     };
@@ -2174,7 +2751,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Unified diff between two versions */
+        /**
+         * Unified diff between two versions
+         * @description Unified diff between two versions
+         */
         get: operations["get_v1_skills_id_diff"];
         put?: never;
         post?: never;
@@ -2191,7 +2771,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A skill's changes, newest first: commits, publish and archive tags, deletions and promotions */
+        /**
+         * A skill's changes, newest first: commits, publish and archive tags, deletions and promotions
+         * @description A skill's changes, newest first: commits, publish and archive tags, deletions and promotions
+         */
         get: operations["get_v1_skills_id_history"];
         put?: never;
         post?: never;
@@ -2208,7 +2791,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The labels: named pointers to published versions besides live */
+        /**
+         * The labels: named pointers to published versions besides live
+         * @description The labels: named pointers to published versions besides live
+         */
         get: operations["get_v1_skills_id_labels"];
         put?: never;
         post?: never;
@@ -2226,10 +2812,16 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Point a label at a published version (409 otherwise); a protected label needs a reviewed version or an owner's override (409 review_required); live is reserved (422) */
+        /**
+         * Point a label at a published version (409 otherwise); a protected label needs a reviewed version or an owner's override (409 review_required); live is reserved (422)
+         * @description Point a label at a published version (409 otherwise); a protected label needs a reviewed version or an owner's override (409 review_required); live is reserved (422)
+         */
         put: operations["put_v1_skills_id_labels_name"];
         post?: never;
-        /** Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history */
+        /**
+         * Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+         * @description Remove a label; a protected label only by a project owner's override with a reason (409 label_protected otherwise), kept in its history
+         */
         delete: operations["delete_v1_skills_id_labels_name"];
         options?: never;
         head?: never;
@@ -2243,7 +2835,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every move of a label, newest first, with who and when */
+        /**
+         * Every move of a label, newest first, with who and when
+         * @description Every move of a label, newest first, with who and when
+         */
         get: operations["get_v1_skills_id_labels_name_history"];
         put?: never;
         post?: never;
@@ -2260,7 +2855,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The live version and its files (path, size, sha256); ETag is its commit and If-None-Match answers 304; 404 when nothing is live */
+        /**
+         * The live version and its files (path, size, sha256); ETag is its commit and If-None-Match answers 304; 404 when nothing is live
+         * @description The live version and its files (path, size, sha256); ETag is its commit and If-None-Match answers 304; 404 when nothing is live
+         */
         get: operations["get_v1_skills_id_live"];
         put?: never;
         post?: never;
@@ -2277,7 +2875,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List reviews, by number */
+        /**
+         * List reviews, by number
+         * @description List reviews, by number
+         */
         get: operations["get_v1_skills_id_reviews"];
         put?: never;
         post?: never;
@@ -2294,7 +2895,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A review with its files (against the base), comments, verdicts and mergeable */
+        /**
+         * A review with its files (against the base), comments, verdicts and mergeable
+         * @description A review with its files (against the base), comments, verdicts and mergeable
+         */
         get: operations["get_v1_skills_id_reviews_number"];
         put?: never;
         post?: never;
@@ -2313,7 +2917,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head */
+        /**
+         * Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
+         * @description Approve the review's head; replaces the caller's earlier verdict; 409 unless open. Send commit, the head you read (head.commit): if the head moved since, 409 head_moved with details.head
+         */
         post: operations["post_v1_skills_id_reviews_number_approve"];
         delete?: never;
         options?: never;
@@ -2330,7 +2937,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Close a review (its author or a project owner) */
+        /**
+         * Close a review (its author or a project owner)
+         * @description Close a review (its author or a project owner)
+         */
         post: operations["post_v1_skills_id_reviews_number_close"];
         delete?: never;
         options?: never;
@@ -2347,7 +2957,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Comment on a review, or on a line of a file at the head (or base); 422 for a path or line that does not exist */
+        /**
+         * Comment on a review, or on a line of a file at the head (or base); 422 for a path or line that does not exist
+         * @description Comment on a review, or on a line of a file at the head (or base); 422 for a path or line that does not exist
+         */
         post: operations["post_v1_skills_id_reviews_number_comments"];
         delete?: never;
         options?: never;
@@ -2368,7 +2981,10 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Resolve or unresolve a comment, or edit its body (its author only) */
+        /**
+         * Resolve or unresolve a comment, or edit its body (its author only)
+         * @description Resolve or unresolve a comment, or edit its body (its author only)
+         */
         patch: operations["patch_v1_skills_id_reviews_number_comments_commentID"];
         trace?: never;
     };
@@ -2381,7 +2997,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Reopen a closed review of a draft */
+        /**
+         * Reopen a closed review of a draft
+         * @description Reopen a closed review of a draft
+         */
         post: operations["post_v1_skills_id_reviews_number_reopen"];
         delete?: never;
         options?: never;
@@ -2398,7 +3017,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved) */
+        /**
+         * Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
+         * @description Request changes (body required); blocks publishing until the same user gives a new verdict. Send commit as for approve (409 head_moved)
+         */
         post: operations["post_v1_skills_id_reviews_number_request_changes"];
         delete?: never;
         options?: never;
@@ -2413,10 +3035,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A skill's versions, oldest first */
+        /**
+         * A skill's versions, oldest first
+         * @description A skill's versions, oldest first
+         */
         get: operations["get_v1_skills_id_versions"];
         put?: never;
-        /** Open a draft (from the live version, {"from": N} or {"from": "empty"}), or upload a zip as one */
+        /**
+         * Open a draft (from the live version, {"from": N} or {"from": "empty"}), or upload a zip as one
+         * @description Open a draft (from the live version, {"from": N} or {"from": "empty"}), or upload a zip as one
+         */
         post: operations["post_v1_skills_id_versions"];
         delete?: never;
         options?: never;
@@ -2433,7 +3061,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Upload a zip (raw or multipart "file") as a new draft (with ?from=live: over the live version, one commit holding exactly the zip's files); 409 when two of its paths collide after NFC normalization or case folding */
+        /**
+         * Upload a zip (raw or multipart "file") as a new draft (with ?from=live: over the live version, one commit holding exactly the zip's files); 409 when two of its paths collide after NFC normalization or case folding
+         * @description Upload a zip (raw or multipart "file") as a new draft (with ?from=live: over the live version, one commit holding exactly the zip's files); 409 when two of its paths collide after NFC normalization or case folding
+         */
         post: operations["post_v1_skills_id_versions_upload"];
         delete?: never;
         options?: never;
@@ -2448,11 +3079,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A version; ETag is its commit */
+        /**
+         * A version; ETag is its commit
+         * @description A version; ETag is its commit
+         */
         get: operations["get_v1_skills_id_versions_version"];
         put?: never;
         post?: never;
-        /** Delete a draft */
+        /**
+         * Delete a draft
+         * @description Delete a draft
+         */
         delete: operations["delete_v1_skills_id_versions_version"];
         options?: never;
         head?: never;
@@ -2468,7 +3105,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Archive a draft or a published version that is not live. Takes no body (or a JSON object); malformed JSON is 400 */
+        /**
+         * Archive a draft or a published version that is not live. Takes no body (or a JSON object); malformed JSON is 400
+         * @description Archive a draft or a published version that is not live. Takes no body (or a JSON object); malformed JSON is 400
+         */
         post: operations["post_v1_skills_id_versions_version_archive"];
         delete?: never;
         options?: never;
@@ -2483,13 +3123,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The same as a deterministic tar.gz (the discovery index's package) */
+        /**
+         * The same as a deterministic tar.gz (the discovery index's package)
+         * @description The same as a deterministic tar.gz (the discovery index's package)
+         */
         get: operations["get_v1_skills_id_versions_version_archive_tar_gz"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        /** Headers of the tar.gz archive (ETag, Repr-Digest) */
+        /**
+         * Headers of the tar.gz archive (ETag, Repr-Digest)
+         * @description Headers of the tar.gz archive (ETag, Repr-Digest)
+         */
         head: operations["head_v1_skills_id_versions_version_archive_tar_gz"];
         patch?: never;
         trace?: never;
@@ -2501,13 +3147,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A deterministic zip of the version ({version}: a number, "live" or a label name): files at the root sorted by path, each with the commit's time and mode 0644 or 0755; ETag "sha256:<hex>" of the bytes and Repr-Digest. Anonymous callers: published versions of public projects */
+        /**
+         * A deterministic zip of the version ({version}: a number, "live" or a label name): files at the root sorted by path, each with the commit's time and mode 0644 or 0755; ETag "sha256:<hex>" of the bytes and Repr-Digest. Anonymous callers: published versions of public projects
+         * @description A deterministic zip of the version ({version}: a number, "live" or a label name): files at the root sorted by path, each with the commit's time and mode 0644 or 0755; ETag "sha256:<hex>" of the bytes and Repr-Digest. Anonymous callers: published versions of public projects
+         */
         get: operations["get_v1_skills_id_versions_version_archive_zip"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        /** Headers of the zip archive (ETag, Repr-Digest) */
+        /**
+         * Headers of the zip archive (ETag, Repr-Digest)
+         * @description Headers of the zip archive (ETag, Repr-Digest)
+         */
         head: operations["head_v1_skills_id_versions_version_archive_zip"];
         patch?: never;
         trace?: never;
@@ -2519,7 +3171,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A zip of the version, its files under a folder named for the slug */
+        /**
+         * A zip of the version, its files under a folder named for the slug
+         * @description A zip of the version, its files under a folder named for the slug
+         */
         get: operations["get_v1_skills_id_versions_version_download"];
         put?: never;
         post?: never;
@@ -2536,11 +3191,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A version's files */
+        /**
+         * A version's files
+         * @description A version's files
+         */
         get: operations["get_v1_skills_id_versions_version_files"];
-        /** Set a draft's whole content from a zip (quire push) as one commit: files added and changed, paths the zip lacks deleted, nothing committed when nothing differs; honours If-Match. 409 when two paths collide after NFC normalization or case folding */
+        /**
+         * Set a draft's whole content from a zip (quire push) as one commit: files added and changed, paths the zip lacks deleted, nothing committed when nothing differs; honours If-Match. 409 when two paths collide after NFC normalization or case folding
+         * @description Set a draft's whole content from a zip (quire push) as one commit: files added and changed, paths the zip lacks deleted, nothing committed when nothing differs; honours If-Match. 409 when two paths collide after NFC normalization or case folding
+         */
         put: operations["put_v1_skills_id_versions_version_files"];
-        /** Create or update one file of a draft (a commit); honours If-Match. 409 when the path equals another of the version after Unicode NFC normalization or case folding (details.existing names it) */
+        /**
+         * Create or update one file of a draft (a commit); honours If-Match. 409 when the path equals another of the version after Unicode NFC normalization or case folding (details.existing names it)
+         * @description Create or update one file of a draft (a commit); honours If-Match. 409 when the path equals another of the version after Unicode NFC normalization or case folding (details.existing names it)
+         */
         post: operations["post_v1_skills_id_versions_version_files"];
         delete?: never;
         options?: never;
@@ -2555,11 +3219,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A file's raw bytes; ETag is its blob id. Sandboxed (Content-Security-Policy: sandbox, nosniff); HTML, SVG, XML and scripts come as text/plain */
+        /**
+         * A file's raw bytes; ETag is its blob id. Sandboxed (Content-Security-Policy: sandbox, nosniff); HTML, SVG, XML and scripts come as text/plain
+         * @description A file's raw bytes; ETag is its blob id. Sandboxed (Content-Security-Policy: sandbox, nosniff); HTML, SVG, XML and scripts come as text/plain
+         */
         get: operations["get_v1_skills_id_versions_version_files_file_path"];
         put?: never;
         post?: never;
-        /** Delete a file of a draft (a commit); honours If-Match */
+        /**
+         * Delete a file of a draft (a commit); honours If-Match
+         * @description Delete a file of a draft (a commit); honours If-Match
+         */
         delete: operations["delete_v1_skills_id_versions_version_files_file_path"];
         options?: never;
         head?: never;
@@ -2575,7 +3245,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Make a published version live (a rollback when older). Takes no body (or a JSON object); malformed JSON is 400 */
+        /**
+         * Make a published version live (a rollback when older). Takes no body (or a JSON object); malformed JSON is 400
+         * @description Make a published version live (a rollback when older). Takes no body (or a JSON object); malformed JSON is 400
+         */
         post: operations["post_v1_skills_id_versions_version_promote"];
         delete?: never;
         options?: never;
@@ -2592,7 +3265,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Publish a draft (needs a valid SKILL.md); it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400 */
+        /**
+         * Publish a draft (needs a valid SKILL.md); it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+         * @description Publish a draft (needs a valid SKILL.md); it goes live and merges its open review. With the project's review_policy requiring approvals, 409 review_required unless the review is mergeable; an owner may send {override: true, reason} (docs/reviews.md). Malformed JSON is 400
+         */
         post: operations["post_v1_skills_id_versions_version_publish"];
         delete?: never;
         options?: never;
@@ -2609,7 +3285,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Open a review of a draft against its base; 409 if the version is not a draft or already has an open review */
+        /**
+         * Open a review of a draft against its base; 409 if the version is not a draft or already has an open review
+         * @description Open a review of a draft against its base; 409 if the version is not a draft or already has an open review
+         */
         post: operations["post_v1_skills_id_versions_version_reviews"];
         delete?: never;
         options?: never;
@@ -2624,10 +3303,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List users (admin) */
+        /**
+         * List users (admin)
+         * @description List users (admin)
+         */
         get: operations["get_v1_users"];
         put?: never;
-        /** Create a user (admin); a name with a line break, NUL, '<' or '>' is 400 (it becomes a git author name) */
+        /**
+         * Create a user (admin); a name with a line break, NUL, '<' or '>' is 400 (it becomes a git author name)
+         * @description Create a user (admin); a name with a line break, NUL, '<' or '>' is 400 (it becomes a git author name)
+         */
         post: operations["post_v1_users"];
         delete?: never;
         options?: never;
@@ -2642,20 +3327,450 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A user ("me" for the caller) */
+        /**
+         * A user ("me" for the caller)
+         * @description A user ("me" for the caller)
+         */
         get: operations["get_v1_users_userID"];
         put?: never;
         post?: never;
-        /** Delete a user, the user's keys and sessions (admin); 409 for oneself, the last admin, or the last owner of a project */
+        /**
+         * Delete a user, the user's keys and sessions (admin); 409 for oneself, the last admin, or the last owner of a project
+         * @description Delete a user, the user's keys and sessions (admin); 409 for oneself, the last admin, or the last owner of a project
+         */
         delete: operations["delete_v1_users_userID"];
         options?: never;
         head?: never;
-        /** Update a user. A new password ends the user's other sessions (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin */
+        /**
+         * Update a user. A new password ends the user's other sessions, disabling ends all of them (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin
+         * @description Update a user. A new password ends the user's other sessions, disabling ends all of them (sessions_revoked; 503 if they could not be ended). 409: the email is in use, or the change would leave no enabled admin
+         */
         patch: operations["patch_v1_users_userID"];
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "asset.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The asset.created event, delivered to a webhook
+         * @description The asset.created event, delivered to a webhook: the Event envelope, signed per Standard Webhooks (docs/events.md)
+         */
+        post: operations["webhook_asset_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "asset.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The asset.deleted event, delivered to a webhook
+         * @description The asset.deleted event, delivered to a webhook: the Event envelope, signed per Standard Webhooks (docs/events.md)
+         */
+        post: operations["webhook_asset_deleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "label.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The label.deleted event, delivered to a webhook
+         * @description The label.deleted event, delivered to a webhook: the Event envelope, signed per Standard Webhooks (docs/events.md)
+         */
+        post: operations["webhook_label_deleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "label.moved": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The label.moved event, delivered to a webhook
+         * @description The label.moved event, delivered to a webhook: the Event envelope, signed per Standard Webhooks (docs/events.md)
+         */
+        post: operations["webhook_label_moved"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    ping: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The ping event, delivered to a webhook
+         * @description The ping event, delivered to a webhook: the Event envelope, signed per Standard Webhooks (docs/events.md)
+         */
+        post: operations["webhook_ping"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "review.approved": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The review.approved event, delivered to a webhook
+         * @description The review.approved event, delivered to a webhook: the Event envelope, signed per Standard Webhooks (docs/events.md)
+         */
+        post: operations["webhook_review_approved"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "review.changes_requested": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The review.changes_requested event, delivered to a webhook
+         * @description The review.changes_requested event, delivered to a webhook: the Event envelope, signed per Standard Webhooks (docs/events.md)
+         */
+        post: operations["webhook_review_changes_requested"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "review.closed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The review.closed event, delivered to a webhook
+         * @description The review.closed event, delivered to a webhook: the Event envelope, signed per Standard Webhooks (docs/events.md)
+         */
+        post: operations["webhook_review_closed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "review.comment_updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The review.comment_updated event, delivered to a webhook
+         * @description The review.comment_updated event, delivered to a webhook: the Event envelope, signed per Standard Webhooks (docs/events.md)
+         */
+        post: operations["webhook_review_comment_updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "review.commented": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The review.commented event, delivered to a webhook
+         * @description The review.commented event, delivered to a webhook: the Event envelope, signed per Standard Webhooks (docs/events.md)
+         */
+        post: operations["webhook_review_commented"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "review.merged": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The review.merged event, delivered to a webhook
+         * @description The review.merged event, delivered to a webhook: the Event envelope, signed per Standard Webhooks (docs/events.md)
+         */
+        post: operations["webhook_review_merged"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "review.opened": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The review.opened event, delivered to a webhook
+         * @description The review.opened event, delivered to a webhook: the Event envelope, signed per Standard Webhooks (docs/events.md)
+         */
+        post: operations["webhook_review_opened"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "review.reopened": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The review.reopened event, delivered to a webhook
+         * @description The review.reopened event, delivered to a webhook: the Event envelope, signed per Standard Webhooks (docs/events.md)
+         */
+        post: operations["webhook_review_reopened"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "review.retitled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The review.retitled event, delivered to a webhook
+         * @description The review.retitled event, delivered to a webhook: the Event envelope, signed per Standard Webhooks (docs/events.md)
+         */
+        post: operations["webhook_review_retitled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "version.archived": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The version.archived event, delivered to a webhook
+         * @description The version.archived event, delivered to a webhook: the Event envelope, signed per Standard Webhooks (docs/events.md)
+         */
+        post: operations["webhook_version_archived"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "version.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The version.created event, delivered to a webhook
+         * @description The version.created event, delivered to a webhook: the Event envelope, signed per Standard Webhooks (docs/events.md)
+         */
+        post: operations["webhook_version_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "version.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The version.deleted event, delivered to a webhook
+         * @description The version.deleted event, delivered to a webhook: the Event envelope, signed per Standard Webhooks (docs/events.md)
+         */
+        post: operations["webhook_version_deleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "version.promoted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The version.promoted event, delivered to a webhook
+         * @description The version.promoted event, delivered to a webhook: the Event envelope, signed per Standard Webhooks (docs/events.md)
+         */
+        post: operations["webhook_version_promoted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "version.published": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The version.published event, delivered to a webhook
+         * @description The version.published event, delivered to a webhook: the Event envelope, signed per Standard Webhooks (docs/events.md)
+         */
+        post: operations["webhook_version_published"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "version.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The version.updated event, delivered to a webhook
+         * @description The version.updated event, delivered to a webhook: the Event envelope, signed per Standard Webhooks (docs/events.md)
+         */
+        post: operations["webhook_version_updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The webhook.disabled event, delivered to a webhook
+         * @description The webhook.disabled event, delivered to a webhook: the Event envelope, signed per Standard Webhooks (docs/events.md)
+         */
+        post: operations["webhook_webhook_disabled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         APIError: {
@@ -2687,6 +3802,7 @@ export interface components {
             user_id: string;
         };
         Activity: {
+            /** Format: uuid */
             asset_id?: string;
             author: string;
             email: string;
@@ -2703,7 +3819,8 @@ export interface components {
                 user_id: string;
             } | null;
             ref?: string;
-            source: string;
+            /** @enum {string} */
+            source: "skill" | "prompt" | "metadata";
             /** Format: date-time */
             time: string;
             version?: number;
@@ -2764,6 +3881,7 @@ export interface components {
             side?: string;
         };
         Commit: {
+            /** Format: uuid */
             asset_id?: string;
             author: string;
             email: string;
@@ -2793,7 +3911,8 @@ export interface components {
             error: string;
             /** Format: uuid */
             event_id: string;
-            event_type: string;
+            /** @enum {string} */
+            event_type: "asset.created" | "asset.deleted" | "version.created" | "version.updated" | "version.published" | "version.promoted" | "version.archived" | "version.deleted" | "label.moved" | "label.deleted" | "review.opened" | "review.commented" | "review.approved" | "review.changes_requested" | "review.merged" | "review.closed" | "review.reopened" | "review.retitled" | "review.comment_updated" | "webhook.disabled" | "ping" | "*";
             /** Format: uuid */
             id: string;
             /** Format: date-time */
@@ -2810,8 +3929,10 @@ export interface components {
                 slug: string;
                 versions: {
                     includes: string[];
+                    labels?: string[];
                     live: boolean;
-                    state: string;
+                    /** @enum {string} */
+                    state: "draft" | "published" | "archived";
                     version: number;
                     via: string[];
                 }[];
@@ -2823,7 +3944,8 @@ export interface components {
             files: {
                 file_path: string;
                 patch: string;
-                status: string;
+                /** @enum {string} */
+                status: "added" | "deleted" | "modified";
             }[];
             from: number;
             to: number;
@@ -2846,13 +3968,44 @@ export interface components {
                 name: string;
             }[];
         };
+        Event: {
+            actor: {
+                /** Format: email */
+                email?: string;
+                id: string;
+                /** @enum {string} */
+                type: "user" | "api_key" | "system";
+            };
+            asset?: {
+                /** Format: uuid */
+                id: string;
+                /** @enum {string} */
+                kind: "skill" | "prompt";
+                slug: string;
+            } | null;
+            data: {
+                [key: string]: unknown;
+            };
+            /** Format: uuid */
+            id: string;
+            label?: string;
+            /** Format: date-time */
+            occurred_at: string;
+            /** Format: uuid */
+            project_id: string;
+            review?: number;
+            /** @enum {string} */
+            type: "asset.created" | "asset.deleted" | "version.created" | "version.updated" | "version.published" | "version.promoted" | "version.archived" | "version.deleted" | "label.moved" | "label.deleted" | "review.opened" | "review.commented" | "review.approved" | "review.changes_requested" | "review.merged" | "review.closed" | "review.reopened" | "review.retitled" | "review.comment_updated" | "webhook.disabled" | "ping" | "*";
+            version?: number;
+        };
         EventList: {
             events: {
                 actor: {
                     /** Format: email */
                     email?: string;
                     id: string;
-                    type: string;
+                    /** @enum {string} */
+                    type: "user" | "api_key" | "system";
                 };
                 asset?: {
                     /** Format: uuid */
@@ -2872,7 +4025,8 @@ export interface components {
                 /** Format: uuid */
                 project_id: string;
                 review?: number;
-                type: string;
+                /** @enum {string} */
+                type: "asset.created" | "asset.deleted" | "version.created" | "version.updated" | "version.published" | "version.promoted" | "version.archived" | "version.deleted" | "label.moved" | "label.deleted" | "review.opened" | "review.commented" | "review.approved" | "review.changes_requested" | "review.merged" | "review.closed" | "review.reopened" | "review.retitled" | "review.comment_updated" | "webhook.disabled" | "ping" | "*";
                 version?: number;
             }[];
         };
@@ -3064,7 +4218,8 @@ export interface components {
                 /** Format: uuid */
                 user_id: string;
             } | null;
-            kind: string;
+            /** @enum {string} */
+            kind: "session" | "api_key";
             /** Format: uuid */
             session_id?: string;
             user: {
@@ -3115,13 +4270,15 @@ export interface components {
             description?: string | null;
             name: string;
             slug?: string | null;
-            visibility?: string | null;
+            /** @enum {string|null} */
+            visibility?: "private" | "public" | null;
         };
         MetaRequest: {
             description?: string | null;
             name?: string | null;
             slug?: string | null;
-            visibility?: string | null;
+            /** @enum {string|null} */
+            visibility?: "private" | "public" | null;
         };
         Payload: {
             /** Format: date-time */
@@ -3164,7 +4321,8 @@ export interface components {
             slug: string;
             /** Format: date-time */
             updated_at: string;
-            visibility: string;
+            /** @enum {string} */
+            visibility: "private" | "public";
         };
         ProjectRequest: {
             description?: string | null;
@@ -3176,7 +4334,8 @@ export interface components {
                 required_approvals?: number;
             } | null;
             slug?: string | null;
-            visibility?: string | null;
+            /** @enum {string|null} */
+            visibility?: "private" | "public" | null;
         };
         PromptCheck: {
             commit: string;
@@ -3296,12 +4455,24 @@ export interface components {
             template?: string | null;
             variables_schema?: unknown;
         };
+        ProtectedResource: {
+            authorization_servers: string[];
+            bearer_methods_supported: string[];
+            resource: string;
+            resource_documentation?: string;
+            resource_name: string;
+            scopes_supported: string[];
+        };
         PublishRequest: {
             override?: boolean;
             reason?: string;
         };
         Purged: {
             purged: string;
+        };
+        Queued: {
+            /** @enum {string} */
+            status: "queued";
         };
         RenderRequest: {
             label?: string;
@@ -3383,7 +4554,8 @@ export interface components {
                 reason: string;
             } | null;
             policy_met?: boolean;
-            state: string;
+            /** @enum {string} */
+            state: "open" | "merged" | "closed";
             title: string;
             /** Format: date-time */
             updated_at: string;
@@ -3484,7 +4656,8 @@ export interface components {
                     reason: string;
                 } | null;
                 policy_met?: boolean;
-                state: string;
+                /** @enum {string} */
+                state: "open" | "merged" | "closed";
                 title: string;
                 /** Format: date-time */
                 updated_at: string;
@@ -3678,7 +4851,7 @@ export interface components {
             created_at: string;
             description: string;
             disabled_reason?: string;
-            events: string[];
+            events: ("asset.created" | "asset.deleted" | "version.created" | "version.updated" | "version.published" | "version.promoted" | "version.archived" | "version.deleted" | "label.moved" | "label.deleted" | "review.opened" | "review.commented" | "review.approved" | "review.changes_requested" | "review.merged" | "review.closed" | "review.reopened" | "review.retitled" | "review.comment_updated" | "webhook.disabled" | "ping" | "*")[];
             /** Format: uuid */
             id: string;
             /** Format: uuid */
@@ -3692,7 +4865,7 @@ export interface components {
             assets?: string[] | null;
             /** @description At most 1000 bytes of UTF-8. */
             description?: string | null;
-            events: string[];
+            events: ("asset.created" | "asset.deleted" | "version.created" | "version.updated" | "version.published" | "version.promoted" | "version.archived" | "version.deleted" | "label.moved" | "label.deleted" | "review.opened" | "review.commented" | "review.approved" | "review.changes_requested" | "review.merged" | "review.closed" | "review.reopened" | "review.retitled" | "review.comment_updated" | "webhook.disabled" | "ping" | "*")[];
             /** @description At most 2048 bytes of UTF-8. */
             url: string;
         };
@@ -3704,7 +4877,7 @@ export interface components {
                 created_at: string;
                 description: string;
                 disabled_reason?: string;
-                events: string[];
+                events: ("asset.created" | "asset.deleted" | "version.created" | "version.updated" | "version.published" | "version.promoted" | "version.archived" | "version.deleted" | "label.moved" | "label.deleted" | "review.opened" | "review.commented" | "review.approved" | "review.changes_requested" | "review.merged" | "review.closed" | "review.reopened" | "review.retitled" | "review.comment_updated" | "webhook.disabled" | "ping" | "*")[];
                 /** Format: uuid */
                 id: string;
                 /** Format: uuid */
@@ -3719,7 +4892,7 @@ export interface components {
             assets?: string[] | null;
             /** @description At most 1000 bytes of UTF-8. */
             description?: string | null;
-            events?: string[] | null;
+            events?: ("asset.created" | "asset.deleted" | "version.created" | "version.updated" | "version.published" | "version.promoted" | "version.archived" | "version.deleted" | "label.moved" | "label.deleted" | "review.opened" | "review.commented" | "review.approved" | "review.changes_requested" | "review.merged" | "review.closed" | "review.reopened" | "review.retitled" | "review.comment_updated" | "webhook.disabled" | "ping" | "*")[] | null;
             /** @description At most 2048 bytes of UTF-8. */
             url?: string | null;
         };
@@ -3732,7 +4905,7 @@ export interface components {
                 created_at: string;
                 description: string;
                 disabled_reason?: string;
-                events: string[];
+                events: ("asset.created" | "asset.deleted" | "version.created" | "version.updated" | "version.published" | "version.promoted" | "version.archived" | "version.deleted" | "label.moved" | "label.deleted" | "review.opened" | "review.commented" | "review.approved" | "review.changes_requested" | "review.merged" | "review.closed" | "review.reopened" | "review.retitled" | "review.comment_updated" | "webhook.disabled" | "ping" | "*")[];
                 /** Format: uuid */
                 id: string;
                 /** Format: uuid */
@@ -3803,6 +4976,17 @@ export interface operations {
                     "application/json": components["schemas"]["APIError"];
                 };
             };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
             /** @description Internal Server Error */
             500: {
                 headers: {
@@ -3826,6 +5010,24 @@ export interface operations {
             /** @description OK: the headers a GET would send, no body */
             200: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description Bearer realm="quire" (Basic on /git/) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3903,6 +5105,17 @@ export interface operations {
                     "application/json": components["schemas"]["APIError"];
                 };
             };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
             /** @description Internal Server Error */
             500: {
                 headers: {
@@ -3940,9 +5153,27 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description Bearer realm="quire" (Basic on /git/) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Not Found */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3953,6 +5184,108 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+        };
+    };
+    get__well_known_oauth_protected_resource: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProtectedResource"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description Bearer realm="quire" (Basic on /git/) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+        };
+    };
+    get__well_known_oauth_protected_resource_mcp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProtectedResource"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description Bearer realm="quire" (Basic on /git/) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
             };
         };
     };
@@ -4008,6 +5341,17 @@ export interface operations {
                     "application/json": components["schemas"]["APIError"];
                 };
             };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
             /** @description Internal Server Error */
             500: {
                 headers: {
@@ -4031,6 +5375,24 @@ export interface operations {
             /** @description OK: the headers a GET would send, no body */
             200: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description Bearer realm="quire" (Basic on /git/) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4108,6 +5470,17 @@ export interface operations {
                     "application/json": components["schemas"]["APIError"];
                 };
             };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
             /** @description Internal Server Error */
             500: {
                 headers: {
@@ -4145,9 +5518,27 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description Bearer realm="quire" (Basic on /git/) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Not Found */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4204,6 +5595,17 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4291,6 +5693,17 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6578,6 +7991,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description Bearer realm="quire" (Basic on /git/) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Not Found */
             404: {
                 headers: {
@@ -6739,6 +8161,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description Bearer realm="quire" (Basic on /git/) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Not Found */
             404: {
                 headers: {
@@ -6892,6 +8323,15 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description Bearer realm="quire" (Basic on /git/) */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7053,6 +8493,15 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description Bearer realm="quire" (Basic on /git/) */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7315,6 +8764,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description Bearer realm="quire" (Basic on /git/) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Not Found */
             404: {
                 headers: {
@@ -7472,6 +8930,15 @@ export interface operations {
             /** @description Bad Request */
             400: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description Bearer realm="quire" (Basic on /git/) */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9023,13 +10490,13 @@ export interface operations {
     };
     get_v1_projects_project_prompts_slug_diff: {
         parameters: {
-            query?: {
+            query: {
                 /** @description the version to diff from */
-                from?: number;
+                from: number;
                 /** @description the version to diff to */
-                to?: number;
+                to: number;
                 /** @description diff: "json" (default) or "patch" for text/x-diff; download: "zip"; anything else is 400 */
-                format?: string;
+                format?: "json" | "patch";
             };
             header?: never;
             path: {
@@ -10613,7 +12080,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description only versions (draft, published, archived) or reviews (open, merged, closed) in this state; anything else is 400 */
-                state?: string;
+                state?: "open" | "merged" | "closed";
                 /** @description page size, 1 to 500 (default 50) */
                 limit?: number;
                 /** @description the next_cursor of the previous page */
@@ -11854,7 +13321,7 @@ export interface operations {
                 /** @description the next_cursor of the previous page */
                 cursor?: string;
                 /** @description only versions (draft, published, archived) or reviews (open, merged, closed) in this state; anything else is 400 */
-                state?: string;
+                state?: "draft" | "published" | "archived";
             };
             header?: never;
             path: {
@@ -14044,13 +15511,13 @@ export interface operations {
     };
     get_v1_projects_project_skills_slug_diff: {
         parameters: {
-            query?: {
+            query: {
                 /** @description the version to diff from */
-                from?: number;
+                from: number;
                 /** @description the version to diff to */
-                to?: number;
+                to: number;
                 /** @description diff: "json" (default) or "patch" for text/x-diff; download: "zip"; anything else is 400 */
-                format?: string;
+                format?: "json" | "patch";
             };
             header?: never;
             path: {
@@ -14833,7 +16300,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description only versions (draft, published, archived) or reviews (open, merged, closed) in this state; anything else is 400 */
-                state?: string;
+                state?: "open" | "merged" | "closed";
                 /** @description page size, 1 to 500 (default 50) */
                 limit?: number;
                 /** @description the next_cursor of the previous page */
@@ -15978,7 +17445,7 @@ export interface operations {
                 /** @description the next_cursor of the previous page */
                 cursor?: string;
                 /** @description only versions (draft, published, archived) or reviews (open, merged, closed) in this state; anything else is 400 */
-                state?: string;
+                state?: "draft" | "published" | "archived";
             };
             header?: never;
             path: {
@@ -17190,7 +18657,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description diff: "json" (default) or "patch" for text/x-diff; download: "zip"; anything else is 400 */
-                format?: string;
+                format?: "zip";
             };
             header?: never;
             path: {
@@ -19207,7 +20674,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["Queued"];
                 };
             };
             /** @description Bad Request */
@@ -19356,7 +20823,9 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": {
+                        event: components["schemas"]["Event"];
+                    };
                 };
             };
             /** @description Bad Request */
@@ -20267,13 +21736,13 @@ export interface operations {
     };
     get_v1_prompts_id_diff: {
         parameters: {
-            query?: {
+            query: {
                 /** @description the version to diff from */
-                from?: number;
+                from: number;
                 /** @description the version to diff to */
-                to?: number;
+                to: number;
                 /** @description diff: "json" (default) or "patch" for text/x-diff; download: "zip"; anything else is 400 */
-                format?: string;
+                format?: "json" | "patch";
             };
             header?: never;
             path: {
@@ -21908,7 +23377,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description only versions (draft, published, archived) or reviews (open, merged, closed) in this state; anything else is 400 */
-                state?: string;
+                state?: "open" | "merged" | "closed";
                 /** @description page size, 1 to 500 (default 50) */
                 limit?: number;
                 /** @description the next_cursor of the previous page */
@@ -23164,7 +24633,7 @@ export interface operations {
                 /** @description the next_cursor of the previous page */
                 cursor?: string;
                 /** @description only versions (draft, published, archived) or reviews (open, merged, closed) in this state; anything else is 400 */
-                state?: string;
+                state?: "draft" | "published" | "archived";
             };
             header?: never;
             path: {
@@ -25107,13 +26576,13 @@ export interface operations {
     };
     get_v1_skills_id_diff: {
         parameters: {
-            query?: {
+            query: {
                 /** @description the version to diff from */
-                from?: number;
+                from: number;
                 /** @description the version to diff to */
-                to?: number;
+                to: number;
                 /** @description diff: "json" (default) or "patch" for text/x-diff; download: "zip"; anything else is 400 */
-                format?: string;
+                format?: "json" | "patch";
             };
             header?: never;
             path: {
@@ -25937,7 +27406,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description only versions (draft, published, archived) or reviews (open, merged, closed) in this state; anything else is 400 */
-                state?: string;
+                state?: "open" | "merged" | "closed";
                 /** @description page size, 1 to 500 (default 50) */
                 limit?: number;
                 /** @description the next_cursor of the previous page */
@@ -27088,7 +28557,7 @@ export interface operations {
                 /** @description the next_cursor of the previous page */
                 cursor?: string;
                 /** @description only versions (draft, published, archived) or reviews (open, merged, closed) in this state; anything else is 400 */
-                state?: string;
+                state?: "draft" | "published" | "archived";
             };
             header?: never;
             path: {
@@ -28342,7 +29811,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description diff: "json" (default) or "patch" for text/x-diff; download: "zip"; anything else is 400 */
-                format?: string;
+                format?: "zip";
             };
             header?: never;
             path: {
@@ -30215,6 +31684,781 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["APIError"];
                 };
+            };
+        };
+    };
+    webhook_asset_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (a redelivery keeps it: deduplicate by it) */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"] & {
+                    data?: {
+                        commit?: string;
+                        name?: string;
+                    };
+                    /** @enum {string} */
+                    type?: "asset.created";
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx acknowledges the event; anything else, or no answer in 10 s, is retried */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_asset_deleted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (a redelivery keeps it: deduplicate by it) */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"] & {
+                    data?: {
+                        commit?: string;
+                    };
+                    /** @enum {string} */
+                    type?: "asset.deleted";
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx acknowledges the event; anything else, or no answer in 10 s, is retried */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_label_deleted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (a redelivery keeps it: deduplicate by it) */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"] & {
+                    data?: {
+                        commit?: string;
+                    };
+                    /** @enum {string} */
+                    type?: "label.deleted";
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx acknowledges the event; anything else, or no answer in 10 s, is retried */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_label_moved: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (a redelivery keeps it: deduplicate by it) */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"] & {
+                    data?: {
+                        commit?: string;
+                    };
+                    /** @enum {string} */
+                    type?: "label.moved";
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx acknowledges the event; anything else, or no answer in 10 s, is retried */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_ping: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (a redelivery keeps it: deduplicate by it) */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"] & {
+                    data?: {
+                        commit?: string;
+                        /** Format: uuid */
+                        webhook_id?: string;
+                    };
+                    /** @enum {string} */
+                    type?: "ping";
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx acknowledges the event; anything else, or no answer in 10 s, is retried */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_review_approved: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (a redelivery keeps it: deduplicate by it) */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"] & {
+                    data?: {
+                        commit?: string;
+                        state?: string;
+                        title?: string;
+                    };
+                    /** @enum {string} */
+                    type?: "review.approved";
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx acknowledges the event; anything else, or no answer in 10 s, is retried */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_review_changes_requested: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (a redelivery keeps it: deduplicate by it) */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"] & {
+                    data?: {
+                        commit?: string;
+                        state?: string;
+                        title?: string;
+                    };
+                    /** @enum {string} */
+                    type?: "review.changes_requested";
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx acknowledges the event; anything else, or no answer in 10 s, is retried */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_review_closed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (a redelivery keeps it: deduplicate by it) */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"] & {
+                    data?: {
+                        commit?: string;
+                        state?: string;
+                        title?: string;
+                    };
+                    /** @enum {string} */
+                    type?: "review.closed";
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx acknowledges the event; anything else, or no answer in 10 s, is retried */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_review_comment_updated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (a redelivery keeps it: deduplicate by it) */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"] & {
+                    data?: {
+                        commit?: string;
+                        state?: string;
+                        title?: string;
+                    };
+                    /** @enum {string} */
+                    type?: "review.comment_updated";
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx acknowledges the event; anything else, or no answer in 10 s, is retried */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_review_commented: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (a redelivery keeps it: deduplicate by it) */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"] & {
+                    data?: {
+                        commit?: string;
+                        state?: string;
+                        title?: string;
+                    };
+                    /** @enum {string} */
+                    type?: "review.commented";
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx acknowledges the event; anything else, or no answer in 10 s, is retried */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_review_merged: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (a redelivery keeps it: deduplicate by it) */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"] & {
+                    data?: {
+                        commit?: string;
+                        state?: string;
+                        title?: string;
+                    };
+                    /** @enum {string} */
+                    type?: "review.merged";
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx acknowledges the event; anything else, or no answer in 10 s, is retried */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_review_opened: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (a redelivery keeps it: deduplicate by it) */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"] & {
+                    data?: {
+                        commit?: string;
+                        state?: string;
+                        title?: string;
+                    };
+                    /** @enum {string} */
+                    type?: "review.opened";
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx acknowledges the event; anything else, or no answer in 10 s, is retried */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_review_reopened: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (a redelivery keeps it: deduplicate by it) */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"] & {
+                    data?: {
+                        commit?: string;
+                        state?: string;
+                        title?: string;
+                    };
+                    /** @enum {string} */
+                    type?: "review.reopened";
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx acknowledges the event; anything else, or no answer in 10 s, is retried */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_review_retitled: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (a redelivery keeps it: deduplicate by it) */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"] & {
+                    data?: {
+                        commit?: string;
+                        state?: string;
+                        title?: string;
+                    };
+                    /** @enum {string} */
+                    type?: "review.retitled";
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx acknowledges the event; anything else, or no answer in 10 s, is retried */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_version_archived: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (a redelivery keeps it: deduplicate by it) */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"] & {
+                    data?: {
+                        commit?: string;
+                        live?: boolean;
+                        /** @enum {string} */
+                        state?: "draft" | "published" | "archived";
+                    };
+                    /** @enum {string} */
+                    type?: "version.archived";
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx acknowledges the event; anything else, or no answer in 10 s, is retried */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_version_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (a redelivery keeps it: deduplicate by it) */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"] & {
+                    data?: {
+                        commit?: string;
+                        live?: boolean;
+                        /** @enum {string} */
+                        state?: "draft" | "published" | "archived";
+                    };
+                    /** @enum {string} */
+                    type?: "version.created";
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx acknowledges the event; anything else, or no answer in 10 s, is retried */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_version_deleted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (a redelivery keeps it: deduplicate by it) */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"] & {
+                    data?: {
+                        commit?: string;
+                    };
+                    /** @enum {string} */
+                    type?: "version.deleted";
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx acknowledges the event; anything else, or no answer in 10 s, is retried */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_version_promoted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (a redelivery keeps it: deduplicate by it) */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"] & {
+                    data?: {
+                        commit?: string;
+                        live?: boolean;
+                        /** @enum {string} */
+                        state?: "draft" | "published" | "archived";
+                    };
+                    /** @enum {string} */
+                    type?: "version.promoted";
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx acknowledges the event; anything else, or no answer in 10 s, is retried */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_version_published: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (a redelivery keeps it: deduplicate by it) */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"] & {
+                    data?: {
+                        commit?: string;
+                        live?: boolean;
+                        /** @enum {string} */
+                        state?: "draft" | "published" | "archived";
+                    };
+                    /** @enum {string} */
+                    type?: "version.published";
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx acknowledges the event; anything else, or no answer in 10 s, is retried */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_version_updated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (a redelivery keeps it: deduplicate by it) */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"] & {
+                    data?: {
+                        commit?: string;
+                        live?: boolean;
+                        /** @enum {string} */
+                        state?: "draft" | "published" | "archived";
+                    };
+                    /** @enum {string} */
+                    type?: "version.updated";
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx acknowledges the event; anything else, or no answer in 10 s, is retried */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_webhook_disabled: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (a redelivery keeps it: deduplicate by it) */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"] & {
+                    data?: {
+                        commit?: string;
+                        reason?: string;
+                        url?: string;
+                        /** Format: uuid */
+                        webhook_id?: string;
+                    };
+                    /** @enum {string} */
+                    type?: "webhook.disabled";
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx acknowledges the event; anything else, or no answer in 10 s, is retried */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
