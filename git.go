@@ -110,6 +110,8 @@ type ProjectRepoStore interface {
 	// stands, as one commit ("" when it changes nothing); skills are
 	// the project's skills, for its index.
 	ApplyProjectChange(ctx context.Context, by Actor, pr *Project, skills []*Asset, ch ProjectChange, msg string) (string, error)
+	// HasProjectRepo reports whether project pr's repository exists.
+	HasProjectRepo(pr *Project) bool
 }
 
 // ProjectChange is one change of what a project has live: skill Skill,

@@ -23,13 +23,15 @@ import (
 // one whose apply failed (it is logged), is mended by SyncProjects, which
 // start-up runs before the server answers.
 
-// projectJob is one queued change of a project's view.
+// projectJob is one queued change of a project's view: ch, or the
+// whole view made from the live versions when full.
 type projectJob struct {
-	ctx context.Context
-	by  quire.Actor
-	as  *quire.Asset
-	ch  quire.ProjectChange
-	msg string
+	ctx     context.Context
+	by      quire.Actor
+	project string
+	ch      quire.ProjectChange
+	full    bool
+	msg     string
 }
 
 // projectQueue is the queue of view changes and whether its worker runs.
@@ -46,10 +48,14 @@ func (a *App) projectChange(ctx context.Context, p *quire.Principal, as *quire.A
 	if a.projectRepos == nil || as.Kind != quire.KindSkill {
 		return
 	}
-	job := projectJob{
-		ctx: context.WithoutCancel(ctx), by: p.Actor(), as: as, msg: msg,
+	a.enqueueProject(projectJob{
+		ctx: context.WithoutCancel(ctx), by: p.Actor(), project: as.ProjectID, msg: msg,
 		ch: quire.ProjectChange{Skill: as, Slug: as.Slug, OldSlug: oldSlug, Commit: commit},
-	}
+	})
+}
+
+// enqueueProject queues job, starting the worker if it is not running.
+func (a *App) enqueueProject(job projectJob) {
 	q := &a.projectQ
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -76,7 +82,7 @@ func (a *App) runProjectJobs() {
 		q.mu.Unlock()
 		if err := a.applyProjectJob(job); err != nil && a.ev.Logger != nil {
 			a.ev.Logger.Error("project repository: a change was not applied; start-up brings the view in line",
-				"project_id", job.as.ProjectID, "skill", job.ch.Slug, "error", err.Error())
+				"project_id", job.project, "skill", job.ch.Slug, "error", err.Error())
 		}
 	}
 }
@@ -84,7 +90,7 @@ func (a *App) runProjectJobs() {
 func (a *App) applyProjectJob(job projectJob) error {
 	ctx, cancel := context.WithTimeout(job.ctx, time.Minute)
 	defer cancel()
-	pr, err := a.meta.Project(ctx, job.as.ProjectID)
+	pr, err := a.meta.Project(ctx, job.project)
 	if quire.ErrorCode(err) == quire.ENOTFOUND {
 		return nil // the project is gone, its repository with it
 	}
@@ -93,6 +99,10 @@ func (a *App) applyProjectJob(job projectJob) error {
 	}
 	skills, err := a.meta.Assets(ctx, quire.KindSkill, pr.ID)
 	if err != nil {
+		return err
+	}
+	if job.full {
+		_, err = a.projectRepos.SyncProject(ctx, job.by, pr, skills, job.msg)
 		return err
 	}
 	_, err = a.projectRepos.ApplyProjectChange(ctx, job.by, pr, skills, job.ch, job.msg)
@@ -119,9 +129,15 @@ func (a *App) ProjectReposIdle(ctx context.Context) error {
 }
 
 // SyncProjects brings every project's repository in line with the live
-// versions of its skills: what a start-up runs, so that whatever a crash
-// interrupted is mended before the server answers, and what makes a
-// missing repository anew. It returns how many it changed.
+// versions of its skills: start-up runs it before the server answers, so
+// that whatever a stop interrupted is mended. Where the repository
+// exists that costs little (a ref and a commit read per skill: its
+// objects are there). Making a missing one copies every live skill's
+// objects: done now when the projects lacking one hold at most
+// maxStartupBuild skills between them (a crash right after a project's
+// first publishes), queued for the background otherwise (a data root from
+// before project repositories), so a large upgrade does not hold the
+// start. It returns how many repositories it changed now.
 func (a *App) SyncProjects(ctx context.Context) (int, error) {
 	if a.projectRepos == nil {
 		return 0, nil
@@ -130,14 +146,33 @@ func (a *App) SyncProjects(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	by := quire.Actor{Name: "quire", Email: "quire@localhost"}
-	n := 0
+	type todo struct {
+		pr     *quire.Project
+		skills []*quire.Asset
+	}
+	var now, missing []todo
+	toBuild := 0
 	for _, pr := range prs {
 		skills, err := a.meta.Assets(ctx, quire.KindSkill, pr.ID)
 		if err != nil {
-			return n, err
+			return 0, err
 		}
-		c, err := a.projectRepos.SyncProject(ctx, by, pr, skills, "Bring the project repository in line with the live versions")
+		if a.projectRepos.HasProjectRepo(pr) {
+			now = append(now, todo{pr, skills})
+			continue
+		}
+		missing = append(missing, todo{pr, skills})
+		toBuild += len(skills)
+	}
+	if toBuild <= maxStartupBuild {
+		now, missing = append(now, missing...), nil
+	}
+	for _, t := range missing {
+		a.enqueueProject(projectJob{ctx: context.WithoutCancel(ctx), by: systemActor, project: t.pr.ID, full: true, msg: "Make the project repository from the live versions"})
+	}
+	n := 0
+	for _, t := range now {
+		c, err := a.projectRepos.SyncProject(ctx, systemActor, t.pr, t.skills, "Bring the project repository in line with the live versions")
 		if err != nil {
 			return n, err
 		}
@@ -147,6 +182,13 @@ func (a *App) SyncProjects(ctx context.Context) (int, error) {
 	}
 	return n, nil
 }
+
+// maxStartupBuild is how many skills start-up copies into missing project
+// repositories before it answers; more are made in the background.
+const maxStartupBuild = 500
+
+// systemActor authors what quire does of itself.
+var systemActor = quire.Actor{Name: "quire", Email: "quire@localhost"}
 
 // ProjectRepo resolves project ref for p with access want and returns the
 // pseudo-asset of its repository (quire.ProjectRepo), for the git doors.

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -123,6 +125,12 @@ func (s *Store) ApplyProjectChange(ctx context.Context, by quire.Actor, pr *quir
 		}
 	}
 	return s.commitView(&w, by, pr, skills, entries, msg)
+}
+
+// HasProjectRepo reports whether project pr's repository exists.
+func (s *Store) HasProjectRepo(pr *quire.Project) bool {
+	_, err := os.Stat(filepath.Join(s.RepoPath(quire.ProjectRepo(pr.ID)), "HEAD"))
+	return err == nil
 }
 
 // beginProject opens (making it if need be) and locks project pr's

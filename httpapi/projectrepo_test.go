@@ -143,3 +143,30 @@ func checkMarketplace(t *testing.T, path string, want []string) {
 		t.Errorf("marketplace %s lists %v, want %v", m.Name, got, want)
 	}
 }
+
+// TestProjectRepositoryRebuilt: a project's repository that is missing
+// (removed, or never made) is made anew from the live versions when the
+// server starts, before it answers; one that drifted is mended.
+func TestProjectRepositoryRebuilt(t *testing.T) {
+	root := t.TempDir()
+	e := testenv.NewWith(t, testenv.Options{Root: root})
+	pid := e.CreateProject(e.Admin, "demo")
+	publishSkill(t, e, pid, "one", "One.", map[string]string{"scripts/run.sh": "#!/bin/sh\n"})
+	publishSkill(t, e, pid, "two", "Two.", nil)
+	e.ProjectReposIdle()
+	path := e.Store.RepoPath(quire.ProjectRepo(pid))
+	want := testenv.Git(t, path, "rev-parse", "main^{tree}")
+	e.HTTP.Close()
+	e.Server.StopStreams()
+	if err := os.RemoveAll(path); err != nil {
+		t.Fatal(err)
+	}
+	testenv.NewWith(t, testenv.Options{Root: root}) // starts, and so mends
+	if got := testenv.Git(t, path, "rev-parse", "main^{tree}"); got != want {
+		t.Errorf("rebuilt view %s, want %s", got, want)
+	}
+	if log := testenv.Git(t, path, "log", "--format=%an: %s", "main"); log != "quire: Bring the project repository in line with the live versions" {
+		t.Errorf("log of the rebuilt view: %q", log)
+	}
+	testenv.Git(t, path, "fsck", "--strict")
+}
