@@ -381,6 +381,8 @@ var sdkMethods = map[string]string{
 	// The v0.1 form is for installers of that era; Go programs read the
 	// published form (Discovery, DiscoveryFile).
 	"GET /.well-known/skills/index.json": "-", "GET /.well-known/skills/{name}/{path}": "-",
+	// OAuth protected resource metadata is for OAuth clients of /mcp.
+	"GET /.well-known/oauth-protected-resource": "-", "GET /.well-known/oauth-protected-resource/mcp": "-",
 	"GET /v1/projects/{project}/.well-known/skills/index.json": "-", "GET /v1/projects/{project}/.well-known/skills/{name}/{path}": "-",
 	// Where installers given a project's URL look; the SDK reads the
 	// same index at /v1/projects/{p}/agent-skills.
