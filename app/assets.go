@@ -90,6 +90,6 @@ func (a *App) DeleteAsset(ctx context.Context, p *quire.Principal, kind quire.Ki
 	if err := a.meta.DeleteAsset(ctx, p.Actor(), as); err != nil {
 		return a.abandon(ctx, err)
 	}
-	a.projectChange(ctx, p, as, "", "", "Delete skill "+as.Slug)
+	defer a.projectChange(ctx, p, as, "", "", "Delete skill "+as.Slug) // after the event
 	return a.emit(ctx, a.assetEvent(quire.EventAssetDeleted, p.Actor(), as, 0, ""))
 }

@@ -142,7 +142,9 @@ func (a *App) PublishVersionWith(ctx context.Context, p *quire.Principal, kind q
 		if err != nil {
 			return nil, nil, a.abandon(ctx, err)
 		}
-		a.projectChange(ctx, p, as, v.Commit, "", fmt.Sprintf("Publish %s v%d", as.Slug, v.Number))
+		// Deferred: the view's change starts once this publish has done
+		// its own work (events), so the two do not contend.
+		defer a.projectChange(ctx, p, as, v.Commit, "", fmt.Sprintf("Publish %s v%d", as.Slug, v.Number))
 		if err := a.emit(ctx, a.versionEvent(quire.EventVersionPublished, p.Actor(), as, v)); err != nil {
 			return nil, nil, err
 		}
@@ -159,7 +161,7 @@ func (a *App) PublishVersionWith(ctx context.Context, p *quire.Principal, kind q
 	if err != nil {
 		return nil, nil, a.abandon(ctx, err)
 	}
-	a.projectChange(ctx, p, as, v.Commit, "", fmt.Sprintf("Publish %s v%d", as.Slug, v.Number))
+	defer a.projectChange(ctx, p, as, v.Commit, "", fmt.Sprintf("Publish %s v%d", as.Slug, v.Number)) // after the events, as above
 	if merged != nil {
 		if err := a.reviewDone(ctx, p, as, ReviewMergedEvent, merged); err != nil {
 			return nil, nil, err
@@ -185,7 +187,7 @@ func (a *App) PromoteVersion(ctx context.Context, p *quire.Principal, kind quire
 	if err != nil {
 		return nil, nil, a.abandon(ctx, err)
 	}
-	a.projectChange(ctx, p, as, v.Commit, "", fmt.Sprintf("Make %s v%d live", as.Slug, v.Number))
+	defer a.projectChange(ctx, p, as, v.Commit, "", fmt.Sprintf("Make %s v%d live", as.Slug, v.Number)) // after the events
 	if err := a.emit(ctx, a.versionEvent(quire.EventVersionPromoted, p.Actor(), as, v)); err != nil {
 		return nil, nil, err
 	}
