@@ -6973,14 +6973,14 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/projects/{project}/prompts/{slug}/versions/{version}/run (the `PostV1ProjectsProjectPromptsSlugVersionsVersionRun` operationId).
-	PostV1ProjectsProjectPromptsSlugVersionsVersionRunWithBody(ctx context.Context, project string, slug string, version int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostV1ProjectsProjectPromptsSlugVersionsVersionRunWithBody(ctx context.Context, project string, slug string, version string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostV1ProjectsProjectPromptsSlugVersionsVersionRun Render a version ({version}: a number, "live" or a label name) as render does (a text prompt becomes one user message) and send it to a model of the operator's providers: model, model_params and provider from the version's config.json, model and provider overridable. Needs write access (it spends money). 422 for missing variables as render; 409 no_provider when no provider is configured or the one named is not; 502 provider_error with the provider's status and message; 503 with Retry-After when the provider keeps answering 429 (docs/runs.md)
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v1/projects/{project}/prompts/{slug}/versions/{version}/run (the `PostV1ProjectsProjectPromptsSlugVersionsVersionRun` operationId).
-	PostV1ProjectsProjectPromptsSlugVersionsVersionRun(ctx context.Context, project string, slug string, version int, body PostV1ProjectsProjectPromptsSlugVersionsVersionRunJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostV1ProjectsProjectPromptsSlugVersionsVersionRun(ctx context.Context, project string, slug string, version string, body PostV1ProjectsProjectPromptsSlugVersionsVersionRunJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetV1ProjectsProjectPromptsSlugVersionsVersionVariables The variables a version's template uses, and its variables_schema (null when none)
 	//
@@ -7673,14 +7673,14 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/prompts/{id}/versions/{version}/run (the `PostV1PromptsIdVersionsVersionRun` operationId).
-	PostV1PromptsIdVersionsVersionRunWithBody(ctx context.Context, id string, version int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostV1PromptsIdVersionsVersionRunWithBody(ctx context.Context, id string, version string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostV1PromptsIdVersionsVersionRun Render a version ({version}: a number, "live" or a label name) as render does (a text prompt becomes one user message) and send it to a model of the operator's providers: model, model_params and provider from the version's config.json, model and provider overridable. Needs write access (it spends money). 422 for missing variables as render; 409 no_provider when no provider is configured or the one named is not; 502 provider_error with the provider's status and message; 503 with Retry-After when the provider keeps answering 429 (docs/runs.md)
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v1/prompts/{id}/versions/{version}/run (the `PostV1PromptsIdVersionsVersionRun` operationId).
-	PostV1PromptsIdVersionsVersionRun(ctx context.Context, id string, version int, body PostV1PromptsIdVersionsVersionRunJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PostV1PromptsIdVersionsVersionRun(ctx context.Context, id string, version string, body PostV1PromptsIdVersionsVersionRunJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetV1PromptsIdVersionsVersionVariables The variables a version's template uses, and its variables_schema (null when none)
 	//
@@ -9788,7 +9788,7 @@ func (c *Client) PostV1ProjectsProjectPromptsSlugVersionsVersionReviews(ctx cont
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/projects/{project}/prompts/{slug}/versions/{version}/run (the `PostV1ProjectsProjectPromptsSlugVersionsVersionRun` operationId).
-func (c *Client) PostV1ProjectsProjectPromptsSlugVersionsVersionRunWithBody(ctx context.Context, project string, slug string, version int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostV1ProjectsProjectPromptsSlugVersionsVersionRunWithBody(ctx context.Context, project string, slug string, version string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostV1ProjectsProjectPromptsSlugVersionsVersionRunRequestWithBody(c.Server, project, slug, version, contentType, body)
 	if err != nil {
 		return nil, err
@@ -9805,7 +9805,7 @@ func (c *Client) PostV1ProjectsProjectPromptsSlugVersionsVersionRunWithBody(ctx 
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /v1/projects/{project}/prompts/{slug}/versions/{version}/run (the `PostV1ProjectsProjectPromptsSlugVersionsVersionRun` operationId).
-func (c *Client) PostV1ProjectsProjectPromptsSlugVersionsVersionRun(ctx context.Context, project string, slug string, version int, body PostV1ProjectsProjectPromptsSlugVersionsVersionRunJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostV1ProjectsProjectPromptsSlugVersionsVersionRun(ctx context.Context, project string, slug string, version string, body PostV1ProjectsProjectPromptsSlugVersionsVersionRunJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostV1ProjectsProjectPromptsSlugVersionsVersionRunRequest(c.Server, project, slug, version, body)
 	if err != nil {
 		return nil, err
@@ -11648,7 +11648,7 @@ func (c *Client) PostV1PromptsIdVersionsVersionReviews(ctx context.Context, id s
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/prompts/{id}/versions/{version}/run (the `PostV1PromptsIdVersionsVersionRun` operationId).
-func (c *Client) PostV1PromptsIdVersionsVersionRunWithBody(ctx context.Context, id string, version int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostV1PromptsIdVersionsVersionRunWithBody(ctx context.Context, id string, version string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostV1PromptsIdVersionsVersionRunRequestWithBody(c.Server, id, version, contentType, body)
 	if err != nil {
 		return nil, err
@@ -11665,7 +11665,7 @@ func (c *Client) PostV1PromptsIdVersionsVersionRunWithBody(ctx context.Context, 
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /v1/prompts/{id}/versions/{version}/run (the `PostV1PromptsIdVersionsVersionRun` operationId).
-func (c *Client) PostV1PromptsIdVersionsVersionRun(ctx context.Context, id string, version int, body PostV1PromptsIdVersionsVersionRunJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) PostV1PromptsIdVersionsVersionRun(ctx context.Context, id string, version string, body PostV1PromptsIdVersionsVersionRunJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostV1PromptsIdVersionsVersionRunRequest(c.Server, id, version, body)
 	if err != nil {
 		return nil, err
@@ -17060,7 +17060,7 @@ func NewPostV1ProjectsProjectPromptsSlugVersionsVersionReviewsRequestWithBody(se
 }
 
 // NewPostV1ProjectsProjectPromptsSlugVersionsVersionRunRequest calls the generic PostV1ProjectsProjectPromptsSlugVersionsVersionRun builder with application/json body
-func NewPostV1ProjectsProjectPromptsSlugVersionsVersionRunRequest(server string, project string, slug string, version int, body PostV1ProjectsProjectPromptsSlugVersionsVersionRunJSONRequestBody) (*http.Request, error) {
+func NewPostV1ProjectsProjectPromptsSlugVersionsVersionRunRequest(server string, project string, slug string, version string, body PostV1ProjectsProjectPromptsSlugVersionsVersionRunJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
@@ -17071,7 +17071,7 @@ func NewPostV1ProjectsProjectPromptsSlugVersionsVersionRunRequest(server string,
 }
 
 // NewPostV1ProjectsProjectPromptsSlugVersionsVersionRunRequestWithBody constructs an http.Request for the PostV1ProjectsProjectPromptsSlugVersionsVersionRun method, with any body, and a specified content type
-func NewPostV1ProjectsProjectPromptsSlugVersionsVersionRunRequestWithBody(server string, project string, slug string, version int, contentType string, body io.Reader) (*http.Request, error) {
+func NewPostV1ProjectsProjectPromptsSlugVersionsVersionRunRequestWithBody(server string, project string, slug string, version string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -17090,7 +17090,7 @@ func NewPostV1ProjectsProjectPromptsSlugVersionsVersionRunRequestWithBody(server
 
 	var pathParam2 string
 
-	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "version", version, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "version", version, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -21956,7 +21956,7 @@ func NewPostV1PromptsIdVersionsVersionReviewsRequestWithBody(server string, id s
 }
 
 // NewPostV1PromptsIdVersionsVersionRunRequest calls the generic PostV1PromptsIdVersionsVersionRun builder with application/json body
-func NewPostV1PromptsIdVersionsVersionRunRequest(server string, id string, version int, body PostV1PromptsIdVersionsVersionRunJSONRequestBody) (*http.Request, error) {
+func NewPostV1PromptsIdVersionsVersionRunRequest(server string, id string, version string, body PostV1PromptsIdVersionsVersionRunJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
@@ -21967,7 +21967,7 @@ func NewPostV1PromptsIdVersionsVersionRunRequest(server string, id string, versi
 }
 
 // NewPostV1PromptsIdVersionsVersionRunRequestWithBody constructs an http.Request for the PostV1PromptsIdVersionsVersionRun method, with any body, and a specified content type
-func NewPostV1PromptsIdVersionsVersionRunRequestWithBody(server string, id string, version int, contentType string, body io.Reader) (*http.Request, error) {
+func NewPostV1PromptsIdVersionsVersionRunRequestWithBody(server string, id string, version string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -21979,7 +21979,7 @@ func NewPostV1PromptsIdVersionsVersionRunRequestWithBody(server string, id strin
 
 	var pathParam1 string
 
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "version", version, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "version", version, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -25154,14 +25154,14 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/projects/{project}/prompts/{slug}/versions/{version}/run (the `PostV1ProjectsProjectPromptsSlugVersionsVersionRun` operationId).
-	PostV1ProjectsProjectPromptsSlugVersionsVersionRunWithBodyWithResponse(ctx context.Context, project string, slug string, version int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse, error)
+	PostV1ProjectsProjectPromptsSlugVersionsVersionRunWithBodyWithResponse(ctx context.Context, project string, slug string, version string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse, error)
 
 	// PostV1ProjectsProjectPromptsSlugVersionsVersionRunWithResponse Render a version ({version}: a number, "live" or a label name) as render does (a text prompt becomes one user message) and send it to a model of the operator's providers: model, model_params and provider from the version's config.json, model and provider overridable. Needs write access (it spends money). 422 for missing variables as render; 409 no_provider when no provider is configured or the one named is not; 502 provider_error with the provider's status and message; 503 with Retry-After when the provider keeps answering 429 (docs/runs.md)
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/projects/{project}/prompts/{slug}/versions/{version}/run (the `PostV1ProjectsProjectPromptsSlugVersionsVersionRun` operationId).
-	PostV1ProjectsProjectPromptsSlugVersionsVersionRunWithResponse(ctx context.Context, project string, slug string, version int, body PostV1ProjectsProjectPromptsSlugVersionsVersionRunJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse, error)
+	PostV1ProjectsProjectPromptsSlugVersionsVersionRunWithResponse(ctx context.Context, project string, slug string, version string, body PostV1ProjectsProjectPromptsSlugVersionsVersionRunJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse, error)
 
 	// GetV1ProjectsProjectPromptsSlugVersionsVersionVariablesWithResponse The variables a version's template uses, and its variables_schema (null when none)
 	//
@@ -25966,14 +25966,14 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/prompts/{id}/versions/{version}/run (the `PostV1PromptsIdVersionsVersionRun` operationId).
-	PostV1PromptsIdVersionsVersionRunWithBodyWithResponse(ctx context.Context, id string, version int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1PromptsIdVersionsVersionRunResponse, error)
+	PostV1PromptsIdVersionsVersionRunWithBodyWithResponse(ctx context.Context, id string, version string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1PromptsIdVersionsVersionRunResponse, error)
 
 	// PostV1PromptsIdVersionsVersionRunWithResponse Render a version ({version}: a number, "live" or a label name) as render does (a text prompt becomes one user message) and send it to a model of the operator's providers: model, model_params and provider from the version's config.json, model and provider overridable. Needs write access (it spends money). 422 for missing variables as render; 409 no_provider when no provider is configured or the one named is not; 502 provider_error with the provider's status and message; 503 with Retry-After when the provider keeps answering 429 (docs/runs.md)
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/prompts/{id}/versions/{version}/run (the `PostV1PromptsIdVersionsVersionRun` operationId).
-	PostV1PromptsIdVersionsVersionRunWithResponse(ctx context.Context, id string, version int, body PostV1PromptsIdVersionsVersionRunJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1PromptsIdVersionsVersionRunResponse, error)
+	PostV1PromptsIdVersionsVersionRunWithResponse(ctx context.Context, id string, version string, body PostV1PromptsIdVersionsVersionRunJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1PromptsIdVersionsVersionRunResponse, error)
 
 	// GetV1PromptsIdVersionsVersionVariablesWithResponse The variables a version's template uses, and its variables_schema (null when none)
 	//
@@ -57532,7 +57532,7 @@ func (c *ClientWithResponses) PostV1ProjectsProjectPromptsSlugVersionsVersionRev
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/projects/{project}/prompts/{slug}/versions/{version}/run (the `PostV1ProjectsProjectPromptsSlugVersionsVersionRun` operationId).
-func (c *ClientWithResponses) PostV1ProjectsProjectPromptsSlugVersionsVersionRunWithBodyWithResponse(ctx context.Context, project string, slug string, version int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse, error) {
+func (c *ClientWithResponses) PostV1ProjectsProjectPromptsSlugVersionsVersionRunWithBodyWithResponse(ctx context.Context, project string, slug string, version string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse, error) {
 	rsp, err := c.PostV1ProjectsProjectPromptsSlugVersionsVersionRunWithBody(ctx, project, slug, version, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -57545,7 +57545,7 @@ func (c *ClientWithResponses) PostV1ProjectsProjectPromptsSlugVersionsVersionRun
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/projects/{project}/prompts/{slug}/versions/{version}/run (the `PostV1ProjectsProjectPromptsSlugVersionsVersionRun` operationId).
-func (c *ClientWithResponses) PostV1ProjectsProjectPromptsSlugVersionsVersionRunWithResponse(ctx context.Context, project string, slug string, version int, body PostV1ProjectsProjectPromptsSlugVersionsVersionRunJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse, error) {
+func (c *ClientWithResponses) PostV1ProjectsProjectPromptsSlugVersionsVersionRunWithResponse(ctx context.Context, project string, slug string, version string, body PostV1ProjectsProjectPromptsSlugVersionsVersionRunJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse, error) {
 	rsp, err := c.PostV1ProjectsProjectPromptsSlugVersionsVersionRun(ctx, project, slug, version, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -59040,7 +59040,7 @@ func (c *ClientWithResponses) PostV1PromptsIdVersionsVersionReviewsWithResponse(
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/prompts/{id}/versions/{version}/run (the `PostV1PromptsIdVersionsVersionRun` operationId).
-func (c *ClientWithResponses) PostV1PromptsIdVersionsVersionRunWithBodyWithResponse(ctx context.Context, id string, version int, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1PromptsIdVersionsVersionRunResponse, error) {
+func (c *ClientWithResponses) PostV1PromptsIdVersionsVersionRunWithBodyWithResponse(ctx context.Context, id string, version string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1PromptsIdVersionsVersionRunResponse, error) {
 	rsp, err := c.PostV1PromptsIdVersionsVersionRunWithBody(ctx, id, version, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -59053,7 +59053,7 @@ func (c *ClientWithResponses) PostV1PromptsIdVersionsVersionRunWithBodyWithRespo
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/prompts/{id}/versions/{version}/run (the `PostV1PromptsIdVersionsVersionRun` operationId).
-func (c *ClientWithResponses) PostV1PromptsIdVersionsVersionRunWithResponse(ctx context.Context, id string, version int, body PostV1PromptsIdVersionsVersionRunJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1PromptsIdVersionsVersionRunResponse, error) {
+func (c *ClientWithResponses) PostV1PromptsIdVersionsVersionRunWithResponse(ctx context.Context, id string, version string, body PostV1PromptsIdVersionsVersionRunJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1PromptsIdVersionsVersionRunResponse, error) {
 	rsp, err := c.PostV1PromptsIdVersionsVersionRun(ctx, id, version, body, reqEditors...)
 	if err != nil {
 		return nil, err
