@@ -61,6 +61,13 @@ func newFakeProvider(t *testing.T) *fakeProvider {
 	return f
 }
 
+// reset forgets the requests and answers from now on with answer.
+func (f *fakeProvider) reset(answer func(w http.ResponseWriter, n int) bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.requests, f.answer = nil, answer
+}
+
 func (f *fakeProvider) got() []fakeRequest {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -171,12 +178,12 @@ func TestRunFailures(t *testing.T) {
 	}
 
 	// The provider fails: 502 with its status and message.
-	local.answer = func(w http.ResponseWriter, _ int) bool {
+	local.reset(func(w http.ResponseWriter, _ int) bool {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(500)
 		io.WriteString(w, `{"error":{"message":"the model is on fire","type":"server_error"}}`)
 		return true
-	}
+	})
 	r = e.Must(502, "POST", "/v1/prompts/greet/versions/1/run", e.Admin, vars)
 	d, _ := r.JSON(t)["details"].(map[string]any)
 	if code(r) != "provider_error" || d["status"] != 500.0 || d["message"] != "the model is on fire" || d["provider"] != "local" {
@@ -184,9 +191,7 @@ func TestRunFailures(t *testing.T) {
 	}
 
 	// 429 twice, then an answer: retried, 200.
-	local.mu.Lock()
-	local.requests = nil
-	local.answer = func(w http.ResponseWriter, n int) bool {
+	local.reset(func(w http.ResponseWriter, n int) bool {
 		if n < 2 {
 			w.Header().Set("Retry-After", "0")
 			w.WriteHeader(429)
@@ -194,8 +199,7 @@ func TestRunFailures(t *testing.T) {
 			return true
 		}
 		return false
-	}
-	local.mu.Unlock()
+	})
 	e.Must(200, "POST", "/v1/prompts/greet/versions/1/run", e.Admin, vars)
 	if n := len(local.got()); n != 3 {
 		t.Errorf("provider got %d requests, want 3 (two 429s retried)", n)
@@ -203,14 +207,11 @@ func TestRunFailures(t *testing.T) {
 
 	// 429 forever: retried a bounded number of times, then 503 with
 	// Retry-After.
-	local.mu.Lock()
-	local.requests = nil
-	local.answer = func(w http.ResponseWriter, _ int) bool {
+	local.reset(func(w http.ResponseWriter, _ int) bool {
 		w.Header().Set("Retry-After", "0")
 		w.WriteHeader(429)
 		return true
-	}
-	local.mu.Unlock()
+	})
 	r = e.Must(503, "POST", "/v1/prompts/greet/versions/1/run", e.Admin, vars)
 	if r.Header.Get("Retry-After") == "" || code(r) != "unavailable" {
 		t.Errorf("429 forever: Retry-After %q, %s", r.Header.Get("Retry-After"), r.Body)
@@ -220,14 +221,11 @@ func TestRunFailures(t *testing.T) {
 	}
 	// A Retry-After past the bound is not waited for: 503 at once, with
 	// the provider's Retry-After.
-	local.mu.Lock()
-	local.requests = nil
-	local.answer = func(w http.ResponseWriter, _ int) bool {
+	local.reset(func(w http.ResponseWriter, _ int) bool {
 		w.Header().Set("Retry-After", "120")
 		w.WriteHeader(429)
 		return true
-	}
-	local.mu.Unlock()
+	})
 	r = e.Must(503, "POST", "/v1/prompts/greet/versions/1/run", e.Admin, vars)
 	if r.Header.Get("Retry-After") != "120" || len(local.got()) != 1 {
 		t.Errorf("long Retry-After: header %q after %d requests", r.Header.Get("Retry-After"), len(local.got()))
@@ -276,5 +274,42 @@ func TestRunBadInput(t *testing.T) {
 	}
 	if n := len(local.got()); n != 0 {
 		t.Errorf("provider called %d times by bad requests", n)
+	}
+}
+
+// A run by label, with a payload's variables; a version with no model is
+// 422; a provider slower than the timeout is 502.
+func TestRunByLabelPayloadTimeout(t *testing.T) {
+	local := newFakeProvider(t)
+	e := testenv.NewWith(t, testenv.Options{LLM: llm.Config{
+		Providers: []llm.Provider{{Name: "local", BaseURL: local.URL + "/v1", APIKey: runKey}},
+		Timeout:   300 * time.Millisecond,
+	}})
+	p := e.CreateProject(e.Admin, "labelled")
+	e.CreatePrompt(e.Admin, p, "greet")
+	e.Must(201, "POST", "/v1/prompts/greet/versions", e.Admin, map[string]any{"template": "Hello {{name}}", "model": "m1"})
+	e.Must(200, "POST", "/v1/prompts/greet/versions/1/publish", e.Admin, nil)
+	e.Must(200, "PUT", "/v1/prompts/greet/labels/stable", e.Admin, map[string]int{"version": 1})
+	e.Must(201, "POST", "/v1/prompts/greet/versions", e.Admin, map[string]any{"template": "Bye {{name}}", "model": ""})
+	pl := e.Must(201, "POST", "/v1/prompts/greet/payloads", e.Admin, map[string]any{"name": "dee", "variables": map[string]string{"name": "Dee"}}).JSON(t)
+	payload := pl["payload"].(map[string]any)["id"].(string)
+
+	r := e.Must(200, "POST", "/v1/prompts/greet/versions/stable/run", e.Admin, map[string]any{"payload_id": payload})
+	if m := r.JSON(t)["run"].(map[string]any); m["version"] != 1.0 || m["output"] != "echo: Hello Dee" {
+		t.Errorf("run by label with a payload = %s", r.Body)
+	}
+	// Draft 2 has no model: nothing to send.
+	e.Must(422, "POST", "/v1/prompts/greet/versions/2/run", e.Admin, map[string]any{"payload_id": payload})
+	if n := len(local.got()); n != 1 {
+		t.Errorf("provider got %d requests, want 1", n)
+	}
+
+	local.reset(func(w http.ResponseWriter, _ int) bool {
+		time.Sleep(time.Second)
+		return false
+	})
+	r = e.Must(502, "POST", "/v1/prompts/greet/versions/1/run", e.Admin, map[string]any{"payload_id": payload})
+	if r.JSON(t)["code"] != "provider_error" || !strings.Contains(string(r.Body), "did not answer within") {
+		t.Errorf("slow provider: %s", r.Body)
 	}
 }
