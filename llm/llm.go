@@ -212,8 +212,11 @@ func (c *Client) providerError(ctx context.Context, name string, err error) erro
 	var apiErr *openai.Error
 	if errors.As(err, &apiErr) {
 		msg := apiErr.Message
-		if msg == "" && apiErr.Response != nil {
+		if msg == "" {
 			msg = http.StatusText(apiErr.StatusCode)
+		}
+		if len(msg) > maxMessage {
+			msg = strings.ToValidUTF8(msg[:maxMessage], "") + "…"
 		}
 		return (&quire.Error{Code: quire.EPROVIDER, Message: fmt.Sprintf("model provider %q answered %d: %s", name, apiErr.StatusCode, msg)}).
 			WithDetail("provider", name).WithDetail("status", apiErr.StatusCode).WithDetail("message", msg)
@@ -232,6 +235,10 @@ func (c *Client) providerError(ctx context.Context, name string, err error) erro
 		WithDetail("provider", name)
 }
 
+// maxMessage bounds the provider's message quire passes on: enough to
+// say what went wrong, not a page of HTML from a proxy.
+const maxMessage = 1024
+
 // retryAfter reads Retry-After (seconds or an HTTP date) of a 429.
 func retryAfter(r *http.Response) (time.Duration, bool) {
 	if r == nil {
@@ -248,6 +255,15 @@ func retryAfter(r *http.Response) (time.Duration, bool) {
 		return max(time.Until(t), 0), true
 	}
 	return 0, false
+}
+
+// Names are the configured providers' names, for the startup log.
+func (c *Client) Names() []string {
+	out := make([]string, 0, len(c.cfg.Providers))
+	for _, p := range c.cfg.Providers {
+		out = append(out, p.Name)
+	}
+	return out
 }
 
 var _ quire.LLM = (*Client)(nil)

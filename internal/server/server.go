@@ -259,6 +259,7 @@ func Build(ctx context.Context, cfg Config) (s *Server, err error) {
 			return s, fmt.Errorf("llm: %w", err)
 		}
 		api.LLM = c
+		log.Info("model providers", "llm", c.Names(), "default", cfg.LLM.Default) // names only: never a key
 	}
 	if api.Events, err = s.openEvents(cfg); err != nil {
 		return s, err
