@@ -99,7 +99,7 @@ func runEnv(t *testing.T) (e *testenv.Env, local, other *fakeProvider) {
 }
 
 func TestRunSendsTheRenderToTheProvider(t *testing.T) {
-	e, local, _ := runEnv(t)
+	e, local, other := runEnv(t)
 	r := e.Must(200, "POST", "/v1/prompts/greet/versions/1/run", e.Admin, map[string]any{"variables": map[string]string{"name": "Ann"}})
 	var out struct {
 		Run struct {
@@ -147,6 +147,12 @@ func TestRunSendsTheRenderToTheProvider(t *testing.T) {
 	}
 	if len(local.got()) != 1 {
 		t.Errorf("the default provider was called for a run naming another")
+	}
+	if o := other.got(); len(o) != 1 || o[0].Auth != "Bearer "+otherRunKey || o[0].Body["model"] != "override" {
+		t.Errorf("the other provider got %+v", o)
+	}
+	if msgs, _ := json.Marshal(other.got()[0].Body["messages"]); string(msgs) != `[{"content":"You are terse.","role":"system"},{"content":"Hi Bo","role":"user"}]` {
+		t.Errorf("chat messages sent as %s", msgs)
 	}
 	// The live version, by "live".
 	e.Must(200, "POST", "/v1/prompts/greet/versions/live/run", e.Admin, map[string]any{"variables": map[string]string{"name": "Cy"}})
