@@ -29,12 +29,14 @@ const (
 	EREVIEW        Code = "review_required"        // publishing needs an approved review (409)
 	EHEADMOVED     Code = "head_moved"             // a verdict on a head the review no longer has (409)
 	ELABELPROTECT  Code = "label_protected"        // deleting a protected label needs an owner's override (409)
+	ENOPROVIDER    Code = "no_provider"            // a run needs a model provider the operator has not configured (409)
+	EPROVIDER      Code = "provider_error"         // the model provider failed or refused a call (502)
 )
 
 // Codes lists every Code, for documents that enumerate them.
 var Codes = []Code{EINVALID, EUNAUTHORIZED, EFORBIDDEN, ENOTFOUND, ECONFLICT, EPRECONDITION, ETOOLARGE,
 	EUNPROCESSABLE, ERATELIMIT, EUNAVAILABLE, ENOSPACE, EINTERNAL, ETIMEOUT, EMETHOD, EMEDIATYPE, EREVIEW,
-	EHEADMOVED, ELABELPROTECT}
+	EHEADMOVED, ELABELPROTECT, ENOPROVIDER, EPROVIDER}
 
 // Error is quire's error type. Message is safe to show to a client; Err is
 // the underlying cause and is only logged.

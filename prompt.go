@@ -82,6 +82,9 @@ type PromptContent struct {
 	Messages    []Message       `json:"messages,omitempty"`
 	Model       string          `json:"model"`
 	ModelParams json.RawMessage `json:"model_params"`
+	// Provider names the operator's model provider a run calls (config.json
+	// "provider"); empty is the server's default.
+	Provider string `json:"provider,omitempty"`
 	// VariablesSchema is a JSON Schema (2020-12) the variables of a
 	// render must satisfy; empty when the version has none.
 	VariablesSchema json.RawMessage `json:"variables_schema,omitempty"`
@@ -100,6 +103,7 @@ type PromptVersion struct {
 type promptConfig struct {
 	Model       string          `json:"model"`
 	ModelParams json.RawMessage `json:"model_params"`
+	Provider    string          `json:"provider,omitempty"`
 }
 
 // CheckPromptContent validates content written through the API.
@@ -180,7 +184,7 @@ func PromptFiles(c *PromptContent) ([]FileContent, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := json.MarshalIndent(promptConfig{Model: c.Model, ModelParams: params}, "", "  ")
+	cfg, err := json.MarshalIndent(promptConfig{Model: c.Model, ModelParams: params, Provider: c.Provider}, "", "  ")
 	if err != nil {
 		return nil, err
 	}
@@ -260,7 +264,7 @@ func ParsePromptFiles(files map[string][]byte) (*PromptContent, error) {
 		if err := json.Unmarshal(b, &cfg); err != nil {
 			return nil, Errorf(EUNPROCESSABLE, "%s is not valid: %v", PromptConfigFile, err)
 		}
-		c.Model = cfg.Model
+		c.Model, c.Provider = cfg.Model, cfg.Provider
 		if len(cfg.ModelParams) > 0 && string(cfg.ModelParams) != "null" {
 			if !isJSONObject(cfg.ModelParams) {
 				return nil, Errorf(EUNPROCESSABLE, "%s: model_params must be an object", PromptConfigFile)

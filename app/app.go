@@ -53,6 +53,9 @@ type Config struct {
 	// when the version store can: the baseline quire-bench measures them
 	// against.
 	NoProjectRepos bool
+	// LLM calls the operator's model providers for runs; nil answers
+	// runs 409 no_provider.
+	LLM quire.LLM
 }
 
 // App is quire's use cases over its stores.
@@ -62,6 +65,7 @@ type App struct {
 	sessions    quire.SessionStore
 	prompts     quire.PromptStore
 	payloads    quire.PayloadStore
+	llm         quire.LLM
 	promptCache quire.PromptCache
 	usage       quire.Usage
 	usageLost   func(ctx context.Context, promptID string, version int, err error)
@@ -113,6 +117,7 @@ func New(cfg Config) *App {
 		prompts: cfg.Prompts, payloads: cfg.Payloads, promptCache: cfg.PromptCache,
 		usage: cfg.Usage, usageLost: cfg.UsageLost, activity: cfg.Activity, limiter: cfg.RateLimiter,
 		limits: cfg.Limits, sessionTTL: cfg.SessionTTL, bcryptCost: cfg.BcryptCost, now: cfg.Now,
+		llm: cfg.LLM,
 	}
 	a.templates = newTemplateMemo()
 	// Reviews and labels live in the assets' repositories, so the version

@@ -27,6 +27,9 @@ type RenderRequest struct {
 	// publishedOnly refuses a version that is not published, as if it
 	// did not exist: what an anonymous caller may render (publicRender).
 	publishedOnly bool
+	// uncounted leaves the render out of the usage counts: a run's render
+	// is not a use of the prompt by an application.
+	uncounted bool
 }
 
 // Rendered is a rendered prompt version: Text for a text prompt, Messages
@@ -40,6 +43,9 @@ type Rendered struct {
 	Messages    []quire.Message
 	Model       string
 	ModelParams json.RawMessage
+	// Provider is the model provider config.json names ("" for the
+	// server's default): what a run calls.
+	Provider string
 	// Partials are the prompts included, in order of first use; never
 	// nil, and possibly shared with other renders: read it only.
 	Partials []PartialUse
@@ -125,7 +131,9 @@ func (a *App) render(ctx context.Context, as *quire.Asset, in Input[RenderReques
 	if err != nil {
 		return Rendered{}, err
 	}
-	a.RecordRender(ctx, as.ID, v.Number)
+	if !req.uncounted {
+		a.RecordRender(ctx, as.ID, v.Number)
+	}
 	return out, nil
 }
 
@@ -149,7 +157,7 @@ func (a *App) renderCompiled(ctx context.Context, as *quire.Asset, v *quire.Vers
 		in = a.composed(ctx, as, v.Commit)
 		opts.Partials = in
 	}
-	out := Rendered{PromptID: as.ID, Version: v.Number, Commit: v.Commit, Model: content.Model, ModelParams: content.ModelParams}
+	out := Rendered{PromptID: as.ID, Version: v.Number, Commit: v.Commit, Model: content.Model, ModelParams: content.ModelParams, Provider: content.Provider}
 	var names []string
 	switch {
 	case cp.text != nil:

@@ -590,6 +590,17 @@ func (c *Client) RenderProjectPrompt(ctx context.Context, project, slug string, 
 	return &out, err
 }
 
+// RunPrompt renders version (a number, "live" or a label name) of
+// prompt ref and sends it to a model of the server's providers.
+func (c *Client) RunPrompt(ctx context.Context, ref, version string, in RunInput) (*Run, error) {
+	return unwrap[Run](ctx, c, request{method: "POST", path: assetPath("prompts", ref) + p("/versions/", version, "/run"), body: in}, "run")
+}
+
+// RunProjectPrompt is RunPrompt with the prompt slug of project.
+func (c *Client) RunProjectPrompt(ctx context.Context, project, slug, version string, in RunInput) (*Run, error) {
+	return unwrap[Run](ctx, c, request{method: "POST", path: p("/v1/projects/", project, "/prompts/", slug, "/versions/", version, "/run"), body: in}, "run")
+}
+
 // Payloads.
 
 // CreatePayload stores named sample variables for prompt ref.

@@ -313,7 +313,12 @@ func TestPromptJourney(t *testing.T) {
 	if *r.Text != "Hello Cy!" {
 		t.Fatalf("render %q", *r.Text)
 	}
-	_, err := c.RenderPrompt(ctx, pr.ID, client.RenderInput{})
+	// This server has no model provider: a run is 409 no_provider.
+	_, err := c.RunPrompt(ctx, pr.ID, "live", client.RunInput{Variables: map[string]any{"name": "Cy"}})
+	apiError(t, err, 409, "no_provider")
+	_, err = c.RunProjectPrompt(ctx, "support", "greeting", "1", client.RunInput{Variables: map[string]any{"name": "Cy"}})
+	apiError(t, err, 409, "no_provider")
+	_, err = c.RenderPrompt(ctx, pr.ID, client.RenderInput{})
 	ae := apiError(t, err, 422, "unprocessable")
 	if m, _ := ae.Details["missing"].([]any); len(m) != 1 || m[0] != "name" {
 		t.Fatalf("missing details %+v", ae.Details)
@@ -397,6 +402,7 @@ var sdkMethods = map[string]string{
 	"GET /v1/prompts/{id}/versions/{version}/variables": "PromptVariables", "POST /v1/prompts/{id}/versions/{version}/check": "CheckPromptVersion",
 	"GET /v1/prompts/{id}/dependents": "PromptDependents", "GET /v1/prompts/{id}/live": "LivePrompt",
 	"POST /v1/prompts/{id}/render": "RenderPrompt", "POST /v1/projects/{project}/prompts/{slug}/render": "RenderProjectPrompt",
+	"POST /v1/prompts/{id}/versions/{version}/run": "RunPrompt", "POST /v1/projects/{project}/prompts/{slug}/versions/{version}/run": "RunProjectPrompt",
 	"POST /v1/prompts/{id}/payloads": "CreatePayload", "GET /v1/prompts/{id}/payloads": "Payloads",
 	"GET /v1/prompts/{id}/payloads/{payloadID}": "Payload", "PUT /v1/prompts/{id}/payloads/{payloadID}": "UpdatePayload",
 	"DELETE /v1/prompts/{id}/payloads/{payloadID}": "DeletePayload",

@@ -213,6 +213,31 @@ type RenderInput struct {
 	Label string `json:"label,omitempty"`
 }
 
+// RunInput is a run's request: variables and a payload as a render takes
+// them, and optionally another model or provider than the version's.
+type RunInput struct {
+	Variables map[string]any `json:"variables,omitempty"`
+	PayloadID string         `json:"payload_id,omitempty"`
+	Model     string         `json:"model,omitempty"`
+	Provider  string         `json:"provider,omitempty"`
+}
+
+// Run is a prompt version rendered and sent to a model (docs/runs.md).
+type Run struct {
+	Version      int       `json:"version"`
+	Commit       string    `json:"commit"`
+	Messages     []Message `json:"messages"`
+	Output       string    `json:"output"`
+	FinishReason string    `json:"finish_reason"`
+	Model        string    `json:"model"`
+	Provider     string    `json:"provider"`
+	Usage        struct {
+		InputTokens  int64 `json:"input_tokens"`
+		OutputTokens int64 `json:"output_tokens"`
+	} `json:"usage"`
+	LatencyMS int64 `json:"latency_ms"`
+}
+
 // PartialUse is one prompt a render included.
 type PartialUse struct {
 	Slug     string `json:"slug"`

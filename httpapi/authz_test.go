@@ -338,6 +338,10 @@ var authzTable = map[string]authzRow{
 	"GET /v1/prompts/:id/usage":                       {policy: "project-read", ok: 200, req: authzPath("/v1/prompts/{prompt}/usage")},
 	"POST /v1/prompts/:id/render": {policy: "project-read", ok: 200,
 		req: authzBody("/v1/prompts/{prompt}/render", map[string]any{"variables": map[string]string{"name": "Ann"}})},
+	// The matrix's server has no model provider: a caller allowed to run
+	// gets 409 no_provider, which shows authorization came first.
+	"POST /v1/prompts/:id/versions/:version/run": {policy: "project-write", ok: 409,
+		req: authzBody("/v1/prompts/{prompt}/versions/live/run", map[string]any{"variables": map[string]string{"name": "Ann"}})},
 	"POST /v1/prompts/:id/payloads": {policy: "project-write", ok: 201,
 		req: authzBody("/v1/prompts/{prompt}/payloads", map[string]any{"variables": map[string]string{"name": "Bo"}})},
 	"GET /v1/prompts/:id/payloads":            {policy: "project-read", ok: 200, req: authzPath("/v1/prompts/{prompt}/payloads")},

@@ -45,6 +45,8 @@ var fuzzRoutes = []fuzzRoute{
 	{"PUT", "/v1/prompts/{q}/payloads/{y}", "application/json", `{"variables":{"name":"Bob"}}`},
 	{"POST", "/v1/prompts/{q}/render", "application/json", `{"variables":{"name":"Ada"},"payload_id":"{y}","version":1}`},
 	{"POST", "/v1/projects/{p}/prompts/fz-prompt/render", "application/json", `{"variables":{"name":"` + strings.Repeat("x", 100) + `"}}`},
+	// The fuzz server has no model provider: a run that decodes answers 409 no_provider, never 500.
+	{"POST", "/v1/prompts/{q}/versions/1/run", "application/json", `{"variables":{"name":"Ada"},"payload_id":"{y}","model":"m","provider":"p"}`},
 	// Reviews and labels (reviews.go, labels.go): review 1 is open on
 	// skill draft 1 and on prompt draft 2.
 	{"POST", "/v1/skills/{s}/versions/1/reviews", "application/json", `{"title":"t","description":"d"}`},

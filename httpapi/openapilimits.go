@@ -67,6 +67,7 @@ func requestLimits(l quire.Limits) map[string]map[string]sizeRule {
 		"FileRequest":          {"file_path": path, "content": {maxBytes: l.MaxFile, status: 413}, "message": description},
 		"PromptVersionRequest": {"template": {maxBytes: l.MaxFile, status: 413}, "messages": {minItems: 1, maxItems: quire.MaxPromptMessages, status: 413}, "model": {maxBytes: int64(l.MaxName), status: 400}},
 		"RenderRequest":        {"variables": vars},
+		"RunRequest":           {"variables": vars, "model": {maxBytes: maxRunName, status: 400}, "provider": {maxBytes: maxRunName, status: 400}},
 		"PayloadRequest":       {"variables": vars, "name": sizeRule{maxChars: l.MaxName, status: 400}},
 		"ReviewRequest":        {"title": {minBytes: 1, maxBytes: int64(valid.MaxReviewTitle(l)), status: 413}, "description": review},
 		"CommentRequest":       {"body": review, "path": path},

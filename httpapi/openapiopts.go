@@ -206,3 +206,16 @@ func errorResponse(b *docBuilder, status int) *openapi3.Response {
 	}
 	return r
 }
+
+// versionRef documents {version} as the routes that take app.ParseVersionRef
+// read it: a number, "live" or a label name.
+func versionRef() routeOpt {
+	return func(op *openapi3.Operation, _ *docBuilder) {
+		for _, p := range op.Parameters {
+			if p.Value != nil && p.Value.In == "path" && p.Value.Name == "version" {
+				p.Value.Schema = openapi3.NewSchemaRef("", &openapi3.Schema{Type: &openapi3.Types{"string"}, MinLength: 1})
+				p.Value.Description = `a version number, "live" or a label name`
+			}
+		}
+	}
+}

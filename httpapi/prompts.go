@@ -35,6 +35,7 @@ func (s *Server) promptRoutes(t *gin.RouterGroup) {
 	t.GET("/dependents", s.promptDependents)
 	t.GET("/live", s.livePrompt)
 	t.POST("/render", s.renderPrompt)
+	t.POST("/versions/:version/run", s.runPrompt)
 	t.POST("/payloads", s.idempotent, s.createPayload)
 	t.GET("/payloads", s.listPayloads)
 	t.GET("/payloads/:payloadID", s.getPayload)

@@ -82,6 +82,9 @@ type Config struct {
 	Events app.EventsConfig
 	// NoProjectRepos keeps no project repositories (app.Config).
 	NoProjectRepos bool
+	// LLM calls the model providers of runs (app.Config.LLM); nil
+	// answers runs 409 no_provider.
+	LLM quire.LLM
 }
 
 // Server is quire's HTTP API.
@@ -144,6 +147,7 @@ func New(cfg Config) *Server {
 		Usage: s.usage, UsageLost: s.usageLost, Activity: cfg.Activity, RateLimiter: cfg.RateLimiter,
 		Limits: s.limits, SessionTTL: cfg.SessionTTL, BcryptCost: cfg.BcryptCost, Now: cfg.Now,
 		Login: s.loginConfig(), Events: s.eventsConfig(cfg), NoProjectRepos: cfg.NoProjectRepos,
+		LLM: cfg.LLM,
 	})
 	if cfg.MCP != nil {
 		s.mcp = cfg.MCP(s.app)

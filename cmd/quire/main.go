@@ -136,6 +136,8 @@ type Config struct {
 	TrustedProxies string
 	// Webhooks tune event delivery (docs/events.md).
 	Webhooks server.WebhookOptions
+	// LLM are the model providers prompt runs call (docs/runs.md).
+	LLM LLMFlags
 }
 
 // Main is a running quire server; end-to-end tests drive it too. The
@@ -162,7 +164,7 @@ func NewMain(out io.Writer) *Main {
 		Addr: "127.0.0.1:8080", Data: "./repos", SessionTTL: 24 * time.Hour, LogLevel: "info", RedisPrefix: "quire:",
 		UsageFlush: time.Minute, ShutdownTimeout: 30 * time.Second, RateLimits: httpapi.DefaultRateLimits(),
 		GCFloorMiB: gcfloor.DefaultBytes >> 20, MaxConnsPerIP: netguard.DefaultMaxConnsPerAddr,
-		Timeouts: netguard.DefaultTimeouts(),
+		Timeouts: netguard.DefaultTimeouts(), LLM: LLMFlags{Concurrency: 4},
 	}}
 }
 
@@ -273,6 +275,9 @@ func (m *Main) ParseFlags(args []string) error {
 	if err := webhookFlags(fs, &c.Webhooks); err != nil {
 		return err
 	}
+	if err := llmFlags(fs, &c.LLM); err != nil {
+		return err
+	}
 	c.AdminEmail = os.Getenv("QUIRE_ADMIN_EMAIL")
 	c.AdminPassword = os.Getenv("QUIRE_ADMIN_PASSWORD")
 	fs.Usage = func() {
@@ -301,6 +306,10 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	llmCfg, err := c.LLM.config(os.Getenv)
+	if err != nil {
+		return err
+	}
 	m.stopGC = make(chan struct{})
 	m.gcDone = gcfloor.Tune(uint64(c.GCFloorMiB)<<20, time.Second, m.stopGC)
 
@@ -320,6 +329,7 @@ func (m *Main) Run(ctx context.Context) error {
 		ShutdownTimeout: c.ShutdownTimeout,
 		MetricsAddr:     c.MetricsAddr, DebugAddr: c.DebugAddr,
 		Webhooks: c.Webhooks,
+		LLM:      llmCfg,
 	})
 	if err != nil {
 		return err

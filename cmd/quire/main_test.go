@@ -198,7 +198,7 @@ func TestServeHelp(t *testing.T) {
 	want := []string{"addr", "data", "debug-addr", "fsync", "log-level", "redis", "redis-prefix", "redis-sentinel-master", "redis-sentinel-addrs", "redis-cluster", "session-ttl", "shutdown-timeout", "usage-flush",
 		"rate-limit", "login-limit", "login-address-limit", "gc-floor", "metrics-addr", "max-conns", "max-conns-per-ip",
 		"read-header-timeout", "body-timeout", "body-min-rate", "write-timeout", "idle-timeout", "trusted-proxies",
-		"webhook-allow-private", "webhook-retry-schedule", "webhook-timeout", "event-stream-max"}
+		"webhook-allow-private", "webhook-retry-schedule", "webhook-timeout", "event-stream-max", "llm", "llm-default", "llm-concurrency"}
 	got := map[string]bool{}
 	for _, f := range found {
 		got[f[1]] = true

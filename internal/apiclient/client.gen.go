@@ -28,8 +28,10 @@ const (
 	Invalid              APIErrorCode = "invalid"
 	LabelProtected       APIErrorCode = "label_protected"
 	MethodNotAllowed     APIErrorCode = "method_not_allowed"
+	NoProvider           APIErrorCode = "no_provider"
 	NotFound             APIErrorCode = "not_found"
 	Precondition         APIErrorCode = "precondition"
+	ProviderError        APIErrorCode = "provider_error"
 	RateLimited          APIErrorCode = "rate_limited"
 	RequestTimeout       APIErrorCode = "request_timeout"
 	ReviewRequired       APIErrorCode = "review_required"
@@ -59,9 +61,13 @@ func (e APIErrorCode) Valid() bool {
 		return true
 	case MethodNotAllowed:
 		return true
+	case NoProvider:
+		return true
 	case NotFound:
 		return true
 	case Precondition:
+		return true
+	case ProviderError:
 		return true
 	case RateLimited:
 		return true
@@ -4047,6 +4053,40 @@ type ReviewViewReviewState string
 // ReviewViewVerdictsReason defines model for ReviewView.Verdicts.Reason.
 type ReviewViewVerdictsReason string
 
+// Run defines model for Run.
+type Run struct {
+	Commit       string `json:"commit"`
+	FinishReason string `json:"finish_reason"`
+	LatencyMs    int64  `json:"latency_ms"`
+	Messages     []struct {
+		Content *string `json:"content,omitempty"`
+		Name    *string `json:"name,omitempty"`
+		Role    *string `json:"role,omitempty"`
+		Type    *string `json:"type,omitempty"`
+	} `json:"messages"`
+	Model    string `json:"model"`
+	Output   string `json:"output"`
+	Provider string `json:"provider"`
+	Usage    struct {
+		InputTokens  int64 `json:"input_tokens"`
+		OutputTokens int64 `json:"output_tokens"`
+	} `json:"usage"`
+	Version int `json:"version"`
+}
+
+// RunRequest defines model for RunRequest.
+type RunRequest struct {
+	// Model At most 256 bytes of UTF-8.
+	Model     *string             `json:"model,omitempty"`
+	PayloadId *openapi_types.UUID `json:"payload_id,omitempty"`
+
+	// Provider At most 256 bytes of UTF-8.
+	Provider *string `json:"provider,omitempty"`
+
+	// Variables At most 65536 bytes of compact JSON.
+	Variables interface{} `json:"variables,omitempty"`
+}
+
 // SessionList defines model for SessionList.
 type SessionList struct {
 	Sessions []struct {
@@ -6012,6 +6052,9 @@ type PostV1ProjectsProjectPromptsSlugVersionsVersionPublishJSONRequestBody = Pub
 // PostV1ProjectsProjectPromptsSlugVersionsVersionReviewsJSONRequestBody defines body for PostV1ProjectsProjectPromptsSlugVersionsVersionReviews for application/json ContentType.
 type PostV1ProjectsProjectPromptsSlugVersionsVersionReviewsJSONRequestBody = ReviewRequest
 
+// PostV1ProjectsProjectPromptsSlugVersionsVersionRunJSONRequestBody defines body for PostV1ProjectsProjectPromptsSlugVersionsVersionRun for application/json ContentType.
+type PostV1ProjectsProjectPromptsSlugVersionsVersionRunJSONRequestBody = RunRequest
+
 // PostV1ProjectsProjectSkillsJSONRequestBody defines body for PostV1ProjectsProjectSkills for application/json ContentType.
 type PostV1ProjectsProjectSkillsJSONRequestBody = MetaCreateRequest
 
@@ -6098,6 +6141,9 @@ type PostV1PromptsIdVersionsVersionPublishJSONRequestBody = PublishRequest
 
 // PostV1PromptsIdVersionsVersionReviewsJSONRequestBody defines body for PostV1PromptsIdVersionsVersionReviews for application/json ContentType.
 type PostV1PromptsIdVersionsVersionReviewsJSONRequestBody = ReviewRequest
+
+// PostV1PromptsIdVersionsVersionRunJSONRequestBody defines body for PostV1PromptsIdVersionsVersionRun for application/json ContentType.
+type PostV1PromptsIdVersionsVersionRunJSONRequestBody = RunRequest
 
 // PatchV1SkillsIdJSONRequestBody defines body for PatchV1SkillsId for application/json ContentType.
 type PatchV1SkillsIdJSONRequestBody = MetaRequest
@@ -6922,6 +6968,20 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/projects/{project}/prompts/{slug}/versions/{version}/reviews (the `PostV1ProjectsProjectPromptsSlugVersionsVersionReviews` operationId).
 	PostV1ProjectsProjectPromptsSlugVersionsVersionReviews(ctx context.Context, project string, slug string, version int, body PostV1ProjectsProjectPromptsSlugVersionsVersionReviewsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PostV1ProjectsProjectPromptsSlugVersionsVersionRunWithBody Render a version ({version}: a number, "live" or a label name) as render does (a text prompt becomes one user message) and send it to a model of the operator's providers: model, model_params and provider from the version's config.json, model and provider overridable. Needs write access (it spends money). 422 for missing variables as render; 409 no_provider when no provider is configured or the one named is not; 502 provider_error with the provider's status and message; 503 with Retry-After when the provider keeps answering 429 (docs/runs.md)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/projects/{project}/prompts/{slug}/versions/{version}/run (the `PostV1ProjectsProjectPromptsSlugVersionsVersionRun` operationId).
+	PostV1ProjectsProjectPromptsSlugVersionsVersionRunWithBody(ctx context.Context, project string, slug string, version string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostV1ProjectsProjectPromptsSlugVersionsVersionRun Render a version ({version}: a number, "live" or a label name) as render does (a text prompt becomes one user message) and send it to a model of the operator's providers: model, model_params and provider from the version's config.json, model and provider overridable. Needs write access (it spends money). 422 for missing variables as render; 409 no_provider when no provider is configured or the one named is not; 502 provider_error with the provider's status and message; 503 with Retry-After when the provider keeps answering 429 (docs/runs.md)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/projects/{project}/prompts/{slug}/versions/{version}/run (the `PostV1ProjectsProjectPromptsSlugVersionsVersionRun` operationId).
+	PostV1ProjectsProjectPromptsSlugVersionsVersionRun(ctx context.Context, project string, slug string, version string, body PostV1ProjectsProjectPromptsSlugVersionsVersionRunJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetV1ProjectsProjectPromptsSlugVersionsVersionVariables The variables a version's template uses, and its variables_schema (null when none)
 	//
 	// Corresponds with GET /v1/projects/{project}/prompts/{slug}/versions/{version}/variables (the `GetV1ProjectsProjectPromptsSlugVersionsVersionVariables` operationId).
@@ -7607,6 +7667,20 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/prompts/{id}/versions/{version}/reviews (the `PostV1PromptsIdVersionsVersionReviews` operationId).
 	PostV1PromptsIdVersionsVersionReviews(ctx context.Context, id string, version int, body PostV1PromptsIdVersionsVersionReviewsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostV1PromptsIdVersionsVersionRunWithBody Render a version ({version}: a number, "live" or a label name) as render does (a text prompt becomes one user message) and send it to a model of the operator's providers: model, model_params and provider from the version's config.json, model and provider overridable. Needs write access (it spends money). 422 for missing variables as render; 409 no_provider when no provider is configured or the one named is not; 502 provider_error with the provider's status and message; 503 with Retry-After when the provider keeps answering 429 (docs/runs.md)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/prompts/{id}/versions/{version}/run (the `PostV1PromptsIdVersionsVersionRun` operationId).
+	PostV1PromptsIdVersionsVersionRunWithBody(ctx context.Context, id string, version string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostV1PromptsIdVersionsVersionRun Render a version ({version}: a number, "live" or a label name) as render does (a text prompt becomes one user message) and send it to a model of the operator's providers: model, model_params and provider from the version's config.json, model and provider overridable. Needs write access (it spends money). 422 for missing variables as render; 409 no_provider when no provider is configured or the one named is not; 502 provider_error with the provider's status and message; 503 with Retry-After when the provider keeps answering 429 (docs/runs.md)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/prompts/{id}/versions/{version}/run (the `PostV1PromptsIdVersionsVersionRun` operationId).
+	PostV1PromptsIdVersionsVersionRun(ctx context.Context, id string, version string, body PostV1PromptsIdVersionsVersionRunJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetV1PromptsIdVersionsVersionVariables The variables a version's template uses, and its variables_schema (null when none)
 	//
@@ -9709,6 +9783,40 @@ func (c *Client) PostV1ProjectsProjectPromptsSlugVersionsVersionReviews(ctx cont
 	return c.Client.Do(req)
 }
 
+// PostV1ProjectsProjectPromptsSlugVersionsVersionRunWithBody Render a version ({version}: a number, "live" or a label name) as render does (a text prompt becomes one user message) and send it to a model of the operator's providers: model, model_params and provider from the version's config.json, model and provider overridable. Needs write access (it spends money). 422 for missing variables as render; 409 no_provider when no provider is configured or the one named is not; 502 provider_error with the provider's status and message; 503 with Retry-After when the provider keeps answering 429 (docs/runs.md)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/projects/{project}/prompts/{slug}/versions/{version}/run (the `PostV1ProjectsProjectPromptsSlugVersionsVersionRun` operationId).
+func (c *Client) PostV1ProjectsProjectPromptsSlugVersionsVersionRunWithBody(ctx context.Context, project string, slug string, version string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1ProjectsProjectPromptsSlugVersionsVersionRunRequestWithBody(c.Server, project, slug, version, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostV1ProjectsProjectPromptsSlugVersionsVersionRun Render a version ({version}: a number, "live" or a label name) as render does (a text prompt becomes one user message) and send it to a model of the operator's providers: model, model_params and provider from the version's config.json, model and provider overridable. Needs write access (it spends money). 422 for missing variables as render; 409 no_provider when no provider is configured or the one named is not; 502 provider_error with the provider's status and message; 503 with Retry-After when the provider keeps answering 429 (docs/runs.md)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/projects/{project}/prompts/{slug}/versions/{version}/run (the `PostV1ProjectsProjectPromptsSlugVersionsVersionRun` operationId).
+func (c *Client) PostV1ProjectsProjectPromptsSlugVersionsVersionRun(ctx context.Context, project string, slug string, version string, body PostV1ProjectsProjectPromptsSlugVersionsVersionRunJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1ProjectsProjectPromptsSlugVersionsVersionRunRequest(c.Server, project, slug, version, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetV1ProjectsProjectPromptsSlugVersionsVersionVariables The variables a version's template uses, and its variables_schema (null when none)
 //
 // Corresponds with GET /v1/projects/{project}/prompts/{slug}/versions/{version}/variables (the `GetV1ProjectsProjectPromptsSlugVersionsVersionVariables` operationId).
@@ -11525,6 +11633,40 @@ func (c *Client) PostV1PromptsIdVersionsVersionReviewsWithBody(ctx context.Conte
 // Corresponds with POST /v1/prompts/{id}/versions/{version}/reviews (the `PostV1PromptsIdVersionsVersionReviews` operationId).
 func (c *Client) PostV1PromptsIdVersionsVersionReviews(ctx context.Context, id string, version int, body PostV1PromptsIdVersionsVersionReviewsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostV1PromptsIdVersionsVersionReviewsRequest(c.Server, id, version, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostV1PromptsIdVersionsVersionRunWithBody Render a version ({version}: a number, "live" or a label name) as render does (a text prompt becomes one user message) and send it to a model of the operator's providers: model, model_params and provider from the version's config.json, model and provider overridable. Needs write access (it spends money). 422 for missing variables as render; 409 no_provider when no provider is configured or the one named is not; 502 provider_error with the provider's status and message; 503 with Retry-After when the provider keeps answering 429 (docs/runs.md)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/prompts/{id}/versions/{version}/run (the `PostV1PromptsIdVersionsVersionRun` operationId).
+func (c *Client) PostV1PromptsIdVersionsVersionRunWithBody(ctx context.Context, id string, version string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1PromptsIdVersionsVersionRunRequestWithBody(c.Server, id, version, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostV1PromptsIdVersionsVersionRun Render a version ({version}: a number, "live" or a label name) as render does (a text prompt becomes one user message) and send it to a model of the operator's providers: model, model_params and provider from the version's config.json, model and provider overridable. Needs write access (it spends money). 422 for missing variables as render; 409 no_provider when no provider is configured or the one named is not; 502 provider_error with the provider's status and message; 503 with Retry-After when the provider keeps answering 429 (docs/runs.md)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/prompts/{id}/versions/{version}/run (the `PostV1PromptsIdVersionsVersionRun` operationId).
+func (c *Client) PostV1PromptsIdVersionsVersionRun(ctx context.Context, id string, version string, body PostV1PromptsIdVersionsVersionRunJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1PromptsIdVersionsVersionRunRequest(c.Server, id, version, body)
 	if err != nil {
 		return nil, err
 	}
@@ -16917,6 +17059,67 @@ func NewPostV1ProjectsProjectPromptsSlugVersionsVersionReviewsRequestWithBody(se
 	return req, nil
 }
 
+// NewPostV1ProjectsProjectPromptsSlugVersionsVersionRunRequest calls the generic PostV1ProjectsProjectPromptsSlugVersionsVersionRun builder with application/json body
+func NewPostV1ProjectsProjectPromptsSlugVersionsVersionRunRequest(server string, project string, slug string, version string, body PostV1ProjectsProjectPromptsSlugVersionsVersionRunJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostV1ProjectsProjectPromptsSlugVersionsVersionRunRequestWithBody(server, project, slug, version, "application/json", bodyReader)
+}
+
+// NewPostV1ProjectsProjectPromptsSlugVersionsVersionRunRequestWithBody constructs an http.Request for the PostV1ProjectsProjectPromptsSlugVersionsVersionRun method, with any body, and a specified content type
+func NewPostV1ProjectsProjectPromptsSlugVersionsVersionRunRequestWithBody(server string, project string, slug string, version string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "slug", slug, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "version", version, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/projects/%s/prompts/%s/versions/%s/run", pathParam0, pathParam1, pathParam2)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewGetV1ProjectsProjectPromptsSlugVersionsVersionVariablesRequest constructs an http.Request for the GetV1ProjectsProjectPromptsSlugVersionsVersionVariables method
 func NewGetV1ProjectsProjectPromptsSlugVersionsVersionVariablesRequest(server string, project string, slug string, version int) (*http.Request, error) {
 	var err error
@@ -21752,6 +21955,60 @@ func NewPostV1PromptsIdVersionsVersionReviewsRequestWithBody(server string, id s
 	return req, nil
 }
 
+// NewPostV1PromptsIdVersionsVersionRunRequest calls the generic PostV1PromptsIdVersionsVersionRun builder with application/json body
+func NewPostV1PromptsIdVersionsVersionRunRequest(server string, id string, version string, body PostV1PromptsIdVersionsVersionRunJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostV1PromptsIdVersionsVersionRunRequestWithBody(server, id, version, "application/json", bodyReader)
+}
+
+// NewPostV1PromptsIdVersionsVersionRunRequestWithBody constructs an http.Request for the PostV1PromptsIdVersionsVersionRun method, with any body, and a specified content type
+func NewPostV1PromptsIdVersionsVersionRunRequestWithBody(server string, id string, version string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "version", version, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/prompts/%s/versions/%s/run", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewGetV1PromptsIdVersionsVersionVariablesRequest constructs an http.Request for the GetV1PromptsIdVersionsVersionVariables method
 func NewGetV1PromptsIdVersionsVersionVariablesRequest(server string, id string, version int) (*http.Request, error) {
 	var err error
@@ -24892,6 +25149,20 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/projects/{project}/prompts/{slug}/versions/{version}/reviews (the `PostV1ProjectsProjectPromptsSlugVersionsVersionReviews` operationId).
 	PostV1ProjectsProjectPromptsSlugVersionsVersionReviewsWithResponse(ctx context.Context, project string, slug string, version int, body PostV1ProjectsProjectPromptsSlugVersionsVersionReviewsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectPromptsSlugVersionsVersionReviewsResponse, error)
 
+	// PostV1ProjectsProjectPromptsSlugVersionsVersionRunWithBodyWithResponse Render a version ({version}: a number, "live" or a label name) as render does (a text prompt becomes one user message) and send it to a model of the operator's providers: model, model_params and provider from the version's config.json, model and provider overridable. Needs write access (it spends money). 422 for missing variables as render; 409 no_provider when no provider is configured or the one named is not; 502 provider_error with the provider's status and message; 503 with Retry-After when the provider keeps answering 429 (docs/runs.md)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/projects/{project}/prompts/{slug}/versions/{version}/run (the `PostV1ProjectsProjectPromptsSlugVersionsVersionRun` operationId).
+	PostV1ProjectsProjectPromptsSlugVersionsVersionRunWithBodyWithResponse(ctx context.Context, project string, slug string, version string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse, error)
+
+	// PostV1ProjectsProjectPromptsSlugVersionsVersionRunWithResponse Render a version ({version}: a number, "live" or a label name) as render does (a text prompt becomes one user message) and send it to a model of the operator's providers: model, model_params and provider from the version's config.json, model and provider overridable. Needs write access (it spends money). 422 for missing variables as render; 409 no_provider when no provider is configured or the one named is not; 502 provider_error with the provider's status and message; 503 with Retry-After when the provider keeps answering 429 (docs/runs.md)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/projects/{project}/prompts/{slug}/versions/{version}/run (the `PostV1ProjectsProjectPromptsSlugVersionsVersionRun` operationId).
+	PostV1ProjectsProjectPromptsSlugVersionsVersionRunWithResponse(ctx context.Context, project string, slug string, version string, body PostV1ProjectsProjectPromptsSlugVersionsVersionRunJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse, error)
+
 	// GetV1ProjectsProjectPromptsSlugVersionsVersionVariablesWithResponse The variables a version's template uses, and its variables_schema (null when none)
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -25689,6 +25960,20 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/prompts/{id}/versions/{version}/reviews (the `PostV1PromptsIdVersionsVersionReviews` operationId).
 	PostV1PromptsIdVersionsVersionReviewsWithResponse(ctx context.Context, id string, version int, body PostV1PromptsIdVersionsVersionReviewsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1PromptsIdVersionsVersionReviewsResponse, error)
+
+	// PostV1PromptsIdVersionsVersionRunWithBodyWithResponse Render a version ({version}: a number, "live" or a label name) as render does (a text prompt becomes one user message) and send it to a model of the operator's providers: model, model_params and provider from the version's config.json, model and provider overridable. Needs write access (it spends money). 422 for missing variables as render; 409 no_provider when no provider is configured or the one named is not; 502 provider_error with the provider's status and message; 503 with Retry-After when the provider keeps answering 429 (docs/runs.md)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/prompts/{id}/versions/{version}/run (the `PostV1PromptsIdVersionsVersionRun` operationId).
+	PostV1PromptsIdVersionsVersionRunWithBodyWithResponse(ctx context.Context, id string, version string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1PromptsIdVersionsVersionRunResponse, error)
+
+	// PostV1PromptsIdVersionsVersionRunWithResponse Render a version ({version}: a number, "live" or a label name) as render does (a text prompt becomes one user message) and send it to a model of the operator's providers: model, model_params and provider from the version's config.json, model and provider overridable. Needs write access (it spends money). 422 for missing variables as render; 409 no_provider when no provider is configured or the one named is not; 502 provider_error with the provider's status and message; 503 with Retry-After when the provider keeps answering 429 (docs/runs.md)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/prompts/{id}/versions/{version}/run (the `PostV1PromptsIdVersionsVersionRun` operationId).
+	PostV1PromptsIdVersionsVersionRunWithResponse(ctx context.Context, id string, version string, body PostV1PromptsIdVersionsVersionRunJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1PromptsIdVersionsVersionRunResponse, error)
 
 	// GetV1PromptsIdVersionsVersionVariablesWithResponse The variables a version's template uses, and its variables_schema (null when none)
 	//
@@ -36955,6 +37240,177 @@ func (r PostV1ProjectsProjectPromptsSlugVersionsVersionReviewsResponse) StatusCo
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostV1ProjectsProjectPromptsSlugVersionsVersionReviewsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse401Headers the declared response headers of an HTTP 401 response for PostV1ProjectsProjectPromptsSlugVersionsVersionRun
+type PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse409Headers the declared response headers of an HTTP 409 response for PostV1ProjectsProjectPromptsSlugVersionsVersionRun
+type PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse409Headers struct {
+	RetryAfter *string
+}
+
+// PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse429Headers the declared response headers of an HTTP 429 response for PostV1ProjectsProjectPromptsSlugVersionsVersionRun
+type PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse429Headers struct {
+	RetryAfter *string
+}
+
+// PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse503Headers the declared response headers of an HTTP 503 response for PostV1ProjectsProjectPromptsSlugVersionsVersionRun
+type PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse503Headers struct {
+	RetryAfter *string
+}
+
+type PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Run Run `json:"run"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *APIError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *APIError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *APIError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *APIError
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *APIError
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *APIError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *APIError
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *APIError
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *APIError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *APIError
+	// JSON507 the response for an HTTP 507 `application/json` response
+	JSON507 *APIError
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse) GetJSON200() *struct {
+	Run Run `json:"run"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse) GetJSON400() *APIError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse) GetJSON401() *APIError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse) GetJSON403() *APIError {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse) GetJSON404() *APIError {
+	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse) GetJSON408() *APIError {
+	return r.JSON408
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse) GetJSON409() *APIError {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse) GetJSON413() *APIError {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse) GetJSON415() *APIError {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse) GetJSON422() *APIError {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse) GetJSON429() *APIError {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse) GetJSON502() *APIError {
+	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse) GetJSON503() *APIError {
+	return r.JSON503
+}
+
+// GetJSON507 returns the response for an HTTP 507 `application/json` response
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse) GetJSON507() *APIError {
+	return r.JSON507
+}
+
+// GetBody returns the raw response body bytes
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -49309,6 +49765,177 @@ func (r PostV1PromptsIdVersionsVersionReviewsResponse) ContentType() string {
 	return ""
 }
 
+// PostV1PromptsIdVersionsVersionRunResponse401Headers the declared response headers of an HTTP 401 response for PostV1PromptsIdVersionsVersionRun
+type PostV1PromptsIdVersionsVersionRunResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostV1PromptsIdVersionsVersionRunResponse409Headers the declared response headers of an HTTP 409 response for PostV1PromptsIdVersionsVersionRun
+type PostV1PromptsIdVersionsVersionRunResponse409Headers struct {
+	RetryAfter *string
+}
+
+// PostV1PromptsIdVersionsVersionRunResponse429Headers the declared response headers of an HTTP 429 response for PostV1PromptsIdVersionsVersionRun
+type PostV1PromptsIdVersionsVersionRunResponse429Headers struct {
+	RetryAfter *string
+}
+
+// PostV1PromptsIdVersionsVersionRunResponse503Headers the declared response headers of an HTTP 503 response for PostV1PromptsIdVersionsVersionRun
+type PostV1PromptsIdVersionsVersionRunResponse503Headers struct {
+	RetryAfter *string
+}
+
+type PostV1PromptsIdVersionsVersionRunResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Run Run `json:"run"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *APIError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *APIError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *APIError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *APIError
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *APIError
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *APIError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *APIError
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *APIError
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *APIError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *APIError
+	// JSON507 the response for an HTTP 507 `application/json` response
+	JSON507 *APIError
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostV1PromptsIdVersionsVersionRunResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostV1PromptsIdVersionsVersionRunResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostV1PromptsIdVersionsVersionRunResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostV1PromptsIdVersionsVersionRunResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostV1PromptsIdVersionsVersionRunResponse) GetJSON200() *struct {
+	Run Run `json:"run"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostV1PromptsIdVersionsVersionRunResponse) GetJSON400() *APIError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostV1PromptsIdVersionsVersionRunResponse) GetJSON401() *APIError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostV1PromptsIdVersionsVersionRunResponse) GetJSON403() *APIError {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostV1PromptsIdVersionsVersionRunResponse) GetJSON404() *APIError {
+	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r PostV1PromptsIdVersionsVersionRunResponse) GetJSON408() *APIError {
+	return r.JSON408
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostV1PromptsIdVersionsVersionRunResponse) GetJSON409() *APIError {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostV1PromptsIdVersionsVersionRunResponse) GetJSON413() *APIError {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r PostV1PromptsIdVersionsVersionRunResponse) GetJSON415() *APIError {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostV1PromptsIdVersionsVersionRunResponse) GetJSON422() *APIError {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostV1PromptsIdVersionsVersionRunResponse) GetJSON429() *APIError {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostV1PromptsIdVersionsVersionRunResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r PostV1PromptsIdVersionsVersionRunResponse) GetJSON502() *APIError {
+	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostV1PromptsIdVersionsVersionRunResponse) GetJSON503() *APIError {
+	return r.JSON503
+}
+
+// GetJSON507 returns the response for an HTTP 507 `application/json` response
+func (r PostV1PromptsIdVersionsVersionRunResponse) GetJSON507() *APIError {
+	return r.JSON507
+}
+
+// GetBody returns the raw response body bytes
+func (r PostV1PromptsIdVersionsVersionRunResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostV1PromptsIdVersionsVersionRunResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostV1PromptsIdVersionsVersionRunResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostV1PromptsIdVersionsVersionRunResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetV1PromptsIdVersionsVersionVariablesResponse401Headers the declared response headers of an HTTP 401 response for GetV1PromptsIdVersionsVersionVariables
 type GetV1PromptsIdVersionsVersionVariablesResponse401Headers struct {
 	WWWAuthenticate *string
@@ -56900,6 +57527,32 @@ func (c *ClientWithResponses) PostV1ProjectsProjectPromptsSlugVersionsVersionRev
 	return ParsePostV1ProjectsProjectPromptsSlugVersionsVersionReviewsResponse(rsp)
 }
 
+// PostV1ProjectsProjectPromptsSlugVersionsVersionRunWithBodyWithResponse Render a version ({version}: a number, "live" or a label name) as render does (a text prompt becomes one user message) and send it to a model of the operator's providers: model, model_params and provider from the version's config.json, model and provider overridable. Needs write access (it spends money). 422 for missing variables as render; 409 no_provider when no provider is configured or the one named is not; 502 provider_error with the provider's status and message; 503 with Retry-After when the provider keeps answering 429 (docs/runs.md)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/projects/{project}/prompts/{slug}/versions/{version}/run (the `PostV1ProjectsProjectPromptsSlugVersionsVersionRun` operationId).
+func (c *ClientWithResponses) PostV1ProjectsProjectPromptsSlugVersionsVersionRunWithBodyWithResponse(ctx context.Context, project string, slug string, version string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse, error) {
+	rsp, err := c.PostV1ProjectsProjectPromptsSlugVersionsVersionRunWithBody(ctx, project, slug, version, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse(rsp)
+}
+
+// PostV1ProjectsProjectPromptsSlugVersionsVersionRunWithResponse Render a version ({version}: a number, "live" or a label name) as render does (a text prompt becomes one user message) and send it to a model of the operator's providers: model, model_params and provider from the version's config.json, model and provider overridable. Needs write access (it spends money). 422 for missing variables as render; 409 no_provider when no provider is configured or the one named is not; 502 provider_error with the provider's status and message; 503 with Retry-After when the provider keeps answering 429 (docs/runs.md)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/projects/{project}/prompts/{slug}/versions/{version}/run (the `PostV1ProjectsProjectPromptsSlugVersionsVersionRun` operationId).
+func (c *ClientWithResponses) PostV1ProjectsProjectPromptsSlugVersionsVersionRunWithResponse(ctx context.Context, project string, slug string, version string, body PostV1ProjectsProjectPromptsSlugVersionsVersionRunJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse, error) {
+	rsp, err := c.PostV1ProjectsProjectPromptsSlugVersionsVersionRun(ctx, project, slug, version, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse(rsp)
+}
+
 // GetV1ProjectsProjectPromptsSlugVersionsVersionVariablesWithResponse The variables a version's template uses, and its variables_schema (null when none)
 //
 // Returns a wrapper object for the known response body format(s).
@@ -58380,6 +59033,32 @@ func (c *ClientWithResponses) PostV1PromptsIdVersionsVersionReviewsWithResponse(
 		return nil, err
 	}
 	return ParsePostV1PromptsIdVersionsVersionReviewsResponse(rsp)
+}
+
+// PostV1PromptsIdVersionsVersionRunWithBodyWithResponse Render a version ({version}: a number, "live" or a label name) as render does (a text prompt becomes one user message) and send it to a model of the operator's providers: model, model_params and provider from the version's config.json, model and provider overridable. Needs write access (it spends money). 422 for missing variables as render; 409 no_provider when no provider is configured or the one named is not; 502 provider_error with the provider's status and message; 503 with Retry-After when the provider keeps answering 429 (docs/runs.md)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/prompts/{id}/versions/{version}/run (the `PostV1PromptsIdVersionsVersionRun` operationId).
+func (c *ClientWithResponses) PostV1PromptsIdVersionsVersionRunWithBodyWithResponse(ctx context.Context, id string, version string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1PromptsIdVersionsVersionRunResponse, error) {
+	rsp, err := c.PostV1PromptsIdVersionsVersionRunWithBody(ctx, id, version, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1PromptsIdVersionsVersionRunResponse(rsp)
+}
+
+// PostV1PromptsIdVersionsVersionRunWithResponse Render a version ({version}: a number, "live" or a label name) as render does (a text prompt becomes one user message) and send it to a model of the operator's providers: model, model_params and provider from the version's config.json, model and provider overridable. Needs write access (it spends money). 422 for missing variables as render; 409 no_provider when no provider is configured or the one named is not; 502 provider_error with the provider's status and message; 503 with Retry-After when the provider keeps answering 429 (docs/runs.md)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/prompts/{id}/versions/{version}/run (the `PostV1PromptsIdVersionsVersionRun` operationId).
+func (c *ClientWithResponses) PostV1PromptsIdVersionsVersionRunWithResponse(ctx context.Context, id string, version string, body PostV1PromptsIdVersionsVersionRunJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1PromptsIdVersionsVersionRunResponse, error) {
+	rsp, err := c.PostV1PromptsIdVersionsVersionRun(ctx, id, version, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1PromptsIdVersionsVersionRunResponse(rsp)
 }
 
 // GetV1PromptsIdVersionsVersionVariablesWithResponse The variables a version's template uses, and its variables_schema (null when none)
@@ -69868,6 +70547,175 @@ func ParsePostV1ProjectsProjectPromptsSlugVersionsVersionReviewsResponse(rsp *ht
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers PostV1ProjectsProjectPromptsSlugVersionsVersionReviewsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse parses an HTTP response from a PostV1ProjectsProjectPromptsSlugVersionsVersionRunWithResponse call
+func ParsePostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse(rsp *http.Response) (*PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Run Run `json:"run"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON507 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostV1ProjectsProjectPromptsSlugVersionsVersionRunResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -82244,6 +83092,175 @@ func ParsePostV1PromptsIdVersionsVersionReviewsResponse(rsp *http.Response) (*Po
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers PostV1PromptsIdVersionsVersionReviewsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostV1PromptsIdVersionsVersionRunResponse parses an HTTP response from a PostV1PromptsIdVersionsVersionRunWithResponse call
+func ParsePostV1PromptsIdVersionsVersionRunResponse(rsp *http.Response) (*PostV1PromptsIdVersionsVersionRunResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostV1PromptsIdVersionsVersionRunResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Run Run `json:"run"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON507 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PostV1PromptsIdVersionsVersionRunResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostV1PromptsIdVersionsVersionRunResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostV1PromptsIdVersionsVersionRunResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostV1PromptsIdVersionsVersionRunResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

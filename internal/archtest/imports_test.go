@@ -22,6 +22,7 @@ const (
 	mini     = "github.com/alicebob/miniredis"
 	mcpSDK   = "github.com/modelcontextprotocol/go-sdk"
 	chromedp = "github.com/chromedp"
+	openai   = "github.com/openai/openai-go"
 )
 
 // forbidden lists, per package (a path relative to the module; "." is the
@@ -31,10 +32,10 @@ const (
 // app, app over the root and the stores' interfaces, stores never over
 // doors. A package not yet present is skipped.
 var forbidden = map[string][]string{
-	".":        {module + "/", gin, goGit, goRedis, mini},
+	".":        {module + "/", gin, goGit, goRedis, mini, openai},
 	"valid":    {module + "/app", module + "/httpapi", module + "/gitstore", module + "/cache", gin, goGit, goRedis},
 	"render":   {module + "/app", module + "/httpapi", module + "/gitstore", module + "/cache", gin, goGit, goRedis},
-	"app":      {module + "/internal/server", module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/web", module + "/mcp", gin, goGit, goRedis, mini},
+	"app":      {openai, module + "/llm", module + "/internal/server", module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/web", module + "/mcp", gin, goGit, goRedis, mini},
 	"httpapi":  {module + "/internal/server", module + "/gitstore", module + "/cache", module + "/mcp", goGit, goRedis, mini},
 	"gitproto": {module + "/httpapi", module + "/cache", gin, goRedis},
 	"gitstore": {module + "/internal/server", module + "/app", module + "/httpapi", module + "/gitproto", module + "/cache", module + "/web", module + "/mcp", gin, goRedis, mini},
@@ -65,7 +66,9 @@ var forbidden = map[string][]string{
 	// and net/http only.
 	"internal/httpstatus": {module + "/app", module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/web", module + "/mcp", gin, goGit, goRedis, mini},
 	"eventlog":            {module + "/internal/server", module + "/app", module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/webhook", gin, goGit, goRedis, mini},
-	"webhook":             {module + "/internal/server", module + "/app", module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/eventlog", gin, goGit, goRedis, mini},
+	// The model providers' client: a store under app, knowing no door.
+	"llm":     {module + "/internal/server", module + "/app", module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/web", module + "/mcp", gin, goGit, goRedis, mini},
+	"webhook": {module + "/internal/server", module + "/app", module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/eventlog", gin, goGit, goRedis, mini},
 }
 
 func root(t *testing.T) string {

@@ -29,6 +29,8 @@ var statusOf = map[quire.Code]int{
 	quire.EREVIEW:        http.StatusConflict,
 	quire.EHEADMOVED:     http.StatusConflict,
 	quire.ELABELPROTECT:  http.StatusConflict,
+	quire.ENOPROVIDER:    http.StatusConflict,
+	quire.EPROVIDER:      http.StatusBadGateway,
 }
 
 // Of returns the HTTP status of code: 500 for a code the table lacks.

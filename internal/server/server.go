@@ -27,6 +27,7 @@ import (
 	"github.com/quire/quire/gitstore"
 	"github.com/quire/quire/httpapi"
 	"github.com/quire/quire/internal/netguard"
+	"github.com/quire/quire/llm"
 	"github.com/quire/quire/mcp"
 	"github.com/quire/quire/telemetry"
 	"github.com/quire/quire/web"
@@ -122,6 +123,9 @@ type Config struct {
 	// NoProjectRepos keeps no project repositories (app.Config): a
 	// benchmark's baseline.
 	NoProjectRepos bool
+	// LLM configures the model providers prompt runs call; with no
+	// provider, runs answer 409 no_provider.
+	LLM llm.Config
 }
 
 // Server is a wired quire. Its fields are the parts tests and commands
@@ -248,6 +252,14 @@ func Build(ctx context.Context, cfg Config) (s *Server, err error) {
 		Metrics: s.Metrics, TracerProvider: tr.Provider, Propagator: tr.Propagator, SpansRecorded: tr.Exporting != "",
 		Usage: s.Usage, Activity: s.Store, Idempotency: cache.NewIdempotency(s.Redis),
 		Now: cfg.APIClock, TrustedProxies: cfg.TrustedProxies, NoProjectRepos: cfg.NoProjectRepos,
+	}
+	if len(cfg.LLM.Providers) > 0 {
+		c, err := llm.New(cfg.LLM)
+		if err != nil {
+			return s, fmt.Errorf("llm: %w", err)
+		}
+		api.LLM = c
+		log.Info("model providers", "llm", c.Names(), "default", cfg.LLM.Default) // names only: never a key
 	}
 	if api.Events, err = s.openEvents(cfg); err != nil {
 		return s, err

@@ -31,6 +31,7 @@ import (
 	"github.com/quire/quire/internal/cluster"
 	"github.com/quire/quire/internal/netguard"
 	"github.com/quire/quire/internal/server"
+	"github.com/quire/quire/llm"
 	"github.com/quire/quire/telemetry"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"golang.org/x/crypto/bcrypt"
@@ -105,6 +106,9 @@ type Options struct {
 	// Webhooks tunes event delivery (tests of receivers on 127.0.0.1 set
 	// AllowPrivate, and a fast RetrySchedule).
 	Webhooks server.WebhookOptions
+	// LLM configures model providers for runs (tests point them at a
+	// local OpenAI-compatible server, with a short timeout).
+	LLM llm.Config
 }
 
 // RedisURL is the real Redis tests should use, or "" for embedded only.
@@ -152,6 +156,7 @@ func NewWith(t testing.TB, o Options) *Env {
 		RateLimits:     o.RateLimits,
 		TrustedProxies: o.TrustedProxies,
 		Webhooks:       o.Webhooks,
+		LLM:            o.LLM,
 	})
 	if err != nil {
 		t.Fatal(err)

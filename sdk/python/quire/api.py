@@ -1120,6 +1120,13 @@ class API:
         """
         return self.request('POST', '/v1/projects/{project}/prompts/{slug}/versions/{version}/reviews', {'project': project, 'slug': slug, 'version': version}, {}, body)
 
+    def post_v1_projects_project_prompts_slug_versions_version_run(self, project: str, slug: str, version: str, *, body: Any = None) -> Answer:
+        """POST /v1/projects/{project}/prompts/{slug}/versions/{version}/run
+
+        Render a version ({version}: a number, "live" or a label name) as render does (a text prompt becomes one user message) and send it to a model of the operator's providers: model, model_params and provider from the version's config.json, model and provider overridable. Needs write access (it spends money). 422 for missing variables as render; 409 no_provider when no provider is configured or the one named is not; 502 provider_error with the provider's status and message; 503 with Retry-After when the provider keeps answering 429 (docs/runs.md)
+        """
+        return self.request('POST', '/v1/projects/{project}/prompts/{slug}/versions/{version}/run', {'project': project, 'slug': slug, 'version': version}, {}, body)
+
     def post_v1_projects_project_skills(self, project: str, *, body: Any, idempotency_key: Optional[str] = None) -> Answer:
         """POST /v1/projects/{project}/skills
 
@@ -1342,6 +1349,13 @@ class API:
         Open a review of a draft against its base; 409 if the version is not a draft or already has an open review
         """
         return self.request('POST', '/v1/prompts/{id}/versions/{version}/reviews', {'id': id, 'version': version}, {}, body)
+
+    def post_v1_prompts_id_versions_version_run(self, id: str, version: str, *, body: Any = None) -> Answer:
+        """POST /v1/prompts/{id}/versions/{version}/run
+
+        Render a version ({version}: a number, "live" or a label name) as render does (a text prompt becomes one user message) and send it to a model of the operator's providers: model, model_params and provider from the version's config.json, model and provider overridable. Needs write access (it spends money). 422 for missing variables as render; 409 no_provider when no provider is configured or the one named is not; 502 provider_error with the provider's status and message; 503 with Retry-After when the provider keeps answering 429 (docs/runs.md)
+        """
+        return self.request('POST', '/v1/prompts/{id}/versions/{version}/run', {'id': id, 'version': version}, {}, body)
 
     def post_v1_skills_id_reviews_number_approve(self, id: str, number: str, *, body: Any = None) -> Answer:
         """POST /v1/skills/{id}/reviews/{number}/approve

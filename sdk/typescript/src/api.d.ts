@@ -1344,6 +1344,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/projects/{project}/prompts/{slug}/versions/{version}/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Render a version ({version}: a number, "live" or a label name) as render does (a text prompt becomes one user message) and send it to a model of the operator's providers: model, model_params and provider from the version's config.json, model and provider overridable. Needs write access (it spends money). 422 for missing variables as render; 409 no_provider when no provider is configured or the one named is not; 502 provider_error with the provider's status and message; 503 with Retry-After when the provider keeps answering 429 (docs/runs.md)
+         * @description Render a version ({version}: a number, "live" or a label name) as render does (a text prompt becomes one user message) and send it to a model of the operator's providers: model, model_params and provider from the version's config.json, model and provider overridable. Needs write access (it spends money). 422 for missing variables as render; 409 no_provider when no provider is configured or the one named is not; 502 provider_error with the provider's status and message; 503 with Retry-After when the provider keeps answering 429 (docs/runs.md)
+         */
+        post: operations["post_v1_projects_project_prompts_slug_versions_version_run"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/projects/{project}/prompts/{slug}/versions/{version}/variables": {
         parameters: {
             query?: never;
@@ -2696,6 +2716,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/prompts/{id}/versions/{version}/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Render a version ({version}: a number, "live" or a label name) as render does (a text prompt becomes one user message) and send it to a model of the operator's providers: model, model_params and provider from the version's config.json, model and provider overridable. Needs write access (it spends money). 422 for missing variables as render; 409 no_provider when no provider is configured or the one named is not; 502 provider_error with the provider's status and message; 503 with Retry-After when the provider keeps answering 429 (docs/runs.md)
+         * @description Render a version ({version}: a number, "live" or a label name) as render does (a text prompt becomes one user message) and send it to a model of the operator's providers: model, model_params and provider from the version's config.json, model and provider overridable. Needs write access (it spends money). 422 for missing variables as render; 409 no_provider when no provider is configured or the one named is not; 502 provider_error with the provider's status and message; 503 with Retry-After when the provider keeps answering 429 (docs/runs.md)
+         */
+        post: operations["post_v1_prompts_id_versions_version_run"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/prompts/{id}/versions/{version}/variables": {
         parameters: {
             query?: never;
@@ -3775,7 +3815,7 @@ export interface components {
     schemas: {
         APIError: {
             /** @enum {string} */
-            code: "invalid" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "precondition" | "too_large" | "unprocessable" | "rate_limited" | "unavailable" | "insufficient_storage" | "internal" | "request_timeout" | "method_not_allowed" | "unsupported_media_type" | "review_required" | "head_moved" | "label_protected";
+            code: "invalid" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "precondition" | "too_large" | "unprocessable" | "rate_limited" | "unavailable" | "insufficient_storage" | "internal" | "request_timeout" | "method_not_allowed" | "unsupported_media_type" | "review_required" | "head_moved" | "label_protected" | "no_provider" | "provider_error";
             details?: {
                 [key: string]: unknown;
             };
@@ -4681,6 +4721,38 @@ export interface components {
                     name?: string;
                 };
             } | null)[];
+        };
+        Run: {
+            commit: string;
+            finish_reason: string;
+            /** Format: int64 */
+            latency_ms: number;
+            messages: {
+                content?: string;
+                name?: string;
+                role?: string;
+                type?: string;
+            }[];
+            model: string;
+            output: string;
+            provider: string;
+            usage: {
+                /** Format: int64 */
+                input_tokens: number;
+                /** Format: int64 */
+                output_tokens: number;
+            };
+            version: number;
+        };
+        RunRequest: {
+            /** @description At most 256 bytes of UTF-8. */
+            model?: string;
+            /** Format: uuid */
+            payload_id?: string;
+            /** @description At most 256 bytes of UTF-8. */
+            provider?: string;
+            /** @description At most 65536 bytes of compact JSON. */
+            variables?: unknown;
         };
         SessionList: {
             sessions: {
@@ -14747,6 +14819,174 @@ export interface operations {
             };
             /** @description Internal Server Error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Insufficient Storage */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+        };
+    };
+    post_v1_projects_project_prompts_slug_versions_version_run: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description project id or slug */
+                project: string;
+                /** @description slug (or id) of the asset within the project */
+                slug: string;
+                /** @description a version number, "live" or a label name */
+                version: string;
+            };
+            cookie?: never;
+        };
+        /** @description A JSON object of at most 2097152 bytes (413 past it). */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RunRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        run: components["schemas"]["Run"];
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description Bearer realm="quire" (Basic on /git/) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Request Timeout */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    /** @description with an Idempotency-Key whose first request still runs: seconds to wait */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -26061,6 +26301,172 @@ export interface operations {
             };
             /** @description Internal Server Error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Insufficient Storage */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+        };
+    };
+    post_v1_prompts_id_versions_version_run: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description id, or a slug that names one asset among the projects the caller sees (409 with details.ids otherwise) */
+                id: string;
+                /** @description a version number, "live" or a label name */
+                version: string;
+            };
+            cookie?: never;
+        };
+        /** @description A JSON object of at most 2097152 bytes (413 past it). */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RunRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        run: components["schemas"]["Run"];
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description Bearer realm="quire" (Basic on /git/) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Request Timeout */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    /** @description with an Idempotency-Key whose first request still runs: seconds to wait */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
                 headers: {
                     [name: string]: unknown;
                 };
