@@ -108,7 +108,7 @@ type ProjectRepoStore interface {
 	SyncProject(ctx context.Context, by Actor, pr *Project, skills []*Asset, msg string) (string, error)
 	// ApplyProjectChange applies one change to the repository as it
 	// stands, as one commit ("" when it changes nothing); skills are
-	// the project's skills, for its index.
+	// the project's skills, to make a repository that is missing.
 	ApplyProjectChange(ctx context.Context, by Actor, pr *Project, skills []*Asset, ch ProjectChange, msg string) (string, error)
 	// HasProjectRepo reports whether project pr's repository exists.
 	HasProjectRepo(pr *Project) bool

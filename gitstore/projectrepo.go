@@ -1,7 +1,6 @@
 package gitstore
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -83,15 +82,15 @@ func (s *Store) SyncProject(ctx context.Context, by quire.Actor, pr *quire.Proje
 		}
 		entries[a.Slug] = tree
 	}
-	return s.commitView(&w, by, pr, skills, entries, msg)
+	return s.commitView(&w, by, pr, entries, msg)
 }
 
 // ApplyProjectChange applies ch to the view of project pr as it stands,
 // as one commit by by with message msg ("" when it changes nothing), the
 // other skills as the view has them: so each change is its own commit,
-// in the order they are applied, however quickly they came. skills names
-// the project's skills for the index. A view that does not exist yet is
-// made whole (SyncProject).
+// in the order they are applied, however quickly they came. A view that
+// does not exist yet is made whole from skills, the project's skills
+// (SyncProject).
 func (s *Store) ApplyProjectChange(ctx context.Context, by quire.Actor, pr *quire.Project, skills []*quire.Asset, ch quire.ProjectChange, msg string) (_ string, err error) {
 	defer s.observe(ctx, quire.GitOpCommit, "ApplyProjectChange")(&err)
 	w, err := s.beginProject(pr)
@@ -124,7 +123,7 @@ func (s *Store) ApplyProjectChange(ctx context.Context, by quire.Actor, pr *quir
 			return "", err
 		}
 	}
-	return s.commitView(&w, by, pr, skills, entries, msg)
+	return s.commitView(&w, by, pr, entries, msg)
 }
 
 // HasProjectRepo reports whether project pr's repository exists.
@@ -183,17 +182,13 @@ func viewEntries(r *repo, tip plumbing.Hash) (map[string]plumbing.Hash, error) {
 
 // commitView writes the view of entries (slug -> skill tree, objects in
 // w's repository) and commits it on main unless main has that tree.
-func (s *Store) commitView(w *write, by quire.Actor, pr *quire.Project, skills []*quire.Asset, entries map[string]plumbing.Hash, msg string) (string, error) {
+func (s *Store) commitView(w *write, by quire.Actor, pr *quire.Project, entries map[string]plumbing.Hash, msg string) (string, error) {
 	dst := w.r
-	names := map[string]string{}
-	for _, a := range skills {
-		names[a.Slug] = a.Name
-	}
 	var tree []object.TreeEntry
 	var listed []listedSkill
 	for slug, h := range entries {
 		tree = append(tree, object.TreeEntry{Name: slug, Mode: filemode.Dir, Hash: h})
-		listed = append(listed, listedSkill{slug: slug, name: cmp.Or(names[slug], slug), description: s.viewDescription(dst, h)})
+		listed = append(listed, listedSkill{slug: slug, description: s.viewDescription(dst, h)})
 	}
 	sort.Slice(tree, func(i, j int) bool { return tree[i].Name+"/" < tree[j].Name+"/" })
 	sort.Slice(listed, func(i, j int) bool { return listed[i].slug < listed[j].slug })
@@ -244,7 +239,7 @@ func (s *Store) viewDescription(r *repo, h plumbing.Hash) string {
 
 // listedSkill is what README.md and marketplace.json say of a skill.
 type listedSkill struct {
-	slug, name, description string
+	slug, description string
 }
 
 // projectTree writes the project repository's root tree: skills/,
