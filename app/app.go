@@ -119,6 +119,14 @@ func New(cfg Config) *App {
 		limits: cfg.Limits, sessionTTL: cfg.SessionTTL, bcryptCost: cfg.BcryptCost, now: cfg.Now,
 		llm: cfg.LLM,
 	}
+	// Prompt content and payloads live in the assets' repositories, so
+	// the version store keeps them when no other store is named.
+	if a.prompts == nil {
+		a.prompts, _ = cfg.Versions.(quire.PromptStore)
+	}
+	if a.payloads == nil {
+		a.payloads, _ = cfg.Versions.(quire.PayloadStore)
+	}
 	a.templates = newTemplateMemo()
 	// Reviews and labels live in the assets' repositories, so the version
 	// store keeps them when it can.

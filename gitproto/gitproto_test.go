@@ -176,7 +176,7 @@ func newPushEnv(t testing.TB, opts gitstore.GitOptions) *pushEnv {
 		t.Fatal(err)
 	}
 	opts.RepackPacks, opts.RepackLoose = 1<<20, 1<<30
-	g := New(s, opts)
+	g := New(gitstore.NewGit(s, opts))
 	t.Cleanup(func() { g.Close() })
 	return &pushEnv{s: s, g: g, a: a, dir: s.RepoPath(a), base: plumbing.NewHash(v.Commit)}
 }

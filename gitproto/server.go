@@ -155,10 +155,10 @@ type Server struct {
 
 var _ quire.GitService = (*Server)(nil)
 
-// New returns the git service of store s, with the repository side
-// (gitstore.NewGit) configured by opts. Close stops its background work.
-func New(s *gitstore.Store, opts gitstore.GitOptions) *Server {
-	g := gitstore.NewGit(s, opts)
+// New returns the git service over the repository side g
+// (gitstore.NewGit, which internal/server.Build makes). Close stops g's
+// background work.
+func New(g *gitstore.Git) *Server {
 	srv := &Server{git: g, b: store{g}, opts: g.Options()}
 	srv.caps.upload = capList(capability.MultiACK, capability.MultiACKDetailed, capability.NoDone,
 		capability.Sideband, capability.Sideband64k, capability.OFSDelta, capability.Shallow,

@@ -14,9 +14,11 @@ import (
 // unset (app.DefaultBcryptCost).
 const DefaultBcryptCost = app.DefaultBcryptCost
 
-// authenticate resolves the bearer credential into a principal, or fails
-// with 401 (503 when the session store is down). The request reads stored
-// metadata in one quire.ReadScope (traceContext's, when it made one).
+// authenticate admits the request through the pipeline (authenticate
+// the bearer credential, count it against its request limit, record an
+// API key's use), or fails with 401 (429 over the limit, 503 when the
+// session store is down). The request reads stored metadata in one
+// quire.ReadScope (traceContext's, when it made one).
 func (s *Server) authenticate(c *gin.Context) {
 	if quire.ReadScopeFrom(c.Request.Context()) == nil {
 		c.Request = c.Request.WithContext(quire.WithReadScope(c.Request.Context()))
@@ -25,23 +27,22 @@ func (s *Server) authenticate(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	if anonymousAllowed(c) {
-		c.Set(ctxPrincipal, quire.Anonymous())
-		c.Next()
-		return
-	}
-	p, err := s.app.Authenticate(c.Request.Context(), bearer(c.Request))
+	p, err := s.pipe.Admit(c.Request.Context(), bearer(c.Request), c.ClientIP(), anonymousAllowed(c))
 	if err != nil {
-		if quire.ErrorCode(err) == quire.EUNAUTHORIZED {
-			// Without a credential the client address is what is limited.
-			if lerr := s.allowRequest(c); lerr != nil {
-				err = lerr
-			}
-		}
 		s.fail(c, err)
 		return
 	}
 	c.Set(ctxPrincipal, p)
+	c.Next()
+}
+
+// limitAddress counts a request that takes no credential (sign-in)
+// against its client address's request limit.
+func (s *Server) limitAddress(c *gin.Context) {
+	if err := s.pipe.Allow(c.Request.Context(), nil, c.ClientIP()); err != nil {
+		s.fail(c, err)
+		return
+	}
 	c.Next()
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/quire/quire/app"
 	"github.com/quire/quire/httpapi"
 	"github.com/quire/quire/internal/testenv"
 )
@@ -35,7 +36,7 @@ func (b *slowBody) Close() error { return nil }
 // and a status the document lists for the operation.
 func TestPanicAndTimeoutShape(t *testing.T) {
 	t.Parallel()
-	srv := httpapi.New(httpapi.Config{Ready: func(context.Context) error { panic("a bug in a readiness check") }})
+	srv := httpapi.New(app.New(app.Config{}), httpapi.Config{Ready: func(context.Context) error { panic("a bug in a readiness check") }})
 	cases := []struct {
 		name   string
 		req    func() *http.Request

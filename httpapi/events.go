@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/quire/quire"
 	"github.com/quire/quire/app"
 )
@@ -196,74 +194,4 @@ func (s *Server) StopStreams() {
 	for _, stop := range st.m {
 		stop()
 	}
-}
-
-// RunDeliveries runs the webhook delivery worker until ctx ends
-// (internal/server starts it).
-func (s *Server) RunDeliveries(ctx context.Context) { s.app.RunDeliveries(ctx) }
-
-// eventsConfig adds delivery metrics and the logger to cfg's events.
-func (s *Server) eventsConfig(cfg Config) app.EventsConfig {
-	ec := cfg.Events
-	s.streams.heartbeat = cmp.Or(ec.Heartbeat, heartbeat)
-	s.streams.max = cmp.Or(ec.StreamMax, streamMax)
-	if ec.Log == nil {
-		return ec
-	}
-	if ec.Logger == nil {
-		ec.Logger = s.log
-	}
-	outcomes := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "quire_webhook_deliveries_total",
-		Help: "Webhook delivery attempts by outcome: success, failure (a non-2xx answer) or error (no answer: refused, timeout, reset).",
-	}, []string{"outcome"})
-	latency := prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name:    "quire_webhook_attempt_duration_seconds",
-		Help:    "Time of one webhook delivery attempt.",
-		Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
-	})
-	lag := prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name:    "quire_webhook_delivery_lag_seconds",
-		Help:    "Time from an event to its successful delivery.",
-		Buckets: []float64{.01, .05, .1, .25, .5, 1, 2, 5, 10, 60, 600, 3600},
-	})
-	for _, c := range []prometheus.Collector{outcomes, latency, lag} {
-		if err := s.metrics.Register(c); err != nil {
-			s.log.Error("webhook metrics not registered", "error", err.Error())
-		}
-	}
-	appOf := func() *app.App { return s.app }
-	backlog := func(pick func(n int, oldest time.Duration) float64) func() float64 {
-		return func() float64 {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			n, oldest := appOf().Backlog(ctx)
-			return pick(n, oldest)
-		}
-	}
-	s.metrics.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "quire_webhook_queue_depth",
-		Help: "Events owed to active webhooks: not yet attempted, or waiting for a retry.",
-	}, backlog(func(n int, _ time.Duration) float64 { return float64(n) })))
-	s.metrics.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "quire_webhook_oldest_undelivered_seconds",
-		Help: "Age of the oldest event owed to an active webhook; 0 when none.",
-	}, backlog(func(_ int, oldest time.Duration) float64 { return oldest.Seconds() })))
-	next := ec.Delivered
-	ec.Delivered = func(d *quire.Delivery, since time.Duration) {
-		switch {
-		case d.Error != "" && d.StatusCode == 0:
-			outcomes.WithLabelValues("error").Inc()
-		case d.StatusCode/100 == 2:
-			outcomes.WithLabelValues("success").Inc()
-			lag.Observe(since.Seconds())
-		default:
-			outcomes.WithLabelValues("failure").Inc()
-		}
-		latency.Observe(float64(d.DurationMS) / 1000)
-		if next != nil {
-			next(d, since)
-		}
-	}
-	return ec
 }

@@ -116,29 +116,19 @@ func (s *Server) serveGit(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	// A clone without a credential is the anonymous caller, who may
+	// fetch the published versions of public projects (below).
 	token := gitToken(c.Request)
-	var p *quire.Principal
-	switch {
-	case token == "" && service == quire.GitUploadPack:
-		// A clone without a credential: the anonymous caller, who may
-		// fetch the published versions of public projects (below).
-		p = quire.Anonymous()
-	case token == "":
+	if token == "" && service != quire.GitUploadPack {
 		s.gitFail(c, quire.Errorf(quire.EUNAUTHORIZED, "missing credential: use a token as the password of HTTP Basic, or send Authorization: Bearer <token>"))
 		return
-	default:
-		var err error
-		if p, err = s.app.Authenticate(c.Request.Context(), token); err != nil {
-			s.gitFail(c, err)
-			return
-		}
 	}
-	c.Set(ctxPrincipal, p)
-	if err := s.allowRequest(c); err != nil {
-		s.fail(c, err)
+	p, err := s.pipe.Admit(c.Request.Context(), token, c.ClientIP(), true) // git use counts like API use
+	if err != nil {
+		s.gitFail(c, err)
 		return
 	}
-	s.recordKeyUse(c.Request.Context(), p) // git use counts like API use
+	c.Set(ctxPrincipal, p)
 	a, pr, err := s.gitAsset(c, p, t)
 	if err != nil {
 		s.gitFail(c, err)

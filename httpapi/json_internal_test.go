@@ -106,7 +106,7 @@ func FuzzRenderBodyOnePass(f *testing.F) {
 		f.Add(body)
 	}
 	a := app.New(app.Config{Limits: quire.DefaultLimits()})
-	s := New(Config{Limits: quire.DefaultLimits()})
+	s := New(app.New(app.Config{Limits: quire.DefaultLimits()}), Config{Limits: quire.DefaultLimits()})
 	f.Fuzz(func(t *testing.T, body string) {
 		b := []byte(body)
 		fast, ok := s.fastRender(b)
@@ -133,7 +133,7 @@ func FuzzRenderBodyOnePass(f *testing.F) {
 // TestFastRenderTakes: the bodies applications send go the one-pass way;
 // the others the long way, which says what is wrong with them.
 func TestFastRenderTakes(t *testing.T) {
-	s := New(Config{Limits: quire.DefaultLimits()})
+	s := New(app.New(app.Config{Limits: quire.DefaultLimits()}), Config{Limits: quire.DefaultLimits()})
 	for _, tc := range []struct {
 		body string
 		fast bool
@@ -164,7 +164,7 @@ func TestFastRenderTakes(t *testing.T) {
 // the one pass, and encoding/json into any as it was before (issue 14).
 func BenchmarkReadRenderBody(b *testing.B) {
 	body := []byte(`{"variables":{"name":"Ann","topic":"caching"}}`)
-	s := New(Config{Limits: quire.DefaultLimits()})
+	s := New(app.New(app.Config{Limits: quire.DefaultLimits()}), Config{Limits: quire.DefaultLimits()})
 	b.Run("jsontext", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/quire/quire"
-	"github.com/quire/quire/httpapi"
 	"github.com/quire/quire/internal/testenv"
+	"github.com/quire/quire/pipeline"
 )
 
 // loginDown asserts the one answer every login gets while the session
@@ -33,14 +33,14 @@ func loginDown(t *testing.T, r *testenv.Response, what string) string {
 func TestLoginRedisDown(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		limits *httpapi.RateLimits
+		limits *pipeline.RateLimits
 	}{
 		{"no throttle", nil},
-		{"throttled", &httpapi.RateLimits{
+		{"throttled", &pipeline.RateLimits{
 			LoginAccount: quire.Limit{Rate: 3, Period: time.Hour},
 			LoginAddress: quire.Limit{Rate: 6, Period: time.Hour},
 		}},
-		{"address throttle off", &httpapi.RateLimits{LoginAccount: quire.Limit{Rate: 100, Period: time.Hour}}},
+		{"address throttle off", &pipeline.RateLimits{LoginAccount: quire.Limit{Rate: 100, Period: time.Hour}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clock := newClock()

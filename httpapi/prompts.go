@@ -15,16 +15,6 @@ import (
 // live reads, payloads and the cache purge -- each decoded here, done in
 // app, encoded here.
 
-func (s *Server) setupPrompts(cfg Config) {
-	s.prompts, s.payloads, s.promptCache = cfg.Prompts, cfg.Payloads, cfg.PromptCache
-	if s.prompts == nil {
-		s.prompts, _ = cfg.Versions.(quire.PromptStore)
-	}
-	if s.payloads == nil {
-		s.payloads, _ = cfg.Versions.(quire.PayloadStore)
-	}
-}
-
 // promptRoutes are a prompt's content, rendering, live read, payloads
 // and cache purge, relative to the prompt.
 func (s *Server) promptRoutes(t *gin.RouterGroup) {

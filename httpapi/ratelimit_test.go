@@ -13,8 +13,8 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/quire/quire"
-	"github.com/quire/quire/httpapi"
 	"github.com/quire/quire/internal/testenv"
+	"github.com/quire/quire/pipeline"
 )
 
 // testClock is a clock moved by hand, so no test waits: the API's (for
@@ -107,7 +107,7 @@ func TestRequestLimitAcrossServers(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			clock := tr.clock
 			// 3 a minute: one request's allowance comes back every 20s.
-			limits := &httpapi.RateLimits{Request: quire.Limit{Rate: 3, Period: time.Minute}}
+			limits := &pipeline.RateLimits{Request: quire.Limit{Rate: 3, Period: time.Minute}}
 			opts := testenv.Options{Root: t.TempDir(), RedisURL: tr.url, Prefix: randomPrefix(), RateLimits: limits}
 			a, z := newEnv(t, opts), newEnv(t, opts)
 			// The admin's logins count against the admin: start afresh.
@@ -148,7 +148,7 @@ func TestRequestLimitAcrossServers(t *testing.T) {
 // without a valid credential count against the client address.
 func TestRequestLimitPerUser(t *testing.T) {
 	clock := newClock()
-	limits := &httpapi.RateLimits{Request: quire.Limit{Rate: 4, Period: time.Minute}}
+	limits := &pipeline.RateLimits{Request: quire.Limit{Rate: 4, Period: time.Minute}}
 	e := newEnv(t, testenv.Options{RedisURL: clock.redis(t), RateLimits: limits})
 	clock.Advance(time.Hour)
 	other := e.Login(testenv.AdminEmail, testenv.AdminPassword) // counted as an address request
@@ -174,7 +174,7 @@ func TestRequestLimitPerUser(t *testing.T) {
 func TestLoginThrottle(t *testing.T) {
 	for name, tr := range sharedRedis(t) {
 		t.Run(name, func(t *testing.T) {
-			limits := &httpapi.RateLimits{
+			limits := &pipeline.RateLimits{
 				LoginAccount: quire.Limit{Rate: 3, Period: 15 * time.Minute}, // one back every 5m
 				LoginAddress: quire.Limit{Rate: 8, Period: 80 * time.Minute}, // one back every 10m
 			}
@@ -223,7 +223,7 @@ func TestLoginThrottle(t *testing.T) {
 // counted in a metric and logged, never a 5xx for an API key.
 func TestRateLimitFailOpen(t *testing.T) {
 	m := miniredis.RunT(t)
-	limits := &httpapi.RateLimits{Request: quire.Limit{Rate: 1, Period: time.Hour}}
+	limits := &pipeline.RateLimits{Request: quire.Limit{Rate: 1, Period: time.Hour}}
 	e := testenv.NewWith(t, testenv.Options{RedisURL: "redis://" + m.Addr(), Prefix: randomPrefix(), RateLimits: limits})
 	key := e.CreateKey(e.Admin, "read")
 	e.Must(200, "GET", "/v1/projects", key, nil)
@@ -265,7 +265,7 @@ func BenchmarkRenderLiveRateLimited(b *testing.B) {
 		"per-request": {Rate: 1_000_000, Period: time.Second, Burst: 10},
 	} {
 		b.Run(name, func(b *testing.B) {
-			e := testenv.NewWith(b, testenv.Options{RateLimits: &httpapi.RateLimits{Request: l}})
+			e := testenv.NewWith(b, testenv.Options{RateLimits: &pipeline.RateLimits{Request: l}})
 			id := newPrompt(e, "bench")
 			publishTemplate(e, id, "Hello {{name}}, here is a short note about {{topic}}.")
 			key := e.CreateKey(e.Admin, "read")
@@ -289,4 +289,26 @@ func BenchmarkRenderLiveRateLimited(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestRequestLimitSharedByDoors: the API and git admit requests through
+// one pipeline, so a credential's git requests and API requests draw on
+// one budget, and a bad credential on git counts against the address as
+// on the API.
+func TestRequestLimitSharedByDoors(t *testing.T) {
+	clock := newClock()
+	limits := &pipeline.RateLimits{Request: quire.Limit{Rate: 4, Period: time.Minute}}
+	e := newEnv(t, testenv.Options{RedisURL: clock.redis(t), RateLimits: limits})
+	clock.Advance(time.Hour)
+	e.CreateSkill(e.Admin, e.CreateProject(e.Admin, "doors"), "tool") // 2 requests
+	refs := "/git/doors/skills/tool.git/info/refs?service=git-upload-pack"
+	e.Must(200, "GET", refs, e.Admin, nil)
+	e.Must(200, "GET", "/v1/auth/me", e.Admin, nil)
+	wantLimited(t, e.Do("GET", refs, e.Admin, nil), "15")
+	wantLimited(t, e.Do("GET", "/v1/auth/me", e.Admin, nil), "15")
+
+	for range 4 {
+		wantError(t, e.Do("GET", refs, "ak_bogus", nil), 401)
+	}
+	wantLimited(t, e.Do("GET", "/v1/projects", "ak_bogus", nil), "15")
 }

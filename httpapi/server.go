@@ -4,6 +4,7 @@ package httpapi
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/hex"
@@ -18,32 +19,23 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/quire/quire"
 	"github.com/quire/quire/app"
+	"github.com/quire/quire/pipeline"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Config holds what the server needs.
+// Config holds what the API needs besides the use cases (New's app):
+// internal/server.Build builds both, and every other door, in one place.
 type Config struct {
-	Meta     quire.MetaStore
-	Versions quire.VersionStore
-	Sessions quire.SessionStore
-	Logger   *slog.Logger
-	Limits   quire.Limits
-	// SessionTTL is how long a login session lasts.
-	SessionTTL time.Duration
-	// BcryptCost is the cost of password hashes.
-	BcryptCost int
+	Logger *slog.Logger
+	Limits quire.Limits
 	// Ready reports whether dependencies are up, for /readyz.
 	Ready func(ctx context.Context) error
 	// Git serves the smart-HTTP git protocol under /git/, if set.
 	Git quire.GitService
-	// Prompts reads and writes prompt content, usually through the
-	// prompt cache; Payloads keeps prompt payloads. Both default to
-	// Versions when it implements them.
-	Prompts  quire.PromptStore
-	Payloads quire.PayloadStore
-	// PromptCache purges cached prompt reads, if set.
-	PromptCache quire.PromptCache
+	// Pipeline authenticates, limits and records every request (the API's,
+	// git's and MCP's); one without limits over the app when nil.
+	Pipeline *pipeline.Pipeline
 	// Metrics is the registry MetricsHandler serves; HTTP metrics are
 	// added to it. A private registry is made when nil.
 	Metrics *prometheus.Registry
@@ -56,13 +48,6 @@ type Config struct {
 	// ids in logs and child spans, but skip building the attributes of
 	// spans nobody records.
 	SpansRecorded bool
-	// Usage records prompt renders and API key use (usage.go).
-	Usage quire.Usage
-	// Activity is the projects' change feed (activity.go).
-	Activity quire.ActivityLog
-	// RateLimiter, when set, enforces RateLimits (ratelimit.go).
-	RateLimiter quire.RateLimiter
-	RateLimits  RateLimits
 	// TrustedProxies are the addresses or CIDRs of reverse proxies whose
 	// X-Forwarded-For (or X-Real-IP) header names the client, for the
 	// per-address login throttle and request limit. None by default: the
@@ -71,20 +56,12 @@ type Config struct {
 	// Idempotency remembers the answers of creating POSTs sent with an
 	// Idempotency-Key (idempotency.go); the header is ignored when nil.
 	Idempotency quire.IdempotencyStore
-	// Now is the clock sessions and API keys are issued and expire by;
-	// time.Now when nil. Tests move it to expire a session without waiting.
-	Now func() time.Time
-	// MCP, when set, makes the Model Context Protocol handler served at
-	// /mcp (mcp.go) over the server's use cases.
-	MCP func(*app.App) http.Handler
-	// Events keeps events and webhooks (events.go, webhooks.go); with
-	// Events.Log nil the server keeps none.
-	Events app.EventsConfig
-	// NoProjectRepos keeps no project repositories (app.Config).
-	NoProjectRepos bool
-	// LLM calls the model providers of runs (app.Config.LLM); nil
-	// answers runs 409 no_provider.
-	LLM quire.LLM
+	// MCP, when set, is the Model Context Protocol handler served at /mcp
+	// (mcp.go); UI, the browser UI served under /ui/ (ui.go).
+	MCP, UI http.Handler
+	// StreamHeartbeat is the event stream's idle comment interval,
+	// StreamMax how long one stream lasts (events.go; 15 s and 1 h when 0).
+	StreamHeartbeat, StreamMax time.Duration
 }
 
 // Server is quire's HTTP API.
@@ -99,20 +76,15 @@ type Server struct {
 	// body is smaller than a new decoder's buffers.
 	decoders sync.Pool
 
-	prompts     quire.PromptStore
-	payloads    quire.PayloadStore
-	promptCache quire.PromptCache
-	metrics     *prometheus.Registry
-	http        *httpMetrics
-	tracer      trace.TracerProvider
+	pipe    *pipeline.Pipeline
+	metrics *prometheus.Registry
+	http    *httpMetrics
+	tracer  trace.TracerProvider
 	// spansRecorded: see Config.SpansRecorded.
 	spansRecorded bool
 	prop          propagation.TextMapPropagator
-	usage         quire.Usage
-	rl            rateLimiting
-	usageWarn     quietLog // usage lost while Redis is down
 	trusted       []string // Config.TrustedProxies
-	mcp           http.Handler
+	mcp, ui       http.Handler
 	// frames and lives keep the encoded answers of the hot path (encode.go).
 	frames  encodedMemo[renderKey, renderFrame]
 	lives   encodedMemo[liveKey, liveBody]
@@ -120,16 +92,16 @@ type Server struct {
 	streams streams // open event streams (events.go)
 }
 
-// New builds the server and its routes.
-func New(cfg Config) *Server {
+// New builds the API over the use cases a, and its routes.
+func New(a *app.App, cfg Config) *Server {
 	gin.SetMode(gin.ReleaseMode)
 	s := &Server{
-		log: cfg.Logger, limits: cfg.Limits, ready: cfg.Ready, git: cfg.Git,
-		metrics: cfg.Metrics, tracer: cfg.TracerProvider, prop: cfg.Propagator, usage: cfg.Usage,
+		app: a, log: cfg.Logger, limits: cfg.Limits, ready: cfg.Ready, git: cfg.Git, pipe: cfg.Pipeline,
+		metrics: cfg.Metrics, tracer: cfg.TracerProvider, prop: cfg.Propagator,
 		spansRecorded: cfg.SpansRecorded, trusted: cfg.TrustedProxies, idem: cfg.Idempotency,
+		mcp: cfg.MCP, ui: cfg.UI,
 	}
 	s.decoders.New = func() any { return jsontext.NewDecoder(bytes.NewBuffer(nil)) }
-	s.setupPrompts(cfg)
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -139,19 +111,12 @@ func New(cfg Config) *Server {
 	if s.metrics == nil {
 		s.metrics = prometheus.NewRegistry()
 	}
-	s.http = newHTTPMetrics(s.metrics)
-	s.setupRateLimits(cfg)
-	s.app = app.New(app.Config{
-		Meta: cfg.Meta, Versions: cfg.Versions, Sessions: cfg.Sessions,
-		Prompts: s.prompts, Payloads: s.payloads, PromptCache: s.promptCache,
-		Usage: s.usage, UsageLost: s.usageLost, Activity: cfg.Activity, RateLimiter: cfg.RateLimiter,
-		Limits: s.limits, SessionTTL: cfg.SessionTTL, BcryptCost: cfg.BcryptCost, Now: cfg.Now,
-		Login: s.loginConfig(), Events: s.eventsConfig(cfg), NoProjectRepos: cfg.NoProjectRepos,
-		LLM: cfg.LLM,
-	})
-	if cfg.MCP != nil {
-		s.mcp = cfg.MCP(s.app)
+	if s.pipe == nil {
+		s.pipe = pipeline.New(pipeline.Config{App: a, Logger: s.log})
 	}
+	s.streams.heartbeat = cmp.Or(cfg.StreamHeartbeat, heartbeat)
+	s.streams.max = cmp.Or(cfg.StreamMax, streamMax)
+	s.http = newHTTPMetrics(s.metrics)
 	s.engine = s.routes()
 	return s
 }
@@ -198,10 +163,9 @@ func (s *Server) routes() *gin.Engine {
 	}
 
 	v1 := r.Group("/v1")
-	auth := []gin.HandlerFunc{s.authenticate, s.noteKeyUse}
-	if s.requestLimited() {
-		v1.POST("/auth/login", s.limitRequests, s.login)
-		auth = []gin.HandlerFunc{s.authenticate, s.limitRequests, s.noteKeyUse}
+	auth := []gin.HandlerFunc{s.authenticate}
+	if s.pipe.Limited() {
+		v1.POST("/auth/login", s.limitAddress, s.login)
 	} else {
 		v1.POST("/auth/login", s.login)
 	}
@@ -222,6 +186,9 @@ func (s *Server) routes() *gin.Engine {
 	s.activityRoutes(a)
 	s.discoveryRoutes(r, a, auth)
 	s.webhookRoutes(a)
+	if s.ui != nil {
+		s.mountUI(r, s.ui)
+	}
 	return r
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/quire/quire"
 	"github.com/quire/quire/httpapi"
 	"github.com/quire/quire/internal/testenv"
+	"github.com/quire/quire/pipeline"
 )
 
 // TestTrustedProxies: the per-address login throttle counts the
@@ -25,7 +26,7 @@ func TestTrustedProxies(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := testenv.NewWith(t, testenv.Options{Embedded: true, TrustedProxies: tc.trusted,
-				RateLimits: &httpapi.RateLimits{LoginAddress: quire.Limit{Rate: 2, Period: time.Hour}}})
+				RateLimits: &pipeline.RateLimits{LoginAddress: quire.Limit{Rate: 2, Period: time.Hour}}})
 			login := func(client string) *testenv.Response {
 				return e.Do("POST", "/v1/auth/login", "", map[string]string{"email": "nobody@example.com", "password": "wrong"},
 					"X-Forwarded-For: "+client)

@@ -24,30 +24,6 @@ func (s *Server) RecordRender(ctx context.Context, promptID string, version int)
 	s.app.RecordRender(ctx, promptID, version)
 }
 
-// usageLost logs a render app could not count, quietly while Redis is down.
-func (s *Server) usageLost(ctx context.Context, promptID string, version int, err error) {
-	s.warn(ctx, &s.usageWarn, "render not counted", "prompt_id", promptID, "version", version, "error", err.Error())
-}
-
-// noteKeyUse records that the request's API key was used, for its
-// last_used_at. Like RecordRender, it never fails the request.
-func (s *Server) noteKeyUse(c *gin.Context) {
-	if p, ok := c.Get(ctxPrincipal); ok {
-		s.recordKeyUse(c.Request.Context(), p.(*quire.Principal))
-	}
-	c.Next()
-}
-
-// recordKeyUse records that p's API key, if p holds one, was just used:
-// by an API request or by git (clone, fetch, push), alike.
-func (s *Server) recordKeyUse(ctx context.Context, p *quire.Principal) {
-	if k := p.Key; k != nil && s.usage != nil {
-		if err := s.usage.RecordKeyUse(ctx, k.ID); err != nil {
-			s.warn(ctx, &s.usageWarn, "API key use not recorded", "key_id", k.ID, "error", err.Error())
-		}
-	}
-}
-
 // withLastUsed fills in the keys' last_used_at from the usage records
 // (app.FillLastUsed); without them a listing is still answered.
 func (s *Server) withLastUsed(ctx context.Context, keys ...*quire.APIKey) {

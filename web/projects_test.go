@@ -14,9 +14,9 @@ import (
 	"testing"
 
 	"github.com/quire/quire"
-	"github.com/quire/quire/httpapi"
 	"github.com/quire/quire/internal/server"
 	"github.com/quire/quire/internal/testenv"
+	"github.com/quire/quire/pipeline"
 )
 
 // git runs git in repo and returns its output.
@@ -217,7 +217,7 @@ func TestUploadBinaryFiles(t *testing.T) {
 // The request limit covers the UI: past it a signed-in page is 429 with
 // Retry-After.
 func TestUIRateLimited(t *testing.T) {
-	e := testenv.NewWith(t, testenv.Options{RateLimits: &httpapi.RateLimits{Request: quire.Limit{Rate: 5, Period: 60 * 1e9}}})
+	e := testenv.NewWith(t, testenv.Options{RateLimits: &pipeline.RateLimits{Request: quire.Limit{Rate: 5, Period: 60 * 1e9}}})
 	b := newBrowser(t, e.URL)
 	b.signIn(testenv.AdminEmail, testenv.AdminPassword)
 	var last page

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/quire/quire"
-	"github.com/quire/quire/app"
 )
 
 const (
@@ -56,7 +55,7 @@ func (u *UI) authed(h authedHandler) http.HandlerFunc {
 		c, err := r.Cookie(sessionCookie)
 		var p *quire.Principal
 		if err == nil && strings.HasPrefix(c.Value, quire.SessionPrefix) {
-			p, err = u.app.Authenticate(r.Context(), c.Value)
+			p, err = u.pipe.Admit(r.Context(), c.Value, u.clientAddr(r), false)
 		} else {
 			err = quire.Errorf(quire.EUNAUTHORIZED, "not signed in")
 		}
@@ -73,10 +72,6 @@ func (u *UI) authed(h authedHandler) http.HandlerFunc {
 			return
 		}
 		s := &session{p: p, csrf: csrfToken(c.Value)}
-		if err := u.allow(r, "req:user:"+p.User.ID); err != nil {
-			u.fail(w, r, s, err)
-			return
-		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			if !sameToken(r.PostFormValue(csrfField), s.csrf) {
 				u.renderError(w, r, s, http.StatusForbidden, "This form has expired or did not come from quire. Go back, reload the page and try again.")
@@ -117,7 +112,7 @@ func (u *UI) showLogin(w http.ResponseWriter, r *http.Request, status int, v log
 }
 
 func (u *UI) login(w http.ResponseWriter, r *http.Request) {
-	if err := u.allow(r, "req:addr:"+u.clientAddr(r)); err != nil {
+	if err := u.pipe.Allow(r.Context(), nil, u.clientAddr(r)); err != nil {
 		u.fail(w, r, nil, err)
 		return
 	}
@@ -176,22 +171,4 @@ func safeNext(next string) string {
 		return Prefix
 	}
 	return (&url.URL{Path: clean, RawQuery: u.RawQuery}).String()
-}
-
-// allow counts one request against key under the request limit (the
-// keys are the API's: the user, or the client address before sign-in).
-// A limiter that fails lets the request through, as the API's does.
-func (u *UI) allow(r *http.Request, key string) error {
-	if u.limiter == nil || !u.limit.Enabled() {
-		return nil
-	}
-	d, err := u.limiter.Allow(r.Context(), key, u.limit)
-	if err != nil {
-		u.log.Warn("web: rate limit unknown, request let through", "error", err.Error())
-		return nil
-	}
-	if !d.Allowed {
-		return app.RateLimited("too many requests; wait a moment and try again", d.RetryAfter)
-	}
-	return nil
 }

@@ -15,8 +15,8 @@ import (
 	"net/netip"
 	"strings"
 
-	"github.com/quire/quire"
 	"github.com/quire/quire/app"
+	"github.com/quire/quire/pipeline"
 )
 
 //go:embed templates/*.html
@@ -36,19 +36,17 @@ type Config struct {
 	// https, the session cookie is Secure.
 	TrustedProxies []string
 	Logger         *slog.Logger
-	// RateLimiter, when set, counts every signed-in request against
-	// RequestLimit under the same key as the API's request limit (the
-	// user's), so a browser and a script share one budget.
-	RateLimiter  quire.RateLimiter
-	RequestLimit quire.Limit
+	// Pipeline admits every signed-in request (the API's, so a browser
+	// and a script share one request budget); one without limits over
+	// the app when nil.
+	Pipeline *pipeline.Pipeline
 }
 
 // UI serves the pages.
 type UI struct {
 	app     *app.App
 	log     *slog.Logger
-	limiter quire.RateLimiter
-	limit   quire.Limit
+	pipe    *pipeline.Pipeline
 	trusted []netip.Prefix
 	pages   map[string]*template.Template
 	mux     *http.ServeMux
@@ -57,9 +55,12 @@ type UI struct {
 
 // New builds the UI over the use cases of a.
 func New(a *app.App, cfg Config) (*UI, error) {
-	u := &UI{app: a, log: cfg.Logger, mux: http.NewServeMux(), limiter: cfg.RateLimiter, limit: cfg.RequestLimit}
+	u := &UI{app: a, log: cfg.Logger, mux: http.NewServeMux(), pipe: cfg.Pipeline}
 	if u.log == nil {
 		u.log = slog.New(slog.DiscardHandler)
+	}
+	if u.pipe == nil {
+		u.pipe = pipeline.New(pipeline.Config{App: a, Logger: u.log})
 	}
 	for _, t := range cfg.TrustedProxies {
 		if p, err := netip.ParsePrefix(t); err == nil {

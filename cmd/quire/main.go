@@ -30,6 +30,7 @@ import (
 	"github.com/quire/quire/internal/gcfloor"
 	"github.com/quire/quire/internal/netguard"
 	"github.com/quire/quire/internal/server"
+	"github.com/quire/quire/pipeline"
 	"github.com/quire/quire/telemetry"
 	"github.com/spf13/cobra"
 	"golang.org/x/crypto/bcrypt"
@@ -114,7 +115,7 @@ type Config struct {
 	// finish once a shutdown starts.
 	ShutdownTimeout time.Duration
 	// RateLimits are the request limit and login throttles, kept in Redis.
-	RateLimits httpapi.RateLimits
+	RateLimits pipeline.RateLimits
 	// DebugAddr, when set, serves net/http/pprof there: loopback only,
 	// never on the API listener.
 	DebugAddr string
@@ -147,7 +148,10 @@ type Main struct {
 
 	out io.Writer
 	log *slog.Logger
-	srv *server.Server
+	// logw batches the log's lines (telemetry.LogWriter); Close writes
+	// the last of them.
+	logw *telemetry.LogWriter
+	srv  *server.Server
 	// store, http and debug are srv's, for the tests.
 	store       *gitstore.Store
 	http, debug *http.Server
@@ -162,7 +166,7 @@ type Main struct {
 func NewMain(out io.Writer) *Main {
 	return &Main{out: out, Config: Config{
 		Addr: "127.0.0.1:8080", Data: "./repos", SessionTTL: 24 * time.Hour, LogLevel: "info", RedisPrefix: "quire:",
-		UsageFlush: time.Minute, ShutdownTimeout: 30 * time.Second, RateLimits: httpapi.DefaultRateLimits(),
+		UsageFlush: time.Minute, ShutdownTimeout: 30 * time.Second, RateLimits: pipeline.DefaultRateLimits(),
 		GCFloorMiB: gcfloor.DefaultBytes >> 20, MaxConnsPerIP: netguard.DefaultMaxConnsPerAddr,
 		Timeouts: netguard.DefaultTimeouts(), LLM: LLMFlags{Concurrency: 4},
 	}}
@@ -295,7 +299,8 @@ func (m *Main) Run(ctx context.Context) error {
 	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {
 		return fmt.Errorf("log level: %w", err)
 	}
-	m.log = slog.New(slog.NewJSONHandler(m.out, &slog.HandlerOptions{Level: level}))
+	m.logw = telemetry.NewLogWriter(m.out, 0)
+	m.log = slog.New(slog.NewJSONHandler(m.logw, &slog.HandlerOptions{Level: level}))
 	if c.UsageFlush <= 0 {
 		return fmt.Errorf("usage flush interval must be positive")
 	}
@@ -345,6 +350,7 @@ func (m *Main) Run(ctx context.Context) error {
 	m.log.Info("quire started", "addr", srv.Addr(), "ui", uiURL(srv.Addr()), "data", srv.Store.Root(),
 		"redis_embedded", srv.Redis.Embedded(), "redis_mode", string(srv.Redis.Mode()), "version", Version,
 		"tracing", cmp.Or(srv.Tracing.Exporting, "off"), "usage_flush", c.UsageFlush.String())
+	m.logw.Flush() // whoever waits for the start (a supervisor, a test) reads it now
 	return nil
 }
 
@@ -388,6 +394,9 @@ func (m *Main) close() error {
 	if m.log != nil {
 		m.log.Info("quire stopped")
 	}
+	if m.logw != nil {
+		m.logw.Close() // every line, the last included, is out before exit
+	}
 	return err
 }
 
@@ -420,7 +429,7 @@ func (m *Main) bootstrap(ctx context.Context) error {
 	if generated {
 		// Printed once, to the console only: this is the one log line that
 		// carries a secret, because there is no other way to hand it over.
-		fmt.Fprintf(m.out, "quire: created admin %s with password %s (set QUIRE_ADMIN_PASSWORD to choose it)\n", email, password)
+		fmt.Fprintf(m.logw, "quire: created admin %s with password %s (set QUIRE_ADMIN_PASSWORD to choose it)\n", email, password)
 	} else {
 		m.log.Info("created admin user", "email", email)
 	}

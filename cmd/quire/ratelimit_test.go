@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/quire/quire"
-	"github.com/quire/quire/httpapi"
+	"github.com/quire/quire/pipeline"
 )
 
 func TestRateLimitFlags(t *testing.T) {
@@ -15,7 +15,7 @@ func TestRateLimitFlags(t *testing.T) {
 	if err := m.ParseFlags(nil); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := m.Config.RateLimits, httpapi.DefaultRateLimits(); got != want || got.Request.Enabled() || !got.LoginAccount.Enabled() {
+	if got, want := m.Config.RateLimits, pipeline.DefaultRateLimits(); got != want || got.Request.Enabled() || !got.LoginAccount.Enabled() {
 		t.Fatalf("defaults %+v, want %+v: request limit off, login throttles on", got, want)
 	}
 
@@ -25,7 +25,7 @@ func TestRateLimitFlags(t *testing.T) {
 	if err := m.ParseFlags([]string{"--login-address-limit", "off", "--login-limit", "20/30m"}); err != nil {
 		t.Fatal(err)
 	}
-	want := httpapi.RateLimits{
+	want := pipeline.RateLimits{
 		Request:      quire.Limit{Rate: 100, Period: time.Second, Burst: 200},
 		LoginAccount: quire.Limit{Rate: 20, Period: 30 * time.Minute}, // the flag beats the environment
 	}

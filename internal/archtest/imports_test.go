@@ -67,8 +67,11 @@ var forbidden = map[string][]string{
 	"internal/httpstatus": {module + "/app", module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/web", module + "/mcp", gin, goGit, goRedis, mini},
 	"eventlog":            {module + "/internal/server", module + "/app", module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/webhook", gin, goGit, goRedis, mini},
 	// The model providers' client: a store under app, knowing no door.
-	"llm":     {module + "/internal/server", module + "/app", module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/web", module + "/mcp", gin, goGit, goRedis, mini},
-	"webhook": {module + "/internal/server", module + "/app", module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/eventlog", gin, goGit, goRedis, mini},
+	"llm": {module + "/internal/server", module + "/app", module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/web", module + "/mcp", gin, goGit, goRedis, mini},
+	// pipeline is the doors' shared request pipeline: over app, under
+	// every door, net/http only.
+	"pipeline": {module + "/internal/server", module + "/httpapi", module + "/web", module + "/mcp", module + "/gitproto", module + "/gitstore", module + "/cache", gin, goGit, goRedis, mini},
+	"webhook":  {module + "/internal/server", module + "/app", module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/eventlog", gin, goGit, goRedis, mini},
 }
 
 func root(t *testing.T) string {

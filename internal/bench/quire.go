@@ -20,8 +20,8 @@ import (
 
 // Quire is a quire under measurement, wired as quire serve wires it
 // (metrics, tracing without an exporter, usage counting, prompt cache,
-// git service, JSON logs at info level, discarded), on a temporary data
-// root, with a published prompt, a payload and a read API key.
+// git service, JSON logs at info level written in batches to a real
+// file, as quire serve writes them), on a temporary data root, with a published prompt, a payload and a read API key.
 type Quire struct {
 	URL     string
 	Store   *gitstore.Store
@@ -75,9 +75,18 @@ func Start(ctx context.Context, o Options) (q *Quire, err error) {
 		return nil, err
 	}
 	q.close = append(q.close, func() { os.RemoveAll(root) })
+	// The access log goes where quire serve's goes: through its batching
+	// writer to a file (a pipe or a file in production; never discarded,
+	// which would leave the line's write out of the figures: issue 30).
+	lf, err := os.CreateTemp("", "quire-bench-log-*.jsonl")
+	if err != nil {
+		return nil, err
+	}
+	logw := telemetry.NewLogWriter(lf, 0)
+	q.close = append(q.close, func() { logw.Close(); lf.Close(); os.Remove(lf.Name()) })
 	s, err := server.Build(ctx, server.Config{
 		Data: root, Redis: o.RedisURL, RedisPrefix: fmt.Sprintf("quire-bench:%d:", time.Now().UnixNano()), DeleteRedisKeys: true,
-		Logger:     slog.New(slog.NewJSONHandler(discard{}, nil)),
+		Logger:     slog.New(slog.NewJSONHandler(logw, nil)),
 		Version:    "bench",
 		Tracing:    telemetry.TracingOptions{ServiceName: "quire", Getenv: func(string) string { return "" }},
 		BcryptCost: bcrypt.MinCost, UsageKeyResolution: 30 * time.Second,
@@ -104,10 +113,6 @@ func (q *Quire) Close() {
 	}
 	q.close = nil
 }
-
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
 // seed creates the admin, a project, the prompt (published, with a
 // payload) and a read key.

@@ -123,14 +123,14 @@ func (s *Server) startDeliveries(ctx context.Context) {
 	}
 	// Writes a previous run was killed in the middle of get their events
 	// before anything is served (app/intents.go).
-	if err := s.API.App().RecoverIntents(ctx); err != nil {
+	if err := s.App.RecoverIntents(ctx); err != nil {
 		s.Log.Error("recover event intents", "error", err.Error())
 	}
 	wctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	s.events.stop, s.events.done = stop, make(chan struct{})
 	go func() {
 		defer close(s.events.done)
-		s.API.RunDeliveries(wctx)
+		s.App.RunDeliveries(wctx)
 	}()
 }
 
@@ -141,7 +141,9 @@ func (s *Server) stopDeliveries() {
 		s.events.stop()
 		<-s.events.done
 	}
-	s.API.App().StopEvents()
+	if s.App != nil {
+		s.App.StopEvents()
+	}
 	if s.events.sender != nil {
 		s.events.sender.Close()
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/quire/quire/internal/netguard"
 	"github.com/quire/quire/llm"
 	"github.com/quire/quire/mcp"
+	"github.com/quire/quire/pipeline"
 	"github.com/quire/quire/telemetry"
 	"github.com/quire/quire/web"
 )
@@ -93,7 +94,7 @@ type Config struct {
 
 	// RateLimits, when set, turns rate limiting on with these limits
 	// (quire serve always sets it); nil runs without a limiter at all.
-	RateLimits *httpapi.RateLimits
+	RateLimits *pipeline.RateLimits
 
 	// TrustedProxies: see httpapi.Config.TrustedProxies.
 	TrustedProxies []string
@@ -131,6 +132,8 @@ type Config struct {
 // Server is a wired quire. Its fields are the parts tests and commands
 // reach into; Close releases them all.
 type Server struct {
+	// App holds the use cases every door calls.
+	App *app.App
 	// API is the HTTP API's handler.
 	API   *httpapi.Server
 	Store *gitstore.Store
@@ -231,7 +234,9 @@ func Build(ctx context.Context, cfg Config) (s *Server, err error) {
 	if cfg.Git.OnError == nil {
 		cfg.Git.OnError = func(op string, err error) { log.Error("git", "op", op, "error", err.Error()) }
 	}
-	s.Git = gitproto.New(s.Store, cfg.Git)
+	// The git store's side of the protocol (its pack caches and the
+	// background repacker, started here) and the wire protocol over it.
+	s.Git = gitproto.New(gitstore.NewGit(s.Store, cfg.Git))
 	s.Prompts = cache.NewPrompts(s.Redis, s.Store, cache.PromptOptions{Logger: log})
 	s.Store.OnChange(s.Prompts.Invalidate)
 	stats := cfg.CacheStats
@@ -244,53 +249,65 @@ func Build(ctx context.Context, cfg Config) (s *Server, err error) {
 	if cfg.ProbeDisk > 0 {
 		s.disk = &diskProbe{root: s.Store.Root(), every: cfg.ProbeDisk}
 	}
-	api := httpapi.Config{
-		Meta: s.Store, Versions: s.Store, Sessions: s.Redis, Logger: log,
-		Limits: s.Store.Limits(), SessionTTL: cfg.SessionTTL, BcryptCost: cfg.BcryptCost,
-		Ready: s.ready, Git: s.Git,
+	// The use cases, then every door over them.
+	rlm := telemetry.NewRateLimitMetrics(s.Metrics, log)
+	limits := pipeline.RateLimits{}
+	if cfg.RateLimits != nil {
+		s.RateLimiter = cache.NewRateLimits(s.Redis, cache.RateLimitOptions{})
+		limits = *cfg.RateLimits
+	}
+	appCfg := app.Config{
+		Meta: s.Store, Versions: s.Store, Sessions: s.Redis,
 		Prompts: s.Prompts, Payloads: s.Store, PromptCache: s.Prompts,
-		Metrics: s.Metrics, TracerProvider: tr.Provider, Propagator: tr.Propagator, SpansRecorded: tr.Exporting != "",
-		Usage: s.Usage, Activity: s.Store, Idempotency: cache.NewIdempotency(s.Redis),
-		Now: cfg.APIClock, TrustedProxies: cfg.TrustedProxies, NoProjectRepos: cfg.NoProjectRepos,
+		Usage: s.Usage, Activity: s.Store, UsageLost: usageLost(log),
+		Limits: s.Store.Limits(), SessionTTL: cfg.SessionTTL, BcryptCost: cfg.BcryptCost, Now: cfg.APIClock,
+		Login: app.LoginConfig{
+			Account: limits.LoginAccount, Address: limits.LoginAddress,
+			Limited: rlm.Limited, LimiterFailed: rlm.Failed,
+		},
+		NoProjectRepos: cfg.NoProjectRepos,
+	}
+	if s.RateLimiter != nil {
+		appCfg.RateLimiter = s.RateLimiter // a nil *RateLimits must not become a non-nil interface
 	}
 	if len(cfg.LLM.Providers) > 0 {
 		c, err := llm.New(cfg.LLM)
 		if err != nil {
 			return s, fmt.Errorf("llm: %w", err)
 		}
-		api.LLM = c
+		appCfg.LLM = c
 		log.Info("model providers", "llm", c.Names(), "default", cfg.LLM.Default) // names only: never a key
 	}
-	if api.Events, err = s.openEvents(cfg); err != nil {
+	if appCfg.Events, err = s.openEvents(cfg); err != nil {
 		return s, err
 	}
-	if cfg.RateLimits != nil {
-		s.RateLimiter = cache.NewRateLimits(s.Redis, cache.RateLimitOptions{})
-		api.RateLimiter, api.RateLimits = s.RateLimiter, *cfg.RateLimits // a nil *RateLimits must not become a non-nil interface
-	}
-	// MCP is served at /mcp over the API's use cases; it hears of every
-	// change, from any process, through the change feed.
+	appCfg.Events.Logger = log
+	appCfg.Events.Delivered = telemetry.WebhookMetrics(s.Metrics, log,
+		func(ctx context.Context) (int, time.Duration) { return s.App.Backlog(ctx) }, appCfg.Events.Delivered)
+	s.App = app.New(appCfg)
+
+	pipe := pipeline.New(pipeline.Config{App: s.App, Limiter: appCfg.RateLimiter, Limit: limits.Request, Metrics: rlm, Usage: s.Usage, Logger: log})
+	// MCP is served at /mcp over the use cases; it hears of every change,
+	// from any process, through the change feed.
 	s.AssetChanges = cache.NewAssetChanges(s.Redis, log)
 	s.Store.OnChange(s.AssetChanges.Publish)
-	api.MCP = func(a *app.App) http.Handler {
-		s.MCP = mcp.New(a, mcp.Options{Version: cfg.Version, Logger: log, MaxBody: 4 * s.Store.Limits().MaxBody})
-		s.AssetChanges.Subscribe(s.MCP.Changed)
-		return s.MCP
-	}
-	s.API = httpapi.New(api)
-	uiCfg := web.Config{TrustedProxies: cfg.TrustedProxies, Logger: log}
-	if s.RateLimiter != nil {
-		uiCfg.RateLimiter, uiCfg.RequestLimit = s.RateLimiter, cfg.RateLimits.Request
-	}
-	ui, err := web.New(s.API.App(), uiCfg)
+	s.MCP = mcp.New(s.App, mcp.Options{Version: cfg.Version, Logger: log, MaxBody: 4 * s.Store.Limits().MaxBody})
+	s.AssetChanges.Subscribe(s.MCP.Changed)
+	ui, err := web.New(s.App, web.Config{TrustedProxies: cfg.TrustedProxies, Logger: log, Pipeline: pipe})
 	if err != nil {
 		return s, err
 	}
-	s.API.MountUI(ui)
+	s.API = httpapi.New(s.App, httpapi.Config{
+		Logger: log, Limits: s.Store.Limits(), Ready: s.ready, Git: s.Git, Pipeline: pipe,
+		Metrics: s.Metrics, TracerProvider: tr.Provider, Propagator: tr.Propagator, SpansRecorded: tr.Exporting != "",
+		Idempotency: cache.NewIdempotency(s.Redis), TrustedProxies: cfg.TrustedProxies,
+		MCP: s.MCP, UI: ui, StreamHeartbeat: cfg.Webhooks.Heartbeat, StreamMax: cfg.Webhooks.StreamMax,
+	})
+
 	// Each project's repository is a view of its skills' live versions:
 	// mend, before anything is served, whatever a crash left between a
 	// publish and its view (or make a view that is missing).
-	if n, err := s.API.App().SyncProjects(ctx); err != nil {
+	if n, err := s.App.SyncProjects(ctx); err != nil {
 		log.Error("project repositories: could not bring them in line; the next change of each does", "error", err.Error())
 	} else if n > 0 {
 		log.Info("project repositories brought in line with the live versions", "changed", n)
@@ -424,11 +441,11 @@ func (s *Server) close() error {
 		}
 	}
 	s.stopDeliveries()
-	if s.API != nil {
+	if s.App != nil {
 		// The projects' repositories: what was queued is written (and if
 		// it is not, start-up mends it).
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		note("project repositories", s.API.App().ProjectReposIdle(ctx))
+		note("project repositories", s.App.ProjectReposIdle(ctx))
 		cancel()
 	}
 	if s.Tracing != nil {
@@ -458,4 +475,13 @@ func (s *Server) close() error {
 		note("close store", s.Store.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// usageLost logs a render that could not be counted (Redis down), quietly:
+// the render itself succeeded.
+func usageLost(log *slog.Logger) func(ctx context.Context, promptID string, version int, err error) {
+	var q telemetry.QuietLog
+	return func(ctx context.Context, promptID string, version int, err error) {
+		q.Warn(ctx, log, "render not counted", "prompt_id", promptID, "version", version, "error", err.Error())
+	}
 }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/quire/quire"
+	"github.com/quire/quire/app"
 	"github.com/quire/quire/cache"
 	"github.com/quire/quire/gitproto"
 	"github.com/quire/quire/gitstore"
@@ -32,6 +33,7 @@ import (
 	"github.com/quire/quire/internal/netguard"
 	"github.com/quire/quire/internal/server"
 	"github.com/quire/quire/llm"
+	"github.com/quire/quire/pipeline"
 	"github.com/quire/quire/telemetry"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"golang.org/x/crypto/bcrypt"
@@ -53,8 +55,10 @@ type Env struct {
 	// Prompts is the prompt cache in front of Store.
 	Prompts *cache.Prompts
 	Server  *httpapi.Server
-	HTTP    *httptest.Server
-	Log     *cluster.Log
+	// App holds the use cases the doors call.
+	App  *app.App
+	HTTP *httptest.Server
+	Log  *cluster.Log
 	// Metrics is the registry /metrics serves; Usage the usage recorder.
 	Metrics *prometheus.Registry
 	Usage   *cache.Usage
@@ -89,7 +93,7 @@ type Options struct {
 	// RateLimits turns rate limiting on (it is off by default, so tests
 	// are never throttled). The buckets run on Redis's clock: a test that
 	// moves it passes its own miniredis as RedisURL (Miniredis.SetTime).
-	RateLimits *httpapi.RateLimits
+	RateLimits *pipeline.RateLimits
 	// Clock, when set, is the API's clock for issuing and expiring
 	// sessions and API keys (httpapi.Config.Now).
 	Clock func() time.Time
@@ -165,7 +169,7 @@ func NewWith(t testing.TB, o Options) *Env {
 	hs := httptest.NewUnstartedServer(s.API)
 	netguard.DefaultTimeouts().Apply(hs.Config)
 	hs.Start()
-	e := &Env{T: t, URL: hs.URL, Store: s.Store, Redis: s.Redis, Git: s.Git, Prompts: s.Prompts, Server: s.API, HTTP: hs, Log: logs, Metrics: s.Metrics, Usage: s.Usage, RateLimiter: s.RateLimiter}
+	e := &Env{T: t, URL: hs.URL, Store: s.Store, Redis: s.Redis, Git: s.Git, Prompts: s.Prompts, Server: s.API, App: s.App, HTTP: hs, Log: logs, Metrics: s.Metrics, Usage: s.Usage, RateLimiter: s.RateLimiter}
 	t.Cleanup(func() {
 		s.API.StopStreams() // or Close would wait for open event streams
 		hs.Close()
@@ -353,7 +357,7 @@ func (e *Env) ProjectReposIdle() {
 	e.T.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := e.Server.App().ProjectReposIdle(ctx); err != nil {
+	if err := e.App.ProjectReposIdle(ctx); err != nil {
 		e.T.Fatalf("project repositories: %v", err)
 	}
 }
