@@ -28,15 +28,12 @@ func (a *App) CreateAsset(ctx context.Context, p *quire.Principal, kind quire.Ki
 	as.ID = uuid.NewString() // here, not in the store: the intent names it
 	ev := a.assetEvent(quire.EventAssetCreated, p.Actor(), as, 0, "")
 	ev.Data["name"] = as.Name
-	ctx, err = a.intend(ctx, ev)
-	if err != nil {
-		return nil, err
-	}
-	if err := a.meta.CreateAsset(ctx, p.Actor(), as); err != nil {
-		return nil, a.abandon(ctx, err)
-	}
-	ev.OccurredAt = a.now().UTC()
-	if err := a.emit(ctx, ev); err != nil {
+	if _, err := write(ctx, a, ev,
+		func(ctx context.Context) (struct{}, error) { return struct{}{}, a.meta.CreateAsset(ctx, p.Actor(), as) },
+		func(context.Context, struct{}) (*quire.Event, error) {
+			ev.OccurredAt = a.now().UTC()
+			return ev, nil
+		}); err != nil {
 		return nil, err
 	}
 	return as, nil
@@ -83,13 +80,15 @@ func (a *App) DeleteAsset(ctx context.Context, p *quire.Principal, kind quire.Ki
 	if err != nil {
 		return err
 	}
-	ctx, err = a.intend(ctx, a.assetEvent(quire.EventAssetDeleted, p.Actor(), as, 0, ""))
-	if err != nil {
-		return err
+	deleted := false
+	_, err = write(ctx, a, a.assetEvent(quire.EventAssetDeleted, p.Actor(), as, 0, ""),
+		func(ctx context.Context) (struct{}, error) { return struct{}{}, a.meta.DeleteAsset(ctx, p.Actor(), as) },
+		func(context.Context, struct{}) (*quire.Event, error) {
+			deleted = true
+			return a.assetEvent(quire.EventAssetDeleted, p.Actor(), as, 0, ""), nil
+		})
+	if deleted {
+		a.projectChange(ctx, p, as, "", "", "Delete skill "+as.Slug) // after the event
 	}
-	if err := a.meta.DeleteAsset(ctx, p.Actor(), as); err != nil {
-		return a.abandon(ctx, err)
-	}
-	defer a.projectChange(ctx, p, as, "", "", "Delete skill "+as.Slug) // after the event
-	return a.emit(ctx, a.assetEvent(quire.EventAssetDeleted, p.Actor(), as, 0, ""))
+	return err
 }

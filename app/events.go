@@ -13,12 +13,10 @@ import (
 // so an acknowledged change has its event on disk (docs/events.md). The
 // delivery worker (delivery.go) and the live stream read the log.
 //
-// A use case that changes something -- reviews and labels included --
-// calls emit once its write succeeded:
-//
-//	if err := a.emit(ctx, a.assetEvent(quire.EventLabelMoved, p.Actor(), as, v.Number, v.Commit)); err != nil {
-//		return nil, err
-//	}
+// A use case that changes something runs its write through write
+// (write.go), which announces the event before the write and records it
+// after; reviews record theirs in reviewDone, and the few events that are
+// not a write's (a webhook's test ping) call emit directly.
 
 // emit records ev in its project's log and wakes the stream and the
 // delivery worker. Without an event log (an App built for a test of
@@ -99,16 +97,16 @@ func (a *App) StopEvents() {
 	}
 }
 
-// emitUpdate records version.updated for draft n of as at commit: now if
+// emitUpdate records ev, a version.updated of a draft: now if
 // the draft's last one is a window old, else as the held trailing event
 // of the burst, released when the window ends. Held events are on disk
 // before the write is acknowledged, and a restart releases them.
-func (a *App) emitUpdate(ctx context.Context, by quire.Actor, as *quire.Asset, v *quire.Version) error {
+func (a *App) emitUpdate(ctx context.Context, ev *quire.Event) error {
 	if a.events == nil {
 		return nil
 	}
-	ev := a.versionEvent(quire.EventVersionUpdated, by, as, v)
-	key := updateKey(as.ID, v.Number)
+	as := ev.Asset
+	key := updateKey(as.ID, ev.Version)
 	c := &a.coalesce
 	c.mu.Lock()
 	now := time.Now()
@@ -130,11 +128,11 @@ func (a *App) emitUpdate(ctx context.Context, by quire.Actor, as *quire.Asset, v
 	if p := pendingIntent(ctx); p != nil && p.fulfils([]*quire.Event{ev}) {
 		p.settled, intent = true, p.in.ID
 	}
-	if err := a.events.Hold(context.WithoutCancel(ctx), as.ProjectID, key, intent, ev); err != nil {
+	if err := a.events.Hold(context.WithoutCancel(ctx), ev.ProjectID, key, intent, ev); err != nil {
 		return &quire.Error{Code: quire.EINTERNAL, Message: "the change was saved, but its event could not be recorded", Err: err}
 	}
 	if _, pending := c.timers[key]; !pending && !c.closed {
-		project := as.ProjectID
+		project := ev.ProjectID
 		c.timers[key] = time.AfterFunc(last.Add(updateWindow).Sub(now), func() {
 			a.release(project, key)
 		})
@@ -499,8 +497,7 @@ func (a *App) PushEvents(p *quire.Principal, as *quire.Asset) (moving func(conte
 				ictx = ctx
 			}
 			delete(planned, m.Version)
-			v := &quire.Version{Number: m.Version, State: quire.StateDraft, Commit: m.New}
-			if err := a.emitUpdate(ictx, p.Actor(), as, v); err != nil && first == nil {
+			if err := a.emitUpdate(ictx, event(m)); err != nil && first == nil {
 				first = err
 			}
 		}

@@ -32,15 +32,12 @@ func (a *App) UploadVersion(ctx context.Context, p *quire.Principal, ref string,
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	ctx, err = a.intend(ctx, a.assetEvent(quire.EventVersionCreated, p.Actor(), as, 0, ""))
+	v, err := write(ctx, a, a.assetEvent(quire.EventVersionCreated, p.Actor(), as, 0, ""),
+		func(ctx context.Context) (*quire.Version, error) {
+			return a.versions.CreateVersion(ctx, p.Actor(), as, quire.Base{Empty: true}, files)
+		},
+		a.versionMade(quire.EventVersionCreated, p.Actor(), as))
 	if err != nil {
-		return nil, nil, 0, err
-	}
-	v, err := a.versions.CreateVersion(ctx, p.Actor(), as, quire.Base{Empty: true}, files)
-	if err != nil {
-		return nil, nil, 0, a.abandon(ctx, err)
-	}
-	if err := a.emit(ctx, a.versionEvent(quire.EventVersionCreated, p.Actor(), as, v)); err != nil {
 		return nil, nil, 0, err
 	}
 	return as, v, len(files), nil
@@ -73,15 +70,12 @@ func (a *App) UpsertFile(ctx context.Context, p *quire.Principal, ref string, n 
 		return nil, nil, quire.File{}, err
 	}
 	f := quire.FileContent{Path: w.Path, Content: w.Content, Mode: w.Mode}
-	ctx, err = a.intend(ctx, a.assetEvent(quire.EventVersionUpdated, p.Actor(), as, n, ""))
+	v, err := write(ctx, a, a.assetEvent(quire.EventVersionUpdated, p.Actor(), as, n, ""),
+		func(ctx context.Context) (*quire.Version, error) {
+			return a.versions.PutFiles(ctx, p.Actor(), as, n, []quire.FileContent{f}, precondition(w.IfMatch), w.Message)
+		},
+		a.versionMade(quire.EventVersionUpdated, p.Actor(), as))
 	if err != nil {
-		return nil, nil, quire.File{}, err
-	}
-	v, err := a.versions.PutFiles(ctx, p.Actor(), as, n, []quire.FileContent{f}, precondition(w.IfMatch), w.Message)
-	if err != nil {
-		return nil, nil, quire.File{}, a.abandon(ctx, err)
-	}
-	if err := a.emitUpdate(ctx, p.Actor(), as, v); err != nil {
 		return nil, nil, quire.File{}, err
 	}
 	out := quire.File{Path: f.Path, Size: int64(len(f.Content)), SHA: blobID(f.Content)}
@@ -97,15 +91,12 @@ func (a *App) DeleteFile(ctx context.Context, p *quire.Principal, ref string, n 
 	if err != nil {
 		return nil, nil, err
 	}
-	ctx, err = a.intend(ctx, a.assetEvent(quire.EventVersionUpdated, p.Actor(), as, n, ""))
+	v, err := write(ctx, a, a.assetEvent(quire.EventVersionUpdated, p.Actor(), as, n, ""),
+		func(ctx context.Context) (*quire.Version, error) {
+			return a.versions.DeleteFile(ctx, p.Actor(), as, n, path, precondition(ifMatch))
+		},
+		a.versionMade(quire.EventVersionUpdated, p.Actor(), as))
 	if err != nil {
-		return nil, nil, err
-	}
-	v, err := a.versions.DeleteFile(ctx, p.Actor(), as, n, path, precondition(ifMatch))
-	if err != nil {
-		return nil, nil, a.abandon(ctx, err)
-	}
-	if err := a.emitUpdate(ctx, p.Actor(), as, v); err != nil {
 		return nil, nil, err
 	}
 	return as, v, nil

@@ -17,15 +17,11 @@ import (
 // start (RecoverIntents) reads the state again: if it changed, the write
 // landed, and the event is recorded then, from what the repository holds.
 //
-//	ctx, err := a.intend(ctx, a.versionEvent(quire.EventVersionPublished, p.Actor(), as, &quire.Version{Number: n}))
-//	if err != nil {
-//		return err
-//	}
-//	v, err := a.versions.PublishVersion(ctx, ...)
-//	if err != nil {
-//		return a.abandon(ctx, err)
-//	}
-//	return a.emit(ctx, a.versionEvent(quire.EventVersionPublished, p.Actor(), as, v))
+// write (write.go) runs that sequence for every write:
+//
+//	v, err := write(ctx, a, a.assetEvent(quire.EventVersionPromoted, p.Actor(), as, n, ""),
+//		func(ctx context.Context) (*quire.Version, error) { return a.versions.PromoteVersion(ctx, p.Actor(), as, n) },
+//		a.versionMade(quire.EventVersionPromoted, p.Actor(), as))
 
 // intentKey is the context key of a write's pending intent, which emit
 // fulfils.

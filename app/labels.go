@@ -12,8 +12,8 @@ import (
 // Labels name published versions besides live (environments: staging,
 // production). Moving a label listed in the project's protected labels
 // needs the version to have been published through a review that met the
-// policy, or an owner's override. Each move ends in labelDone, the one
-// place label events are recorded from.
+// policy, or an owner's override. Each move is a write (write.go), which
+// records its label event.
 
 // LabelEdit moves a label: the version, and an owner's override of the
 // protected-label rule with its reason.
@@ -23,19 +23,13 @@ type LabelEdit struct {
 	Reason   string
 }
 
-// LabelEvent names a label change, for labelDone.
+// LabelEvent names a label change.
 type LabelEvent string
 
 const (
 	LabelMoved   LabelEvent = "label.moved"
 	LabelDeleted LabelEvent = "label.deleted"
 )
-
-// labelDone is where every label change completes once durable: it
-// records the label event (events.go); its error is the caller's.
-func (a *App) labelDone(ctx context.Context, p *quire.Principal, as *quire.Asset, ev LabelEvent, name string, version int) error {
-	return a.emit(ctx, a.labelEvent(p, as, ev, name, version))
-}
 
 // labelEvent is the event of a label change.
 func (a *App) labelEvent(p *quire.Principal, as *quire.Asset, ev LabelEvent, name string, version int) *quire.Event {
@@ -101,18 +95,13 @@ func (a *App) SetLabel(ctx context.Context, p *quire.Principal, kind quire.Kind,
 	if e.Override {
 		override = e.Reason
 	}
-	ctx, err = a.intend(ctx, a.labelEvent(p, as, LabelMoved, name, *e.Version))
-	if err != nil {
-		return nil, err
-	}
-	l, err := ls.SetLabel(ctx, p.Actor(), as, name, *e.Version, override)
-	if err != nil {
-		return nil, a.abandon(ctx, err)
-	}
-	if err := a.labelDone(ctx, p, as, LabelMoved, name, l.Version); err != nil {
-		return nil, err
-	}
-	return l, nil
+	return write(ctx, a, a.labelEvent(p, as, LabelMoved, name, *e.Version),
+		func(ctx context.Context) (*quire.Label, error) {
+			return ls.SetLabel(ctx, p.Actor(), as, name, *e.Version, override)
+		},
+		func(_ context.Context, l *quire.Label) (*quire.Event, error) {
+			return a.labelEvent(p, as, LabelMoved, name, l.Version), nil
+		})
 }
 
 // reviewedVersion reports whether version n was published by merging a
@@ -163,14 +152,14 @@ func (a *App) DeleteLabel(ctx context.Context, p *quire.Principal, kind quire.Ki
 	if e.Override {
 		override = e.Reason
 	}
-	ctx, err = a.intend(ctx, a.labelEvent(p, as, LabelDeleted, name, 0))
-	if err != nil {
-		return err
-	}
-	if err := ls.DeleteLabel(ctx, p.Actor(), as, name, override); err != nil {
-		return a.abandon(ctx, err)
-	}
-	return a.labelDone(ctx, p, as, LabelDeleted, name, 0)
+	_, err = write(ctx, a, a.labelEvent(p, as, LabelDeleted, name, 0),
+		func(ctx context.Context) (struct{}, error) {
+			return struct{}{}, ls.DeleteLabel(ctx, p.Actor(), as, name, override)
+		},
+		func(context.Context, struct{}) (*quire.Event, error) {
+			return a.labelEvent(p, as, LabelDeleted, name, 0), nil
+		})
+	return err
 }
 
 // checkOverride checks an override of the review policy or of the

@@ -132,23 +132,20 @@ func (a *App) CreatePromptVersion(ctx context.Context, p *quire.Principal, ref s
 		return nil, nil, nv.BaseErr
 	}
 	by := p.Actor()
-	ctx, err = a.intend(ctx, a.assetEvent(quire.EventVersionCreated, by, as, 0, ""))
+	v, err := write(ctx, a, a.assetEvent(quire.EventVersionCreated, by, as, 0, ""),
+		func(ctx context.Context) (*quire.Version, error) {
+			v, err := a.versions.CreateVersion(ctx, by, as, nv.Base, nil)
+			if err != nil || e.Empty() {
+				return v, err
+			}
+			edited, err := a.prompts.EditPrompt(ctx, by, as, v.Number, e.apply, v.Commit)
+			if err != nil {
+				a.versions.DeleteVersion(context.WithoutCancel(ctx), by, as, v.Number)
+			}
+			return edited, err
+		},
+		a.versionMade(quire.EventVersionCreated, by, as))
 	if err != nil {
-		return nil, nil, err
-	}
-	v, err := a.versions.CreateVersion(ctx, by, as, nv.Base, nil)
-	if err != nil {
-		return nil, nil, a.abandon(ctx, err)
-	}
-	if !e.Empty() {
-		edited, err := a.prompts.EditPrompt(ctx, by, as, v.Number, e.apply, v.Commit)
-		if err != nil {
-			a.versions.DeleteVersion(context.WithoutCancel(ctx), by, as, v.Number)
-			return nil, nil, a.abandon(ctx, err)
-		}
-		v = edited
-	}
-	if err := a.emit(ctx, a.versionEvent(quire.EventVersionCreated, by, as, v)); err != nil {
 		return nil, nil, err
 	}
 	return as, v, nil
@@ -180,20 +177,18 @@ func (a *App) UpdatePromptVersion(ctx context.Context, p *quire.Principal, ref s
 	if ifMatch = precondition(ifMatch); ifMatch != "" && ifMatch != v.Commit {
 		return nil, nil, quire.Errorf(quire.EPRECONDITION, "version %d is at %s, not %s", n, v.Commit, ifMatch)
 	}
-	ctx, err = a.intend(ctx, a.versionEvent(quire.EventVersionUpdated, p.Actor(), as, v))
+	edited, err := write(ctx, a, a.versionEvent(quire.EventVersionUpdated, p.Actor(), as, v),
+		func(ctx context.Context) (*quire.Version, error) {
+			return a.prompts.EditPrompt(ctx, p.Actor(), as, n, e.apply, ifMatch)
+		},
+		func(_ context.Context, edited *quire.Version) (*quire.Event, error) {
+			if edited.Commit == v.Commit {
+				return nil, nil // nothing written, no event
+			}
+			return a.versionEvent(quire.EventVersionUpdated, p.Actor(), as, edited), nil
+		})
 	if err != nil {
 		return nil, nil, err
-	}
-	edited, err := a.prompts.EditPrompt(ctx, p.Actor(), as, n, e.apply, ifMatch)
-	if err != nil {
-		return nil, nil, a.abandon(ctx, err)
-	}
-	if edited.Commit == v.Commit {
-		a.void(ctx) // nothing written, no event
-	} else {
-		if err := a.emitUpdate(ctx, p.Actor(), as, edited); err != nil {
-			return nil, nil, err
-		}
 	}
 	return as, edited, nil
 }

@@ -44,15 +44,15 @@ func (a *App) ReplaceFiles(ctx context.Context, p *quire.Principal, ref string, 
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	v, err := store.ReplaceFiles(ctx, p.Actor(), as, n, files, precondition(w.IfMatch), w.Message)
-	if err != nil {
-		return nil, nil, 0, err
-	}
+	t := quire.EventVersionUpdated
 	if n == 0 {
-		err = a.emit(ctx, a.versionEvent(quire.EventVersionCreated, p.Actor(), as, v))
-	} else {
-		err = a.emitUpdate(ctx, p.Actor(), as, v)
+		t = quire.EventVersionCreated
 	}
+	v, err := write(ctx, a, a.assetEvent(t, p.Actor(), as, n, ""),
+		func(ctx context.Context) (*quire.Version, error) {
+			return store.ReplaceFiles(ctx, p.Actor(), as, n, files, precondition(w.IfMatch), w.Message)
+		},
+		a.versionMade(t, p.Actor(), as))
 	if err != nil {
 		return nil, nil, 0, err
 	}

@@ -654,12 +654,13 @@ type PushedReview struct {
 	Err     error
 }
 
-// PushReview applies the review push options of a git push that moved
-// drafts (the Gerrit way): "review" opens a review of each pushed draft,
-// or keeps its open one (whose head the push moved), and "review.title=…"
-// sets the title. Other options are ignored. The pusher has already been
-// authorized to write; this checks again, as every use case does.
-func (a *App) PushReview(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, drafts []int, options []string) []PushedReview {
+// pushReview applies the review push options of a git push (Push) that
+// moved drafts of as (the Gerrit way): "review" opens a review of each
+// pushed draft, or keeps its open one (whose head the push moved), and
+// "review.title=…" sets the title. Other options are ignored. The pusher
+// was authorized to write when the push began; this checks again, as
+// access may have changed while the pack came in.
+func (a *App) pushReview(ctx context.Context, p *quire.Principal, as *quire.Asset, pr *quire.Project, drafts []int, options []string) []PushedReview {
 	want, title := false, ""
 	for _, o := range options {
 		switch {
@@ -672,10 +673,10 @@ func (a *App) PushReview(ctx context.Context, p *quire.Principal, kind quire.Kin
 	if !want || a.reviews == nil {
 		return nil
 	}
-	as, err := a.Asset(ctx, p, kind, ref, quire.AccessWrite)
-	if err != nil {
+	if err := p.CheckProject(pr, quire.AccessWrite); err != nil {
 		return []PushedReview{{Err: err}}
 	}
+	kind := as.Kind
 	open, err := a.reviews.Reviews(ctx, as, quire.ReviewOpen)
 	if err != nil {
 		return []PushedReview{{Err: err}}

@@ -21,15 +21,12 @@ func (a *App) CreateVersion(ctx context.Context, p *quire.Principal, kind quire.
 	if err != nil {
 		return nil, nil, err
 	}
-	ctx, err = a.intend(ctx, a.assetEvent(quire.EventVersionCreated, p.Actor(), as, 0, ""))
+	v, err := write(ctx, a, a.assetEvent(quire.EventVersionCreated, p.Actor(), as, 0, ""),
+		func(ctx context.Context) (*quire.Version, error) {
+			return a.versions.CreateVersion(ctx, p.Actor(), as, base, nil)
+		},
+		a.versionMade(quire.EventVersionCreated, p.Actor(), as))
 	if err != nil {
-		return nil, nil, err
-	}
-	v, err := a.versions.CreateVersion(ctx, p.Actor(), as, base, nil)
-	if err != nil {
-		return nil, nil, a.abandon(ctx, err)
-	}
-	if err := a.emit(ctx, a.versionEvent(quire.EventVersionCreated, p.Actor(), as, v)); err != nil {
 		return nil, nil, err
 	}
 	return as, v, nil
@@ -82,17 +79,14 @@ func (a *App) DeleteVersion(ctx context.Context, p *quire.Principal, kind quire.
 	if err != nil {
 		return err
 	}
-	ctx, err = a.intend(ctx, a.assetEvent(quire.EventVersionDeleted, p.Actor(), as, n, ""))
-	if err != nil {
-		return err
-	}
-	if err := a.versions.DeleteVersion(ctx, p.Actor(), as, n); err != nil {
-		return a.abandon(ctx, err)
-	}
-	if err := a.draftGone(ctx, p, as, n); err != nil {
-		return err
-	}
-	return a.emit(ctx, a.assetEvent(quire.EventVersionDeleted, p.Actor(), as, n, ""))
+	_, err = write(ctx, a, a.assetEvent(quire.EventVersionDeleted, p.Actor(), as, n, ""),
+		func(ctx context.Context) (struct{}, error) {
+			return struct{}{}, a.versions.DeleteVersion(ctx, p.Actor(), as, n)
+		},
+		func(ctx context.Context, _ struct{}) (*quire.Event, error) {
+			return a.assetEvent(quire.EventVersionDeleted, p.Actor(), as, n, ""), a.draftGone(ctx, p, as, n)
+		})
+	return err
 }
 
 // draftGone records the close of the open review of draft n, now deleted
@@ -130,44 +124,37 @@ func (a *App) PublishVersionWith(ctx context.Context, p *quire.Principal, kind q
 	if err != nil {
 		return nil, nil, err
 	}
-	ctx, err = a.intend(ctx, a.assetEvent(quire.EventVersionPublished, p.Actor(), as, n, ""))
-	if err != nil {
-		return nil, nil, err
-	}
-	if a.reviews == nil {
-		if o.Override {
-			return nil, nil, quire.Errorf(quire.EINVALID, "this server keeps no reviews to override")
-		}
-		v, err := a.versions.PublishVersion(ctx, p.Actor(), as, n, a.publishCheck(ctx, as, n))
-		if err != nil {
-			return nil, nil, a.abandon(ctx, err)
-		}
-		// Deferred: the view's change starts once this publish has done
-		// its own work (events), so the two do not contend.
-		defer a.projectChange(ctx, p, as, v.Commit, "", fmt.Sprintf("Publish %s v%d", as.Slug, v.Number))
-		if err := a.emit(ctx, a.versionEvent(quire.EventVersionPublished, p.Actor(), as, v)); err != nil {
-			return nil, nil, err
-		}
-		return as, v, nil
-	}
-	gate := a.reviewGate(ctx, p, pr, o)
 	var merged *quire.Review // the draft's review, which the store merges
-	v, err := a.reviews.PublishReviewed(ctx, p.Actor(), as, n, a.publishCheck(ctx, as, n), func(rt *quire.ReviewThread) (*quire.ReviewMerge, error) {
-		if rt != nil {
-			merged = rt.Review
-		}
-		return gate(rt)
-	})
+	v, err := write(ctx, a, a.assetEvent(quire.EventVersionPublished, p.Actor(), as, n, ""),
+		func(ctx context.Context) (*quire.Version, error) {
+			if a.reviews == nil {
+				if o.Override {
+					return nil, quire.Errorf(quire.EINVALID, "this server keeps no reviews to override")
+				}
+				return a.versions.PublishVersion(ctx, p.Actor(), as, n, a.publishCheck(ctx, as, n))
+			}
+			gate := a.reviewGate(ctx, p, pr, o)
+			return a.reviews.PublishReviewed(ctx, p.Actor(), as, n, a.publishCheck(ctx, as, n), func(rt *quire.ReviewThread) (*quire.ReviewMerge, error) {
+				if rt != nil {
+					merged = rt.Review
+				}
+				return gate(rt)
+			})
+		},
+		func(ctx context.Context, v *quire.Version) (*quire.Event, error) {
+			if merged != nil {
+				if err := a.reviewDone(ctx, p, as, ReviewMergedEvent, merged); err != nil {
+					return nil, err
+				}
+			}
+			return a.versionEvent(quire.EventVersionPublished, p.Actor(), as, v), nil
+		})
+	if v != nil {
+		// After the events: the view's change starts once this publish
+		// has done its own work, so the two do not contend.
+		a.projectChange(ctx, p, as, v.Commit, "", fmt.Sprintf("Publish %s v%d", as.Slug, v.Number))
+	}
 	if err != nil {
-		return nil, nil, a.abandon(ctx, err)
-	}
-	defer a.projectChange(ctx, p, as, v.Commit, "", fmt.Sprintf("Publish %s v%d", as.Slug, v.Number)) // after the events, as above
-	if merged != nil {
-		if err := a.reviewDone(ctx, p, as, ReviewMergedEvent, merged); err != nil {
-			return nil, nil, err
-		}
-	}
-	if err := a.emit(ctx, a.versionEvent(quire.EventVersionPublished, p.Actor(), as, v)); err != nil {
 		return nil, nil, err
 	}
 	return as, v, nil
@@ -179,16 +166,15 @@ func (a *App) PromoteVersion(ctx context.Context, p *quire.Principal, kind quire
 	if err != nil {
 		return nil, nil, err
 	}
-	ctx, err = a.intend(ctx, a.assetEvent(quire.EventVersionPromoted, p.Actor(), as, n, ""))
-	if err != nil {
-		return nil, nil, err
+	v, err := write(ctx, a, a.assetEvent(quire.EventVersionPromoted, p.Actor(), as, n, ""),
+		func(ctx context.Context) (*quire.Version, error) {
+			return a.versions.PromoteVersion(ctx, p.Actor(), as, n)
+		},
+		a.versionMade(quire.EventVersionPromoted, p.Actor(), as))
+	if v != nil {
+		a.projectChange(ctx, p, as, v.Commit, "", fmt.Sprintf("Make %s v%d live", as.Slug, v.Number)) // after the events
 	}
-	v, err := a.versions.PromoteVersion(ctx, p.Actor(), as, n)
 	if err != nil {
-		return nil, nil, a.abandon(ctx, err)
-	}
-	defer a.projectChange(ctx, p, as, v.Commit, "", fmt.Sprintf("Make %s v%d live", as.Slug, v.Number)) // after the events
-	if err := a.emit(ctx, a.versionEvent(quire.EventVersionPromoted, p.Actor(), as, v)); err != nil {
 		return nil, nil, err
 	}
 	return as, v, nil
@@ -200,18 +186,14 @@ func (a *App) ArchiveVersion(ctx context.Context, p *quire.Principal, kind quire
 	if err != nil {
 		return nil, nil, err
 	}
-	ctx, err = a.intend(ctx, a.assetEvent(quire.EventVersionArchived, p.Actor(), as, n, ""))
+	v, err := write(ctx, a, a.assetEvent(quire.EventVersionArchived, p.Actor(), as, n, ""),
+		func(ctx context.Context) (*quire.Version, error) {
+			return a.versions.ArchiveVersion(ctx, p.Actor(), as, n)
+		},
+		func(ctx context.Context, v *quire.Version) (*quire.Event, error) {
+			return a.versionEvent(quire.EventVersionArchived, p.Actor(), as, v), a.draftGone(ctx, p, as, n)
+		})
 	if err != nil {
-		return nil, nil, err
-	}
-	v, err := a.versions.ArchiveVersion(ctx, p.Actor(), as, n)
-	if err != nil {
-		return nil, nil, a.abandon(ctx, err)
-	}
-	if err := a.draftGone(ctx, p, as, n); err != nil {
-		return nil, nil, err
-	}
-	if err := a.emit(ctx, a.versionEvent(quire.EventVersionArchived, p.Actor(), as, v)); err != nil {
 		return nil, nil, err
 	}
 	return as, v, nil

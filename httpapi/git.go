@@ -182,15 +182,7 @@ func (s *Server) serveGit(c *gin.Context) {
 	if service == quire.GitUploadPack {
 		err = s.git.UploadPack(ctx, a, protocol, body, w)
 	} else {
-		push := quire.GitPush{Asset: a, By: p.Actor(), Options: s.pushReview(c, p, a)}
-		push.Moving, push.Moved = s.app.PushEvents(p, a)
-		switch {
-		case a.Kind == quire.KindProject:
-			push.Refused = quire.Errorf(quire.EFORBIDDEN, "the repository of project %s is read-only: it holds the live version of each skill; push to a skill's own repository (/git/%s/skills/{skill}.git)", pr.Slug, pr.Slug)
-		case p.CheckProject(pr, quire.AccessWrite) != nil:
-			push.Refused = quire.Errorf(quire.EFORBIDDEN, "this credential may read but not push to project %s", pr.Slug)
-		}
-		err = s.git.ReceivePack(ctx, push, body, w)
+		err = s.git.ReceivePack(ctx, s.app.Push(p, a, pr, s.reviewLink(c, a)), body, w)
 	}
 	if err != nil {
 		if !w.started {

@@ -270,27 +270,14 @@ func (s *Server) publishReviewed(kind quire.Kind) gin.HandlerFunc {
 	}
 }
 
-// pushReview answers git push -o review (app.PushReview) with a line per
-// draft naming its review and the review's URL.
-func (s *Server) pushReview(c *gin.Context, p *quire.Principal, a *quire.Asset) func(ctx context.Context, options []string, drafts []int) []string {
-	return func(ctx context.Context, options []string, drafts []int) []string {
-		scheme := "http"
-		if c.Request.TLS != nil {
-			scheme = "https"
-		}
-		var lines []string
-		for _, r := range s.app.PushReview(ctx, p, a.Kind, a.ID, drafts, options) {
-			if r.Err != nil {
-				lines = append(lines, fmt.Sprintf("quire: no review of draft %d: %s", r.Version, quire.ErrorMessage(r.Err)))
-				continue
-			}
-			verb := "updated"
-			if r.Opened {
-				verb = "opened"
-			}
-			lines = append(lines, fmt.Sprintf("quire: review %d of draft %d %s: %s://%s/v1/%s/%s/reviews/%d",
-				r.Review.Number, r.Version, verb, scheme, c.Request.Host, a.Kind.Plural(), a.ID, r.Review.Number))
-		}
-		return lines
+// reviewLink is the API URL of review n of a, for the lines a push with
+// -o review prints (app.Push).
+func (s *Server) reviewLink(c *gin.Context, a *quire.Asset) func(n int) string {
+	scheme := "http"
+	if c.Request.TLS != nil {
+		scheme = "https"
+	}
+	return func(n int) string {
+		return fmt.Sprintf("%s://%s/v1/%s/%s/reviews/%d", scheme, c.Request.Host, a.Kind.Plural(), a.ID, n)
 	}
 }
