@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// Code classifies an error. internal/httpstatus turns each code into an
+// Code classifies an error. httpstatus turns each code into an
 // HTTP status in one table, for the API and the UI alike.
 type Code string
 

@@ -1,7 +1,7 @@
 // Package eventlog keeps quire's events and webhooks on the data root's
 // disk: one append-only JSON-lines log per project (events.jsonl), and per
 // webhook its record, its delivery state and its attempt log. Every write
-// is made under a file lock (internal/filelock, the flock gitstore takes too) that
+// is made under a file lock (filelock, the flock gitstore takes too) that
 // all processes sharing the data root honour, and synced before it
 // returns, so what Append acknowledged survives SIGKILL (and, with Fsync,
 // power loss). docs/events.md says why files and not git or Redis.
@@ -28,7 +28,7 @@ import (
 	"github.com/gofrs/flock"
 	"github.com/google/uuid"
 	"github.com/quire/quire"
-	"github.com/quire/quire/internal/filelock"
+	"github.com/quire/quire/filelock"
 )
 
 // Options configure a Store.

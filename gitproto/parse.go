@@ -6,7 +6,6 @@ import (
 	"strconv"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/quire/quire/gitstore/odb"
 )
 
 // Parsing of the few fields walks need.
@@ -23,13 +22,13 @@ func parseCommit(b []byte) (*commitInfo, error) {
 		b = b[nl+1:]
 		switch {
 		case bytes.HasPrefix(line, []byte("tree ")):
-			h, ok := odb.ParseHash(string(line[5:]))
+			h, ok := parseHash(string(line[5:]))
 			if !ok {
 				return nil, errors.New("bad tree line")
 			}
 			c.tree = h
 		case bytes.HasPrefix(line, []byte("parent ")):
-			h, ok := odb.ParseHash(string(line[7:]))
+			h, ok := parseHash(string(line[7:]))
 			if !ok {
 				return nil, errors.New("bad parent line")
 			}
@@ -59,7 +58,7 @@ func parseTagTarget(b []byte) (plumbing.Hash, error) {
 	if !bytes.HasPrefix(b, []byte("object ")) || len(b) < 47 {
 		return plumbing.ZeroHash, errors.New("bad tag")
 	}
-	h, ok := odb.ParseHash(string(b[7:47]))
+	h, ok := parseHash(string(b[7:47]))
 	if !ok {
 		return plumbing.ZeroHash, errors.New("bad tag")
 	}
@@ -96,4 +95,13 @@ func forEachTreeEntry(b []byte, fn func(treeEntry) error) error {
 		b = b[sp+nul+21:]
 	}
 	return nil
+}
+
+// parseHash reads a full hexadecimal object id, as git sends them; the
+// wire layer needs no more of the object database than this.
+func parseHash(s string) (plumbing.Hash, bool) {
+	if !plumbing.IsHash(s) {
+		return plumbing.ZeroHash, false
+	}
+	return plumbing.NewHash(s), true
 }

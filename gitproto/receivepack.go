@@ -10,7 +10,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/quire/quire"
 	"github.com/quire/quire/gitstore"
-	"github.com/quire/quire/gitstore/odb"
 	"github.com/quire/quire/valid"
 )
 
@@ -75,8 +74,8 @@ func parseCommands(pr *pktReader) ([]*pushCommand, map[string]bool, error) {
 		if len(f) != 3 {
 			return nil, nil, bad("malformed command %q", line)
 		}
-		old, ok1 := odb.ParseHash(f[0])
-		nw, ok2 := odb.ParseHash(f[1])
+		old, ok1 := parseHash(f[0])
+		nw, ok2 := parseHash(f[1])
 		if !ok1 || !ok2 || f[2] == "" {
 			return nil, nil, bad("malformed command %q", line)
 		}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/quire/quire"
-	"github.com/quire/quire/gitstore/odb"
 )
 
 // uploadRequest is one stateless upload-pack request (gitprotocol-pack.txt,
@@ -87,7 +86,7 @@ func parseUploadRequest(body io.Reader) (*uploadRequest, error) {
 		switch verb {
 		case "want":
 			hexID, caps, _ := strings.Cut(arg, " ")
-			h, ok := odb.ParseHash(hexID)
+			h, ok := parseHash(hexID)
 			if !ok {
 				return nil, bad("expected an object id, got %q", line)
 			}
@@ -98,7 +97,7 @@ func parseUploadRequest(body io.Reader) (*uploadRequest, error) {
 			}
 			req.wants = append(req.wants, h)
 		case "shallow":
-			h, ok := odb.ParseHash(arg)
+			h, ok := parseHash(arg)
 			if !ok {
 				return nil, bad("expected an object id, got %q", line)
 			}
@@ -137,7 +136,7 @@ func parseUploadRequest(body io.Reader) (*uploadRequest, error) {
 		if verb != "have" {
 			return nil, bad("expected have or done, got %q", line)
 		}
-		h, ok := odb.ParseHash(arg)
+		h, ok := parseHash(arg)
 		if !ok {
 			return nil, bad("expected an object id, got %q", line)
 		}

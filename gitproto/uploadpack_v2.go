@@ -9,7 +9,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
 	"github.com/quire/quire"
-	"github.com/quire/quire/gitstore/odb"
 )
 
 // Protocol v2 (git's Documentation/gitprotocol-v2.txt), as git 2.39 asks
@@ -186,7 +185,7 @@ func parseFetchV2(args []string) (*uploadRequest, error) {
 	// v2 always multiplexes the pack with 64k side-band packets.
 	req := &uploadRequest{caps: map[string]bool{"side-band-64k": true}}
 	hash := func(line, arg string) (plumbing.Hash, error) {
-		h, ok := odb.ParseHash(arg)
+		h, ok := parseHash(arg)
 		if !ok {
 			return h, bad("expected an object id, got %q", line)
 		}

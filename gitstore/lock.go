@@ -3,7 +3,7 @@ package gitstore
 import (
 	"path/filepath"
 
-	"github.com/quire/quire/internal/filelock"
+	"github.com/quire/quire/filelock"
 )
 
 // lockFile is the name of the per-repository lock file. Every quire
@@ -11,7 +11,7 @@ import (
 const lockFile = "quire.lock"
 
 // locker serializes writers to one repository, within the process and
-// across processes and hosts sharing the data root (internal/filelock
+// across processes and hosts sharing the data root (filelock
 // says why flock holds on NFSv4 and CephFS).
 type locker struct{ files *filelock.Locker }
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/quire/quire"
-	"github.com/quire/quire/internal/httpstatus"
+	"github.com/quire/quire/httpstatus"
 )
 
 // APIError is the error body of every failed request: the router's 404

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/quire/quire"
-	"github.com/quire/quire/internal/httpstatus"
+	"github.com/quire/quire/httpstatus"
 )
 
 // layout is the frame every page is drawn in.

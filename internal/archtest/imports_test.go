@@ -37,7 +37,7 @@ var forbidden = map[string][]string{
 	"render":   {module + "/app", module + "/httpapi", module + "/gitstore", module + "/cache", gin, goGit, goRedis},
 	"app":      {openai, module + "/llm", module + "/internal/server", module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/web", module + "/mcp", gin, goGit, goRedis, mini},
 	"httpapi":  {module + "/internal/server", module + "/gitstore", module + "/cache", module + "/mcp", goGit, goRedis, mini},
-	"gitproto": {module + "/httpapi", module + "/cache", gin, goRedis},
+	"gitproto": {module + "/httpapi", module + "/cache", module + "/gitstore/odb", gin, goRedis},
 	"gitstore": {module + "/internal/server", module + "/app", module + "/httpapi", module + "/gitproto", module + "/cache", module + "/web", module + "/mcp", gin, goRedis, mini},
 	// The object database under the version engine: objects and packs
 	// only, nothing that knows refs, versions or a transport.
@@ -64,8 +64,8 @@ var forbidden = map[string][]string{
 	// stores under app, knowing no door and no other store.
 	// The code-to-status table shared by the HTTP doors: the root's codes
 	// and net/http only.
-	"internal/httpstatus": {module + "/app", module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/web", module + "/mcp", gin, goGit, goRedis, mini},
-	"eventlog":            {module + "/internal/server", module + "/app", module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/webhook", gin, goGit, goRedis, mini},
+	"httpstatus": {module + "/app", module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/web", module + "/mcp", gin, goGit, goRedis, mini},
+	"eventlog":   {module + "/internal/server", module + "/app", module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/webhook", gin, goGit, goRedis, mini},
 	// The model providers' client: a store under app, knowing no door.
 	"llm": {module + "/internal/server", module + "/app", module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/web", module + "/mcp", gin, goGit, goRedis, mini},
 	// pipeline is the doors' shared request pipeline: over app, under

@@ -31,7 +31,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/quire/quire/internal/filelock"
+	"github.com/quire/quire/filelock"
 )
 
 // Format names the archive layout in the manifest.
