@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/quire/quire"
 	"github.com/quire/quire/app"
+	"github.com/quire/quire/oauth"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -85,6 +86,10 @@ type Config struct {
 	// LLM calls the model providers of runs (app.Config.LLM); nil
 	// answers runs 409 no_provider.
 	LLM quire.LLM
+	// OAuthAllowPrivate lets the OAuth server fetch Client ID Metadata
+	// Documents from loopback and private addresses (tests, on-premise
+	// hosts); off, the webhook sender's SSRF guard refuses them.
+	OAuthAllowPrivate bool
 }
 
 // Server is quire's HTTP API.
@@ -118,6 +123,7 @@ type Server struct {
 	lives   encodedMemo[liveKey, liveBody]
 	idem    quire.IdempotencyStore
 	streams streams // open event streams (events.go)
+	oauth   *oauth.Server
 }
 
 // New builds the server and its routes.
@@ -152,6 +158,7 @@ func New(cfg Config) *Server {
 	if cfg.MCP != nil {
 		s.mcp = cfg.MCP(s.app)
 	}
+	s.setupOAuth(cfg)
 	s.engine = s.routes()
 	return s
 }
@@ -207,7 +214,9 @@ func (s *Server) routes() *gin.Engine {
 	}
 
 	if s.mcp != nil {
-		s.mcpRoutes(r, auth, s.mcp)
+		mcpAuth := append([]gin.HandlerFunc{s.authenticateMCP}, auth[1:]...)
+		s.mcpRoutes(r, mcpAuth, s.mcp)
+		s.oauthRoutes(r)
 	}
 	a := v1.Group("", auth...)
 	s.authRoutes(a)
