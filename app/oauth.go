@@ -14,7 +14,11 @@ import (
 // oauthStore is the store of OAuth grants: the metadata store, when it
 // keeps them.
 func (a *App) oauthStore() (quire.OAuthStore, error) {
-	st, ok := a.meta.(quire.OAuthStore)
+	m := a.meta
+	if w, ok := m.(accessSignals); ok {
+		m = w.MetaStore
+	}
+	st, ok := m.(quire.OAuthStore)
 	if !ok {
 		return nil, quire.Errorf(quire.ENOTFOUND, "this server keeps no OAuth applications")
 	}

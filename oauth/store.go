@@ -126,7 +126,7 @@ func tokenIndex(g *quire.OAuthGrant, signature string) int {
 
 // get is a Get…Session: the request that issued the token of signature,
 // if it is a token of kind.
-func (s *store) get(ctx context.Context, kind, signature string) (fosite.Requester, *quire.OAuthToken, error) {
+func (s *store) get(ctx context.Context, kind, signature string, into fosite.Session) (fosite.Requester, *quire.OAuthToken, error) {
 	g, tk, err := s.find(ctx, signature)
 	if err != nil {
 		return nil, nil, err
@@ -134,12 +134,14 @@ func (s *store) get(ctx context.Context, kind, signature string) (fosite.Request
 	if tk.Kind != kind {
 		return nil, nil, fosite.ErrNotFound
 	}
-	r, err := s.request(ctx, g, tk)
+	r, err := s.request(ctx, g, tk, into)
 	return r, tk, err
 }
 
-// request rebuilds the fosite request behind token tk of grant g.
-func (s *store) request(ctx context.Context, g *quire.OAuthGrant, tk *quire.OAuthToken) (fosite.Requester, error) {
+// request rebuilds the fosite request behind token tk of grant g. Its
+// session is into, when fosite passes one (it reads the expiry of the
+// token it validates from the session it passed), filled in.
+func (s *store) request(ctx context.Context, g *quire.OAuthGrant, tk *quire.OAuthToken, into fosite.Session) (fosite.Requester, error) {
 	c, err := s.clients.GetClient(ctx, g.ClientID)
 	if err != nil {
 		return nil, err
@@ -160,7 +162,11 @@ func (s *store) request(ctx context.Context, g *quire.OAuthGrant, tk *quire.OAut
 		r.Form.Set("code_challenge", tk.CodeChallenge)
 		r.Form.Set("code_challenge_method", tk.CodeChallengeMethod)
 	}
-	sess := &fosite.DefaultSession{Subject: g.UserID}
+	sess, ok := into.(*fosite.DefaultSession)
+	if !ok || sess == nil {
+		sess = &fosite.DefaultSession{}
+	}
+	sess.Subject = g.UserID
 	switch tk.Kind {
 	case quire.OAuthCode:
 		sess.SetExpiresAt(fosite.AuthorizeCode, tk.ExpiresAt)
@@ -263,8 +269,8 @@ func (s *store) CreateAuthorizeCodeSession(ctx context.Context, signature string
 	return s.add(ctx, quire.OAuthCode, signature, r)
 }
 
-func (s *store) GetAuthorizeCodeSession(ctx context.Context, signature string, _ fosite.Session) (fosite.Requester, error) {
-	r, tk, err := s.get(ctx, quire.OAuthCode, signature)
+func (s *store) GetAuthorizeCodeSession(ctx context.Context, signature string, into fosite.Session) (fosite.Requester, error) {
+	r, tk, err := s.get(ctx, quire.OAuthCode, signature, into)
 	if err != nil {
 		return nil, err
 	}
@@ -304,7 +310,7 @@ func (s *store) CreatePKCERequestSession(ctx context.Context, signature string, 
 }
 
 func (s *store) GetPKCERequestSession(ctx context.Context, signature string, _ fosite.Session) (fosite.Requester, error) {
-	r, _, err := s.get(ctx, quire.OAuthCode, signature)
+	r, _, err := s.get(ctx, quire.OAuthCode, signature, nil)
 	return r, err
 }
 
@@ -318,8 +324,8 @@ func (s *store) CreateAccessTokenSession(ctx context.Context, signature string, 
 	return s.add(ctx, quire.OAuthAccess, signature, r)
 }
 
-func (s *store) GetAccessTokenSession(ctx context.Context, signature string, _ fosite.Session) (fosite.Requester, error) {
-	r, _, err := s.get(ctx, quire.OAuthAccess, signature)
+func (s *store) GetAccessTokenSession(ctx context.Context, signature string, into fosite.Session) (fosite.Requester, error) {
+	r, _, err := s.get(ctx, quire.OAuthAccess, signature, into)
 	return r, err
 }
 
@@ -333,8 +339,8 @@ func (s *store) CreateRefreshTokenSession(ctx context.Context, signature, _ stri
 	return s.add(ctx, quire.OAuthRefresh, signature, r)
 }
 
-func (s *store) GetRefreshTokenSession(ctx context.Context, signature string, _ fosite.Session) (fosite.Requester, error) {
-	r, _, err := s.get(ctx, quire.OAuthRefresh, signature)
+func (s *store) GetRefreshTokenSession(ctx context.Context, signature string, into fosite.Session) (fosite.Requester, error) {
+	r, _, err := s.get(ctx, quire.OAuthRefresh, signature, into)
 	return r, err
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/quire/quire"
 	"github.com/quire/quire/app"
+	"github.com/quire/quire/oauth"
 )
 
 //go:embed templates/*.html
@@ -41,6 +42,9 @@ type Config struct {
 	// user's), so a browser and a script share one budget.
 	RateLimiter  quire.RateLimiter
 	RequestLimit quire.Limit
+	// OAuth, when set, is the authorization server whose consent page
+	// the UI serves (web/oauth.go).
+	OAuth *oauth.Server
 }
 
 // UI serves the pages.
@@ -53,11 +57,12 @@ type UI struct {
 	pages   map[string]*template.Template
 	mux     *http.ServeMux
 	handler http.Handler
+	oauth   *oauth.Server
 }
 
 // New builds the UI over the use cases of a.
 func New(a *app.App, cfg Config) (*UI, error) {
-	u := &UI{app: a, log: cfg.Logger, mux: http.NewServeMux(), limiter: cfg.RateLimiter, limit: cfg.RequestLimit}
+	u := &UI{app: a, log: cfg.Logger, mux: http.NewServeMux(), limiter: cfg.RateLimiter, limit: cfg.RequestLimit, oauth: cfg.OAuth}
 	if u.log == nil {
 		u.log = slog.New(slog.DiscardHandler)
 	}
@@ -125,6 +130,7 @@ func (u *UI) routes() {
 	u.playRoutes()
 	u.labelRoutes()
 	u.reviewRoutes()
+	u.oauthRoutes()
 	m.HandleFunc(Prefix, u.authed(func(w http.ResponseWriter, r *http.Request, s *session) {
 		u.renderError(w, r, s, http.StatusNotFound, "There is no page here.")
 	}))

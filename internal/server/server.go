@@ -252,6 +252,9 @@ func Build(ctx context.Context, cfg Config) (s *Server, err error) {
 		Metrics: s.Metrics, TracerProvider: tr.Provider, Propagator: tr.Propagator, SpansRecorded: tr.Exporting != "",
 		Usage: s.Usage, Activity: s.Store, Idempotency: cache.NewIdempotency(s.Redis),
 		Now: cfg.APIClock, TrustedProxies: cfg.TrustedProxies, NoProjectRepos: cfg.NoProjectRepos,
+		// Fetching a client's metadata document is a request to an
+		// address a stranger names, like a webhook: the same switch.
+		OAuthAllowPrivate: cfg.Webhooks.AllowPrivate,
 	}
 	if len(cfg.LLM.Providers) > 0 {
 		c, err := llm.New(cfg.LLM)
@@ -278,7 +281,7 @@ func Build(ctx context.Context, cfg Config) (s *Server, err error) {
 		return s.MCP
 	}
 	s.API = httpapi.New(api)
-	uiCfg := web.Config{TrustedProxies: cfg.TrustedProxies, Logger: log}
+	uiCfg := web.Config{TrustedProxies: cfg.TrustedProxies, Logger: log, OAuth: s.API.OAuth()}
 	if s.RateLimiter != nil {
 		uiCfg.RateLimiter, uiCfg.RequestLimit = s.RateLimiter, cfg.RateLimits.Request
 	}
