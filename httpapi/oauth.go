@@ -96,25 +96,28 @@ func (s *Server) authenticateMCP(c *gin.Context) {
 // oauthAPIRoutes document the authorization server's endpoints.
 var oauthAPIRoutes = []apiRoute{
 	route("GET", oauth.MetadataPath, "oauth", "OAuth authorization server metadata (RFC 8414): endpoints, PKCE S256, public clients, Client ID Metadata Documents; public", public(), ok(200, "AuthServerMetadata")),
-	route("POST", oauth.TokenPath, "oauth", "OAuth token endpoint: an authorization code (with its PKCE verifier) or a refresh token (rotated: the old one stops working) for tokens of /mcp (RFC 8707 resource); public clients, no secret", public(), form("TokenRequest"), ok(200, "TokenResponse"), oauthError(400), oauthError(401), fails(429)),
-	route("POST", oauth.RegisterPath, "oauth", "Dynamic Client Registration (RFC 7591): a public client with its redirect URIs (https, loopback http, or a private-use scheme)", public(), body("ClientRegistrationRequest"), ok(201, "ClientRegistration"), oauthError(400), fails(429)),
-	route("POST", oauth.RevokePath, "oauth", "Token revocation (RFC 7009): the token stops working; a refresh token ends its grant's access tokens too", public(), form("RevocationRequest"), ok(200, ""), oauthError(400), fails(429)),
+	route("POST", oauth.TokenPath, "oauth", "OAuth token endpoint: an authorization code (with its PKCE verifier) or a refresh token (rotated: the old one stops working) for tokens of /mcp (RFC 8707 resource); public clients, no secret", public(), form("TokenForm"), ok(200, "TokenResponse"), oauthError(400), oauthError(401), fails(429)),
+	route("POST", oauth.RegisterPath, "oauth", "Dynamic Client Registration (RFC 7591): a public client with its redirect URIs (https, loopback http, or a private-use scheme)", public(), body("ClientMetadata"), ok(201, "ClientRegistration"), oauthError(400), fails(429)),
+	route("POST", oauth.RevokePath, "oauth", "Token revocation (RFC 7009): the token stops working; a refresh token ends its grant's access tokens too", public(), form("RevocationForm"), ok(200, ""), oauthError(400), oauthError(401), fails(429)),
 }
 
 // oauthAPISchemas are the types oauthAPIRoutes name.
 var oauthAPISchemas = map[string]any{
-	"AuthServerMetadata":        oauth.AuthServerMetadata{},
-	"ClientRegistrationRequest": oauth.Metadata{},
-	"ClientRegistration":        oauth.Registered{},
-	"TokenRequest":              tokenRequest{},
-	"TokenResponse":             tokenResponse{},
-	"RevocationRequest":         revocationRequest{},
-	"OAuthError":                oauthErrorBody{},
+	"AuthServerMetadata": oauth.AuthServerMetadata{},
+	"ClientMetadata":     oauth.Metadata{},
+	"ClientRegistration": oauth.Registered{},
+	"TokenForm":          tokenForm{},
+	"TokenResponse":      tokenResponse{},
+	"RevocationForm":     revocationForm{},
+	"OAuthError":         oauthErrorBody{},
 }
 
-// tokenRequest is the token endpoint's form (documentation only: fosite
-// reads it).
-type tokenRequest struct {
+// tokenForm is the token endpoint's form (documentation only: fosite
+// reads it). Its client_id is the registered client's id, or the URL of
+// the client's metadata document. Neither it, revocationForm nor
+// ClientMetadata is named "…Request": clients send fields quire does not
+// list, which OAuth says to ignore, not refuse.
+type tokenForm struct {
 	GrantType    string `json:"grant_type" openapi:"required"`
 	ClientID     string `json:"client_id" openapi:"required"`
 	Code         string `json:"code,omitempty"`
@@ -129,10 +132,10 @@ type tokenResponse struct {
 	TokenType    string `json:"token_type"`
 	ExpiresIn    int    `json:"expires_in"`
 	RefreshToken string `json:"refresh_token"`
-	Scope        string `json:"scope"`
+	Scope        string `json:"scope" enum:"read,write"`
 }
 
-type revocationRequest struct {
+type revocationForm struct {
 	Token         string `json:"token" openapi:"required"`
 	ClientID      string `json:"client_id" openapi:"required"`
 	TokenTypeHint string `json:"token_type_hint,omitempty"`
