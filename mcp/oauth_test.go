@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -475,4 +476,34 @@ func TestOAuthRefusals(t *testing.T) {
 			t.Fatalf("open_draft with a write grant: %v %s", err, dump(res))
 		}
 	})
+}
+
+// TestOAuthExpiry: a code past its ten minutes and an access token past
+// its hour are refused (the API's clock moved, as testenv allows).
+func TestOAuthExpiry(t *testing.T) {
+	var ahead atomic.Int64
+	e := testenv.NewWith(t, testenv.Options{Clock: func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }})
+	br := newBrowser(t, e)
+	const redirect = "http://127.0.0.1/cb"
+	client := oauthClient(t, e, redirect)
+	exchange := func(code, verifier string) tokenAnswer {
+		return tokenRequest(t, e, url.Values{"grant_type": {"authorization_code"}, "code": {code}, "code_verifier": {verifier}, "client_id": {client}, "redirect_uri": {redirect}})
+	}
+
+	verifier, challenge := pkce()
+	tok := exchange(br.code(authorizeQuery(e, client, redirect, challenge, nil), "read"), verifier)
+	if tok.status != 200 || mcpStatus(t, e, tok.AccessToken) != 200 {
+		t.Fatalf("exchange: %+v", tok)
+	}
+	verifier, challenge = pkce()
+	code := br.code(authorizeQuery(e, client, redirect, challenge, nil), "read")
+
+	ahead.Store(int64(11 * time.Minute))
+	if got := exchange(code, verifier); got.status != 400 || got.Error != "invalid_grant" {
+		t.Errorf("a code 11 minutes old: %+v", got)
+	}
+	ahead.Store(int64(61 * time.Minute))
+	if st := mcpStatus(t, e, tok.AccessToken); st != 401 {
+		t.Errorf("an access token 61 minutes old: %d", st)
+	}
 }
