@@ -420,7 +420,7 @@ func TestOAuthRefusals(t *testing.T) {
 			}
 		}
 		// The consent form needs its CSRF token.
-		res, page = br.consent(authorizeQuery(e, client, redirect, challenge, nil))
+		_, page = br.consent(authorizeQuery(e, client, redirect, challenge, nil))
 		form := hidden(page)
 		form.Del("csrf")
 		form.Set("decision", "approve")

@@ -67,7 +67,10 @@ var forbidden = map[string][]string{
 	"internal/httpstatus": {module + "/app", module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/web", module + "/mcp", gin, goGit, goRedis, mini},
 	"eventlog":            {module + "/internal/server", module + "/app", module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/webhook", gin, goGit, goRedis, mini},
 	// The model providers' client: a store under app, knowing no door.
-	"llm":     {module + "/internal/server", module + "/app", module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/web", module + "/mcp", gin, goGit, goRedis, mini},
+	"llm": {module + "/internal/server", module + "/app", module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/web", module + "/mcp", gin, goGit, goRedis, mini},
+	// The OAuth authorization server: the protocol over quire.OAuthStore,
+	// knowing no door and no use case.
+	"oauth":   {module + "/internal/server", module + "/app", module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/web", module + "/mcp", gin, goGit, goRedis, mini},
 	"webhook": {module + "/internal/server", module + "/app", module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/eventlog", gin, goGit, goRedis, mini},
 }
 
