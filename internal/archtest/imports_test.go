@@ -70,7 +70,7 @@ var forbidden = map[string][]string{
 	"llm": {module + "/internal/server", module + "/app", module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/web", module + "/mcp", gin, goGit, goRedis, mini},
 	// The OAuth authorization server: the protocol over quire.OAuthStore,
 	// knowing no door and no use case.
-	"oauth":   {module + "/internal/server", module + "/app", module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/web", module + "/mcp", gin, goGit, goRedis, mini},
+	"oauth":   {module + "/internal/server", module + "/app", module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/web$", module + "/mcp", gin, goGit, goRedis, mini},
 	"webhook": {module + "/internal/server", module + "/app", module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/eventlog", gin, goGit, goRedis, mini},
 }
 
