@@ -69,6 +69,11 @@ type OAuthGrant struct {
 	// URL of /mcp as the host reached it.
 	Resource    string       `json:"resource"`
 	RequestedAt time.Time    `json:"requested_at"`
+	// Rev counts the grant's writes: PutOAuthGrant replaces revision Rev
+	// only (0: the grant must not exist yet) and makes it Rev+1, so two
+	// token requests racing on one grant, or a token request racing its
+	// revocation, cannot both win (the loser is ECONFLICT).
+	Rev int `json:"rev"`
 	CreatedAt   time.Time    `json:"created_at"`
 	UpdatedAt   time.Time    `json:"updated_at"`
 	Tokens      []OAuthToken `json:"tokens"`
@@ -91,7 +96,8 @@ type OAuthStore interface {
 	CreateOAuthClient(ctx context.Context, c *OAuthClient) error
 	OAuthClient(ctx context.Context, id string) (*OAuthClient, error)
 
-	// PutOAuthGrant creates or replaces grant g.
+	// PutOAuthGrant creates grant g (Rev 0) or replaces revision g.Rev
+	// of it; another revision, or a grant deleted meanwhile, is ECONFLICT.
 	PutOAuthGrant(ctx context.Context, by Actor, g *OAuthGrant) error
 	OAuthGrant(ctx context.Context, id string) (*OAuthGrant, error)
 	// OAuthGrantByToken finds the grant holding the token of hash.

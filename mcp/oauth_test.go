@@ -224,6 +224,55 @@ func TestOAuthEndToEnd(t *testing.T) {
 	if again := tokenRequest(t, e, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {fresh.RefreshToken}, "client_id": {clientID}}); again.status != 400 {
 		t.Errorf("the refresh token of a revoked application: %+v", again)
 	}
+	// No token, in whole or as its secret part, reaches the log.
+	logs := e.Log.String()
+	for _, secret := range []string{tok.AccessToken, tok.RefreshToken, fresh.AccessToken, fresh.RefreshToken} {
+		if strings.Contains(logs, secret) || strings.Contains(logs, secret[4:]) {
+			t.Errorf("the log holds a token")
+		}
+	}
+}
+
+// TestOAuthRefreshRace: requests racing with one refresh token (a host
+// retrying, or a thief racing the host) get one new pair between them;
+// the others are refused, and the winner's tokens work.
+func TestOAuthRefreshRace(t *testing.T) {
+	e := testenv.New(t)
+	br := newBrowser(t, e)
+	const redirect = "http://127.0.0.1/cb"
+	client := oauthClient(t, e, redirect)
+	verifier, challenge := pkce()
+	tok := tokenRequest(t, e, url.Values{"grant_type": {"authorization_code"}, "code": {br.code(authorizeQuery(e, client, redirect, challenge, nil), "read")},
+		"code_verifier": {verifier}, "client_id": {client}, "redirect_uri": {redirect}})
+	if tok.status != 200 {
+		t.Fatalf("exchange: %+v", tok)
+	}
+	const n = 8
+	answers := make(chan tokenAnswer, n)
+	for range n {
+		go func() {
+			answers <- tokenRequest(t, e, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.RefreshToken}, "client_id": {client}})
+		}()
+	}
+	var won []tokenAnswer
+	for range n {
+		a := <-answers
+		switch {
+		case a.status == 200:
+			won = append(won, a)
+		case a.status != 400:
+			t.Errorf("a losing refresh: %+v", a)
+		}
+	}
+	if len(won) != 1 {
+		t.Fatalf("%d refreshes with one token succeeded", len(won))
+	}
+	if st := mcpStatus(t, e, won[0].AccessToken); st != 200 {
+		t.Errorf("the winner's access token: %d", st)
+	}
+	if again := tokenRequest(t, e, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {won[0].RefreshToken}, "client_id": {client}}); again.status != 200 {
+		t.Errorf("the winner's refresh token: %+v", again)
+	}
 }
 
 // registeredClient is the one client registered on e.

@@ -3,6 +3,7 @@ package oauth
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
 	"slices"
 	"time"
@@ -48,7 +49,12 @@ func (s *store) Commit(ctx context.Context) error {
 	}
 	for id, g := range t.grants {
 		g.Tokens = slices.DeleteFunc(g.Tokens, func(tk quire.OAuthToken) bool { return !s.now().Before(tk.ExpiresAt) })
-		if err := s.st.PutOAuthGrant(ctx, actor, g); err != nil {
+		if err := s.st.PutOAuthGrant(ctx, actor, g); quire.ErrorCode(err) == quire.ECONFLICT {
+			// Another request changed or revoked the grant first: fosite
+			// answers this one "retry", and a retry finds what won.
+			clear(t.grants)
+			return fmt.Errorf("%w: %w", fosite.ErrSerializationFailure, err)
+		} else if err != nil {
 			return err
 		}
 		delete(t.grants, id)
@@ -352,6 +358,9 @@ func (s *store) DeleteRefreshTokenSession(ctx context.Context, signature string)
 // tokens issued with it: a grant has one live pair at a time.
 func (s *store) RotateRefreshToken(ctx context.Context, requestID, signature string) error {
 	return s.update(ctx, requestID, false, func(g *quire.OAuthGrant) error {
+		if tokenIndex(g, signature) < 0 {
+			return fosite.ErrNotFound // rotated by a request that came first
+		}
 		g.Tokens = slices.DeleteFunc(g.Tokens, func(t quire.OAuthToken) bool {
 			return t.Hash == signature || t.Kind == quire.OAuthAccess || t.Kind == quire.OAuthRefresh
 		})

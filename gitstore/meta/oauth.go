@@ -122,7 +122,25 @@ func (s *Store) PutOAuthGrant(ctx context.Context, by quire.Actor, g *quire.OAut
 		g.CreatedAt = now
 	}
 	g.UpdatedAt = now
-	return s.idx.write(by, "Update OAuth grant "+g.ID, map[string]any{metaPath(oauthGrantsDir, g.ID): g}, nil, nil)
+	rev := g.Rev
+	put := *g
+	put.Rev = rev + 1
+	err := s.idx.write(by, "Update OAuth grant "+g.ID, map[string]any{metaPath(oauthGrantsDir, g.ID): &put}, nil, func() error {
+		cur := s.idx.oauth.grants[g.ID]
+		switch {
+		case cur == nil && rev == 0:
+			return nil
+		case cur == nil:
+			return quire.Errorf(quire.ECONFLICT, "OAuth grant %s was revoked", g.ID)
+		case cur.Rev != rev:
+			return quire.Errorf(quire.ECONFLICT, "OAuth grant %s changed concurrently", g.ID)
+		}
+		return nil
+	})
+	if err == nil {
+		g.Rev = put.Rev
+	}
+	return err
 }
 
 func (s *Store) OAuthGrant(ctx context.Context, id string) (*quire.OAuthGrant, error) {
