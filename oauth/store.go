@@ -148,14 +148,13 @@ func (s *store) get(ctx context.Context, kind, signature string, into fosite.Ses
 // session is into, when fosite passes one (it reads the expiry of the
 // token it validates from the session it passed), filled in.
 func (s *store) request(ctx context.Context, g *quire.OAuthGrant, tk *quire.OAuthToken, into fosite.Session) (fosite.Requester, error) {
-	c, err := s.clients.GetClient(ctx, g.ClientID)
-	if err != nil {
-		return nil, err
-	}
 	r := fosite.NewRequest()
 	r.ID = g.ID
 	r.RequestedAt = g.RequestedAt
-	r.Client = c
+	// The client as the grant recorded it: fosite compares only its id
+	// with the client of a token request (which it looks up itself), and
+	// a token check must not wait on fetching a metadata document.
+	r.Client = &client{id: g.ClientID, name: g.ClientName}
 	r.RequestedScope = fosite.Arguments{string(g.Scope)}
 	r.GrantedScope = fosite.Arguments{string(g.Scope)}
 	r.RequestedAudience = fosite.Arguments{g.Resource}
