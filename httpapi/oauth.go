@@ -56,6 +56,22 @@ func (s *Server) oauthRoutes(r *gin.Engine) {
 		c.Header("Access-Control-Allow-Origin", "*")
 		s.oauth.Revoke(c.Writer, c.Request)
 	})...)
+	// A host running in a browser (the MCP Inspector) registers with a
+	// JSON body, which a browser sends only after a CORS preflight.
+	for _, p := range []string{oauth.RegisterPath, oauth.TokenPath, oauth.RevokePath} {
+		r.OPTIONS(p, preflight)
+	}
+}
+
+// preflight answers a CORS preflight of the OAuth endpoints: any origin
+// may POST (they take no cookie and no credential but their own).
+func preflight(c *gin.Context) {
+	h := c.Writer.Header()
+	h.Set("Access-Control-Allow-Origin", "*")
+	h.Set("Access-Control-Allow-Methods", "POST")
+	h.Set("Access-Control-Allow-Headers", "Content-Type, Authorization")
+	h.Set("Access-Control-Max-Age", "3600")
+	c.Status(http.StatusNoContent)
 }
 
 // mcpResource is the RFC 8707 resource /mcp is, as r reached quire.
@@ -98,6 +114,9 @@ var oauthAPIRoutes = []apiRoute{
 	route("GET", oauth.MetadataPath, "oauth", "OAuth authorization server metadata (RFC 8414): endpoints, PKCE S256, public clients, Client ID Metadata Documents; public", public(), ok(200, "AuthServerMetadata")),
 	route("POST", oauth.TokenPath, "oauth", "OAuth token endpoint: an authorization code (with its PKCE verifier) or a refresh token (rotated: the old one stops working) for tokens of /mcp (RFC 8707 resource); public clients, no secret", public(), form("TokenForm"), ok(200, "TokenResponse"), oauthError(400), oauthError(401), fails(429)),
 	route("POST", oauth.RegisterPath, "oauth", "Dynamic Client Registration (RFC 7591): a public client with its redirect URIs (https, loopback http, or a private-use scheme)", public(), body("ClientMetadata"), ok(201, "ClientRegistration"), oauthError(400), fails(429)),
+	route("OPTIONS", oauth.RegisterPath, "oauth", "CORS preflight: any origin may POST here", public(), ok(204, "")),
+	route("OPTIONS", oauth.TokenPath, "oauth", "CORS preflight: any origin may POST here", public(), ok(204, "")),
+	route("OPTIONS", oauth.RevokePath, "oauth", "CORS preflight: any origin may POST here", public(), ok(204, "")),
 	route("POST", oauth.RevokePath, "oauth", "Token revocation (RFC 7009): the token stops working; a refresh token ends its grant's access tokens too", public(), form("RevocationForm"), ok(200, ""), oauthError(400), oauthError(401), fails(429)),
 }
 

@@ -6515,6 +6515,11 @@ type ClientInterface interface {
 	// Corresponds with POST /mcp (the `PostMcp` operationId).
 	PostMcp(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// OptionsOauthRegister CORS preflight: any origin may POST here
+	//
+	// Corresponds with OPTIONS /oauth/register (the `OptionsOauthRegister` operationId).
+	OptionsOauthRegister(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PostOauthRegisterWithBody Dynamic Client Registration (RFC 7591): a public client with its redirect URIs (https, loopback http, or a private-use scheme)
 	//
 	// Takes any type of body and a specified content type.
@@ -6529,6 +6534,11 @@ type ClientInterface interface {
 	// Corresponds with POST /oauth/register (the `PostOauthRegister` operationId).
 	PostOauthRegister(ctx context.Context, body PostOauthRegisterJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// OptionsOauthRevoke CORS preflight: any origin may POST here
+	//
+	// Corresponds with OPTIONS /oauth/revoke (the `OptionsOauthRevoke` operationId).
+	OptionsOauthRevoke(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PostOauthRevokeWithBody Token revocation (RFC 7009): the token stops working; a refresh token ends its grant's access tokens too
 	//
 	// Takes any type of body and a specified content type.
@@ -6542,6 +6552,11 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /oauth/revoke (the `PostOauthRevoke` operationId).
 	PostOauthRevokeWithFormdataBody(ctx context.Context, body PostOauthRevokeFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OptionsOauthToken CORS preflight: any origin may POST here
+	//
+	// Corresponds with OPTIONS /oauth/token (the `OptionsOauthToken` operationId).
+	OptionsOauthToken(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostOauthTokenWithBody OAuth token endpoint: an authorization code (with its PKCE verifier) or a refresh token (rotated: the old one stops working) for tokens of /mcp (RFC 8707 resource); public clients, no secret
 	//
@@ -8427,6 +8442,21 @@ func (c *Client) PostMcp(ctx context.Context, reqEditors ...RequestEditorFn) (*h
 	return c.Client.Do(req)
 }
 
+// OptionsOauthRegister CORS preflight: any origin may POST here
+//
+// Corresponds with OPTIONS /oauth/register (the `OptionsOauthRegister` operationId).
+func (c *Client) OptionsOauthRegister(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOptionsOauthRegisterRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // PostOauthRegisterWithBody Dynamic Client Registration (RFC 7591): a public client with its redirect URIs (https, loopback http, or a private-use scheme)
 //
 // Takes any type of body and a specified content type.
@@ -8461,6 +8491,21 @@ func (c *Client) PostOauthRegister(ctx context.Context, body PostOauthRegisterJS
 	return c.Client.Do(req)
 }
 
+// OptionsOauthRevoke CORS preflight: any origin may POST here
+//
+// Corresponds with OPTIONS /oauth/revoke (the `OptionsOauthRevoke` operationId).
+func (c *Client) OptionsOauthRevoke(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOptionsOauthRevokeRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // PostOauthRevokeWithBody Token revocation (RFC 7009): the token stops working; a refresh token ends its grant's access tokens too
 //
 // Takes any type of body and a specified content type.
@@ -8485,6 +8530,21 @@ func (c *Client) PostOauthRevokeWithBody(ctx context.Context, contentType string
 // Corresponds with POST /oauth/revoke (the `PostOauthRevoke` operationId).
 func (c *Client) PostOauthRevokeWithFormdataBody(ctx context.Context, body PostOauthRevokeFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostOauthRevokeRequestWithFormdataBody(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OptionsOauthToken CORS preflight: any origin may POST here
+//
+// Corresponds with OPTIONS /oauth/token (the `OptionsOauthToken` operationId).
+func (c *Client) OptionsOauthToken(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOptionsOauthTokenRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -13432,6 +13492,33 @@ func NewPostMcpRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewOptionsOauthRegisterRequest constructs an http.Request for the OptionsOauthRegister method
+func NewOptionsOauthRegisterRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/oauth/register")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodOptions, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewPostOauthRegisterRequest calls the generic PostOauthRegister builder with application/json body
 func NewPostOauthRegisterRequest(server string, body PostOauthRegisterJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -13472,6 +13559,33 @@ func NewPostOauthRegisterRequestWithBody(server string, contentType string, body
 	return req, nil
 }
 
+// NewOptionsOauthRevokeRequest constructs an http.Request for the OptionsOauthRevoke method
+func NewOptionsOauthRevokeRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/oauth/revoke")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodOptions, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewPostOauthRevokeRequestWithFormdataBody calls the generic PostOauthRevoke builder with application/x-www-form-urlencoded body
 func NewPostOauthRevokeRequestWithFormdataBody(server string, body PostOauthRevokeFormdataRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -13508,6 +13622,33 @@ func NewPostOauthRevokeRequestWithBody(server string, contentType string, body i
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewOptionsOauthTokenRequest constructs an http.Request for the OptionsOauthToken method
+func NewOptionsOauthTokenRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/oauth/token")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodOptions, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -24901,6 +25042,13 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /mcp (the `PostMcp` operationId).
 	PostMcpWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*PostMcpResponse, error)
 
+	// OptionsOauthRegisterWithResponse CORS preflight: any origin may POST here
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with OPTIONS /oauth/register (the `OptionsOauthRegister` operationId).
+	OptionsOauthRegisterWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*OptionsOauthRegisterResponse, error)
+
 	// PostOauthRegisterWithBodyWithResponse Dynamic Client Registration (RFC 7591): a public client with its redirect URIs (https, loopback http, or a private-use scheme)
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -24915,6 +25063,13 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /oauth/register (the `PostOauthRegister` operationId).
 	PostOauthRegisterWithResponse(ctx context.Context, body PostOauthRegisterJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOauthRegisterResponse, error)
 
+	// OptionsOauthRevokeWithResponse CORS preflight: any origin may POST here
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with OPTIONS /oauth/revoke (the `OptionsOauthRevoke` operationId).
+	OptionsOauthRevokeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*OptionsOauthRevokeResponse, error)
+
 	// PostOauthRevokeWithBodyWithResponse Token revocation (RFC 7009): the token stops working; a refresh token ends its grant's access tokens too
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -24928,6 +25083,13 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /oauth/revoke (the `PostOauthRevoke` operationId).
 	PostOauthRevokeWithFormdataBodyWithResponse(ctx context.Context, body PostOauthRevokeFormdataRequestBody, reqEditors ...RequestEditorFn) (*PostOauthRevokeResponse, error)
+
+	// OptionsOauthTokenWithResponse CORS preflight: any origin may POST here
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with OPTIONS /oauth/token (the `OptionsOauthToken` operationId).
+	OptionsOauthTokenWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*OptionsOauthTokenResponse, error)
 
 	// PostOauthTokenWithBodyWithResponse OAuth token endpoint: an authorization code (with its PKCE verifier) or a refresh token (rotated: the old one stops working) for tokens of /mcp (RFC 8707 resource); public clients, no secret
 	//
@@ -28112,6 +28274,75 @@ func (r PostMcpResponse) ContentType() string {
 	return ""
 }
 
+type OptionsOauthRegisterResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *APIError
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *APIError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *APIError
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *APIError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r OptionsOauthRegisterResponse) GetJSON400() *APIError {
+	return r.JSON400
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r OptionsOauthRegisterResponse) GetJSON408() *APIError {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r OptionsOauthRegisterResponse) GetJSON413() *APIError {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r OptionsOauthRegisterResponse) GetJSON415() *APIError {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r OptionsOauthRegisterResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r OptionsOauthRegisterResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r OptionsOauthRegisterResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r OptionsOauthRegisterResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r OptionsOauthRegisterResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // PostOauthRegisterResponse201Headers the declared response headers of an HTTP 201 response for PostOauthRegister
 type PostOauthRegisterResponse201Headers struct {
 	Location *string
@@ -28209,6 +28440,75 @@ func (r PostOauthRegisterResponse) ContentType() string {
 	return ""
 }
 
+type OptionsOauthRevokeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *APIError
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *APIError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *APIError
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *APIError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r OptionsOauthRevokeResponse) GetJSON400() *APIError {
+	return r.JSON400
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r OptionsOauthRevokeResponse) GetJSON408() *APIError {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r OptionsOauthRevokeResponse) GetJSON413() *APIError {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r OptionsOauthRevokeResponse) GetJSON415() *APIError {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r OptionsOauthRevokeResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r OptionsOauthRevokeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r OptionsOauthRevokeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r OptionsOauthRevokeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r OptionsOauthRevokeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // PostOauthRevokeResponse429Headers the declared response headers of an HTTP 429 response for PostOauthRevoke
 type PostOauthRevokeResponse429Headers struct {
 	RetryAfter *string
@@ -28300,6 +28600,75 @@ func (r PostOauthRevokeResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostOauthRevokeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type OptionsOauthTokenResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *APIError
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *APIError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *APIError
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *APIError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r OptionsOauthTokenResponse) GetJSON400() *APIError {
+	return r.JSON400
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r OptionsOauthTokenResponse) GetJSON408() *APIError {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r OptionsOauthTokenResponse) GetJSON413() *APIError {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r OptionsOauthTokenResponse) GetJSON415() *APIError {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r OptionsOauthTokenResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r OptionsOauthTokenResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r OptionsOauthTokenResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r OptionsOauthTokenResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r OptionsOauthTokenResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -57125,6 +57494,19 @@ func (c *ClientWithResponses) PostMcpWithResponse(ctx context.Context, reqEditor
 	return ParsePostMcpResponse(rsp)
 }
 
+// OptionsOauthRegisterWithResponse CORS preflight: any origin may POST here
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with OPTIONS /oauth/register (the `OptionsOauthRegister` operationId).
+func (c *ClientWithResponses) OptionsOauthRegisterWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*OptionsOauthRegisterResponse, error) {
+	rsp, err := c.OptionsOauthRegister(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOptionsOauthRegisterResponse(rsp)
+}
+
 // PostOauthRegisterWithBodyWithResponse Dynamic Client Registration (RFC 7591): a public client with its redirect URIs (https, loopback http, or a private-use scheme)
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -57151,6 +57533,19 @@ func (c *ClientWithResponses) PostOauthRegisterWithResponse(ctx context.Context,
 	return ParsePostOauthRegisterResponse(rsp)
 }
 
+// OptionsOauthRevokeWithResponse CORS preflight: any origin may POST here
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with OPTIONS /oauth/revoke (the `OptionsOauthRevoke` operationId).
+func (c *ClientWithResponses) OptionsOauthRevokeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*OptionsOauthRevokeResponse, error) {
+	rsp, err := c.OptionsOauthRevoke(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOptionsOauthRevokeResponse(rsp)
+}
+
 // PostOauthRevokeWithBodyWithResponse Token revocation (RFC 7009): the token stops working; a refresh token ends its grant's access tokens too
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -57175,6 +57570,19 @@ func (c *ClientWithResponses) PostOauthRevokeWithFormdataBodyWithResponse(ctx co
 		return nil, err
 	}
 	return ParsePostOauthRevokeResponse(rsp)
+}
+
+// OptionsOauthTokenWithResponse CORS preflight: any origin may POST here
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with OPTIONS /oauth/token (the `OptionsOauthToken` operationId).
+func (c *ClientWithResponses) OptionsOauthTokenWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*OptionsOauthTokenResponse, error) {
+	rsp, err := c.OptionsOauthToken(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOptionsOauthTokenResponse(rsp)
 }
 
 // PostOauthTokenWithBodyWithResponse OAuth token endpoint: an authorization code (with its PKCE verifier) or a refresh token (rotated: the old one stops working) for tokens of /mcp (RFC 8707 resource); public clients, no secret
@@ -61919,6 +62327,63 @@ func ParsePostMcpResponse(rsp *http.Response) (*PostMcpResponse, error) {
 	return response, nil
 }
 
+// ParseOptionsOauthRegisterResponse parses an HTTP response from a OptionsOauthRegisterWithResponse call
+func ParseOptionsOauthRegisterResponse(rsp *http.Response) (*OptionsOauthRegisterResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &OptionsOauthRegisterResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParsePostOauthRegisterResponse parses an HTTP response from a PostOauthRegisterWithResponse call
 func ParsePostOauthRegisterResponse(rsp *http.Response) (*PostOauthRegisterResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -62010,6 +62475,63 @@ func ParsePostOauthRegisterResponse(rsp *http.Response) (*PostOauthRegisterRespo
 	return response, nil
 }
 
+// ParseOptionsOauthRevokeResponse parses an HTTP response from a OptionsOauthRevokeWithResponse call
+func ParseOptionsOauthRevokeResponse(rsp *http.Response) (*OptionsOauthRevokeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &OptionsOauthRevokeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParsePostOauthRevokeResponse parses an HTTP response from a PostOauthRevokeWithResponse call
 func ParsePostOauthRevokeResponse(rsp *http.Response) (*PostOauthRevokeResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -62093,6 +62615,63 @@ func ParsePostOauthRevokeResponse(rsp *http.Response) (*PostOauthRevokeResponse,
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseOptionsOauthTokenResponse parses an HTTP response from a OptionsOauthTokenWithResponse call
+func ParseOptionsOauthTokenResponse(rsp *http.Response) (*OptionsOauthTokenResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &OptionsOauthTokenResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
 	}
 
 	return response, nil
