@@ -67,16 +67,16 @@ type OAuthGrant struct {
 	Scope        Scope  `json:"scope"`
 	// Resource is the RFC 8707 resource the tokens are bound to: the
 	// URL of /mcp as the host reached it.
-	Resource    string       `json:"resource"`
-	RequestedAt time.Time    `json:"requested_at"`
+	Resource    string    `json:"resource"`
+	RequestedAt time.Time `json:"requested_at"`
 	// Rev counts the grant's writes: PutOAuthGrant replaces revision Rev
 	// only (0: the grant must not exist yet) and makes it Rev+1, so two
 	// token requests racing on one grant, or a token request racing its
 	// revocation, cannot both win (the loser is ECONFLICT).
-	Rev int `json:"rev"`
-	CreatedAt   time.Time    `json:"created_at"`
-	UpdatedAt   time.Time    `json:"updated_at"`
-	Tokens      []OAuthToken `json:"tokens"`
+	Rev       int          `json:"rev"`
+	CreatedAt time.Time    `json:"created_at"`
+	UpdatedAt time.Time    `json:"updated_at"`
+	Tokens    []OAuthToken `json:"tokens"`
 }
 
 // Active reports whether g has a token that may still be used at now: a
