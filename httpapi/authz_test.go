@@ -124,7 +124,16 @@ var authzTable = map[string]authzRow{
 	"GET /openapi.json": {policy: "public", ok: 200, req: authzPath("/openapi.json")},
 	"GET /.well-known/oauth-protected-resource":     {policy: "public", ok: 200, req: authzPath("/.well-known/oauth-protected-resource")},
 	"GET /.well-known/oauth-protected-resource/mcp": {policy: "public", ok: 200, req: authzPath("/.well-known/oauth-protected-resource/mcp")},
-	"POST /v1/auth/login":                           {policy: "public", ok: 200, req: authzBody("/v1/auth/login", map[string]string{"email": testenv.AdminEmail, "password": testenv.AdminPassword})},
+	// The OAuth authorization server (oauth/): public endpoints whose
+	// answers do not depend on any bearer sent; errors are OAuth's.
+	"GET /.well-known/oauth-authorization-server": {policy: "public", ok: 200, req: authzPath("/.well-known/oauth-authorization-server")},
+	"POST /oauth/register":                        {policy: "public", ok: 201, req: authzBody("/oauth/register", map[string]any{"client_name": "authz", "redirect_uris": []string{"http://127.0.0.1/cb"}})},
+	"POST /oauth/token":                           {policy: "public", ok: 401, req: authzBody("/oauth/token", "grant_type=authorization_code&code=qoc_x&code_verifier=v&client_id=nobody&redirect_uri=http%3A%2F%2F127.0.0.1%2Fcb", "Content-Type: application/x-www-form-urlencoded")},
+	"OPTIONS /oauth/register":                     {policy: "public", ok: 204, req: authzPath("/oauth/register")},
+	"OPTIONS /oauth/token":                        {policy: "public", ok: 204, req: authzPath("/oauth/token")},
+	"OPTIONS /oauth/revoke":                       {policy: "public", ok: 204, req: authzPath("/oauth/revoke")},
+	"POST /oauth/revoke":                          {policy: "public", ok: 401, req: authzBody("/oauth/revoke", "token=qoa_x&client_id=nobody", "Content-Type: application/x-www-form-urlencoded")},
+	"POST /v1/auth/login":                         {policy: "public", ok: 200, req: authzBody("/v1/auth/login", map[string]string{"email": testenv.AdminEmail, "password": testenv.AdminPassword})},
 
 	// Auth.
 	"GET /v1/auth/me":         {policy: "any-user", ok: 200, req: authzPath("/v1/auth/me")},

@@ -53,8 +53,8 @@ import (
 // apiRouteTables are the route tables of every file; apiSchemaTables the
 // component schemas they name.
 var (
-	apiRouteTables  = [][]apiRoute{apiRoutes, reviewAPIRoutes(), mcpAPIRoutes, clientRoutes, webhookAPIRoutes}
-	apiSchemaTables = []map[string]any{apiSchemas, reviewAPISchemas, webhookAPISchemas}
+	apiRouteTables  = [][]apiRoute{apiRoutes, reviewAPIRoutes(), mcpAPIRoutes, clientRoutes, webhookAPIRoutes, oauthAPIRoutes}
+	apiSchemaTables = []map[string]any{apiSchemas, reviewAPISchemas, webhookAPISchemas, oauthAPISchemas}
 )
 
 // APIVersion is the version of the API contract (info.version).
@@ -456,6 +456,7 @@ var tagDescriptions = map[string]string{
 	"git":             "Smart HTTP git: clone, fetch and push skills and prompts with the stock git client",
 	"history":         "The commits of an asset, its versions log and activity",
 	"mcp":             "The Model Context Protocol endpoint over the same use cases",
+	"oauth":           "quire as the OAuth 2.1 authorization server of /mcp: metadata, token, client registration, revocation (the consent page is the web UI's)",
 	"operations":      "Health, readiness, metrics and this document",
 	"payloads":        "Named sets of sample variables of a prompt: its test cases",
 	"projects":        "Projects, their members and visibility",

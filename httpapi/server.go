@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/quire/quire"
 	"github.com/quire/quire/app"
+	"github.com/quire/quire/oauth"
 	"github.com/quire/quire/pipeline"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
@@ -62,6 +63,9 @@ type Config struct {
 	// StreamHeartbeat is the event stream's idle comment interval,
 	// StreamMax how long one stream lasts (events.go; 15 s and 1 h when 0).
 	StreamHeartbeat, StreamMax time.Duration
+	// OAuth, when set, is the authorization server of /mcp (oauth.go):
+	// its endpoints are served, and its access tokens admitted on /mcp.
+	OAuth *oauth.Server
 }
 
 // Server is quire's HTTP API.
@@ -90,6 +94,7 @@ type Server struct {
 	lives   encodedMemo[liveKey, liveBody]
 	idem    quire.IdempotencyStore
 	streams streams // open event streams (events.go)
+	oauth   *oauth.Server
 }
 
 // New builds the API over the use cases a, and its routes.
@@ -99,7 +104,7 @@ func New(a *app.App, cfg Config) *Server {
 		app: a, log: cfg.Logger, limits: cfg.Limits, ready: cfg.Ready, git: cfg.Git, pipe: cfg.Pipeline,
 		metrics: cfg.Metrics, tracer: cfg.TracerProvider, prop: cfg.Propagator,
 		spansRecorded: cfg.SpansRecorded, trusted: cfg.TrustedProxies, idem: cfg.Idempotency,
-		mcp: cfg.MCP, ui: cfg.UI,
+		mcp: cfg.MCP, ui: cfg.UI, oauth: cfg.OAuth,
 	}
 	s.decoders.New = func() any { return jsontext.NewDecoder(bytes.NewBuffer(nil)) }
 	if s.log == nil {
@@ -171,7 +176,9 @@ func (s *Server) routes() *gin.Engine {
 	}
 
 	if s.mcp != nil {
-		s.mcpRoutes(r, auth, s.mcp)
+		mcpAuth := append([]gin.HandlerFunc{s.authenticateMCP}, auth[1:]...)
+		s.mcpRoutes(r, mcpAuth, s.mcp)
+		s.oauthRoutes(r)
 	}
 	a := v1.Group("", auth...)
 	s.authRoutes(a)

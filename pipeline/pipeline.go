@@ -68,19 +68,31 @@ func (p *Pipeline) Limited() bool { return p.limiter != nil }
 // error, but a rate-limited one when addr is over its limit, so a client
 // guessing tokens is slowed like any other.
 func (p *Pipeline) Admit(ctx context.Context, token, addr string, anonymous bool) (*quire.Principal, error) {
-	var pr *quire.Principal
 	if token == "" && anonymous {
-		pr = quire.Anonymous()
-	} else {
-		var err error
-		if pr, err = p.app.Authenticate(ctx, token); err != nil {
-			if quire.ErrorCode(err) == quire.EUNAUTHORIZED {
-				if lerr := p.Allow(ctx, nil, addr); lerr != nil {
-					return nil, lerr
-				}
-			}
+		pr := quire.Anonymous()
+		if err := p.Allow(ctx, pr, addr); err != nil {
 			return nil, err
 		}
+		return pr, nil
+	}
+	return p.AdmitWith(ctx, addr, func(ctx context.Context) (*quire.Principal, error) {
+		return p.app.Authenticate(ctx, token)
+	})
+}
+
+// AdmitWith is Admit for a credential a door checks its own way (an OAuth
+// access token, bound to the resource the door serves): authenticate
+// returns its principal; the limit and the key's use are the pipeline's
+// as for any credential.
+func (p *Pipeline) AdmitWith(ctx context.Context, addr string, authenticate func(context.Context) (*quire.Principal, error)) (*quire.Principal, error) {
+	pr, err := authenticate(ctx)
+	if err != nil {
+		if quire.ErrorCode(err) == quire.EUNAUTHORIZED {
+			if lerr := p.Allow(ctx, nil, addr); lerr != nil {
+				return nil, lerr
+			}
+		}
+		return nil, err
 	}
 	if err := p.Allow(ctx, pr, addr); err != nil {
 		return nil, err

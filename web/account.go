@@ -31,6 +31,8 @@ type accountView struct {
 	User     *quire.User
 	Sessions []sessionRow
 	Keys     []*quire.APIKey
+	// Apps are the OAuth applications the user allowed (web/oauth.go).
+	Apps     []*quire.OAuthGrant
 	Projects []*quire.Project
 	// NewToken is a key's token, shown on the page that made it and
 	// never again.
@@ -58,6 +60,10 @@ func (u *UI) showAccount(w http.ResponseWriter, r *http.Request, s *session, sta
 	}
 	sort.Slice(v.Sessions, func(i, j int) bool { return v.Sessions[i].CreatedAt.After(v.Sessions[j].CreatedAt) })
 	if v.Keys, err = u.app.APIKeys(ctx, s.p, false); err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
+	if v.Apps, err = u.app.Applications(ctx, s.p); err != nil {
 		u.fail(w, r, s, err)
 		return
 	}

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/quire/quire/app"
+	"github.com/quire/quire/oauth"
 	"github.com/quire/quire/pipeline"
 )
 
@@ -40,6 +41,9 @@ type Config struct {
 	// and a script share one request budget); one without limits over
 	// the app when nil.
 	Pipeline *pipeline.Pipeline
+	// OAuth, when set, is the authorization server whose consent page
+	// the UI serves (web/oauth.go).
+	OAuth *oauth.Server
 }
 
 // UI serves the pages.
@@ -51,11 +55,12 @@ type UI struct {
 	pages   map[string]*template.Template
 	mux     *http.ServeMux
 	handler http.Handler
+	oauth   *oauth.Server
 }
 
 // New builds the UI over the use cases of a.
 func New(a *app.App, cfg Config) (*UI, error) {
-	u := &UI{app: a, log: cfg.Logger, mux: http.NewServeMux(), pipe: cfg.Pipeline}
+	u := &UI{app: a, log: cfg.Logger, mux: http.NewServeMux(), pipe: cfg.Pipeline, oauth: cfg.OAuth}
 	if u.log == nil {
 		u.log = slog.New(slog.DiscardHandler)
 	}
@@ -126,6 +131,7 @@ func (u *UI) routes() {
 	u.playRoutes()
 	u.labelRoutes()
 	u.reviewRoutes()
+	u.oauthRoutes()
 	m.HandleFunc(Prefix, u.authed(func(w http.ResponseWriter, r *http.Request, s *session) {
 		u.renderError(w, r, s, http.StatusNotFound, "There is no page here.")
 	}))

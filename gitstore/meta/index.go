@@ -47,6 +47,8 @@ type index struct {
 	// slugs finds the assets of a kind with a slug across projects.
 	lists map[assetList][]*quire.Asset
 	slugs map[assetSlug][]*quire.Asset
+	// oauth holds OAuth clients and grants (oauth.go).
+	oauth oauthIndex
 
 	// snapTree is the tree of the saved index (snapshot.go), snapChanges
 	// the records changed since, snapEvery how many trigger a save.
@@ -86,6 +88,7 @@ func (m *index) reset() {
 	m.assets = map[string]*quire.Asset{}
 	m.lists = map[assetList][]*quire.Asset{}
 	m.slugs = map[assetSlug][]*quire.Asset{}
+	m.oauth.reset()
 }
 
 // slugBefore orders a project's assets: by slug, then id.
@@ -280,6 +283,10 @@ func (m *index) apply(path string, b []byte) error {
 		a := rec.Asset
 		a.Kind = quire.Kind(strings.TrimSuffix(dir, "s"))
 		m.addAsset(&a)
+	default:
+		if _, err := m.oauth.apply(dir, path, b); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -310,6 +317,8 @@ func (m *index) remove(path string) {
 		}
 	case "skills", "prompts":
 		m.removeAsset(id)
+	default:
+		m.oauth.remove(dir, id)
 	}
 }
 

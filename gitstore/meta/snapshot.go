@@ -28,7 +28,7 @@ const metaSnapFile = "quire-meta-index.gob"
 
 // metaSnapFormat changes whenever metaSnap or the types in it change
 // incompatibly; a file of another format is ignored.
-const metaSnapFormat = 1
+const metaSnapFormat = 2
 
 // metaSnapEvery is how many records may change between saves: a start
 // reads at most about this many from the system repository. A full read
@@ -49,6 +49,8 @@ type metaSnap struct {
 	Keys     []*quire.APIKey
 	Projects []*quire.Project
 	Assets   []*quire.Asset
+	Clients  []*quire.OAuthClient
+	Grants   []*quire.OAuthGrant
 }
 
 func (m *index) snapPath() string { return filepath.Join(m.r.dir, metaSnapFile) }
@@ -88,6 +90,12 @@ func (m *index) loadSnap() bool {
 	for _, a := range snap.Assets {
 		m.addAsset(a)
 	}
+	for _, c := range snap.Clients {
+		m.oauth.clients[c.ID] = c
+	}
+	for _, g := range snap.Grants {
+		m.oauth.addGrant(g)
+	}
 	m.tip, m.tree, m.snapTree = snap.Tip, snap.Tree, snap.Tree
 	return true
 }
@@ -108,6 +116,12 @@ func (m *index) saveSnap() {
 	}
 	for _, a := range m.assets {
 		snap.Assets = append(snap.Assets, a)
+	}
+	for _, c := range m.oauth.clients {
+		snap.Clients = append(snap.Clients, c)
+	}
+	for _, g := range m.oauth.grants {
+		snap.Grants = append(snap.Grants, g)
 	}
 	var buf bytes.Buffer
 	if err := gob.NewEncoder(&buf).Encode(&snap); err != nil {

@@ -1065,6 +1065,24 @@ func (e SkillVersionState) Valid() bool {
 	}
 }
 
+// Defines values for TokenResponseScope.
+const (
+	TokenResponseScopeRead  TokenResponseScope = "read"
+	TokenResponseScopeWrite TokenResponseScope = "write"
+)
+
+// Valid indicates whether the value is a known member of the TokenResponseScope enum.
+func (e TokenResponseScope) Valid() bool {
+	switch e {
+	case TokenResponseScopeRead:
+		return true
+	case TokenResponseScopeWrite:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for UserRole.
 const (
 	UserRoleAdmin  UserRole = "admin"
@@ -3176,9 +3194,52 @@ type Asset struct {
 	UpdatedAt   time.Time          `json:"updated_at"`
 }
 
+// AuthServerMetadata defines model for AuthServerMetadata.
+type AuthServerMetadata struct {
+	AuthorizationEndpoint                      string   `json:"authorization_endpoint"`
+	AuthorizationResponseIssParameterSupported bool     `json:"authorization_response_iss_parameter_supported"`
+	ClientIdMetadataDocumentSupported          bool     `json:"client_id_metadata_document_supported"`
+	CodeChallengeMethodsSupported              []string `json:"code_challenge_methods_supported"`
+	GrantTypesSupported                        []string `json:"grant_types_supported"`
+	Issuer                                     string   `json:"issuer"`
+	RegistrationEndpoint                       string   `json:"registration_endpoint"`
+	ResponseModesSupported                     []string `json:"response_modes_supported"`
+	ResponseTypesSupported                     []string `json:"response_types_supported"`
+	RevocationEndpoint                         string   `json:"revocation_endpoint"`
+	RevocationEndpointAuthMethodsSupported     []string `json:"revocation_endpoint_auth_methods_supported"`
+	ScopesSupported                            []string `json:"scopes_supported"`
+	TokenEndpoint                              string   `json:"token_endpoint"`
+	TokenEndpointAuthMethodsSupported          []string `json:"token_endpoint_auth_methods_supported"`
+}
+
 // BaseRequest defines model for BaseRequest.
 type BaseRequest struct {
 	From interface{} `json:"from,omitempty"`
+}
+
+// ClientMetadata defines model for ClientMetadata.
+type ClientMetadata struct {
+	ClientId                *openapi_types.UUID `json:"client_id,omitempty"`
+	ClientName              *string             `json:"client_name,omitempty"`
+	ClientUri               *string             `json:"client_uri,omitempty"`
+	GrantTypes              *[]string           `json:"grant_types,omitempty"`
+	RedirectUris            []string            `json:"redirect_uris"`
+	ResponseTypes           *[]string           `json:"response_types,omitempty"`
+	Scope                   *string             `json:"scope,omitempty"`
+	TokenEndpointAuthMethod *string             `json:"token_endpoint_auth_method,omitempty"`
+}
+
+// ClientRegistration defines model for ClientRegistration.
+type ClientRegistration struct {
+	ClientId                *openapi_types.UUID `json:"client_id,omitempty"`
+	ClientIdIssuedAt        int64               `json:"client_id_issued_at"`
+	ClientName              *string             `json:"client_name,omitempty"`
+	ClientUri               *string             `json:"client_uri,omitempty"`
+	GrantTypes              *[]string           `json:"grant_types,omitempty"`
+	RedirectUris            []string            `json:"redirect_uris"`
+	ResponseTypes           *[]string           `json:"response_types,omitempty"`
+	Scope                   *string             `json:"scope,omitempty"`
+	TokenEndpointAuthMethod *string             `json:"token_endpoint_auth_method,omitempty"`
 }
 
 // Comment defines model for Comment.
@@ -3655,6 +3716,12 @@ type MetaRequest struct {
 // MetaRequestVisibility defines model for MetaRequest.Visibility.
 type MetaRequestVisibility string
 
+// OAuthError defines model for OAuthError.
+type OAuthError struct {
+	Error            string  `json:"error"`
+	ErrorDescription *string `json:"error_description,omitempty"`
+}
+
 // Payload defines model for Payload.
 type Payload struct {
 	CreatedAt time.Time          `json:"created_at"`
@@ -4053,6 +4120,13 @@ type ReviewViewReviewState string
 // ReviewViewVerdictsReason defines model for ReviewView.Verdicts.Reason.
 type ReviewViewVerdictsReason string
 
+// RevocationForm defines model for RevocationForm.
+type RevocationForm struct {
+	ClientId      openapi_types.UUID `json:"client_id"`
+	Token         string             `json:"token"`
+	TokenTypeHint *string            `json:"token_type_hint,omitempty"`
+}
+
 // Run defines model for Run.
 type Run struct {
 	Commit       string `json:"commit"`
@@ -4146,6 +4220,29 @@ type SkillVersionState string
 type Status struct {
 	Status string `json:"status"`
 }
+
+// TokenForm defines model for TokenForm.
+type TokenForm struct {
+	ClientId     openapi_types.UUID `json:"client_id"`
+	Code         *string            `json:"code,omitempty"`
+	CodeVerifier *string            `json:"code_verifier,omitempty"`
+	GrantType    string             `json:"grant_type"`
+	RedirectUri  *string            `json:"redirect_uri,omitempty"`
+	RefreshToken *string            `json:"refresh_token,omitempty"`
+	Resource     *string            `json:"resource,omitempty"`
+}
+
+// TokenResponse defines model for TokenResponse.
+type TokenResponse struct {
+	AccessToken  string             `json:"access_token"`
+	ExpiresIn    int                `json:"expires_in"`
+	RefreshToken string             `json:"refresh_token"`
+	Scope        TokenResponseScope `json:"scope"`
+	TokenType    string             `json:"token_type"`
+}
+
+// TokenResponseScope defines model for TokenResponse.Scope.
+type TokenResponseScope string
 
 // User defines model for User.
 type User struct {
@@ -5989,6 +6086,15 @@ type WebhookWebhookDisabledJSONBodyAssetKind string
 // WebhookWebhookDisabledJSONBodyType defines parameters for WebhookWebhookDisabled.
 type WebhookWebhookDisabledJSONBodyType string
 
+// PostOauthRegisterJSONRequestBody defines body for PostOauthRegister for application/json ContentType.
+type PostOauthRegisterJSONRequestBody = ClientMetadata
+
+// PostOauthRevokeFormdataRequestBody defines body for PostOauthRevoke for application/x-www-form-urlencoded ContentType.
+type PostOauthRevokeFormdataRequestBody = RevocationForm
+
+// PostOauthTokenFormdataRequestBody defines body for PostOauthToken for application/x-www-form-urlencoded ContentType.
+type PostOauthTokenFormdataRequestBody = TokenForm
+
 // PostV1ApiKeysJSONRequestBody defines body for PostV1ApiKeys for application/json ContentType.
 type PostV1ApiKeysJSONRequestBody = KeyRequest
 
@@ -6344,6 +6450,11 @@ type ClientInterface interface {
 	// Corresponds with HEAD /.well-known/agent-skills/{name}/{path} (the `HeadWellKnownAgentSkillsNamePath` operationId).
 	HeadWellKnownAgentSkillsNamePath(ctx context.Context, name string, path string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetWellKnownOauthAuthorizationServer OAuth authorization server metadata (RFC 8414): endpoints, PKCE S256, public clients, Client ID Metadata Documents; public
+	//
+	// Corresponds with GET /.well-known/oauth-authorization-server (the `GetWellKnownOauthAuthorizationServer` operationId).
+	GetWellKnownOauthAuthorizationServer(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetWellKnownOauthProtectedResource OAuth protected resource metadata of /mcp (RFC 9728): the resource, its authorization server, bearer methods and scopes; public
 	//
 	// Corresponds with GET /.well-known/oauth-protected-resource (the `GetWellKnownOauthProtectedResource` operationId).
@@ -6403,6 +6514,63 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /mcp (the `PostMcp` operationId).
 	PostMcp(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OptionsOauthRegister CORS preflight: any origin may POST here
+	//
+	// Corresponds with OPTIONS /oauth/register (the `OptionsOauthRegister` operationId).
+	OptionsOauthRegister(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostOauthRegisterWithBody Dynamic Client Registration (RFC 7591): a public client with its redirect URIs (https, loopback http, or a private-use scheme)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /oauth/register (the `PostOauthRegister` operationId).
+	PostOauthRegisterWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostOauthRegister Dynamic Client Registration (RFC 7591): a public client with its redirect URIs (https, loopback http, or a private-use scheme)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /oauth/register (the `PostOauthRegister` operationId).
+	PostOauthRegister(ctx context.Context, body PostOauthRegisterJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OptionsOauthRevoke CORS preflight: any origin may POST here
+	//
+	// Corresponds with OPTIONS /oauth/revoke (the `OptionsOauthRevoke` operationId).
+	OptionsOauthRevoke(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostOauthRevokeWithBody Token revocation (RFC 7009): the token stops working; a refresh token ends its grant's access tokens too
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /oauth/revoke (the `PostOauthRevoke` operationId).
+	PostOauthRevokeWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostOauthRevokeWithFormdataBody Token revocation (RFC 7009): the token stops working; a refresh token ends its grant's access tokens too
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type.
+	//
+	// Corresponds with POST /oauth/revoke (the `PostOauthRevoke` operationId).
+	PostOauthRevokeWithFormdataBody(ctx context.Context, body PostOauthRevokeFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OptionsOauthToken CORS preflight: any origin may POST here
+	//
+	// Corresponds with OPTIONS /oauth/token (the `OptionsOauthToken` operationId).
+	OptionsOauthToken(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostOauthTokenWithBody OAuth token endpoint: an authorization code (with its PKCE verifier) or a refresh token (rotated: the old one stops working) for tokens of /mcp (RFC 8707 resource); public clients, no secret
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /oauth/token (the `PostOauthToken` operationId).
+	PostOauthTokenWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostOauthTokenWithFormdataBody OAuth token endpoint: an authorization code (with its PKCE verifier) or a refresh token (rotated: the old one stops working) for tokens of /mcp (RFC 8707 resource); public clients, no secret
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type.
+	//
+	// Corresponds with POST /oauth/token (the `PostOauthToken` operationId).
+	PostOauthTokenWithFormdataBody(ctx context.Context, body PostOauthTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetOpenapiJson This document
 	//
@@ -8079,6 +8247,21 @@ func (c *Client) HeadWellKnownAgentSkillsNamePath(ctx context.Context, name stri
 	return c.Client.Do(req)
 }
 
+// GetWellKnownOauthAuthorizationServer OAuth authorization server metadata (RFC 8414): endpoints, PKCE S256, public clients, Client ID Metadata Documents; public
+//
+// Corresponds with GET /.well-known/oauth-authorization-server (the `GetWellKnownOauthAuthorizationServer` operationId).
+func (c *Client) GetWellKnownOauthAuthorizationServer(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetWellKnownOauthAuthorizationServerRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetWellKnownOauthProtectedResource OAuth protected resource metadata of /mcp (RFC 9728): the resource, its authorization server, bearer methods and scopes; public
 //
 // Corresponds with GET /.well-known/oauth-protected-resource (the `GetWellKnownOauthProtectedResource` operationId).
@@ -8249,6 +8432,153 @@ func (c *Client) GetMcp(ctx context.Context, reqEditors ...RequestEditorFn) (*ht
 // Corresponds with POST /mcp (the `PostMcp` operationId).
 func (c *Client) PostMcp(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostMcpRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OptionsOauthRegister CORS preflight: any origin may POST here
+//
+// Corresponds with OPTIONS /oauth/register (the `OptionsOauthRegister` operationId).
+func (c *Client) OptionsOauthRegister(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOptionsOauthRegisterRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOauthRegisterWithBody Dynamic Client Registration (RFC 7591): a public client with its redirect URIs (https, loopback http, or a private-use scheme)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /oauth/register (the `PostOauthRegister` operationId).
+func (c *Client) PostOauthRegisterWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOauthRegisterRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOauthRegister Dynamic Client Registration (RFC 7591): a public client with its redirect URIs (https, loopback http, or a private-use scheme)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /oauth/register (the `PostOauthRegister` operationId).
+func (c *Client) PostOauthRegister(ctx context.Context, body PostOauthRegisterJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOauthRegisterRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OptionsOauthRevoke CORS preflight: any origin may POST here
+//
+// Corresponds with OPTIONS /oauth/revoke (the `OptionsOauthRevoke` operationId).
+func (c *Client) OptionsOauthRevoke(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOptionsOauthRevokeRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOauthRevokeWithBody Token revocation (RFC 7009): the token stops working; a refresh token ends its grant's access tokens too
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /oauth/revoke (the `PostOauthRevoke` operationId).
+func (c *Client) PostOauthRevokeWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOauthRevokeRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOauthRevokeWithFormdataBody Token revocation (RFC 7009): the token stops working; a refresh token ends its grant's access tokens too
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type.
+//
+// Corresponds with POST /oauth/revoke (the `PostOauthRevoke` operationId).
+func (c *Client) PostOauthRevokeWithFormdataBody(ctx context.Context, body PostOauthRevokeFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOauthRevokeRequestWithFormdataBody(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OptionsOauthToken CORS preflight: any origin may POST here
+//
+// Corresponds with OPTIONS /oauth/token (the `OptionsOauthToken` operationId).
+func (c *Client) OptionsOauthToken(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOptionsOauthTokenRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOauthTokenWithBody OAuth token endpoint: an authorization code (with its PKCE verifier) or a refresh token (rotated: the old one stops working) for tokens of /mcp (RFC 8707 resource); public clients, no secret
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /oauth/token (the `PostOauthToken` operationId).
+func (c *Client) PostOauthTokenWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOauthTokenRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostOauthTokenWithFormdataBody OAuth token endpoint: an authorization code (with its PKCE verifier) or a refresh token (rotated: the old one stops working) for tokens of /mcp (RFC 8707 resource); public clients, no secret
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type.
+//
+// Corresponds with POST /oauth/token (the `PostOauthToken` operationId).
+func (c *Client) PostOauthTokenWithFormdataBody(ctx context.Context, body PostOauthTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostOauthTokenRequestWithFormdataBody(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -12739,6 +13069,33 @@ func NewHeadWellKnownAgentSkillsNamePathRequest(server string, name string, path
 	return req, nil
 }
 
+// NewGetWellKnownOauthAuthorizationServerRequest constructs an http.Request for the GetWellKnownOauthAuthorizationServer method
+func NewGetWellKnownOauthAuthorizationServerRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/.well-known/oauth-authorization-server")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetWellKnownOauthProtectedResourceRequest constructs an http.Request for the GetWellKnownOauthProtectedResource method
 func NewGetWellKnownOauthProtectedResourceRequest(server string) (*http.Request, error) {
 	var err error
@@ -13131,6 +13488,207 @@ func NewPostMcpRequest(server string) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewOptionsOauthRegisterRequest constructs an http.Request for the OptionsOauthRegister method
+func NewOptionsOauthRegisterRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/oauth/register")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodOptions, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostOauthRegisterRequest calls the generic PostOauthRegister builder with application/json body
+func NewPostOauthRegisterRequest(server string, body PostOauthRegisterJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostOauthRegisterRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPostOauthRegisterRequestWithBody constructs an http.Request for the PostOauthRegister method, with any body, and a specified content type
+func NewPostOauthRegisterRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/oauth/register")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewOptionsOauthRevokeRequest constructs an http.Request for the OptionsOauthRevoke method
+func NewOptionsOauthRevokeRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/oauth/revoke")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodOptions, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostOauthRevokeRequestWithFormdataBody calls the generic PostOauthRevoke builder with application/x-www-form-urlencoded body
+func NewPostOauthRevokeRequestWithFormdataBody(server string, body PostOauthRevokeFormdataRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	bodyStr, err := runtime.MarshalForm(body, nil)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = strings.NewReader(bodyStr.Encode())
+	return NewPostOauthRevokeRequestWithBody(server, "application/x-www-form-urlencoded", bodyReader)
+}
+
+// NewPostOauthRevokeRequestWithBody constructs an http.Request for the PostOauthRevoke method, with any body, and a specified content type
+func NewPostOauthRevokeRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/oauth/revoke")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewOptionsOauthTokenRequest constructs an http.Request for the OptionsOauthToken method
+func NewOptionsOauthTokenRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/oauth/token")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodOptions, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostOauthTokenRequestWithFormdataBody calls the generic PostOauthToken builder with application/x-www-form-urlencoded body
+func NewPostOauthTokenRequestWithFormdataBody(server string, body PostOauthTokenFormdataRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	bodyStr, err := runtime.MarshalForm(body, nil)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = strings.NewReader(bodyStr.Encode())
+	return NewPostOauthTokenRequestWithBody(server, "application/x-www-form-urlencoded", bodyReader)
+}
+
+// NewPostOauthTokenRequestWithBody constructs an http.Request for the PostOauthToken method, with any body, and a specified content type
+func NewPostOauthTokenRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/oauth/token")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -24393,6 +24951,13 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with HEAD /.well-known/agent-skills/{name}/{path} (the `HeadWellKnownAgentSkillsNamePath` operationId).
 	HeadWellKnownAgentSkillsNamePathWithResponse(ctx context.Context, name string, path string, reqEditors ...RequestEditorFn) (*HeadWellKnownAgentSkillsNamePathResponse, error)
 
+	// GetWellKnownOauthAuthorizationServerWithResponse OAuth authorization server metadata (RFC 8414): endpoints, PKCE S256, public clients, Client ID Metadata Documents; public
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /.well-known/oauth-authorization-server (the `GetWellKnownOauthAuthorizationServer` operationId).
+	GetWellKnownOauthAuthorizationServerWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetWellKnownOauthAuthorizationServerResponse, error)
+
 	// GetWellKnownOauthProtectedResourceWithResponse OAuth protected resource metadata of /mcp (RFC 9728): the resource, its authorization server, bearer methods and scopes; public
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -24476,6 +25041,69 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /mcp (the `PostMcp` operationId).
 	PostMcpWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*PostMcpResponse, error)
+
+	// OptionsOauthRegisterWithResponse CORS preflight: any origin may POST here
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with OPTIONS /oauth/register (the `OptionsOauthRegister` operationId).
+	OptionsOauthRegisterWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*OptionsOauthRegisterResponse, error)
+
+	// PostOauthRegisterWithBodyWithResponse Dynamic Client Registration (RFC 7591): a public client with its redirect URIs (https, loopback http, or a private-use scheme)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /oauth/register (the `PostOauthRegister` operationId).
+	PostOauthRegisterWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOauthRegisterResponse, error)
+
+	// PostOauthRegisterWithResponse Dynamic Client Registration (RFC 7591): a public client with its redirect URIs (https, loopback http, or a private-use scheme)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /oauth/register (the `PostOauthRegister` operationId).
+	PostOauthRegisterWithResponse(ctx context.Context, body PostOauthRegisterJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOauthRegisterResponse, error)
+
+	// OptionsOauthRevokeWithResponse CORS preflight: any origin may POST here
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with OPTIONS /oauth/revoke (the `OptionsOauthRevoke` operationId).
+	OptionsOauthRevokeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*OptionsOauthRevokeResponse, error)
+
+	// PostOauthRevokeWithBodyWithResponse Token revocation (RFC 7009): the token stops working; a refresh token ends its grant's access tokens too
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /oauth/revoke (the `PostOauthRevoke` operationId).
+	PostOauthRevokeWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOauthRevokeResponse, error)
+
+	// PostOauthRevokeWithFormdataBodyWithResponse Token revocation (RFC 7009): the token stops working; a refresh token ends its grant's access tokens too
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /oauth/revoke (the `PostOauthRevoke` operationId).
+	PostOauthRevokeWithFormdataBodyWithResponse(ctx context.Context, body PostOauthRevokeFormdataRequestBody, reqEditors ...RequestEditorFn) (*PostOauthRevokeResponse, error)
+
+	// OptionsOauthTokenWithResponse CORS preflight: any origin may POST here
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with OPTIONS /oauth/token (the `OptionsOauthToken` operationId).
+	OptionsOauthTokenWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*OptionsOauthTokenResponse, error)
+
+	// PostOauthTokenWithBodyWithResponse OAuth token endpoint: an authorization code (with its PKCE verifier) or a refresh token (rotated: the old one stops working) for tokens of /mcp (RFC 8707 resource); public clients, no secret
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /oauth/token (the `PostOauthToken` operationId).
+	PostOauthTokenWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOauthTokenResponse, error)
+
+	// PostOauthTokenWithFormdataBodyWithResponse OAuth token endpoint: an authorization code (with its PKCE verifier) or a refresh token (rotated: the old one stops working) for tokens of /mcp (RFC 8707 resource); public clients, no secret
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /oauth/token (the `PostOauthToken` operationId).
+	PostOauthTokenWithFormdataBodyWithResponse(ctx context.Context, body PostOauthTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*PostOauthTokenResponse, error)
 
 	// GetOpenapiJsonWithResponse This document
 	//
@@ -26658,6 +27286,82 @@ func (r HeadWellKnownAgentSkillsNamePathResponse) ContentType() string {
 	return ""
 }
 
+// GetWellKnownOauthAuthorizationServerResponse401Headers the declared response headers of an HTTP 401 response for GetWellKnownOauthAuthorizationServer
+type GetWellKnownOauthAuthorizationServerResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetWellKnownOauthAuthorizationServerResponse429Headers the declared response headers of an HTTP 429 response for GetWellKnownOauthAuthorizationServer
+type GetWellKnownOauthAuthorizationServerResponse429Headers struct {
+	RetryAfter *string
+}
+
+type GetWellKnownOauthAuthorizationServerResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AuthServerMetadata
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetWellKnownOauthAuthorizationServerResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetWellKnownOauthAuthorizationServerResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetWellKnownOauthAuthorizationServerResponse) GetJSON200() *AuthServerMetadata {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetWellKnownOauthAuthorizationServerResponse) GetJSON401() *APIError {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetWellKnownOauthAuthorizationServerResponse) GetJSON429() *APIError {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetWellKnownOauthAuthorizationServerResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetWellKnownOauthAuthorizationServerResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetWellKnownOauthAuthorizationServerResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetWellKnownOauthAuthorizationServerResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetWellKnownOauthAuthorizationServerResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetWellKnownOauthProtectedResourceResponse401Headers the declared response headers of an HTTP 401 response for GetWellKnownOauthProtectedResource
 type GetWellKnownOauthProtectedResourceResponse401Headers struct {
 	WWWAuthenticate *string
@@ -27564,6 +28268,504 @@ func (r PostMcpResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostMcpResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type OptionsOauthRegisterResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *APIError
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *APIError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *APIError
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *APIError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r OptionsOauthRegisterResponse) GetJSON400() *APIError {
+	return r.JSON400
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r OptionsOauthRegisterResponse) GetJSON408() *APIError {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r OptionsOauthRegisterResponse) GetJSON413() *APIError {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r OptionsOauthRegisterResponse) GetJSON415() *APIError {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r OptionsOauthRegisterResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r OptionsOauthRegisterResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r OptionsOauthRegisterResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r OptionsOauthRegisterResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r OptionsOauthRegisterResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostOauthRegisterResponse201Headers the declared response headers of an HTTP 201 response for PostOauthRegister
+type PostOauthRegisterResponse201Headers struct {
+	Location *string
+}
+
+// PostOauthRegisterResponse429Headers the declared response headers of an HTTP 429 response for PostOauthRegister
+type PostOauthRegisterResponse429Headers struct {
+	RetryAfter *string
+}
+
+type PostOauthRegisterResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *ClientRegistration
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *OAuthError
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *APIError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *APIError
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PostOauthRegisterResponse201Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostOauthRegisterResponse429Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PostOauthRegisterResponse) GetJSON201() *ClientRegistration {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostOauthRegisterResponse) GetJSON400() *OAuthError {
+	return r.JSON400
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r PostOauthRegisterResponse) GetJSON408() *APIError {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostOauthRegisterResponse) GetJSON413() *APIError {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r PostOauthRegisterResponse) GetJSON415() *APIError {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostOauthRegisterResponse) GetJSON429() *APIError {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostOauthRegisterResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r PostOauthRegisterResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostOauthRegisterResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostOauthRegisterResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostOauthRegisterResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type OptionsOauthRevokeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *APIError
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *APIError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *APIError
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *APIError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r OptionsOauthRevokeResponse) GetJSON400() *APIError {
+	return r.JSON400
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r OptionsOauthRevokeResponse) GetJSON408() *APIError {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r OptionsOauthRevokeResponse) GetJSON413() *APIError {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r OptionsOauthRevokeResponse) GetJSON415() *APIError {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r OptionsOauthRevokeResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r OptionsOauthRevokeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r OptionsOauthRevokeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r OptionsOauthRevokeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r OptionsOauthRevokeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostOauthRevokeResponse429Headers the declared response headers of an HTTP 429 response for PostOauthRevoke
+type PostOauthRevokeResponse429Headers struct {
+	RetryAfter *string
+}
+
+type PostOauthRevokeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *interface{}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *OAuthError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *OAuthError
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *APIError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *APIError
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostOauthRevokeResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostOauthRevokeResponse) GetJSON200() *interface{} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostOauthRevokeResponse) GetJSON400() *OAuthError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostOauthRevokeResponse) GetJSON401() *OAuthError {
+	return r.JSON401
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r PostOauthRevokeResponse) GetJSON408() *APIError {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostOauthRevokeResponse) GetJSON413() *APIError {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r PostOauthRevokeResponse) GetJSON415() *APIError {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostOauthRevokeResponse) GetJSON429() *APIError {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostOauthRevokeResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r PostOauthRevokeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostOauthRevokeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostOauthRevokeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostOauthRevokeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type OptionsOauthTokenResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *APIError
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *APIError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *APIError
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *APIError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r OptionsOauthTokenResponse) GetJSON400() *APIError {
+	return r.JSON400
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r OptionsOauthTokenResponse) GetJSON408() *APIError {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r OptionsOauthTokenResponse) GetJSON413() *APIError {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r OptionsOauthTokenResponse) GetJSON415() *APIError {
+	return r.JSON415
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r OptionsOauthTokenResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r OptionsOauthTokenResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r OptionsOauthTokenResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r OptionsOauthTokenResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r OptionsOauthTokenResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostOauthTokenResponse429Headers the declared response headers of an HTTP 429 response for PostOauthToken
+type PostOauthTokenResponse429Headers struct {
+	RetryAfter *string
+}
+
+type PostOauthTokenResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TokenResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *OAuthError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *OAuthError
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *APIError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *APIError
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostOauthTokenResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostOauthTokenResponse) GetJSON200() *TokenResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostOauthTokenResponse) GetJSON400() *OAuthError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostOauthTokenResponse) GetJSON401() *OAuthError {
+	return r.JSON401
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r PostOauthTokenResponse) GetJSON408() *APIError {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostOauthTokenResponse) GetJSON413() *APIError {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r PostOauthTokenResponse) GetJSON415() *APIError {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostOauthTokenResponse) GetJSON429() *APIError {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostOauthTokenResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r PostOauthTokenResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostOauthTokenResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostOauthTokenResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostOauthTokenResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -56123,6 +57325,19 @@ func (c *ClientWithResponses) HeadWellKnownAgentSkillsNamePathWithResponse(ctx c
 	return ParseHeadWellKnownAgentSkillsNamePathResponse(rsp)
 }
 
+// GetWellKnownOauthAuthorizationServerWithResponse OAuth authorization server metadata (RFC 8414): endpoints, PKCE S256, public clients, Client ID Metadata Documents; public
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /.well-known/oauth-authorization-server (the `GetWellKnownOauthAuthorizationServer` operationId).
+func (c *ClientWithResponses) GetWellKnownOauthAuthorizationServerWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetWellKnownOauthAuthorizationServerResponse, error) {
+	rsp, err := c.GetWellKnownOauthAuthorizationServer(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetWellKnownOauthAuthorizationServerResponse(rsp)
+}
+
 // GetWellKnownOauthProtectedResourceWithResponse OAuth protected resource metadata of /mcp (RFC 9728): the resource, its authorization server, bearer methods and scopes; public
 //
 // Returns a wrapper object for the known response body format(s).
@@ -56277,6 +57492,123 @@ func (c *ClientWithResponses) PostMcpWithResponse(ctx context.Context, reqEditor
 		return nil, err
 	}
 	return ParsePostMcpResponse(rsp)
+}
+
+// OptionsOauthRegisterWithResponse CORS preflight: any origin may POST here
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with OPTIONS /oauth/register (the `OptionsOauthRegister` operationId).
+func (c *ClientWithResponses) OptionsOauthRegisterWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*OptionsOauthRegisterResponse, error) {
+	rsp, err := c.OptionsOauthRegister(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOptionsOauthRegisterResponse(rsp)
+}
+
+// PostOauthRegisterWithBodyWithResponse Dynamic Client Registration (RFC 7591): a public client with its redirect URIs (https, loopback http, or a private-use scheme)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /oauth/register (the `PostOauthRegister` operationId).
+func (c *ClientWithResponses) PostOauthRegisterWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOauthRegisterResponse, error) {
+	rsp, err := c.PostOauthRegisterWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOauthRegisterResponse(rsp)
+}
+
+// PostOauthRegisterWithResponse Dynamic Client Registration (RFC 7591): a public client with its redirect URIs (https, loopback http, or a private-use scheme)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /oauth/register (the `PostOauthRegister` operationId).
+func (c *ClientWithResponses) PostOauthRegisterWithResponse(ctx context.Context, body PostOauthRegisterJSONRequestBody, reqEditors ...RequestEditorFn) (*PostOauthRegisterResponse, error) {
+	rsp, err := c.PostOauthRegister(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOauthRegisterResponse(rsp)
+}
+
+// OptionsOauthRevokeWithResponse CORS preflight: any origin may POST here
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with OPTIONS /oauth/revoke (the `OptionsOauthRevoke` operationId).
+func (c *ClientWithResponses) OptionsOauthRevokeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*OptionsOauthRevokeResponse, error) {
+	rsp, err := c.OptionsOauthRevoke(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOptionsOauthRevokeResponse(rsp)
+}
+
+// PostOauthRevokeWithBodyWithResponse Token revocation (RFC 7009): the token stops working; a refresh token ends its grant's access tokens too
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /oauth/revoke (the `PostOauthRevoke` operationId).
+func (c *ClientWithResponses) PostOauthRevokeWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOauthRevokeResponse, error) {
+	rsp, err := c.PostOauthRevokeWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOauthRevokeResponse(rsp)
+}
+
+// PostOauthRevokeWithFormdataBodyWithResponse Token revocation (RFC 7009): the token stops working; a refresh token ends its grant's access tokens too
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /oauth/revoke (the `PostOauthRevoke` operationId).
+func (c *ClientWithResponses) PostOauthRevokeWithFormdataBodyWithResponse(ctx context.Context, body PostOauthRevokeFormdataRequestBody, reqEditors ...RequestEditorFn) (*PostOauthRevokeResponse, error) {
+	rsp, err := c.PostOauthRevokeWithFormdataBody(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOauthRevokeResponse(rsp)
+}
+
+// OptionsOauthTokenWithResponse CORS preflight: any origin may POST here
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with OPTIONS /oauth/token (the `OptionsOauthToken` operationId).
+func (c *ClientWithResponses) OptionsOauthTokenWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*OptionsOauthTokenResponse, error) {
+	rsp, err := c.OptionsOauthToken(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOptionsOauthTokenResponse(rsp)
+}
+
+// PostOauthTokenWithBodyWithResponse OAuth token endpoint: an authorization code (with its PKCE verifier) or a refresh token (rotated: the old one stops working) for tokens of /mcp (RFC 8707 resource); public clients, no secret
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /oauth/token (the `PostOauthToken` operationId).
+func (c *ClientWithResponses) PostOauthTokenWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostOauthTokenResponse, error) {
+	rsp, err := c.PostOauthTokenWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOauthTokenResponse(rsp)
+}
+
+// PostOauthTokenWithFormdataBodyWithResponse OAuth token endpoint: an authorization code (with its PKCE verifier) or a refresh token (rotated: the old one stops working) for tokens of /mcp (RFC 8707 resource); public clients, no secret
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /oauth/token (the `PostOauthToken` operationId).
+func (c *ClientWithResponses) PostOauthTokenWithFormdataBodyWithResponse(ctx context.Context, body PostOauthTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*PostOauthTokenResponse, error) {
+	rsp, err := c.PostOauthTokenWithFormdataBody(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostOauthTokenResponse(rsp)
 }
 
 // GetOpenapiJsonWithResponse This document
@@ -60067,6 +61399,76 @@ func ParseHeadWellKnownAgentSkillsNamePathResponse(rsp *http.Response) (*HeadWel
 	return response, nil
 }
 
+// ParseGetWellKnownOauthAuthorizationServerResponse parses an HTTP response from a GetWellKnownOauthAuthorizationServerWithResponse call
+func ParseGetWellKnownOauthAuthorizationServerResponse(rsp *http.Response) (*GetWellKnownOauthAuthorizationServerResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetWellKnownOauthAuthorizationServerResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AuthServerMetadata
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetWellKnownOauthAuthorizationServerResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetWellKnownOauthAuthorizationServerResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetWellKnownOauthProtectedResourceResponse parses an HTTP response from a GetWellKnownOauthProtectedResourceWithResponse call
 func ParseGetWellKnownOauthProtectedResourceResponse(rsp *http.Response) (*GetWellKnownOauthProtectedResourceResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -60920,6 +62322,444 @@ func ParsePostMcpResponse(rsp *http.Response) (*PostMcpResponse, error) {
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseOptionsOauthRegisterResponse parses an HTTP response from a OptionsOauthRegisterWithResponse call
+func ParseOptionsOauthRegisterResponse(rsp *http.Response) (*OptionsOauthRegisterResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &OptionsOauthRegisterResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostOauthRegisterResponse parses an HTTP response from a PostOauthRegisterWithResponse call
+func ParsePostOauthRegisterResponse(rsp *http.Response) (*PostOauthRegisterResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostOauthRegisterResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest ClientRegistration
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest OAuthError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PostOauthRegisterResponse201Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostOauthRegisterResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseOptionsOauthRevokeResponse parses an HTTP response from a OptionsOauthRevokeWithResponse call
+func ParseOptionsOauthRevokeResponse(rsp *http.Response) (*OptionsOauthRevokeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &OptionsOauthRevokeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostOauthRevokeResponse parses an HTTP response from a PostOauthRevokeWithResponse call
+func ParsePostOauthRevokeResponse(rsp *http.Response) (*PostOauthRevokeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostOauthRevokeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest interface{}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest OAuthError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest OAuthError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers PostOauthRevokeResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseOptionsOauthTokenResponse parses an HTTP response from a OptionsOauthTokenWithResponse call
+func ParseOptionsOauthTokenResponse(rsp *http.Response) (*OptionsOauthTokenResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &OptionsOauthTokenResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePostOauthTokenResponse parses an HTTP response from a PostOauthTokenWithResponse call
+func ParsePostOauthTokenResponse(rsp *http.Response) (*PostOauthTokenResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostOauthTokenResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TokenResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest OAuthError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest OAuthError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers PostOauthTokenResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil

@@ -71,7 +71,10 @@ var forbidden = map[string][]string{
 	// pipeline is the doors' shared request pipeline: over app, under
 	// every door, net/http only.
 	"pipeline": {module + "/internal/server", module + "/httpapi", module + "/web", module + "/mcp", module + "/gitproto", module + "/gitstore", module + "/cache", gin, goGit, goRedis, mini},
-	"webhook":  {module + "/internal/server", module + "/app", module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/eventlog", gin, goGit, goRedis, mini},
+	// The OAuth authorization server: the protocol over quire.OAuthStore,
+	// knowing no door and no use case.
+	"oauth":   {module + "/internal/server", module + "/app", module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/web$", module + "/mcp", gin, goGit, goRedis, mini},
+	"webhook": {module + "/internal/server", module + "/app", module + "/httpapi", module + "/gitstore", module + "/gitproto", module + "/cache", module + "/eventlog", gin, goGit, goRedis, mini},
 }
 
 func root(t *testing.T) string {

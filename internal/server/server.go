@@ -29,6 +29,7 @@ import (
 	"github.com/quire/quire/internal/netguard"
 	"github.com/quire/quire/llm"
 	"github.com/quire/quire/mcp"
+	"github.com/quire/quire/oauth"
 	"github.com/quire/quire/pipeline"
 	"github.com/quire/quire/telemetry"
 	"github.com/quire/quire/web"
@@ -293,7 +294,15 @@ func Build(ctx context.Context, cfg Config) (s *Server, err error) {
 	s.Store.OnChange(s.AssetChanges.Publish)
 	s.MCP = mcp.New(s.App, mcp.Options{Version: cfg.Version, Logger: log, MaxBody: 4 * s.Store.Limits().MaxBody})
 	s.AssetChanges.Subscribe(s.MCP.Changed)
-	ui, err := web.New(s.App, web.Config{TrustedProxies: cfg.TrustedProxies, Logger: log, Pipeline: pipe})
+	// quire is the OAuth authorization server of /mcp: the API serves its
+	// endpoints, the UI its consent page. Fetching a client's metadata
+	// document is a request to an address a stranger names, like a
+	// webhook's: the same switch allows private addresses.
+	var oa *oauth.Server
+	if st, ok := quire.MetaStore(s.Store).(quire.OAuthStore); ok {
+		oa = oauth.New(oauth.Config{Store: st, Now: cfg.APIClock, AllowPrivateMetadata: cfg.Webhooks.AllowPrivate})
+	}
+	ui, err := web.New(s.App, web.Config{TrustedProxies: cfg.TrustedProxies, Logger: log, Pipeline: pipe, OAuth: oa})
 	if err != nil {
 		return s, err
 	}
@@ -301,7 +310,7 @@ func Build(ctx context.Context, cfg Config) (s *Server, err error) {
 		Logger: log, Limits: s.Store.Limits(), Ready: s.ready, Git: s.Git, Pipeline: pipe,
 		Metrics: s.Metrics, TracerProvider: tr.Provider, Propagator: tr.Propagator, SpansRecorded: tr.Exporting != "",
 		Idempotency: cache.NewIdempotency(s.Redis), TrustedProxies: cfg.TrustedProxies,
-		MCP: s.MCP, UI: ui, StreamHeartbeat: cfg.Webhooks.Heartbeat, StreamMax: cfg.Webhooks.StreamMax,
+		MCP: s.MCP, UI: ui, OAuth: oa, StreamHeartbeat: cfg.Webhooks.Heartbeat, StreamMax: cfg.Webhooks.StreamMax,
 	})
 
 	// Each project's repository is a view of its skills' live versions:

@@ -202,6 +202,13 @@ class API:
         headers = {k: v for k, v in {'If-None-Match': if_none_match}.items() if v is not None}
         return self.request('GET', '/.well-known/agent-skills/{name}/{path}', {'name': name, 'path': path}, {}, None, headers)
 
+    def get__well_known_oauth_authorization_server(self) -> Answer:
+        """GET /.well-known/oauth-authorization-server
+
+        OAuth authorization server metadata (RFC 8414): endpoints, PKCE S256, public clients, Client ID Metadata Documents; public
+        """
+        return self.request('GET', '/.well-known/oauth-authorization-server', {}, {}, None)
+
     def get__well_known_oauth_protected_resource(self) -> Answer:
         """GET /.well-known/oauth-protected-resource
 
@@ -967,6 +974,27 @@ class API:
         Model Context Protocol, Streamable HTTP: JSON-RPC requests (docs/mcp.md); 401 with WWW-Authenticate without a valid bearer token
         """
         return self.request('POST', '/mcp', {}, {}, None)
+
+    def post_oauth_register(self, *, body: Any) -> Answer:
+        """POST /oauth/register
+
+        Dynamic Client Registration (RFC 7591): a public client with its redirect URIs (https, loopback http, or a private-use scheme)
+        """
+        return self.request('POST', '/oauth/register', {}, {}, body)
+
+    def post_oauth_revoke(self, *, body: Any) -> Answer:
+        """POST /oauth/revoke
+
+        Token revocation (RFC 7009): the token stops working; a refresh token ends its grant's access tokens too
+        """
+        return self.request('POST', '/oauth/revoke', {}, {}, body)
+
+    def post_oauth_token(self, *, body: Any) -> Answer:
+        """POST /oauth/token
+
+        OAuth token endpoint: an authorization code (with its PKCE verifier) or a refresh token (rotated: the old one stops working) for tokens of /mcp (RFC 8707 resource); public clients, no secret
+        """
+        return self.request('POST', '/oauth/token', {}, {}, body)
 
     def post_v1_api_keys(self, *, body: Any, idempotency_key: Optional[str] = None) -> Answer:
         """POST /v1/api-keys
