@@ -62,7 +62,7 @@ type Evaluation struct {
 	Review    int        `json:"review,omitempty"`
 	Repeat    int        `json:"repeat"`
 	Fresh     bool       `json:"fresh,omitempty"`
-	CreatedBy string     `json:"created_by"`
+	CreatedBy ReviewUser `json:"created_by"`
 	CreatedAt time.Time  `json:"created_at"`
 	UpdatedAt time.Time  `json:"updated_at"`
 	EndedAt   *time.Time `json:"ended_at,omitempty"`
@@ -194,4 +194,7 @@ type EvaluationStore interface {
 	Evaluations(ctx context.Context, a *Asset) ([]*Evaluation, error)
 	// UnfinishedEvaluations lists the evaluations a stop interrupted.
 	UnfinishedEvaluations(ctx context.Context) ([]EvalRef, error)
+	// DropPendingEvaluation forgets an unfinished evaluation that cannot
+	// be resumed (its prompt or its ref is gone).
+	DropPendingEvaluation(ctx context.Context, ref EvalRef) error
 }
