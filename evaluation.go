@@ -72,7 +72,7 @@ type Evaluation struct {
 	Error string `json:"error,omitempty"`
 	// Plan is the cases to run, fixed when the evaluation is created so
 	// a restart resumes the same work.
-	Plan []EvalPlanCase `json:"plan"`
+	Plan []EvalPlanCase `json:"plan,omitempty"`
 }
 
 // Finished reports whether the evaluation will run no more cases.
@@ -184,8 +184,7 @@ type EvaluationStore interface {
 	// caller) and remembers it as unfinished.
 	CreateEvaluation(ctx context.Context, by Actor, a *Asset, e *Evaluation) error
 	// SaveEvaluation commits e's state and the cases done since the last
-	// save, in one commit; once e is finished it is no longer listed by
-	// UnfinishedEvaluations.
+	// save, in one commit.
 	SaveEvaluation(ctx context.Context, by Actor, a *Asset, e *Evaluation, cases []*EvalCase, msg string) error
 	// Evaluation reads evaluation id with its cases done, in plan order.
 	Evaluation(ctx context.Context, a *Asset, id string) (*Evaluation, []*EvalCase, error)
@@ -194,7 +193,8 @@ type EvaluationStore interface {
 	Evaluations(ctx context.Context, a *Asset) ([]*Evaluation, error)
 	// UnfinishedEvaluations lists the evaluations a stop interrupted.
 	UnfinishedEvaluations(ctx context.Context) ([]EvalRef, error)
-	// DropPendingEvaluation forgets an unfinished evaluation that cannot
-	// be resumed (its prompt or its ref is gone).
+	// DropPendingEvaluation forgets an evaluation listed by
+	// UnfinishedEvaluations: it is finished and its event recorded, or it
+	// cannot be resumed (its prompt or its ref is gone).
 	DropPendingEvaluation(ctx context.Context, ref EvalRef) error
 }

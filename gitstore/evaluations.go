@@ -25,8 +25,9 @@ import (
 //
 // An evaluation not finished is also named by an empty file
 // .evaluations/<prompt id>.<id> under the data root, written before its
-// ref and removed once it is finished, so a restart finds the ones to
-// resume without opening every repository.
+// ref and removed (DropPendingEvaluation) once it is finished and its
+// event recorded, so a restart finds the ones to resume without opening
+// every repository.
 const (
 	evaluationsPrefix = "refs/evaluations/"
 	evaluationFile    = "evaluation.json"
@@ -97,15 +98,7 @@ func (s *Store) CreateEvaluation(ctx context.Context, by quire.Actor, a *quire.A
 
 // SaveEvaluation commits e's state and cases in one commit.
 func (s *Store) SaveEvaluation(ctx context.Context, by quire.Actor, a *quire.Asset, e *quire.Evaluation, cases []*quire.EvalCase, msg string) error {
-	if err := s.writeEvaluation(by, a, e, cases, msg, false); err != nil {
-		return err
-	}
-	if e.Finished() {
-		if err := s.markPending(a.ID, e.ID, true); err != nil {
-			return fmt.Errorf("unmark evaluation %s: %w", e.ID, err)
-		}
-	}
-	return nil
+	return s.writeEvaluation(by, a, e, cases, msg, false)
 }
 
 func (s *Store) writeEvaluation(by quire.Actor, a *quire.Asset, e *quire.Evaluation, cases []*quire.EvalCase, msg string, create bool) error {
@@ -241,8 +234,7 @@ func (s *Store) UnfinishedEvaluations(ctx context.Context) ([]quire.EvalRef, err
 	return out, nil
 }
 
-// DropPendingEvaluation forgets the pending mark of an evaluation that
-// cannot be resumed (its prompt or its ref is gone).
+// DropPendingEvaluation removes the pending mark of an evaluation.
 func (s *Store) DropPendingEvaluation(ctx context.Context, ref quire.EvalRef) error {
 	return s.markPending(ref.PromptID, ref.ID, true)
 }
