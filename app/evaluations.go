@@ -275,7 +275,7 @@ func (a *App) baseOf(ctx context.Context, as *quire.Asset, n int) (int, string, 
 
 // Evaluation reads evaluation evalID of prompt id with its cases done
 // (read access).
-func (a *App) Evaluation(ctx context.Context, p *quire.Principal, id, evalID string) (*EvaluationView, error) {
+func (a *App) Evaluation(ctx context.Context, p *quire.Principal, id string, ref VersionRef, evalID string) (*EvaluationView, error) {
 	st, err := a.evalStore()
 	if err != nil {
 		return nil, err
@@ -284,7 +284,7 @@ func (a *App) Evaluation(ctx context.Context, p *quire.Principal, id, evalID str
 	if err != nil {
 		return nil, err
 	}
-	e, cases, err := st.Evaluation(ctx, as, evalID)
+	e, cases, err := a.evaluationOf(ctx, st, as, ref, evalID)
 	if err != nil {
 		return nil, err
 	}
@@ -297,7 +297,7 @@ func (a *App) Evaluation(ctx context.Context, p *quire.Principal, id, evalID str
 
 // Evaluations lists a page of the evaluations of prompt id, newest first
 // (read access).
-func (a *App) Evaluations(ctx context.Context, p *quire.Principal, id string, opts Input[quire.ListOptions]) ([]*quire.Evaluation, string, error) {
+func (a *App) Evaluations(ctx context.Context, p *quire.Principal, id string, ref VersionRef, opts Input[quire.ListOptions]) ([]*quire.Evaluation, string, error) {
 	st, err := a.evalStore()
 	if err != nil {
 		return nil, "", err
@@ -310,17 +310,27 @@ func (a *App) Evaluations(ctx context.Context, p *quire.Principal, id string, op
 	if err != nil {
 		return nil, "", err
 	}
+	v, _, err := a.versionAt(ctx, as, ref)
+	if err != nil {
+		return nil, "", err
+	}
 	all, err := st.Evaluations(ctx, as)
 	if err != nil {
 		return nil, "", err
 	}
-	return Page(all, o)
+	mine := all[:0]
+	for _, e := range all {
+		if e.Version == v.Number {
+			mine = append(mine, e)
+		}
+	}
+	return Page(mine, o)
 }
 
 // CancelEvaluation stops evaluation evalID of prompt id (write access):
 // no case is sent after it returns; the cases done stay. Canceling a
 // finished evaluation is ECONFLICT.
-func (a *App) CancelEvaluation(ctx context.Context, p *quire.Principal, id, evalID string) (*quire.Evaluation, error) {
+func (a *App) CancelEvaluation(ctx context.Context, p *quire.Principal, id string, ref VersionRef, evalID string) (*quire.Evaluation, error) {
 	st, err := a.evalStore()
 	if err != nil {
 		return nil, err
@@ -329,7 +339,7 @@ func (a *App) CancelEvaluation(ctx context.Context, p *quire.Principal, id, eval
 	if err != nil {
 		return nil, err
 	}
-	e, _, err := st.Evaluation(ctx, as, evalID)
+	e, _, err := a.evaluationOf(ctx, st, as, ref, evalID)
 	if err != nil {
 		return nil, err
 	}
@@ -354,6 +364,27 @@ func (a *App) CancelEvaluation(ctx context.Context, p *quire.Principal, id, eval
 	}
 	e.Plan = nil
 	return e, nil
+}
+
+// evaluationOf reads evaluation evalID of version ref of as: another
+// version's is not found.
+func (a *App) evaluationOf(ctx context.Context, st quire.EvaluationStore, as *quire.Asset, ref VersionRef, evalID string) (*quire.Evaluation, []*quire.EvalCase, error) {
+	e, cases, err := st.Evaluation(ctx, as, evalID)
+	if err != nil {
+		return nil, nil, err
+	}
+	n := ref.Number
+	if ref.Live || ref.Label != "" {
+		v, _, err := a.versionAt(ctx, as, ref)
+		if err != nil {
+			return nil, nil, err
+		}
+		n = v.Number
+	}
+	if e.Version != n {
+		return nil, nil, quire.Errorf(quire.ENOTFOUND, "evaluation not found")
+	}
+	return e, cases, nil
 }
 
 // ResumeEvaluations starts again every evaluation a stop interrupted,
