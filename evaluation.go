@@ -25,7 +25,7 @@ const (
 // (with an optional Provider and Model) is llm_judge's. package valid
 // checks them.
 type Assertion struct {
-	Type     string          `json:"type"`
+	Type     string          `json:"type" enum:"contains,not_contains,equals,regex,max_length,json_valid,json_schema,llm_judge"`
 	Value    json.RawMessage `json:"value,omitempty"`
 	Schema   json.RawMessage `json:"schema,omitempty"`
 	Rubric   string          `json:"rubric,omitempty"`
@@ -49,7 +49,7 @@ const (
 type Evaluation struct {
 	ID       string `json:"id"`
 	PromptID string `json:"prompt_id"`
-	State    string `json:"state"`
+	State    string `json:"state" enum:"queued,running,completed,failed,canceled"`
 	// Version and Commit are the head evaluated; Against what it was
 	// asked to compare with (a number, "live" or "base"; "" for
 	// nothing), resolved to AgainstVersion and AgainstCommit.
@@ -71,8 +71,9 @@ type Evaluation struct {
 	// Error says why a failed evaluation failed.
 	Error string `json:"error,omitempty"`
 	// Plan is the cases to run, fixed when the evaluation is created so
-	// a restart resumes the same work.
-	Plan []EvalPlanCase `json:"plan,omitempty"`
+	// a restart resumes the same work; the store keeps it, the API does
+	// not show it.
+	Plan []EvalPlanCase `json:"-"`
 }
 
 // Finished reports whether the evaluation will run no more cases.
@@ -148,7 +149,7 @@ type EvalSideUsage struct {
 
 // AssertionResult is one assertion checked against an output.
 type AssertionResult struct {
-	Type   string `json:"type"`
+	Type   string `json:"type" enum:"contains,not_contains,equals,regex,max_length,json_valid,json_schema,llm_judge"`
 	Passed bool   `json:"passed"`
 	Detail string `json:"detail"`
 }

@@ -120,7 +120,7 @@ func (s *Store) writeEvaluation(by quire.Actor, a *quire.Asset, e *quire.Evaluat
 		return quire.Errorf(quire.ENOTFOUND, "evaluation not found")
 	}
 	_, err = w.editRef(by, ref, tip, evaluationConflict, func(tree plumbing.Hash) (plumbing.Hash, string, error) {
-		edit, err := w.r.jsonEdit(evaluationFile, e)
+		edit, err := w.r.jsonEdit(evaluationFile, storedEvaluation{e, e.Plan})
 		if err != nil {
 			return plumbing.ZeroHash, "", err
 		}
@@ -136,6 +136,21 @@ func (s *Store) writeEvaluation(by quire.Actor, a *quire.Asset, e *quire.Evaluat
 		return newTree, msg, err
 	})
 	return err
+}
+
+// storedEvaluation is evaluation.json: the evaluation with its plan.
+type storedEvaluation struct {
+	*quire.Evaluation
+	Plan []quire.EvalPlanCase `json:"plan"`
+}
+
+// readEvaluation reads evaluation.json of tree; found is false when
+// there is none.
+func (r *repo) readEvaluation(tree plumbing.Hash) (*quire.Evaluation, bool, error) {
+	st := storedEvaluation{Evaluation: &quire.Evaluation{}}
+	ok, err := r.readJSON(tree, evaluationFile, &st)
+	st.Evaluation.Plan = st.Plan
+	return st.Evaluation, ok, err
 }
 
 func evaluationConflict() error {
@@ -158,8 +173,8 @@ func (s *Store) Evaluation(ctx context.Context, a *quire.Asset, id string) (*qui
 	if tree.IsZero() {
 		return nil, nil, quire.Errorf(quire.ENOTFOUND, "evaluation not found")
 	}
-	e := &quire.Evaluation{}
-	if ok, err := r.readJSON(tree, evaluationFile, e); err != nil {
+	e, ok, err := r.readEvaluation(tree)
+	if err != nil {
 		return nil, nil, err
 	} else if !ok {
 		return nil, nil, fmt.Errorf("evaluation %s has no %s", id, evaluationFile)
@@ -196,8 +211,8 @@ func (s *Store) Evaluations(ctx context.Context, a *quire.Asset) ([]*quire.Evalu
 		if err != nil {
 			return nil, err
 		}
-		e := &quire.Evaluation{}
-		if ok, err := r.readJSON(c.TreeHash, evaluationFile, e); err != nil {
+		e, ok, err := r.readEvaluation(c.TreeHash)
+		if err != nil {
 			return nil, err
 		} else if !ok {
 			continue
