@@ -37,9 +37,10 @@ import (
 const (
 	MaxEvalRepeat = 5
 	MaxEvalCases  = 1000
-	// evalWorkers are the cases of one evaluation under way at once; the
-	// provider's background slots bound the calls.
-	evalWorkers = 32
+	// evalWorkers bounds the cases of one evaluation sent and not yet
+	// stored: what a crash can make it send again. The provider's
+	// background slots bound the calls in flight.
+	evalWorkers = 8
 	// evalCacheSize is how many outputs the cache keeps.
 	evalCacheSize = 1 << 14
 )
@@ -527,9 +528,16 @@ func (a *App) runEvaluation(ctx context.Context, as *quire.Asset, e *quire.Evalu
 			}
 		}()
 	}
+	// unstored holds a token per case fed and not yet stored.
+	unstored := make(chan struct{}, evalWorkers)
 	go func() {
 		defer close(cases)
 		for _, pc := range todo {
+			select {
+			case unstored <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
 			select {
 			case cases <- pc:
 			case <-ctx.Done():
@@ -552,6 +560,9 @@ func (a *App) runEvaluation(ctx context.Context, as *quire.Asset, e *quire.Evalu
 		tally(e, have)
 		e.UpdatedAt = a.now().UTC()
 		err := st.SaveEvaluation(store, by, as, e, batch, msg)
+		for range batch {
+			<-unstored
+		}
 		batch = batch[:0]
 		return err
 	}
