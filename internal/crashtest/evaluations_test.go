@@ -30,9 +30,9 @@ func TestCrashEvaluation(t *testing.T) {
 	root := t.TempDir()
 
 	var (
-		mu   sync.Mutex
-		sent = map[string]int{} // the rendered prompt → requests
-		when = map[string][]time.Time{}
+		mu    sync.Mutex
+		sent  = map[string]int{} // the rendered prompt → requests
+		when  = map[string][]time.Time{}
 		kills []time.Time
 	)
 	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
