@@ -488,3 +488,44 @@ func TestEvaluationWithoutProvider(t *testing.T) {
 		t.Errorf("no provider: %s", r.Body)
 	}
 }
+
+// TestEvaluationInGit: an evaluation is refs/evaluations/<id> of the
+// prompt's repository, one JSON file per case, read with git log -p;
+// clients fetch it on request and cannot push it.
+func TestEvaluationInGit(t *testing.T) {
+	ev := newEvalEnv(t)
+	id := ev.start(2, obj{"against": "live"})
+	ev.wait(2, id)
+	g := newGitClient(t, ev.Env)
+	w := t.TempDir()
+	g.must(w, "clone", "-q", g.url(ev.Admin, "evals/prompts/greet.git"), "c")
+	w += "/c"
+	if out := g.must(w, "for-each-ref", "--format=%(refname)"); strings.Contains(out, "refs/evaluations") {
+		t.Errorf("a plain clone fetched evaluations:\n%s", out)
+	}
+	g.must(w, "fetch", "-q", "origin", "refs/evaluations/*:refs/evaluations/*")
+	ref := "refs/evaluations/" + id
+	log := g.must(w, "log", "-p", "--format=%ae %s", ref)
+	for _, want := range []string{
+		testenv.AdminEmail + " Complete evaluation",
+		testenv.AdminEmail + " Run evaluation",
+		testenv.AdminEmail + " Evaluate version 2: 2 case(s) against live",
+		"cases/" + ev.ann + "-1.json", `"output": "echo: Hi Ann!"`, `"state": "completed"`,
+	} {
+		if !strings.Contains(log, want) {
+			t.Errorf("git log -p %s lacks %q:\n%s", ref, want, log)
+		}
+	}
+	if out := g.must(w, "show", ref+":cases/"+ev.bo+"-1.json"); !strings.Contains(out, `"payload_name": "bo"`) {
+		t.Errorf("case file:\n%s", out)
+	}
+	g.must(w, "commit", "-q", "--allow-empty", "-m", "forged")
+	for _, r := range []string{ref, "refs/evaluations/new"} {
+		if out := g.fails(w, "push", g.url(ev.Admin, "evals/prompts/greet.git"), "+HEAD:"+r); !strings.Contains(out, "rejected") {
+			t.Errorf("push to %s: %s", r, out)
+		}
+	}
+	if out := g.must(w, "ls-remote", "origin"); strings.Count(out, "refs/evaluations/") != 1 {
+		t.Errorf("refs after refused pushes:\n%s", out)
+	}
+}
