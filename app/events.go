@@ -108,6 +108,7 @@ func (a *App) emitUpdate(ctx context.Context, by quire.Actor, as *quire.Asset, v
 		return nil
 	}
 	ev := a.versionEvent(quire.EventVersionUpdated, by, as, v)
+	a.draftMoved(ctx, by, as, v)
 	key := updateKey(as.ID, v.Number)
 	c := &a.coalesce
 	c.mu.Lock()

@@ -150,7 +150,7 @@ func (a *App) PublishVersionWith(ctx context.Context, p *quire.Principal, kind q
 		}
 		return as, v, nil
 	}
-	gate := a.reviewGate(ctx, p, pr, o)
+	gate := a.evaluationGate(ctx, as, pr, n, o, a.reviewGate(ctx, p, pr, o))
 	var merged *quire.Review // the draft's review, which the store merges
 	v, err := a.reviews.PublishReviewed(ctx, p.Actor(), as, n, a.publishCheck(ctx, as, n), func(rt *quire.ReviewThread) (*quire.ReviewMerge, error) {
 		if rt != nil {

@@ -21,6 +21,7 @@ import (
 // Defines values for APIErrorCode.
 const (
 	Conflict             APIErrorCode = "conflict"
+	EvaluationRequired   APIErrorCode = "evaluation_required"
 	Forbidden            APIErrorCode = "forbidden"
 	HeadMoved            APIErrorCode = "head_moved"
 	InsufficientStorage  APIErrorCode = "insufficient_storage"
@@ -46,6 +47,8 @@ const (
 func (e APIErrorCode) Valid() bool {
 	switch e {
 	case Conflict:
+		return true
+	case EvaluationRequired:
 		return true
 	case Forbidden:
 		return true
@@ -1191,6 +1194,33 @@ func (e ReviewState) Valid() bool {
 	case ReviewStateMerged:
 		return true
 	case ReviewStateOpen:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReviewViewEvaluationState.
+const (
+	ReviewViewEvaluationStateCanceled  ReviewViewEvaluationState = "canceled"
+	ReviewViewEvaluationStateCompleted ReviewViewEvaluationState = "completed"
+	ReviewViewEvaluationStateFailed    ReviewViewEvaluationState = "failed"
+	ReviewViewEvaluationStateQueued    ReviewViewEvaluationState = "queued"
+	ReviewViewEvaluationStateRunning   ReviewViewEvaluationState = "running"
+)
+
+// Valid indicates whether the value is a known member of the ReviewViewEvaluationState enum.
+func (e ReviewViewEvaluationState) Valid() bool {
+	switch e {
+	case ReviewViewEvaluationStateCanceled:
+		return true
+	case ReviewViewEvaluationStateCompleted:
+		return true
+	case ReviewViewEvaluationStateFailed:
+		return true
+	case ReviewViewEvaluationStateQueued:
+		return true
+	case ReviewViewEvaluationStateRunning:
 		return true
 	default:
 		return false
@@ -3580,6 +3610,7 @@ type Comment struct {
 		Name  *string             `json:"name,omitempty"`
 	} `json:"author"`
 	Body      string             `json:"body"`
+	Case      *string            `json:"case,omitempty"`
 	Commit    string             `json:"commit"`
 	CreatedAt time.Time          `json:"created_at"`
 	Id        openapi_types.UUID `json:"id"`
@@ -3603,6 +3634,7 @@ type CommentPatchRequest struct {
 type CommentRequest struct {
 	// Body At most 65536 bytes of UTF-8.
 	Body      string  `json:"body"`
+	Case      *string `json:"case,omitempty"`
 	InReplyTo *string `json:"in_reply_to,omitempty"`
 	Line      *int    `json:"line,omitempty"`
 
@@ -4250,10 +4282,12 @@ type Project struct {
 	} `json:"members"`
 	Name         string `json:"name"`
 	ReviewPolicy *struct {
-		AllowSelfApproval bool     `json:"allow_self_approval"`
-		DismissStale      *bool    `json:"dismiss_stale,omitempty"`
-		ProtectedLabels   []string `json:"protected_labels"`
-		RequiredApprovals int      `json:"required_approvals"`
+		AllowSelfApproval        bool     `json:"allow_self_approval"`
+		DismissStale             *bool    `json:"dismiss_stale,omitempty"`
+		Evaluate                 *bool    `json:"evaluate,omitempty"`
+		ProtectedLabels          []string `json:"protected_labels"`
+		RequirePassingEvaluation *bool    `json:"require_passing_evaluation,omitempty"`
+		RequiredApprovals        int      `json:"required_approvals"`
 	} `json:"review_policy,omitempty"`
 	Slug       string            `json:"slug"`
 	UpdatedAt  time.Time         `json:"updated_at"`
@@ -4271,10 +4305,12 @@ type ProjectRequest struct {
 	Description  *string `json:"description,omitempty"`
 	Name         *string `json:"name,omitempty"`
 	ReviewPolicy *struct {
-		AllowSelfApproval *bool     `json:"allow_self_approval,omitempty"`
-		DismissStale      *bool     `json:"dismiss_stale,omitempty"`
-		ProtectedLabels   *[]string `json:"protected_labels,omitempty"`
-		RequiredApprovals *int      `json:"required_approvals,omitempty"`
+		AllowSelfApproval        *bool     `json:"allow_self_approval,omitempty"`
+		DismissStale             *bool     `json:"dismiss_stale,omitempty"`
+		Evaluate                 *bool     `json:"evaluate,omitempty"`
+		ProtectedLabels          *[]string `json:"protected_labels,omitempty"`
+		RequirePassingEvaluation *bool     `json:"require_passing_evaluation,omitempty"`
+		RequiredApprovals        *int      `json:"required_approvals,omitempty"`
 	} `json:"review_policy,omitempty"`
 	Slug       *string                   `json:"slug,omitempty"`
 	Visibility *ProjectRequestVisibility `json:"visibility,omitempty"`
@@ -4527,6 +4563,7 @@ type ReviewView struct {
 			Name  *string             `json:"name,omitempty"`
 		} `json:"author"`
 		Body      string             `json:"body"`
+		Case      *string            `json:"case,omitempty"`
 		Commit    string             `json:"commit"`
 		CreatedAt time.Time          `json:"created_at"`
 		Id        openapi_types.UUID `json:"id"`
@@ -4538,6 +4575,21 @@ type ReviewView struct {
 		Side      string             `json:"side"`
 		UpdatedAt time.Time          `json:"updated_at"`
 	} `json:"comments"`
+	Evaluation *struct {
+		Against *string `json:"against,omitempty"`
+		Commit  string  `json:"commit"`
+		Counts  struct {
+			Cases   int `json:"cases"`
+			Changed int `json:"changed"`
+			Errored int `json:"errored"`
+			Failed  int `json:"failed"`
+			Passed  int `json:"passed"`
+		} `json:"counts"`
+		Id           openapi_types.UUID        `json:"id"`
+		NewlyFailing int                       `json:"newly_failing"`
+		State        ReviewViewEvaluationState `json:"state"`
+		Summary      string                    `json:"summary"`
+	} `json:"evaluation,omitempty"`
 	Files []struct {
 		Additions int    `json:"additions"`
 		Deletions int    `json:"deletions"`
@@ -4610,6 +4662,9 @@ type ReviewView struct {
 		} `json:"user"`
 	} `json:"verdicts"`
 }
+
+// ReviewViewEvaluationState defines model for ReviewView.Evaluation.State.
+type ReviewViewEvaluationState string
 
 // ReviewViewReviewState defines model for ReviewView.Review.State.
 type ReviewViewReviewState string

@@ -3983,7 +3983,7 @@ export interface components {
     schemas: {
         APIError: {
             /** @enum {string} */
-            code: "invalid" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "precondition" | "too_large" | "unprocessable" | "rate_limited" | "unavailable" | "insufficient_storage" | "internal" | "request_timeout" | "method_not_allowed" | "unsupported_media_type" | "review_required" | "head_moved" | "label_protected" | "no_provider" | "provider_error";
+            code: "invalid" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "precondition" | "too_large" | "unprocessable" | "rate_limited" | "unavailable" | "insufficient_storage" | "internal" | "request_timeout" | "method_not_allowed" | "unsupported_media_type" | "review_required" | "head_moved" | "label_protected" | "no_provider" | "provider_error" | "evaluation_required";
             details?: {
                 [key: string]: unknown;
             };
@@ -4060,6 +4060,7 @@ export interface components {
                 name?: string;
             };
             body: string;
+            case?: string;
             commit: string;
             /** Format: date-time */
             created_at: string;
@@ -4082,6 +4083,7 @@ export interface components {
         CommentRequest: {
             /** @description At most 65536 bytes of UTF-8. */
             body: string;
+            case?: string;
             in_reply_to?: string;
             line?: number;
             /** @description At most 4096 bytes of UTF-8. */
@@ -4708,7 +4710,9 @@ export interface components {
             review_policy?: {
                 allow_self_approval: boolean;
                 dismiss_stale?: boolean | null;
+                evaluate?: boolean;
                 protected_labels: string[];
+                require_passing_evaluation?: boolean;
                 required_approvals: number;
             } | null;
             slug: string;
@@ -4723,7 +4727,9 @@ export interface components {
             review_policy?: {
                 allow_self_approval?: boolean;
                 dismiss_stale?: boolean | null;
+                evaluate?: boolean;
                 protected_labels?: string[];
+                require_passing_evaluation?: boolean;
                 required_approvals?: number;
             } | null;
             slug?: string | null;
@@ -4971,6 +4977,7 @@ export interface components {
                     name?: string;
                 };
                 body: string;
+                case?: string;
                 commit: string;
                 /** Format: date-time */
                 created_at: string;
@@ -4985,6 +4992,23 @@ export interface components {
                 /** Format: date-time */
                 updated_at: string;
             } | null)[];
+            evaluation?: {
+                against?: string;
+                commit: string;
+                counts: {
+                    cases: number;
+                    changed: number;
+                    errored: number;
+                    failed: number;
+                    passed: number;
+                };
+                /** Format: uuid */
+                id: string;
+                newly_failing: number;
+                /** @enum {string} */
+                state: "queued" | "running" | "completed" | "failed" | "canceled";
+                summary: string;
+            } | null;
             files: {
                 additions: number;
                 deletions: number;
