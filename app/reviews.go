@@ -25,15 +25,15 @@ import (
 // ReviewView is a review as read: the review, the files it changes
 // against its base, what was said, and whether it can be merged.
 type ReviewView struct {
-	Review    *quire.Review       `json:"review"`
-	Files     []quire.ReviewFile  `json:"files"`
-	Comments  []*quire.Comment    `json:"comments"`
-	Verdicts  []*quire.Verdict    `json:"verdicts"`
-	Mergeable Mergeable           `json:"mergeable"`
+	Review    *quire.Review      `json:"review"`
+	Files     []quire.ReviewFile `json:"files"`
+	Comments  []*quire.Comment   `json:"comments"`
+	Verdicts  []*quire.Verdict   `json:"verdicts"`
+	Mergeable Mergeable          `json:"mergeable"`
 	// Evaluation is a prompt review's head's latest evaluation
 	// (evalreview.go); nil when there is none.
-	Evaluation *ReviewEvaluation `json:"evaluation,omitempty"`
-	Thread    *quire.ReviewThread `json:"-"`
+	Evaluation *ReviewEvaluation   `json:"evaluation,omitempty"`
+	Thread     *quire.ReviewThread `json:"-"`
 }
 
 // Mergeable says whether publishing the draft would pass the policy now.
