@@ -135,9 +135,9 @@ func (a *App) StartEvaluation(ctx context.Context, p *quire.Principal, id string
 	if err := st.CreateEvaluation(ctx, p.Actor(), as, e); err != nil {
 		return nil, err
 	}
-	a.evals.start(a, as, e, nil)
-	out := *e
+	out := *e // the job changes e from now on
 	out.Plan = nil
+	a.evals.start(a, as, e, nil)
 	return &out, nil
 }
 

@@ -27,7 +27,6 @@ type modelServer struct {
 	calls  atomic.Int64
 	judged atomic.Int64
 	mu     sync.Mutex
-	sent   []string // the last message of each non-judge request
 	reply  func(content string) string
 	fail   atomic.Int64 // a status to answer with, 0 for none
 	delay  atomic.Int64 // nanoseconds
@@ -66,7 +65,6 @@ func newModelServer(t *testing.T) *modelServer {
 			}
 		} else {
 			m.mu.Lock()
-			m.sent = append(m.sent, last)
 			reply := m.reply
 			m.mu.Unlock()
 			out = "echo: " + last
@@ -83,12 +81,6 @@ func newModelServer(t *testing.T) *modelServer {
 	}))
 	t.Cleanup(m.Close)
 	return m
-}
-
-func (m *modelServer) sentMessages() []string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]string(nil), m.sent...)
 }
 
 // evalEnv is a quire with provider "local" (m) and a prompt "greet":
@@ -292,12 +284,14 @@ func TestEvaluationCache(t *testing.T) {
 // TestEvaluationAssertionKinds: every kind, the judge's call recorded.
 func TestEvaluationAssertionKinds(t *testing.T) {
 	ev := newEvalEnv(t)
+	ev.m.mu.Lock()
 	ev.m.reply = func(content string) string {
 		if strings.Contains(content, "json") {
 			return `{"a": 1, "b": "x"}`
 		}
 		return "echo: " + content
 	}
+	ev.m.mu.Unlock()
 	id := ev.payload("json", obj{"name": "json"}, []obj{
 		{"type": "contains", "value": `"a"`},
 		{"type": "not_contains", "value": "error"},
