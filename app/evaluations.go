@@ -40,7 +40,7 @@ const (
 	// evalWorkers bounds the cases of one evaluation sent and not yet
 	// stored: what a crash can make it send again. The provider's
 	// background slots bound the calls in flight.
-	evalWorkers = 8
+	evalWorkers = 16
 	// evalCacheSize is how many outputs the cache keeps.
 	evalCacheSize = 1 << 14
 )
@@ -514,6 +514,10 @@ func (a *App) runEvaluation(ctx context.Context, as *quire.Asset, e *quire.Evalu
 	}
 	cases := make(chan quire.EvalPlanCase)
 	results := make(chan *quire.EvalCase, len(todo))
+	// unstored holds a token per case fed and not yet stored that called
+	// a provider: a case answered from the cache gives its token back at
+	// once, since sending it again would cost nothing.
+	unstored := make(chan struct{}, evalWorkers)
 	var workers sync.WaitGroup
 	for range min(evalWorkers, len(todo)) {
 		workers.Add(1)
@@ -524,12 +528,13 @@ func (a *App) runEvaluation(ctx context.Context, as *quire.Asset, e *quire.Evalu
 				if ctx.Err() != nil {
 					return // cut short: not a result, sent again on resume
 				}
+				if !madeCalls(c) {
+					<-unstored
+				}
 				results <- c
 			}
 		}()
 	}
-	// unstored holds a token per case fed and not yet stored.
-	unstored := make(chan struct{}, evalWorkers)
 	go func() {
 		defer close(cases)
 		for _, pc := range todo {
@@ -560,8 +565,10 @@ func (a *App) runEvaluation(ctx context.Context, as *quire.Asset, e *quire.Evalu
 		tally(e, have)
 		e.UpdatedAt = a.now().UTC()
 		err := st.SaveEvaluation(store, by, as, e, batch, msg)
-		for range batch {
-			<-unstored
+		for _, c := range batch {
+			if madeCalls(c) {
+				<-unstored
+			}
 		}
 		batch = batch[:0]
 		return err
@@ -609,6 +616,28 @@ func (a *App) runEvaluation(ctx context.Context, as *quire.Asset, e *quire.Evalu
 		}
 		a.finishEvaluation(store, as, e, batch, state, why)
 	}
+}
+
+// madeCalls reports whether case c called a provider (rather than
+// taking every output from the cache or failing to render).
+func madeCalls(c *quire.EvalCase) bool {
+	for _, s := range []*quire.EvalSide{c.Head, c.Against} {
+		if s == nil {
+			continue
+		}
+		if !s.Cached && !strings.HasPrefix(s.Error, "render: ") {
+			return true
+		}
+		for _, j := range s.Judges {
+			if !j.Cached {
+				return true
+			}
+		}
+		if strings.HasPrefix(s.Error, "llm_judge: ") {
+			return true
+		}
+	}
+	return false
 }
 
 // finishEvaluation stores e ended in state, with the last cases, and

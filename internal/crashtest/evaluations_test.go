@@ -225,8 +225,8 @@ func TestCrashEvaluation(t *testing.T) {
 		}
 	}
 	// What a kill can cost: the cases sent and not yet stored, at most
-	// 8 (app's evalWorkers) at any time.
-	if twice > 2*8 {
+	// 16 (app's evalWorkers) at any time.
+	if twice > 2*16 {
 		t.Errorf("%d cases sent twice over two kills", twice)
 	}
 	if t.Failed() {
