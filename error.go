@@ -31,12 +31,13 @@ const (
 	ELABELPROTECT  Code = "label_protected"        // deleting a protected label needs an owner's override (409)
 	ENOPROVIDER    Code = "no_provider"            // a run needs a model provider the operator has not configured (409)
 	EPROVIDER      Code = "provider_error"         // the model provider failed or refused a call (502)
+	EEVALUATION    Code = "evaluation_required"    // publishing needs a passing evaluation of the draft's head (409)
 )
 
 // Codes lists every Code, for documents that enumerate them.
 var Codes = []Code{EINVALID, EUNAUTHORIZED, EFORBIDDEN, ENOTFOUND, ECONFLICT, EPRECONDITION, ETOOLARGE,
 	EUNPROCESSABLE, ERATELIMIT, EUNAVAILABLE, ENOSPACE, EINTERNAL, ETIMEOUT, EMETHOD, EMEDIATYPE, EREVIEW,
-	EHEADMOVED, ELABELPROTECT, ENOPROVIDER, EPROVIDER}
+	EHEADMOVED, ELABELPROTECT, ENOPROVIDER, EPROVIDER, EEVALUATION}
 
 // Error is quire's error type. Message is safe to show to a client; Err is
 // the underlying cause and is only logged.

@@ -29,9 +29,13 @@ const (
 	EventReviewReopened   EventType = "review.reopened"
 	EventReviewRetitled   EventType = "review.retitled"
 	EventCommentUpdated   EventType = "review.comment_updated"
-	EventWebhookDisabled  EventType = "webhook.disabled"
-	EventPing             EventType = "ping"
-	EventAll              EventType = "*"
+	// An evaluation of a prompt version ran all its cases, or stopped on
+	// an error (evaluation.go).
+	EventEvaluationCompleted EventType = "evaluation.completed"
+	EventEvaluationFailed    EventType = "evaluation.failed"
+	EventWebhookDisabled     EventType = "webhook.disabled"
+	EventPing                EventType = "ping"
+	EventAll                 EventType = "*"
 )
 
 // EventTypes lists the types a subscription may name (besides "*").
@@ -42,6 +46,7 @@ var EventTypes = []EventType{
 	EventLabelMoved, EventLabelDeleted,
 	EventReviewOpened, EventReviewCommented, EventReviewApproved, EventReviewChanges,
 	EventReviewMerged, EventReviewClosed, EventReviewReopened, EventReviewRetitled, EventCommentUpdated,
+	EventEvaluationCompleted, EventEvaluationFailed,
 	EventWebhookDisabled, EventPing,
 }
 

@@ -24,6 +24,9 @@ type Completion struct {
 	Model    string
 	Messages []Message
 	Params   json.RawMessage
+	// Background calls (evaluations) take slots of their own, so they
+	// never hold up the calls of API requests.
+	Background bool
 }
 
 // CompletionResult is a provider's answer.

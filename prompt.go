@@ -313,6 +313,9 @@ type Payload struct {
 	CreatedAt time.Time       `json:"created_at"`
 	UpdatedAt time.Time       `json:"updated_at"`
 	CreatedBy string          `json:"created_by,omitempty"`
+	// Assertions are the checks an evaluation makes of a model's output
+	// for this payload (evaluation.go).
+	Assertions []Assertion `json:"assertions,omitempty"`
 }
 
 // PayloadStore keeps the payloads of prompts.

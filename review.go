@@ -100,6 +100,9 @@ type Comment struct {
 	// Anchor is the text of the anchored line when the comment was made,
 	// kept so that outdated can be told without the old commit.
 	Anchor *string `json:"anchor,omitempty"`
+	// Case anchors a comment on a prompt review to an evaluation case:
+	// the payload's id.
+	Case string `json:"case,omitempty"`
 }
 
 // Verdict kinds.
@@ -199,6 +202,13 @@ type ReviewPolicy struct {
 	// stop counting.
 	DismissStale    *bool    `json:"dismiss_stale,omitempty"`
 	ProtectedLabels []string `json:"protected_labels"`
+	// Evaluate starts an evaluation of a prompt review's head against
+	// its base when the review opens and whenever its head moves;
+	// RequirePassingEvaluation makes publishing a prompt draft need a
+	// completed evaluation of its head with no failed or errored case
+	// (docs/evaluations.md).
+	Evaluate                 bool `json:"evaluate,omitempty"`
+	RequirePassingEvaluation bool `json:"require_passing_evaluation,omitempty"`
 }
 
 // Dismisses reports whether stale approvals stop counting.

@@ -108,6 +108,9 @@ type App struct {
 	bus      bus
 	access   bus
 	coalesce coalescer
+
+	// evals runs evaluations (evaluations.go).
+	evals *evaluator
 }
 
 // New returns the use cases over cfg's stores.
@@ -128,6 +131,7 @@ func New(cfg Config) *App {
 		a.payloads, _ = cfg.Versions.(quire.PayloadStore)
 	}
 	a.templates = newTemplateMemo()
+	a.evals = newEvaluator(cfg.Versions)
 	// Reviews and labels live in the assets' repositories, so the version
 	// store keeps them when it can.
 	a.reviews, _ = cfg.Versions.(quire.ReviewStore)

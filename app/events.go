@@ -107,6 +107,7 @@ func (a *App) emitUpdate(ctx context.Context, ev *quire.Event) error {
 	}
 	as := ev.Asset
 	key := updateKey(as.ID, ev.Version)
+	a.draftMoved(ctx, ev)
 	c := &a.coalesce
 	c.mu.Lock()
 	now := time.Now()

@@ -12,9 +12,12 @@ import (
 // PayloadInput creates or replaces a payload: Variables are required, a
 // JSON object of at most Limits.MaxVariables bytes; Name is optional (a
 // replacement without one keeps the payload's name).
+// Assertions, when given, replace the payload's (valid.Assertions; an
+// empty array removes them).
 type PayloadInput struct {
-	Variables json.RawMessage
-	Name      *string
+	Variables  json.RawMessage
+	Name       *string
+	Assertions json.RawMessage
 }
 
 // applyPayload checks in and writes it into pl, its variables compacted.
@@ -32,6 +35,13 @@ func (a *App) applyPayload(in *PayloadInput, pl *quire.Payload) error {
 			return err
 		}
 		pl.Name = *in.Name
+	}
+	if in.Assertions != nil {
+		as, err := valid.Assertions(in.Assertions)
+		if err != nil {
+			return err
+		}
+		pl.Assertions = as
 	}
 	return nil
 }

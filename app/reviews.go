@@ -25,12 +25,15 @@ import (
 // ReviewView is a review as read: the review, the files it changes
 // against its base, what was said, and whether it can be merged.
 type ReviewView struct {
-	Review    *quire.Review       `json:"review"`
-	Files     []quire.ReviewFile  `json:"files"`
-	Comments  []*quire.Comment    `json:"comments"`
-	Verdicts  []*quire.Verdict    `json:"verdicts"`
-	Mergeable Mergeable           `json:"mergeable"`
-	Thread    *quire.ReviewThread `json:"-"`
+	Review    *quire.Review      `json:"review"`
+	Files     []quire.ReviewFile `json:"files"`
+	Comments  []*quire.Comment   `json:"comments"`
+	Verdicts  []*quire.Verdict   `json:"verdicts"`
+	Mergeable Mergeable          `json:"mergeable"`
+	// Evaluation is a prompt review's head's latest evaluation
+	// (evalreview.go); nil when there is none.
+	Evaluation *ReviewEvaluation   `json:"evaluation,omitempty"`
+	Thread     *quire.ReviewThread `json:"-"`
 }
 
 // Mergeable says whether publishing the draft would pass the policy now.
@@ -57,6 +60,7 @@ type CommentEdit struct {
 	Line      int
 	Side      string
 	InReplyTo string
+	Case      string
 }
 
 // CommentPatch changes a comment: its resolved flag, or its body.
@@ -175,6 +179,7 @@ func (a *App) OpenReview(ctx context.Context, p *quire.Principal, kind quire.Kin
 	if err := a.reviewDone(ctx, p, as, ReviewOpened, rt.Review); err != nil {
 		return nil, err
 	}
+	a.evaluateReview(ctx, p.Actor(), as, pr, rt.Review)
 	return a.reviewView(ctx, as, pr, rt)
 }
 
@@ -221,9 +226,13 @@ func (a *App) reviewView(ctx context.Context, as *quire.Asset, pr *quire.Project
 	if err != nil {
 		return nil, err
 	}
+	ev, err := a.reviewEvaluation(ctx, as, rt.Review)
+	if err != nil {
+		return nil, err
+	}
 	return &ReviewView{
 		Review: rt.Review, Files: files, Comments: rt.Comments, Verdicts: rt.Verdicts,
-		Mergeable: m, Thread: rt,
+		Mergeable: m, Thread: rt, Evaluation: ev,
 	}, nil
 }
 
@@ -358,10 +367,13 @@ func (a *App) Comment(ctx context.Context, p *quire.Principal, kind quire.Kind, 
 			return nil, err
 		}
 	}
+	if err := a.checkCaseAnchor(ctx, as, e); err != nil {
+		return nil, err
+	}
 	now := a.now().UTC()
 	c := &quire.Comment{
 		ID: uuid.NewString(), Author: quire.ReviewUserOf(p.Actor()), Body: *e.Body,
-		Path: e.Path, Line: e.Line, Side: side, InReplyTo: e.InReplyTo, CreatedAt: now, UpdatedAt: now,
+		Path: e.Path, Line: e.Line, Side: side, InReplyTo: e.InReplyTo, Case: e.Case, CreatedAt: now, UpdatedAt: now,
 	}
 	if _, err := a.updateReview(ctx, p, as, ReviewCommented, num, func(tx *quire.ReviewTx) error {
 		rv := tx.Review

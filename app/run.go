@@ -67,15 +67,30 @@ func (a *App) run(ctx context.Context, as *quire.Asset, ref VersionRef, in Input
 	if err != nil {
 		return nil, err
 	}
+	provider, comp := completionOf(r, req.Model, req.Provider)
+	start := time.Now()
+	res, err := a.llm.Complete(ctx, provider, comp)
+	if err != nil {
+		return nil, err
+	}
+	return &Run{
+		Version: r.Version, Commit: r.Commit, Messages: comp.Messages, Output: res.Output, FinishReason: res.FinishReason,
+		Model: res.Model, Provider: res.Provider, Usage: RunUsage{InputTokens: res.InputTokens, OutputTokens: res.OutputTokens},
+		LatencyMS: time.Since(start).Milliseconds(),
+	}, nil
+}
+
+// completionOf is the call a rendered version makes: its messages (a
+// text prompt as one user message), to model and provider when given,
+// else the version's.
+func completionOf(r Rendered, model, provider string) (string, quire.Completion) {
 	msgs := r.Messages
 	if r.Text != nil {
 		msgs = []quire.Message{{Role: "user", Content: *r.Text}}
 	}
-	provider := req.Provider
 	if provider == "" {
 		provider = r.Provider
 	}
-	model := req.Model
 	if model == "" {
 		model = r.Model
 	}
@@ -83,14 +98,5 @@ func (a *App) run(ctx context.Context, as *quire.Asset, ref VersionRef, in Input
 	if len(params) == 0 {
 		params = json.RawMessage("{}")
 	}
-	start := time.Now()
-	res, err := a.llm.Complete(ctx, provider, quire.Completion{Model: model, Messages: msgs, Params: params})
-	if err != nil {
-		return nil, err
-	}
-	return &Run{
-		Version: r.Version, Commit: r.Commit, Messages: msgs, Output: res.Output, FinishReason: res.FinishReason,
-		Model: res.Model, Provider: res.Provider, Usage: RunUsage{InputTokens: res.InputTokens, OutputTokens: res.OutputTokens},
-		LatencyMS: time.Since(start).Milliseconds(),
-	}, nil
+	return provider, quire.Completion{Model: model, Messages: msgs, Params: params}
 }

@@ -133,7 +133,7 @@ func (a *App) PublishVersionWith(ctx context.Context, p *quire.Principal, kind q
 				}
 				return a.versions.PublishVersion(ctx, p.Actor(), as, n, a.publishCheck(ctx, as, n))
 			}
-			gate := a.reviewGate(ctx, p, pr, o)
+			gate := a.evaluationGate(ctx, as, pr, n, o, a.reviewGate(ctx, p, pr, o))
 			return a.reviews.PublishReviewed(ctx, p.Actor(), as, n, a.publishCheck(ctx, as, n), func(rt *quire.ReviewThread) (*quire.ReviewMerge, error) {
 				if rt != nil {
 					merged = rt.Review

@@ -149,7 +149,7 @@ Exit codes: 0 ok, 1 an error, 2 a usage error.`,
 		},
 		e.loginCmd(), e.logoutCmd(), e.whoamiCmd(),
 		e.pullCmd(), e.pushCmd(), e.diffCmd(), e.publishCmd(), e.reviewCmd(),
-		e.renderCmd(), e.promptsCmd(), e.skillsCmd(),
+		e.renderCmd(), e.promptsCmd(), e.skillsCmd(), e.evalCmd(),
 	)
 	return root
 }

@@ -285,6 +285,8 @@ type Dependent = map[string]any
 type PayloadInput struct {
 	Name      *string        `json:"name,omitempty"`
 	Variables map[string]any `json:"variables"`
+	// Assertions, when set, replace the payload's (docs/evaluations.md).
+	Assertions []Assertion `json:"assertions,omitempty"`
 }
 
 // Archive is a skill version as archive bytes, with the digests the

@@ -22,8 +22,8 @@ import (
 // this does not understand is listed by go-git instead.
 
 // Ref is one ref clients see: a branch, a tag, a review
-// (refs/reviews/N), a label (refs/labels/NAME) or the label log
-// (refs/meta/labels). refs/quire/* stays hidden.
+// (refs/reviews/N), a label (refs/labels/NAME), the label log
+// (refs/meta/labels) or an evaluation (refs/evaluations/ID). refs/quire/* stays hidden.
 type Ref struct {
 	Name string
 	Hash plumbing.Hash
@@ -33,11 +33,11 @@ type Ref struct {
 func visibleRef(name string) bool {
 	return strings.HasPrefix(name, "refs/heads/") || strings.HasPrefix(name, "refs/tags/") ||
 		strings.HasPrefix(name, "refs/reviews/") || strings.HasPrefix(name, "refs/labels/") ||
-		name == labelLogRef.String()
+		strings.HasPrefix(name, evaluationsPrefix) || name == labelLogRef.String()
 }
 
 // refTops are the directories that can hold a visible ref.
-var refTops = []string{"refs/heads", "refs/tags", "refs/reviews", "refs/labels", "refs/meta"}
+var refTops = []string{"refs/heads", "refs/tags", "refs/reviews", "refs/labels", "refs/meta", "refs/evaluations"}
 
 // errRefFallback sends a listing to go-git.
 var errRefFallback = errors.New("ref listing needs go-git")

@@ -351,6 +351,15 @@ var authzTable = map[string]authzRow{
 	// gets 409 no_provider, which shows authorization came first.
 	"POST /v1/prompts/:id/versions/:version/run": {policy: "project-write", ok: 409,
 		req: authzBody("/v1/prompts/{prompt}/versions/live/run", map[string]any{"variables": map[string]string{"name": "Ann"}})},
+	// Evaluations: without a provider, starting one is 409 after
+	// authorization; no evaluation exists, so reading or canceling one is
+	// 404 after it.
+	"POST /v1/prompts/:id/versions/:version/evaluations": {policy: "project-write", ok: 409, req: authzPath("/v1/prompts/{prompt}/versions/1/evaluations")},
+	"GET /v1/prompts/:id/versions/:version/evaluations":  {policy: "project-read", ok: 200, req: authzPath("/v1/prompts/{prompt}/versions/1/evaluations")},
+	"GET /v1/prompts/:id/versions/:version/evaluations/:evaluationID": {policy: "project-read", ok: 404,
+		req: authzPath("/v1/prompts/{prompt}/versions/1/evaluations/00000000-0000-4000-8000-000000000000")},
+	"POST /v1/prompts/:id/versions/:version/evaluations/:evaluationID/cancel": {policy: "project-write", ok: 404,
+		req: authzPath("/v1/prompts/{prompt}/versions/1/evaluations/00000000-0000-4000-8000-000000000000/cancel")},
 	"POST /v1/prompts/:id/payloads": {policy: "project-write", ok: 201,
 		req: authzBody("/v1/prompts/{prompt}/payloads", map[string]any{"variables": map[string]string{"name": "Bo"}})},
 	"GET /v1/prompts/:id/payloads":            {policy: "project-read", ok: 200, req: authzPath("/v1/prompts/{prompt}/payloads")},

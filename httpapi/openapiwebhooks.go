@@ -15,25 +15,27 @@ import (
 // eventData are the fields each event type adds in data; every one may
 // also carry "commit" where there is one (quire.Event.Data).
 var eventData = map[quire.EventType]map[string]*openapi3.Schema{
-	quire.EventAssetCreated:     {"name": openapi3.NewStringSchema()},
-	quire.EventAssetDeleted:     {},
-	quire.EventVersionCreated:   versionEventData(),
-	quire.EventVersionUpdated:   versionEventData(),
-	quire.EventVersionPublished: versionEventData(),
-	quire.EventVersionPromoted:  versionEventData(),
-	quire.EventVersionArchived:  versionEventData(),
-	quire.EventVersionDeleted:   {},
-	quire.EventLabelMoved:       {},
-	quire.EventLabelDeleted:     {},
-	quire.EventReviewOpened:     reviewEventData(),
-	quire.EventReviewCommented:  reviewEventData(),
-	quire.EventReviewApproved:   reviewEventData(),
-	quire.EventReviewChanges:    reviewEventData(),
-	quire.EventReviewMerged:     reviewEventData(),
-	quire.EventReviewClosed:     reviewEventData(),
-	quire.EventReviewReopened:   reviewEventData(),
-	quire.EventReviewRetitled:   reviewEventData(),
-	quire.EventCommentUpdated:   reviewEventData(),
+	quire.EventAssetCreated:        {"name": openapi3.NewStringSchema()},
+	quire.EventAssetDeleted:        {},
+	quire.EventVersionCreated:      versionEventData(),
+	quire.EventVersionUpdated:      versionEventData(),
+	quire.EventVersionPublished:    versionEventData(),
+	quire.EventVersionPromoted:     versionEventData(),
+	quire.EventVersionArchived:     versionEventData(),
+	quire.EventVersionDeleted:      {},
+	quire.EventLabelMoved:          {},
+	quire.EventLabelDeleted:        {},
+	quire.EventReviewOpened:        reviewEventData(),
+	quire.EventReviewCommented:     reviewEventData(),
+	quire.EventReviewApproved:      reviewEventData(),
+	quire.EventReviewChanges:       reviewEventData(),
+	quire.EventReviewMerged:        reviewEventData(),
+	quire.EventReviewClosed:        reviewEventData(),
+	quire.EventReviewReopened:      reviewEventData(),
+	quire.EventReviewRetitled:      reviewEventData(),
+	quire.EventCommentUpdated:      reviewEventData(),
+	quire.EventEvaluationCompleted: evaluationEventData(),
+	quire.EventEvaluationFailed:    evaluationEventData(),
 	quire.EventWebhookDisabled: {
 		"webhook_id": openapi3.NewUUIDSchema(), "url": openapi3.NewStringSchema(), "reason": openapi3.NewStringSchema(),
 	},
@@ -50,6 +52,19 @@ func versionEventData() map[string]*openapi3.Schema {
 
 func reviewEventData() map[string]*openapi3.Schema {
 	return map[string]*openapi3.Schema{"state": openapi3.NewStringSchema(), "title": openapi3.NewStringSchema()}
+}
+
+func evaluationEventData() map[string]*openapi3.Schema {
+	counts := openapi3.NewObjectSchema()
+	for _, k := range []string{"cases", "passed", "failed", "errored", "changed"} {
+		counts.WithProperty(k, openapi3.NewIntegerSchema())
+	}
+	return map[string]*openapi3.Schema{
+		"evaluation": openapi3.NewUUIDSchema(),
+		"state":      openapi3.NewStringSchema().WithEnum(quire.EvalCompleted, quire.EvalFailed),
+		"counts":     counts,
+		"error":      openapi3.NewStringSchema(),
+	}
 }
 
 // addWebhooks adds an entry per event type to doc.Webhooks.

@@ -13,6 +13,8 @@ import (
 type payloadRequest struct {
 	Variables json.RawMessage `json:"variables" openapi:"required"`
 	Name      *string         `json:"name"`
+	// Assertions check a model's output in evaluations (docs/evaluations.md).
+	Assertions []quire.Assertion `json:"assertions"`
 }
 
 // readPayload decodes a payload request; app checks it.
@@ -21,7 +23,15 @@ func (s *Server) readPayload(c *gin.Context) (app.PayloadInput, error) {
 	if err := s.decode(c, &req); err != nil {
 		return app.PayloadInput{}, err
 	}
-	return app.PayloadInput{Variables: req.Variables, Name: req.Name}, nil
+	in := app.PayloadInput{Variables: req.Variables, Name: req.Name}
+	if req.Assertions != nil {
+		b, err := json.Marshal(req.Assertions)
+		if err != nil {
+			return app.PayloadInput{}, err
+		}
+		in.Assertions = b
+	}
+	return in, nil
 }
 
 func (s *Server) createPayload(c *gin.Context) {

@@ -85,6 +85,9 @@ type commentRequest struct {
 	Line      int     `json:"line"`
 	Side      string  `json:"side"`
 	InReplyTo string  `json:"in_reply_to"`
+	// Case anchors the comment to a payload's evaluation case (prompt
+	// reviews).
+	Case string `json:"case"`
 }
 
 type commentPatchRequest struct {

@@ -31,6 +31,7 @@ var statusOf = map[quire.Code]int{
 	quire.ELABELPROTECT:  http.StatusConflict,
 	quire.ENOPROVIDER:    http.StatusConflict,
 	quire.EPROVIDER:      http.StatusBadGateway,
+	quire.EEVALUATION:    http.StatusConflict,
 }
 
 // Of returns the HTTP status of code: 500 for a code the table lacks.

@@ -57,7 +57,10 @@ type Client struct {
 type provider struct {
 	name   string
 	client openai.Client
-	slots  chan struct{}
+	// slots bound the calls of requests, bgSlots those of background
+	// work (evaluations), each to the concurrency: a queue of
+	// evaluation cases never delays a run.
+	slots, bgSlots chan struct{}
 }
 
 // New checks cfg and makes a client for each provider.
@@ -94,7 +97,8 @@ func New(cfg Config) (*Client, error) {
 		if p.APIKey != "" {
 			opts = append(opts, option.WithAPIKey(p.APIKey))
 		}
-		c.providers[p.Name] = &provider{name: p.Name, client: openai.NewClient(opts...), slots: make(chan struct{}, cfg.Concurrency)}
+		c.providers[p.Name] = &provider{name: p.Name, client: openai.NewClient(opts...),
+			slots: make(chan struct{}, cfg.Concurrency), bgSlots: make(chan struct{}, cfg.Concurrency)}
 	}
 	if cfg.Default == "" && len(cfg.Providers) == 1 {
 		c.cfg.Default = cfg.Providers[0].Name
@@ -124,9 +128,13 @@ func (c *Client) Complete(ctx context.Context, name string, req quire.Completion
 	if err != nil {
 		return nil, err
 	}
+	slots := p.slots
+	if req.Background {
+		slots = p.bgSlots
+	}
 	select {
-	case p.slots <- struct{}{}:
-		defer func() { <-p.slots }()
+	case slots <- struct{}{}:
+		defer func() { <-slots }()
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}

@@ -97,7 +97,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.SetOutput(stderr)
 	var includes multi
 	quick := fs.Bool("quick", false, "smoke run: every section, tiny durations (figures not meaningful)")
-	fs.StringVar(&c.only, "only", "", "run only these sections, comma-separated: hot,alloc,writes,project,git,reviews,events,mcp,ha,ui (the report then lacks the others)")
+	fs.StringVar(&c.only, "only", "", "run only these sections, comma-separated: hot,alloc,writes,project,git,reviews,events,mcp,ha,ui,evals (the report then lacks the others)")
 	fs.StringVar(&c.out, "out", "docs/benchmarks.md", "markdown report to write")
 	fs.Var(&includes, "include", "markdown fragment to append (repeatable)")
 	fs.StringVar(&c.redis, "redis", "", "redis:// URL for quire (default: embedded)")
@@ -147,6 +147,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		{"mcp", "mcp", mcpSection},
 		{"high availability", "ha", haSection},
 		{"web UI", "ui", uiSection},
+		{"evaluations", "evals", evalsSection},
 	}
 	for _, s := range sections {
 		if c.only != "" && !slices.Contains(strings.Split(c.only, ","), s.short) {

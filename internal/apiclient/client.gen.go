@@ -21,6 +21,7 @@ import (
 // Defines values for APIErrorCode.
 const (
 	Conflict             APIErrorCode = "conflict"
+	EvaluationRequired   APIErrorCode = "evaluation_required"
 	Forbidden            APIErrorCode = "forbidden"
 	HeadMoved            APIErrorCode = "head_moved"
 	InsufficientStorage  APIErrorCode = "insufficient_storage"
@@ -46,6 +47,8 @@ const (
 func (e APIErrorCode) Valid() bool {
 	switch e {
 	case Conflict:
+		return true
+	case EvaluationRequired:
 		return true
 	case Forbidden:
 		return true
@@ -173,6 +176,8 @@ const (
 	DeliveryEventTypeAssetCreated           DeliveryEventType = "asset.created"
 	DeliveryEventTypeAssetDeleted           DeliveryEventType = "asset.deleted"
 	DeliveryEventTypeAsterisk               DeliveryEventType = "*"
+	DeliveryEventTypeEvaluationCompleted    DeliveryEventType = "evaluation.completed"
+	DeliveryEventTypeEvaluationFailed       DeliveryEventType = "evaluation.failed"
 	DeliveryEventTypeLabelDeleted           DeliveryEventType = "label.deleted"
 	DeliveryEventTypeLabelMoved             DeliveryEventType = "label.moved"
 	DeliveryEventTypePing                   DeliveryEventType = "ping"
@@ -202,6 +207,10 @@ func (e DeliveryEventType) Valid() bool {
 	case DeliveryEventTypeAssetDeleted:
 		return true
 	case DeliveryEventTypeAsterisk:
+		return true
+	case DeliveryEventTypeEvaluationCompleted:
+		return true
+	case DeliveryEventTypeEvaluationFailed:
 		return true
 	case DeliveryEventTypeLabelDeleted:
 		return true
@@ -306,6 +315,132 @@ func (e DiscoveryIndexSkillsType) Valid() bool {
 	}
 }
 
+// Defines values for EvaluationState.
+const (
+	EvaluationStateCanceled  EvaluationState = "canceled"
+	EvaluationStateCompleted EvaluationState = "completed"
+	EvaluationStateFailed    EvaluationState = "failed"
+	EvaluationStateQueued    EvaluationState = "queued"
+	EvaluationStateRunning   EvaluationState = "running"
+)
+
+// Valid indicates whether the value is a known member of the EvaluationState enum.
+func (e EvaluationState) Valid() bool {
+	switch e {
+	case EvaluationStateCanceled:
+		return true
+	case EvaluationStateCompleted:
+		return true
+	case EvaluationStateFailed:
+		return true
+	case EvaluationStateQueued:
+		return true
+	case EvaluationStateRunning:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EvaluationViewCasesAgainstAssertionsType.
+const (
+	EvaluationViewCasesAgainstAssertionsTypeContains    EvaluationViewCasesAgainstAssertionsType = "contains"
+	EvaluationViewCasesAgainstAssertionsTypeEquals      EvaluationViewCasesAgainstAssertionsType = "equals"
+	EvaluationViewCasesAgainstAssertionsTypeJsonSchema  EvaluationViewCasesAgainstAssertionsType = "json_schema"
+	EvaluationViewCasesAgainstAssertionsTypeJsonValid   EvaluationViewCasesAgainstAssertionsType = "json_valid"
+	EvaluationViewCasesAgainstAssertionsTypeLlmJudge    EvaluationViewCasesAgainstAssertionsType = "llm_judge"
+	EvaluationViewCasesAgainstAssertionsTypeMaxLength   EvaluationViewCasesAgainstAssertionsType = "max_length"
+	EvaluationViewCasesAgainstAssertionsTypeNotContains EvaluationViewCasesAgainstAssertionsType = "not_contains"
+	EvaluationViewCasesAgainstAssertionsTypeRegex       EvaluationViewCasesAgainstAssertionsType = "regex"
+)
+
+// Valid indicates whether the value is a known member of the EvaluationViewCasesAgainstAssertionsType enum.
+func (e EvaluationViewCasesAgainstAssertionsType) Valid() bool {
+	switch e {
+	case EvaluationViewCasesAgainstAssertionsTypeContains:
+		return true
+	case EvaluationViewCasesAgainstAssertionsTypeEquals:
+		return true
+	case EvaluationViewCasesAgainstAssertionsTypeJsonSchema:
+		return true
+	case EvaluationViewCasesAgainstAssertionsTypeJsonValid:
+		return true
+	case EvaluationViewCasesAgainstAssertionsTypeLlmJudge:
+		return true
+	case EvaluationViewCasesAgainstAssertionsTypeMaxLength:
+		return true
+	case EvaluationViewCasesAgainstAssertionsTypeNotContains:
+		return true
+	case EvaluationViewCasesAgainstAssertionsTypeRegex:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EvaluationViewCasesHeadAssertionsType.
+const (
+	EvaluationViewCasesHeadAssertionsTypeContains    EvaluationViewCasesHeadAssertionsType = "contains"
+	EvaluationViewCasesHeadAssertionsTypeEquals      EvaluationViewCasesHeadAssertionsType = "equals"
+	EvaluationViewCasesHeadAssertionsTypeJsonSchema  EvaluationViewCasesHeadAssertionsType = "json_schema"
+	EvaluationViewCasesHeadAssertionsTypeJsonValid   EvaluationViewCasesHeadAssertionsType = "json_valid"
+	EvaluationViewCasesHeadAssertionsTypeLlmJudge    EvaluationViewCasesHeadAssertionsType = "llm_judge"
+	EvaluationViewCasesHeadAssertionsTypeMaxLength   EvaluationViewCasesHeadAssertionsType = "max_length"
+	EvaluationViewCasesHeadAssertionsTypeNotContains EvaluationViewCasesHeadAssertionsType = "not_contains"
+	EvaluationViewCasesHeadAssertionsTypeRegex       EvaluationViewCasesHeadAssertionsType = "regex"
+)
+
+// Valid indicates whether the value is a known member of the EvaluationViewCasesHeadAssertionsType enum.
+func (e EvaluationViewCasesHeadAssertionsType) Valid() bool {
+	switch e {
+	case EvaluationViewCasesHeadAssertionsTypeContains:
+		return true
+	case EvaluationViewCasesHeadAssertionsTypeEquals:
+		return true
+	case EvaluationViewCasesHeadAssertionsTypeJsonSchema:
+		return true
+	case EvaluationViewCasesHeadAssertionsTypeJsonValid:
+		return true
+	case EvaluationViewCasesHeadAssertionsTypeLlmJudge:
+		return true
+	case EvaluationViewCasesHeadAssertionsTypeMaxLength:
+		return true
+	case EvaluationViewCasesHeadAssertionsTypeNotContains:
+		return true
+	case EvaluationViewCasesHeadAssertionsTypeRegex:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EvaluationViewEvaluationState.
+const (
+	EvaluationViewEvaluationStateCanceled  EvaluationViewEvaluationState = "canceled"
+	EvaluationViewEvaluationStateCompleted EvaluationViewEvaluationState = "completed"
+	EvaluationViewEvaluationStateFailed    EvaluationViewEvaluationState = "failed"
+	EvaluationViewEvaluationStateQueued    EvaluationViewEvaluationState = "queued"
+	EvaluationViewEvaluationStateRunning   EvaluationViewEvaluationState = "running"
+)
+
+// Valid indicates whether the value is a known member of the EvaluationViewEvaluationState enum.
+func (e EvaluationViewEvaluationState) Valid() bool {
+	switch e {
+	case EvaluationViewEvaluationStateCanceled:
+		return true
+	case EvaluationViewEvaluationStateCompleted:
+		return true
+	case EvaluationViewEvaluationStateFailed:
+		return true
+	case EvaluationViewEvaluationStateQueued:
+		return true
+	case EvaluationViewEvaluationStateRunning:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EventActorType.
 const (
 	EventActorTypeApiKey EventActorType = "api_key"
@@ -350,6 +485,8 @@ const (
 	EventTypeAssetCreated           EventType = "asset.created"
 	EventTypeAssetDeleted           EventType = "asset.deleted"
 	EventTypeAsterisk               EventType = "*"
+	EventTypeEvaluationCompleted    EventType = "evaluation.completed"
+	EventTypeEvaluationFailed       EventType = "evaluation.failed"
 	EventTypeLabelDeleted           EventType = "label.deleted"
 	EventTypeLabelMoved             EventType = "label.moved"
 	EventTypePing                   EventType = "ping"
@@ -379,6 +516,10 @@ func (e EventType) Valid() bool {
 	case EventTypeAssetDeleted:
 		return true
 	case EventTypeAsterisk:
+		return true
+	case EventTypeEvaluationCompleted:
+		return true
+	case EventTypeEvaluationFailed:
 		return true
 	case EventTypeLabelDeleted:
 		return true
@@ -467,6 +608,8 @@ const (
 	EventListEventsTypeAssetCreated           EventListEventsType = "asset.created"
 	EventListEventsTypeAssetDeleted           EventListEventsType = "asset.deleted"
 	EventListEventsTypeAsterisk               EventListEventsType = "*"
+	EventListEventsTypeEvaluationCompleted    EventListEventsType = "evaluation.completed"
+	EventListEventsTypeEvaluationFailed       EventListEventsType = "evaluation.failed"
 	EventListEventsTypeLabelDeleted           EventListEventsType = "label.deleted"
 	EventListEventsTypeLabelMoved             EventListEventsType = "label.moved"
 	EventListEventsTypePing                   EventListEventsType = "ping"
@@ -496,6 +639,10 @@ func (e EventListEventsType) Valid() bool {
 	case EventListEventsTypeAssetDeleted:
 		return true
 	case EventListEventsTypeAsterisk:
+		return true
+	case EventListEventsTypeEvaluationCompleted:
+		return true
+	case EventListEventsTypeEvaluationFailed:
 		return true
 	case EventListEventsTypeLabelDeleted:
 		return true
@@ -843,6 +990,78 @@ func (e MetaRequestVisibility) Valid() bool {
 	}
 }
 
+// Defines values for PayloadAssertionsType.
+const (
+	PayloadAssertionsTypeContains    PayloadAssertionsType = "contains"
+	PayloadAssertionsTypeEquals      PayloadAssertionsType = "equals"
+	PayloadAssertionsTypeJsonSchema  PayloadAssertionsType = "json_schema"
+	PayloadAssertionsTypeJsonValid   PayloadAssertionsType = "json_valid"
+	PayloadAssertionsTypeLlmJudge    PayloadAssertionsType = "llm_judge"
+	PayloadAssertionsTypeMaxLength   PayloadAssertionsType = "max_length"
+	PayloadAssertionsTypeNotContains PayloadAssertionsType = "not_contains"
+	PayloadAssertionsTypeRegex       PayloadAssertionsType = "regex"
+)
+
+// Valid indicates whether the value is a known member of the PayloadAssertionsType enum.
+func (e PayloadAssertionsType) Valid() bool {
+	switch e {
+	case PayloadAssertionsTypeContains:
+		return true
+	case PayloadAssertionsTypeEquals:
+		return true
+	case PayloadAssertionsTypeJsonSchema:
+		return true
+	case PayloadAssertionsTypeJsonValid:
+		return true
+	case PayloadAssertionsTypeLlmJudge:
+		return true
+	case PayloadAssertionsTypeMaxLength:
+		return true
+	case PayloadAssertionsTypeNotContains:
+		return true
+	case PayloadAssertionsTypeRegex:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PayloadRequestAssertionsType.
+const (
+	PayloadRequestAssertionsTypeContains    PayloadRequestAssertionsType = "contains"
+	PayloadRequestAssertionsTypeEquals      PayloadRequestAssertionsType = "equals"
+	PayloadRequestAssertionsTypeJsonSchema  PayloadRequestAssertionsType = "json_schema"
+	PayloadRequestAssertionsTypeJsonValid   PayloadRequestAssertionsType = "json_valid"
+	PayloadRequestAssertionsTypeLlmJudge    PayloadRequestAssertionsType = "llm_judge"
+	PayloadRequestAssertionsTypeMaxLength   PayloadRequestAssertionsType = "max_length"
+	PayloadRequestAssertionsTypeNotContains PayloadRequestAssertionsType = "not_contains"
+	PayloadRequestAssertionsTypeRegex       PayloadRequestAssertionsType = "regex"
+)
+
+// Valid indicates whether the value is a known member of the PayloadRequestAssertionsType enum.
+func (e PayloadRequestAssertionsType) Valid() bool {
+	switch e {
+	case PayloadRequestAssertionsTypeContains:
+		return true
+	case PayloadRequestAssertionsTypeEquals:
+		return true
+	case PayloadRequestAssertionsTypeJsonSchema:
+		return true
+	case PayloadRequestAssertionsTypeJsonValid:
+		return true
+	case PayloadRequestAssertionsTypeLlmJudge:
+		return true
+	case PayloadRequestAssertionsTypeMaxLength:
+		return true
+	case PayloadRequestAssertionsTypeNotContains:
+		return true
+	case PayloadRequestAssertionsTypeRegex:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProjectMembersRole.
 const (
 	ProjectMembersRoleEditor ProjectMembersRole = "editor"
@@ -975,6 +1194,33 @@ func (e ReviewState) Valid() bool {
 	case ReviewStateMerged:
 		return true
 	case ReviewStateOpen:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReviewViewEvaluationState.
+const (
+	ReviewViewEvaluationStateCanceled  ReviewViewEvaluationState = "canceled"
+	ReviewViewEvaluationStateCompleted ReviewViewEvaluationState = "completed"
+	ReviewViewEvaluationStateFailed    ReviewViewEvaluationState = "failed"
+	ReviewViewEvaluationStateQueued    ReviewViewEvaluationState = "queued"
+	ReviewViewEvaluationStateRunning   ReviewViewEvaluationState = "running"
+)
+
+// Valid indicates whether the value is a known member of the ReviewViewEvaluationState enum.
+func (e ReviewViewEvaluationState) Valid() bool {
+	switch e {
+	case ReviewViewEvaluationStateCanceled:
+		return true
+	case ReviewViewEvaluationStateCompleted:
+		return true
+	case ReviewViewEvaluationStateFailed:
+		return true
+	case ReviewViewEvaluationStateQueued:
+		return true
+	case ReviewViewEvaluationStateRunning:
 		return true
 	default:
 		return false
@@ -1205,6 +1451,8 @@ const (
 	WebhookEventsAssetCreated           WebhookEvents = "asset.created"
 	WebhookEventsAssetDeleted           WebhookEvents = "asset.deleted"
 	WebhookEventsAsterisk               WebhookEvents = "*"
+	WebhookEventsEvaluationCompleted    WebhookEvents = "evaluation.completed"
+	WebhookEventsEvaluationFailed       WebhookEvents = "evaluation.failed"
 	WebhookEventsLabelDeleted           WebhookEvents = "label.deleted"
 	WebhookEventsLabelMoved             WebhookEvents = "label.moved"
 	WebhookEventsPing                   WebhookEvents = "ping"
@@ -1234,6 +1482,10 @@ func (e WebhookEvents) Valid() bool {
 	case WebhookEventsAssetDeleted:
 		return true
 	case WebhookEventsAsterisk:
+		return true
+	case WebhookEventsEvaluationCompleted:
+		return true
+	case WebhookEventsEvaluationFailed:
 		return true
 	case WebhookEventsLabelDeleted:
 		return true
@@ -1283,6 +1535,8 @@ const (
 	WebhookCreateRequestEventsAssetCreated           WebhookCreateRequestEvents = "asset.created"
 	WebhookCreateRequestEventsAssetDeleted           WebhookCreateRequestEvents = "asset.deleted"
 	WebhookCreateRequestEventsAsterisk               WebhookCreateRequestEvents = "*"
+	WebhookCreateRequestEventsEvaluationCompleted    WebhookCreateRequestEvents = "evaluation.completed"
+	WebhookCreateRequestEventsEvaluationFailed       WebhookCreateRequestEvents = "evaluation.failed"
 	WebhookCreateRequestEventsLabelDeleted           WebhookCreateRequestEvents = "label.deleted"
 	WebhookCreateRequestEventsLabelMoved             WebhookCreateRequestEvents = "label.moved"
 	WebhookCreateRequestEventsPing                   WebhookCreateRequestEvents = "ping"
@@ -1312,6 +1566,10 @@ func (e WebhookCreateRequestEvents) Valid() bool {
 	case WebhookCreateRequestEventsAssetDeleted:
 		return true
 	case WebhookCreateRequestEventsAsterisk:
+		return true
+	case WebhookCreateRequestEventsEvaluationCompleted:
+		return true
+	case WebhookCreateRequestEventsEvaluationFailed:
 		return true
 	case WebhookCreateRequestEventsLabelDeleted:
 		return true
@@ -1361,6 +1619,8 @@ const (
 	WebhookListWebhooksEventsAssetCreated           WebhookListWebhooksEvents = "asset.created"
 	WebhookListWebhooksEventsAssetDeleted           WebhookListWebhooksEvents = "asset.deleted"
 	WebhookListWebhooksEventsAsterisk               WebhookListWebhooksEvents = "*"
+	WebhookListWebhooksEventsEvaluationCompleted    WebhookListWebhooksEvents = "evaluation.completed"
+	WebhookListWebhooksEventsEvaluationFailed       WebhookListWebhooksEvents = "evaluation.failed"
 	WebhookListWebhooksEventsLabelDeleted           WebhookListWebhooksEvents = "label.deleted"
 	WebhookListWebhooksEventsLabelMoved             WebhookListWebhooksEvents = "label.moved"
 	WebhookListWebhooksEventsPing                   WebhookListWebhooksEvents = "ping"
@@ -1390,6 +1650,10 @@ func (e WebhookListWebhooksEvents) Valid() bool {
 	case WebhookListWebhooksEventsAssetDeleted:
 		return true
 	case WebhookListWebhooksEventsAsterisk:
+		return true
+	case WebhookListWebhooksEventsEvaluationCompleted:
+		return true
+	case WebhookListWebhooksEventsEvaluationFailed:
 		return true
 	case WebhookListWebhooksEventsLabelDeleted:
 		return true
@@ -1439,6 +1703,8 @@ const (
 	WebhookRequestEventsAssetCreated           WebhookRequestEvents = "asset.created"
 	WebhookRequestEventsAssetDeleted           WebhookRequestEvents = "asset.deleted"
 	WebhookRequestEventsAsterisk               WebhookRequestEvents = "*"
+	WebhookRequestEventsEvaluationCompleted    WebhookRequestEvents = "evaluation.completed"
+	WebhookRequestEventsEvaluationFailed       WebhookRequestEvents = "evaluation.failed"
 	WebhookRequestEventsLabelDeleted           WebhookRequestEvents = "label.deleted"
 	WebhookRequestEventsLabelMoved             WebhookRequestEvents = "label.moved"
 	WebhookRequestEventsPing                   WebhookRequestEvents = "ping"
@@ -1468,6 +1734,10 @@ func (e WebhookRequestEvents) Valid() bool {
 	case WebhookRequestEventsAssetDeleted:
 		return true
 	case WebhookRequestEventsAsterisk:
+		return true
+	case WebhookRequestEventsEvaluationCompleted:
+		return true
+	case WebhookRequestEventsEvaluationFailed:
 		return true
 	case WebhookRequestEventsLabelDeleted:
 		return true
@@ -1517,6 +1787,8 @@ const (
 	WebhookWithSecretWebhookEventsAssetCreated           WebhookWithSecretWebhookEvents = "asset.created"
 	WebhookWithSecretWebhookEventsAssetDeleted           WebhookWithSecretWebhookEvents = "asset.deleted"
 	WebhookWithSecretWebhookEventsAsterisk               WebhookWithSecretWebhookEvents = "*"
+	WebhookWithSecretWebhookEventsEvaluationCompleted    WebhookWithSecretWebhookEvents = "evaluation.completed"
+	WebhookWithSecretWebhookEventsEvaluationFailed       WebhookWithSecretWebhookEvents = "evaluation.failed"
 	WebhookWithSecretWebhookEventsLabelDeleted           WebhookWithSecretWebhookEvents = "label.deleted"
 	WebhookWithSecretWebhookEventsLabelMoved             WebhookWithSecretWebhookEvents = "label.moved"
 	WebhookWithSecretWebhookEventsPing                   WebhookWithSecretWebhookEvents = "ping"
@@ -1546,6 +1818,10 @@ func (e WebhookWithSecretWebhookEvents) Valid() bool {
 	case WebhookWithSecretWebhookEventsAssetDeleted:
 		return true
 	case WebhookWithSecretWebhookEventsAsterisk:
+		return true
+	case WebhookWithSecretWebhookEventsEvaluationCompleted:
+		return true
+	case WebhookWithSecretWebhookEventsEvaluationFailed:
 		return true
 	case WebhookWithSecretWebhookEventsLabelDeleted:
 		return true
@@ -1992,6 +2268,150 @@ const (
 func (e WebhookAssetDeletedJSONBodyType) Valid() bool {
 	switch e {
 	case WebhookAssetDeletedJSONBodyTypeAssetDeleted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookEvaluationCompletedJSONBodyActorType.
+const (
+	WebhookEvaluationCompletedJSONBodyActorTypeApiKey WebhookEvaluationCompletedJSONBodyActorType = "api_key"
+	WebhookEvaluationCompletedJSONBodyActorTypeSystem WebhookEvaluationCompletedJSONBodyActorType = "system"
+	WebhookEvaluationCompletedJSONBodyActorTypeUser   WebhookEvaluationCompletedJSONBodyActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the WebhookEvaluationCompletedJSONBodyActorType enum.
+func (e WebhookEvaluationCompletedJSONBodyActorType) Valid() bool {
+	switch e {
+	case WebhookEvaluationCompletedJSONBodyActorTypeApiKey:
+		return true
+	case WebhookEvaluationCompletedJSONBodyActorTypeSystem:
+		return true
+	case WebhookEvaluationCompletedJSONBodyActorTypeUser:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookEvaluationCompletedJSONBodyAssetKind.
+const (
+	WebhookEvaluationCompletedJSONBodyAssetKindPrompt WebhookEvaluationCompletedJSONBodyAssetKind = "prompt"
+	WebhookEvaluationCompletedJSONBodyAssetKindSkill  WebhookEvaluationCompletedJSONBodyAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the WebhookEvaluationCompletedJSONBodyAssetKind enum.
+func (e WebhookEvaluationCompletedJSONBodyAssetKind) Valid() bool {
+	switch e {
+	case WebhookEvaluationCompletedJSONBodyAssetKindPrompt:
+		return true
+	case WebhookEvaluationCompletedJSONBodyAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookEvaluationCompletedJSONBodyDataState.
+const (
+	WebhookEvaluationCompletedJSONBodyDataStateCompleted WebhookEvaluationCompletedJSONBodyDataState = "completed"
+	WebhookEvaluationCompletedJSONBodyDataStateFailed    WebhookEvaluationCompletedJSONBodyDataState = "failed"
+)
+
+// Valid indicates whether the value is a known member of the WebhookEvaluationCompletedJSONBodyDataState enum.
+func (e WebhookEvaluationCompletedJSONBodyDataState) Valid() bool {
+	switch e {
+	case WebhookEvaluationCompletedJSONBodyDataStateCompleted:
+		return true
+	case WebhookEvaluationCompletedJSONBodyDataStateFailed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookEvaluationCompletedJSONBodyType.
+const (
+	WebhookEvaluationCompletedJSONBodyTypeEvaluationCompleted WebhookEvaluationCompletedJSONBodyType = "evaluation.completed"
+)
+
+// Valid indicates whether the value is a known member of the WebhookEvaluationCompletedJSONBodyType enum.
+func (e WebhookEvaluationCompletedJSONBodyType) Valid() bool {
+	switch e {
+	case WebhookEvaluationCompletedJSONBodyTypeEvaluationCompleted:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookEvaluationFailedJSONBodyActorType.
+const (
+	WebhookEvaluationFailedJSONBodyActorTypeApiKey WebhookEvaluationFailedJSONBodyActorType = "api_key"
+	WebhookEvaluationFailedJSONBodyActorTypeSystem WebhookEvaluationFailedJSONBodyActorType = "system"
+	WebhookEvaluationFailedJSONBodyActorTypeUser   WebhookEvaluationFailedJSONBodyActorType = "user"
+)
+
+// Valid indicates whether the value is a known member of the WebhookEvaluationFailedJSONBodyActorType enum.
+func (e WebhookEvaluationFailedJSONBodyActorType) Valid() bool {
+	switch e {
+	case WebhookEvaluationFailedJSONBodyActorTypeApiKey:
+		return true
+	case WebhookEvaluationFailedJSONBodyActorTypeSystem:
+		return true
+	case WebhookEvaluationFailedJSONBodyActorTypeUser:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookEvaluationFailedJSONBodyAssetKind.
+const (
+	WebhookEvaluationFailedJSONBodyAssetKindPrompt WebhookEvaluationFailedJSONBodyAssetKind = "prompt"
+	WebhookEvaluationFailedJSONBodyAssetKindSkill  WebhookEvaluationFailedJSONBodyAssetKind = "skill"
+)
+
+// Valid indicates whether the value is a known member of the WebhookEvaluationFailedJSONBodyAssetKind enum.
+func (e WebhookEvaluationFailedJSONBodyAssetKind) Valid() bool {
+	switch e {
+	case WebhookEvaluationFailedJSONBodyAssetKindPrompt:
+		return true
+	case WebhookEvaluationFailedJSONBodyAssetKindSkill:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookEvaluationFailedJSONBodyDataState.
+const (
+	WebhookEvaluationFailedJSONBodyDataStateCompleted WebhookEvaluationFailedJSONBodyDataState = "completed"
+	WebhookEvaluationFailedJSONBodyDataStateFailed    WebhookEvaluationFailedJSONBodyDataState = "failed"
+)
+
+// Valid indicates whether the value is a known member of the WebhookEvaluationFailedJSONBodyDataState enum.
+func (e WebhookEvaluationFailedJSONBodyDataState) Valid() bool {
+	switch e {
+	case WebhookEvaluationFailedJSONBodyDataStateCompleted:
+		return true
+	case WebhookEvaluationFailedJSONBodyDataStateFailed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookEvaluationFailedJSONBodyType.
+const (
+	WebhookEvaluationFailedJSONBodyTypeEvaluationFailed WebhookEvaluationFailedJSONBodyType = "evaluation.failed"
+)
+
+// Valid indicates whether the value is a known member of the WebhookEvaluationFailedJSONBodyType enum.
+func (e WebhookEvaluationFailedJSONBodyType) Valid() bool {
+	switch e {
+	case WebhookEvaluationFailedJSONBodyTypeEvaluationFailed:
 		return true
 	default:
 		return false
@@ -3251,6 +3671,7 @@ type Comment struct {
 		Name  *string             `json:"name,omitempty"`
 	} `json:"author"`
 	Body      string             `json:"body"`
+	Case      *string            `json:"case,omitempty"`
 	Commit    string             `json:"commit"`
 	CreatedAt time.Time          `json:"created_at"`
 	Id        openapi_types.UUID `json:"id"`
@@ -3274,6 +3695,7 @@ type CommentPatchRequest struct {
 type CommentRequest struct {
 	// Body At most 65536 bytes of UTF-8.
 	Body      string  `json:"body"`
+	Case      *string `json:"case,omitempty"`
 	InReplyTo *string `json:"in_reply_to,omitempty"`
 	Line      *int    `json:"line,omitempty"`
 
@@ -3378,6 +3800,158 @@ type DiscoveryIndexV1 struct {
 		Name        string   `json:"name"`
 	} `json:"skills"`
 }
+
+// Evaluation defines model for Evaluation.
+type Evaluation struct {
+	Against        *string `json:"against,omitempty"`
+	AgainstCommit  *string `json:"against_commit,omitempty"`
+	AgainstVersion *int    `json:"against_version,omitempty"`
+	Commit         string  `json:"commit"`
+	Counts         struct {
+		Cases   int `json:"cases"`
+		Changed int `json:"changed"`
+		Errored int `json:"errored"`
+		Failed  int `json:"failed"`
+		Passed  int `json:"passed"`
+	} `json:"counts"`
+	CreatedAt time.Time `json:"created_at"`
+	CreatedBy struct {
+		Email openapi_types.Email `json:"email"`
+		Id    openapi_types.UUID  `json:"id"`
+		Name  *string             `json:"name,omitempty"`
+	} `json:"created_by"`
+	EndedAt   *time.Time         `json:"ended_at,omitempty"`
+	Error     *string            `json:"error,omitempty"`
+	Fresh     *bool              `json:"fresh,omitempty"`
+	Id        openapi_types.UUID `json:"id"`
+	PromptId  openapi_types.UUID `json:"prompt_id"`
+	Repeat    int                `json:"repeat"`
+	Review    *int               `json:"review,omitempty"`
+	State     EvaluationState    `json:"state"`
+	UpdatedAt time.Time          `json:"updated_at"`
+	Usage     struct {
+		CachedCalls  int   `json:"cached_calls"`
+		Calls        int   `json:"calls"`
+		InputTokens  int64 `json:"input_tokens"`
+		OutputTokens int64 `json:"output_tokens"`
+	} `json:"usage"`
+	Version int `json:"version"`
+}
+
+// EvaluationState defines model for Evaluation.State.
+type EvaluationState string
+
+// EvaluationRequest defines model for EvaluationRequest.
+type EvaluationRequest struct {
+	Against  interface{} `json:"against,omitempty"`
+	Fresh    *bool       `json:"fresh,omitempty"`
+	Payloads *[]string   `json:"payloads,omitempty"`
+	Repeat   *int        `json:"repeat,omitempty"`
+}
+
+// EvaluationView defines model for EvaluationView.
+type EvaluationView struct {
+	Cases []*struct {
+		Against *struct {
+			Assertions []struct {
+				Detail string                                   `json:"detail"`
+				Passed bool                                     `json:"passed"`
+				Type   EvaluationViewCasesAgainstAssertionsType `json:"type"`
+			} `json:"assertions"`
+			Cached bool    `json:"cached"`
+			Error  *string `json:"error,omitempty"`
+			Judges *[]struct {
+				Cached   bool   `json:"cached"`
+				Model    string `json:"model"`
+				Output   string `json:"output"`
+				Provider string `json:"provider"`
+				Usage    struct {
+					InputTokens  int64 `json:"input_tokens"`
+					OutputTokens int64 `json:"output_tokens"`
+				} `json:"usage"`
+			} `json:"judges,omitempty"`
+			LatencyMs int64  `json:"latency_ms"`
+			Output    string `json:"output"`
+			Usage     struct {
+				InputTokens  int64 `json:"input_tokens"`
+				OutputTokens int64 `json:"output_tokens"`
+			} `json:"usage"`
+		} `json:"against,omitempty"`
+		Changed bool `json:"changed"`
+		Head    *struct {
+			Assertions []struct {
+				Detail string                                `json:"detail"`
+				Passed bool                                  `json:"passed"`
+				Type   EvaluationViewCasesHeadAssertionsType `json:"type"`
+			} `json:"assertions"`
+			Cached bool    `json:"cached"`
+			Error  *string `json:"error,omitempty"`
+			Judges *[]struct {
+				Cached   bool   `json:"cached"`
+				Model    string `json:"model"`
+				Output   string `json:"output"`
+				Provider string `json:"provider"`
+				Usage    struct {
+					InputTokens  int64 `json:"input_tokens"`
+					OutputTokens int64 `json:"output_tokens"`
+				} `json:"usage"`
+			} `json:"judges,omitempty"`
+			LatencyMs int64  `json:"latency_ms"`
+			Output    string `json:"output"`
+			Usage     struct {
+				InputTokens  int64 `json:"input_tokens"`
+				OutputTokens int64 `json:"output_tokens"`
+			} `json:"usage"`
+		} `json:"head"`
+		PayloadId   openapi_types.UUID `json:"payload_id"`
+		PayloadName string             `json:"payload_name"`
+		Repeat      int                `json:"repeat"`
+	} `json:"cases"`
+	Evaluation *struct {
+		Against        *string `json:"against,omitempty"`
+		AgainstCommit  *string `json:"against_commit,omitempty"`
+		AgainstVersion *int    `json:"against_version,omitempty"`
+		Commit         string  `json:"commit"`
+		Counts         struct {
+			Cases   int `json:"cases"`
+			Changed int `json:"changed"`
+			Errored int `json:"errored"`
+			Failed  int `json:"failed"`
+			Passed  int `json:"passed"`
+		} `json:"counts"`
+		CreatedAt time.Time `json:"created_at"`
+		CreatedBy struct {
+			Email openapi_types.Email `json:"email"`
+			Id    openapi_types.UUID  `json:"id"`
+			Name  *string             `json:"name,omitempty"`
+		} `json:"created_by"`
+		EndedAt   *time.Time                    `json:"ended_at,omitempty"`
+		Error     *string                       `json:"error,omitempty"`
+		Fresh     *bool                         `json:"fresh,omitempty"`
+		Id        openapi_types.UUID            `json:"id"`
+		PromptId  openapi_types.UUID            `json:"prompt_id"`
+		Repeat    int                           `json:"repeat"`
+		Review    *int                          `json:"review,omitempty"`
+		State     EvaluationViewEvaluationState `json:"state"`
+		UpdatedAt time.Time                     `json:"updated_at"`
+		Usage     struct {
+			CachedCalls  int   `json:"cached_calls"`
+			Calls        int   `json:"calls"`
+			InputTokens  int64 `json:"input_tokens"`
+			OutputTokens int64 `json:"output_tokens"`
+		} `json:"usage"`
+		Version int `json:"version"`
+	} `json:"evaluation"`
+}
+
+// EvaluationViewCasesAgainstAssertionsType defines model for EvaluationView.Cases.Against.Assertions.Type.
+type EvaluationViewCasesAgainstAssertionsType string
+
+// EvaluationViewCasesHeadAssertionsType defines model for EvaluationView.Cases.Head.Assertions.Type.
+type EvaluationViewCasesHeadAssertionsType string
+
+// EvaluationViewEvaluationState defines model for EvaluationView.Evaluation.State.
+type EvaluationViewEvaluationState string
 
 // Event defines model for Event.
 type Event struct {
@@ -3724,6 +4298,14 @@ type OAuthError struct {
 
 // Payload defines model for Payload.
 type Payload struct {
+	Assertions *[]struct {
+		Model    *string               `json:"model,omitempty"`
+		Provider *string               `json:"provider,omitempty"`
+		Rubric   *string               `json:"rubric,omitempty"`
+		Schema   interface{}           `json:"schema,omitempty"`
+		Type     PayloadAssertionsType `json:"type"`
+		Value    interface{}           `json:"value,omitempty"`
+	} `json:"assertions,omitempty"`
 	CreatedAt time.Time          `json:"created_at"`
 	CreatedBy *string            `json:"created_by,omitempty"`
 	Id        openapi_types.UUID `json:"id"`
@@ -3733,13 +4315,27 @@ type Payload struct {
 	Variables interface{}        `json:"variables"`
 }
 
+// PayloadAssertionsType defines model for Payload.Assertions.Type.
+type PayloadAssertionsType string
+
 // PayloadRequest defines model for PayloadRequest.
 type PayloadRequest struct {
+	Assertions *[]struct {
+		Model    *string                       `json:"model,omitempty"`
+		Provider *string                       `json:"provider,omitempty"`
+		Rubric   *string                       `json:"rubric,omitempty"`
+		Schema   interface{}                   `json:"schema,omitempty"`
+		Type     *PayloadRequestAssertionsType `json:"type,omitempty"`
+		Value    interface{}                   `json:"value,omitempty"`
+	} `json:"assertions,omitempty"`
 	Name *string `json:"name,omitempty"`
 
 	// Variables At most 65536 bytes of compact JSON.
 	Variables interface{} `json:"variables"`
 }
+
+// PayloadRequestAssertionsType defines model for PayloadRequest.Assertions.Type.
+type PayloadRequestAssertionsType string
 
 // Project defines model for Project.
 type Project struct {
@@ -3753,10 +4349,12 @@ type Project struct {
 	} `json:"members"`
 	Name         string `json:"name"`
 	ReviewPolicy *struct {
-		AllowSelfApproval bool     `json:"allow_self_approval"`
-		DismissStale      *bool    `json:"dismiss_stale,omitempty"`
-		ProtectedLabels   []string `json:"protected_labels"`
-		RequiredApprovals int      `json:"required_approvals"`
+		AllowSelfApproval        bool     `json:"allow_self_approval"`
+		DismissStale             *bool    `json:"dismiss_stale,omitempty"`
+		Evaluate                 *bool    `json:"evaluate,omitempty"`
+		ProtectedLabels          []string `json:"protected_labels"`
+		RequirePassingEvaluation *bool    `json:"require_passing_evaluation,omitempty"`
+		RequiredApprovals        int      `json:"required_approvals"`
 	} `json:"review_policy,omitempty"`
 	Slug       string            `json:"slug"`
 	UpdatedAt  time.Time         `json:"updated_at"`
@@ -3774,10 +4372,12 @@ type ProjectRequest struct {
 	Description  *string `json:"description,omitempty"`
 	Name         *string `json:"name,omitempty"`
 	ReviewPolicy *struct {
-		AllowSelfApproval *bool     `json:"allow_self_approval,omitempty"`
-		DismissStale      *bool     `json:"dismiss_stale,omitempty"`
-		ProtectedLabels   *[]string `json:"protected_labels,omitempty"`
-		RequiredApprovals *int      `json:"required_approvals,omitempty"`
+		AllowSelfApproval        *bool     `json:"allow_self_approval,omitempty"`
+		DismissStale             *bool     `json:"dismiss_stale,omitempty"`
+		Evaluate                 *bool     `json:"evaluate,omitempty"`
+		ProtectedLabels          *[]string `json:"protected_labels,omitempty"`
+		RequirePassingEvaluation *bool     `json:"require_passing_evaluation,omitempty"`
+		RequiredApprovals        *int      `json:"required_approvals,omitempty"`
 	} `json:"review_policy,omitempty"`
 	Slug       *string                   `json:"slug,omitempty"`
 	Visibility *ProjectRequestVisibility `json:"visibility,omitempty"`
@@ -4030,6 +4630,7 @@ type ReviewView struct {
 			Name  *string             `json:"name,omitempty"`
 		} `json:"author"`
 		Body      string             `json:"body"`
+		Case      *string            `json:"case,omitempty"`
 		Commit    string             `json:"commit"`
 		CreatedAt time.Time          `json:"created_at"`
 		Id        openapi_types.UUID `json:"id"`
@@ -4041,6 +4642,21 @@ type ReviewView struct {
 		Side      string             `json:"side"`
 		UpdatedAt time.Time          `json:"updated_at"`
 	} `json:"comments"`
+	Evaluation *struct {
+		Against *string `json:"against,omitempty"`
+		Commit  string  `json:"commit"`
+		Counts  struct {
+			Cases   int `json:"cases"`
+			Changed int `json:"changed"`
+			Errored int `json:"errored"`
+			Failed  int `json:"failed"`
+			Passed  int `json:"passed"`
+		} `json:"counts"`
+		Id           openapi_types.UUID        `json:"id"`
+		NewlyFailing int                       `json:"newly_failing"`
+		State        ReviewViewEvaluationState `json:"state"`
+		Summary      string                    `json:"summary"`
+	} `json:"evaluation,omitempty"`
 	Files []struct {
 		Additions int    `json:"additions"`
 		Deletions int    `json:"deletions"`
@@ -4113,6 +4729,9 @@ type ReviewView struct {
 		} `json:"user"`
 	} `json:"verdicts"`
 }
+
+// ReviewViewEvaluationState defines model for ReviewView.Evaluation.State.
+type ReviewViewEvaluationState string
 
 // ReviewViewReviewState defines model for ReviewView.Review.State.
 type ReviewViewReviewState string
@@ -4672,6 +5291,15 @@ type PatchV1ProjectsProjectPromptsSlugVersionsVersionParams struct {
 	IfMatch *string `json:"If-Match,omitempty"`
 }
 
+// GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsParams defines parameters for GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluations.
+type GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsParams struct {
+	// Limit page size, 1 to 500 (default 50)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor the next_cursor of the previous page
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
 // GetV1ProjectsProjectSkillsParams defines parameters for GetV1ProjectsProjectSkills.
 type GetV1ProjectsProjectSkillsParams struct {
 	// Limit page size, 1 to 500 (default 50)
@@ -4938,6 +5566,15 @@ type PatchV1PromptsIdVersionsVersionParams struct {
 	IfMatch *string `json:"If-Match,omitempty"`
 }
 
+// GetV1PromptsIdVersionsVersionEvaluationsParams defines parameters for GetV1PromptsIdVersionsVersionEvaluations.
+type GetV1PromptsIdVersionsVersionEvaluationsParams struct {
+	// Limit page size, 1 to 500 (default 50)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor the next_cursor of the previous page
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
 // GetV1SkillsIdDiffParams defines parameters for GetV1SkillsIdDiff.
 type GetV1SkillsIdDiffParams struct {
 	// From the version to diff from
@@ -5183,6 +5820,122 @@ type WebhookAssetDeletedJSONBodyAssetKind string
 
 // WebhookAssetDeletedJSONBodyType defines parameters for WebhookAssetDeleted.
 type WebhookAssetDeletedJSONBodyType string
+
+// WebhookEvaluationCompletedJSONBody defines parameters for WebhookEvaluationCompleted.
+type WebhookEvaluationCompletedJSONBody struct {
+	Actor struct {
+		Email *openapi_types.Email                        `json:"email,omitempty"`
+		Id    string                                      `json:"id"`
+		Type  WebhookEvaluationCompletedJSONBodyActorType `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID                          `json:"id"`
+		Kind WebhookEvaluationCompletedJSONBodyAssetKind `json:"kind"`
+		Slug string                                      `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data struct {
+		Commit *string `json:"commit,omitempty"`
+		Counts *struct {
+			Cases   *int `json:"cases,omitempty"`
+			Changed *int `json:"changed,omitempty"`
+			Errored *int `json:"errored,omitempty"`
+			Failed  *int `json:"failed,omitempty"`
+			Passed  *int `json:"passed,omitempty"`
+		} `json:"counts,omitempty"`
+		Error      *string                                      `json:"error,omitempty"`
+		Evaluation *openapi_types.UUID                          `json:"evaluation,omitempty"`
+		State      *WebhookEvaluationCompletedJSONBodyDataState `json:"state,omitempty"`
+	} `json:"data"`
+	Id         openapi_types.UUID                     `json:"id"`
+	Label      *string                                `json:"label,omitempty"`
+	OccurredAt time.Time                              `json:"occurred_at"`
+	ProjectId  openapi_types.UUID                     `json:"project_id"`
+	Review     *int                                   `json:"review,omitempty"`
+	Type       WebhookEvaluationCompletedJSONBodyType `json:"type"`
+	Version    *int                                   `json:"version,omitempty"`
+}
+
+// WebhookEvaluationCompletedParams defines parameters for WebhookEvaluationCompleted.
+type WebhookEvaluationCompletedParams struct {
+	// WebhookId the event's id (a redelivery keeps it: deduplicate by it)
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookEvaluationCompletedJSONBodyActorType defines parameters for WebhookEvaluationCompleted.
+type WebhookEvaluationCompletedJSONBodyActorType string
+
+// WebhookEvaluationCompletedJSONBodyAssetKind defines parameters for WebhookEvaluationCompleted.
+type WebhookEvaluationCompletedJSONBodyAssetKind string
+
+// WebhookEvaluationCompletedJSONBodyDataState defines parameters for WebhookEvaluationCompleted.
+type WebhookEvaluationCompletedJSONBodyDataState string
+
+// WebhookEvaluationCompletedJSONBodyType defines parameters for WebhookEvaluationCompleted.
+type WebhookEvaluationCompletedJSONBodyType string
+
+// WebhookEvaluationFailedJSONBody defines parameters for WebhookEvaluationFailed.
+type WebhookEvaluationFailedJSONBody struct {
+	Actor struct {
+		Email *openapi_types.Email                     `json:"email,omitempty"`
+		Id    string                                   `json:"id"`
+		Type  WebhookEvaluationFailedJSONBodyActorType `json:"type"`
+	} `json:"actor"`
+	Asset *struct {
+		Id   openapi_types.UUID                       `json:"id"`
+		Kind WebhookEvaluationFailedJSONBodyAssetKind `json:"kind"`
+		Slug string                                   `json:"slug"`
+	} `json:"asset,omitempty"`
+	Data struct {
+		Commit *string `json:"commit,omitempty"`
+		Counts *struct {
+			Cases   *int `json:"cases,omitempty"`
+			Changed *int `json:"changed,omitempty"`
+			Errored *int `json:"errored,omitempty"`
+			Failed  *int `json:"failed,omitempty"`
+			Passed  *int `json:"passed,omitempty"`
+		} `json:"counts,omitempty"`
+		Error      *string                                   `json:"error,omitempty"`
+		Evaluation *openapi_types.UUID                       `json:"evaluation,omitempty"`
+		State      *WebhookEvaluationFailedJSONBodyDataState `json:"state,omitempty"`
+	} `json:"data"`
+	Id         openapi_types.UUID                  `json:"id"`
+	Label      *string                             `json:"label,omitempty"`
+	OccurredAt time.Time                           `json:"occurred_at"`
+	ProjectId  openapi_types.UUID                  `json:"project_id"`
+	Review     *int                                `json:"review,omitempty"`
+	Type       WebhookEvaluationFailedJSONBodyType `json:"type"`
+	Version    *int                                `json:"version,omitempty"`
+}
+
+// WebhookEvaluationFailedParams defines parameters for WebhookEvaluationFailed.
+type WebhookEvaluationFailedParams struct {
+	// WebhookId the event's id (a redelivery keeps it: deduplicate by it)
+	WebhookId string `json:"webhook-id"`
+
+	// WebhookTimestamp Unix seconds of this attempt
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// WebhookEvaluationFailedJSONBodyActorType defines parameters for WebhookEvaluationFailed.
+type WebhookEvaluationFailedJSONBodyActorType string
+
+// WebhookEvaluationFailedJSONBodyAssetKind defines parameters for WebhookEvaluationFailed.
+type WebhookEvaluationFailedJSONBodyAssetKind string
+
+// WebhookEvaluationFailedJSONBodyDataState defines parameters for WebhookEvaluationFailed.
+type WebhookEvaluationFailedJSONBodyDataState string
+
+// WebhookEvaluationFailedJSONBodyType defines parameters for WebhookEvaluationFailed.
+type WebhookEvaluationFailedJSONBodyType string
 
 // WebhookLabelDeletedJSONBody defines parameters for WebhookLabelDeleted.
 type WebhookLabelDeletedJSONBody struct {
@@ -6152,6 +6905,9 @@ type PostV1ProjectsProjectPromptsSlugVersionsJSONRequestBody = PromptVersionRequ
 // PatchV1ProjectsProjectPromptsSlugVersionsVersionJSONRequestBody defines body for PatchV1ProjectsProjectPromptsSlugVersionsVersion for application/json ContentType.
 type PatchV1ProjectsProjectPromptsSlugVersionsVersionJSONRequestBody = PromptVersionRequest
 
+// PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsJSONRequestBody defines body for PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluations for application/json ContentType.
+type PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsJSONRequestBody = EvaluationRequest
+
 // PostV1ProjectsProjectPromptsSlugVersionsVersionPublishJSONRequestBody defines body for PostV1ProjectsProjectPromptsSlugVersionsVersionPublish for application/json ContentType.
 type PostV1ProjectsProjectPromptsSlugVersionsVersionPublishJSONRequestBody = PublishRequest
 
@@ -6242,6 +6998,9 @@ type PostV1PromptsIdVersionsJSONRequestBody = PromptVersionRequest
 // PatchV1PromptsIdVersionsVersionJSONRequestBody defines body for PatchV1PromptsIdVersionsVersion for application/json ContentType.
 type PatchV1PromptsIdVersionsVersionJSONRequestBody = PromptVersionRequest
 
+// PostV1PromptsIdVersionsVersionEvaluationsJSONRequestBody defines body for PostV1PromptsIdVersionsVersionEvaluations for application/json ContentType.
+type PostV1PromptsIdVersionsVersionEvaluationsJSONRequestBody = EvaluationRequest
+
 // PostV1PromptsIdVersionsVersionPublishJSONRequestBody defines body for PostV1PromptsIdVersionsVersionPublish for application/json ContentType.
 type PostV1PromptsIdVersionsVersionPublishJSONRequestBody = PublishRequest
 
@@ -6298,6 +7057,12 @@ type WebhookAssetCreatedJSONRequestBody WebhookAssetCreatedJSONBody
 
 // WebhookAssetDeletedJSONRequestBody defines body for WebhookAssetDeleted for application/json ContentType.
 type WebhookAssetDeletedJSONRequestBody WebhookAssetDeletedJSONBody
+
+// WebhookEvaluationCompletedJSONRequestBody defines body for WebhookEvaluationCompleted for application/json ContentType.
+type WebhookEvaluationCompletedJSONRequestBody WebhookEvaluationCompletedJSONBody
+
+// WebhookEvaluationFailedJSONRequestBody defines body for WebhookEvaluationFailed for application/json ContentType.
+type WebhookEvaluationFailedJSONRequestBody WebhookEvaluationFailedJSONBody
 
 // WebhookLabelDeletedJSONRequestBody defines body for WebhookLabelDeleted for application/json ContentType.
 type WebhookLabelDeletedJSONRequestBody WebhookLabelDeletedJSONBody
@@ -7103,6 +7868,35 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/projects/{project}/prompts/{slug}/versions/{version}/check (the `PostV1ProjectsProjectPromptsSlugVersionsVersionCheck` operationId).
 	PostV1ProjectsProjectPromptsSlugVersionsVersionCheck(ctx context.Context, project string, slug string, version int, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluations A version's evaluations, newest first, without their cases
+	//
+	// Corresponds with GET /v1/projects/{project}/prompts/{slug}/versions/{version}/evaluations (the `GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluations` operationId).
+	GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluations(ctx context.Context, project string, slug string, version string, params *GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsWithBody Evaluate a version ({version}: a number, "live" or a label name): every payload (or those listed), repeat times, sent to the version's model in the background, each output checked by the payload's assertions; against a version number, "live" or "base" also runs that version for each case. Outputs are cached by what is sent: fresh sends again. Needs write access. 202 with the evaluation, queued; 409 no_provider; 422 when the prompt has no payloads or the version no model (docs/evaluations.md)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/projects/{project}/prompts/{slug}/versions/{version}/evaluations (the `PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluations` operationId).
+	PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsWithBody(ctx context.Context, project string, slug string, version string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluations Evaluate a version ({version}: a number, "live" or a label name): every payload (or those listed), repeat times, sent to the version's model in the background, each output checked by the payload's assertions; against a version number, "live" or "base" also runs that version for each case. Outputs are cached by what is sent: fresh sends again. Needs write access. 202 with the evaluation, queued; 409 no_provider; 422 when the prompt has no payloads or the version no model (docs/evaluations.md)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/projects/{project}/prompts/{slug}/versions/{version}/evaluations (the `PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluations` operationId).
+	PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluations(ctx context.Context, project string, slug string, version string, body PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationID An evaluation: its state, counts (cases, passed, failed, errored, changed) and usage, and its cases done, each with the head's output and assertions and the other version's
+	//
+	// Corresponds with GET /v1/projects/{project}/prompts/{slug}/versions/{version}/evaluations/{evaluationID} (the `GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationID` operationId).
+	GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationID(ctx context.Context, project string, slug string, version string, evaluationID string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancel Cancel an evaluation: no case is sent once it answers; the cases done stay. 409 when it is finished. Needs write access
+	//
+	// Corresponds with POST /v1/projects/{project}/prompts/{slug}/versions/{version}/evaluations/{evaluationID}/cancel (the `PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancel` operationId).
+	PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancel(ctx context.Context, project string, slug string, version string, evaluationID string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// PostV1ProjectsProjectPromptsSlugVersionsVersionPromote Make a published version live (a rollback when older). Takes no body (or a JSON object); malformed JSON is 400
 	//
 	// Corresponds with POST /v1/projects/{project}/prompts/{slug}/versions/{version}/promote (the `PostV1ProjectsProjectPromptsSlugVersionsVersionPromote` operationId).
@@ -7802,6 +8596,35 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/prompts/{id}/versions/{version}/check (the `PostV1PromptsIdVersionsVersionCheck` operationId).
 	PostV1PromptsIdVersionsVersionCheck(ctx context.Context, id string, version int, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetV1PromptsIdVersionsVersionEvaluations A version's evaluations, newest first, without their cases
+	//
+	// Corresponds with GET /v1/prompts/{id}/versions/{version}/evaluations (the `GetV1PromptsIdVersionsVersionEvaluations` operationId).
+	GetV1PromptsIdVersionsVersionEvaluations(ctx context.Context, id string, version string, params *GetV1PromptsIdVersionsVersionEvaluationsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostV1PromptsIdVersionsVersionEvaluationsWithBody Evaluate a version ({version}: a number, "live" or a label name): every payload (or those listed), repeat times, sent to the version's model in the background, each output checked by the payload's assertions; against a version number, "live" or "base" also runs that version for each case. Outputs are cached by what is sent: fresh sends again. Needs write access. 202 with the evaluation, queued; 409 no_provider; 422 when the prompt has no payloads or the version no model (docs/evaluations.md)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/prompts/{id}/versions/{version}/evaluations (the `PostV1PromptsIdVersionsVersionEvaluations` operationId).
+	PostV1PromptsIdVersionsVersionEvaluationsWithBody(ctx context.Context, id string, version string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostV1PromptsIdVersionsVersionEvaluations Evaluate a version ({version}: a number, "live" or a label name): every payload (or those listed), repeat times, sent to the version's model in the background, each output checked by the payload's assertions; against a version number, "live" or "base" also runs that version for each case. Outputs are cached by what is sent: fresh sends again. Needs write access. 202 with the evaluation, queued; 409 no_provider; 422 when the prompt has no payloads or the version no model (docs/evaluations.md)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/prompts/{id}/versions/{version}/evaluations (the `PostV1PromptsIdVersionsVersionEvaluations` operationId).
+	PostV1PromptsIdVersionsVersionEvaluations(ctx context.Context, id string, version string, body PostV1PromptsIdVersionsVersionEvaluationsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetV1PromptsIdVersionsVersionEvaluationsEvaluationID An evaluation: its state, counts (cases, passed, failed, errored, changed) and usage, and its cases done, each with the head's output and assertions and the other version's
+	//
+	// Corresponds with GET /v1/prompts/{id}/versions/{version}/evaluations/{evaluationID} (the `GetV1PromptsIdVersionsVersionEvaluationsEvaluationID` operationId).
+	GetV1PromptsIdVersionsVersionEvaluationsEvaluationID(ctx context.Context, id string, version string, evaluationID string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancel Cancel an evaluation: no case is sent once it answers; the cases done stay. 409 when it is finished. Needs write access
+	//
+	// Corresponds with POST /v1/prompts/{id}/versions/{version}/evaluations/{evaluationID}/cancel (the `PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancel` operationId).
+	PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancel(ctx context.Context, id string, version string, evaluationID string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PostV1PromptsIdVersionsVersionPromote Make a published version live (a rollback when older). Takes no body (or a JSON object); malformed JSON is 400
 	//
@@ -10030,6 +10853,85 @@ func (c *Client) PostV1ProjectsProjectPromptsSlugVersionsVersionCheck(ctx contex
 	return c.Client.Do(req)
 }
 
+// GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluations A version's evaluations, newest first, without their cases
+//
+// Corresponds with GET /v1/projects/{project}/prompts/{slug}/versions/{version}/evaluations (the `GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluations` operationId).
+func (c *Client) GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluations(ctx context.Context, project string, slug string, version string, params *GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsRequest(c.Server, project, slug, version, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsWithBody Evaluate a version ({version}: a number, "live" or a label name): every payload (or those listed), repeat times, sent to the version's model in the background, each output checked by the payload's assertions; against a version number, "live" or "base" also runs that version for each case. Outputs are cached by what is sent: fresh sends again. Needs write access. 202 with the evaluation, queued; 409 no_provider; 422 when the prompt has no payloads or the version no model (docs/evaluations.md)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/projects/{project}/prompts/{slug}/versions/{version}/evaluations (the `PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluations` operationId).
+func (c *Client) PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsWithBody(ctx context.Context, project string, slug string, version string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsRequestWithBody(c.Server, project, slug, version, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluations Evaluate a version ({version}: a number, "live" or a label name): every payload (or those listed), repeat times, sent to the version's model in the background, each output checked by the payload's assertions; against a version number, "live" or "base" also runs that version for each case. Outputs are cached by what is sent: fresh sends again. Needs write access. 202 with the evaluation, queued; 409 no_provider; 422 when the prompt has no payloads or the version no model (docs/evaluations.md)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/projects/{project}/prompts/{slug}/versions/{version}/evaluations (the `PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluations` operationId).
+func (c *Client) PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluations(ctx context.Context, project string, slug string, version string, body PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsRequest(c.Server, project, slug, version, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationID An evaluation: its state, counts (cases, passed, failed, errored, changed) and usage, and its cases done, each with the head's output and assertions and the other version's
+//
+// Corresponds with GET /v1/projects/{project}/prompts/{slug}/versions/{version}/evaluations/{evaluationID} (the `GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationID` operationId).
+func (c *Client) GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationID(ctx context.Context, project string, slug string, version string, evaluationID string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDRequest(c.Server, project, slug, version, evaluationID)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancel Cancel an evaluation: no case is sent once it answers; the cases done stay. 409 when it is finished. Needs write access
+//
+// Corresponds with POST /v1/projects/{project}/prompts/{slug}/versions/{version}/evaluations/{evaluationID}/cancel (the `PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancel` operationId).
+func (c *Client) PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancel(ctx context.Context, project string, slug string, version string, evaluationID string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelRequest(c.Server, project, slug, version, evaluationID)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // PostV1ProjectsProjectPromptsSlugVersionsVersionPromote Make a published version live (a rollback when older). Takes no body (or a JSON object); malformed JSON is 400
 //
 // Corresponds with POST /v1/projects/{project}/prompts/{slug}/versions/{version}/promote (the `PostV1ProjectsProjectPromptsSlugVersionsVersionPromote` operationId).
@@ -11880,6 +12782,85 @@ func (c *Client) PostV1PromptsIdVersionsVersionArchive(ctx context.Context, id s
 // Corresponds with POST /v1/prompts/{id}/versions/{version}/check (the `PostV1PromptsIdVersionsVersionCheck` operationId).
 func (c *Client) PostV1PromptsIdVersionsVersionCheck(ctx context.Context, id string, version int, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPostV1PromptsIdVersionsVersionCheckRequest(c.Server, id, version)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetV1PromptsIdVersionsVersionEvaluations A version's evaluations, newest first, without their cases
+//
+// Corresponds with GET /v1/prompts/{id}/versions/{version}/evaluations (the `GetV1PromptsIdVersionsVersionEvaluations` operationId).
+func (c *Client) GetV1PromptsIdVersionsVersionEvaluations(ctx context.Context, id string, version string, params *GetV1PromptsIdVersionsVersionEvaluationsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetV1PromptsIdVersionsVersionEvaluationsRequest(c.Server, id, version, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostV1PromptsIdVersionsVersionEvaluationsWithBody Evaluate a version ({version}: a number, "live" or a label name): every payload (or those listed), repeat times, sent to the version's model in the background, each output checked by the payload's assertions; against a version number, "live" or "base" also runs that version for each case. Outputs are cached by what is sent: fresh sends again. Needs write access. 202 with the evaluation, queued; 409 no_provider; 422 when the prompt has no payloads or the version no model (docs/evaluations.md)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/prompts/{id}/versions/{version}/evaluations (the `PostV1PromptsIdVersionsVersionEvaluations` operationId).
+func (c *Client) PostV1PromptsIdVersionsVersionEvaluationsWithBody(ctx context.Context, id string, version string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1PromptsIdVersionsVersionEvaluationsRequestWithBody(c.Server, id, version, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostV1PromptsIdVersionsVersionEvaluations Evaluate a version ({version}: a number, "live" or a label name): every payload (or those listed), repeat times, sent to the version's model in the background, each output checked by the payload's assertions; against a version number, "live" or "base" also runs that version for each case. Outputs are cached by what is sent: fresh sends again. Needs write access. 202 with the evaluation, queued; 409 no_provider; 422 when the prompt has no payloads or the version no model (docs/evaluations.md)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/prompts/{id}/versions/{version}/evaluations (the `PostV1PromptsIdVersionsVersionEvaluations` operationId).
+func (c *Client) PostV1PromptsIdVersionsVersionEvaluations(ctx context.Context, id string, version string, body PostV1PromptsIdVersionsVersionEvaluationsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1PromptsIdVersionsVersionEvaluationsRequest(c.Server, id, version, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetV1PromptsIdVersionsVersionEvaluationsEvaluationID An evaluation: its state, counts (cases, passed, failed, errored, changed) and usage, and its cases done, each with the head's output and assertions and the other version's
+//
+// Corresponds with GET /v1/prompts/{id}/versions/{version}/evaluations/{evaluationID} (the `GetV1PromptsIdVersionsVersionEvaluationsEvaluationID` operationId).
+func (c *Client) GetV1PromptsIdVersionsVersionEvaluationsEvaluationID(ctx context.Context, id string, version string, evaluationID string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetV1PromptsIdVersionsVersionEvaluationsEvaluationIDRequest(c.Server, id, version, evaluationID)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancel Cancel an evaluation: no case is sent once it answers; the cases done stay. 409 when it is finished. Needs write access
+//
+// Corresponds with POST /v1/prompts/{id}/versions/{version}/evaluations/{evaluationID}/cancel (the `PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancel` operationId).
+func (c *Client) PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancel(ctx context.Context, id string, version string, evaluationID string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelRequest(c.Server, id, version, evaluationID)
 	if err != nil {
 		return nil, err
 	}
@@ -17447,6 +18428,264 @@ func NewPostV1ProjectsProjectPromptsSlugVersionsVersionCheckRequest(server strin
 	return req, nil
 }
 
+// NewGetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsRequest constructs an http.Request for the GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluations method
+func NewGetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsRequest(server string, project string, slug string, version string, params *GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "slug", slug, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "version", version, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/projects/%s/prompts/%s/versions/%s/evaluations", pathParam0, pathParam1, pathParam2)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsRequest calls the generic PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluations builder with application/json body
+func NewPostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsRequest(server string, project string, slug string, version string, body PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsRequestWithBody(server, project, slug, version, "application/json", bodyReader)
+}
+
+// NewPostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsRequestWithBody constructs an http.Request for the PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluations method, with any body, and a specified content type
+func NewPostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsRequestWithBody(server string, project string, slug string, version string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "slug", slug, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "version", version, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/projects/%s/prompts/%s/versions/%s/evaluations", pathParam0, pathParam1, pathParam2)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDRequest constructs an http.Request for the GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationID method
+func NewGetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDRequest(server string, project string, slug string, version string, evaluationID string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "slug", slug, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "version", version, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam3 string
+
+	pathParam3, err = runtime.StyleParamWithOptions("simple", false, "evaluationID", evaluationID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/projects/%s/prompts/%s/versions/%s/evaluations/%s", pathParam0, pathParam1, pathParam2, pathParam3)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelRequest constructs an http.Request for the PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancel method
+func NewPostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelRequest(server string, project string, slug string, version string, evaluationID string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "project", project, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "slug", slug, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "version", version, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam3 string
+
+	pathParam3, err = runtime.StyleParamWithOptions("simple", false, "evaluationID", evaluationID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/projects/%s/prompts/%s/versions/%s/evaluations/%s/cancel", pathParam0, pathParam1, pathParam2, pathParam3)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewPostV1ProjectsProjectPromptsSlugVersionsVersionPromoteRequest constructs an http.Request for the PostV1ProjectsProjectPromptsSlugVersionsVersionPromote method
 func NewPostV1ProjectsProjectPromptsSlugVersionsVersionPromoteRequest(server string, project string, slug string, version int) (*http.Request, error) {
 	var err error
@@ -22364,6 +23603,236 @@ func NewPostV1PromptsIdVersionsVersionCheckRequest(server string, id string, ver
 	return req, nil
 }
 
+// NewGetV1PromptsIdVersionsVersionEvaluationsRequest constructs an http.Request for the GetV1PromptsIdVersionsVersionEvaluations method
+func NewGetV1PromptsIdVersionsVersionEvaluationsRequest(server string, id string, version string, params *GetV1PromptsIdVersionsVersionEvaluationsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "version", version, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/prompts/%s/versions/%s/evaluations", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostV1PromptsIdVersionsVersionEvaluationsRequest calls the generic PostV1PromptsIdVersionsVersionEvaluations builder with application/json body
+func NewPostV1PromptsIdVersionsVersionEvaluationsRequest(server string, id string, version string, body PostV1PromptsIdVersionsVersionEvaluationsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPostV1PromptsIdVersionsVersionEvaluationsRequestWithBody(server, id, version, "application/json", bodyReader)
+}
+
+// NewPostV1PromptsIdVersionsVersionEvaluationsRequestWithBody constructs an http.Request for the PostV1PromptsIdVersionsVersionEvaluations method, with any body, and a specified content type
+func NewPostV1PromptsIdVersionsVersionEvaluationsRequestWithBody(server string, id string, version string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "version", version, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/prompts/%s/versions/%s/evaluations", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetV1PromptsIdVersionsVersionEvaluationsEvaluationIDRequest constructs an http.Request for the GetV1PromptsIdVersionsVersionEvaluationsEvaluationID method
+func NewGetV1PromptsIdVersionsVersionEvaluationsEvaluationIDRequest(server string, id string, version string, evaluationID string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "version", version, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "evaluationID", evaluationID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/prompts/%s/versions/%s/evaluations/%s", pathParam0, pathParam1, pathParam2)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelRequest constructs an http.Request for the PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancel method
+func NewPostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelRequest(server string, id string, version string, evaluationID string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "version", version, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "evaluationID", evaluationID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/prompts/%s/versions/%s/evaluations/%s/cancel", pathParam0, pathParam1, pathParam2)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewPostV1PromptsIdVersionsVersionPromoteRequest constructs an http.Request for the PostV1PromptsIdVersionsVersionPromote method
 func NewPostV1PromptsIdVersionsVersionPromoteRequest(server string, id string, version int) (*http.Request, error) {
 	var err error
@@ -25742,6 +27211,41 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/projects/{project}/prompts/{slug}/versions/{version}/check (the `PostV1ProjectsProjectPromptsSlugVersionsVersionCheck` operationId).
 	PostV1ProjectsProjectPromptsSlugVersionsVersionCheckWithResponse(ctx context.Context, project string, slug string, version int, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectPromptsSlugVersionsVersionCheckResponse, error)
 
+	// GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsWithResponse A version's evaluations, newest first, without their cases
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/projects/{project}/prompts/{slug}/versions/{version}/evaluations (the `GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluations` operationId).
+	GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsWithResponse(ctx context.Context, project string, slug string, version string, params *GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsParams, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse, error)
+
+	// PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsWithBodyWithResponse Evaluate a version ({version}: a number, "live" or a label name): every payload (or those listed), repeat times, sent to the version's model in the background, each output checked by the payload's assertions; against a version number, "live" or "base" also runs that version for each case. Outputs are cached by what is sent: fresh sends again. Needs write access. 202 with the evaluation, queued; 409 no_provider; 422 when the prompt has no payloads or the version no model (docs/evaluations.md)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/projects/{project}/prompts/{slug}/versions/{version}/evaluations (the `PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluations` operationId).
+	PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsWithBodyWithResponse(ctx context.Context, project string, slug string, version string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse, error)
+
+	// PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsWithResponse Evaluate a version ({version}: a number, "live" or a label name): every payload (or those listed), repeat times, sent to the version's model in the background, each output checked by the payload's assertions; against a version number, "live" or "base" also runs that version for each case. Outputs are cached by what is sent: fresh sends again. Needs write access. 202 with the evaluation, queued; 409 no_provider; 422 when the prompt has no payloads or the version no model (docs/evaluations.md)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/projects/{project}/prompts/{slug}/versions/{version}/evaluations (the `PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluations` operationId).
+	PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsWithResponse(ctx context.Context, project string, slug string, version string, body PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse, error)
+
+	// GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDWithResponse An evaluation: its state, counts (cases, passed, failed, errored, changed) and usage, and its cases done, each with the head's output and assertions and the other version's
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/projects/{project}/prompts/{slug}/versions/{version}/evaluations/{evaluationID} (the `GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationID` operationId).
+	GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDWithResponse(ctx context.Context, project string, slug string, version string, evaluationID string, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDResponse, error)
+
+	// PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelWithResponse Cancel an evaluation: no case is sent once it answers; the cases done stay. 409 when it is finished. Needs write access
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/projects/{project}/prompts/{slug}/versions/{version}/evaluations/{evaluationID}/cancel (the `PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancel` operationId).
+	PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelWithResponse(ctx context.Context, project string, slug string, version string, evaluationID string, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelResponse, error)
+
 	// PostV1ProjectsProjectPromptsSlugVersionsVersionPromoteWithResponse Make a published version live (a rollback when older). Takes no body (or a JSON object); malformed JSON is 400
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -26553,6 +28057,41 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/prompts/{id}/versions/{version}/check (the `PostV1PromptsIdVersionsVersionCheck` operationId).
 	PostV1PromptsIdVersionsVersionCheckWithResponse(ctx context.Context, id string, version int, reqEditors ...RequestEditorFn) (*PostV1PromptsIdVersionsVersionCheckResponse, error)
+
+	// GetV1PromptsIdVersionsVersionEvaluationsWithResponse A version's evaluations, newest first, without their cases
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/prompts/{id}/versions/{version}/evaluations (the `GetV1PromptsIdVersionsVersionEvaluations` operationId).
+	GetV1PromptsIdVersionsVersionEvaluationsWithResponse(ctx context.Context, id string, version string, params *GetV1PromptsIdVersionsVersionEvaluationsParams, reqEditors ...RequestEditorFn) (*GetV1PromptsIdVersionsVersionEvaluationsResponse, error)
+
+	// PostV1PromptsIdVersionsVersionEvaluationsWithBodyWithResponse Evaluate a version ({version}: a number, "live" or a label name): every payload (or those listed), repeat times, sent to the version's model in the background, each output checked by the payload's assertions; against a version number, "live" or "base" also runs that version for each case. Outputs are cached by what is sent: fresh sends again. Needs write access. 202 with the evaluation, queued; 409 no_provider; 422 when the prompt has no payloads or the version no model (docs/evaluations.md)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/prompts/{id}/versions/{version}/evaluations (the `PostV1PromptsIdVersionsVersionEvaluations` operationId).
+	PostV1PromptsIdVersionsVersionEvaluationsWithBodyWithResponse(ctx context.Context, id string, version string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1PromptsIdVersionsVersionEvaluationsResponse, error)
+
+	// PostV1PromptsIdVersionsVersionEvaluationsWithResponse Evaluate a version ({version}: a number, "live" or a label name): every payload (or those listed), repeat times, sent to the version's model in the background, each output checked by the payload's assertions; against a version number, "live" or "base" also runs that version for each case. Outputs are cached by what is sent: fresh sends again. Needs write access. 202 with the evaluation, queued; 409 no_provider; 422 when the prompt has no payloads or the version no model (docs/evaluations.md)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/prompts/{id}/versions/{version}/evaluations (the `PostV1PromptsIdVersionsVersionEvaluations` operationId).
+	PostV1PromptsIdVersionsVersionEvaluationsWithResponse(ctx context.Context, id string, version string, body PostV1PromptsIdVersionsVersionEvaluationsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1PromptsIdVersionsVersionEvaluationsResponse, error)
+
+	// GetV1PromptsIdVersionsVersionEvaluationsEvaluationIDWithResponse An evaluation: its state, counts (cases, passed, failed, errored, changed) and usage, and its cases done, each with the head's output and assertions and the other version's
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/prompts/{id}/versions/{version}/evaluations/{evaluationID} (the `GetV1PromptsIdVersionsVersionEvaluationsEvaluationID` operationId).
+	GetV1PromptsIdVersionsVersionEvaluationsEvaluationIDWithResponse(ctx context.Context, id string, version string, evaluationID string, reqEditors ...RequestEditorFn) (*GetV1PromptsIdVersionsVersionEvaluationsEvaluationIDResponse, error)
+
+	// PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelWithResponse Cancel an evaluation: no case is sent once it answers; the cases done stay. 409 when it is finished. Needs write access
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/prompts/{id}/versions/{version}/evaluations/{evaluationID}/cancel (the `PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancel` operationId).
+	PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelWithResponse(ctx context.Context, id string, version string, evaluationID string, reqEditors ...RequestEditorFn) (*PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelResponse, error)
 
 	// PostV1PromptsIdVersionsVersionPromoteWithResponse Make a published version live (a rollback when older). Takes no body (or a JSON object); malformed JSON is 400
 	//
@@ -37933,6 +39472,566 @@ func (r PostV1ProjectsProjectPromptsSlugVersionsVersionCheckResponse) StatusCode
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PostV1ProjectsProjectPromptsSlugVersionsVersionCheckResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse401Headers the declared response headers of an HTTP 401 response for GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluations
+type GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse429Headers the declared response headers of an HTTP 429 response for GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluations
+type GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse429Headers struct {
+	RetryAfter *string
+}
+
+// GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse503Headers the declared response headers of an HTTP 503 response for GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluations
+type GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse503Headers struct {
+	RetryAfter *string
+}
+
+type GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Evaluations []Evaluation `json:"evaluations"`
+
+		// NextCursor empty on the last page
+		NextCursor string `json:"next_cursor"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *APIError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *APIError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *APIError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *APIError
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse) GetJSON200() *struct {
+	Evaluations []Evaluation `json:"evaluations"`
+
+	// NextCursor empty on the last page
+	NextCursor string `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse) GetJSON400() *APIError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse) GetJSON401() *APIError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse) GetJSON403() *APIError {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse) GetJSON404() *APIError {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse) GetJSON429() *APIError {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse) GetJSON503() *APIError {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse401Headers the declared response headers of an HTTP 401 response for PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluations
+type PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse409Headers the declared response headers of an HTTP 409 response for PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluations
+type PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse409Headers struct {
+	RetryAfter *string
+}
+
+// PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse429Headers the declared response headers of an HTTP 429 response for PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluations
+type PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse429Headers struct {
+	RetryAfter *string
+}
+
+// PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse503Headers the declared response headers of an HTTP 503 response for PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluations
+type PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse503Headers struct {
+	RetryAfter *string
+}
+
+type PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *struct {
+		Evaluation Evaluation `json:"evaluation"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *APIError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *APIError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *APIError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *APIError
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *APIError
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *APIError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *APIError
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *APIError
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *APIError
+	// JSON507 the response for an HTTP 507 `application/json` response
+	JSON507 *APIError
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse503Headers
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse) GetJSON202() *struct {
+	Evaluation Evaluation `json:"evaluation"`
+} {
+	return r.JSON202
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse) GetJSON400() *APIError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse) GetJSON401() *APIError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse) GetJSON403() *APIError {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse) GetJSON404() *APIError {
+	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse) GetJSON408() *APIError {
+	return r.JSON408
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse) GetJSON409() *APIError {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse) GetJSON413() *APIError {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse) GetJSON415() *APIError {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse) GetJSON422() *APIError {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse) GetJSON429() *APIError {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse) GetJSON503() *APIError {
+	return r.JSON503
+}
+
+// GetJSON507 returns the response for an HTTP 507 `application/json` response
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse) GetJSON507() *APIError {
+	return r.JSON507
+}
+
+// GetBody returns the raw response body bytes
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDResponse401Headers the declared response headers of an HTTP 401 response for GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationID
+type GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDResponse429Headers the declared response headers of an HTTP 429 response for GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationID
+type GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDResponse429Headers struct {
+	RetryAfter *string
+}
+
+// GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDResponse503Headers the declared response headers of an HTTP 503 response for GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationID
+type GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDResponse503Headers struct {
+	RetryAfter *string
+}
+
+type GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *EvaluationView
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *APIError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *APIError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *APIError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *APIError
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDResponse) GetJSON200() *EvaluationView {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDResponse) GetJSON400() *APIError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDResponse) GetJSON401() *APIError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDResponse) GetJSON403() *APIError {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDResponse) GetJSON404() *APIError {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDResponse) GetJSON429() *APIError {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDResponse) GetJSON503() *APIError {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelResponse401Headers the declared response headers of an HTTP 401 response for PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancel
+type PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelResponse409Headers the declared response headers of an HTTP 409 response for PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancel
+type PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelResponse409Headers struct {
+	RetryAfter *string
+}
+
+// PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelResponse429Headers the declared response headers of an HTTP 429 response for PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancel
+type PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelResponse429Headers struct {
+	RetryAfter *string
+}
+
+// PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelResponse503Headers the declared response headers of an HTTP 503 response for PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancel
+type PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelResponse503Headers struct {
+	RetryAfter *string
+}
+
+type PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Evaluation Evaluation `json:"evaluation"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *APIError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *APIError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *APIError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *APIError
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *APIError
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *APIError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *APIError
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *APIError
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *APIError
+	// JSON507 the response for an HTTP 507 `application/json` response
+	JSON507 *APIError
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelResponse) GetJSON200() *struct {
+	Evaluation Evaluation `json:"evaluation"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelResponse) GetJSON400() *APIError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelResponse) GetJSON401() *APIError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelResponse) GetJSON403() *APIError {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelResponse) GetJSON404() *APIError {
+	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelResponse) GetJSON408() *APIError {
+	return r.JSON408
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelResponse) GetJSON409() *APIError {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelResponse) GetJSON413() *APIError {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelResponse) GetJSON415() *APIError {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelResponse) GetJSON422() *APIError {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelResponse) GetJSON429() *APIError {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelResponse) GetJSON503() *APIError {
+	return r.JSON503
+}
+
+// GetJSON507 returns the response for an HTTP 507 `application/json` response
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelResponse) GetJSON507() *APIError {
+	return r.JSON507
+}
+
+// GetBody returns the raw response body bytes
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -50458,6 +52557,594 @@ func (r PostV1PromptsIdVersionsVersionCheckResponse) ContentType() string {
 	return ""
 }
 
+// GetV1PromptsIdVersionsVersionEvaluationsResponse401Headers the declared response headers of an HTTP 401 response for GetV1PromptsIdVersionsVersionEvaluations
+type GetV1PromptsIdVersionsVersionEvaluationsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetV1PromptsIdVersionsVersionEvaluationsResponse409Headers the declared response headers of an HTTP 409 response for GetV1PromptsIdVersionsVersionEvaluations
+type GetV1PromptsIdVersionsVersionEvaluationsResponse409Headers struct {
+	RetryAfter *string
+}
+
+// GetV1PromptsIdVersionsVersionEvaluationsResponse429Headers the declared response headers of an HTTP 429 response for GetV1PromptsIdVersionsVersionEvaluations
+type GetV1PromptsIdVersionsVersionEvaluationsResponse429Headers struct {
+	RetryAfter *string
+}
+
+// GetV1PromptsIdVersionsVersionEvaluationsResponse503Headers the declared response headers of an HTTP 503 response for GetV1PromptsIdVersionsVersionEvaluations
+type GetV1PromptsIdVersionsVersionEvaluationsResponse503Headers struct {
+	RetryAfter *string
+}
+
+type GetV1PromptsIdVersionsVersionEvaluationsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Evaluations []Evaluation `json:"evaluations"`
+
+		// NextCursor empty on the last page
+		NextCursor string `json:"next_cursor"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *APIError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *APIError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *APIError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *APIError
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *APIError
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetV1PromptsIdVersionsVersionEvaluationsResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *GetV1PromptsIdVersionsVersionEvaluationsResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetV1PromptsIdVersionsVersionEvaluationsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetV1PromptsIdVersionsVersionEvaluationsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetV1PromptsIdVersionsVersionEvaluationsResponse) GetJSON200() *struct {
+	Evaluations []Evaluation `json:"evaluations"`
+
+	// NextCursor empty on the last page
+	NextCursor string `json:"next_cursor"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetV1PromptsIdVersionsVersionEvaluationsResponse) GetJSON400() *APIError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetV1PromptsIdVersionsVersionEvaluationsResponse) GetJSON401() *APIError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetV1PromptsIdVersionsVersionEvaluationsResponse) GetJSON403() *APIError {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetV1PromptsIdVersionsVersionEvaluationsResponse) GetJSON404() *APIError {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r GetV1PromptsIdVersionsVersionEvaluationsResponse) GetJSON409() *APIError {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetV1PromptsIdVersionsVersionEvaluationsResponse) GetJSON429() *APIError {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetV1PromptsIdVersionsVersionEvaluationsResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetV1PromptsIdVersionsVersionEvaluationsResponse) GetJSON503() *APIError {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetV1PromptsIdVersionsVersionEvaluationsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetV1PromptsIdVersionsVersionEvaluationsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetV1PromptsIdVersionsVersionEvaluationsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetV1PromptsIdVersionsVersionEvaluationsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostV1PromptsIdVersionsVersionEvaluationsResponse401Headers the declared response headers of an HTTP 401 response for PostV1PromptsIdVersionsVersionEvaluations
+type PostV1PromptsIdVersionsVersionEvaluationsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostV1PromptsIdVersionsVersionEvaluationsResponse409Headers the declared response headers of an HTTP 409 response for PostV1PromptsIdVersionsVersionEvaluations
+type PostV1PromptsIdVersionsVersionEvaluationsResponse409Headers struct {
+	RetryAfter *string
+}
+
+// PostV1PromptsIdVersionsVersionEvaluationsResponse429Headers the declared response headers of an HTTP 429 response for PostV1PromptsIdVersionsVersionEvaluations
+type PostV1PromptsIdVersionsVersionEvaluationsResponse429Headers struct {
+	RetryAfter *string
+}
+
+// PostV1PromptsIdVersionsVersionEvaluationsResponse503Headers the declared response headers of an HTTP 503 response for PostV1PromptsIdVersionsVersionEvaluations
+type PostV1PromptsIdVersionsVersionEvaluationsResponse503Headers struct {
+	RetryAfter *string
+}
+
+type PostV1PromptsIdVersionsVersionEvaluationsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *struct {
+		Evaluation Evaluation `json:"evaluation"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *APIError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *APIError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *APIError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *APIError
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *APIError
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *APIError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *APIError
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *APIError
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *APIError
+	// JSON507 the response for an HTTP 507 `application/json` response
+	JSON507 *APIError
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostV1PromptsIdVersionsVersionEvaluationsResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostV1PromptsIdVersionsVersionEvaluationsResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostV1PromptsIdVersionsVersionEvaluationsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostV1PromptsIdVersionsVersionEvaluationsResponse503Headers
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r PostV1PromptsIdVersionsVersionEvaluationsResponse) GetJSON202() *struct {
+	Evaluation Evaluation `json:"evaluation"`
+} {
+	return r.JSON202
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostV1PromptsIdVersionsVersionEvaluationsResponse) GetJSON400() *APIError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostV1PromptsIdVersionsVersionEvaluationsResponse) GetJSON401() *APIError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostV1PromptsIdVersionsVersionEvaluationsResponse) GetJSON403() *APIError {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostV1PromptsIdVersionsVersionEvaluationsResponse) GetJSON404() *APIError {
+	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r PostV1PromptsIdVersionsVersionEvaluationsResponse) GetJSON408() *APIError {
+	return r.JSON408
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostV1PromptsIdVersionsVersionEvaluationsResponse) GetJSON409() *APIError {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostV1PromptsIdVersionsVersionEvaluationsResponse) GetJSON413() *APIError {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r PostV1PromptsIdVersionsVersionEvaluationsResponse) GetJSON415() *APIError {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostV1PromptsIdVersionsVersionEvaluationsResponse) GetJSON422() *APIError {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostV1PromptsIdVersionsVersionEvaluationsResponse) GetJSON429() *APIError {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostV1PromptsIdVersionsVersionEvaluationsResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostV1PromptsIdVersionsVersionEvaluationsResponse) GetJSON503() *APIError {
+	return r.JSON503
+}
+
+// GetJSON507 returns the response for an HTTP 507 `application/json` response
+func (r PostV1PromptsIdVersionsVersionEvaluationsResponse) GetJSON507() *APIError {
+	return r.JSON507
+}
+
+// GetBody returns the raw response body bytes
+func (r PostV1PromptsIdVersionsVersionEvaluationsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostV1PromptsIdVersionsVersionEvaluationsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostV1PromptsIdVersionsVersionEvaluationsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostV1PromptsIdVersionsVersionEvaluationsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetV1PromptsIdVersionsVersionEvaluationsEvaluationIDResponse401Headers the declared response headers of an HTTP 401 response for GetV1PromptsIdVersionsVersionEvaluationsEvaluationID
+type GetV1PromptsIdVersionsVersionEvaluationsEvaluationIDResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// GetV1PromptsIdVersionsVersionEvaluationsEvaluationIDResponse409Headers the declared response headers of an HTTP 409 response for GetV1PromptsIdVersionsVersionEvaluationsEvaluationID
+type GetV1PromptsIdVersionsVersionEvaluationsEvaluationIDResponse409Headers struct {
+	RetryAfter *string
+}
+
+// GetV1PromptsIdVersionsVersionEvaluationsEvaluationIDResponse429Headers the declared response headers of an HTTP 429 response for GetV1PromptsIdVersionsVersionEvaluationsEvaluationID
+type GetV1PromptsIdVersionsVersionEvaluationsEvaluationIDResponse429Headers struct {
+	RetryAfter *string
+}
+
+// GetV1PromptsIdVersionsVersionEvaluationsEvaluationIDResponse503Headers the declared response headers of an HTTP 503 response for GetV1PromptsIdVersionsVersionEvaluationsEvaluationID
+type GetV1PromptsIdVersionsVersionEvaluationsEvaluationIDResponse503Headers struct {
+	RetryAfter *string
+}
+
+type GetV1PromptsIdVersionsVersionEvaluationsEvaluationIDResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *EvaluationView
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *APIError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *APIError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *APIError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *APIError
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *APIError
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetV1PromptsIdVersionsVersionEvaluationsEvaluationIDResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *GetV1PromptsIdVersionsVersionEvaluationsEvaluationIDResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetV1PromptsIdVersionsVersionEvaluationsEvaluationIDResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetV1PromptsIdVersionsVersionEvaluationsEvaluationIDResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetV1PromptsIdVersionsVersionEvaluationsEvaluationIDResponse) GetJSON200() *EvaluationView {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetV1PromptsIdVersionsVersionEvaluationsEvaluationIDResponse) GetJSON400() *APIError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetV1PromptsIdVersionsVersionEvaluationsEvaluationIDResponse) GetJSON401() *APIError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetV1PromptsIdVersionsVersionEvaluationsEvaluationIDResponse) GetJSON403() *APIError {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetV1PromptsIdVersionsVersionEvaluationsEvaluationIDResponse) GetJSON404() *APIError {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r GetV1PromptsIdVersionsVersionEvaluationsEvaluationIDResponse) GetJSON409() *APIError {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetV1PromptsIdVersionsVersionEvaluationsEvaluationIDResponse) GetJSON429() *APIError {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetV1PromptsIdVersionsVersionEvaluationsEvaluationIDResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetV1PromptsIdVersionsVersionEvaluationsEvaluationIDResponse) GetJSON503() *APIError {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetV1PromptsIdVersionsVersionEvaluationsEvaluationIDResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetV1PromptsIdVersionsVersionEvaluationsEvaluationIDResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetV1PromptsIdVersionsVersionEvaluationsEvaluationIDResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetV1PromptsIdVersionsVersionEvaluationsEvaluationIDResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelResponse401Headers the declared response headers of an HTTP 401 response for PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancel
+type PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelResponse409Headers the declared response headers of an HTTP 409 response for PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancel
+type PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelResponse409Headers struct {
+	RetryAfter *string
+}
+
+// PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelResponse429Headers the declared response headers of an HTTP 429 response for PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancel
+type PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelResponse429Headers struct {
+	RetryAfter *string
+}
+
+// PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelResponse503Headers the declared response headers of an HTTP 503 response for PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancel
+type PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelResponse503Headers struct {
+	RetryAfter *string
+}
+
+type PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Evaluation Evaluation `json:"evaluation"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *APIError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *APIError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *APIError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *APIError
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *APIError
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *APIError
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *APIError
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *APIError
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *APIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *APIError
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *APIError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *APIError
+	// JSON507 the response for an HTTP 507 `application/json` response
+	JSON507 *APIError
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelResponse401Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelResponse) GetJSON200() *struct {
+	Evaluation Evaluation `json:"evaluation"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelResponse) GetJSON400() *APIError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelResponse) GetJSON401() *APIError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelResponse) GetJSON403() *APIError {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelResponse) GetJSON404() *APIError {
+	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelResponse) GetJSON408() *APIError {
+	return r.JSON408
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelResponse) GetJSON409() *APIError {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelResponse) GetJSON413() *APIError {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelResponse) GetJSON415() *APIError {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelResponse) GetJSON422() *APIError {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelResponse) GetJSON429() *APIError {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelResponse) GetJSON500() *APIError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelResponse) GetJSON503() *APIError {
+	return r.JSON503
+}
+
+// GetJSON507 returns the response for an HTTP 507 `application/json` response
+func (r PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelResponse) GetJSON507() *APIError {
+	return r.JSON507
+}
+
+// GetBody returns the raw response body bytes
+func (r PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // PostV1PromptsIdVersionsVersionPromoteResponse200Headers the declared response headers of an HTTP 200 response for PostV1PromptsIdVersionsVersionPromote
 type PostV1PromptsIdVersionsVersionPromoteResponse200Headers struct {
 	ETag *string
@@ -58794,6 +61481,71 @@ func (c *ClientWithResponses) PostV1ProjectsProjectPromptsSlugVersionsVersionChe
 	return ParsePostV1ProjectsProjectPromptsSlugVersionsVersionCheckResponse(rsp)
 }
 
+// GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsWithResponse A version's evaluations, newest first, without their cases
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/projects/{project}/prompts/{slug}/versions/{version}/evaluations (the `GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluations` operationId).
+func (c *ClientWithResponses) GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsWithResponse(ctx context.Context, project string, slug string, version string, params *GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsParams, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse, error) {
+	rsp, err := c.GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluations(ctx, project, slug, version, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse(rsp)
+}
+
+// PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsWithBodyWithResponse Evaluate a version ({version}: a number, "live" or a label name): every payload (or those listed), repeat times, sent to the version's model in the background, each output checked by the payload's assertions; against a version number, "live" or "base" also runs that version for each case. Outputs are cached by what is sent: fresh sends again. Needs write access. 202 with the evaluation, queued; 409 no_provider; 422 when the prompt has no payloads or the version no model (docs/evaluations.md)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/projects/{project}/prompts/{slug}/versions/{version}/evaluations (the `PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluations` operationId).
+func (c *ClientWithResponses) PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsWithBodyWithResponse(ctx context.Context, project string, slug string, version string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse, error) {
+	rsp, err := c.PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsWithBody(ctx, project, slug, version, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse(rsp)
+}
+
+// PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsWithResponse Evaluate a version ({version}: a number, "live" or a label name): every payload (or those listed), repeat times, sent to the version's model in the background, each output checked by the payload's assertions; against a version number, "live" or "base" also runs that version for each case. Outputs are cached by what is sent: fresh sends again. Needs write access. 202 with the evaluation, queued; 409 no_provider; 422 when the prompt has no payloads or the version no model (docs/evaluations.md)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/projects/{project}/prompts/{slug}/versions/{version}/evaluations (the `PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluations` operationId).
+func (c *ClientWithResponses) PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsWithResponse(ctx context.Context, project string, slug string, version string, body PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse, error) {
+	rsp, err := c.PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluations(ctx, project, slug, version, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse(rsp)
+}
+
+// GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDWithResponse An evaluation: its state, counts (cases, passed, failed, errored, changed) and usage, and its cases done, each with the head's output and assertions and the other version's
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/projects/{project}/prompts/{slug}/versions/{version}/evaluations/{evaluationID} (the `GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationID` operationId).
+func (c *ClientWithResponses) GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDWithResponse(ctx context.Context, project string, slug string, version string, evaluationID string, reqEditors ...RequestEditorFn) (*GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDResponse, error) {
+	rsp, err := c.GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationID(ctx, project, slug, version, evaluationID, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDResponse(rsp)
+}
+
+// PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelWithResponse Cancel an evaluation: no case is sent once it answers; the cases done stay. 409 when it is finished. Needs write access
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/projects/{project}/prompts/{slug}/versions/{version}/evaluations/{evaluationID}/cancel (the `PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancel` operationId).
+func (c *ClientWithResponses) PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelWithResponse(ctx context.Context, project string, slug string, version string, evaluationID string, reqEditors ...RequestEditorFn) (*PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelResponse, error) {
+	rsp, err := c.PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancel(ctx, project, slug, version, evaluationID, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelResponse(rsp)
+}
+
 // PostV1ProjectsProjectPromptsSlugVersionsVersionPromoteWithResponse Make a published version live (a rollback when older). Takes no body (or a JSON object); malformed JSON is 400
 //
 // Returns a wrapper object for the known response body format(s).
@@ -60300,6 +63052,71 @@ func (c *ClientWithResponses) PostV1PromptsIdVersionsVersionCheckWithResponse(ct
 		return nil, err
 	}
 	return ParsePostV1PromptsIdVersionsVersionCheckResponse(rsp)
+}
+
+// GetV1PromptsIdVersionsVersionEvaluationsWithResponse A version's evaluations, newest first, without their cases
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/prompts/{id}/versions/{version}/evaluations (the `GetV1PromptsIdVersionsVersionEvaluations` operationId).
+func (c *ClientWithResponses) GetV1PromptsIdVersionsVersionEvaluationsWithResponse(ctx context.Context, id string, version string, params *GetV1PromptsIdVersionsVersionEvaluationsParams, reqEditors ...RequestEditorFn) (*GetV1PromptsIdVersionsVersionEvaluationsResponse, error) {
+	rsp, err := c.GetV1PromptsIdVersionsVersionEvaluations(ctx, id, version, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetV1PromptsIdVersionsVersionEvaluationsResponse(rsp)
+}
+
+// PostV1PromptsIdVersionsVersionEvaluationsWithBodyWithResponse Evaluate a version ({version}: a number, "live" or a label name): every payload (or those listed), repeat times, sent to the version's model in the background, each output checked by the payload's assertions; against a version number, "live" or "base" also runs that version for each case. Outputs are cached by what is sent: fresh sends again. Needs write access. 202 with the evaluation, queued; 409 no_provider; 422 when the prompt has no payloads or the version no model (docs/evaluations.md)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/prompts/{id}/versions/{version}/evaluations (the `PostV1PromptsIdVersionsVersionEvaluations` operationId).
+func (c *ClientWithResponses) PostV1PromptsIdVersionsVersionEvaluationsWithBodyWithResponse(ctx context.Context, id string, version string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PostV1PromptsIdVersionsVersionEvaluationsResponse, error) {
+	rsp, err := c.PostV1PromptsIdVersionsVersionEvaluationsWithBody(ctx, id, version, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1PromptsIdVersionsVersionEvaluationsResponse(rsp)
+}
+
+// PostV1PromptsIdVersionsVersionEvaluationsWithResponse Evaluate a version ({version}: a number, "live" or a label name): every payload (or those listed), repeat times, sent to the version's model in the background, each output checked by the payload's assertions; against a version number, "live" or "base" also runs that version for each case. Outputs are cached by what is sent: fresh sends again. Needs write access. 202 with the evaluation, queued; 409 no_provider; 422 when the prompt has no payloads or the version no model (docs/evaluations.md)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/prompts/{id}/versions/{version}/evaluations (the `PostV1PromptsIdVersionsVersionEvaluations` operationId).
+func (c *ClientWithResponses) PostV1PromptsIdVersionsVersionEvaluationsWithResponse(ctx context.Context, id string, version string, body PostV1PromptsIdVersionsVersionEvaluationsJSONRequestBody, reqEditors ...RequestEditorFn) (*PostV1PromptsIdVersionsVersionEvaluationsResponse, error) {
+	rsp, err := c.PostV1PromptsIdVersionsVersionEvaluations(ctx, id, version, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1PromptsIdVersionsVersionEvaluationsResponse(rsp)
+}
+
+// GetV1PromptsIdVersionsVersionEvaluationsEvaluationIDWithResponse An evaluation: its state, counts (cases, passed, failed, errored, changed) and usage, and its cases done, each with the head's output and assertions and the other version's
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/prompts/{id}/versions/{version}/evaluations/{evaluationID} (the `GetV1PromptsIdVersionsVersionEvaluationsEvaluationID` operationId).
+func (c *ClientWithResponses) GetV1PromptsIdVersionsVersionEvaluationsEvaluationIDWithResponse(ctx context.Context, id string, version string, evaluationID string, reqEditors ...RequestEditorFn) (*GetV1PromptsIdVersionsVersionEvaluationsEvaluationIDResponse, error) {
+	rsp, err := c.GetV1PromptsIdVersionsVersionEvaluationsEvaluationID(ctx, id, version, evaluationID, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetV1PromptsIdVersionsVersionEvaluationsEvaluationIDResponse(rsp)
+}
+
+// PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelWithResponse Cancel an evaluation: no case is sent once it answers; the cases done stay. 409 when it is finished. Needs write access
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/prompts/{id}/versions/{version}/evaluations/{evaluationID}/cancel (the `PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancel` operationId).
+func (c *ClientWithResponses) PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelWithResponse(ctx context.Context, id string, version string, evaluationID string, reqEditors ...RequestEditorFn) (*PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelResponse, error) {
+	rsp, err := c.PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancel(ctx, id, version, evaluationID, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelResponse(rsp)
 }
 
 // PostV1PromptsIdVersionsVersionPromoteWithResponse Make a published version live (a rollback when older). Takes no body (or a JSON object); malformed JSON is 400
@@ -71873,6 +74690,551 @@ func ParsePostV1ProjectsProjectPromptsSlugVersionsVersionCheckResponse(rsp *http
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers PostV1ProjectsProjectPromptsSlugVersionsVersionCheckResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse parses an HTTP response from a GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsWithResponse call
+func ParseGetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse(rsp *http.Response) (*GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Evaluations []Evaluation `json:"evaluations"`
+
+			// NextCursor empty on the last page
+			NextCursor string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse parses an HTTP response from a PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsWithResponse call
+func ParsePostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse(rsp *http.Response) (*PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest struct {
+			Evaluation Evaluation `json:"evaluation"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON507 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDResponse parses an HTTP response from a GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDWithResponse call
+func ParseGetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDResponse(rsp *http.Response) (*GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest EvaluationView
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelResponse parses an HTTP response from a PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelWithResponse call
+func ParsePostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelResponse(rsp *http.Response) (*PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Evaluation Evaluation `json:"evaluation"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON507 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostV1ProjectsProjectPromptsSlugVersionsVersionEvaluationsEvaluationIDCancelResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -84431,6 +87793,585 @@ func ParsePostV1PromptsIdVersionsVersionCheckResponse(rsp *http.Response) (*Post
 	return response, nil
 }
 
+// ParseGetV1PromptsIdVersionsVersionEvaluationsResponse parses an HTTP response from a GetV1PromptsIdVersionsVersionEvaluationsWithResponse call
+func ParseGetV1PromptsIdVersionsVersionEvaluationsResponse(rsp *http.Response) (*GetV1PromptsIdVersionsVersionEvaluationsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetV1PromptsIdVersionsVersionEvaluationsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Evaluations []Evaluation `json:"evaluations"`
+
+			// NextCursor empty on the last page
+			NextCursor string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetV1PromptsIdVersionsVersionEvaluationsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers GetV1PromptsIdVersionsVersionEvaluationsResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetV1PromptsIdVersionsVersionEvaluationsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetV1PromptsIdVersionsVersionEvaluationsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostV1PromptsIdVersionsVersionEvaluationsResponse parses an HTTP response from a PostV1PromptsIdVersionsVersionEvaluationsWithResponse call
+func ParsePostV1PromptsIdVersionsVersionEvaluationsResponse(rsp *http.Response) (*PostV1PromptsIdVersionsVersionEvaluationsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostV1PromptsIdVersionsVersionEvaluationsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest struct {
+			Evaluation Evaluation `json:"evaluation"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON507 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PostV1PromptsIdVersionsVersionEvaluationsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostV1PromptsIdVersionsVersionEvaluationsResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostV1PromptsIdVersionsVersionEvaluationsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostV1PromptsIdVersionsVersionEvaluationsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetV1PromptsIdVersionsVersionEvaluationsEvaluationIDResponse parses an HTTP response from a GetV1PromptsIdVersionsVersionEvaluationsEvaluationIDWithResponse call
+func ParseGetV1PromptsIdVersionsVersionEvaluationsEvaluationIDResponse(rsp *http.Response) (*GetV1PromptsIdVersionsVersionEvaluationsEvaluationIDResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetV1PromptsIdVersionsVersionEvaluationsEvaluationIDResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest EvaluationView
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetV1PromptsIdVersionsVersionEvaluationsEvaluationIDResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers GetV1PromptsIdVersionsVersionEvaluationsEvaluationIDResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetV1PromptsIdVersionsVersionEvaluationsEvaluationIDResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetV1PromptsIdVersionsVersionEvaluationsEvaluationIDResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelResponse parses an HTTP response from a PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelWithResponse call
+func ParsePostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelResponse(rsp *http.Response) (*PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Evaluation Evaluation `json:"evaluation"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 507:
+		var dest APIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON507 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 409:
+		var headers PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PostV1PromptsIdVersionsVersionEvaluationsEvaluationIDCancelResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParsePostV1PromptsIdVersionsVersionPromoteResponse parses an HTTP response from a PostV1PromptsIdVersionsVersionPromoteWithResponse call
 func ParsePostV1PromptsIdVersionsVersionPromoteResponse(rsp *http.Response) (*PostV1PromptsIdVersionsVersionPromoteResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -91390,6 +95331,16 @@ type WebhookInitiatorInterface interface {
 
 	WebhookAssetDeleted(ctx context.Context, targetURL string, params *WebhookAssetDeletedParams, body WebhookAssetDeletedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// WebhookEvaluationCompletedWithBody fires the evaluation.completed webhook with any body
+	WebhookEvaluationCompletedWithBody(ctx context.Context, targetURL string, params *WebhookEvaluationCompletedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookEvaluationCompleted(ctx context.Context, targetURL string, params *WebhookEvaluationCompletedParams, body WebhookEvaluationCompletedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WebhookEvaluationFailedWithBody fires the evaluation.failed webhook with any body
+	WebhookEvaluationFailedWithBody(ctx context.Context, targetURL string, params *WebhookEvaluationFailedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	WebhookEvaluationFailed(ctx context.Context, targetURL string, params *WebhookEvaluationFailedParams, body WebhookEvaluationFailedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// WebhookLabelDeletedWithBody fires the label.deleted webhook with any body
 	WebhookLabelDeletedWithBody(ctx context.Context, targetURL string, params *WebhookLabelDeletedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -91524,6 +95475,54 @@ func (p *WebhookInitiator) WebhookAssetDeletedWithBody(ctx context.Context, targ
 
 func (p *WebhookInitiator) WebhookAssetDeleted(ctx context.Context, targetURL string, params *WebhookAssetDeletedParams, body WebhookAssetDeletedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewWebhookAssetDeletedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookEvaluationCompletedWithBody(ctx context.Context, targetURL string, params *WebhookEvaluationCompletedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookEvaluationCompletedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookEvaluationCompleted(ctx context.Context, targetURL string, params *WebhookEvaluationCompletedParams, body WebhookEvaluationCompletedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookEvaluationCompletedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookEvaluationFailedWithBody(ctx context.Context, targetURL string, params *WebhookEvaluationFailedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookEvaluationFailedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) WebhookEvaluationFailed(ctx context.Context, targetURL string, params *WebhookEvaluationFailedParams, body WebhookEvaluationFailedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWebhookEvaluationFailedWebhookRequest(targetURL, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -92064,6 +96063,128 @@ func NewWebhookAssetDeletedWebhookRequest(targetURL string, params *WebhookAsset
 
 // NewWebhookAssetDeletedWebhookRequestWithBody builds a POST request for the asset.deleted webhook with any body
 func NewWebhookAssetDeletedWebhookRequestWithBody(targetURL string, params *WebhookAssetDeletedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookEvaluationCompletedWebhookRequest builds a application/json POST request for the evaluation.completed webhook
+func NewWebhookEvaluationCompletedWebhookRequest(targetURL string, params *WebhookEvaluationCompletedParams, body WebhookEvaluationCompletedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookEvaluationCompletedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookEvaluationCompletedWebhookRequestWithBody builds a POST request for the evaluation.completed webhook with any body
+func NewWebhookEvaluationCompletedWebhookRequestWithBody(targetURL string, params *WebhookEvaluationCompletedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewWebhookEvaluationFailedWebhookRequest builds a application/json POST request for the evaluation.failed webhook
+func NewWebhookEvaluationFailedWebhookRequest(targetURL string, params *WebhookEvaluationFailedParams, body WebhookEvaluationFailedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewWebhookEvaluationFailedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewWebhookEvaluationFailedWebhookRequestWithBody builds a POST request for the evaluation.failed webhook with any body
+func NewWebhookEvaluationFailedWebhookRequestWithBody(targetURL string, params *WebhookEvaluationFailedParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 	_ = err
 

@@ -14,6 +14,7 @@ import (
 	"github.com/quire/quire/gitproto"
 	"github.com/quire/quire/gitstore"
 	"github.com/quire/quire/internal/server"
+	"github.com/quire/quire/llm"
 	"github.com/quire/quire/telemetry"
 	"golang.org/x/crypto/bcrypt"
 )
@@ -51,6 +52,8 @@ type Options struct {
 	Fsync bool
 	// NoProjectRepos keeps no project repositories: a baseline.
 	NoProjectRepos bool
+	// LLM are the model providers of runs and evaluations.
+	LLM llm.Config
 }
 
 // AdminEmail and AdminPassword are the seeded admin's credentials.
@@ -90,7 +93,7 @@ func Start(ctx context.Context, o Options) (q *Quire, err error) {
 		Version:    "bench",
 		Tracing:    telemetry.TracingOptions{ServiceName: "quire", Getenv: func(string) string { return "" }},
 		BcryptCost: bcrypt.MinCost, UsageKeyResolution: 30 * time.Second,
-		Git: o.Git, Fsync: o.Fsync, NoProjectRepos: o.NoProjectRepos,
+		Git: o.Git, Fsync: o.Fsync, NoProjectRepos: o.NoProjectRepos, LLM: o.LLM,
 	})
 	if err != nil {
 		return nil, err

@@ -322,6 +322,10 @@ func Build(ctx context.Context, cfg Config) (s *Server, err error) {
 		log.Info("project repositories brought in line with the live versions", "changed", n)
 	}
 	s.startDeliveries(ctx)
+	// Evaluations a stop interrupted continue from their last stored case.
+	if err := s.App.ResumeEvaluations(ctx); err != nil {
+		log.Error("resume evaluations", "error", err.Error())
+	}
 
 	if cfg.UsageFlush > 0 {
 		usageCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
@@ -448,6 +452,9 @@ func (s *Server) close() error {
 		if err == nil {
 			s.Log.Info("usage flushed")
 		}
+	}
+	if s.App != nil {
+		s.App.StopEvaluations() // what is done is stored; the next start resumes the rest
 	}
 	s.stopDeliveries()
 	if s.App != nil {

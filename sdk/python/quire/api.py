@@ -492,6 +492,20 @@ class API:
         headers = {k: v for k, v in {'If-None-Match': if_none_match}.items() if v is not None}
         return self.request('GET', '/v1/projects/{project}/prompts/{slug}/versions/{version}', {'project': project, 'slug': slug, 'version': version}, {}, None, headers)
 
+    def get_v1_projects_project_prompts_slug_versions_version_evaluations(self, project: str, slug: str, version: str, *, limit: Optional[int] = None, cursor: Optional[str] = None) -> Answer:
+        """GET /v1/projects/{project}/prompts/{slug}/versions/{version}/evaluations
+
+        A version's evaluations, newest first, without their cases
+        """
+        return self.request('GET', '/v1/projects/{project}/prompts/{slug}/versions/{version}/evaluations', {'project': project, 'slug': slug, 'version': version}, {'limit': limit, 'cursor': cursor}, None)
+
+    def get_v1_projects_project_prompts_slug_versions_version_evaluations_evaluationID(self, project: str, slug: str, version: str, evaluation_id: str) -> Answer:
+        """GET /v1/projects/{project}/prompts/{slug}/versions/{version}/evaluations/{evaluationID}
+
+        An evaluation: its state, counts (cases, passed, failed, errored, changed) and usage, and its cases done, each with the head's output and assertions and the other version's
+        """
+        return self.request('GET', '/v1/projects/{project}/prompts/{slug}/versions/{version}/evaluations/{evaluationID}', {'project': project, 'slug': slug, 'version': version, 'evaluationID': evaluation_id}, {}, None)
+
     def get_v1_projects_project_prompts_slug_versions_version_variables(self, project: str, slug: str, version: int) -> Answer:
         """GET /v1/projects/{project}/prompts/{slug}/versions/{version}/variables
 
@@ -736,6 +750,20 @@ class API:
         """
         headers = {k: v for k, v in {'If-None-Match': if_none_match}.items() if v is not None}
         return self.request('GET', '/v1/prompts/{id}/versions/{version}', {'id': id, 'version': version}, {}, None, headers)
+
+    def get_v1_prompts_id_versions_version_evaluations(self, id: str, version: str, *, limit: Optional[int] = None, cursor: Optional[str] = None) -> Answer:
+        """GET /v1/prompts/{id}/versions/{version}/evaluations
+
+        A version's evaluations, newest first, without their cases
+        """
+        return self.request('GET', '/v1/prompts/{id}/versions/{version}/evaluations', {'id': id, 'version': version}, {'limit': limit, 'cursor': cursor}, None)
+
+    def get_v1_prompts_id_versions_version_evaluations_evaluationID(self, id: str, version: str, evaluation_id: str) -> Answer:
+        """GET /v1/prompts/{id}/versions/{version}/evaluations/{evaluationID}
+
+        An evaluation: its state, counts (cases, passed, failed, errored, changed) and usage, and its cases done, each with the head's output and assertions and the other version's
+        """
+        return self.request('GET', '/v1/prompts/{id}/versions/{version}/evaluations/{evaluationID}', {'id': id, 'version': version, 'evaluationID': evaluation_id}, {}, None)
 
     def get_v1_prompts_id_versions_version_variables(self, id: str, version: int) -> Answer:
         """GET /v1/prompts/{id}/versions/{version}/variables
@@ -1127,6 +1155,20 @@ class API:
         """
         return self.request('POST', '/v1/projects/{project}/prompts/{slug}/versions/{version}/check', {'project': project, 'slug': slug, 'version': version}, {}, None)
 
+    def post_v1_projects_project_prompts_slug_versions_version_evaluations(self, project: str, slug: str, version: str, *, body: Any = None) -> Answer:
+        """POST /v1/projects/{project}/prompts/{slug}/versions/{version}/evaluations
+
+        Evaluate a version ({version}: a number, "live" or a label name): every payload (or those listed), repeat times, sent to the version's model in the background, each output checked by the payload's assertions; against a version number, "live" or "base" also runs that version for each case. Outputs are cached by what is sent: fresh sends again. Needs write access. 202 with the evaluation, queued; 409 no_provider; 422 when the prompt has no payloads or the version no model (docs/evaluations.md)
+        """
+        return self.request('POST', '/v1/projects/{project}/prompts/{slug}/versions/{version}/evaluations', {'project': project, 'slug': slug, 'version': version}, {}, body)
+
+    def post_v1_projects_project_prompts_slug_versions_version_evaluations_evaluationID_cancel(self, project: str, slug: str, version: str, evaluation_id: str) -> Answer:
+        """POST /v1/projects/{project}/prompts/{slug}/versions/{version}/evaluations/{evaluationID}/cancel
+
+        Cancel an evaluation: no case is sent once it answers; the cases done stay. 409 when it is finished. Needs write access
+        """
+        return self.request('POST', '/v1/projects/{project}/prompts/{slug}/versions/{version}/evaluations/{evaluationID}/cancel', {'project': project, 'slug': slug, 'version': version, 'evaluationID': evaluation_id}, {}, None)
+
     def post_v1_projects_project_prompts_slug_versions_version_promote(self, project: str, slug: str, version: int) -> Answer:
         """POST /v1/projects/{project}/prompts/{slug}/versions/{version}/promote
 
@@ -1356,6 +1398,20 @@ class API:
         Render a version with every sample payload of the prompt: per payload ok, missing variables and partials, schema errors, output size. Renders are not counted
         """
         return self.request('POST', '/v1/prompts/{id}/versions/{version}/check', {'id': id, 'version': version}, {}, None)
+
+    def post_v1_prompts_id_versions_version_evaluations(self, id: str, version: str, *, body: Any = None) -> Answer:
+        """POST /v1/prompts/{id}/versions/{version}/evaluations
+
+        Evaluate a version ({version}: a number, "live" or a label name): every payload (or those listed), repeat times, sent to the version's model in the background, each output checked by the payload's assertions; against a version number, "live" or "base" also runs that version for each case. Outputs are cached by what is sent: fresh sends again. Needs write access. 202 with the evaluation, queued; 409 no_provider; 422 when the prompt has no payloads or the version no model (docs/evaluations.md)
+        """
+        return self.request('POST', '/v1/prompts/{id}/versions/{version}/evaluations', {'id': id, 'version': version}, {}, body)
+
+    def post_v1_prompts_id_versions_version_evaluations_evaluationID_cancel(self, id: str, version: str, evaluation_id: str) -> Answer:
+        """POST /v1/prompts/{id}/versions/{version}/evaluations/{evaluationID}/cancel
+
+        Cancel an evaluation: no case is sent once it answers; the cases done stay. 409 when it is finished. Needs write access
+        """
+        return self.request('POST', '/v1/prompts/{id}/versions/{version}/evaluations/{evaluationID}/cancel', {'id': id, 'version': version, 'evaluationID': evaluation_id}, {}, None)
 
     def post_v1_prompts_id_versions_version_promote(self, id: str, version: int) -> Answer:
         """POST /v1/prompts/{id}/versions/{version}/promote

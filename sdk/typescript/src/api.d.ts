@@ -1376,6 +1376,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/projects/{project}/prompts/{slug}/versions/{version}/evaluations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A version's evaluations, newest first, without their cases
+         * @description A version's evaluations, newest first, without their cases
+         */
+        get: operations["get_v1_projects_project_prompts_slug_versions_version_evaluations"];
+        put?: never;
+        /**
+         * Evaluate a version ({version}: a number, "live" or a label name): every payload (or those listed), repeat times, sent to the version's model in the background, each output checked by the payload's assertions; against a version number, "live" or "base" also runs that version for each case. Outputs are cached by what is sent: fresh sends again. Needs write access. 202 with the evaluation, queued; 409 no_provider; 422 when the prompt has no payloads or the version no model (docs/evaluations.md)
+         * @description Evaluate a version ({version}: a number, "live" or a label name): every payload (or those listed), repeat times, sent to the version's model in the background, each output checked by the payload's assertions; against a version number, "live" or "base" also runs that version for each case. Outputs are cached by what is sent: fresh sends again. Needs write access. 202 with the evaluation, queued; 409 no_provider; 422 when the prompt has no payloads or the version no model (docs/evaluations.md)
+         */
+        post: operations["post_v1_projects_project_prompts_slug_versions_version_evaluations"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projects/{project}/prompts/{slug}/versions/{version}/evaluations/{evaluationID}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An evaluation: its state, counts (cases, passed, failed, errored, changed) and usage, and its cases done, each with the head's output and assertions and the other version's
+         * @description An evaluation: its state, counts (cases, passed, failed, errored, changed) and usage, and its cases done, each with the head's output and assertions and the other version's
+         */
+        get: operations["get_v1_projects_project_prompts_slug_versions_version_evaluations_evaluationID"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projects/{project}/prompts/{slug}/versions/{version}/evaluations/{evaluationID}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel an evaluation: no case is sent once it answers; the cases done stay. 409 when it is finished. Needs write access
+         * @description Cancel an evaluation: no case is sent once it answers; the cases done stay. 409 when it is finished. Needs write access
+         */
+        post: operations["post_v1_projects_project_prompts_slug_versions_version_evaluations_evaluationID_cancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/projects/{project}/prompts/{slug}/versions/{version}/promote": {
         parameters: {
             query?: never;
@@ -2748,6 +2812,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/prompts/{id}/versions/{version}/evaluations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A version's evaluations, newest first, without their cases
+         * @description A version's evaluations, newest first, without their cases
+         */
+        get: operations["get_v1_prompts_id_versions_version_evaluations"];
+        put?: never;
+        /**
+         * Evaluate a version ({version}: a number, "live" or a label name): every payload (or those listed), repeat times, sent to the version's model in the background, each output checked by the payload's assertions; against a version number, "live" or "base" also runs that version for each case. Outputs are cached by what is sent: fresh sends again. Needs write access. 202 with the evaluation, queued; 409 no_provider; 422 when the prompt has no payloads or the version no model (docs/evaluations.md)
+         * @description Evaluate a version ({version}: a number, "live" or a label name): every payload (or those listed), repeat times, sent to the version's model in the background, each output checked by the payload's assertions; against a version number, "live" or "base" also runs that version for each case. Outputs are cached by what is sent: fresh sends again. Needs write access. 202 with the evaluation, queued; 409 no_provider; 422 when the prompt has no payloads or the version no model (docs/evaluations.md)
+         */
+        post: operations["post_v1_prompts_id_versions_version_evaluations"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/prompts/{id}/versions/{version}/evaluations/{evaluationID}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An evaluation: its state, counts (cases, passed, failed, errored, changed) and usage, and its cases done, each with the head's output and assertions and the other version's
+         * @description An evaluation: its state, counts (cases, passed, failed, errored, changed) and usage, and its cases done, each with the head's output and assertions and the other version's
+         */
+        get: operations["get_v1_prompts_id_versions_version_evaluations_evaluationID"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/prompts/{id}/versions/{version}/evaluations/{evaluationID}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel an evaluation: no case is sent once it answers; the cases done stay. 409 when it is finished. Needs write access
+         * @description Cancel an evaluation: no case is sent once it answers; the cases done stay. 409 when it is finished. Needs write access
+         */
+        post: operations["post_v1_prompts_id_versions_version_evaluations_evaluationID_cancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/prompts/{id}/versions/{version}/promote": {
         parameters: {
             query?: never;
@@ -3522,6 +3650,46 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "evaluation.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The evaluation.completed event, delivered to a webhook
+         * @description The evaluation.completed event, delivered to a webhook: the Event envelope, signed per Standard Webhooks (docs/events.md)
+         */
+        post: operations["webhook_evaluation_completed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "evaluation.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The evaluation.failed event, delivered to a webhook
+         * @description The evaluation.failed event, delivered to a webhook: the Event envelope, signed per Standard Webhooks (docs/events.md)
+         */
+        post: operations["webhook_evaluation_failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "label.deleted": {
         parameters: {
             query?: never;
@@ -3907,7 +4075,7 @@ export interface components {
     schemas: {
         APIError: {
             /** @enum {string} */
-            code: "invalid" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "precondition" | "too_large" | "unprocessable" | "rate_limited" | "unavailable" | "insufficient_storage" | "internal" | "request_timeout" | "method_not_allowed" | "unsupported_media_type" | "review_required" | "head_moved" | "label_protected" | "no_provider" | "provider_error";
+            code: "invalid" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "precondition" | "too_large" | "unprocessable" | "rate_limited" | "unavailable" | "insufficient_storage" | "internal" | "request_timeout" | "method_not_allowed" | "unsupported_media_type" | "review_required" | "head_moved" | "label_protected" | "no_provider" | "provider_error" | "evaluation_required";
             details?: {
                 [key: string]: unknown;
             };
@@ -4024,6 +4192,7 @@ export interface components {
                 name?: string;
             };
             body: string;
+            case?: string;
             commit: string;
             /** Format: date-time */
             created_at: string;
@@ -4046,6 +4215,7 @@ export interface components {
         CommentRequest: {
             /** @description At most 65536 bytes of UTF-8. */
             body: string;
+            case?: string;
             in_reply_to?: string;
             line?: number;
             /** @description At most 4096 bytes of UTF-8. */
@@ -4084,7 +4254,7 @@ export interface components {
             /** Format: uuid */
             event_id: string;
             /** @enum {string} */
-            event_type: "asset.created" | "asset.deleted" | "version.created" | "version.updated" | "version.published" | "version.promoted" | "version.archived" | "version.deleted" | "label.moved" | "label.deleted" | "review.opened" | "review.commented" | "review.approved" | "review.changes_requested" | "review.merged" | "review.closed" | "review.reopened" | "review.retitled" | "review.comment_updated" | "webhook.disabled" | "ping" | "*";
+            event_type: "asset.created" | "asset.deleted" | "version.created" | "version.updated" | "version.published" | "version.promoted" | "version.archived" | "version.deleted" | "label.moved" | "label.deleted" | "review.opened" | "review.commented" | "review.approved" | "review.changes_requested" | "review.merged" | "review.closed" | "review.reopened" | "review.retitled" | "review.comment_updated" | "evaluation.completed" | "evaluation.failed" | "webhook.disabled" | "ping" | "*";
             /** Format: uuid */
             id: string;
             /** Format: date-time */
@@ -4140,6 +4310,173 @@ export interface components {
                 name: string;
             }[];
         };
+        Evaluation: {
+            against?: string;
+            against_commit?: string;
+            against_version?: number;
+            commit: string;
+            counts: {
+                cases: number;
+                changed: number;
+                errored: number;
+                failed: number;
+                passed: number;
+            };
+            /** Format: date-time */
+            created_at: string;
+            created_by: {
+                /** Format: email */
+                email: string;
+                /** Format: uuid */
+                id: string;
+                name?: string;
+            };
+            /** Format: date-time */
+            ended_at?: string | null;
+            error?: string;
+            fresh?: boolean;
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            prompt_id: string;
+            repeat: number;
+            review?: number;
+            /** @enum {string} */
+            state: "queued" | "running" | "completed" | "failed" | "canceled";
+            /** Format: date-time */
+            updated_at: string;
+            usage: {
+                cached_calls: number;
+                calls: number;
+                /** Format: int64 */
+                input_tokens: number;
+                /** Format: int64 */
+                output_tokens: number;
+            };
+            version: number;
+        };
+        EvaluationRequest: {
+            against?: unknown;
+            fresh?: boolean;
+            payloads?: string[];
+            repeat?: number;
+        };
+        EvaluationView: {
+            cases: ({
+                against?: {
+                    assertions: {
+                        detail: string;
+                        passed: boolean;
+                        /** @enum {string} */
+                        type: "contains" | "not_contains" | "equals" | "regex" | "max_length" | "json_valid" | "json_schema" | "llm_judge";
+                    }[];
+                    cached: boolean;
+                    error?: string;
+                    judges?: {
+                        cached: boolean;
+                        model: string;
+                        output: string;
+                        provider: string;
+                        usage: {
+                            /** Format: int64 */
+                            input_tokens: number;
+                            /** Format: int64 */
+                            output_tokens: number;
+                        };
+                    }[];
+                    /** Format: int64 */
+                    latency_ms: number;
+                    output: string;
+                    usage: {
+                        /** Format: int64 */
+                        input_tokens: number;
+                        /** Format: int64 */
+                        output_tokens: number;
+                    };
+                } | null;
+                changed: boolean;
+                head: {
+                    assertions: {
+                        detail: string;
+                        passed: boolean;
+                        /** @enum {string} */
+                        type: "contains" | "not_contains" | "equals" | "regex" | "max_length" | "json_valid" | "json_schema" | "llm_judge";
+                    }[];
+                    cached: boolean;
+                    error?: string;
+                    judges?: {
+                        cached: boolean;
+                        model: string;
+                        output: string;
+                        provider: string;
+                        usage: {
+                            /** Format: int64 */
+                            input_tokens: number;
+                            /** Format: int64 */
+                            output_tokens: number;
+                        };
+                    }[];
+                    /** Format: int64 */
+                    latency_ms: number;
+                    output: string;
+                    usage: {
+                        /** Format: int64 */
+                        input_tokens: number;
+                        /** Format: int64 */
+                        output_tokens: number;
+                    };
+                } | null;
+                /** Format: uuid */
+                payload_id: string;
+                payload_name: string;
+                repeat: number;
+            } | null)[];
+            evaluation: {
+                against?: string;
+                against_commit?: string;
+                against_version?: number;
+                commit: string;
+                counts: {
+                    cases: number;
+                    changed: number;
+                    errored: number;
+                    failed: number;
+                    passed: number;
+                };
+                /** Format: date-time */
+                created_at: string;
+                created_by: {
+                    /** Format: email */
+                    email: string;
+                    /** Format: uuid */
+                    id: string;
+                    name?: string;
+                };
+                /** Format: date-time */
+                ended_at?: string | null;
+                error?: string;
+                fresh?: boolean;
+                /** Format: uuid */
+                id: string;
+                /** Format: uuid */
+                prompt_id: string;
+                repeat: number;
+                review?: number;
+                /** @enum {string} */
+                state: "queued" | "running" | "completed" | "failed" | "canceled";
+                /** Format: date-time */
+                updated_at: string;
+                usage: {
+                    cached_calls: number;
+                    calls: number;
+                    /** Format: int64 */
+                    input_tokens: number;
+                    /** Format: int64 */
+                    output_tokens: number;
+                };
+                version: number;
+            } | null;
+        };
         Event: {
             actor: {
                 /** Format: email */
@@ -4167,7 +4504,7 @@ export interface components {
             project_id: string;
             review?: number;
             /** @enum {string} */
-            type: "asset.created" | "asset.deleted" | "version.created" | "version.updated" | "version.published" | "version.promoted" | "version.archived" | "version.deleted" | "label.moved" | "label.deleted" | "review.opened" | "review.commented" | "review.approved" | "review.changes_requested" | "review.merged" | "review.closed" | "review.reopened" | "review.retitled" | "review.comment_updated" | "webhook.disabled" | "ping" | "*";
+            type: "asset.created" | "asset.deleted" | "version.created" | "version.updated" | "version.published" | "version.promoted" | "version.archived" | "version.deleted" | "label.moved" | "label.deleted" | "review.opened" | "review.commented" | "review.approved" | "review.changes_requested" | "review.merged" | "review.closed" | "review.reopened" | "review.retitled" | "review.comment_updated" | "evaluation.completed" | "evaluation.failed" | "webhook.disabled" | "ping" | "*";
             version?: number;
         };
         EventList: {
@@ -4198,7 +4535,7 @@ export interface components {
                 project_id: string;
                 review?: number;
                 /** @enum {string} */
-                type: "asset.created" | "asset.deleted" | "version.created" | "version.updated" | "version.published" | "version.promoted" | "version.archived" | "version.deleted" | "label.moved" | "label.deleted" | "review.opened" | "review.commented" | "review.approved" | "review.changes_requested" | "review.merged" | "review.closed" | "review.reopened" | "review.retitled" | "review.comment_updated" | "webhook.disabled" | "ping" | "*";
+                type: "asset.created" | "asset.deleted" | "version.created" | "version.updated" | "version.published" | "version.promoted" | "version.archived" | "version.deleted" | "label.moved" | "label.deleted" | "review.opened" | "review.commented" | "review.approved" | "review.changes_requested" | "review.merged" | "review.closed" | "review.reopened" | "review.retitled" | "review.comment_updated" | "evaluation.completed" | "evaluation.failed" | "webhook.disabled" | "ping" | "*";
                 version?: number;
             }[];
         };
@@ -4457,6 +4794,15 @@ export interface components {
             error_description?: string;
         };
         Payload: {
+            assertions?: {
+                model?: string;
+                provider?: string;
+                rubric?: string;
+                schema?: unknown;
+                /** @enum {string} */
+                type: "contains" | "not_contains" | "equals" | "regex" | "max_length" | "json_valid" | "json_schema" | "llm_judge";
+                value?: unknown;
+            }[];
             /** Format: date-time */
             created_at: string;
             created_by?: string;
@@ -4470,6 +4816,15 @@ export interface components {
             variables: unknown;
         };
         PayloadRequest: {
+            assertions?: {
+                model?: string;
+                provider?: string;
+                rubric?: string;
+                schema?: unknown;
+                /** @enum {string} */
+                type?: "contains" | "not_contains" | "equals" | "regex" | "max_length" | "json_valid" | "json_schema" | "llm_judge";
+                value?: unknown;
+            }[];
             name?: string | null;
             /** @description At most 65536 bytes of compact JSON. */
             variables: unknown;
@@ -4491,7 +4846,9 @@ export interface components {
             review_policy?: {
                 allow_self_approval: boolean;
                 dismiss_stale?: boolean | null;
+                evaluate?: boolean;
                 protected_labels: string[];
+                require_passing_evaluation?: boolean;
                 required_approvals: number;
             } | null;
             slug: string;
@@ -4506,7 +4863,9 @@ export interface components {
             review_policy?: {
                 allow_self_approval?: boolean;
                 dismiss_stale?: boolean | null;
+                evaluate?: boolean;
                 protected_labels?: string[];
+                require_passing_evaluation?: boolean;
                 required_approvals?: number;
             } | null;
             slug?: string | null;
@@ -4754,6 +5113,7 @@ export interface components {
                     name?: string;
                 };
                 body: string;
+                case?: string;
                 commit: string;
                 /** Format: date-time */
                 created_at: string;
@@ -4768,6 +5128,23 @@ export interface components {
                 /** Format: date-time */
                 updated_at: string;
             } | null)[];
+            evaluation?: {
+                against?: string;
+                commit: string;
+                counts: {
+                    cases: number;
+                    changed: number;
+                    errored: number;
+                    failed: number;
+                    passed: number;
+                };
+                /** Format: uuid */
+                id: string;
+                newly_failing: number;
+                /** @enum {string} */
+                state: "queued" | "running" | "completed" | "failed" | "canceled";
+                summary: string;
+            } | null;
             files: {
                 additions: number;
                 deletions: number;
@@ -5083,7 +5460,7 @@ export interface components {
             created_at: string;
             description: string;
             disabled_reason?: string;
-            events: ("asset.created" | "asset.deleted" | "version.created" | "version.updated" | "version.published" | "version.promoted" | "version.archived" | "version.deleted" | "label.moved" | "label.deleted" | "review.opened" | "review.commented" | "review.approved" | "review.changes_requested" | "review.merged" | "review.closed" | "review.reopened" | "review.retitled" | "review.comment_updated" | "webhook.disabled" | "ping" | "*")[];
+            events: ("asset.created" | "asset.deleted" | "version.created" | "version.updated" | "version.published" | "version.promoted" | "version.archived" | "version.deleted" | "label.moved" | "label.deleted" | "review.opened" | "review.commented" | "review.approved" | "review.changes_requested" | "review.merged" | "review.closed" | "review.reopened" | "review.retitled" | "review.comment_updated" | "evaluation.completed" | "evaluation.failed" | "webhook.disabled" | "ping" | "*")[];
             /** Format: uuid */
             id: string;
             /** Format: uuid */
@@ -5097,7 +5474,7 @@ export interface components {
             assets?: string[] | null;
             /** @description At most 1000 bytes of UTF-8. */
             description?: string | null;
-            events: ("asset.created" | "asset.deleted" | "version.created" | "version.updated" | "version.published" | "version.promoted" | "version.archived" | "version.deleted" | "label.moved" | "label.deleted" | "review.opened" | "review.commented" | "review.approved" | "review.changes_requested" | "review.merged" | "review.closed" | "review.reopened" | "review.retitled" | "review.comment_updated" | "webhook.disabled" | "ping" | "*")[];
+            events: ("asset.created" | "asset.deleted" | "version.created" | "version.updated" | "version.published" | "version.promoted" | "version.archived" | "version.deleted" | "label.moved" | "label.deleted" | "review.opened" | "review.commented" | "review.approved" | "review.changes_requested" | "review.merged" | "review.closed" | "review.reopened" | "review.retitled" | "review.comment_updated" | "evaluation.completed" | "evaluation.failed" | "webhook.disabled" | "ping" | "*")[];
             /** @description At most 2048 bytes of UTF-8. */
             url: string;
         };
@@ -5109,7 +5486,7 @@ export interface components {
                 created_at: string;
                 description: string;
                 disabled_reason?: string;
-                events: ("asset.created" | "asset.deleted" | "version.created" | "version.updated" | "version.published" | "version.promoted" | "version.archived" | "version.deleted" | "label.moved" | "label.deleted" | "review.opened" | "review.commented" | "review.approved" | "review.changes_requested" | "review.merged" | "review.closed" | "review.reopened" | "review.retitled" | "review.comment_updated" | "webhook.disabled" | "ping" | "*")[];
+                events: ("asset.created" | "asset.deleted" | "version.created" | "version.updated" | "version.published" | "version.promoted" | "version.archived" | "version.deleted" | "label.moved" | "label.deleted" | "review.opened" | "review.commented" | "review.approved" | "review.changes_requested" | "review.merged" | "review.closed" | "review.reopened" | "review.retitled" | "review.comment_updated" | "evaluation.completed" | "evaluation.failed" | "webhook.disabled" | "ping" | "*")[];
                 /** Format: uuid */
                 id: string;
                 /** Format: uuid */
@@ -5124,7 +5501,7 @@ export interface components {
             assets?: string[] | null;
             /** @description At most 1000 bytes of UTF-8. */
             description?: string | null;
-            events?: ("asset.created" | "asset.deleted" | "version.created" | "version.updated" | "version.published" | "version.promoted" | "version.archived" | "version.deleted" | "label.moved" | "label.deleted" | "review.opened" | "review.commented" | "review.approved" | "review.changes_requested" | "review.merged" | "review.closed" | "review.reopened" | "review.retitled" | "review.comment_updated" | "webhook.disabled" | "ping" | "*")[] | null;
+            events?: ("asset.created" | "asset.deleted" | "version.created" | "version.updated" | "version.published" | "version.promoted" | "version.archived" | "version.deleted" | "label.moved" | "label.deleted" | "review.opened" | "review.commented" | "review.approved" | "review.changes_requested" | "review.merged" | "review.closed" | "review.reopened" | "review.retitled" | "review.comment_updated" | "evaluation.completed" | "evaluation.failed" | "webhook.disabled" | "ping" | "*")[] | null;
             /** @description At most 2048 bytes of UTF-8. */
             url?: string | null;
         };
@@ -5137,7 +5514,7 @@ export interface components {
                 created_at: string;
                 description: string;
                 disabled_reason?: string;
-                events: ("asset.created" | "asset.deleted" | "version.created" | "version.updated" | "version.published" | "version.promoted" | "version.archived" | "version.deleted" | "label.moved" | "label.deleted" | "review.opened" | "review.commented" | "review.approved" | "review.changes_requested" | "review.merged" | "review.closed" | "review.reopened" | "review.retitled" | "review.comment_updated" | "webhook.disabled" | "ping" | "*")[];
+                events: ("asset.created" | "asset.deleted" | "version.created" | "version.updated" | "version.published" | "version.promoted" | "version.archived" | "version.deleted" | "label.moved" | "label.deleted" | "review.opened" | "review.commented" | "review.approved" | "review.changes_requested" | "review.merged" | "review.closed" | "review.reopened" | "review.retitled" | "review.comment_updated" | "evaluation.completed" | "evaluation.failed" | "webhook.disabled" | "ping" | "*")[];
                 /** Format: uuid */
                 id: string;
                 /** Format: uuid */
@@ -14904,6 +15281,522 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PromptCheck"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description Bearer realm="quire" (Basic on /git/) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Request Timeout */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    /** @description with an Idempotency-Key whose first request still runs: seconds to wait */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Insufficient Storage */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+        };
+    };
+    get_v1_projects_project_prompts_slug_versions_version_evaluations: {
+        parameters: {
+            query?: {
+                /** @description page size, 1 to 500 (default 50) */
+                limit?: number;
+                /** @description the next_cursor of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description project id or slug */
+                project: string;
+                /** @description slug (or id) of the asset within the project */
+                slug: string;
+                /** @description a version number, "live" or a label name */
+                version: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        evaluations: components["schemas"]["Evaluation"][];
+                        /** @description empty on the last page */
+                        next_cursor: string;
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description Bearer realm="quire" (Basic on /git/) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+        };
+    };
+    post_v1_projects_project_prompts_slug_versions_version_evaluations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description project id or slug */
+                project: string;
+                /** @description slug (or id) of the asset within the project */
+                slug: string;
+                /** @description a version number, "live" or a label name */
+                version: string;
+            };
+            cookie?: never;
+        };
+        /** @description A JSON object of at most 2097152 bytes (413 past it). */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EvaluationRequest"];
+            };
+        };
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        evaluation: components["schemas"]["Evaluation"];
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description Bearer realm="quire" (Basic on /git/) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Request Timeout */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    /** @description with an Idempotency-Key whose first request still runs: seconds to wait */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Insufficient Storage */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+        };
+    };
+    get_v1_projects_project_prompts_slug_versions_version_evaluations_evaluationID: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description project id or slug */
+                project: string;
+                /** @description slug (or id) of the asset within the project */
+                slug: string;
+                /** @description a version number, "live" or a label name */
+                version: string;
+                evaluationID: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvaluationView"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description Bearer realm="quire" (Basic on /git/) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+        };
+    };
+    post_v1_projects_project_prompts_slug_versions_version_evaluations_evaluationID_cancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description project id or slug */
+                project: string;
+                /** @description slug (or id) of the asset within the project */
+                slug: string;
+                /** @description a version number, "live" or a label name */
+                version: string;
+                evaluationID: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        evaluation: components["schemas"]["Evaluation"];
+                    };
                 };
             };
             /** @description Bad Request */
@@ -26521,6 +27414,536 @@ export interface operations {
             };
         };
     };
+    get_v1_prompts_id_versions_version_evaluations: {
+        parameters: {
+            query?: {
+                /** @description page size, 1 to 500 (default 50) */
+                limit?: number;
+                /** @description the next_cursor of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description id, or a slug that names one asset among the projects the caller sees (409 with details.ids otherwise) */
+                id: string;
+                /** @description a version number, "live" or a label name */
+                version: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        evaluations: components["schemas"]["Evaluation"][];
+                        /** @description empty on the last page */
+                        next_cursor: string;
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description Bearer realm="quire" (Basic on /git/) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    /** @description with an Idempotency-Key whose first request still runs: seconds to wait */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+        };
+    };
+    post_v1_prompts_id_versions_version_evaluations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description id, or a slug that names one asset among the projects the caller sees (409 with details.ids otherwise) */
+                id: string;
+                /** @description a version number, "live" or a label name */
+                version: string;
+            };
+            cookie?: never;
+        };
+        /** @description A JSON object of at most 2097152 bytes (413 past it). */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["EvaluationRequest"];
+            };
+        };
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        evaluation: components["schemas"]["Evaluation"];
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description Bearer realm="quire" (Basic on /git/) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Request Timeout */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    /** @description with an Idempotency-Key whose first request still runs: seconds to wait */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Insufficient Storage */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+        };
+    };
+    get_v1_prompts_id_versions_version_evaluations_evaluationID: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description id, or a slug that names one asset among the projects the caller sees (409 with details.ids otherwise) */
+                id: string;
+                /** @description a version number, "live" or a label name */
+                version: string;
+                evaluationID: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvaluationView"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description Bearer realm="quire" (Basic on /git/) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    /** @description with an Idempotency-Key whose first request still runs: seconds to wait */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+        };
+    };
+    post_v1_prompts_id_versions_version_evaluations_evaluationID_cancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description id, or a slug that names one asset among the projects the caller sees (409 with details.ids otherwise) */
+                id: string;
+                /** @description a version number, "live" or a label name */
+                version: string;
+                evaluationID: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        evaluation: components["schemas"]["Evaluation"];
+                    };
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description Bearer realm="quire" (Basic on /git/) */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Request Timeout */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    /** @description with an Idempotency-Key whose first request still runs: seconds to wait */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+            /** @description Insufficient Storage */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIError"];
+                };
+            };
+        };
+    };
     post_v1_prompts_id_versions_version_promote: {
         parameters: {
             query?: never;
@@ -32812,6 +34235,100 @@ export interface operations {
                     };
                     /** @enum {string} */
                     type?: "asset.deleted";
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx acknowledges the event; anything else, or no answer in 10 s, is retried */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_evaluation_completed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (a redelivery keeps it: deduplicate by it) */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"] & {
+                    data?: {
+                        commit?: string;
+                        counts?: {
+                            cases?: number;
+                            changed?: number;
+                            errored?: number;
+                            failed?: number;
+                            passed?: number;
+                        };
+                        error?: string;
+                        /** Format: uuid */
+                        evaluation?: string;
+                        /** @enum {string} */
+                        state?: "completed" | "failed";
+                    };
+                    /** @enum {string} */
+                    type?: "evaluation.completed";
+                };
+            };
+        };
+        responses: {
+            /** @description any 2xx acknowledges the event; anything else, or no answer in 10 s, is retried */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_evaluation_failed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id (a redelivery keeps it: deduplicate by it) */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256 of id.timestamp.body> with the webhook's secret; two during a rotation */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"] & {
+                    data?: {
+                        commit?: string;
+                        counts?: {
+                            cases?: number;
+                            changed?: number;
+                            errored?: number;
+                            failed?: number;
+                            passed?: number;
+                        };
+                        error?: string;
+                        /** Format: uuid */
+                        evaluation?: string;
+                        /** @enum {string} */
+                        state?: "completed" | "failed";
+                    };
+                    /** @enum {string} */
+                    type?: "evaluation.failed";
                 };
             };
         };
