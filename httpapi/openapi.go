@@ -58,7 +58,7 @@ var (
 )
 
 // APIVersion is the version of the API contract (info.version).
-const APIVersion = "2.1.0"
+const APIVersion = "2.2.0"
 
 // apiRoutes documents the routes of the core files.
 var apiRoutes = []apiRoute{

@@ -1,6 +1,6 @@
 """The API, one method per operation of the OpenAPI document. Generated
 by gen_api.py from internal/apiclient/openapi.json (API version
-2.1.0): do not edit."""
+2.2.0): do not edit."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ from typing import Any, Callable, Optional
 from .api import API
 from .errors import QuireError
 
-VERSION = "2.1.0"
+VERSION = "2.2.0"
 
 
 class Answer:

@@ -5,7 +5,7 @@
 import { QuireError, errorFrom } from "./errors.js";
 import { PromptCache } from "./prompts.js";
 
-export const VERSION = "2.1.0";
+export const VERSION = "2.2.0";
 
 /** A quire client: `new Client("http://127.0.0.1:8080", {token})`. */
 export class Client {
