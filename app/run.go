@@ -94,3 +94,7 @@ func (a *App) run(ctx context.Context, as *quire.Asset, ref VersionRef, in Input
 		LatencyMS: time.Since(start).Milliseconds(),
 	}, nil
 }
+
+// CanRun reports whether a model provider is configured, so a door can
+// leave out a Run control that could only answer no_provider.
+func (a *App) CanRun() bool { return a.llm != nil }
