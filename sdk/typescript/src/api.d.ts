@@ -4424,6 +4424,7 @@ export interface components {
                 model_params: unknown;
                 /** Format: uuid */
                 prompt_id: string;
+                provider?: string;
                 /** Format: date-time */
                 published_at?: string | null;
                 /** @enum {string} */
@@ -4470,6 +4471,7 @@ export interface components {
             model_params: unknown;
             /** Format: uuid */
             prompt_id: string;
+            provider?: string;
             /** Format: date-time */
             published_at?: string | null;
             /** @enum {string} */
@@ -4491,6 +4493,7 @@ export interface components {
             /** @description At most 200 bytes of UTF-8. */
             model?: string | null;
             model_params?: unknown;
+            provider?: string | null;
             /** @description At most 1048576 bytes of UTF-8. */
             template?: string | null;
             variables_schema?: unknown;
