@@ -2,12 +2,15 @@ package gitstore
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quire/quire"
+	"github.com/quire/quire/gitstore/odb"
 )
 
 // TestProjectView: a change applied to the view keeps every other skill
@@ -142,6 +145,52 @@ func TestProjectViewStartupSkipsUnchanged(t *testing.T) {
 	path := s2.RepoPath(quire.ProjectRepo(pr.ID))
 	if got := gitCLI(t, path, "show", "main:README.md"); !strings.Contains(got, "| a two |") || !strings.Contains(got, "| b one |") {
 		t.Errorf("view after the mend:\n%s", got)
+	}
+	gitCLI(t, path, "fsck", "--strict")
+}
+
+// TestProjectViewRepacked: each view change adds a pack, and the
+// background repacker folds a project repository's packs once they pass
+// RepackPacks, as it does an asset's.
+func TestProjectViewRepacked(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t)
+	g := NewGit(s, GitOptions{RepackPacks: 2, RepackDelay: 10 * time.Millisecond})
+	t.Cleanup(func() { g.Close() })
+	a := newTestSkill(t, s)
+	pr, err := s.Project(ctx, a.ProjectID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := s.RepoPath(quire.ProjectRepo(pr.ID))
+	for i := range 4 {
+		v, err := s.CreateVersion(ctx, tester, a, quire.Base{}, []quire.FileContent{{Path: "SKILL.md", Content: fmt.Appendf(nil, "---\nname: s\ndescription: round %d\n---\n", i)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, err = s.PublishVersion(ctx, tester, a, v.Number, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.ApplyProjectChange(ctx, tester, pr, []*quire.Asset{a}, quire.ProjectChange{Skill: a, Slug: "s", Commit: v.Commit}, fmt.Sprintf("Publish s v%d", v.Number)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		packs, _, loose, err := odb.ObjectCounts(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if packs <= 2 && loose == 0 { // four changes, four packs, unless repacked
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("project repository not repacked: %d packs, %d loose", packs, loose)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := gitCLI(t, path, "show", "main:README.md"); !strings.Contains(got, "| round 3 |") {
+		t.Errorf("view after the repack:\n%s", got)
 	}
 	gitCLI(t, path, "fsck", "--strict")
 }
