@@ -36,14 +36,17 @@ func (r *DB) Batch() *DB {
 	return &DB{st: r.st, batch: &batch{objs: map[plumbing.Hash]plumbing.EncodedObject{}}}
 }
 
-// Has reports whether the repository (or the batch) holds object h.
+// Has reports whether the repository (or the batch) holds object h, as
+// far as the pack indexes loaded say: it is for a writer deciding what
+// to store, for whom an object a concurrent repack moved is at worst
+// stored twice.
 func (r *DB) Has(h plumbing.Hash) bool {
 	if r.batch != nil {
 		if _, ok := r.batch.objs[h]; ok {
 			return true
 		}
 	}
-	return r.st.HasEncodedObject(h) == nil
+	return r.st.hasIndexed(h)
 }
 
 // Store stores an object read elsewhere (a copy from another repository
