@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -171,7 +172,10 @@ func (g *Git) Repack(dir string) error {
 		// thousands of small records, which delta search would hold in
 		// memory all at once (270 MiB of heap for 62,000 at scale, against
 		// 34 MiB).
-		Stream: dir == g.s.systemPath(),
+		// A project repository is streamed too: its objects are copies
+		// of its skills' (stored there with their deltas), and it is
+		// repacked every few publishes, each adding a pack.
+		Stream: dir == g.s.systemPath() || filepath.Base(dir) == projectRepoName,
 		Install: func(tmp, name string, idx *idxfile.MemoryIndex, objects map[plumbing.Hash]bool) error {
 			q := &quarantine{dir: tmp, name: name, idx: idx, objects: objects}
 			return q.install(dir, g.s.opts.Fsync)

@@ -38,8 +38,9 @@ func (r *DB) Batch() *DB {
 
 // Has reports whether the repository (or the batch) holds object h, as
 // far as the pack indexes loaded say: it is for a writer deciding what
-// to store, for whom an object a concurrent repack moved is at worst
-// stored twice.
+// to store, for whom an object in a pack the loaded indexes do not list
+// yet (a recent batch's, a concurrent repack's) is at worst stored
+// twice, until the next repack keeps one.
 func (r *DB) Has(h plumbing.Hash) bool {
 	if r.batch != nil {
 		if _, ok := r.batch.objs[h]; ok {
@@ -108,11 +109,14 @@ func (r *DB) Flush() (int, error) {
 	if err := r.flush(b); err != nil {
 		return 0, fmt.Errorf("write pack of %d objects: %w", n, err)
 	}
+	// No reindex: go-git would reread every pack index of the
+	// repository (hundreds of small reads each) on the next lookup. A
+	// reader that misses reindexes then (Storer.EncodedObject), and the
+	// objects just written are in the shared cache meanwhile.
 	for _, h := range b.order {
 		r.st.objects.Put(b.objs[h])
 	}
 	r.batch = &batch{objs: map[plumbing.Hash]plumbing.EncodedObject{}}
-	r.st.Reindex()
 	return n, nil
 }
 

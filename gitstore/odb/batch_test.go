@@ -73,14 +73,20 @@ func TestBatch(t *testing.T) {
 		if err != nil || n != 4 {
 			t.Fatalf("flush: %d objects, %v", n, err)
 		}
-		if !db.Has(commit) {
-			t.Fatal("the repository lacks the commit after Flush")
+		// Another reader (a fresh storer: this one's pack indexes are
+		// reloaded on its next miss) finds the objects.
+		fresh := NewDB(NewStorer(dir, cache.NewObjectLRUDefault(), NewTreeCache(1000), fsync))
+		if !fresh.Has(commit) || !fresh.Has(blob) {
+			t.Fatal("the repository lacks the objects after Flush")
+		}
+		if c, err := db.Commit(commit); err != nil || c.TreeHash != tree {
+			t.Fatalf("read after Flush: %v %v", c, err)
 		}
 		if n, err := b.Flush(); err != nil || n != 0 {
 			t.Fatalf("second flush: %d %v", n, err)
 		}
 		// A second batch of objects the repository has writes no pack.
-		b2 := db.Batch()
+		b2 := fresh.Batch()
 		if _, err := b2.WriteBlob(x); err != nil {
 			t.Fatal(err)
 		}
