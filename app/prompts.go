@@ -8,6 +8,7 @@ import (
 
 	"github.com/quire/quire"
 	"github.com/quire/quire/render"
+	"github.com/quire/quire/valid"
 )
 
 // Prompts are assets like skills: their life cycle is the versions' (the
@@ -23,16 +24,21 @@ import (
 // VariablesSchema, when set, replaces the version's schema; JSON null
 // removes it.
 type PromptEdit struct {
-	Template        *string
-	Messages        *[]quire.Message
-	Model           *string
-	ModelParams     json.RawMessage
+	Template    *string
+	Messages    *[]quire.Message
+	Model       *string
+	ModelParams json.RawMessage
+	// Provider names the operator's provider a run calls; "" removes
+	// it (runs use the server's default). Any name of a provider's form
+	// is taken: whether it is configured is asked at run time
+	// (409 no_provider).
+	Provider        *string
 	VariablesSchema json.RawMessage
 }
 
 // Empty reports whether e changes nothing.
 func (e *PromptEdit) Empty() bool {
-	return e.Template == nil && e.Messages == nil && e.Model == nil && len(e.ModelParams) == 0 && len(e.VariablesSchema) == 0
+	return e.Template == nil && e.Messages == nil && e.Model == nil && e.Provider == nil && len(e.ModelParams) == 0 && len(e.VariablesSchema) == 0
 }
 
 // Check validates e on its own, so applying it cannot fail.
@@ -49,6 +55,11 @@ func (e *PromptEdit) Check(l quire.Limits) error {
 	}
 	if err := quire.CheckPromptContent(&c, l); err != nil {
 		return err
+	}
+	if e.Provider != nil && *e.Provider != "" {
+		if err := valid.ProviderName(*e.Provider); err != nil {
+			return err
+		}
 	}
 	if err := checkPartialCount(&c); err != nil {
 		return err
@@ -88,6 +99,9 @@ func (e *PromptEdit) apply(cur *quire.PromptContent) *quire.PromptContent {
 	}
 	if e.Model != nil {
 		c.Model = *e.Model
+	}
+	if e.Provider != nil {
+		c.Provider = *e.Provider
 	}
 	if len(e.ModelParams) > 0 {
 		c.ModelParams = e.ModelParams

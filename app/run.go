@@ -100,3 +100,7 @@ func completionOf(r Rendered, model, provider string) (string, quire.Completion)
 	}
 	return provider, quire.Completion{Model: model, Messages: msgs, Params: params}
 }
+
+// CanRun reports whether a model provider is configured, so a door can
+// leave out a Run control that could only answer no_provider.
+func (a *App) CanRun() bool { return a.llm != nil }

@@ -157,6 +157,7 @@ type PromptVersion struct {
 	Messages        []Message       `json:"messages,omitempty"`
 	Model           string          `json:"model"`
 	ModelParams     json.RawMessage `json:"model_params"`
+	Provider        string          `json:"provider,omitempty"`
 	VariablesSchema json.RawMessage `json:"variables_schema,omitempty"`
 	ContentError    string          `json:"content_error,omitempty"`
 }
@@ -181,11 +182,14 @@ func (b Base) body() any {
 // PromptVersionInput creates or edits a prompt version; nil fields keep
 // what the version (or its base) has.
 type PromptVersionInput struct {
-	From            any             `json:"from,omitempty"` // a version number or "empty"
-	Template        *string         `json:"template,omitempty"`
-	Messages        *[]Message      `json:"messages,omitempty"`
-	Model           *string         `json:"model,omitempty"`
-	ModelParams     json.RawMessage `json:"model_params,omitempty"`
+	From        any             `json:"from,omitempty"` // a version number or "empty"
+	Template    *string         `json:"template,omitempty"`
+	Messages    *[]Message      `json:"messages,omitempty"`
+	Model       *string         `json:"model,omitempty"`
+	ModelParams json.RawMessage `json:"model_params,omitempty"`
+	// Provider names the operator's model provider runs call; "" removes
+	// it (the server's default).
+	Provider        *string         `json:"provider,omitempty"`
 	VariablesSchema json.RawMessage `json:"variables_schema,omitempty"`
 }
 

@@ -16,7 +16,13 @@ import (
 // ref (missing, packed, symbolic, unreadable): the caller then asks go-git.
 // Ref files are replaced by rename, so a read never sees half a file.
 func (r *repo) looseRef(name plumbing.ReferenceName) (h plumbing.Hash, ok bool) {
-	fd, err := syscall.Open(filepath.Join(r.path, string(name)), syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	return looseRefAt(r.path, name)
+}
+
+// looseRefAt is looseRef of the repository at path, which need not be
+// open.
+func looseRefAt(path string, name plumbing.ReferenceName) (h plumbing.Hash, ok bool) {
+	fd, err := syscall.Open(filepath.Join(path, string(name)), syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return plumbing.ZeroHash, false
 	}

@@ -122,6 +122,7 @@ func NewGit(s *Store, opts GitOptions) *Git {
 		g.repack.touchAsset(a)
 	})
 	s.onSystemChange(g.repack.touchSystem)
+	s.onProjectChange(g.repack.touchProject)
 	return g
 }
 

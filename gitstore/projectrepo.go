@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -39,6 +40,10 @@ import (
 // The objects of every skill's tree are copied in (not borrowed through
 // alternates), so the repository stands alone: a clone, fsck or backup
 // needs nothing else, and deleting a skill breaks none of its history.
+// A change's new objects (the changed skill's new blobs and trees, the
+// README, marketplace.json, the root trees, the commit: five to a dozen)
+// are written as one pack before main moves (odb's batch), not as loose
+// objects one file each; the repacker folds the packs together.
 const (
 	projectRepoName = "project.git"
 	marketplaceDir  = ".claude-plugin"
@@ -57,10 +62,28 @@ func (s *Store) SyncProject(ctx context.Context, by quire.Actor, pr *quire.Proje
 		return "", err
 	}
 	defer w.done()
+	db := w.r.Batch()
+	// What the view holds, and which skill commit each entry came from:
+	// a skill whose live commit is the one recorded for the entry the
+	// view has is not opened (start-up syncs every project).
+	var have map[string]plumbing.Hash
+	if tip, err := w.r.ref(mainRef); err == nil && !tip.IsZero() {
+		if have, err = viewEntries(w.r, tip); err != nil {
+			return "", err
+		}
+	}
+	rec := readViewSources(w.r.path)
+	next := viewSources{}
 	entries := map[string]plumbing.Hash{}
 	for _, a := range skills {
 		if a.Kind != quire.KindSkill {
 			continue
+		}
+		if live, ok := looseRefAt(s.RepoPath(a), mainRef); ok {
+			if src, ok := rec[a.Slug]; ok && src.Commit == live && have[a.Slug] == src.Tree && !src.Tree.IsZero() {
+				entries[a.Slug], next[a.Slug] = src.Tree, src
+				continue
+			}
 		}
 		src, err := s.assetRepo(a)
 		if quire.ErrorCode(err) == quire.ENOTFOUND {
@@ -76,13 +99,67 @@ func (s *Store) SyncProject(ctx context.Context, by quire.Actor, pr *quire.Proje
 		if live.IsZero() {
 			continue // nothing published
 		}
-		tree, err := copyCommitTree(src, w.r, live)
+		tree, err := copyCommitTree(src, db, live)
 		if err != nil {
 			return "", err
 		}
-		entries[a.Slug] = tree
+		entries[a.Slug], next[a.Slug] = tree, viewSource{Commit: live, Tree: tree}
 	}
-	return s.commitView(&w, by, pr, entries, msg)
+	c, err := s.commitView(&w, db, by, pr, entries, msg)
+	if err == nil && !maps.Equal(rec, next) {
+		writeViewSources(w.r.path, next)
+	}
+	return c, err
+}
+
+// viewSources records, by slug, the skill commit each entry of the view
+// was copied from, in the file viewSourcesFile of the project
+// repository: a cache beside the repository, never part of it. Only
+// SyncProject (start-up) writes it, so a view change costs no file for
+// it; an entry it records stays true (a commit's tree never changes)
+// and is used only where the view still holds that tree.
+type viewSources map[string]viewSource
+
+type viewSource struct {
+	Commit plumbing.Hash `json:"commit"`
+	Tree   plumbing.Hash `json:"tree"`
+}
+
+const viewSourcesFile = "quire-view-sources.json"
+
+// readViewSources reads the record; a missing or unreadable one is
+// empty, and every skill is read.
+func readViewSources(repoPath string) viewSources {
+	var rec viewSources
+	b, err := os.ReadFile(filepath.Join(repoPath, viewSourcesFile))
+	if err != nil || json.Unmarshal(b, &rec) != nil {
+		return viewSources{}
+	}
+	return rec
+}
+
+// writeViewSources replaces the record (a temporary file renamed over
+// it, so a reader sees the old or the new one). A failure only costs
+// the next start-up the reads it would save.
+func writeViewSources(repoPath string, rec viewSources) {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return
+	}
+	f, err := os.CreateTemp(repoPath, viewSourcesFile+".tmp-*")
+	if err != nil {
+		return
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), filepath.Join(repoPath, viewSourcesFile))
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
 }
 
 // ApplyProjectChange applies ch to the view of project pr as it stands,
@@ -114,16 +191,17 @@ func (s *Store) ApplyProjectChange(ctx context.Context, by quire.Actor, pr *quir
 		delete(entries, ch.OldSlug)
 	}
 	delete(entries, ch.Slug)
+	db := w.r.Batch()
 	if h, ok := odb.ParseHash(ch.Commit); ok && ch.Skill != nil {
 		src, err := s.assetRepo(ch.Skill)
 		if err != nil {
 			return "", err
 		}
-		if entries[ch.Slug], err = copyCommitTree(src, w.r, h); err != nil {
+		if entries[ch.Slug], err = copyCommitTree(src, db, h); err != nil {
 			return "", err
 		}
 	}
-	return s.commitView(&w, by, pr, entries, msg)
+	return s.commitView(&w, db, by, pr, entries, msg)
 }
 
 // HasProjectRepo reports whether project pr's repository exists.
@@ -144,7 +222,7 @@ func (s *Store) beginProject(pr *quire.Project) (write, error) {
 
 // copyCommitTree copies the tree of commit c of src into dst and returns
 // it.
-func copyCommitTree(src, dst *repo, c plumbing.Hash) (plumbing.Hash, error) {
+func copyCommitTree(src *repo, dst *odb.DB, c plumbing.Hash) (plumbing.Hash, error) {
 	commit, err := src.Commit(c)
 	if err != nil {
 		return plumbing.ZeroHash, err
@@ -181,9 +259,10 @@ func viewEntries(r *repo, tip plumbing.Hash) (map[string]plumbing.Hash, error) {
 }
 
 // commitView writes the view of entries (slug -> skill tree, objects in
-// w's repository) and commits it on main unless main has that tree.
-func (s *Store) commitView(w *write, by quire.Actor, pr *quire.Project, entries map[string]plumbing.Hash, msg string) (string, error) {
-	dst := w.r
+// w's repository or the batch dst over it) and commits it on main unless
+// main has that tree. The batch's objects are stored as one pack before
+// main moves.
+func (s *Store) commitView(w *write, dst *odb.DB, by quire.Actor, pr *quire.Project, entries map[string]plumbing.Hash, msg string) (string, error) {
 	var tree []object.TreeEntry
 	var listed []listedSkill
 	for slug, h := range entries {
@@ -196,7 +275,7 @@ func (s *Store) commitView(w *write, by quire.Actor, pr *quire.Project, entries 
 	if err != nil {
 		return "", err
 	}
-	tip, err := dst.ref(mainRef)
+	tip, err := w.r.ref(mainRef)
 	if err != nil {
 		return "", err
 	}
@@ -213,17 +292,21 @@ func (s *Store) commitView(w *write, by quire.Actor, pr *quire.Project, entries 
 	if err != nil {
 		return "", err
 	}
+	if _, err := dst.Flush(); err != nil {
+		return "", err
+	}
 	if err := w.cas(mainRef, tip, commit); errors.Is(err, storage.ErrReferenceHasChanged) {
 		return "", quire.Errorf(quire.ECONFLICT, "the project repository changed concurrently; retry")
 	} else if err != nil {
 		return "", err
 	}
+	s.projectChanged(pr.ID)
 	return commit.String(), nil
 }
 
 // viewDescription is the description in the SKILL.md of skill tree h,
 // remembered by tree (a tree's content never changes).
-func (s *Store) viewDescription(r *repo, h plumbing.Hash) string {
+func (s *Store) viewDescription(r *odb.DB, h plumbing.Hash) string {
 	if d, ok := s.descriptions.Get(h); ok {
 		return d
 	}
@@ -244,7 +327,7 @@ type listedSkill struct {
 
 // projectTree writes the project repository's root tree: skills/,
 // README.md and .claude-plugin/marketplace.json.
-func projectTree(r *repo, pr *quire.Project, skills []object.TreeEntry, listed []listedSkill) (plumbing.Hash, error) {
+func projectTree(r *odb.DB, pr *quire.Project, skills []object.TreeEntry, listed []listedSkill) (plumbing.Hash, error) {
 	skillsTree, err := r.WriteTree(skills)
 	if err != nil {
 		return plumbing.ZeroHash, err
@@ -345,8 +428,8 @@ func marketplace(pr *quire.Project, listed []listedSkill) ([]byte, error) {
 // copyTree copies tree h of src, with everything under it, into dst:
 // children first, so an object dst holds always has its children, and a
 // subtree dst has is skipped whole.
-func copyTree(src, dst *repo, h plumbing.Hash) error {
-	if dst.st.HasEncodedObject(h) == nil {
+func copyTree(src *repo, dst *odb.DB, h plumbing.Hash) error {
+	if dst.Has(h) {
 		return nil
 	}
 	entries, err := src.Entries(h)
@@ -357,7 +440,7 @@ func copyTree(src, dst *repo, h plumbing.Hash) error {
 		switch {
 		case e.Mode == filemode.Dir:
 			err = copyTree(src, dst, e.Hash)
-		case dst.st.HasEncodedObject(e.Hash) != nil:
+		case !dst.Has(e.Hash):
 			err = copyObject(src, dst, plumbing.BlobObject, e.Hash)
 		}
 		if err != nil {
@@ -368,12 +451,12 @@ func copyTree(src, dst *repo, h plumbing.Hash) error {
 }
 
 // copyObject stores object h of src in dst.
-func copyObject(src, dst *repo, t plumbing.ObjectType, h plumbing.Hash) error {
+func copyObject(src *repo, dst *odb.DB, t plumbing.ObjectType, h plumbing.Hash) error {
 	o, err := src.Object(t, h)
 	if err != nil {
 		return fmt.Errorf("copy %s %s: %w", t, h, err)
 	}
-	got, err := dst.st.SetEncodedObject(o)
+	got, err := dst.Store(o)
 	if err == nil && got != h {
 		err = fmt.Errorf("copy %s %s: stored as %s", t, h, got)
 	}

@@ -2,15 +2,21 @@ package gitstore
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quire/quire"
+	"github.com/quire/quire/gitstore/odb"
 )
 
 // TestProjectView: a change applied to the view keeps every other skill
 // as the view has it; SyncProject mends a view that drifted from the
-// live versions; both leave a repository git fsck accepts.
+// live versions; both leave a repository git fsck accepts, each commit's
+// new objects in one pack.
 func TestProjectView(t *testing.T) {
 	ctx := context.Background()
 	s := newTestStore(t)
@@ -73,6 +79,118 @@ func TestProjectView(t *testing.T) {
 	}
 	if got := gitCLI(t, path, "log", "--format=%s", "main"); got != "mend\ndrift\ndrift\nPublish s v2\nfirst" {
 		t.Errorf("log:\n%s", got)
+	}
+	gitCLI(t, path, "fsck", "--strict")
+	// Each commit wrote its objects as one pack, none loose; the sync
+	// that changed nothing wrote none.
+	if got := gitCLI(t, path, "count-objects", "-v"); !strings.Contains(got, "count: 0\n") || !strings.Contains(got, "packs: 5\n") {
+		t.Errorf("objects of the view:\n%s", got)
+	}
+}
+
+// TestProjectViewStartupSkipsUnchanged: a sync (what start-up runs) does
+// not read a skill whose live commit is the one the view's entry was
+// copied from -- here its objects are moved away, as if unreadable --
+// and still reads one that changed.
+func TestProjectViewStartupSkipsUnchanged(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t)
+	a := newTestSkill(t, s)
+	pr, err := s.Project(ctx, a.ProjectID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &quire.Asset{ProjectID: pr.ID, Kind: quire.KindSkill, Name: "B", Slug: "b"}
+	if err := s.CreateAsset(ctx, tester, b); err != nil {
+		t.Fatal(err)
+	}
+	publish := func(s *Store, as *quire.Asset, content string) {
+		t.Helper()
+		v, err := s.CreateVersion(ctx, tester, as, quire.Base{}, []quire.FileContent{{Path: "SKILL.md", Content: []byte("---\nname: " + as.Slug + "\ndescription: " + content + "\n---\n")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err = s.PublishVersion(ctx, tester, as, v.Number, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publish(s, a, "a one")
+	publish(s, b, "b one")
+	skills := []*quire.Asset{a, b}
+	if c, err := s.SyncProject(ctx, tester, pr, skills, "first"); err != nil || c == "" {
+		t.Fatalf("first sync: %q %v", c, err)
+	}
+
+	// A restart: a new store over the same data root, b unreadable.
+	s2, err := Open(Options{Root: s.opts.Root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s2.Close() })
+	objs := filepath.Join(s2.RepoPath(b), "objects")
+	if err := os.Rename(objs, objs+".away"); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := s2.SyncProject(ctx, tester, pr, skills, "restart"); err != nil || c != "" {
+		t.Fatalf("sync with nothing changed read a skill: %q %v", c, err)
+	}
+	if err := os.Rename(objs+".away", objs); err != nil {
+		t.Fatal(err)
+	}
+	// A publish the view missed (a crash before its change was applied).
+	publish(s2, a, "a two")
+	if c, err := s2.SyncProject(ctx, tester, pr, skills, "mend"); err != nil || c == "" {
+		t.Fatalf("sync after a missed publish: %q %v", c, err)
+	}
+	path := s2.RepoPath(quire.ProjectRepo(pr.ID))
+	if got := gitCLI(t, path, "show", "main:README.md"); !strings.Contains(got, "| a two |") || !strings.Contains(got, "| b one |") {
+		t.Errorf("view after the mend:\n%s", got)
+	}
+	gitCLI(t, path, "fsck", "--strict")
+}
+
+// TestProjectViewRepacked: each view change adds a pack, and the
+// background repacker folds a project repository's packs once they pass
+// RepackPacks, as it does an asset's.
+func TestProjectViewRepacked(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t)
+	g := NewGit(s, GitOptions{RepackPacks: 2, RepackDelay: 10 * time.Millisecond})
+	t.Cleanup(func() { g.Close() })
+	a := newTestSkill(t, s)
+	pr, err := s.Project(ctx, a.ProjectID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := s.RepoPath(quire.ProjectRepo(pr.ID))
+	for i := range 4 {
+		v, err := s.CreateVersion(ctx, tester, a, quire.Base{}, []quire.FileContent{{Path: "SKILL.md", Content: fmt.Appendf(nil, "---\nname: s\ndescription: round %d\n---\n", i)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, err = s.PublishVersion(ctx, tester, a, v.Number, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.ApplyProjectChange(ctx, tester, pr, []*quire.Asset{a}, quire.ProjectChange{Skill: a, Slug: "s", Commit: v.Commit}, fmt.Sprintf("Publish s v%d", v.Number)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		packs, _, loose, err := odb.ObjectCounts(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if packs <= 2 && loose == 0 { // four changes, four packs, unless repacked
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("project repository not repacked: %d packs, %d loose", packs, loose)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := gitCLI(t, path, "show", "main:README.md"); !strings.Contains(got, "| round 3 |") {
+		t.Errorf("view after the repack:\n%s", got)
 	}
 	gitCLI(t, path, "fsck", "--strict")
 }

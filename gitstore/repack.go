@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -23,23 +24,24 @@ import (
 // objects removed under the repository's write lock).
 
 type repacker struct {
-	g       *Git
-	delay   time.Duration
-	mu      sync.Mutex
-	pending map[string]quire.Kind // asset id -> kind
-	system  bool                  // the system repository changed
-	kick    chan struct{}
-	stop    chan struct{}
-	done    chan struct{}
+	g        *Git
+	delay    time.Duration
+	mu       sync.Mutex
+	pending  map[string]quire.Kind // asset id -> kind
+	system   bool                  // the system repository changed
+	projects map[string]bool       // project ids whose repository changed
+	kick     chan struct{}
+	stop     chan struct{}
+	done     chan struct{}
 }
 
 func newRepacker(g *Git) *repacker {
 	rp := &repacker{
 		g: g, delay: g.opts.RepackDelay,
-		pending: map[string]quire.Kind{},
-		kick:    make(chan struct{}, 1),
-		stop:    make(chan struct{}),
-		done:    make(chan struct{}),
+		pending: map[string]quire.Kind{}, projects: map[string]bool{},
+		kick: make(chan struct{}, 1),
+		stop: make(chan struct{}),
+		done: make(chan struct{}),
 	}
 	go rp.run()
 	return rp
@@ -49,6 +51,18 @@ func newRepacker(g *Git) *repacker {
 func (rp *repacker) touchAsset(a *quire.Asset) {
 	rp.mu.Lock()
 	rp.pending[a.ID] = a.Kind
+	rp.mu.Unlock()
+	select {
+	case rp.kick <- struct{}{}:
+	default:
+	}
+}
+
+// touchProject notes that a project's repository changed: each change
+// of its view adds a pack.
+func (rp *repacker) touchProject(projectID string) {
+	rp.mu.Lock()
+	rp.projects[projectID] = true
 	rp.mu.Unlock()
 	select {
 	case rp.kick <- struct{}{}:
@@ -92,9 +106,14 @@ func (rp *repacker) run() {
 		case <-time.After(rp.delay):
 		}
 		rp.mu.Lock()
-		pending, system := rp.pending, rp.system
-		rp.pending, rp.system = map[string]quire.Kind{}, false
+		pending, system, projects := rp.pending, rp.system, rp.projects
+		rp.pending, rp.system, rp.projects = map[string]quire.Kind{}, false, map[string]bool{}
 		rp.mu.Unlock()
+		for id := range projects {
+			if _, err := rp.g.maybeRepack(rp.g.s.RepoPath(quire.ProjectRepo(id))); err != nil {
+				rp.g.opts.OnError("repack", err)
+			}
+		}
 		if system {
 			if _, err := rp.g.maybeRepack(rp.g.s.systemPath()); err != nil {
 				rp.g.opts.OnError("repack", err)
@@ -153,7 +172,10 @@ func (g *Git) Repack(dir string) error {
 		// thousands of small records, which delta search would hold in
 		// memory all at once (270 MiB of heap for 62,000 at scale, against
 		// 34 MiB).
-		Stream: dir == g.s.systemPath(),
+		// A project repository is streamed too: its objects are copies
+		// of its skills' (stored there with their deltas), and it is
+		// repacked every few publishes, each adding a pack.
+		Stream: dir == g.s.systemPath() || filepath.Base(dir) == projectRepoName,
 		Install: func(tmp, name string, idx *idxfile.MemoryIndex, objects map[plumbing.Hash]bool) error {
 			q := &quarantine{dir: tmp, name: name, idx: idx, objects: objects}
 			return q.install(dir, g.s.opts.Fsync)

@@ -96,6 +96,9 @@ type Store struct {
 	hooks []func(quire.Kind, string)
 	// systemHooks are told of every commit to the system repository.
 	systemHooks []func()
+	// projectHooks are told of every commit to a project repository,
+	// by project id.
+	projectHooks []func(projectID string)
 
 	// versionRead, when set (by tests), is told of every version whose
 	// refs a version list reads.
@@ -170,6 +173,24 @@ func (s *Store) onSystemChange(fn func()) {
 	s.mu.Lock()
 	s.systemHooks = append(s.systemHooks, fn)
 	s.mu.Unlock()
+}
+
+// onProjectChange registers fn to be called after every commit to a
+// project repository, for its repacking: the pseudo-asset's id is the
+// same for every project, so OnChange's hooks cannot tell them apart.
+func (s *Store) onProjectChange(fn func(projectID string)) {
+	s.mu.Lock()
+	s.projectHooks = append(s.projectHooks, fn)
+	s.mu.Unlock()
+}
+
+func (s *Store) projectChanged(projectID string) {
+	s.mu.Lock()
+	hooks := s.projectHooks
+	s.mu.Unlock()
+	for _, fn := range hooks {
+		fn(projectID)
+	}
 }
 
 func (s *Store) systemChanged() {

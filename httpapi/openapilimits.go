@@ -57,15 +57,17 @@ func requestLimits(l quire.Limits) map[string]map[string]sizeRule {
 		project[f] = r
 	}
 	return map[string]map[string]sizeRule{
-		"MetaRequest":          meta,
-		"MetaCreateRequest":    meta,
-		"ProjectRequest":       project,
-		"UserRequest":          user,
-		"UserCreateRequest":    user,
-		"LoginRequest":         {"email": {minBytes: 1, status: 400}, "password": {minBytes: 1, status: 400}},
-		"KeyRequest":           {"name": name},
-		"FileRequest":          {"file_path": path, "content": {maxBytes: l.MaxFile, status: 413}, "message": description},
-		"PromptVersionRequest": {"template": {maxBytes: l.MaxFile, status: 413}, "messages": {minItems: 1, maxItems: quire.MaxPromptMessages, status: 413}, "model": {maxBytes: int64(l.MaxName), status: 400}},
+		"MetaRequest":       meta,
+		"MetaCreateRequest": meta,
+		"ProjectRequest":    project,
+		"UserRequest":       user,
+		"UserCreateRequest": user,
+		"LoginRequest":      {"email": {minBytes: 1, status: 400}, "password": {minBytes: 1, status: 400}},
+		"KeyRequest":        {"name": name},
+		"FileRequest":       {"file_path": path, "content": {maxBytes: l.MaxFile, status: 413}, "message": description},
+		"PromptVersionRequest": {"template": {maxBytes: l.MaxFile, status: 413}, "messages": {minItems: 1, maxItems: quire.MaxPromptMessages, status: 413}, "model": {maxBytes: int64(l.MaxName), status: 400},
+			// "": no provider of its own, the server's default.
+			"provider": {maxChars: valid.MaxProvider, pattern: "^(" + strings.Trim(valid.ProviderPattern, "^$") + ")?$", status: 400}},
 		"RenderRequest":        {"variables": vars},
 		"RunRequest":           {"variables": vars, "model": {maxBytes: maxRunName, status: 400}, "provider": {maxBytes: maxRunName, status: 400}},
 		"PayloadRequest":       {"variables": vars, "name": sizeRule{maxChars: l.MaxName, status: 400}},

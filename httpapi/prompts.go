@@ -47,12 +47,13 @@ type promptView struct {
 	Messages        []quire.Message `json:"messages,omitempty"`
 	Model           string          `json:"model"`
 	ModelParams     json.RawMessage `json:"model_params"`
+	Provider        string          `json:"provider,omitempty"`
 	VariablesSchema json.RawMessage `json:"variables_schema,omitempty"`
 	ContentError    string          `json:"content_error,omitempty"`
 }
 
 func newPromptView(a *quire.Asset, v *quire.Version, c *quire.PromptContent) *promptView {
-	return &promptView{PromptID: a.ID, Version: v, Template: c.Template, Messages: c.Messages, Model: c.Model, ModelParams: c.ModelParams, VariablesSchema: c.VariablesSchema}
+	return &promptView{PromptID: a.ID, Version: v, Template: c.Template, Messages: c.Messages, Model: c.Model, ModelParams: c.ModelParams, Provider: c.Provider, VariablesSchema: c.VariablesSchema}
 }
 
 func (s *Server) promptVersionView(ctx context.Context, a *quire.Asset, v *quire.Version) (any, error) {
@@ -76,11 +77,12 @@ type promptVersionRequest struct {
 	Messages        *[]quire.Message `json:"messages"`
 	Model           *string          `json:"model"`
 	ModelParams     json.RawMessage  `json:"model_params"`
+	Provider        *string          `json:"provider"`
 	VariablesSchema json.RawMessage  `json:"variables_schema"`
 }
 
 func (r *promptVersionRequest) edit() app.PromptEdit {
-	return app.PromptEdit{Template: r.Template, Messages: r.Messages, Model: r.Model, ModelParams: r.ModelParams, VariablesSchema: r.VariablesSchema}
+	return app.PromptEdit{Template: r.Template, Messages: r.Messages, Model: r.Model, ModelParams: r.ModelParams, Provider: r.Provider, VariablesSchema: r.VariablesSchema}
 }
 
 func (s *Server) createPromptVersion(c *gin.Context) {

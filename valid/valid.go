@@ -176,6 +176,27 @@ func FileContent(p string, content []byte) error {
 // SlugPattern is the form of a slug: at most MaxSlug characters.
 const SlugPattern = `^[a-z0-9][a-z0-9-]{0,62}$`
 
+// ProviderPattern is a model provider's name (quire serve --llm
+// NAME=BASE_URL): part of an environment variable's name, so letters,
+// digits, - and _ only.
+const ProviderPattern = `^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$`
+
+// MaxProvider is the longest provider name ProviderPattern allows.
+const MaxProvider = 63
+
+var providerRE = regexp.MustCompile(ProviderPattern)
+
+// ProviderName checks a model provider's name. It says nothing of
+// whether the operator configured it: providers are the server's
+// configuration and change without the prompts that name them.
+func ProviderName(s string) error {
+	if !providerRE.MatchString(s) {
+		return quire.Errorf(quire.EINVALID, "provider must be 1-63 letters, digits, - and _, starting with a letter or digit").
+			WithDetail("field", "provider").WithDetail("rule", "provider")
+	}
+	return nil
+}
+
 var slugRE = regexp.MustCompile(SlugPattern)
 
 // Slug checks a project, skill or prompt slug.

@@ -3,11 +3,13 @@ package web
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/quire/quire"
 	"github.com/quire/quire/app"
@@ -21,7 +23,9 @@ import (
 // plus a JSON object for the rest. A sample payload fills the form;
 // submitting renders through app.Render, the API's render, and shows the
 // result, the model and the partials used; the values can be saved as a
-// new payload (app.CreatePayload).
+// new payload (app.CreatePayload). With a model provider configured, a
+// writer can also run the version (app.RunPrompt, the API's run), and a
+// second version beside it with the same values.
 
 // playField is one generated control.
 type playField struct {
@@ -47,6 +51,19 @@ type playView struct {
 	Error    string
 	Saved    string // the name of a payload just saved
 	CSRF     string
+	// CanRun: a model provider is configured; Writer: the caller may
+	// run (a run spends the operator's money, so readers may not).
+	CanRun, Writer bool
+	Compare        int // the version run beside the chosen one (0: none)
+	Runs           []playRun
+	runErr         []error
+}
+
+// playRun is one version's run: its answer or why there is none.
+type playRun struct {
+	Version int
+	Run     *app.Run
+	Error   string
 }
 
 func (u *UI) playRoutes() {
@@ -218,7 +235,7 @@ func (u *UI) play(w http.ResponseWriter, r *http.Request, s *session) {
 		u.fail(w, r, s, err)
 		return
 	}
-	v := playView{assetRef: ref, CSRF: s.csrf}
+	v := playView{assetRef: ref, CSRF: s.csrf, CanRun: u.app.CanRun(), Writer: s.p.ProjectAccess(ref.Project) >= quire.AccessWrite}
 	if _, v.Versions, _, err = u.app.Versions(ctx, s.p, ref.Kind, ref.Asset.ID, "", quire.ListOptions{Limit: listLimit}); err != nil {
 		u.fail(w, r, s, err)
 		return
@@ -292,6 +309,12 @@ func (u *UI) play(w http.ResponseWriter, r *http.Request, s *session) {
 		u.render(w, r, s, status, "play", title, v)
 		return
 	}
+	if r.PostFormValue("action") == "run" {
+		v.Compare, _ = strconv.Atoi(r.PostFormValue("compare"))
+		u.runs(w, r, s, &v, n)
+		u.render(w, r, s, v.runStatus(w), "play", title, v)
+		return
+	}
 	res, err := u.app.Render(ctx, s.p, ref.Asset.ID, func() (app.RenderRequest, error) {
 		m, err := v.variables()
 		if err != nil {
@@ -308,4 +331,87 @@ func (u *UI) play(w http.ResponseWriter, r *http.Request, s *session) {
 		v.Result = &res
 	}
 	u.render(w, r, s, status, "play", title, v)
+}
+
+// runs runs version n, and v.Compare beside it when set, with the form's
+// values; both calls go out at once, so the slower sets the wait.
+func (u *UI) runs(w http.ResponseWriter, r *http.Request, s *session, v *playView, n int) {
+	m, err := v.variables()
+	if err != nil {
+		_, v.Error = statusOf(err)
+		v.runErr = []error{err}
+		return
+	}
+	vars := render.VarsOf(m)
+	nums := []int{n}
+	if v.Compare > 0 && v.Compare != n {
+		nums = append(nums, v.Compare)
+	}
+	v.Runs = make([]playRun, len(nums))
+	errs := make([]error, len(nums))
+	var wg sync.WaitGroup
+	for i, num := range nums {
+		wg.Go(func() {
+			run, err := u.app.RunPrompt(r.Context(), s.p, v.Asset.ID, app.VersionRef{Number: num}, func() (app.RunRequest, error) {
+				return app.RunRequest{Vars: vars}, nil
+			})
+			v.Runs[i], errs[i] = playRun{Version: num, Run: run}, err
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			v.Runs[i].Error = runMessage(err)
+		}
+	}
+	v.runErr = errs
+}
+
+// runStatus is the page's status after runs: 200 when a run answered,
+// else the first failure's, as the API would answer it (with its
+// Retry-After).
+func (v *playView) runStatus(w http.ResponseWriter) int {
+	var first error
+	for _, err := range v.runErr {
+		if err == nil {
+			return http.StatusOK
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	if first == nil {
+		return http.StatusOK
+	}
+	status, _ := statusOf(first)
+	if secs, ok := retryAfter(first); ok {
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+	}
+	return status
+}
+
+// runMessage says why a run failed. A provider's failure is the
+// provider's to explain (statusOf hides a 5xx's message, which here is
+// quire's own text naming the provider and its answer).
+func runMessage(err error) string {
+	switch quire.ErrorCode(err) {
+	case quire.EPROVIDER:
+		return quire.ErrorMessage(err)
+	case quire.EUNAVAILABLE:
+		if secs, ok := retryAfter(err); ok {
+			return fmt.Sprintf("%s: try again in %d s.", quire.ErrorMessage(err), secs)
+		}
+	}
+	_, msg := statusOf(err)
+	return msg
+}
+
+// retryAfter is the wait a provider's rate limit asked for.
+func retryAfter(err error) (int, bool) {
+	d := quire.ErrorDetails(err)
+	if _, ok := d["provider"]; !ok || quire.ErrorCode(err) != quire.EUNAVAILABLE {
+		return 0, false
+	}
+	secs, ok := d["retry_after"].(int)
+	return secs, ok
 }

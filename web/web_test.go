@@ -13,17 +13,21 @@ import (
 	"github.com/quire/quire/internal/testenv"
 )
 
-// fixture is a server with a project holding a published skill (two
-// versions) and a published, labelled prompt.
+// fixture is a server (with opts, when given) with a project holding a
+// published skill (two versions) and a published, labelled prompt.
 type fixture struct {
 	e                  *testenv.Env
 	projectID, skillID string
 	promptID           string
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T, opts ...testenv.Options) *fixture {
 	t.Helper()
-	e := testenv.New(t)
+	var o testenv.Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	e := testenv.NewWith(t, o)
 	f := &fixture{e: e}
 	f.projectID = e.CreateProject(e.Admin, "demo")
 	f.skillID = e.CreateSkill(e.Admin, f.projectID, "pdf-tools")

@@ -4,11 +4,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/quire/quire/llm"
+	"github.com/quire/quire/valid"
 )
 
 // LLMFlags are the model providers prompt runs call (docs/runs.md). Keys
@@ -30,10 +30,6 @@ func (l *llmList) Set(v string) error {
 	*l = append(*l, splitList(v)...)
 	return nil
 }
-
-// llmName is a provider's name: it is part of a variable's name, so
-// letters, digits, - and _ only.
-var llmName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$`)
 
 // llmFlags adds the provider flags, each with its QUIRE_* variable.
 func llmFlags(fs *flag.FlagSet, f *LLMFlags) error {
@@ -65,7 +61,7 @@ func (f *LLMFlags) config(getenv func(string) string) (llm.Config, error) {
 	cfg := llm.Config{Default: f.Default, Concurrency: f.Concurrency}
 	for _, spec := range f.Providers {
 		name, base, ok := strings.Cut(spec, "=")
-		if !ok || !llmName.MatchString(name) || !(strings.HasPrefix(base, "http://") || strings.HasPrefix(base, "https://")) {
+		if !ok || valid.ProviderName(name) != nil || !(strings.HasPrefix(base, "http://") || strings.HasPrefix(base, "https://")) {
 			return llm.Config{}, fmt.Errorf("--llm %q: want NAME=BASE_URL, NAME of letters, digits, - and _, BASE_URL http:// or https://", spec)
 		}
 		env := "QUIRE_LLM_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_")) + "_API_KEY"

@@ -19,7 +19,8 @@ import (
 // blobs, trees and commits through its Storer, with the caches the Storer
 // shares with every repository of a store.
 type DB struct {
-	st *Storer
+	st    *Storer
+	batch *batch // objects written but not yet stored (batch.go); nil: write through
 }
 
 // NewDB returns the object database kept by st.
@@ -65,6 +66,9 @@ func fsckWritten(obj plumbing.EncodedObject) error {
 // storeObject writes obj as a loose object unless it is there already
 // (the storer checks).
 func (r *DB) storeObject(obj plumbing.EncodedObject) (plumbing.Hash, error) {
+	if r.batch != nil {
+		return r.pend(obj)
+	}
 	return r.st.SetEncodedObject(obj)
 }
 
@@ -93,6 +97,9 @@ func (r *DB) WriteBlob(content []byte) (plumbing.Hash, error) {
 // is the object; the callers only reach hashes through this repository's
 // refs and trees.
 func (r *DB) Object(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	if o, ok := r.pending(h); ok && o.Type() == t {
+		return o, nil
+	}
 	if o, ok := r.st.objects.Get(h); ok && o.Type() == t {
 		return o, nil
 	}
@@ -101,6 +108,9 @@ func (r *DB) Object(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObj
 
 // Size is the size of an object, from the shared cache when it is there.
 func (r *DB) Size(h plumbing.Hash) (int64, error) {
+	if o, ok := r.pending(h); ok {
+		return o.Size(), nil
+	}
 	if o, ok := r.st.objects.Get(h); ok {
 		return o.Size(), nil
 	}
@@ -156,6 +166,9 @@ func (r *DB) Entries(h plumbing.Hash) ([]object.TreeEntry, error) {
 	t, err := object.DecodeTree(r.st, obj)
 	if err != nil {
 		return nil, err
+	}
+	if _, ok := r.pending(h); ok {
+		return t.Entries, nil // cached once stored, not before
 	}
 	r.st.trees.put(h, t.Entries)
 	return t.Entries, nil

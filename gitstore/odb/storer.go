@@ -106,6 +106,16 @@ func (s *Storer) HasEncodedObject(h plumbing.Hash) error {
 	return err
 }
 
+// hasIndexed is HasEncodedObject without the reindex on a miss: for a
+// writer that only saves a duplicate by asking (a miss after a repack
+// it did not see costs a copy of an object, not an error), where a
+// reindex per miss would reread every pack index.
+func (s *Storer) hasIndexed(h plumbing.Hash) bool {
+	s.omu.Lock()
+	defer s.omu.Unlock()
+	return s.Storage.HasEncodedObject(h) == nil
+}
+
 // EncodedObjectSize reads the size of a loose object itself and closes
 // the file: go-git's version leaves it open until the garbage collector
 // finalizes it, so listing a large version could exhaust the process's

@@ -4430,6 +4430,7 @@ type PromptLive struct {
 		Model           string                 `json:"model"`
 		ModelParams     interface{}            `json:"model_params"`
 		PromptId        openapi_types.UUID     `json:"prompt_id"`
+		Provider        *string                `json:"provider,omitempty"`
 		PublishedAt     *time.Time             `json:"published_at,omitempty"`
 		State           PromptLiveVersionState `json:"state"`
 		Template        *string                `json:"template,omitempty"`
@@ -4472,6 +4473,7 @@ type PromptVersion struct {
 	Model           string             `json:"model"`
 	ModelParams     interface{}        `json:"model_params"`
 	PromptId        openapi_types.UUID `json:"prompt_id"`
+	Provider        *string            `json:"provider,omitempty"`
 	PublishedAt     *time.Time         `json:"published_at,omitempty"`
 	State           PromptVersionState `json:"state"`
 	Template        *string            `json:"template,omitempty"`
@@ -4496,6 +4498,7 @@ type PromptVersionRequest struct {
 	// Model At most 200 bytes of UTF-8.
 	Model       *string     `json:"model,omitempty"`
 	ModelParams interface{} `json:"model_params,omitempty"`
+	Provider    *string     `json:"provider,omitempty"`
 
 	// Template At most 1048576 bytes of UTF-8.
 	Template        *string     `json:"template,omitempty"`

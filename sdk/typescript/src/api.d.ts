@@ -4919,6 +4919,7 @@ export interface components {
                 model_params: unknown;
                 /** Format: uuid */
                 prompt_id: string;
+                provider?: string;
                 /** Format: date-time */
                 published_at?: string | null;
                 /** @enum {string} */
@@ -4965,6 +4966,7 @@ export interface components {
             model_params: unknown;
             /** Format: uuid */
             prompt_id: string;
+            provider?: string;
             /** Format: date-time */
             published_at?: string | null;
             /** @enum {string} */
@@ -4986,6 +4988,7 @@ export interface components {
             /** @description At most 200 bytes of UTF-8. */
             model?: string | null;
             model_params?: unknown;
+            provider?: string | null;
             /** @description At most 1048576 bytes of UTF-8. */
             template?: string | null;
             variables_schema?: unknown;
