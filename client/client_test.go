@@ -388,6 +388,12 @@ var sdkMethods = map[string]string{
 	"GET /.well-known/skills/index.json": "-", "GET /.well-known/skills/{name}/{path}": "-",
 	// OAuth protected resource metadata is for OAuth clients of /mcp.
 	"GET /.well-known/oauth-protected-resource": "-", "GET /.well-known/oauth-protected-resource/mcp": "-",
+	// The authorization server's endpoints are an OAuth library's to call
+	// (an MCP host's), not the SDK's: it authenticates with API keys.
+	"GET /.well-known/oauth-authorization-server": "-",
+	"POST /oauth/token": "-", "OPTIONS /oauth/token": "-",
+	"POST /oauth/register": "-", "OPTIONS /oauth/register": "-",
+	"POST /oauth/revoke": "-", "OPTIONS /oauth/revoke": "-",
 	"GET /v1/projects/{project}/.well-known/skills/index.json": "-", "GET /v1/projects/{project}/.well-known/skills/{name}/{path}": "-",
 	// Where installers given a project's URL look; the SDK reads the
 	// same index at /v1/projects/{p}/agent-skills.
