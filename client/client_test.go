@@ -391,7 +391,7 @@ var sdkMethods = map[string]string{
 	// The authorization server's endpoints are an OAuth library's to call
 	// (an MCP host's), not the SDK's: it authenticates with API keys.
 	"GET /.well-known/oauth-authorization-server": "-",
-	"POST /oauth/token": "-", "OPTIONS /oauth/token": "-",
+	"POST /oauth/token":                           "-", "OPTIONS /oauth/token": "-",
 	"POST /oauth/register": "-", "OPTIONS /oauth/register": "-",
 	"POST /oauth/revoke": "-", "OPTIONS /oauth/revoke": "-",
 	"GET /v1/projects/{project}/.well-known/skills/index.json": "-", "GET /v1/projects/{project}/.well-known/skills/{name}/{path}": "-",
