@@ -1,6 +1,7 @@
 package web
 
 import (
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -59,10 +60,11 @@ func diffWords(old, nw string, limit int) (left, right []seg) {
 	diffs := dmp.DiffMainRunes(a, b, false)
 	diffs = dmp.DiffCleanupSemantic(diffs)
 	add := func(to []seg, rs string, changed bool) []seg {
-		var text string
+		var b strings.Builder
 		for _, r := range rs {
-			text += words[r-0xE000]
+			b.WriteString(words[r-0xE000])
 		}
+		text := b.String()
 		if n := len(to); n > 0 && to[n-1].Changed == changed {
 			to[n-1].Text += text
 			return to
