@@ -25,6 +25,10 @@ type ReviewEvaluation struct {
 	// on the head; Summary says it in a line.
 	NewlyFailing int    `json:"newly_failing"`
 	Summary      string `json:"summary"`
+	// AgainstVersion and Cases (its cases done, in plan order) are for
+	// the review page; the API serves them at GET …/evaluations/{id}.
+	AgainstVersion int               `json:"-"`
+	Cases          []*quire.EvalCase `json:"-"`
 }
 
 // headEvaluation is the newest evaluation of version n at commit: one
@@ -63,7 +67,7 @@ func (a *App) reviewEvaluation(ctx context.Context, as *quire.Asset, rv *quire.R
 	if err != nil {
 		return nil, err
 	}
-	out := &ReviewEvaluation{ID: e.ID, State: e.State, Commit: e.Commit, Against: e.Against, Counts: e.Counts}
+	out := &ReviewEvaluation{ID: e.ID, State: e.State, Commit: e.Commit, Against: e.Against, Counts: e.Counts, AgainstVersion: e.AgainstVersion, Cases: cases}
 	for _, c := range cases {
 		if c.Against == nil {
 			continue

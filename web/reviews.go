@@ -54,6 +54,7 @@ type reviewView struct {
 	*app.ReviewView
 	Threads []thread
 	Diff    []fileDiff
+	Eval    []evalCaseView // the cases of .Evaluation
 	CSRF    string
 	Me      string // the viewer's user id: "your own approval"
 	Owner   bool   // may publish past the policy
@@ -110,6 +111,9 @@ func (u *UI) reviewPage(w http.ResponseWriter, r *http.Request, s *session) {
 			}
 			attachNotes(v.Diff, v.Threads)
 		}
+	}
+	if ev := rv.Evaluation; ev != nil {
+		v.Eval = evalCases(ev.Cases)
 	}
 	u.render(w, r, s, http.StatusOK, "review", "Review #"+strconv.Itoa(num)+" of "+ref.Asset.Name, v)
 }
@@ -199,4 +203,61 @@ func attachNotes(diff []fileDiff, threads []thread) {
 			l.Notes = append(l.Notes, t.Comment)
 		}
 	}
+}
+
+// evalCaseView is a case of a review's evaluation as its page shows it:
+// the base's output and the head's as a word diff, and each side's
+// assertion results.
+type evalCaseView struct {
+	*quire.EvalCase
+	Base, Head sideView
+}
+
+// sideView is one side of a case: its output, split into runs when it
+// has a word diff (Segs nil: shown whole, as the "line" template does),
+// its error and its assertions' results.
+type sideView struct {
+	Text       string
+	Segs       []seg
+	Error      string
+	Assertions []assertionView
+}
+
+// assertionView is an assertion's result; Newly marks a head's failure
+// where the base passed.
+type assertionView struct {
+	quire.AssertionResult
+	Newly bool
+}
+
+// maxOutputDiff bounds the outputs worth a word diff; longer ones are
+// shown whole.
+const maxOutputDiff = 64 << 10
+
+func evalCases(cases []*quire.EvalCase) []evalCaseView {
+	side := func(s *quire.EvalSide) sideView {
+		if s == nil {
+			return sideView{}
+		}
+		v := sideView{Text: s.Output, Error: s.Error}
+		for _, r := range s.Assertions {
+			v.Assertions = append(v.Assertions, assertionView{AssertionResult: r})
+		}
+		return v
+	}
+	out := make([]evalCaseView, 0, len(cases))
+	for _, c := range cases {
+		v := evalCaseView{EvalCase: c, Base: side(c.Against), Head: side(c.Head)}
+		if c.Against != nil && c.Head != nil {
+			if v.Base.Text != v.Head.Text {
+				v.Base.Segs, v.Head.Segs = diffWords(v.Base.Text, v.Head.Text, maxOutputDiff)
+			}
+			for i := range v.Head.Assertions {
+				a := &v.Head.Assertions[i]
+				a.Newly = !a.Passed && i < len(c.Against.Assertions) && c.Against.Assertions[i].Passed
+			}
+		}
+		out = append(out, v)
+	}
+	return out
 }

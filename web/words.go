@@ -1,6 +1,7 @@
 package web
 
 import (
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -19,13 +20,19 @@ type seg struct {
 const maxWordLine = 2000
 
 // wordDiff splits a removed line and the added line that replaced it into
-// runs, marking the words that changed on each side. The diff itself is
+// runs, marking the words that changed on each side.
+func wordDiff(old, nw string) (left, right []seg) {
+	return diffWords(old, nw, maxWordLine)
+}
+
+// diffWords is wordDiff of two texts of at most limit bytes each (nil
+// beyond: marked, or shown, whole). The diff itself is
 // diffmatchpatch's (the library go-git uses), over words rather than
 // characters: each distinct word becomes one rune, the runes are diffed,
 // and the runs mapped back; a word diff reads better than a character
 // diff and costs less.
-func wordDiff(old, nw string) (left, right []seg) {
-	if len(old) > maxWordLine || len(nw) > maxWordLine {
+func diffWords(old, nw string, limit int) (left, right []seg) {
+	if len(old) > limit || len(nw) > limit {
 		return nil, nil
 	}
 	ids := map[string]rune{}
@@ -35,8 +42,11 @@ func wordDiff(old, nw string) (left, right []seg) {
 		for _, w := range tokens(s) {
 			id, ok := ids[w]
 			if !ok {
-				// Runes from the private use area on, one per word; a line
-				// of maxWordLine bytes has fewer words than the area holds.
+				// Runes from the private use area on, one per word. A line
+				// of maxWordLine bytes has fewer words than the area holds;
+				// past it (a long output) the runes are still valid, as
+				// no surrogate lies above the area, and the diff only
+				// compares them.
 				id = rune(0xE000 + len(words))
 				ids[w] = id
 				words = append(words, w)
@@ -50,10 +60,11 @@ func wordDiff(old, nw string) (left, right []seg) {
 	diffs := dmp.DiffMainRunes(a, b, false)
 	diffs = dmp.DiffCleanupSemantic(diffs)
 	add := func(to []seg, rs string, changed bool) []seg {
-		var text string
+		var b strings.Builder
 		for _, r := range rs {
-			text += words[r-0xE000]
+			b.WriteString(words[r-0xE000])
 		}
+		text := b.String()
 		if n := len(to); n > 0 && to[n-1].Changed == changed {
 			to[n-1].Text += text
 			return to

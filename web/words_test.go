@@ -1,6 +1,7 @@
 package web
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -32,5 +33,33 @@ func TestWordDiff(t *testing.T) {
 	}
 	if l, r := wordDiff(strings.Repeat("x ", maxWordLine), "y"); l != nil || r != nil {
 		t.Errorf("a long line is diffed by words")
+	}
+}
+
+// An output of many lines and more distinct words than the private use
+// area holds is still diffed by words, up to maxOutputDiff.
+func TestOutputDiff(t *testing.T) {
+	var b strings.Builder
+	for i := 0; b.Len() < 60<<10; i++ {
+		fmt.Fprintf(&b, "w%d\n", i)
+	}
+	old := b.String()
+	l, r := diffWords(old, strings.Replace(old, "\nw9000\n", "\nchanged\n", 1), maxOutputDiff)
+	var ch []string
+	for _, s := range l {
+		if s.Changed {
+			ch = append(ch, s.Text)
+		}
+	}
+	for _, s := range r {
+		if s.Changed {
+			ch = append(ch, s.Text)
+		}
+	}
+	if strings.Join(ch, "|") != "w9000|changed" {
+		t.Errorf("changed runs %q", ch)
+	}
+	if l, r := diffWords(old+old, old, maxOutputDiff); l != nil || r != nil {
+		t.Errorf("an output over maxOutputDiff is diffed by words")
 	}
 }
