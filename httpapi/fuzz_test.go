@@ -143,6 +143,11 @@ func TestFuzzRoutesCoverEveryWrite(t *testing.T) {
 		if r.Path == "/mcp" {
 			continue // JSON-RPC, decoded by the MCP SDK: mcp's tests send it bad input
 		}
+		if strings.HasPrefix(r.Path, "/oauth/") {
+			// OAuth's endpoints answer OAuth error objects, not APIError;
+			// the oauth package's refusal tables send them bad input.
+			continue
+		}
 		if bodylessWrites[key] || (strings.HasPrefix(r.Path, "/git/") && bodylessWrites["* "+r.Path]) {
 			continue
 		}

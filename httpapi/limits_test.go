@@ -324,6 +324,9 @@ func TestRequestRequired(t *testing.T) {
 			func() map[string]any { return map[string]any{"version": n} }},
 		{"POST", "/v1/projects/{project}/webhooks", func() string { return "/v1/projects/" + s.projectID + "/webhooks" },
 			func() map[string]any { return map[string]any{"url": "https://93.184.216.34/", "events": []string{"*"}} }},
+		{"POST", "/oauth/register", nil, func() map[string]any {
+			return map[string]any{"redirect_uris": []string{"http://127.0.0.1:8976/callback"}}
+		}},
 	}
 	tried := map[string]bool{}
 	for _, tc := range cases {
