@@ -55,9 +55,12 @@ type reviewView struct {
 	Threads []thread
 	Diff    []fileDiff
 	Eval    []evalCaseView // the cases of .Evaluation
-	CSRF    string
-	Me      string // the viewer's user id: "your own approval"
-	Owner   bool   // may publish past the policy
+	// CaseNames names the payloads of .Eval, for the conversation to say
+	// which case a comment is on.
+	CaseNames map[string]string
+	CSRF      string
+	Me        string // the viewer's user id: "your own approval"
+	Owner     bool   // may publish past the policy
 }
 
 // resolveReview is resolve for a review's page: the asset and the
@@ -114,6 +117,7 @@ func (u *UI) reviewPage(w http.ResponseWriter, r *http.Request, s *session) {
 	}
 	if ev := rv.Evaluation; ev != nil {
 		v.Eval = evalCases(ev.Cases)
+		v.CaseNames = caseNotes(v.Eval, v.Threads)
 	}
 	u.render(w, r, s, http.StatusOK, "review", "Review #"+strconv.Itoa(num)+" of "+ref.Asset.Name, v)
 }
@@ -136,7 +140,7 @@ func (u *UI) reviewAction(w http.ResponseWriter, r *http.Request, s *session) {
 	case strings.HasSuffix(path, "/comments"):
 		_, err = u.app.Comment(ctx, s.p, kind, id, num, func() (app.CommentEdit, error) {
 			body := strings.ReplaceAll(r.PostFormValue("body"), "\r\n", "\n")
-			e := app.CommentEdit{Body: &body, Path: strings.TrimSpace(r.PostFormValue("path")), Side: r.PostFormValue("side"), InReplyTo: r.PostFormValue("in_reply_to")}
+			e := app.CommentEdit{Body: &body, Path: strings.TrimSpace(r.PostFormValue("path")), Side: r.PostFormValue("side"), InReplyTo: r.PostFormValue("in_reply_to"), Case: strings.TrimSpace(r.PostFormValue("case"))}
 			if l := strings.TrimSpace(r.PostFormValue("line")); l != "" {
 				n, err := strconv.Atoi(l)
 				if err != nil {
@@ -171,7 +175,7 @@ func (u *UI) reviewAction(w http.ResponseWriter, r *http.Request, s *session) {
 		u.fail(w, r, s, err)
 		return
 	}
-	http.Redirect(w, r, ref.Base()+"/reviews/"+strconv.Itoa(num), http.StatusSeeOther)
+	http.Redirect(w, r, ref.Base()+"/reviews/"+strconv.Itoa(num)+caseFragment(r), http.StatusSeeOther)
 }
 
 // attachNotes shows each line comment under the line it is on: a head
@@ -211,6 +215,10 @@ func attachNotes(diff []fileDiff, threads []thread) {
 type evalCaseView struct {
 	*quire.EvalCase
 	Base, Head sideView
+	// First marks the first run of its payload, which shows the
+	// comments on the payload's case (Notes) and the form to add one.
+	First bool
+	Notes []thread
 }
 
 // sideView is one side of a case: its output, split into runs when it
