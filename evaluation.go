@@ -74,6 +74,10 @@ type Evaluation struct {
 	// a restart resumes the same work; the store keeps it, the API does
 	// not show it.
 	Plan []EvalPlanCase `json:"-"`
+	// Tip is the commit of the evaluation's ref it was read at, set by
+	// the store and never stored: two reads at one tip read the same
+	// evaluation and cases, so what is made of them may be kept by it.
+	Tip string `json:"-"`
 }
 
 // Finished reports whether the evaluation will run no more cases.

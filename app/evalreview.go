@@ -29,6 +29,9 @@ type ReviewEvaluation struct {
 	// the review page; the API serves them at GET …/evaluations/{id}.
 	AgainstVersion int               `json:"-"`
 	Cases          []*quire.EvalCase `json:"-"`
+	// Tip is the commit of the evaluation's ref read (quire.Evaluation's
+	// Tip): the same Tip, the same cases.
+	Tip string `json:"-"`
 }
 
 // headEvaluation is the newest evaluation of version n at commit: one
@@ -63,11 +66,13 @@ func (a *App) reviewEvaluation(ctx context.Context, as *quire.Asset, rv *quire.R
 	if err != nil || e == nil {
 		return nil, err
 	}
-	_, cases, err := a.evals.store.Evaluation(ctx, as, e.ID)
+	// The evaluation as read with its cases: the list's copy may be
+	// older by a batch.
+	e, cases, err := a.evals.store.Evaluation(ctx, as, e.ID)
 	if err != nil {
 		return nil, err
 	}
-	out := &ReviewEvaluation{ID: e.ID, State: e.State, Commit: e.Commit, Against: e.Against, Counts: e.Counts, AgainstVersion: e.AgainstVersion, Cases: cases}
+	out := &ReviewEvaluation{ID: e.ID, State: e.State, Commit: e.Commit, Against: e.Against, Counts: e.Counts, AgainstVersion: e.AgainstVersion, Cases: cases, Tip: e.Tip}
 	for _, c := range cases {
 		if c.Against == nil {
 			continue

@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/quire/quire"
 	"github.com/quire/quire/gitstore/odb"
 )
@@ -166,12 +168,15 @@ func (s *Store) Evaluation(ctx context.Context, a *quire.Asset, id string) (*qui
 	if err != nil {
 		return nil, nil, err
 	}
-	_, tree, err := r.refTree(EvaluationRef(id))
+	tip, tree, err := r.refTree(EvaluationRef(id))
 	if err != nil {
 		return nil, nil, err
 	}
 	if tree.IsZero() {
 		return nil, nil, quire.Errorf(quire.ENOTFOUND, "evaluation not found")
+	}
+	if e, cases, ok := s.evals.evaluation(tip); ok {
+		return e, cases, nil
 	}
 	e, ok, err := r.readEvaluation(tree)
 	if err != nil {
@@ -179,8 +184,10 @@ func (s *Store) Evaluation(ctx context.Context, a *quire.Asset, id string) (*qui
 	} else if !ok {
 		return nil, nil, fmt.Errorf("evaluation %s has no %s", id, evaluationFile)
 	}
+	e.Tip = tip.String()
 	var cases []*quire.EvalCase
-	if err := readDir(r, tree, evalCasesDir, func() *quire.EvalCase { return &quire.EvalCase{} }, &cases); err != nil {
+	size, err := readCases(r, tree, &cases)
+	if err != nil {
 		return nil, nil, err
 	}
 	order := map[string]int{}
@@ -188,7 +195,32 @@ func (s *Store) Evaluation(ctx context.Context, a *quire.Asset, id string) (*qui
 		order[c.Key()] = i
 	}
 	sort.SliceStable(cases, func(i, j int) bool { return order[cases[i].Key()] < order[cases[j].Key()] })
+	s.evals.keepEvaluation(tip, e, cases, size)
 	return e, cases, nil
+}
+
+// readCases reads the case files of an evaluation's tree into out and
+// returns their bytes.
+func readCases(r *repo, tree plumbing.Hash, out *[]*quire.EvalCase) (int64, error) {
+	sub, ok, err := r.lookupDir(tree, evalCasesDir)
+	if err != nil || !ok {
+		return 0, err
+	}
+	var size int64
+	err = r.WalkFiles(sub, "", func(name string, te object.TreeEntry) error {
+		b, err := r.ReadBlob(te.Hash)
+		if err != nil {
+			return err
+		}
+		size += int64(len(b))
+		c := &quire.EvalCase{}
+		if err := json.Unmarshal(b, c); err != nil {
+			return fmt.Errorf("decode %s/%s: %w", evalCasesDir, name, err)
+		}
+		*out = append(*out, c)
+		return nil
+	})
+	return size, err
 }
 
 // Evaluations lists the prompt's evaluations, newest first, without
@@ -207,6 +239,10 @@ func (s *Store) Evaluations(ctx context.Context, a *quire.Asset) ([]*quire.Evalu
 		if !validID(strings.TrimPrefix(ref.Name, evaluationsPrefix)) {
 			continue // not one of ours
 		}
+		if e, ok := s.evals.header(ref.Hash); ok {
+			out = append(out, e)
+			continue
+		}
 		c, err := r.Commit(ref.Hash)
 		if err != nil {
 			return nil, err
@@ -217,7 +253,8 @@ func (s *Store) Evaluations(ctx context.Context, a *quire.Asset) ([]*quire.Evalu
 		} else if !ok {
 			continue
 		}
-		e.Plan = nil
+		e.Plan, e.Tip = nil, ref.Hash.String()
+		s.evals.keepHeader(ref.Hash, e)
 		out = append(out, e)
 	}
 	sort.Slice(out, func(i, j int) bool {

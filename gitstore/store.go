@@ -90,6 +90,8 @@ type Store struct {
 	// descriptions remembers the SKILL.md description of skill trees the
 	// project repositories list (projectrepo.go), by tree.
 	descriptions *lru.Cache[plumbing.Hash, string]
+	// evals keeps the evaluations read, by commit (evalmemo.go).
+	evals evalMemo
 
 	mu    sync.Mutex
 	open  *lru.Cache[string, *repo] // by path, the least recently used out first
