@@ -1,6 +1,7 @@
 package web
 
 import (
+	"html/template"
 	"net/http"
 	"strconv"
 	"strings"
@@ -116,7 +117,10 @@ func (u *UI) reviewPage(w http.ResponseWriter, r *http.Request, s *session) {
 		}
 	}
 	if ev := rv.Evaluation; ev != nil {
-		v.Eval = evalCases(ev.Cases)
+		if v.Eval, err = evalCaseViews(u.pages["review"], ev, rv.Review.Version); err != nil {
+			u.fail(w, r, s, err)
+			return
+		}
 		v.CaseNames = caseNotes(v.Eval, v.Threads)
 	}
 	u.render(w, r, s, http.StatusOK, "review", "Review #"+strconv.Itoa(num)+" of "+ref.Asset.Name, v)
@@ -219,6 +223,9 @@ type evalCaseView struct {
 	// comments on the payload's case (Notes) and the form to add one.
 	First bool
 	Notes []thread
+	// Table is the case's outputs and assertions, drawn by the
+	// "eval-case" template (evalmemo.go).
+	Table template.HTML
 }
 
 // sideView is one side of a case: its output, split into runs when it
