@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,7 +23,8 @@ import (
 // OpenAI-compatible server that answers after a fixed delay (a model's
 // latency); then the same evaluation again, every output cached. Goals:
 // at most 1.2x the direct calls' wall time; the cached re-evaluation
-// under 1 s.
+// under 1 s. Then the review page of a prompt review with an evaluation
+// of 50 cases (reviewPage).
 func evalsSection(ctx context.Context, c *config, r *report) error {
 	const payloads, concurrency = 200, 4
 	delay := 20 * time.Millisecond
@@ -40,10 +42,14 @@ func evalsSection(ctx context.Context, c *config, r *report) error {
 			return
 		}
 		time.Sleep(delay)
+		out := "echo: " + body.Messages[len(body.Messages)-1]["content"]
+		if strings.HasPrefix(body.Messages[len(body.Messages)-1]["content"], "Describe ") {
+			out = describeAnswer(body.Messages[len(body.Messages)-1]["content"]) // the review page's prompt
+		}
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(map[string]any{
 			"id": "c", "object": "chat.completion", "created": 1, "model": body.Model,
-			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": "echo: " + body.Messages[len(body.Messages)-1]["content"]}}},
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": out}}},
 			"usage":   map[string]any{"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5},
 		})
 	}))
@@ -159,5 +165,5 @@ re-evaluation under 1 s.`, payloads, 2*payloads, 2*payloads, concurrency, delay,
 		{figure: fmt.Sprintf("evaluation, %d × 2", payloads), quire: ms(full), baseline: ms(direct), ratio: ratio(full, direct), goal: "≤ 1.20x", pass: full <= direct*12/10},
 		{figure: fmt.Sprintf("cached re-evaluation, %d × 2", payloads), quire: ms(cached), baseline: ms(direct), ratio: ratio(cached, direct), goal: "< 1 s", pass: cached < time.Second},
 	})
-	return nil
+	return reviewPage(ctx, c, r, q)
 }

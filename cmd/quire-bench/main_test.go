@@ -53,7 +53,7 @@ func TestQuickRun(t *testing.T) {
 		"## High availability", "renders/s, 3 node(s)", "upserts/s, 1 node(s)", "Redis failover: window of client errors",
 		"## MCP", "prompts/get, one session: p50", "prompts/get, 32 sessions: calls/s",
 		"## Web UI", "project (25 skills, 25 prompts): p99", "review: p99", "gzipped", "First contentful paint",
-		"## Evaluations", "evaluation, 200 × 2", "cached re-evaluation, 200 × 2",
+		"## Evaluations", "evaluation, 200 × 2", "cached re-evaluation, 200 × 2", "review page, 50 cases: p99",
 		"## Scale\n\nfragment from quire-scale",
 	} {
 		if !strings.Contains(report, want) {
