@@ -203,3 +203,22 @@ type EvaluationStore interface {
 	// cannot be resumed (its prompt or its ref is gone).
 	DropPendingEvaluation(ctx context.Context, ref EvalRef) error
 }
+
+// EvaluationLeases, beside an EvaluationStore, says which process runs
+// an evaluation when several share the data root (the nodes of a
+// cluster): the one holding its lease. A lease dies with its process,
+// however it dies.
+type EvaluationLeases interface {
+	// LeaseEvaluation takes the lease of evaluation ref if no process
+	// holds it (ok false when one does). With pending, it is also not
+	// taken (ok false) once the evaluation is no longer listed by
+	// UnfinishedEvaluations. release gives it back; it is called after
+	// the evaluation's pending mark is dropped, when there is one to
+	// drop.
+	LeaseEvaluation(ctx context.Context, ref EvalRef, pending bool) (release func(), ok bool, err error)
+	// RequestEvaluationCancel asks the holder of ref's lease, on any
+	// node, to cancel it.
+	RequestEvaluationCancel(ctx context.Context, ref EvalRef) error
+	// EvaluationCancelRequested reports whether a cancel of ref was asked.
+	EvaluationCancelRequested(ctx context.Context, ref EvalRef) (bool, error)
+}

@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"context"
+	"os"
 	"testing"
 	"time"
 
@@ -102,5 +103,69 @@ func TestEvaluationMemo(t *testing.T) {
 			}
 			l.State = "mangled"
 		}
+	}
+}
+
+// An evaluation's lease is held by one store at a time among those on
+// a data root (two stores stand for two nodes): taken before the
+// evaluation is created, refused to the other while held, free once
+// given back while the evaluation is pending, and refused (pending) once
+// its mark is dropped, when its files go. A cancel asked through one is
+// seen through the other.
+func TestEvaluationLease(t *testing.T) {
+	ctx := context.Background()
+	s, other := twoStores(t)
+	a := newTestPrompt(t, s)
+	id := uuid.NewString()
+	ref := quire.EvalRef{PromptID: a.ID, ID: id}
+	release, ok, err := s.LeaseEvaluation(ctx, ref, false)
+	if err != nil || !ok {
+		t.Fatalf("first lease: %v %v", ok, err)
+	}
+	if _, ok, _ := s.LeaseEvaluation(ctx, ref, false); ok {
+		t.Fatal("a second job of the same store took a held lease")
+	}
+	if _, ok, _ := other.LeaseEvaluation(ctx, ref, false); ok {
+		t.Fatal("another store took a held lease")
+	}
+	now := time.Now().UTC()
+	e := &quire.Evaluation{ID: id, PromptID: a.ID, State: quire.EvalQueued, Version: 1, Commit: "c", Repeat: 1, CreatedAt: now, UpdatedAt: now,
+		Plan: []quire.EvalPlanCase{{PayloadID: uuid.NewString(), PayloadName: "a", Repeat: 1}}}
+	if err := s.CreateEvaluation(ctx, tester, a, e); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := other.LeaseEvaluation(ctx, ref, true); ok {
+		t.Fatal("another store took the lease of an evaluation under way")
+	}
+	// The holder stops with the evaluation pending: another takes it up.
+	release()
+	r2, ok, err := other.LeaseEvaluation(ctx, ref, true)
+	if err != nil || !ok {
+		t.Fatalf("the lease of a pending evaluation nobody runs: %v %v", ok, err)
+	}
+	if asked, _ := other.EvaluationCancelRequested(ctx, ref); asked {
+		t.Fatal("a cancel is asked before any was")
+	}
+	if err := s.RequestEvaluationCancel(ctx, ref); err != nil {
+		t.Fatal(err)
+	}
+	if asked, err := other.EvaluationCancelRequested(ctx, ref); err != nil || !asked {
+		t.Fatalf("the cancel asked through one store is not seen through the other: %v %v", asked, err)
+	}
+	// Finished: the mark dropped, then the lease given back; its files go.
+	if err := other.DropPendingEvaluation(ctx, ref); err != nil {
+		t.Fatal(err)
+	}
+	r2()
+	for _, ext := range []string{".lock", ".cancel"} {
+		if _, err := os.Stat(s.evalLeasePath(ref, ext)); !os.IsNotExist(err) {
+			t.Errorf("%s of a finished evaluation: %v", ext, err)
+		}
+	}
+	if _, ok, err := s.LeaseEvaluation(ctx, ref, true); ok || err != nil {
+		t.Fatalf("the lease of a finished evaluation: %v %v", ok, err)
+	}
+	if _, err := os.Stat(s.evalLeasePath(ref, ".lock")); !os.IsNotExist(err) {
+		t.Errorf("a refused lease left its file: %v", err)
 	}
 }
