@@ -189,11 +189,9 @@ func (a *App) evaluateReview(ctx context.Context, by quire.Actor, as *quire.Asse
 		return
 	}
 	e.Review, e.CreatedBy = rv.Number, quire.ReviewUserOf(by)
-	if err := a.evals.store.CreateEvaluation(ctx, by, as, e); err != nil {
+	if _, err := a.createEvaluation(ctx, by, as, e); err != nil {
 		a.evalLog(err)
-		return
 	}
-	a.evals.start(a, as, e, nil)
 }
 
 // draftMoved hears of every change to a draft (emitUpdate): when its

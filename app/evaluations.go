@@ -77,6 +77,7 @@ type evaluator struct {
 	stop    context.CancelFunc
 	wg      sync.WaitGroup
 	stopped bool
+	cluster evalCluster // which node runs what (evalleases.go)
 }
 
 // evalJob is one evaluation under way.
@@ -95,6 +96,7 @@ type cachedOutput struct {
 func newEvaluator(versions quire.VersionStore) *evaluator {
 	ev := &evaluator{jobs: map[string]*evalJob{}}
 	ev.store, _ = versions.(quire.EvaluationStore)
+	ev.cluster = newEvalCluster(ev.store)
 	ev.cache, _ = lru.New[string, *cachedOutput](evalCacheSize)
 	ev.ctx, ev.stop = context.WithCancel(context.Background())
 	return ev
@@ -112,8 +114,7 @@ func (a *App) evalStore() (quire.EvaluationStore, error) {
 // spends the operator's money): it stores the evaluation, queued, and
 // starts it.
 func (a *App) StartEvaluation(ctx context.Context, p *quire.Principal, id string, ref VersionRef, in Input[EvaluationRequest]) (*quire.Evaluation, error) {
-	st, err := a.evalStore()
-	if err != nil {
+	if _, err := a.evalStore(); err != nil {
 		return nil, err
 	}
 	as, err := a.Asset(ctx, p, quire.KindPrompt, id, quire.AccessWrite)
@@ -132,13 +133,7 @@ func (a *App) StartEvaluation(ctx context.Context, p *quire.Principal, id string
 		return nil, err
 	}
 	e.CreatedBy = quire.ReviewUserOf(p.Actor())
-	if err := st.CreateEvaluation(ctx, p.Actor(), as, e); err != nil {
-		return nil, err
-	}
-	out := *e // the job changes e from now on
-	out.Plan = nil
-	a.evals.start(a, as, e, nil)
-	return &out, nil
+	return a.createEvaluation(ctx, p.Actor(), as, e)
 }
 
 // planEvaluation resolves the head and what it is compared with, and
@@ -355,9 +350,9 @@ func (a *App) CancelEvaluation(ctx context.Context, p *quire.Principal, id strin
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
-	} else {
-		// Not under way here (a restart has not resumed it yet): end it.
-		a.finishEvaluation(ctx, as, e, nil, quire.EvalCanceled, "")
+	} else if err := a.cancelElsewhere(ctx, as, e); err != nil {
+		// Not under way here: on another node, or on none.
+		return nil, err
 	}
 	e, _, err = st.Evaluation(ctx, as, evalID)
 	if err != nil {
@@ -390,41 +385,16 @@ func (a *App) evaluationOf(ctx context.Context, st quire.EvaluationStore, as *qu
 
 // ResumeEvaluations starts again every evaluation a stop interrupted,
 // from its last stored case, and records the events of those that
-// finished without: the server calls it before serving.
+// finished without: the server calls it before serving. Another node's
+// evaluations under way are left to it; from then on the node looks
+// for those a stopped node left (evalleases.go).
 func (a *App) ResumeEvaluations(ctx context.Context) error {
-	st := a.evals.store
-	if st == nil {
+	if a.evals.store == nil {
 		return nil
 	}
-	refs, err := st.UnfinishedEvaluations(ctx)
-	if err != nil {
-		return err
-	}
-	for _, ref := range refs {
-		as, err := a.meta.Asset(ctx, quire.KindPrompt, ref.PromptID)
-		var e *quire.Evaluation
-		var cases []*quire.EvalCase
-		if err == nil {
-			e, cases, err = st.Evaluation(ctx, as, ref.ID)
-		}
-		if quire.ErrorCode(err) == quire.ENOTFOUND {
-			if err := st.DropPendingEvaluation(ctx, ref); err != nil {
-				return err
-			}
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if e.Finished() {
-			if err := a.evaluationDone(ctx, as, e); err != nil {
-				return err
-			}
-			continue
-		}
-		a.evals.start(a, as, e, cases)
-	}
-	return nil
+	err := a.resumePending(ctx)
+	a.evals.sweep(a)
+	return err
 }
 
 // StopEvaluations stops every evaluation under way and waits for each to
@@ -463,11 +433,12 @@ func (ev *evaluator) job(id string) *evalJob {
 }
 
 // start runs evaluation e of as in the background; done are its cases
-// already stored.
-func (ev *evaluator) start(a *App, as *quire.Asset, e *quire.Evaluation, done []*quire.EvalCase) {
+// already stored. release gives back its lease, once the job ended.
+func (ev *evaluator) start(a *App, as *quire.Asset, e *quire.Evaluation, done []*quire.EvalCase, release func()) {
 	ev.mu.Lock()
 	defer ev.mu.Unlock()
 	if ev.stopped || ev.jobs[e.ID] != nil {
+		release()
 		return
 	}
 	ctx, cancel := context.WithCancel(ev.ctx)
@@ -482,9 +453,11 @@ func (ev *evaluator) start(a *App, as *quire.Asset, e *quire.Evaluation, done []
 			delete(ev.jobs, e.ID)
 			ev.mu.Unlock()
 			cancel()
+			release()
 		}()
 		a.runEvaluation(ctx, as, e, done, job)
 	}()
+	ev.watchCancel(ctx, quire.EvalRef{PromptID: as.ID, ID: e.ID}, job)
 }
 
 // runEvaluation sends the cases of e not yet done and stores them as
