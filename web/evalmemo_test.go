@@ -12,7 +12,8 @@ import (
 // A case's tables are kept by the commit the evaluation was read at:
 // the same tip draws what was drawn, another tip (a batch stored since)
 // draws its own cases, and an evaluation read without a tip is drawn
-// every time. Outputs are text in the tables, kept or not.
+// every time. Outputs are text in the tables, kept or not, and each
+// case has the fields of its comment form.
 func TestEvalCaseTablesMemo(t *testing.T) {
 	u := &UI{}
 	if err := u.parseTemplates(); err != nil {
@@ -43,13 +44,16 @@ func TestEvalCaseTablesMemo(t *testing.T) {
 			if v.EvalCase != ev.Cases[i] {
 				t.Errorf("view %d is not of its case", i)
 			}
+			if !v.First || !strings.Contains(string(v.Fields), `<input type="hidden" name="case" value="`+v.PayloadID+`">`) {
+				t.Errorf("view %d: first %v, fields %s", i, v.First, v.Fields)
+			}
 			b.WriteString(string(v.Table))
 		}
 		return b.String()
 	}
 	tip := uuid.NewString() // the memo is the process's: a tip of this test's own
 	first := tables(mk(tip, "one"))
-	for _, want := range []string{`<th scope="col">Base (v1)</th><th scope="col">Head (v2)</th>`, `p&lt;one`, `<mark>base &lt;b&gt;</mark>one`, `<li class="pass"><strong>passed</strong> <code>contains</code>: ok</li>`} {
+	for _, want := range []string{`<section class="diff eval-case" id="case-a" aria-labelledby="case-h-a-1">`, `<th scope="col">Base (v1)</th><th scope="col">Head (v2)</th>`, `p&lt;one`, `<mark>base &lt;b&gt;</mark>one`, `<li class="pass"><strong>passed</strong> <code>contains</code>: ok</li>`} {
 		if !strings.Contains(first, want) {
 			t.Errorf("tables lack %q:\n%s", want, first)
 		}

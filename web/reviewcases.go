@@ -11,21 +11,18 @@ import (
 // (repeat) has its comments and its form under its first run.
 
 // caseNotes is what the review page shows of the case-anchored comments:
-// for each case view, the threads on its payload (on its first run
-// only), and the payload names the conversation says a comment is on.
-// A comment on a payload the evaluation does not hold stays in the
-// conversation alone.
+// for each payload's first run (First), the threads on the payload, and
+// the payload names the conversation says a comment is on. A comment on
+// a payload the evaluation does not hold stays in the conversation
+// alone.
 func caseNotes(cases []evalCaseView, threads []thread) map[string]string {
 	names := map[string]string{}
 	first := map[string]int{}
 	for i := range cases {
-		c := &cases[i]
-		if _, ok := first[c.PayloadID]; ok {
-			continue
+		if c := &cases[i]; c.First {
+			first[c.PayloadID] = i
+			names[c.PayloadID] = c.PayloadName
 		}
-		first[c.PayloadID] = i
-		c.First = true
-		names[c.PayloadID] = c.PayloadName
 	}
 	for _, t := range threads {
 		if t.Case == "" {

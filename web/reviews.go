@@ -59,9 +59,11 @@ type reviewView struct {
 	// CaseNames names the payloads of .Eval, for the conversation to say
 	// which case a comment is on.
 	CaseNames map[string]string
-	CSRF      string
-	Me        string // the viewer's user id: "your own approval"
-	Owner     bool   // may publish past the policy
+	// CaseForm starts each case's comment form (evalmemo.go).
+	CaseForm template.HTML
+	CSRF     string
+	Me       string // the viewer's user id: "your own approval"
+	Owner    bool   // may publish past the policy
 }
 
 // resolveReview is resolve for a review's page: the asset and the
@@ -122,6 +124,12 @@ func (u *UI) reviewPage(w http.ResponseWriter, r *http.Request, s *session) {
 			return
 		}
 		v.CaseNames = caseNotes(v.Eval, v.Threads)
+		if rv.Review.State == quire.ReviewOpen && len(v.Eval) > 0 {
+			if v.CaseForm, err = caseForm(u.pages["review"], ref.Base(), num, s.csrf); err != nil {
+				u.fail(w, r, s, err)
+				return
+			}
+		}
 	}
 	u.render(w, r, s, http.StatusOK, "review", "Review #"+strconv.Itoa(num)+" of "+ref.Asset.Name, v)
 }
@@ -223,9 +231,9 @@ type evalCaseView struct {
 	// comments on the payload's case (Notes) and the form to add one.
 	First bool
 	Notes []thread
-	// Table is the case's outputs and assertions, drawn by the
-	// "eval-case" template (evalmemo.go).
-	Table template.HTML
+	// Table is the start of the case's section, its heading, outputs
+	// and assertions; Fields its comment form's fields (evalmemo.go).
+	Table, Fields template.HTML
 }
 
 // sideView is one side of a case: its output, split into runs when it
