@@ -52,7 +52,7 @@ func TestQuickRun(t *testing.T) {
 		"upsert over HTTP with --fsync: median",
 		"## High availability", "renders/s, 3 node(s)", "upserts/s, 1 node(s)", "Redis failover: window of client errors",
 		"## MCP", "prompts/get, one session: p50", "prompts/get, 32 sessions: calls/s", "| figure | quire | SDK ping (floor) |",
-		"prompts/get, sessionless (2026-07-28): p50", "prompts/get with an OAuth access token, one session: p50",
+		"prompts/get, sessionless (2026-07-28): p50", "server/discover (the sessionless floor): p50", "prompts/get with an OAuth access token, one session: p50",
 		"## Web UI", "project (25 skills, 25 prompts): p99", "review: p99", "gzipped", "First contentful paint",
 		"## Evaluations", "evaluation, 200 × 2", "cached re-evaluation, 200 × 2",
 		"## Scale\n\nfragment from quire-scale",

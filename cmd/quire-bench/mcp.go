@@ -78,6 +78,13 @@ func mcpSection(ctx context.Context, c *config, r *report) error {
 	}, Body: []byte(`{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{},` +
 		`"io.modelcontextprotocol/clientInfo":{"name":"quire-bench","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"},` +
 		`"name":"` + name + `","arguments":{"name":"Ann","topic":"caching"}}}`)}
+	// server/discover in the same protocol: answered by the SDK from the
+	// server's capabilities, with no quire work, it is the sessionless
+	// mode's floor (2026-07-28 has no ping).
+	discover := bench.Request{Method: "POST", URL: q.URL + "/mcp", Token: q.Key, Header: map[string]string{
+		"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "server/discover",
+	}, Body: []byte(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{},` +
+		`"io.modelcontextprotocol/clientInfo":{"name":"quire-bench","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`)}
 
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 	defer client.CloseIdleConnections()
@@ -91,7 +98,7 @@ func mcpSection(ctx context.Context, c *config, r *report) error {
 		return d, err
 	}
 	n := c.mcpCalls
-	var tRest, tGet, tPing, tStateless, tOAuth []time.Duration
+	var tRest, tGet, tPing, tStateless, tOAuth, tDiscover []time.Duration
 	for i := range n + n/10 { // the first tenth warms caches and connections
 		steps := []func() error{
 			func() error { d, err := call(rest, "Hello Ann"); tRest = append(tRest, d); return err },
@@ -99,6 +106,11 @@ func mcpSection(ctx context.Context, c *config, r *report) error {
 			func() error { d, err := call(ping, `"result"`); tPing = append(tPing, d); return err },
 			func() error { d, err := call(stateless, "Hello Ann"); tStateless = append(tStateless, d); return err },
 			func() error { d, err := call(oauthGet, "Hello Ann"); tOAuth = append(tOAuth, d); return err },
+			func() error {
+				d, err := call(discover, `"supportedVersions"`)
+				tDiscover = append(tDiscover, d)
+				return err
+			},
 		}
 		for j := range steps {
 			if err := steps[(i+j)%len(steps)](); err != nil {
@@ -149,8 +161,10 @@ variables, on one server in this process. One session (protocol
 2025-11-25, answers as plain JSON): %d calls each of prompts/get, ping,
 REST render, prompts/get in the sessionless protocol (2026-07-28, the
 SDK client's default: no session, a server session made per request,
-on the one SDK server whose tools and schemas were built once), and
-prompts/get on a session opened with an OAuth access token (read, of
+on the one SDK server whose tools and schemas were built once) beside
+that protocol's server/discover (the SDK's answer from the server's
+capabilities, no quire work: the sessionless floor, as 2026-07-28 has
+no ping), and prompts/get on a session opened with an OAuth access token (read, of
 the same user, got through registration, consent and the token
 endpoint), interleaved call by call, each kind on its own keep-alive
 connection. Then %d sessions (REST: connections) at once, %s per run,
@@ -165,6 +179,7 @@ REST's (docs/mcp.md, Measured).`,
 		name, n, conns, c.dur, c.rounds, conns))
 	g50, g99, r50, r99, p50, p99, s50, s99, o50, o99 := pct(tGet, 50), pct(tGet, 99), pct(tRest, 50), pct(tRest, 99), pct(tPing, 50), pct(tPing, 99),
 		pct(tStateless, 50), pct(tStateless, 99), pct(tOAuth, 50), pct(tOAuth, 99)
+	d50 := pct(tDiscover, 50)
 	floorRatio := getRate.RPS / pingRate.RPS
 	r.table("SDK ping (floor)", []row{
 		{figure: "prompts/get, one session: p50", quire: ms(g50), baseline: ms(p50), ratio: float64(g50) / float64(p50), goal: "≤ 1.30x", pass: float64(g50) <= 1.3*float64(p50)},
@@ -175,6 +190,7 @@ REST's (docs/mcp.md, Measured).`,
 	r.table("REST render", []row{
 		{figure: "prompts/get, sessionless (2026-07-28): p50", quire: ms(s50), baseline: ms(r50), ratio: float64(s50) / float64(r50), goal: "≤ 2.00x", pass: float64(s50) <= 2*float64(r50)},
 		{figure: "prompts/get, sessionless (2026-07-28): p99", quire: ms(s99), baseline: ms(r99), ratio: float64(s99) / float64(r99)},
+		{figure: "server/discover (the sessionless floor): p50", quire: ms(d50), baseline: ms(r50), ratio: float64(d50) / float64(r50)},
 		{figure: "prompts/get, one session: p50", quire: ms(g50), baseline: ms(r50), ratio: float64(g50) / float64(r50)},
 		{figure: "ping (the SDK's floor), one session: p50", quire: ms(p50), baseline: ms(r50), ratio: float64(p50) / float64(r50)},
 		{figure: fmt.Sprintf("prompts/get, %d sessions: calls/s", conns), quire: fmt.Sprintf("%.0f", getRate.RPS), baseline: fmt.Sprintf("%.0f", restRate.RPS), ratio: getRate.RPS / restRate.RPS},
