@@ -25,7 +25,7 @@ func revokeRequest(t testing.TB, e *testenv.Env, form url.Values) int {
 // /oauth/revoke (RFC 7009). Another client cannot revoke them; an
 // unknown token is a 200 (§2.2); revoking the refresh token ends the
 // grant's access token too (§2, "SHOULD"), and both are then refused;
-// revoking an access token ends it at once.
+// revoking an access token ends it, and its refresh token, at once.
 func TestOAuthRevokeEndpoint(t *testing.T) {
 	e := testenv.New(t)
 	br := newBrowser(t, e)
@@ -70,13 +70,17 @@ func TestOAuthRevokeEndpoint(t *testing.T) {
 		t.Errorf("a revoked refresh token: %+v", again)
 	}
 
-	// Revoking an access token ends it at once.
+	// Revoking an access token ends it at once, and the grant's refresh
+	// token with it.
 	tok = grant()
 	if st := revokeRequest(t, e, url.Values{"token": {tok.AccessToken}, "token_type_hint": {"access_token"}, "client_id": {client}}); st != 200 {
 		t.Fatalf("revoking the access token: %d", st)
 	}
 	if st := mcpStatus(t, e, tok.AccessToken); st != 401 {
 		t.Errorf("a revoked access token: %d", st)
+	}
+	if again := tokenRequest(t, e, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.RefreshToken}, "client_id": {client}}); again.status != 400 {
+		t.Errorf("the refresh token of a revoked access token: %+v", again)
 	}
 }
 
