@@ -46,29 +46,54 @@ type GitService interface {
 	ReceivePack(ctx context.Context, p GitPush, r io.Reader, w io.Writer) error
 }
 
-// GitPush is who pushes into which asset's repository.
+// GitPush is who pushes into which asset's repository, and the push's
+// use case (app.Push) as the protocol calls it.
 type GitPush struct {
 	Asset *Asset
 	By    Actor
-	// Refused, when set, refuses every ref update of the push with its
-	// message (for example a credential that may only read). The pack is
-	// read and discarded so the client gets the report.
-	Refused error
+	// Hooks decide what the push may do and record what it did; nil
+	// admits every update the protocol accepts and records nothing.
+	Hooks PushHooks
+}
+
+// PushHooks is a push's use case as the git protocol calls it at each
+// step of a receive-pack (gitproto.ReceivePack), as soft-serve's hooks
+// are: the protocol reads the commands, the pack and the objects' rules;
+// the hooks decide which draft moves are allowed and what they mean.
+// app.Push implements them.
+type PushHooks interface {
+	// Refused is why the caller may not push to this repository at all
+	// (a credential that may only read), or nil. Every ref update is then
+	// refused with its message; the pack is read and discarded, so the
+	// client gets the report.
+	Refused() error
+	// Admit decides the move of draft m.Version from m.Old to m.New,
+	// reading the draft through refs under the repository's write lock;
+	// its error refuses the update with its message.
+	Admit(refs DraftRefs, m DraftMove) error
+	// Moving hears of the drafts the push is about to move, before any
+	// moves (app records its intents); an error refuses the push.
+	Moving(ctx context.Context, moves []DraftMove) error
+	// Moved hears of the drafts the push moved before the report is
+	// written (app records their events); an error turns the report's
+	// "ok" lines into errors. After Moving, it is called even when
+	// nothing moved; failed is the error that stopped the ref updates
+	// midway, if one did.
+	Moved(ctx context.Context, moves []DraftMove, failed error) error
 	// Options hears the push options (git push -o) once the push moved
 	// drafts (their numbers); the lines it returns are shown to the
-	// client (git's "remote:" lines). Nil ignores push options.
-	Options func(ctx context.Context, options []string, drafts []int) []string
+	// client (git's "remote:" lines).
+	Options(ctx context.Context, options []string, drafts []int) []string
+}
 
-	// Moving, when set, hears of the drafts the push is about to move,
-	// before any moves (app records its intents); an error refuses the
-	// push.
-	Moving func(ctx context.Context, moves []DraftMove) error
-	// Moved, when set, hears of the drafts the push moved before the
-	// report is written (app records their events); an error turns the
-	// report's "ok" lines into errors. After Moving, it is called even
-	// when nothing moved; failed is the error that stopped the ref
-	// updates midway, if one did.
-	Moved func(ctx context.Context, moves []DraftMove, failed error) error
+// DraftRefs is an asset's repository as PushHooks.Admit reads it, under
+// the push's write lock.
+type DraftRefs interface {
+	// Draft is version n's state and commit; ENOTFOUND when there is no
+	// version n.
+	Draft(n int) (VersionState, string, error)
+	// IsAncestor reports whether commit old is new or an ancestor of it.
+	IsAncestor(old, new string) (bool, error)
 }
 
 // publishedOnlyKey marks a git read limited to published versions.

@@ -65,10 +65,6 @@ func wantCode(t *testing.T, what string, err error, code quire.Code) {
 	}
 }
 
-func edit(e app.UserEdit) app.Input[app.UserEdit] {
-	return func() (app.UserEdit, error) { return e, nil }
-}
-
 // TestLastAdmin: the server keeps an enabled admin. The store refuses
 // the change that would leave none; app refuses an admin deleting
 // themselves, and lets non-admins do neither.
@@ -79,21 +75,21 @@ func TestLastAdmin(t *testing.T) {
 	bo := ac.user(t, "bo@example.com", quire.RoleMember)
 	member, yes := quire.RoleMember, true
 
-	_, err := ac.UpdateUser(ctx, ann, "me", edit(app.UserEdit{Role: &member}))
+	_, err := ac.UpdateUser(ctx, ann, "me", app.UserEdit{Role: &member})
 	wantCode(t, "last admin demotes herself", err, quire.ECONFLICT)
-	_, err = ac.UpdateUser(ctx, ann, "me", edit(app.UserEdit{Disabled: &yes}))
+	_, err = ac.UpdateUser(ctx, ann, "me", app.UserEdit{Disabled: &yes})
 	wantCode(t, "last admin disables herself", err, quire.ECONFLICT)
 	wantCode(t, "admin deletes herself", ac.DeleteUser(ctx, ann, ann.User.ID), quire.ECONFLICT)
 	wantCode(t, "member deletes the admin", ac.DeleteUser(ctx, bo, ann.User.ID), quire.EFORBIDDEN)
 	admin := quire.RoleAdmin
-	_, err = ac.UpdateUser(ctx, bo, "me", edit(app.UserEdit{Role: &admin}))
+	_, err = ac.UpdateUser(ctx, bo, "me", app.UserEdit{Role: &admin})
 	wantCode(t, "member makes herself admin", err, quire.EFORBIDDEN)
 
 	// With a second admin, the first may step down.
-	if _, err := ac.UpdateUser(ctx, ann, bo.User.ID, edit(app.UserEdit{Role: &admin})); err != nil {
+	if _, err := ac.UpdateUser(ctx, ann, bo.User.ID, app.UserEdit{Role: &admin}); err != nil {
 		t.Fatal(err)
 	}
-	up, err := ac.UpdateUser(ctx, ann, "me", edit(app.UserEdit{Role: &member}))
+	up, err := ac.UpdateUser(ctx, ann, "me", app.UserEdit{Role: &member})
 	if err != nil || up.User.Role != quire.RoleMember {
 		t.Fatalf("second-to-last admin steps down: %v", err)
 	}
@@ -109,9 +105,7 @@ func TestAPIKeyExpiry(t *testing.T) {
 	ctx := context.Background()
 	ac := newAccounts(t, app.LoginConfig{})
 	p := ac.user(t, "kit@example.com", quire.RoleMember)
-	key := func(exp time.Time) app.Input[app.KeyEdit] {
-		return func() (app.KeyEdit, error) { return app.KeyEdit{Name: "ci", ExpiresAt: &exp}, nil }
-	}
+	key := func(exp time.Time) app.KeyEdit { return app.KeyEdit{Name: "ci", ExpiresAt: &exp} }
 	for _, exp := range []time.Time{ac.clock, ac.clock.Add(-time.Hour)} {
 		_, err := ac.CreateAPIKey(ctx, p, key(exp))
 		wantCode(t, "expiry "+exp.Sub(ac.clock).String(), err, quire.EUNPROCESSABLE)
@@ -187,17 +181,15 @@ func TestLoginThrottleFallback(t *testing.T) {
 	}
 }
 
-// TestInputAfterAuthorization: a use case reads its input only once the
-// caller may act, so a forbidden request is forbidden whatever its body.
+// TestInputAfterAuthorization: a use case checks the caller before its
+// input, so a forbidden request is forbidden whatever its body (an empty
+// edit would otherwise be invalid).
 func TestInputAfterAuthorization(t *testing.T) {
 	ctx := context.Background()
 	ac := newAccounts(t, app.LoginConfig{})
 	ac.user(t, "ann@example.com", quire.RoleAdmin)
 	bo := ac.user(t, "bo@example.com", quire.RoleMember)
-	malformed := func() (app.UserEdit, error) {
-		t.Fatal("input read before the caller was authorized")
-		return app.UserEdit{}, nil
-	}
+	var malformed app.UserEdit
 	_, err := ac.CreateUser(ctx, bo, malformed)
 	wantCode(t, "member creates a user", err, quire.EFORBIDDEN)
 	_, err = ac.UpdateUser(ctx, bo, "someone-else", malformed)

@@ -8,13 +8,9 @@ import (
 
 // Activity lists a page of the changes to project ref and its skills and
 // prompts, newest first.
-func (a *App) Activity(ctx context.Context, p *quire.Principal, ref string, opts Input[quire.ListOptions]) ([]quire.Activity, string, error) {
-	pr, err := a.Project(ctx, p, ref, quire.AccessRead)
-	if err != nil {
-		return nil, "", err
-	}
-	o, err := opts()
-	if err != nil {
+func (h *ProjectHandle) Activity(ctx context.Context, o quire.ListOptions) ([]quire.Activity, string, error) {
+	a, pr := h.app, h.Project
+	if err := h.need(quire.AccessRead); err != nil {
 		return nil, "", err
 	}
 	if a.activity == nil {

@@ -558,87 +558,42 @@ func (a *App) AgentSkillFile(ctx context.Context, p *quire.Principal, project, s
 	return b, v, err
 }
 
-// DraftFrom opens a draft of the skill, or else the prompt, named
-// project/slug (write access), from the live version or version from.
-func (a *App) DraftFrom(ctx context.Context, p *quire.Principal, project, slug string, from int) (*quire.Asset, *quire.Version, error) {
-	base := quire.Base{Live: true}
-	if from > 0 {
-		base = quire.Base{Version: from}
-	}
-	as, _, err := a.ProjectAsset(ctx, p, project, quire.KindSkill, slug, quire.AccessWrite)
+// OpenNamed opens the skill, or else the prompt, named project/slug for
+// p with want: how an agent names what it changes (MCP's tools).
+func (a *App) OpenNamed(ctx context.Context, p *quire.Principal, project, slug string, want quire.Access) (*Handle, error) {
+	h, err := a.OpenIn(ctx, p, project, quire.KindSkill, slug, want)
 	if quire.ErrorCode(err) == quire.ENOTFOUND {
-		as, _, err = a.ProjectAsset(ctx, p, project, quire.KindPrompt, slug, quire.AccessWrite)
+		h, err = a.OpenIn(ctx, p, project, quire.KindPrompt, slug, want)
 	}
-	if err != nil {
-		return nil, nil, err
-	}
-	v, err := a.versions.CreateVersion(ctx, p.Actor(), as, base, nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	return as, v, nil
+	return h, err
 }
 
-// OpenProjectReview opens a review of draft n of the skill, or else the
-// prompt, named project/slug (write access), as DraftFrom finds it, with
-// title and description: how an agent asks a person to review the change
-// it proposed. It never publishes.
-func (a *App) OpenProjectReview(ctx context.Context, p *quire.Principal, project, slug string, n int, title, description string) (*quire.Asset, *ReviewView, error) {
-	as, _, err := a.ProjectAsset(ctx, p, project, quire.KindSkill, slug, quire.AccessWrite)
-	if quire.ErrorCode(err) == quire.ENOTFOUND {
-		as, _, err = a.ProjectAsset(ctx, p, project, quire.KindPrompt, slug, quire.AccessWrite)
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	rv, err := a.OpenReview(ctx, p, as.Kind, as.ID, n, func() (ReviewEdit, error) {
-		return ReviewEdit{Title: &title, Description: &description}, nil
-	})
-	return as, rv, err
-}
-
-// UpsertProjectFile writes one file into draft n of the skill, or else
-// the prompt, named project/slug (write access), as DraftFrom finds it.
-// A prompt's files are its layout's (prompt.txt, messages/NNN-role.txt,
-// config.json, variables.schema.json): the draft's content with the file
-// replaced must still be a prompt, and is written as an edit of it.
-func (a *App) UpsertProjectFile(ctx context.Context, p *quire.Principal, project, slug string, n int, w FileWrite) (*quire.Asset, *quire.Version, quire.File, error) {
-	as, _, err := a.ProjectAsset(ctx, p, project, quire.KindSkill, slug, quire.AccessWrite)
-	if quire.ErrorCode(err) == quire.ENOTFOUND {
-		as, _, err = a.ProjectAsset(ctx, p, project, quire.KindPrompt, slug, quire.AccessWrite)
-		if err == nil {
-			return a.upsertPromptFile(ctx, p, as, n, w)
-		}
-	}
-	if err != nil {
-		return nil, nil, quire.File{}, err
-	}
-	return a.UpsertFile(ctx, p, as.ID, n, w)
-}
-
-// upsertPromptFile writes one file of draft n of prompt as: the draft's
+// upsertPromptFile writes one file of draft n of the prompt: the draft's
 // content with w's file replaced, parsed back as a prompt and written by
 // UpdatePromptVersion (its checks, its event), on condition the draft
-// has not moved since it was read.
-func (a *App) upsertPromptFile(ctx context.Context, p *quire.Principal, as *quire.Asset, n int, w FileWrite) (*quire.Asset, *quire.Version, quire.File, error) {
+// has not moved since it was read. A prompt's files are its layout's
+// (prompt.txt, messages/NNN-role.txt, config.json,
+// variables.schema.json).
+func (h *Handle) upsertPromptFile(ctx context.Context, n int, w FileWrite) (*quire.Version, quire.File, error) {
+	a, as := h.app, h.Asset
 	if !quire.IsPromptFile(w.Path) {
-		return nil, nil, quire.File{}, quire.Errorf(quire.EINVALID, "%q is not a prompt file: a prompt's files are %s, %s/NNN-role.txt, %s and %s",
+		return nil, quire.File{}, quire.Errorf(quire.EINVALID, "%q is not a prompt file: a prompt's files are %s, %s/NNN-role.txt, %s and %s",
 			w.Path, quire.PromptTemplateFile, quire.PromptMessagesDir, quire.PromptConfigFile, quire.PromptSchemaFile)
 	}
 	v, err := a.versions.Version(ctx, as, n)
 	if err != nil {
-		return nil, nil, quire.File{}, err
+		return nil, quire.File{}, err
 	}
 	if v.State != quire.StateDraft {
-		return nil, nil, quire.File{}, quire.Errorf(quire.ECONFLICT, "version %d is %s; only a draft can be changed", n, v.State)
+		return nil, quire.File{}, quire.Errorf(quire.ECONFLICT, "version %d is %s; only a draft can be changed", n, v.State)
 	}
 	cur, err := a.prompts.PromptContent(ctx, as, v.Commit)
 	if err != nil {
-		return nil, nil, quire.File{}, err
+		return nil, quire.File{}, err
 	}
 	laid, err := quire.PromptFiles(cur)
 	if err != nil {
-		return nil, nil, quire.File{}, err
+		return nil, quire.File{}, err
 	}
 	files := make(map[string][]byte, len(laid)+1)
 	for _, f := range laid {
@@ -647,21 +602,21 @@ func (a *App) upsertPromptFile(ctx context.Context, p *quire.Principal, as *quir
 	files[w.Path] = w.Content
 	c, err := quire.ParsePromptFiles(files)
 	if err != nil {
-		return nil, nil, quire.File{}, err
+		return nil, quire.File{}, err
 	}
 	if c.Template != nil && len(c.Messages) > 0 {
-		return nil, nil, quire.File{}, quire.Errorf(quire.EUNPROCESSABLE, "a prompt has a template (%s) or messages (%s/), not both", quire.PromptTemplateFile, quire.PromptMessagesDir)
+		return nil, quire.File{}, quire.Errorf(quire.EUNPROCESSABLE, "a prompt has a template (%s) or messages (%s/), not both", quire.PromptTemplateFile, quire.PromptMessagesDir)
 	}
 	edit := PromptEdit{Template: c.Template, Model: &c.Model, ModelParams: c.ModelParams, VariablesSchema: c.VariablesSchema}
 	if c.Template == nil {
 		msgs := c.Messages
 		edit.Messages = &msgs
 	}
-	as, edited, err := a.UpdatePromptVersion(ctx, p, as.ID, n, func() (PromptEdit, error) { return edit, nil }, v.Commit)
+	edited, err := h.UpdatePromptVersion(ctx, n, edit, v.Commit)
 	if err != nil {
-		return nil, nil, quire.File{}, err
+		return nil, quire.File{}, err
 	}
-	return as, edited, quire.File{Path: w.Path, Size: int64(len(w.Content)), SHA: blobID(w.Content)}, nil
+	return edited, quire.File{Path: w.Path, Size: int64(len(w.Content)), SHA: blobID(w.Content)}, nil
 }
 
 // RenderNamed renders the prompt name selects (see NamedPrompt) for p
@@ -675,7 +630,7 @@ func (a *App) RenderNamed(ctx context.Context, p *quire.Principal, name string, 
 	if err != nil {
 		return nil, Rendered{}, err
 	}
-	out, err := a.render(ctx, as, func() (RenderRequest, error) { return RenderRequest{Vars: v, Version: version}, nil })
+	out, err := a.render(ctx, as, RenderRequest{Vars: v, Version: version})
 	return as, out, err
 }
 
@@ -706,7 +661,7 @@ func (a *App) RenderNamedArgs(ctx context.Context, p *quire.Principal, name stri
 	if err != nil {
 		return nil, Rendered{}, err
 	}
-	out, err := a.render(ctx, as, func() (RenderRequest, error) { return RenderRequest{Vars: v, Version: version}, nil })
+	out, err := a.render(ctx, as, RenderRequest{Vars: v, Version: version})
 	return as, out, err
 }
 

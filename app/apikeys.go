@@ -36,12 +36,8 @@ func newKeySecret(k *quire.APIKey) string {
 // given; it may expire, at a time still to come; project_ids, when given,
 // must name projects (by id) the user can see, and confine the key to
 // them. A key cannot make keys.
-func (a *App) CreateAPIKey(ctx context.Context, p *quire.Principal, in Input[KeyEdit]) (*NewKey, error) {
+func (a *App) CreateAPIKey(ctx context.Context, p *quire.Principal, e KeyEdit) (*NewKey, error) {
 	if err := p.CheckAccount(); err != nil {
-		return nil, err
-	}
-	e, err := in()
-	if err != nil {
 		return nil, err
 	}
 	if err := valid.IdentName("name", e.Name, a.limits.MaxName); err != nil {

@@ -97,14 +97,14 @@ type Archive struct {
 
 // SkillArchive returns the version r of skill ref as an archive of
 // format f, the same bytes every time for the same version.
-func (a *App) SkillArchive(ctx context.Context, p *quire.Principal, ref string, r VersionRef, f skillpack.Format) (*Archive, error) {
+func (h *Handle) SkillArchive(ctx context.Context, r VersionRef, f skillpack.Format) (*Archive, error) {
+	if err := h.needSkill(quire.AccessRead); err != nil {
+		return nil, err
+	}
 	if f != skillpack.Zip && f != skillpack.TarGz {
 		return nil, quire.Errorf(quire.EINVALID, "archive format must be zip or tar.gz")
 	}
-	as, err := a.Asset(ctx, p, quire.KindSkill, ref, quire.AccessRead)
-	if err != nil {
-		return nil, err
-	}
+	a, p, as := h.app, h.P, h.Asset
 	n, err := a.resolveVersion(ctx, as, r)
 	if err != nil {
 		return nil, err

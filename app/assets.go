@@ -7,15 +7,11 @@ import (
 	"github.com/quire/quire"
 )
 
-// CreateAsset creates a skill or prompt (kind) in project ref, with the
-// name, slug and description in reads once the caller may write there.
-func (a *App) CreateAsset(ctx context.Context, p *quire.Principal, kind quire.Kind, project string, in Input[MetaEdit]) (*quire.Asset, error) {
-	pr, err := a.Project(ctx, p, project, quire.AccessWrite)
-	if err != nil {
-		return nil, err
-	}
-	e, err := in()
-	if err != nil {
+// CreateAsset creates a skill or prompt (kind) in the project, with the
+// name, slug and description of e.
+func (h *ProjectHandle) CreateAsset(ctx context.Context, kind quire.Kind, e MetaEdit) (*quire.Asset, error) {
+	a, p, pr := h.app, h.P, h.Project
+	if err := h.need(quire.AccessWrite); err != nil {
 		return nil, err
 	}
 	if err := noVisibility(e); err != nil {
@@ -49,10 +45,10 @@ func (a *App) Assets(ctx context.Context, p *quire.Principal, kind quire.Kind, p
 	return a.meta.AssetsPage(ctx, kind, pr.ID, opts)
 }
 
-// UpdateAsset changes the name, slug or description of asset ref.
-func (a *App) UpdateAsset(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, in Input[MetaEdit]) (*quire.Asset, error) {
-	as, _, e, err := assetWrite(ctx, a, p, kind, ref, in)
-	if err != nil {
+// UpdateAsset changes the name, slug or description of the asset.
+func (h *Handle) UpdateAsset(ctx context.Context, e MetaEdit) (*quire.Asset, error) {
+	a, p, as := h.app, h.P, h.Asset
+	if err := h.need(quire.AccessWrite); err != nil {
 		return nil, err
 	}
 	if err := noVisibility(e); err != nil {
@@ -74,14 +70,14 @@ func (a *App) UpdateAsset(ctx context.Context, p *quire.Principal, kind quire.Ki
 	return as, nil
 }
 
-// DeleteAsset deletes asset ref with its repository.
-func (a *App) DeleteAsset(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string) error {
-	as, err := a.Asset(ctx, p, kind, ref, quire.AccessWrite)
-	if err != nil {
+// DeleteAsset deletes the asset with its repository.
+func (h *Handle) DeleteAsset(ctx context.Context) error {
+	a, p, as := h.app, h.P, h.Asset
+	if err := h.need(quire.AccessWrite); err != nil {
 		return err
 	}
 	deleted := false
-	_, err = write(ctx, a, a.assetEvent(quire.EventAssetDeleted, p.Actor(), as, 0, ""),
+	_, err := write(ctx, a, a.assetEvent(quire.EventAssetDeleted, p.Actor(), as, 0, ""),
 		func(ctx context.Context) (struct{}, error) { return struct{}{}, a.meta.DeleteAsset(ctx, p.Actor(), as) },
 		func(context.Context, struct{}) (*quire.Event, error) {
 			deleted = true

@@ -41,9 +41,9 @@ func (c *PromptCheck) OK() bool {
 // CheckPromptVersion renders version n of prompt ref (read access) with
 // every sample payload of the prompt, without counting the renders:
 // payloads are the prompt's test cases.
-func (a *App) CheckPromptVersion(ctx context.Context, p *quire.Principal, ref string, n int) (*PromptCheck, error) {
-	as, err := a.Asset(ctx, p, quire.KindPrompt, ref, quire.AccessRead)
-	if err != nil {
+func (h *Handle) CheckPromptVersion(ctx context.Context, n int) (*PromptCheck, error) {
+	a, as := h.app, h.Asset
+	if err := h.needPrompt(quire.AccessRead); err != nil {
 		return nil, err
 	}
 	v, err := a.versions.Version(ctx, as, n)

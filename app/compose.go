@@ -355,14 +355,14 @@ type DependentVersion struct {
 // templates: each version's names are read once into a set, resolved
 // through maps, and the versions reaching the prompt found by one
 // breadth-first walk of the reversed graph.
-func (a *App) Dependents(ctx context.Context, p *quire.Principal, ref string) (*quire.Asset, []Dependent, error) {
-	as, err := a.Asset(ctx, p, quire.KindPrompt, ref, quire.AccessRead)
-	if err != nil {
-		return nil, nil, err
+func (h *Handle) Dependents(ctx context.Context) ([]Dependent, error) {
+	a, as := h.app, h.Asset
+	if err := h.needPrompt(quire.AccessRead); err != nil {
+		return nil, err
 	}
 	g, err := a.includeGraph(ctx, as.ProjectID)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	reaching := g.reaching(ctx, as.ID)
 	direct, indirect := []Dependent{}, []Dependent{}
@@ -398,7 +398,7 @@ func (a *App) Dependents(ctx context.Context, p *quire.Principal, ref string) (*
 			indirect = append(indirect, d)
 		}
 	}
-	return as, append(direct, indirect...), nil
+	return append(direct, indirect...), nil
 }
 
 // includeGraph is a project's prompts, their versions and labels and,

@@ -382,7 +382,7 @@ func TestComposeRender(t *testing.T) {
 			// Twice: the second render takes its partials from the memo
 			// and must answer the same.
 			for round := range 2 {
-				out, err := a.render(context.Background(), p.prompt("main").as, given(req))
+				out, err := a.render(context.Background(), p.prompt("main").as, req)
 				if tc.code != "" {
 					if quire.ErrorCode(err) != tc.code || !strings.Contains(quire.ErrorMessage(err), tc.substr) {
 						t.Fatalf("round %d: err %v, want %s containing %q", round, err, tc.code, tc.substr)
@@ -508,7 +508,7 @@ func TestComposeMemo(t *testing.T) {
 	main := p.prompt("main").as
 	render1 := func(vars render.Vars) Rendered {
 		t.Helper()
-		out, err := a.render(ctx, main, given(RenderRequest{Vars: vars}))
+		out, err := a.render(ctx, main, RenderRequest{Vars: vars})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -558,7 +558,7 @@ func TestComposeMemo(t *testing.T) {
 		t.Fatalf("pinned: %q", *out.Text)
 	}
 	p.archive("pinned", 1)
-	if _, err := a.render(ctx, main, given(RenderRequest{})); quire.ErrorCode(err) != quire.EUNPROCESSABLE {
+	if _, err := a.render(ctx, main, RenderRequest{}); quire.ErrorCode(err) != quire.EUNPROCESSABLE {
 		t.Fatalf("pinned archived version: %v", err)
 	}
 

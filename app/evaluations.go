@@ -102,6 +102,15 @@ func newEvaluator(versions quire.VersionStore) *evaluator {
 	return ev
 }
 
+// evalStore is the evaluation store when the caller has want on the
+// prompt.
+func (h *Handle) evalStore(want quire.Access) (quire.EvaluationStore, error) {
+	if err := h.needPrompt(want); err != nil {
+		return nil, err
+	}
+	return h.app.evalStore()
+}
+
 // evalStore returns the evaluation store, or EUNAVAILABLE.
 func (a *App) evalStore() (quire.EvaluationStore, error) {
 	if a.evals.store == nil {
@@ -110,18 +119,12 @@ func (a *App) evalStore() (quire.EvaluationStore, error) {
 	return a.evals.store, nil
 }
 
-// StartEvaluation evaluates version ref of prompt id (write access: it
+// StartEvaluation evaluates version ref of the prompt (write access: it
 // spends the operator's money): it stores the evaluation, queued, and
 // starts it.
-func (a *App) StartEvaluation(ctx context.Context, p *quire.Principal, id string, ref VersionRef, in Input[EvaluationRequest]) (*quire.Evaluation, error) {
-	if _, err := a.evalStore(); err != nil {
-		return nil, err
-	}
-	as, err := a.Asset(ctx, p, quire.KindPrompt, id, quire.AccessWrite)
-	if err != nil {
-		return nil, err
-	}
-	req, err := in()
+func (h *Handle) StartEvaluation(ctx context.Context, ref VersionRef, req EvaluationRequest) (*quire.Evaluation, error) {
+	a, p, as := h.app, h.P, h.Asset
+	_, err := h.evalStore(quire.AccessWrite)
 	if err != nil {
 		return nil, err
 	}
@@ -269,18 +272,14 @@ func (a *App) baseOf(ctx context.Context, as *quire.Asset, n int) (int, string, 
 	return pv.Version.Number, pv.Version.Commit, nil
 }
 
-// Evaluation reads evaluation evalID of prompt id with its cases done
+// Evaluation reads evaluation evalID of the prompt with its cases done
 // (read access).
-func (a *App) Evaluation(ctx context.Context, p *quire.Principal, id string, ref VersionRef, evalID string) (*EvaluationView, error) {
-	st, err := a.evalStore()
+func (h *Handle) Evaluation(ctx context.Context, ref VersionRef, evalID string) (*EvaluationView, error) {
+	st, err := h.evalStore(quire.AccessRead)
 	if err != nil {
 		return nil, err
 	}
-	as, err := a.Asset(ctx, p, quire.KindPrompt, id, quire.AccessRead)
-	if err != nil {
-		return nil, err
-	}
-	e, cases, err := a.evaluationOf(ctx, st, as, ref, evalID)
+	e, cases, err := h.app.evaluationOf(ctx, st, h.Asset, ref, evalID)
 	if err != nil {
 		return nil, err
 	}
@@ -291,18 +290,11 @@ func (a *App) Evaluation(ctx context.Context, p *quire.Principal, id string, ref
 	return &EvaluationView{Evaluation: e, Cases: cases}, nil
 }
 
-// Evaluations lists a page of the evaluations of prompt id, newest first
-// (read access).
-func (a *App) Evaluations(ctx context.Context, p *quire.Principal, id string, ref VersionRef, opts Input[quire.ListOptions]) ([]*quire.Evaluation, string, error) {
-	st, err := a.evalStore()
-	if err != nil {
-		return nil, "", err
-	}
-	as, err := a.Asset(ctx, p, quire.KindPrompt, id, quire.AccessRead)
-	if err != nil {
-		return nil, "", err
-	}
-	o, err := opts()
+// Evaluations lists a page of the evaluations of the prompt, newest
+// first (read access).
+func (h *Handle) Evaluations(ctx context.Context, ref VersionRef, o quire.ListOptions) ([]*quire.Evaluation, string, error) {
+	a, as := h.app, h.Asset
+	st, err := h.evalStore(quire.AccessRead)
 	if err != nil {
 		return nil, "", err
 	}
@@ -323,15 +315,12 @@ func (a *App) Evaluations(ctx context.Context, p *quire.Principal, id string, re
 	return Page(mine, o)
 }
 
-// CancelEvaluation stops evaluation evalID of prompt id (write access):
+// CancelEvaluation stops evaluation evalID of the prompt (write access):
 // no case is sent after it returns; the cases done stay. Canceling a
 // finished evaluation is ECONFLICT.
-func (a *App) CancelEvaluation(ctx context.Context, p *quire.Principal, id string, ref VersionRef, evalID string) (*quire.Evaluation, error) {
-	st, err := a.evalStore()
-	if err != nil {
-		return nil, err
-	}
-	as, err := a.Asset(ctx, p, quire.KindPrompt, id, quire.AccessWrite)
+func (h *Handle) CancelEvaluation(ctx context.Context, ref VersionRef, evalID string) (*quire.Evaluation, error) {
+	a, as := h.app, h.Asset
+	st, err := h.evalStore(quire.AccessWrite)
 	if err != nil {
 		return nil, err
 	}

@@ -271,33 +271,27 @@ func checkEventTypes(types []quire.EventType) error {
 }
 
 // eventQuery is the start of every read of a project's events: read
-// access to the project, then the query, its types checked.
-func (a *App) eventQuery(ctx context.Context, p *quire.Principal, project string, q Input[EventQuery]) (*quire.Project, EventQuery, error) {
-	pr, err := a.Project(ctx, p, project, quire.AccessRead)
-	if err != nil {
-		return nil, EventQuery{}, err
-	}
-	in, err := q()
-	if err != nil {
-		return nil, EventQuery{}, err
+// access to the project, then the query's types checked.
+func (h *ProjectHandle) eventQuery(in EventQuery) error {
+	if err := h.need(quire.AccessRead); err != nil {
+		return err
 	}
 	if err := checkEventTypes(in.Filter.Types); err != nil {
-		return nil, EventQuery{}, err
+		return err
 	}
-	if a.events == nil {
-		return nil, EventQuery{}, quire.Errorf(quire.EUNAVAILABLE, "events are not kept by this server")
+	if h.app.events == nil {
+		return quire.Errorf(quire.EUNAVAILABLE, "events are not kept by this server")
 	}
-	return pr, in, nil
+	return nil
 }
 
 // Events lists the project's events after q.After, ascending, for
 // polling clients. Read access suffices.
-func (a *App) Events(ctx context.Context, p *quire.Principal, project string, q Input[EventQuery]) ([]*quire.Event, error) {
-	pr, in, err := a.eventQuery(ctx, p, project, q)
-	if err != nil {
+func (h *ProjectHandle) Events(ctx context.Context, q EventQuery) ([]*quire.Event, error) {
+	if err := h.eventQuery(q); err != nil {
 		return nil, err
 	}
-	out, _, err := a.readEvents(ctx, pr.ID, in.After, in.Limit, in.Filter)
+	out, _, err := h.app.readEvents(ctx, h.Project.ID, q.After, q.Limit, q.Filter)
 	return out, err
 }
 
@@ -347,9 +341,15 @@ type Subscription struct {
 // from now on). Read access suffices. token is the credential p was
 // authenticated from ("" for an anonymous reader), authenticated anew at
 // each re-check.
-func (a *App) Subscribe(ctx context.Context, p *quire.Principal, token, project string, q Input[EventQuery]) (*Subscription, error) {
+func (h *ProjectHandle) Subscribe(ctx context.Context, token string, in EventQuery) (*Subscription, error) {
+	a, p := h.app, h.P
 	changed := a.access.wait("")
-	pr, in, err := a.eventQuery(ctx, p, project, q)
+	if err := h.eventQuery(in); err != nil {
+		return nil, err
+	}
+	// Read the project again now that a change of access wakes this
+	// subscription: one made since the handle was opened is seen here.
+	pr, err := a.Project(ctx, p, h.Project.ID, quire.AccessRead)
 	if err != nil {
 		return nil, err
 	}

@@ -15,22 +15,16 @@ import (
 // The files of a skill version: upload a zip as a new draft, write, list,
 // read and delete files of a draft, download a version as a zip.
 
-// UploadVersion opens a draft of skill ref holding the files of a zip
-// archive. read returns the archive; it is called only once the caller
-// is authorized, so an unauthorized upload is not read. It returns the
-// number of files imported too.
-func (a *App) UploadVersion(ctx context.Context, p *quire.Principal, ref string, read func() ([]byte, error)) (*quire.Asset, *quire.Version, int, error) {
-	as, err := a.Asset(ctx, p, quire.KindSkill, ref, quire.AccessWrite)
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	data, err := read()
-	if err != nil {
-		return nil, nil, 0, err
+// UploadVersion opens a draft of the skill holding the files of a zip
+// archive, data. It returns the number of files imported too.
+func (h *Handle) UploadVersion(ctx context.Context, data []byte) (*quire.Version, int, error) {
+	a, p, as := h.app, h.P, h.Asset
+	if err := h.needSkill(quire.AccessWrite); err != nil {
+		return nil, 0, err
 	}
 	files, err := zipfile.Read(data, a.limits)
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, 0, err
 	}
 	v, err := write(ctx, a, a.assetEvent(quire.EventVersionCreated, p.Actor(), as, 0, ""),
 		func(ctx context.Context) (*quire.Version, error) {
@@ -38,9 +32,9 @@ func (a *App) UploadVersion(ctx context.Context, p *quire.Principal, ref string,
 		},
 		a.versionMade(quire.EventVersionCreated, p.Actor(), as))
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, 0, err
 	}
-	return as, v, len(files), nil
+	return v, len(files), nil
 }
 
 // FileWrite is one file written into a draft.
@@ -56,18 +50,22 @@ type FileWrite struct {
 	Mode quire.FileMode
 }
 
-// UpsertFile creates or replaces one file of draft n of skill ref. It
+// UpsertFile creates or replaces one file of draft n: any file of a
+// skill's, one of its layout's of a prompt's (upsertPromptFile). It
 // returns the version after the write and the file as written.
-func (a *App) UpsertFile(ctx context.Context, p *quire.Principal, ref string, n int, w FileWrite) (*quire.Asset, *quire.Version, quire.File, error) {
-	as, err := a.Asset(ctx, p, quire.KindSkill, ref, quire.AccessWrite)
-	if err != nil {
-		return nil, nil, quire.File{}, err
+func (h *Handle) UpsertFile(ctx context.Context, n int, w FileWrite) (*quire.Version, quire.File, error) {
+	a, p, as := h.app, h.P, h.Asset
+	if err := h.need(quire.AccessWrite); err != nil {
+		return nil, quire.File{}, err
+	}
+	if as.Kind == quire.KindPrompt {
+		return h.upsertPromptFile(ctx, n, w)
 	}
 	if err := valid.FilePath(w.Path); err != nil {
-		return nil, nil, quire.File{}, err
+		return nil, quire.File{}, err
 	}
 	if err := valid.Text("message", w.Message, valid.MaxDescription(a.limits)); err != nil {
-		return nil, nil, quire.File{}, err
+		return nil, quire.File{}, err
 	}
 	f := quire.FileContent{Path: w.Path, Content: w.Content, Mode: w.Mode}
 	v, err := write(ctx, a, a.assetEvent(quire.EventVersionUpdated, p.Actor(), as, n, ""),
@@ -76,20 +74,20 @@ func (a *App) UpsertFile(ctx context.Context, p *quire.Principal, ref string, n 
 		},
 		a.versionMade(quire.EventVersionUpdated, p.Actor(), as))
 	if err != nil {
-		return nil, nil, quire.File{}, err
+		return nil, quire.File{}, err
 	}
 	out := quire.File{Path: f.Path, Size: int64(len(f.Content)), SHA: blobID(f.Content)}
 	if f.Mode != 0 {
 		out.Mode = f.Mode.String()
 	}
-	return as, v, out, nil
+	return v, out, nil
 }
 
 // DeleteFile removes one file from draft n of skill ref.
-func (a *App) DeleteFile(ctx context.Context, p *quire.Principal, ref string, n int, path, ifMatch string) (*quire.Asset, *quire.Version, error) {
-	as, err := a.Asset(ctx, p, quire.KindSkill, ref, quire.AccessWrite)
-	if err != nil {
-		return nil, nil, err
+func (h *Handle) DeleteFile(ctx context.Context, n int, path, ifMatch string) (*quire.Version, error) {
+	a, p, as := h.app, h.P, h.Asset
+	if err := h.needSkill(quire.AccessWrite); err != nil {
+		return nil, err
 	}
 	v, err := write(ctx, a, a.assetEvent(quire.EventVersionUpdated, p.Actor(), as, n, ""),
 		func(ctx context.Context) (*quire.Version, error) {
@@ -97,15 +95,15 @@ func (a *App) DeleteFile(ctx context.Context, p *quire.Principal, ref string, n 
 		},
 		a.versionMade(quire.EventVersionUpdated, p.Actor(), as))
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return as, v, nil
+	return v, nil
 }
 
 // Files lists the files of version n of skill ref.
-func (a *App) Files(ctx context.Context, p *quire.Principal, ref string, n int) ([]quire.File, error) {
-	as, err := a.Asset(ctx, p, quire.KindSkill, ref, quire.AccessRead)
-	if err != nil {
+func (h *Handle) Files(ctx context.Context, n int) ([]quire.File, error) {
+	a, p, as := h.app, h.P, h.Asset
+	if err := h.needSkill(quire.AccessRead); err != nil {
 		return nil, err
 	}
 	if err := a.readableVersion(ctx, p, as, n); err != nil {
@@ -116,9 +114,9 @@ func (a *App) Files(ctx context.Context, p *quire.Principal, ref string, n int) 
 
 // ReadFile returns one file of version n of skill ref, with its record
 // (the blob id is its ETag).
-func (a *App) ReadFile(ctx context.Context, p *quire.Principal, ref string, n int, path string) ([]byte, quire.File, error) {
-	as, err := a.Asset(ctx, p, quire.KindSkill, ref, quire.AccessRead)
-	if err != nil {
+func (h *Handle) ReadFile(ctx context.Context, n int, path string) ([]byte, quire.File, error) {
+	a, p, as := h.app, h.P, h.Asset
+	if err := h.needSkill(quire.AccessRead); err != nil {
 		return nil, quire.File{}, err
 	}
 	if err := a.readableVersion(ctx, p, as, n); err != nil {
@@ -130,23 +128,23 @@ func (a *App) ReadFile(ctx context.Context, p *quire.Principal, ref string, n in
 // DownloadVersion returns version n of skill ref as a zip archive, its
 // files under a folder named for the skill's slug (where Agent Skills
 // expect them).
-func (a *App) DownloadVersion(ctx context.Context, p *quire.Principal, ref string, n int) (*quire.Asset, []byte, error) {
-	as, err := a.Asset(ctx, p, quire.KindSkill, ref, quire.AccessRead)
-	if err != nil {
-		return nil, nil, err
+func (h *Handle) DownloadVersion(ctx context.Context, n int) ([]byte, error) {
+	a, p, as := h.app, h.P, h.Asset
+	if err := h.needSkill(quire.AccessRead); err != nil {
+		return nil, err
 	}
 	if err := a.readableVersion(ctx, p, as, n); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	files, err := a.versions.ReadFiles(ctx, as, n)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var buf bytes.Buffer
 	if err := zipfile.Write(&buf, as.Slug, files); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return as, buf.Bytes(), nil
+	return buf.Bytes(), nil
 }
 
 // blobID is the git blob id of content, so a client can match a file

@@ -45,27 +45,18 @@ func (a *App) labelStore() (quire.LabelStore, error) {
 	return a.labels, nil
 }
 
-// labelAsset is the label store and asset ref of kind resolved for p with
-// access want.
-func (a *App) labelAsset(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, want quire.Access) (quire.LabelStore, *quire.Asset, error) {
-	ls, err := a.labelStore()
-	if err != nil {
-		return nil, nil, err
+// labelStore is the label store when the caller has want on the asset.
+func (h *Handle) labelStore(want quire.Access) (quire.LabelStore, error) {
+	if err := h.need(want); err != nil {
+		return nil, err
 	}
-	as, err := a.Asset(ctx, p, kind, ref, want)
-	if err != nil {
-		return nil, nil, err
-	}
-	return ls, as, nil
+	return h.app.labelStore()
 }
 
 // SetLabel points label name of the asset at a published version.
-func (a *App) SetLabel(ctx context.Context, p *quire.Principal, kind quire.Kind, ref, name string, in Input[LabelEdit]) (*quire.Label, error) {
-	ls, err := a.labelStore()
-	if err != nil {
-		return nil, err
-	}
-	as, pr, e, err := assetWrite(ctx, a, p, kind, ref, in)
+func (h *Handle) SetLabel(ctx context.Context, name string, e LabelEdit) (*quire.Label, error) {
+	a, p, as, pr := h.app, h.P, h.Asset, h.Project
+	ls, err := h.labelStore(quire.AccessWrite)
 	if err != nil {
 		return nil, err
 	}
@@ -129,12 +120,9 @@ type LabelDelete struct {
 // DeleteLabel removes label name of the asset. A protected label is
 // removed only by an owner's override (with a reason, kept in the label's
 // history): removing it is as much a release decision as moving it.
-func (a *App) DeleteLabel(ctx context.Context, p *quire.Principal, kind quire.Kind, ref, name string, in Input[LabelDelete]) error {
-	ls, err := a.labelStore()
-	if err != nil {
-		return err
-	}
-	as, pr, e, err := assetWrite(ctx, a, p, kind, ref, in)
+func (h *Handle) DeleteLabel(ctx context.Context, name string, e LabelDelete) error {
+	a, p, as, pr := h.app, h.P, h.Asset, h.Project
+	ls, err := h.labelStore(quire.AccessWrite)
 	if err != nil {
 		return err
 	}
@@ -178,21 +166,22 @@ func checkOverride(p *quire.Principal, pr *quire.Project, override bool, reason 
 }
 
 // Labels lists the asset's labels.
-func (a *App) Labels(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string) ([]quire.Label, error) {
-	ls, as, err := a.labelAsset(ctx, p, kind, ref, quire.AccessRead)
+func (h *Handle) Labels(ctx context.Context) ([]quire.Label, error) {
+	ls, err := h.labelStore(quire.AccessRead)
 	if err != nil {
 		return nil, err
 	}
-	return ls.Labels(ctx, as)
+	return ls.Labels(ctx, h.Asset)
 }
 
 // LabelHistory lists every move of label name, newest first; a label
 // that never existed is ENOTFOUND.
-func (a *App) LabelHistory(ctx context.Context, p *quire.Principal, kind quire.Kind, ref, name string) ([]quire.LabelMove, error) {
-	ls, as, err := a.labelAsset(ctx, p, kind, ref, quire.AccessRead)
+func (h *Handle) LabelHistory(ctx context.Context, name string) ([]quire.LabelMove, error) {
+	ls, err := h.labelStore(quire.AccessRead)
 	if err != nil {
 		return nil, err
 	}
+	as := h.Asset
 	if err := valid.LabelName(name); err != nil {
 		return nil, err
 	}

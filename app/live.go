@@ -20,16 +20,16 @@ type LiveFile struct {
 
 // LiveVersion resolves asset ref of kind for p (read access) and returns
 // its live version; none live is ENOTFOUND.
-func (a *App) LiveVersion(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string) (*quire.Asset, *quire.Version, error) {
-	as, err := a.Asset(ctx, p, kind, ref, quire.AccessRead)
-	if err != nil {
-		return nil, nil, err
+func (h *Handle) LiveVersion(ctx context.Context) (*quire.Version, error) {
+	a, as := h.app, h.Asset
+	if err := h.need(quire.AccessRead); err != nil {
+		return nil, err
 	}
 	v, err := a.versions.LiveVersion(ctx, as)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return as, v, nil
+	return v, nil
 }
 
 // LiveFiles lists the files of published version n of as, sorted by

@@ -146,9 +146,9 @@ func (a *App) summarize(ctx context.Context, row *AssetSummary) error {
 // (returned too, when it has one) is put to the very gate a publish runs
 // under its lock (reviewGate, on mergeable), read ahead so a page can
 // disable its publish button with the reason.
-func (a *App) Publishable(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, n int) (Mergeable, *quire.Review, error) {
-	as, pr, err := a.AssetIn(ctx, p, kind, ref, quire.AccessRead)
-	if err != nil {
+func (h *Handle) Publishable(ctx context.Context, n int) (Mergeable, *quire.Review, error) {
+	a, p, as, pr := h.app, h.P, h.Asset, h.Project
+	if err := h.need(quire.AccessRead); err != nil {
 		return Mergeable{}, nil, err
 	}
 	if p.ProjectAccess(pr) < quire.AccessWrite {

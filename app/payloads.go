@@ -47,13 +47,9 @@ func (a *App) applyPayload(in *PayloadInput, pl *quire.Payload) error {
 }
 
 // CreatePayload adds a payload to prompt ref (write access).
-func (a *App) CreatePayload(ctx context.Context, p *quire.Principal, ref string, in Input[PayloadInput]) (*quire.Payload, error) {
-	as, err := a.Asset(ctx, p, quire.KindPrompt, ref, quire.AccessWrite)
-	if err != nil {
-		return nil, err
-	}
-	req, err := in()
-	if err != nil {
+func (h *Handle) CreatePayload(ctx context.Context, req PayloadInput) (*quire.Payload, error) {
+	a, p, as := h.app, h.P, h.Asset
+	if err := h.needPrompt(quire.AccessWrite); err != nil {
 		return nil, err
 	}
 	pl := &quire.Payload{CreatedBy: p.User.ID}
@@ -67,13 +63,9 @@ func (a *App) CreatePayload(ctx context.Context, p *quire.Principal, ref string,
 }
 
 // Payloads lists a page of the payloads of prompt ref (read access).
-func (a *App) Payloads(ctx context.Context, p *quire.Principal, ref string, opts Input[quire.ListOptions]) ([]*quire.Payload, string, error) {
-	as, err := a.Asset(ctx, p, quire.KindPrompt, ref, quire.AccessRead)
-	if err != nil {
-		return nil, "", err
-	}
-	o, err := opts()
-	if err != nil {
+func (h *Handle) Payloads(ctx context.Context, o quire.ListOptions) ([]*quire.Payload, string, error) {
+	a, as := h.app, h.Asset
+	if err := h.needPrompt(quire.AccessRead); err != nil {
 		return nil, "", err
 	}
 	all, err := a.payloads.Payloads(ctx, as)
@@ -84,9 +76,9 @@ func (a *App) Payloads(ctx context.Context, p *quire.Principal, ref string, opts
 }
 
 // Payload returns payload id of prompt ref (read access).
-func (a *App) Payload(ctx context.Context, p *quire.Principal, ref, id string) (*quire.Payload, error) {
-	as, err := a.Asset(ctx, p, quire.KindPrompt, ref, quire.AccessRead)
-	if err != nil {
+func (h *Handle) Payload(ctx context.Context, id string) (*quire.Payload, error) {
+	a, as := h.app, h.Asset
+	if err := h.needPrompt(quire.AccessRead); err != nil {
 		return nil, err
 	}
 	return a.payload(ctx, as, id)
@@ -102,18 +94,13 @@ func (a *App) payload(ctx context.Context, as *quire.Asset, id string) (*quire.P
 }
 
 // UpdatePayload replaces the variables of payload id of prompt ref (write
-// access), and its name when the input has one. The payload is read
-// before the input, so a missing one is ENOTFOUND whatever the input.
-func (a *App) UpdatePayload(ctx context.Context, p *quire.Principal, ref, id string, in Input[PayloadInput]) (*quire.Payload, error) {
-	as, err := a.Asset(ctx, p, quire.KindPrompt, ref, quire.AccessWrite)
-	if err != nil {
+// access), and its name when the input has one.
+func (h *Handle) UpdatePayload(ctx context.Context, id string, req PayloadInput) (*quire.Payload, error) {
+	a, p, as := h.app, h.P, h.Asset
+	if err := h.needPrompt(quire.AccessWrite); err != nil {
 		return nil, err
 	}
 	pl, err := a.payload(ctx, as, id)
-	if err != nil {
-		return nil, err
-	}
-	req, err := in()
 	if err != nil {
 		return nil, err
 	}
@@ -127,9 +114,9 @@ func (a *App) UpdatePayload(ctx context.Context, p *quire.Principal, ref, id str
 }
 
 // DeletePayload deletes payload id of prompt ref (write access).
-func (a *App) DeletePayload(ctx context.Context, p *quire.Principal, ref, id string) error {
-	as, err := a.Asset(ctx, p, quire.KindPrompt, ref, quire.AccessWrite)
-	if err != nil {
+func (h *Handle) DeletePayload(ctx context.Context, id string) error {
+	a, p, as := h.app, h.P, h.Asset
+	if err := h.needPrompt(quire.AccessWrite); err != nil {
 		return err
 	}
 	if err := validPayloadID(id); err != nil {

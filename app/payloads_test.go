@@ -55,7 +55,7 @@ func TestCreatePayload(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			store := &memPayloads{m: map[string]*quire.Payload{}}
 			a := New(Config{Meta: fakeMeta{}, Payloads: store})
-			pl, err := a.CreatePayload(context.Background(), owner, "p1", given(tc.in))
+			pl, err := prompt(t, a, "p1").CreatePayload(context.Background(), tc.in)
 			if tc.code != "" {
 				if quire.ErrorCode(err) != tc.code || len(store.m) != 0 {
 					t.Fatalf("err = %v, stored %d; want %s and nothing stored", err, len(store.m), tc.code)
@@ -78,29 +78,29 @@ func TestUpdatePayload(t *testing.T) {
 	store := &memPayloads{m: map[string]*quire.Payload{}}
 	a := New(Config{Meta: fakeMeta{}, Payloads: store, Prompts: fakePrompts{}, Versions: fakeVersions{}})
 	ctx := context.Background()
-	if _, err := a.CreatePayload(ctx, owner, "p1", given(PayloadInput{Variables: json.RawMessage(`{"name":"Old","topic":"t"}`), Name: ptr("keep")})); err != nil {
+	if _, err := prompt(t, a, "p1").CreatePayload(ctx, PayloadInput{Variables: json.RawMessage(`{"name":"Old","topic":"t"}`), Name: ptr("keep")}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Payload(ctx, owner, "p1", "not-a-uuid"); quire.ErrorCode(err) != quire.ENOTFOUND {
+	if _, err := prompt(t, a, "p1").Payload(ctx, "not-a-uuid"); quire.ErrorCode(err) != quire.ENOTFOUND {
 		t.Fatalf("malformed id: %v", err)
 	}
-	if _, err := a.Payload(ctx, owner, "p1", payloadID); err != nil {
+	if _, err := prompt(t, a, "p1").Payload(ctx, payloadID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.UpdatePayload(ctx, owner, "p1", payloadID, given(PayloadInput{Variables: json.RawMessage(`{"name": "New", "topic": "t"}`)})); err != nil {
+	if _, err := prompt(t, a, "p1").UpdatePayload(ctx, payloadID, PayloadInput{Variables: json.RawMessage(`{"name": "New", "topic": "t"}`)}); err != nil {
 		t.Fatal(err)
 	}
 	if got := store.m[payloadID]; got.Name != "keep" || string(got.Variables) != `{"name":"New","topic":"t"}` {
 		t.Fatalf("stored %+v", got)
 	}
-	r, err := a.Render(ctx, owner, "p1", given(RenderRequest{PayloadID: payloadID}))
+	r, err := prompt(t, a, "p1").Render(ctx, RenderRequest{PayloadID: payloadID})
 	if err != nil || *r.Text != "Hello New, about t." {
 		t.Fatalf("render after update: %v, %v", r.Text, err)
 	}
-	if _, err := a.UpdatePayload(ctx, owner, "p1", payloadID, given(PayloadInput{Variables: json.RawMessage(`"x"`)})); quire.ErrorCode(err) != quire.EINVALID {
+	if _, err := prompt(t, a, "p1").UpdatePayload(ctx, payloadID, PayloadInput{Variables: json.RawMessage(`"x"`)}); quire.ErrorCode(err) != quire.EINVALID {
 		t.Fatalf("bad update: %v", err)
 	}
-	if err := a.DeletePayload(ctx, owner, "p1", "nope"); quire.ErrorCode(err) != quire.ENOTFOUND {
+	if err := prompt(t, a, "p1").DeletePayload(ctx, "nope"); quire.ErrorCode(err) != quire.ENOTFOUND {
 		t.Fatalf("delete of a malformed id: %v", err)
 	}
 }

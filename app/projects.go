@@ -79,12 +79,8 @@ func (a *App) ApplyMeta(e MetaEdit, create bool, name, slug, desc *string) error
 }
 
 // CreateProject creates a project owned by p's user. A key cannot.
-func (a *App) CreateProject(ctx context.Context, p *quire.Principal, in Input[MetaEdit]) (*quire.Project, error) {
+func (a *App) CreateProject(ctx context.Context, p *quire.Principal, e MetaEdit) (*quire.Project, error) {
 	if err := p.CheckAccount(); err != nil {
-		return nil, err
-	}
-	e, err := in()
-	if err != nil {
 		return nil, err
 	}
 	pr := &quire.Project{CreatedBy: p.User.ID, Members: []quire.Member{{UserID: p.User.ID, Role: quire.ProjectOwner}}, Visibility: quire.Private}
@@ -124,13 +120,9 @@ type ProjectEdit struct {
 
 // UpdateProject changes project ref's name, slug, description or review
 // policy.
-func (a *App) UpdateProject(ctx context.Context, p *quire.Principal, ref string, in Input[ProjectEdit]) (*quire.Project, error) {
-	pr, err := a.Project(ctx, p, ref, quire.AccessAdmin)
-	if err != nil {
-		return nil, err
-	}
-	e, err := in()
-	if err != nil {
+func (h *ProjectHandle) Update(ctx context.Context, e ProjectEdit) (*quire.Project, error) {
+	a, p, pr := h.app, h.P, h.Project
+	if err := h.need(quire.AccessAdmin); err != nil {
 		return nil, err
 	}
 	if err := a.ApplyMeta(e.MetaEdit, false, &pr.Name, &pr.Slug, &pr.Description); err != nil {
@@ -182,19 +174,18 @@ type MemberEdit struct {
 
 // PutMember adds a member to project ref or changes a member's role, and
 // returns the member and the project.
-func (a *App) PutMember(ctx context.Context, p *quire.Principal, ref string, in Input[MemberEdit]) (quire.Member, *quire.Project, error) {
-	pr, err := a.Project(ctx, p, ref, quire.AccessAdmin)
-	if err != nil {
-		return quire.Member{}, nil, err
-	}
-	e, err := in()
-	if err != nil {
+func (h *ProjectHandle) PutMember(ctx context.Context, e MemberEdit) (quire.Member, *quire.Project, error) {
+	a, p, pr := h.app, h.P, h.Project
+	if err := h.need(quire.AccessAdmin); err != nil {
 		return quire.Member{}, nil, err
 	}
 	if !e.Role.Valid() {
 		return quire.Member{}, nil, quire.Errorf(quire.EINVALID, "role must be viewer, editor or owner")
 	}
-	var u *quire.User
+	var (
+		u   *quire.User
+		err error
+	)
 	switch {
 	case e.UserID != "":
 		u, err = a.meta.User(ctx, e.UserID)

@@ -129,21 +129,17 @@ type NewPromptVersion struct {
 // input's base and writes its content into it. The content is checked
 // before anything is written, and a draft whose content cannot be written
 // is deleted again: no half-made draft is left behind.
-func (a *App) CreatePromptVersion(ctx context.Context, p *quire.Principal, ref string, in Input[NewPromptVersion]) (*quire.Asset, *quire.Version, error) {
-	as, err := a.Asset(ctx, p, quire.KindPrompt, ref, quire.AccessWrite)
-	if err != nil {
-		return nil, nil, err
-	}
-	nv, err := in()
-	if err != nil {
-		return nil, nil, err
+func (h *Handle) CreatePromptVersion(ctx context.Context, nv NewPromptVersion) (*quire.Version, error) {
+	a, p, as := h.app, h.P, h.Asset
+	if err := h.needPrompt(quire.AccessWrite); err != nil {
+		return nil, err
 	}
 	e := &nv.Edit
 	if err := e.Check(a.limits); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if nv.BaseErr != nil {
-		return nil, nil, nv.BaseErr
+		return nil, nv.BaseErr
 	}
 	by := p.Actor()
 	v, err := write(ctx, a, a.assetEvent(quire.EventVersionCreated, by, as, 0, ""),
@@ -160,36 +156,32 @@ func (a *App) CreatePromptVersion(ctx context.Context, p *quire.Principal, ref s
 		},
 		a.versionMade(quire.EventVersionCreated, by, as))
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return as, v, nil
+	return v, nil
 }
 
 // UpdatePromptVersion edits draft n of prompt ref (write access): ECONFLICT
 // for a version in any other state, EPRECONDITION when ifMatch is set and
 // names another commit. The edit applies to the content the draft holds
 // under the store's lock, so concurrent edits queue.
-func (a *App) UpdatePromptVersion(ctx context.Context, p *quire.Principal, ref string, n int, in Input[PromptEdit], ifMatch string) (*quire.Asset, *quire.Version, error) {
-	as, err := a.Asset(ctx, p, quire.KindPrompt, ref, quire.AccessWrite)
-	if err != nil {
-		return nil, nil, err
-	}
-	e, err := in()
-	if err != nil {
-		return nil, nil, err
+func (h *Handle) UpdatePromptVersion(ctx context.Context, n int, e PromptEdit, ifMatch string) (*quire.Version, error) {
+	a, p, as := h.app, h.P, h.Asset
+	if err := h.needPrompt(quire.AccessWrite); err != nil {
+		return nil, err
 	}
 	if err := e.Check(a.limits); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	v, err := a.versions.Version(ctx, as, n)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if v.State != quire.StateDraft {
-		return nil, nil, quire.Errorf(quire.ECONFLICT, "version %d is %s; only a draft can be changed", n, v.State)
+		return nil, quire.Errorf(quire.ECONFLICT, "version %d is %s; only a draft can be changed", n, v.State)
 	}
 	if ifMatch = precondition(ifMatch); ifMatch != "" && ifMatch != v.Commit {
-		return nil, nil, quire.Errorf(quire.EPRECONDITION, "version %d is at %s, not %s", n, v.Commit, ifMatch)
+		return nil, quire.Errorf(quire.EPRECONDITION, "version %d is at %s, not %s", n, v.Commit, ifMatch)
 	}
 	edited, err := write(ctx, a, a.versionEvent(quire.EventVersionUpdated, p.Actor(), as, v),
 		func(ctx context.Context) (*quire.Version, error) {
@@ -202,9 +194,9 @@ func (a *App) UpdatePromptVersion(ctx context.Context, p *quire.Principal, ref s
 			return a.versionEvent(quire.EventVersionUpdated, p.Actor(), as, edited), nil
 		})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return as, edited, nil
+	return edited, nil
 }
 
 // PromptContent returns the content of prompt as at commit; as is one a
@@ -298,53 +290,52 @@ type PromptVariables struct {
 
 // PromptVariables lists the tags of version n of prompt ref (read
 // access), each once, in the order the templates use them.
-func (a *App) PromptVariables(ctx context.Context, p *quire.Principal, ref string, n int) (*quire.Asset, *PromptVariables, error) {
-	as, err := a.Asset(ctx, p, quire.KindPrompt, ref, quire.AccessRead)
-	if err != nil {
-		return nil, nil, err
+func (h *Handle) PromptVariables(ctx context.Context, n int) (*PromptVariables, error) {
+	a, as := h.app, h.Asset
+	if err := h.needPrompt(quire.AccessRead); err != nil {
+		return nil, err
 	}
 	v, err := a.versions.Version(ctx, as, n)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	content, err := a.prompts.PromptContent(ctx, as, v.Commit)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	cp, err := a.templates.get(v.Commit, content)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	out := variablesOf(cp, content)
 	out.Commit = v.Commit
-	return as, out, nil
+	return out, nil
 }
 
-// LivePrompt resolves prompt ref for p (read access) and reads its live
-// version; no live version is ENOTFOUND. unchanged, when set, hears the
-// live commit first (one ref read, so a door can answer a conditional
-// request before any content is read): when it reports the caller holds
-// that commit already, nothing more is read and the version is nil.
-func (a *App) LivePrompt(ctx context.Context, p *quire.Principal, ref string, unchanged func(commit string) bool) (*quire.Asset, *quire.PromptVersion, error) {
-	as, err := a.Asset(ctx, p, quire.KindPrompt, ref, quire.AccessRead)
-	if err != nil {
-		return nil, nil, err
+// LiveCommit is the commit of the prompt's live version (one ref read,
+// so a door can answer a conditional request before any content is
+// read); no live version is ENOTFOUND.
+func (h *Handle) LiveCommit(ctx context.Context) (string, error) {
+	if err := h.needPrompt(quire.AccessRead); err != nil {
+		return "", err
 	}
-	commit, err := a.prompts.LiveCommit(ctx, as)
+	commit, err := h.app.prompts.LiveCommit(ctx, h.Asset)
 	if err != nil {
-		return nil, nil, err
+		return "", err
 	}
 	if commit == "" {
-		return nil, nil, quire.Errorf(quire.ENOTFOUND, "no live version: publish one first")
+		return "", quire.Errorf(quire.ENOTFOUND, "no live version: publish one first")
 	}
-	if unchanged != nil && unchanged(commit) {
-		return as, nil, nil
+	return commit, nil
+}
+
+// LivePrompt reads the prompt's live version at commit, which LiveCommit
+// has just read.
+func (h *Handle) LivePrompt(ctx context.Context, commit string) (*quire.PromptVersion, error) {
+	if err := h.needPrompt(quire.AccessRead); err != nil {
+		return nil, err
 	}
-	pv, err := a.livePromptAt(ctx, as, commit)
-	if err != nil {
-		return nil, nil, err
-	}
-	return as, pv, nil
+	return h.app.livePromptAt(ctx, h.Asset, commit)
 }
 
 // liveAtStore is a prompt store that can read the live version at a
@@ -366,17 +357,17 @@ func (a *App) livePromptAt(ctx context.Context, as *quire.Asset, commit string) 
 
 // PurgePromptCache drops the cached reads of prompt ref, which p must
 // administer, and returns the prompt.
-func (a *App) PurgePromptCache(ctx context.Context, p *quire.Principal, ref string) (*quire.Asset, error) {
-	as, err := a.Asset(ctx, p, quire.KindPrompt, ref, quire.AccessAdmin)
-	if err != nil {
-		return nil, err
+func (h *Handle) PurgePromptCache(ctx context.Context) error {
+	a, as := h.app, h.Asset
+	if err := h.needPrompt(quire.AccessAdmin); err != nil {
+		return err
 	}
 	if a.promptCache != nil {
 		if err := a.promptCache.Purge(ctx, as); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return as, nil
+	return nil
 }
 
 // PurgeAllCache drops every cached prompt read; only an admin may.

@@ -51,7 +51,7 @@ func TestUpdatePromptVersion(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			store := &editingPrompts{}
 			a := New(Config{Meta: fakeMeta{}, Versions: fakeVersions{}, Prompts: store})
-			_, v, err := a.UpdatePromptVersion(context.Background(), owner, "p1", tc.n, given(tc.edit), tc.ifMatch)
+			v, err := prompt(t, a, "p1").UpdatePromptVersion(context.Background(), tc.n, tc.edit, tc.ifMatch)
 			if tc.code != "" {
 				if quire.ErrorCode(err) != tc.code || store.got != nil {
 					t.Fatalf("err = %v, edited %v; want %s and no edit", err, store.got, tc.code)

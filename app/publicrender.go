@@ -12,19 +12,13 @@ import (
 // other reads do, once it has resolved the version. A payload (which
 // only members read) asks it to sign in. Other callers' requests pass as
 // they are.
-func publicRender(p *quire.Principal, in Input[RenderRequest]) Input[RenderRequest] {
+func publicRender(p *quire.Principal, req RenderRequest) (RenderRequest, error) {
 	if !p.IsAnonymous() {
-		return in
-	}
-	return func() (RenderRequest, error) {
-		req, err := in()
-		if err != nil {
-			return req, err
-		}
-		if req.PayloadID != "" {
-			return req, quire.ErrSignIn()
-		}
-		req.publishedOnly = true
 		return req, nil
 	}
+	if req.PayloadID != "" {
+		return req, quire.ErrSignIn()
+	}
+	req.publishedOnly = true
+	return req, nil
 }

@@ -8,10 +8,10 @@ import (
 	"github.com/quire/quire/zipfile"
 )
 
-// TreeWrite sets a draft's whole content (quire push): Read returns a zip
-// of the files, called once the caller is authorized.
+// TreeWrite sets a draft's whole content (quire push): Zip holds the
+// files.
 type TreeWrite struct {
-	Read func() ([]byte, error)
+	Zip []byte
 	// Message is the commit message; the store writes one when empty.
 	Message string
 	// IfMatch, when set, is the commit the draft must be at ("*" for any).
@@ -24,25 +24,21 @@ type TreeWrite struct {
 // one commit holds them. The zip is read and checked whole before
 // anything is written. It returns the version after the write and the
 // number of files it holds.
-func (a *App) ReplaceFiles(ctx context.Context, p *quire.Principal, ref string, n int, w TreeWrite) (*quire.Asset, *quire.Version, int, error) {
-	as, err := a.Asset(ctx, p, quire.KindSkill, ref, quire.AccessWrite)
-	if err != nil {
-		return nil, nil, 0, err
+func (h *Handle) ReplaceFiles(ctx context.Context, n int, w TreeWrite) (*quire.Version, int, error) {
+	a, p, as := h.app, h.P, h.Asset
+	if err := h.needSkill(quire.AccessWrite); err != nil {
+		return nil, 0, err
 	}
 	store, ok := a.versions.(quire.TreeStore)
 	if !ok {
-		return nil, nil, 0, quire.Errorf(quire.EINTERNAL, "the version store cannot replace a draft's files")
+		return nil, 0, quire.Errorf(quire.EINTERNAL, "the version store cannot replace a draft's files")
 	}
 	if err := valid.Text("message", w.Message, 10*a.limits.MaxName); err != nil {
-		return nil, nil, 0, err
+		return nil, 0, err
 	}
-	data, err := w.Read()
+	files, err := zipfile.Read(w.Zip, a.limits)
 	if err != nil {
-		return nil, nil, 0, err
-	}
-	files, err := zipfile.Read(data, a.limits)
-	if err != nil {
-		return nil, nil, 0, err
+		return nil, 0, err
 	}
 	t := quire.EventVersionUpdated
 	if n == 0 {
@@ -54,7 +50,7 @@ func (a *App) ReplaceFiles(ctx context.Context, p *quire.Principal, ref string, 
 		},
 		a.versionMade(t, p.Actor(), as))
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, 0, err
 	}
-	return as, v, len(files), nil
+	return v, len(files), nil
 }

@@ -54,35 +54,24 @@ type Rendered struct {
 	ETag string
 }
 
-// Render resolves prompt ref for p (read access), reads the request and
-// renders the prompt; it counts the render. It is the hot path: the live
-// content comes from the prompt store (the cache), the parsed templates
-// from a memo keyed by commit, each partial from its live commit (one ref
-// read) and the same memo.
-func (a *App) Render(ctx context.Context, p *quire.Principal, ref string, in Input[RenderRequest]) (Rendered, error) {
-	as, err := a.Asset(ctx, p, quire.KindPrompt, ref, quire.AccessRead)
+// Render renders the prompt for the request and counts the render. It is
+// the hot path: the live content comes from the prompt store (the cache),
+// the parsed templates from a memo keyed by commit, each partial from its
+// live commit (one ref read) and the same memo.
+func (h *Handle) Render(ctx context.Context, req RenderRequest) (Rendered, error) {
+	if err := h.needPrompt(quire.AccessRead); err != nil {
+		return Rendered{}, err
+	}
+	req, err := publicRender(h.P, req)
 	if err != nil {
 		return Rendered{}, err
 	}
-	return a.render(ctx, as, publicRender(p, in))
+	return h.app.render(ctx, h.Asset, req)
 }
 
-// RenderInProject is Render with the prompt named within a project: the
-// project by id or slug, the prompt by slug (or id) within it.
-func (a *App) RenderInProject(ctx context.Context, p *quire.Principal, project, ref string, in Input[RenderRequest]) (Rendered, error) {
-	as, _, err := a.ProjectAsset(ctx, p, project, quire.KindPrompt, ref, quire.AccessRead)
-	if err != nil {
-		return Rendered{}, err
-	}
-	return a.render(ctx, as, publicRender(p, in))
-}
-
-// render renders prompt as, which the caller may read, with the request in.
-func (a *App) render(ctx context.Context, as *quire.Asset, in Input[RenderRequest]) (Rendered, error) {
-	req, err := in()
-	if err != nil {
-		return Rendered{}, err
-	}
+// render renders prompt as, which the caller may read, for req.
+func (a *App) render(ctx context.Context, as *quire.Asset, req RenderRequest) (Rendered, error) {
+	var err error
 	var (
 		v       *quire.Version
 		content *quire.PromptContent

@@ -95,8 +95,15 @@ func (fakeMeta) Project(_ context.Context, ref string) (*quire.Project, error) {
 // owner is the principal of the use case tests: an owner of project pr1.
 var owner = &quire.Principal{User: &quire.User{ID: "u1"}}
 
-// given is the Input of a use case that the door has decoded as v.
-func given[T any](v T) Input[T] { return func() (T, error) { return v, nil } }
+// prompt opens prompt ref as owner: a use case test's handle.
+func prompt(t testing.TB, a *App, ref string) *Handle {
+	t.Helper()
+	h, err := a.Open(context.Background(), owner, quire.KindPrompt, ref, quire.AccessRead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
 
 func newRenderApp(u quire.Usage, lost func(context.Context, string, int, error)) *App {
 	return New(Config{Meta: fakeMeta{}, Versions: fakeVersions{}, Prompts: fakePrompts{}, Payloads: fakePayloads{}, Usage: u, UsageLost: lost})
@@ -142,7 +149,7 @@ func TestRender(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			u := &countingUsage{}
 			a := newRenderApp(u, nil)
-			got, err := a.Render(context.Background(), owner, "p1", given(tc.req))
+			got, err := prompt(t, a, "p1").Render(context.Background(), tc.req)
 			if tc.code != "" {
 				if quire.ErrorCode(err) != tc.code || !strings.Contains(quire.ErrorMessage(err), tc.errSubstr) {
 					t.Fatalf("err = %v (%s), want %s containing %q", err, quire.ErrorCode(err), tc.code, tc.errSubstr)
@@ -200,14 +207,14 @@ func TestRenderUsageLost(t *testing.T) {
 		}
 		lost = append(lost, err)
 	})
-	if _, err := a.Render(context.Background(), owner, "p1", given(RenderRequest{Vars: render.Vars{"name": "a", "topic": "b"}})); err != nil {
+	if _, err := prompt(t, a, "p1").Render(context.Background(), RenderRequest{Vars: render.Vars{"name": "a", "topic": "b"}}); err != nil {
 		t.Fatal(err)
 	}
 	if len(lost) != 1 {
 		t.Fatalf("UsageLost heard %d failures, want 1", len(lost))
 	}
 	// Without usage at all, nothing is counted and nothing is lost.
-	if _, err := newRenderApp(nil, nil).Render(context.Background(), owner, "p1", given(RenderRequest{Vars: render.Vars{"name": "a", "topic": "b"}})); err != nil {
+	if _, err := prompt(t, newRenderApp(nil, nil), "p1").Render(context.Background(), RenderRequest{Vars: render.Vars{"name": "a", "topic": "b"}}); err != nil {
 		t.Fatal(err)
 	}
 }

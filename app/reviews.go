@@ -123,16 +123,13 @@ func (a *App) updateReview(ctx context.Context, p *quire.Principal, as *quire.As
 	return rv, nil
 }
 
-// reviewWrite is the start of every review change: the review store
-// checked, asset ref of kind resolved for p with write access, then in
-// read (only after the caller is authorized).
-func reviewWrite[T any](ctx context.Context, a *App, p *quire.Principal, kind quire.Kind, ref string, in Input[T]) (*quire.Asset, T, error) {
-	if _, err := a.reviewStore(); err != nil {
-		var zero T
-		return nil, zero, err
+// reviewStore is the review store when the caller has want on the
+// asset.
+func (h *Handle) reviewStore(want quire.Access) (quire.ReviewStore, error) {
+	if err := h.need(want); err != nil {
+		return nil, err
 	}
-	as, _, e, err := assetWrite(ctx, a, p, kind, ref, in)
-	return as, e, err
+	return h.app.reviewStore()
 }
 
 // reviewStore returns the review store, or EUNAVAILABLE when the version
@@ -145,12 +142,9 @@ func (a *App) reviewStore() (quire.ReviewStore, error) {
 }
 
 // OpenReview opens a review of draft n.
-func (a *App) OpenReview(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, n int, in Input[ReviewEdit]) (*ReviewView, error) {
-	rs, err := a.reviewStore()
-	if err != nil {
-		return nil, err
-	}
-	as, pr, e, err := assetWrite(ctx, a, p, kind, ref, in)
+func (h *Handle) OpenReview(ctx context.Context, n int, e ReviewEdit) (*ReviewView, error) {
+	a, p, as, pr := h.app, h.P, h.Asset, h.Project
+	rs, err := h.reviewStore(quire.AccessWrite)
 	if err != nil {
 		return nil, err
 	}
@@ -184,37 +178,29 @@ func (a *App) OpenReview(ctx context.Context, p *quire.Principal, kind quire.Kin
 }
 
 // Reviews lists a page of the asset's reviews in state ("" for any).
-func (a *App) Reviews(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, state quire.ReviewState) ([]*quire.Review, error) {
-	rs, err := a.reviewStore()
-	if err != nil {
-		return nil, err
-	}
-	as, err := a.Asset(ctx, p, kind, ref, quire.AccessRead)
+func (h *Handle) Reviews(ctx context.Context, state quire.ReviewState) ([]*quire.Review, error) {
+	rs, err := h.reviewStore(quire.AccessRead)
 	if err != nil {
 		return nil, err
 	}
 	if state != "" && !state.Valid() {
 		return nil, quire.Errorf(quire.EINVALID, "state must be open, merged or closed")
 	}
-	return rs.Reviews(ctx, as, state)
+	return rs.Reviews(ctx, h.Asset, state)
 }
 
 // Review reads review num with its files, comments, verdicts and whether
 // it can be merged.
-func (a *App) Review(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, num int) (*ReviewView, error) {
-	rs, err := a.reviewStore()
+func (h *Handle) Review(ctx context.Context, num int) (*ReviewView, error) {
+	rs, err := h.reviewStore(quire.AccessRead)
 	if err != nil {
 		return nil, err
 	}
-	as, pr, err := a.AssetIn(ctx, p, kind, ref, quire.AccessRead)
+	rt, err := rs.ReviewThread(ctx, h.Asset, num)
 	if err != nil {
 		return nil, err
 	}
-	rt, err := rs.ReviewThread(ctx, as, num)
-	if err != nil {
-		return nil, err
-	}
-	return a.reviewView(ctx, as, pr, rt)
+	return h.app.reviewView(ctx, h.Asset, h.Project, rt)
 }
 
 func (a *App) reviewView(ctx context.Context, as *quire.Asset, pr *quire.Project, rt *quire.ReviewThread) (*ReviewView, error) {
@@ -337,9 +323,9 @@ func judge(pol quire.ReviewPolicy, rt *quire.ReviewThread, canWrite func(userID 
 // Comment adds a comment to review num. A line comment names a path that
 // exists at the anchored commit (the head, or the base) and a line within
 // that file; it keeps the line's text so it can tell when it is outdated.
-func (a *App) Comment(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, num int, in Input[CommentEdit]) (*quire.Comment, error) {
-	as, e, err := reviewWrite(ctx, a, p, kind, ref, in)
-	if err != nil {
+func (h *Handle) Comment(ctx context.Context, num int, e CommentEdit) (*quire.Comment, error) {
+	a, p, as := h.app, h.P, h.Asset
+	if _, err := h.reviewStore(quire.AccessWrite); err != nil {
 		return nil, err
 	}
 	if e.Body == nil || strings.TrimSpace(*e.Body) == "" {
@@ -431,9 +417,9 @@ func findComment(rt *quire.ReviewThread, id string) *quire.Comment {
 
 // UpdateComment resolves or unresolves a comment (any editor), or edits
 // its body (its author only).
-func (a *App) UpdateComment(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, num int, id string, in Input[CommentPatch]) (*quire.Comment, error) {
-	as, e, err := reviewWrite(ctx, a, p, kind, ref, in)
-	if err != nil {
+func (h *Handle) UpdateComment(ctx context.Context, num int, id string, e CommentPatch) (*quire.Comment, error) {
+	a, p, as := h.app, h.P, h.Asset
+	if _, err := h.reviewStore(quire.AccessWrite); err != nil {
 		return nil, err
 	}
 	if e.Resolved == nil && e.Body == nil {
@@ -489,9 +475,9 @@ func (a *App) UpdateComment(ctx context.Context, p *quire.Principal, kind quire.
 // Verdict records p's verdict (approve or request_changes) on the head of
 // review num, replacing their earlier one. A self-approval is recorded;
 // the policy decides whether it counts.
-func (a *App) Verdict(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, num int, verdict string, in Input[VerdictEdit]) (*quire.Verdict, error) {
-	as, e, err := reviewWrite(ctx, a, p, kind, ref, in)
-	if err != nil {
+func (h *Handle) Verdict(ctx context.Context, num int, verdict string, e VerdictEdit) (*quire.Verdict, error) {
+	a, p, as := h.app, h.P, h.Asset
+	if _, err := h.reviewStore(quire.AccessWrite); err != nil {
 		return nil, err
 	}
 	v := &quire.Verdict{User: quire.ReviewUserOf(p.Actor()), Kind: verdict, CreatedAt: a.now().UTC()}
@@ -543,21 +529,18 @@ func shortID(c string) string {
 // CloseReview closes review num (its author or a project owner);
 // ReopenReview opens it again while its draft is still one and has no
 // other open review.
-func (a *App) CloseReview(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, num int) (*ReviewView, error) {
-	return a.setReviewState(ctx, p, kind, ref, num, quire.ReviewClosed)
+func (h *Handle) CloseReview(ctx context.Context, num int) (*ReviewView, error) {
+	return h.setReviewState(ctx, num, quire.ReviewClosed)
 }
 
 // ReopenReview reopens closed review num.
-func (a *App) ReopenReview(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, num int) (*ReviewView, error) {
-	return a.setReviewState(ctx, p, kind, ref, num, quire.ReviewOpen)
+func (h *Handle) ReopenReview(ctx context.Context, num int) (*ReviewView, error) {
+	return h.setReviewState(ctx, num, quire.ReviewOpen)
 }
 
-func (a *App) setReviewState(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, num int, to quire.ReviewState) (*ReviewView, error) {
-	rs, err := a.reviewStore()
-	if err != nil {
-		return nil, err
-	}
-	as, pr, err := a.AssetIn(ctx, p, kind, ref, quire.AccessWrite)
+func (h *Handle) setReviewState(ctx context.Context, num int, to quire.ReviewState) (*ReviewView, error) {
+	a, p, as, pr := h.app, h.P, h.Asset, h.Project
+	rs, err := h.reviewStore(quire.AccessWrite)
 	if err != nil {
 		return nil, err
 	}
@@ -688,7 +671,6 @@ func (a *App) pushReview(ctx context.Context, p *quire.Principal, as *quire.Asse
 	if err := p.CheckProject(pr, quire.AccessWrite); err != nil {
 		return []PushedReview{{Err: err}}
 	}
-	kind := as.Kind
 	open, err := a.reviews.Reviews(ctx, as, quire.ReviewOpen)
 	if err != nil {
 		return []PushedReview{{Err: err}}
@@ -701,7 +683,7 @@ func (a *App) pushReview(ctx context.Context, p *quire.Principal, as *quire.Asse
 			if t == "" {
 				t = "Draft " + strconv.Itoa(n)
 			}
-			v, err := a.OpenReview(ctx, p, kind, as.ID, n, func() (ReviewEdit, error) { return ReviewEdit{Title: &t}, nil })
+			v, err := a.handle(p, as, pr).OpenReview(ctx, n, ReviewEdit{Title: &t})
 			if err != nil {
 				out = append(out, PushedReview{Version: n, Err: err})
 				continue

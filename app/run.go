@@ -39,21 +39,12 @@ type RunUsage struct {
 	OutputTokens int64 `json:"output_tokens"`
 }
 
-// RunPrompt renders version ref of prompt id (the project-scoped route
-// resolves its slug to the id first) as render does and sends
+// RunPrompt renders version ref of the prompt as render does and sends
 // the messages to a model. It needs write access: a run spends the
 // operator's money, which readers may not.
-func (a *App) RunPrompt(ctx context.Context, p *quire.Principal, id string, ref VersionRef, in Input[RunRequest]) (*Run, error) {
-	as, err := a.Asset(ctx, p, quire.KindPrompt, id, quire.AccessWrite)
-	if err != nil {
-		return nil, err
-	}
-	return a.run(ctx, as, ref, in)
-}
-
-func (a *App) run(ctx context.Context, as *quire.Asset, ref VersionRef, in Input[RunRequest]) (*Run, error) {
-	req, err := in()
-	if err != nil {
+func (h *Handle) RunPrompt(ctx context.Context, ref VersionRef, req RunRequest) (*Run, error) {
+	a, as := h.app, h.Asset
+	if err := h.needPrompt(quire.AccessWrite); err != nil {
 		return nil, err
 	}
 	if a.llm == nil {
@@ -63,7 +54,7 @@ func (a *App) run(ctx context.Context, as *quire.Asset, ref VersionRef, in Input
 	if !ref.Live && ref.Label == "" {
 		rr.Version = &ref.Number
 	}
-	r, err := a.render(ctx, as, func() (RenderRequest, error) { return rr, nil })
+	r, err := a.render(ctx, as, rr)
 	if err != nil {
 		return nil, err
 	}

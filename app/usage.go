@@ -22,9 +22,9 @@ func (a *App) RecordRender(ctx context.Context, promptID string, version int) {
 // PromptUsage resolves prompt ref for p (read access) and returns the
 // render counts and last use of its versions. A server that records
 // no usage says so (EUNAVAILABLE).
-func (a *App) PromptUsage(ctx context.Context, p *quire.Principal, ref string) (*quire.PromptUsage, error) {
-	as, err := a.Asset(ctx, p, quire.KindPrompt, ref, quire.AccessRead)
-	if err != nil {
+func (h *Handle) PromptUsage(ctx context.Context) (*quire.PromptUsage, error) {
+	a, as := h.app, h.Asset
+	if err := h.needPrompt(quire.AccessRead); err != nil {
 		return nil, err
 	}
 	if a.usage == nil {

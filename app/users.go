@@ -58,12 +58,8 @@ func (a *App) applyUser(e *UserEdit, u *quire.User) error {
 
 // CreateUser creates a user (admins only): a member unless told
 // otherwise, named by the email when no name is given.
-func (a *App) CreateUser(ctx context.Context, p *quire.Principal, in Input[UserEdit]) (*quire.User, error) {
+func (a *App) CreateUser(ctx context.Context, p *quire.Principal, e UserEdit) (*quire.User, error) {
 	if err := p.CheckAdmin(); err != nil {
-		return nil, err
-	}
-	e, err := in()
-	if err != nil {
 		return nil, err
 	}
 	if e.Email == nil || e.Password == nil {
@@ -118,16 +114,12 @@ type UserUpdate struct {
 // disabling a user ends all of them, so re-enabling revives none (their
 // API keys are refused while disabled, by Authenticate, and work again
 // after: a key is a listed, revocable grant the user chose to make).
-func (a *App) UpdateUser(ctx context.Context, p *quire.Principal, id string, in Input[UserEdit]) (*UserUpdate, error) {
+func (a *App) UpdateUser(ctx context.Context, p *quire.Principal, id string, e UserEdit) (*UserUpdate, error) {
 	u, err := a.User(ctx, p, id)
 	if err != nil {
 		return nil, err
 	}
 	if err := p.CheckAccount(); err != nil {
-		return nil, err
-	}
-	e, err := in()
-	if err != nil {
 		return nil, err
 	}
 	if (e.Role != nil || e.Disabled != nil) && !p.IsAdmin() {

@@ -16,70 +16,60 @@ import (
 
 // CreateVersion opens a draft of the asset ref from base (the live
 // version, a version, or empty).
-func (a *App) CreateVersion(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, base quire.Base) (*quire.Asset, *quire.Version, error) {
-	as, err := a.Asset(ctx, p, kind, ref, quire.AccessWrite)
-	if err != nil {
-		return nil, nil, err
+func (h *Handle) CreateVersion(ctx context.Context, base quire.Base) (*quire.Version, error) {
+	a, p, as := h.app, h.P, h.Asset
+	if err := h.need(quire.AccessWrite); err != nil {
+		return nil, err
 	}
-	v, err := write(ctx, a, a.assetEvent(quire.EventVersionCreated, p.Actor(), as, 0, ""),
+	return write(ctx, a, a.assetEvent(quire.EventVersionCreated, p.Actor(), as, 0, ""),
 		func(ctx context.Context) (*quire.Version, error) {
 			return a.versions.CreateVersion(ctx, p.Actor(), as, base, nil)
 		},
 		a.versionMade(quire.EventVersionCreated, p.Actor(), as))
-	if err != nil {
-		return nil, nil, err
-	}
-	return as, v, nil
 }
 
 // Versions lists a page of the asset's versions in state ("" for any).
-func (a *App) Versions(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, state quire.VersionState, opts quire.ListOptions) (*quire.Asset, []*quire.Version, string, error) {
-	as, err := a.Asset(ctx, p, kind, ref, quire.AccessRead)
-	if err != nil {
-		return nil, nil, "", err
+func (h *Handle) Versions(ctx context.Context, state quire.VersionState, opts quire.ListOptions) ([]*quire.Version, string, error) {
+	if err := h.need(quire.AccessRead); err != nil {
+		return nil, "", err
 	}
 	switch state {
 	case "", quire.StateDraft, quire.StatePublished, quire.StateArchived:
 	default:
-		return nil, nil, "", quire.Errorf(quire.EINVALID, "state must be draft, published or archived")
+		return nil, "", quire.Errorf(quire.EINVALID, "state must be draft, published or archived")
 	}
-	if p.IsAnonymous() {
+	if h.P.IsAnonymous() {
 		// Anonymous callers see published versions only.
 		if state != "" && state != quire.StatePublished {
-			return as, []*quire.Version{}, "", nil
+			return []*quire.Version{}, "", nil
 		}
 		state = quire.StatePublished
 	}
-	pg, next, err := a.versions.VersionsPage(ctx, as, state, opts)
-	if err != nil {
-		return nil, nil, "", err
-	}
-	return as, pg, next, nil
+	return h.app.versions.VersionsPage(ctx, h.Asset, state, opts)
 }
 
 // Version returns version n of the asset.
-func (a *App) Version(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, n int) (*quire.Asset, *quire.Version, error) {
-	as, err := a.Asset(ctx, p, kind, ref, quire.AccessRead)
+func (h *Handle) Version(ctx context.Context, n int) (*quire.Version, error) {
+	if err := h.need(quire.AccessRead); err != nil {
+		return nil, err
+	}
+	v, err := h.app.versions.Version(ctx, h.Asset, n)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	v, err := a.versions.Version(ctx, as, n)
-	if err != nil {
-		return nil, nil, err
+	if err := checkReadable(h.P, v.State, n); err != nil {
+		return nil, err
 	}
-	if err := checkReadable(p, v.State, n); err != nil {
-		return nil, nil, err
-	}
-	return as, v, nil
+	return v, nil
 }
 
 // DeleteVersion deletes draft n; its number is never reused.
-func (a *App) DeleteVersion(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, n int) error {
-	as, err := a.Asset(ctx, p, kind, ref, quire.AccessWrite)
-	if err != nil {
+func (h *Handle) DeleteVersion(ctx context.Context, n int) error {
+	a, p, as := h.app, h.P, h.Asset
+	if err := h.need(quire.AccessWrite); err != nil {
 		return err
 	}
-	_, err = write(ctx, a, a.assetEvent(quire.EventVersionDeleted, p.Actor(), as, n, ""),
+	_, err := write(ctx, a, a.assetEvent(quire.EventVersionDeleted, p.Actor(), as, n, ""),
 		func(ctx context.Context) (struct{}, error) {
 			return struct{}{}, a.versions.DeleteVersion(ctx, p.Actor(), as, n)
 		},
@@ -108,21 +98,13 @@ func (a *App) draftGone(ctx context.Context, p *quire.Principal, as *quire.Asset
 
 // PublishVersion publishes draft n and makes it live, once it passes its
 // kind's publish check.
-func (a *App) PublishVersion(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, n int) (*quire.Asset, *quire.Version, error) {
-	return a.PublishVersionWith(ctx, p, kind, ref, n, func() (PublishOptions, error) { return PublishOptions{}, nil })
-}
-
-// PublishVersionWith is PublishVersion with review options: the project's
-// review policy gates the publish, under the same lock, and the draft's
-// open review is merged by it (reviews.go).
-func (a *App) PublishVersionWith(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, n int, in Input[PublishOptions]) (*quire.Asset, *quire.Version, error) {
-	as, pr, err := a.AssetIn(ctx, p, kind, ref, quire.AccessWrite)
-	if err != nil {
-		return nil, nil, err
-	}
-	o, err := in()
-	if err != nil {
-		return nil, nil, err
+// The project's review policy gates the publish, under the same lock, and
+// the draft's open review is merged by it (reviews.go); o overrides the
+// policy (an owner's, with a reason).
+func (h *Handle) PublishVersion(ctx context.Context, n int, o PublishOptions) (*quire.Version, error) {
+	a, p, as, pr := h.app, h.P, h.Asset, h.Project
+	if err := h.need(quire.AccessWrite); err != nil {
+		return nil, err
 	}
 	var merged *quire.Review // the draft's review, which the store merges
 	v, err := write(ctx, a, a.assetEvent(quire.EventVersionPublished, p.Actor(), as, n, ""),
@@ -154,17 +136,14 @@ func (a *App) PublishVersionWith(ctx context.Context, p *quire.Principal, kind q
 		// has done its own work, so the two do not contend.
 		a.projectChange(ctx, p, as, v.Commit, "", fmt.Sprintf("Publish %s v%d", as.Slug, v.Number))
 	}
-	if err != nil {
-		return nil, nil, err
-	}
-	return as, v, nil
+	return v, err
 }
 
 // PromoteVersion makes published version n live (a rollback when older).
-func (a *App) PromoteVersion(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, n int) (*quire.Asset, *quire.Version, error) {
-	as, err := a.Asset(ctx, p, kind, ref, quire.AccessWrite)
-	if err != nil {
-		return nil, nil, err
+func (h *Handle) PromoteVersion(ctx context.Context, n int) (*quire.Version, error) {
+	a, p, as := h.app, h.P, h.Asset
+	if err := h.need(quire.AccessWrite); err != nil {
+		return nil, err
 	}
 	v, err := write(ctx, a, a.assetEvent(quire.EventVersionPromoted, p.Actor(), as, n, ""),
 		func(ctx context.Context) (*quire.Version, error) {
@@ -174,58 +153,49 @@ func (a *App) PromoteVersion(ctx context.Context, p *quire.Principal, kind quire
 	if v != nil {
 		a.projectChange(ctx, p, as, v.Commit, "", fmt.Sprintf("Make %s v%d live", as.Slug, v.Number)) // after the events
 	}
-	if err != nil {
-		return nil, nil, err
-	}
-	return as, v, nil
+	return v, err
 }
 
 // ArchiveVersion archives a draft, or a published version that is not live.
-func (a *App) ArchiveVersion(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, n int) (*quire.Asset, *quire.Version, error) {
-	as, err := a.Asset(ctx, p, kind, ref, quire.AccessWrite)
-	if err != nil {
-		return nil, nil, err
+func (h *Handle) ArchiveVersion(ctx context.Context, n int) (*quire.Version, error) {
+	a, p, as := h.app, h.P, h.Asset
+	if err := h.need(quire.AccessWrite); err != nil {
+		return nil, err
 	}
-	v, err := write(ctx, a, a.assetEvent(quire.EventVersionArchived, p.Actor(), as, n, ""),
+	return write(ctx, a, a.assetEvent(quire.EventVersionArchived, p.Actor(), as, n, ""),
 		func(ctx context.Context) (*quire.Version, error) {
 			return a.versions.ArchiveVersion(ctx, p.Actor(), as, n)
 		},
 		func(ctx context.Context, v *quire.Version) (*quire.Event, error) {
 			return a.versionEvent(quire.EventVersionArchived, p.Actor(), as, v), a.draftGone(ctx, p, as, n)
 		})
-	if err != nil {
-		return nil, nil, err
-	}
-	return as, v, nil
 }
 
 // Diff compares the files of versions from and to.
-func (a *App) Diff(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, from, to int) ([]quire.FileDiff, error) {
+func (h *Handle) Diff(ctx context.Context, from, to int) ([]quire.FileDiff, error) {
+	if err := h.need(quire.AccessRead); err != nil {
+		return nil, err
+	}
 	if from <= 0 || to <= 0 {
 		return nil, quire.Errorf(quire.EINVALID, "from and to must be positive version numbers")
 	}
-	as, err := a.Asset(ctx, p, kind, ref, quire.AccessRead)
-	if err != nil {
-		return nil, err
-	}
 	for _, n := range []int{from, to} {
-		if err := a.readableVersion(ctx, p, as, n); err != nil {
+		if err := h.app.readableVersion(ctx, h.P, h.Asset, n); err != nil {
 			return nil, err
 		}
 	}
-	return a.versions.Diff(ctx, as, from, to)
+	return h.app.versions.Diff(ctx, h.Asset, from, to)
 }
 
 // History is a page of the commits of the asset's repository.
-func (a *App) History(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, opts quire.ListOptions) ([]quire.Commit, string, error) {
-	if err := requireCredential(p); err != nil {
+func (h *Handle) History(ctx context.Context, opts quire.ListOptions) ([]quire.Commit, string, error) {
+	if err := requireCredential(h.P); err != nil {
 		return nil, "", err // history shows drafts' commits
 	}
-	as, err := a.Asset(ctx, p, kind, ref, quire.AccessRead)
-	if err != nil {
+	if err := h.need(quire.AccessRead); err != nil {
 		return nil, "", err
 	}
-	return a.versions.History(ctx, as, opts)
+	return h.app.versions.History(ctx, h.Asset, opts)
 }
 
 // publishCheck is the rule version n of as must pass to be published; the

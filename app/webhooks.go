@@ -136,16 +136,12 @@ func (a *App) applyWebhook(ctx context.Context, pr *quire.Project, w *quire.Webh
 // CreateWebhook subscribes a receiver to the project's events (project
 // owners). secret is the signing secret, "whsec_" and base64: shown only
 // here.
-func (a *App) CreateWebhook(ctx context.Context, p *quire.Principal, project string, in Input[WebhookInput]) (*quire.Webhook, string, error) {
-	pr, err := a.Project(ctx, p, project, quire.AccessAdmin)
-	if err != nil {
+func (h *ProjectHandle) CreateWebhook(ctx context.Context, req WebhookInput) (*quire.Webhook, string, error) {
+	a, pr := h.app, h.Project
+	if err := h.need(quire.AccessAdmin); err != nil {
 		return nil, "", err
 	}
 	if err := a.webhooksOffered(); err != nil {
-		return nil, "", err
-	}
-	req, err := in()
-	if err != nil {
 		return nil, "", err
 	}
 	now := a.now().UTC()
@@ -166,9 +162,9 @@ func (a *App) CreateWebhook(ctx context.Context, p *quire.Principal, project str
 }
 
 // Webhooks lists the project's webhooks (project owners).
-func (a *App) Webhooks(ctx context.Context, p *quire.Principal, project string) ([]*quire.Webhook, error) {
-	pr, err := a.Project(ctx, p, project, quire.AccessAdmin)
-	if err != nil {
+func (h *ProjectHandle) Webhooks(ctx context.Context) ([]*quire.Webhook, error) {
+	a, pr := h.app, h.Project
+	if err := h.need(quire.AccessAdmin); err != nil {
 		return nil, err
 	}
 	if err := a.webhooksOffered(); err != nil {
@@ -178,9 +174,9 @@ func (a *App) Webhooks(ctx context.Context, p *quire.Principal, project string) 
 }
 
 // Webhook reads one webhook (project owners).
-func (a *App) Webhook(ctx context.Context, p *quire.Principal, project, id string) (*quire.Webhook, error) {
-	pr, err := a.Project(ctx, p, project, quire.AccessAdmin)
-	if err != nil {
+func (h *ProjectHandle) Webhook(ctx context.Context, id string) (*quire.Webhook, error) {
+	a, pr := h.app, h.Project
+	if err := h.need(quire.AccessAdmin); err != nil {
 		return nil, err
 	}
 	if err := a.webhooksOffered(); err != nil {
@@ -190,19 +186,15 @@ func (a *App) Webhook(ctx context.Context, p *quire.Principal, project, id strin
 }
 
 // UpdateWebhook changes a webhook (project owners).
-func (a *App) UpdateWebhook(ctx context.Context, p *quire.Principal, project, id string, in Input[WebhookInput]) (*quire.Webhook, error) {
-	pr, err := a.Project(ctx, p, project, quire.AccessAdmin)
-	if err != nil {
+func (h *ProjectHandle) UpdateWebhook(ctx context.Context, id string, req WebhookInput) (*quire.Webhook, error) {
+	a, pr := h.app, h.Project
+	if err := h.need(quire.AccessAdmin); err != nil {
 		return nil, err
 	}
 	if err := a.webhooksOffered(); err != nil {
 		return nil, err
 	}
 	if _, err := a.ev.Webhooks.Webhook(ctx, pr.ID, id); err != nil {
-		return nil, err
-	}
-	req, err := in()
-	if err != nil {
 		return nil, err
 	}
 	w, err := a.ev.Webhooks.UpdateWebhook(ctx, pr.ID, id, func(w *quire.Webhook) error {
@@ -216,9 +208,9 @@ func (a *App) UpdateWebhook(ctx context.Context, p *quire.Principal, project, id
 }
 
 // DeleteWebhook removes a webhook and its delivery log (project owners).
-func (a *App) DeleteWebhook(ctx context.Context, p *quire.Principal, project, id string) error {
-	pr, err := a.Project(ctx, p, project, quire.AccessAdmin)
-	if err != nil {
+func (h *ProjectHandle) DeleteWebhook(ctx context.Context, id string) error {
+	a, pr := h.app, h.Project
+	if err := h.need(quire.AccessAdmin); err != nil {
 		return err
 	}
 	if err := a.webhooksOffered(); err != nil {
@@ -233,9 +225,9 @@ func (a *App) DeleteWebhook(ctx context.Context, p *quire.Principal, project, id
 
 // RotateWebhookSecret gives the webhook a new signing secret, returned
 // once; the old one keeps signing beside it for 24 hours.
-func (a *App) RotateWebhookSecret(ctx context.Context, p *quire.Principal, project, id string) (*quire.Webhook, string, error) {
-	pr, err := a.Project(ctx, p, project, quire.AccessAdmin)
-	if err != nil {
+func (h *ProjectHandle) RotateWebhookSecret(ctx context.Context, id string) (*quire.Webhook, string, error) {
+	a, pr := h.app, h.Project
+	if err := h.need(quire.AccessAdmin); err != nil {
 		return nil, "", err
 	}
 	if err := a.webhooksOffered(); err != nil {
@@ -267,16 +259,12 @@ func (a *App) RotateWebhookSecret(ctx context.Context, p *quire.Principal, proje
 }
 
 // WebhookDeliveries lists a page of the webhook's attempts, newest first.
-func (a *App) WebhookDeliveries(ctx context.Context, p *quire.Principal, project, id string, opts Input[quire.ListOptions]) ([]*quire.Delivery, string, error) {
-	w, err := a.Webhook(ctx, p, project, id)
+func (h *ProjectHandle) WebhookDeliveries(ctx context.Context, id string, o quire.ListOptions) ([]*quire.Delivery, string, error) {
+	w, err := h.Webhook(ctx, id)
 	if err != nil {
 		return nil, "", err
 	}
-	o, err := opts()
-	if err != nil {
-		return nil, "", err
-	}
-	ds, next, err := a.ev.Webhooks.Deliveries(ctx, w.ProjectID, w.ID, o.Cursor, o.Limit)
+	ds, next, err := h.app.ev.Webhooks.Deliveries(ctx, w.ProjectID, w.ID, o.Cursor, o.Limit)
 	if ds == nil {
 		ds = []*quire.Delivery{}
 	}
@@ -284,8 +272,9 @@ func (a *App) WebhookDeliveries(ctx context.Context, p *quire.Principal, project
 }
 
 // Redeliver queues the event of delivery d for another attempt now.
-func (a *App) Redeliver(ctx context.Context, p *quire.Principal, project, id, deliveryID string) error {
-	w, err := a.Webhook(ctx, p, project, id)
+func (h *ProjectHandle) Redeliver(ctx context.Context, id, deliveryID string) error {
+	a := h.app
+	w, err := h.Webhook(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -342,8 +331,9 @@ func (a *App) findEvent(ctx context.Context, project, id string) (*quire.Event, 
 }
 
 // PingWebhook sends the webhook a ping event now.
-func (a *App) PingWebhook(ctx context.Context, p *quire.Principal, project, id string) (*quire.Event, error) {
-	w, err := a.Webhook(ctx, p, project, id)
+func (h *ProjectHandle) PingWebhook(ctx context.Context, id string) (*quire.Event, error) {
+	a, p := h.app, h.P
+	w, err := h.Webhook(ctx, id)
 	if err != nil {
 		return nil, err
 	}

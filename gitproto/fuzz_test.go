@@ -112,7 +112,7 @@ func FuzzReceivePack(f *testing.F) {
 		before := refFiles(t, pe.dir)
 		packs := listDir(t, filepath.Join(pe.dir, "objects", "pack"))
 		var out bytes.Buffer
-		err := pe.g.ReceivePack(context.Background(), quire.GitPush{Asset: pe.a, By: tester}, bytes.NewReader(body), &out)
+		err := pe.g.ReceivePack(context.Background(), quire.GitPush{Asset: pe.a, By: tester, Hooks: draftRule{}}, bytes.NewReader(body), &out)
 		if err != nil && quire.ErrorCode(err) != quire.EINVALID {
 			t.Fatalf("%v is %s, want invalid", err, quire.ErrorCode(err))
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/memory"
 	"github.com/quire/quire"
+	"github.com/quire/quire/app"
 	"github.com/quire/quire/gitstore"
 )
 
@@ -222,7 +223,7 @@ func (pe *pushEnv) push(t *testing.T, old, new plumbing.Hash, ref string, pack [
 	t.Helper()
 	body := pkts(fmt.Sprintf("%s %s %s\x00report-status\n", old, new, ref)) + "0000" + string(pack)
 	var out bytes.Buffer
-	if err := pe.g.ReceivePack(context.Background(), quire.GitPush{Asset: pe.a, By: tester}, strings.NewReader(body), &out); err != nil {
+	if err := pe.g.ReceivePack(context.Background(), quire.GitPush{Asset: pe.a, By: tester, Hooks: draftRule{}}, strings.NewReader(body), &out); err != nil {
 		t.Fatal(err)
 	}
 	return out.String()
@@ -439,4 +440,12 @@ func TestUploadPackNegotiation(t *testing.T) {
 	if got != pkts("ERR upload-pack: not our ref "+hidden.String()+"\n") {
 		t.Fatalf("hidden want: %q", got)
 	}
+}
+
+// draftRule are push hooks with app's draft rule alone: the protocol's
+// tests push as app.Push would, without its events.
+type draftRule struct{ admitAll }
+
+func (draftRule) Admit(refs quire.DraftRefs, m quire.DraftMove) error {
+	return app.AdmitDraftMove(refs, m)
 }

@@ -33,7 +33,6 @@ const (
 	reasonMain     = "main is the live version; it moves only when a version is published or promoted through the API"
 	reasonTag      = "tags are made by publishing a version through the API"
 	reasonOtherRef = "only refs/heads/draft/<N> of an existing draft can be pushed"
-	reasonNonFF    = "non-fast-forward: fetch, then merge or rebase before pushing"
 	reasonAtomic   = "atomic push failed: another ref was refused"
 	reasonFsck     = "fsck error in packed object"
 )
@@ -152,15 +151,20 @@ func (srv *Server) ReceivePack(ctx context.Context, p quire.GitPush, body io.Rea
 			return err
 		}
 	}
+	hooks := p.Hooks
+	if hooks == nil {
+		hooks = admitAll{}
+	}
 	push, err := srv.b.openPush(p.Asset)
 	if err != nil {
 		return err
 	}
 	defer push.Close()
+	refused := hooks.Refused()
 	needPack := false
 	for _, c := range cmds {
-		if p.Refused != nil {
-			c.refuse("%s", quire.ErrorMessage(p.Refused))
+		if refused != nil {
+			c.refuse("%s", quire.ErrorMessage(refused))
 		}
 		classify(c)
 		needPack = needPack || !c.new.IsZero()
@@ -169,7 +173,7 @@ func (srv *Server) ReceivePack(ctx context.Context, p quire.GitPush, body io.Rea
 	unpack := "ok"
 	received := false
 	if needPack {
-		if p.Refused != nil {
+		if refused != nil {
 			io.Copy(io.Discard, io.LimitReader(pr.r, srv.opts.MaxPushBytes))
 		} else if err := push.Receive(pr.r); err != nil {
 			unpack = quire.ErrorMessage(err)
@@ -242,8 +246,8 @@ func (srv *Server) ReceivePack(ctx context.Context, p quire.GitPush, body io.Rea
 	// Intents of the moves are recorded before them, so a crash between a
 	// move and its event loses no event (app/intents.go).
 	announced := false
-	if moving := draftMoves(cmds); p.Moving != nil && len(moving) > 0 {
-		if err := p.Moving(ctx, moving); err != nil {
+	if moving := draftMoves(cmds); len(moving) > 0 {
+		if err := hooks.Moving(ctx, moving); err != nil {
 			srv.opts.OnError("receive-pack", err)
 			for _, c := range cmds {
 				c.refuse("the push could not be recorded in the event log")
@@ -252,32 +256,30 @@ func (srv *Server) ReceivePack(ctx context.Context, p quire.GitPush, body io.Rea
 			announced = true
 		}
 	}
-	applyErr := applyPush(push, p.By, cmds, caps["atomic"])
+	applyErr := applyPush(push, hooks, p.By, cmds, caps["atomic"])
 	if applyErr != nil {
 		srv.opts.OnError("receive-pack", applyErr)
 		for _, c := range cmds {
 			c.refuse("internal error")
 		}
 	}
-	if p.Moved != nil {
-		// The drafts moved: their events are recorded before the report
-		// says "ok", as an API write's are before its answer.
-		var moves []quire.DraftMove
-		if applyErr == nil {
-			moves = draftMoves(cmds)
-		}
-		if len(moves) > 0 || announced {
-			if err := p.Moved(ctx, moves, applyErr); err != nil {
-				srv.opts.OnError("receive-pack", err)
-				for _, c := range cmds {
-					c.refuse("the draft moved, but its event could not be recorded")
-				}
+	// The drafts moved: their events are recorded before the report says
+	// "ok", as an API write's are before its answer.
+	var moves []quire.DraftMove
+	if applyErr == nil {
+		moves = draftMoves(cmds)
+	}
+	if len(moves) > 0 || announced {
+		if err := hooks.Moved(ctx, moves, applyErr); err != nil {
+			srv.opts.OnError("receive-pack", err)
+			for _, c := range cmds {
+				c.refuse("the draft moved, but its event could not be recorded")
 			}
 		}
 	}
 
 	var notes []string
-	if p.Options != nil && len(options) > 0 {
+	if len(options) > 0 {
 		var moved []int
 		for _, c := range cmds {
 			if c.reason == "" && c.draft > 0 {
@@ -285,7 +287,7 @@ func (srv *Server) ReceivePack(ctx context.Context, p quire.GitPush, body io.Rea
 			}
 		}
 		if len(moved) > 0 {
-			notes = p.Options(ctx, options, moved)
+			notes = hooks.Options(ctx, options, moved)
 		}
 	}
 
@@ -327,10 +329,6 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// applyPush updates the refs of the accepted commands under the
-// repository's write lock: each draft must still be a draft at the commit
-// the client saw (compare-and-swap), and move forward. Each move is
-// recorded on the versions log as by's.
 // draftMoves are the ref updates of cmds not refused.
 func draftMoves(cmds []*pushCommand) []quire.DraftMove {
 	var moves []quire.DraftMove
@@ -342,7 +340,12 @@ func draftMoves(cmds []*pushCommand) []quire.DraftMove {
 	return moves
 }
 
-func applyPush(push Push, by quire.Actor, cmds []*pushCommand, atomic bool) error {
+// applyPush updates the refs of the accepted commands under the
+// repository's write lock: hooks admit each move (app: the draft must
+// still be a draft at the commit the client saw, and move forward), then
+// each ref moves by compare-and-swap, recorded on the versions log as
+// by's.
+func applyPush(push Push, hooks quire.PushHooks, by quire.Actor, cmds []*pushCommand, atomic bool) error {
 	pending := false
 	for _, c := range cmds {
 		pending = pending || c.reason == ""
@@ -359,28 +362,13 @@ func applyPush(push Push, by quire.Actor, cmds []*pushCommand, atomic bool) erro
 		if c.reason != "" {
 			continue
 		}
-		state, commit, err := push.Draft(c.draft)
-		if quire.ErrorCode(err) == quire.ENOTFOUND {
-			c.refuse("draft %d does not exist; create it through the API", c.draft)
-			continue
-		}
-		if err != nil {
+		err := hooks.Admit(draftRefs{push}, quire.DraftMove{Version: c.draft, Old: c.old.String(), New: c.new.String()})
+		switch {
+		case err == nil:
+		case quire.ErrorCode(err) == quire.EINTERNAL:
 			return err
-		}
-		if state != quire.StateDraft {
-			c.refuse("version %d is %s; only a draft accepts pushes", c.draft, state)
-			continue
-		}
-		if commit != c.old {
-			c.refuse("draft %d is at %s, not %s: fetch and retry", c.draft, gitstore.ShortHash(commit), gitstore.ShortHash(c.old))
-			continue
-		}
-		ff, err := push.IsAncestor(commit, c.new)
-		if err != nil {
-			return err
-		}
-		if !ff {
-			c.refuse(reasonNonFF)
+		default:
+			c.refuse("%s", quire.ErrorMessage(err))
 		}
 	}
 	accepted := 0
@@ -416,3 +404,31 @@ func applyPush(push Push, by quire.Actor, cmds []*pushCommand, atomic bool) erro
 	}
 	return nil
 }
+
+// draftRefs is a Push as PushHooks.Admit reads it: commits as hex ids.
+type draftRefs struct{ push Push }
+
+func (r draftRefs) Draft(n int) (quire.VersionState, string, error) {
+	state, commit, err := r.push.Draft(n)
+	return state, commit.String(), err
+}
+
+func (r draftRefs) IsAncestor(old, new string) (bool, error) {
+	a, okA := parseHash(old)
+	b, okB := parseHash(new)
+	if !okA || !okB {
+		return false, quire.Errorf(quire.EINVALID, "not a commit id")
+	}
+	return r.push.IsAncestor(a, b)
+}
+
+// admitAll are the hooks of a push without a use case (the protocol's
+// own tests): every update the protocol accepts moves, by
+// compare-and-swap, and nothing is recorded.
+type admitAll struct{}
+
+func (admitAll) Refused() error                                        { return nil }
+func (admitAll) Admit(quire.DraftRefs, quire.DraftMove) error          { return nil }
+func (admitAll) Moving(context.Context, []quire.DraftMove) error       { return nil }
+func (admitAll) Moved(context.Context, []quire.DraftMove, error) error { return nil }
+func (admitAll) Options(context.Context, []string, []int) []string     { return nil }

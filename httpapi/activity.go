@@ -14,9 +14,16 @@ func (s *Server) activityRoutes(g *gin.RouterGroup) {
 // projectActivity answers the changes to a project and its skills and
 // prompts, newest first, a page at a time.
 func (s *Server) projectActivity(c *gin.Context) {
-	feed, next, err := s.app.Activity(c.Request.Context(), principal(c), c.Param("projectID"), func() (quire.ListOptions, error) {
-		return listOptions(c)
-	})
+	h, ok := s.openProject(c, quire.AccessRead)
+	if !ok {
+		return
+	}
+	opts, err := listOptions(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	feed, next, err := h.Activity(c.Request.Context(), opts)
 	if err != nil {
 		s.fail(c, err)
 		return

@@ -48,11 +48,15 @@ type keyRequest struct {
 }
 
 func (s *Server) createKey(c *gin.Context) {
-	nk, err := s.app.CreateAPIKey(c.Request.Context(), principal(c), func() (app.KeyEdit, error) {
-		var req keyRequest
-		err := s.decode(c, &req)
-		return app.KeyEdit(req), err
-	})
+	if err := principal(c).CheckAccount(); err != nil {
+		s.fail(c, err) // before the body is read
+		return
+	}
+	var req keyRequest
+	if !s.bind(c, &req) {
+		return
+	}
+	nk, err := s.app.CreateAPIKey(c.Request.Context(), principal(c), app.KeyEdit(req))
 	if err != nil {
 		s.fail(c, err)
 		return

@@ -138,7 +138,7 @@ func (s *Server) skillArchive(f skillpack.Format) gin.HandlerFunc {
 			s.fail(c, err)
 			return
 		}
-		ar, err := s.app.SkillArchive(c.Request.Context(), principal(c), c.Param("id"), ref, f)
+		ar, err := handle(c).SkillArchive(c.Request.Context(), ref, f)
 		if err != nil {
 			s.fail(c, err)
 			return

@@ -30,9 +30,12 @@ func (s *Server) startEvaluation(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	e, err := s.app.StartEvaluation(c.Request.Context(), principal(c), c.Param("id"), ref, func() (app.EvaluationRequest, error) {
-		return s.readEvaluation(c)
-	})
+	req, err := s.readEvaluation(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	e, err := handle(c).StartEvaluation(c.Request.Context(), ref, req)
 	if err == nil {
 		c.Header("Location", "/v1/prompts/"+e.PromptID+"/versions/"+strconv.Itoa(e.Version)+"/evaluations/"+e.ID)
 	}
@@ -85,7 +88,7 @@ func (s *Server) getEvaluation(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	v, err := s.app.Evaluation(c.Request.Context(), principal(c), c.Param("id"), ref, c.Param("evaluationID"))
+	v, err := handle(c).Evaluation(c.Request.Context(), ref, c.Param("evaluationID"))
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -100,9 +103,12 @@ func (s *Server) listEvaluations(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	pg, next, err := s.app.Evaluations(c.Request.Context(), principal(c), c.Param("id"), ref, func() (quire.ListOptions, error) {
-		return listOptions(c)
-	})
+	opts, err := listOptions(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	pg, next, err := handle(c).Evaluations(c.Request.Context(), ref, opts)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -117,6 +123,6 @@ func (s *Server) cancelEvaluation(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	e, err := s.app.CancelEvaluation(c.Request.Context(), principal(c), c.Param("id"), ref, c.Param("evaluationID"))
+	e, err := handle(c).CancelEvaluation(c.Request.Context(), ref, c.Param("evaluationID"))
 	s.respond(c, http.StatusOK, "evaluation", e, err)
 }

@@ -33,28 +33,26 @@ const retryMS = 2000
 
 // eventQuery reads ?after=, ?limit=, ?types= and ?assets= (and, for the
 // stream, Last-Event-ID).
-func eventQuery(c *gin.Context, stream bool) app.Input[app.EventQuery] {
-	return func() (app.EventQuery, error) {
-		q := app.EventQuery{After: c.Query("after"), Limit: 50}
-		if stream && q.After == "" {
-			q.After = c.GetHeader("Last-Event-ID")
-		}
-		if len(q.After) > 64 {
-			return q, quire.Errorf(quire.EINVALID, "after must be an event id")
-		}
-		if l := c.Query("limit"); l != "" {
-			n, err := strconv.Atoi(l)
-			if err != nil || n < 1 || n > 500 {
-				return q, quire.Errorf(quire.EINVALID, "limit must be an integer from 1 to 500")
-			}
-			q.Limit = n
-		}
-		for _, t := range splitList(c.Query("types")) {
-			q.Filter.Types = append(q.Filter.Types, quire.EventType(t))
-		}
-		q.Filter.Assets = splitList(c.Query("assets"))
-		return q, nil
+func eventQuery(c *gin.Context, stream bool) (app.EventQuery, error) {
+	q := app.EventQuery{After: c.Query("after"), Limit: 50}
+	if stream && q.After == "" {
+		q.After = c.GetHeader("Last-Event-ID")
 	}
+	if len(q.After) > 64 {
+		return q, quire.Errorf(quire.EINVALID, "after must be an event id")
+	}
+	if l := c.Query("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > 500 {
+			return q, quire.Errorf(quire.EINVALID, "limit must be an integer from 1 to 500")
+		}
+		q.Limit = n
+	}
+	for _, t := range splitList(c.Query("types")) {
+		q.Filter.Types = append(q.Filter.Types, quire.EventType(t))
+	}
+	q.Filter.Assets = splitList(c.Query("assets"))
+	return q, nil
 }
 
 func splitList(s string) []string {
@@ -81,8 +79,17 @@ func wantsStream(c *gin.Context) bool {
 // for polling clients.
 func (s *Server) projectEvents(c *gin.Context) {
 	ctx := c.Request.Context()
+	ph, ok := s.openProject(c, quire.AccessRead)
+	if !ok {
+		return
+	}
+	q, err := eventQuery(c, wantsStream(c))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
 	if !wantsStream(c) {
-		evs, err := s.app.Events(ctx, principal(c), c.Param("projectID"), eventQuery(c, false))
+		evs, err := ph.Events(ctx, q)
 		if err != nil {
 			s.fail(c, err)
 			return
@@ -94,7 +101,7 @@ func (s *Server) projectEvents(c *gin.Context) {
 	if !p.IsAnonymous() {
 		token = bearer(c.Request)
 	}
-	sub, err := s.app.Subscribe(ctx, p, token, c.Param("projectID"), eventQuery(c, true))
+	sub, err := ph.Subscribe(ctx, token, q)
 	if err != nil {
 		s.fail(c, err)
 		return

@@ -4,18 +4,17 @@ import (
 	"net/http"
 
 	"github.com/gin-gonic/gin"
-	"github.com/quire/quire"
 	"github.com/quire/quire/app"
 )
 
 // Labels (docs/reviews.md): thin doors into app/labels.go, mounted with
 // the asset routes; documented in reviewAPIRoutes.
-func (s *Server) labelRoutes(g *gin.RouterGroup, kind quire.Kind) {
+func (s *Server) labelRoutes(g *gin.RouterGroup) {
 	pl := "/labels"
-	g.GET(pl, s.listLabels(kind))
-	g.PUT(pl+"/:name", s.setLabel(kind))
-	g.DELETE(pl+"/:name", s.deleteLabel(kind))
-	g.GET(pl+"/:name/history", s.labelHistory(kind))
+	g.GET(pl, s.listLabels)
+	g.PUT(pl+"/:name", s.writes, s.setLabel)
+	g.DELETE(pl+"/:name", s.writes, s.deleteLabel)
+	g.GET(pl+"/:name/history", s.labelHistory)
 }
 
 // labelRequest moves a label; override and reason are an owner's way
@@ -33,42 +32,33 @@ type labelDeleteRequest struct {
 	Reason   string `json:"reason"`
 }
 
-func (s *Server) listLabels(kind quire.Kind) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		ls, err := s.app.Labels(c.Request.Context(), principal(c), kind, c.Param("id"))
-		s.respond(c, http.StatusOK, "labels", ls, err)
-	}
+func (s *Server) listLabels(c *gin.Context) {
+	ls, err := handle(c).Labels(c.Request.Context())
+	s.respond(c, http.StatusOK, "labels", ls, err)
 }
 
-func (s *Server) setLabel(kind quire.Kind) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		l, err := s.app.SetLabel(c.Request.Context(), principal(c), kind, c.Param("id"), c.Param("name"), func() (app.LabelEdit, error) {
-			var req labelRequest
-			err := s.decode(c, &req)
-			return app.LabelEdit(req), err
-		})
-		s.respond(c, http.StatusOK, "label", l, err)
+func (s *Server) setLabel(c *gin.Context) {
+	var req labelRequest
+	if !s.bind(c, &req) {
+		return
 	}
+	l, err := handle(c).SetLabel(c.Request.Context(), c.Param("name"), app.LabelEdit(req))
+	s.respond(c, http.StatusOK, "label", l, err)
 }
 
-func (s *Server) deleteLabel(kind quire.Kind) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		err := s.app.DeleteLabel(c.Request.Context(), principal(c), kind, c.Param("id"), c.Param("name"), func() (app.LabelDelete, error) {
-			var req labelDeleteRequest
-			err := s.decodeOptional(c, &req)
-			return app.LabelDelete(req), err
-		})
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		c.Status(http.StatusNoContent)
+func (s *Server) deleteLabel(c *gin.Context) {
+	var req labelDeleteRequest
+	if !s.bindOptional(c, &req) {
+		return
 	}
+	if err := handle(c).DeleteLabel(c.Request.Context(), c.Param("name"), app.LabelDelete(req)); err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
 }
 
-func (s *Server) labelHistory(kind quire.Kind) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		h, err := s.app.LabelHistory(c.Request.Context(), principal(c), kind, c.Param("id"), c.Param("name"))
-		s.respond(c, http.StatusOK, "history", h, err)
-	}
+func (s *Server) labelHistory(c *gin.Context) {
+	moves, err := handle(c).LabelHistory(c.Request.Context(), c.Param("name"))
+	s.respond(c, http.StatusOK, "history", moves, err)
 }

@@ -35,9 +35,12 @@ func (s *Server) readPayload(c *gin.Context) (app.PayloadInput, error) {
 }
 
 func (s *Server) createPayload(c *gin.Context) {
-	p, err := s.app.CreatePayload(c.Request.Context(), principal(c), c.Param("id"), func() (app.PayloadInput, error) {
-		return s.readPayload(c)
-	})
+	in, err := s.readPayload(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	p, err := handle(c).CreatePayload(c.Request.Context(), in)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -47,9 +50,12 @@ func (s *Server) createPayload(c *gin.Context) {
 }
 
 func (s *Server) listPayloads(c *gin.Context) {
-	pg, next, err := s.app.Payloads(c.Request.Context(), principal(c), c.Param("id"), func() (quire.ListOptions, error) {
-		return listOptions(c)
-	})
+	opts, err := listOptions(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	pg, next, err := handle(c).Payloads(c.Request.Context(), opts)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -58,20 +64,23 @@ func (s *Server) listPayloads(c *gin.Context) {
 }
 
 func (s *Server) getPayload(c *gin.Context) {
-	p, err := s.app.Payload(c.Request.Context(), principal(c), c.Param("id"), c.Param("payloadID"))
+	p, err := handle(c).Payload(c.Request.Context(), c.Param("payloadID"))
 	s.respond(c, http.StatusOK, "payload", p, err)
 }
 
 // updatePayload replaces a payload's variables, and its name when given.
 func (s *Server) updatePayload(c *gin.Context) {
-	p, err := s.app.UpdatePayload(c.Request.Context(), principal(c), c.Param("id"), c.Param("payloadID"), func() (app.PayloadInput, error) {
-		return s.readPayload(c)
-	})
+	in, err := s.readPayload(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	p, err := handle(c).UpdatePayload(c.Request.Context(), c.Param("payloadID"), in)
 	s.respond(c, http.StatusOK, "payload", p, err)
 }
 
 func (s *Server) deletePayload(c *gin.Context) {
-	if err := s.app.DeletePayload(c.Request.Context(), principal(c), c.Param("id"), c.Param("payloadID")); err != nil {
+	if err := handle(c).DeletePayload(c.Request.Context(), c.Param("payloadID")); err != nil {
 		s.fail(c, err)
 		return
 	}

@@ -38,15 +38,12 @@ type metaCreateRequest struct {
 	Visibility  *string `json:"visibility,omitempty" enum:"private,public"`
 }
 
-// metaInput decodes the request body (a metaRequest, or a
-// metaCreateRequest on create) into a name, slug and description edit,
-// when app asks.
-func metaInput[R metaRequest | metaCreateRequest](s *Server, c *gin.Context) app.Input[app.MetaEdit] {
-	return func() (app.MetaEdit, error) {
-		var req R
-		err := s.decode(c, &req)
-		return app.MetaEdit(req), err
-	}
+// decodeMeta decodes the request body (a metaRequest, or a
+// metaCreateRequest on create) into a name, slug and description edit.
+func decodeMeta[R metaRequest | metaCreateRequest](s *Server, c *gin.Context) (app.MetaEdit, error) {
+	var req R
+	err := s.decode(c, &req)
+	return app.MetaEdit(req), err
 }
 
 // projectRequest is the body that updates a project: its metadata and
@@ -56,22 +53,34 @@ type projectRequest struct {
 	ReviewPolicy *quire.ReviewPolicy `json:"review_policy"`
 }
 
-// projectInput decodes a project update, when app asks.
-func (s *Server) projectInput(c *gin.Context) app.Input[app.ProjectEdit] {
-	return func() (app.ProjectEdit, error) {
-		var req projectRequest
-		err := s.decode(c, &req)
-		return app.ProjectEdit{MetaEdit: app.MetaEdit(req.metaRequest), ReviewPolicy: req.ReviewPolicy}, err
-	}
-}
-
 // project loads the project in the path and checks the caller's access.
 func (s *Server) project(c *gin.Context, want quire.Access) (*quire.Project, error) {
 	return s.app.Project(c.Request.Context(), principal(c), c.Param("projectID"), want)
 }
 
+// openProject opens the project in the path for the caller with want,
+// the access its route needs before its request is read (the use case
+// checks again); a failure has been answered when it reports false.
+func (s *Server) openProject(c *gin.Context, want quire.Access) (*app.ProjectHandle, bool) {
+	h, err := s.app.OpenProject(c.Request.Context(), principal(c), c.Param("projectID"), want)
+	if err != nil {
+		s.fail(c, err)
+		return nil, false
+	}
+	return h, true
+}
+
 func (s *Server) createProject(c *gin.Context) {
-	pr, err := s.app.CreateProject(c.Request.Context(), principal(c), metaInput[metaCreateRequest](s, c))
+	if err := principal(c).CheckAccount(); err != nil {
+		s.fail(c, err) // before the body is read
+		return
+	}
+	e, err := decodeMeta[metaCreateRequest](s, c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	pr, err := s.app.CreateProject(c.Request.Context(), principal(c), e)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -109,7 +118,15 @@ func (s *Server) getProject(c *gin.Context) {
 }
 
 func (s *Server) updateProject(c *gin.Context) {
-	pr, err := s.app.UpdateProject(c.Request.Context(), principal(c), c.Param("projectID"), s.projectInput(c))
+	h, ok := s.openProject(c, quire.AccessAdmin)
+	if !ok {
+		return
+	}
+	var req projectRequest
+	if !s.bind(c, &req) {
+		return
+	}
+	pr, err := h.Update(c.Request.Context(), app.ProjectEdit{MetaEdit: app.MetaEdit(req.metaRequest), ReviewPolicy: req.ReviewPolicy})
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -143,14 +160,18 @@ type memberRequest struct {
 // putMember adds a member or changes a member's role; a user id in the
 // path names the member over the body's.
 func (s *Server) putMember(c *gin.Context) {
-	m, pr, err := s.app.PutMember(c.Request.Context(), principal(c), c.Param("projectID"), func() (app.MemberEdit, error) {
-		var req memberRequest
-		err := s.decode(c, &req)
-		if id := c.Param("userID"); id != "" {
-			req.UserID = id
-		}
-		return app.MemberEdit(req), err
-	})
+	h, ok := s.openProject(c, quire.AccessAdmin)
+	if !ok {
+		return
+	}
+	var req memberRequest
+	if !s.bind(c, &req) {
+		return
+	}
+	if id := c.Param("userID"); id != "" {
+		req.UserID = id
+	}
+	m, pr, err := h.PutMember(c.Request.Context(), app.MemberEdit(req))
 	if err != nil {
 		s.fail(c, err)
 		return

@@ -18,22 +18,22 @@ import (
 // promptRoutes are a prompt's content, rendering, live read, payloads
 // and cache purge, relative to the prompt.
 func (s *Server) promptRoutes(t *gin.RouterGroup) {
-	t.POST("/versions", s.idempotent, s.createPromptVersion)
-	t.PATCH("/versions/:version", s.updatePromptVersion)
+	t.POST("/versions", s.writes, s.idempotent, s.createPromptVersion)
+	t.PATCH("/versions/:version", s.writes, s.updatePromptVersion)
 	t.GET("/versions/:version/variables", s.promptVariables)
 	t.POST("/versions/:version/check", s.checkPromptVersion)
 	t.GET("/dependents", s.promptDependents)
 	t.GET("/live", s.livePrompt)
 	t.POST("/render", s.renderPrompt)
-	t.POST("/versions/:version/run", s.runPrompt)
-	t.POST("/versions/:version/evaluations", s.startEvaluation)
+	t.POST("/versions/:version/run", s.writes, s.runPrompt)
+	t.POST("/versions/:version/evaluations", s.writes, s.startEvaluation)
 	t.GET("/versions/:version/evaluations", s.listEvaluations)
 	t.GET("/versions/:version/evaluations/:evaluationID", s.getEvaluation)
 	t.POST("/versions/:version/evaluations/:evaluationID/cancel", s.cancelEvaluation)
-	t.POST("/payloads", s.idempotent, s.createPayload)
+	t.POST("/payloads", s.writes, s.idempotent, s.createPayload)
 	t.GET("/payloads", s.listPayloads)
 	t.GET("/payloads/:payloadID", s.getPayload)
-	t.PUT("/payloads/:payloadID", s.updatePayload)
+	t.PUT("/payloads/:payloadID", s.writes, s.updatePayload)
 	t.DELETE("/payloads/:payloadID", s.deletePayload)
 	t.POST("/cache/purge", s.purgePromptCache)
 }
@@ -86,21 +86,18 @@ func (r *promptVersionRequest) edit() app.PromptEdit {
 }
 
 func (s *Server) createPromptVersion(c *gin.Context) {
-	a, v, err := s.app.CreatePromptVersion(c.Request.Context(), principal(c), c.Param("id"), func() (app.NewPromptVersion, error) {
-		var req promptVersionRequest
-		if c.Request.ContentLength != 0 {
-			if err := s.decode(c, &req); err != nil {
-				return app.NewPromptVersion{}, err
-			}
-		}
-		base, err := parseBase(req.From)
-		return app.NewPromptVersion{Base: base, Edit: req.edit(), BaseErr: err}, nil
-	})
+	var req promptVersionRequest
+	if c.Request.ContentLength != 0 && !s.bind(c, &req) {
+		return
+	}
+	base, err := parseBase(req.From)
+	h := handle(c)
+	v, err := h.CreatePromptVersion(c.Request.Context(), app.NewPromptVersion{Base: base, Edit: req.edit(), BaseErr: err})
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	s.writeVersion(c, http.StatusCreated, a, v, nil)
+	s.writeVersion(c, http.StatusCreated, h.Asset, v, nil)
 }
 
 // updatePromptVersion edits a draft: 409 for any other state, 412 when
@@ -112,21 +109,21 @@ func (s *Server) updatePromptVersion(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	a, v, err := s.app.UpdatePromptVersion(c.Request.Context(), principal(c), c.Param("id"), n, func() (app.PromptEdit, error) {
-		var req promptVersionRequest
-		if err := s.decode(c, &req); err != nil {
-			return app.PromptEdit{}, err
-		}
-		if len(req.From) > 0 {
-			return app.PromptEdit{}, quire.Errorf(quire.EINVALID, "from applies only when a version is created")
-		}
-		return req.edit(), nil
-	}, ifMatch(c))
+	var req promptVersionRequest
+	if !s.bind(c, &req) {
+		return
+	}
+	if len(req.From) > 0 {
+		s.fail(c, quire.Errorf(quire.EINVALID, "from applies only when a version is created"))
+		return
+	}
+	h := handle(c)
+	v, err := h.UpdatePromptVersion(c.Request.Context(), n, req.edit(), ifMatch(c))
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	s.writeVersion(c, http.StatusOK, a, v, nil)
+	s.writeVersion(c, http.StatusOK, h.Asset, v, nil)
 }
 
 // promptVariables lists the tags of a version's templates.
@@ -136,7 +133,8 @@ func (s *Server) promptVariables(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	a, pv, err := s.app.PromptVariables(c.Request.Context(), principal(c), c.Param("id"), n)
+	a := handle(c).Asset
+	pv, err := handle(c).PromptVariables(c.Request.Context(), n)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -155,7 +153,7 @@ func (s *Server) checkPromptVersion(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	pc, err := s.app.CheckPromptVersion(c.Request.Context(), principal(c), c.Param("id"), n)
+	pc, err := handle(c).CheckPromptVersion(c.Request.Context(), n)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -165,27 +163,33 @@ func (s *Server) checkPromptVersion(c *gin.Context) {
 
 // promptDependents lists the prompts that include this one.
 func (s *Server) promptDependents(c *gin.Context) {
-	a, deps, err := s.app.Dependents(c.Request.Context(), principal(c), c.Param("id"))
+	h := handle(c)
+	deps, err := h.Dependents(c.Request.Context())
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, gin.H{"prompt_id": a.ID, "dependents": deps})
+	c.JSON(http.StatusOK, gin.H{"prompt_id": h.Asset.ID, "dependents": deps})
 }
 
 // livePrompt answers the live version, with its commit as ETag; a
 // matching If-None-Match is a 304 that reads nothing but a ref. Its shape
 // is a skill's live read's (liveSkill): the version and its files.
 func (s *Server) livePrompt(c *gin.Context) {
-	a, pv, err := s.app.LivePrompt(c.Request.Context(), principal(c), c.Param("id"), func(commit string) bool {
-		return notModified(c, commit)
-	})
+	ctx, h := c.Request.Context(), handle(c)
+	a := h.Asset
+	commit, err := h.LiveCommit(ctx)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	if pv == nil {
-		return // notModified answered
+	if notModified(c, commit) {
+		return
+	}
+	pv, err := h.LivePrompt(ctx, commit)
+	if err != nil {
+		s.fail(c, err)
+		return
 	}
 	// notModified has set the ETag: pv is the version at commit.
 	s.writeLive(c, a, pv, func() ([]app.LiveFile, error) {

@@ -19,34 +19,33 @@ func (s *Server) replaceFiles(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	read := func() ([]byte, error) {
-		limit := s.limits.MaxVersionBytes + s.limits.MaxBody
-		var buf bytes.Buffer
-		if _, err := buf.ReadFrom(io.Reader(http.MaxBytesReader(c.Writer, c.Request.Body, limit))); err != nil {
-			return nil, jsonError(err, limit)
-		}
-		return buf.Bytes(), nil
+	limit := s.limits.MaxVersionBytes + s.limits.MaxBody
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(io.Reader(http.MaxBytesReader(c.Writer, c.Request.Body, limit))); err != nil {
+		s.fail(c, jsonError(err, limit))
+		return
 	}
-	w := app.TreeWrite{Read: read, Message: c.Query("message"), IfMatch: ifMatch(c)}
-	a, v, files, err := s.app.ReplaceFiles(c.Request.Context(), principal(c), c.Param("id"), n, w)
+	h := handle(c)
+	w := app.TreeWrite{Zip: buf.Bytes(), Message: c.Query("message"), IfMatch: ifMatch(c)}
+	v, files, err := h.ReplaceFiles(c.Request.Context(), n, w)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	s.writeVersion(c, http.StatusOK, a, v, gin.H{"files": files})
+	s.writeVersion(c, http.StatusOK, h.Asset, v, gin.H{"files": files})
 }
 
 // pushVersion is an upload with ?from=live (quire push): a new draft
 // from the live version whose one commit holds exactly the zip's files,
 // ?message= its commit message.
-func (s *Server) pushVersion(c *gin.Context, read func() ([]byte, error)) {
-	w := app.TreeWrite{Read: read, Message: c.Query("message")}
-	a, v, files, err := s.app.ReplaceFiles(c.Request.Context(), principal(c), c.Param("id"), 0, w)
+func (s *Server) pushVersion(c *gin.Context, zip []byte) {
+	h := handle(c)
+	v, files, err := h.ReplaceFiles(c.Request.Context(), 0, app.TreeWrite{Zip: zip, Message: c.Query("message")})
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	s.writeVersion(c, http.StatusCreated, a, v, gin.H{"files": files})
+	s.writeVersion(c, http.StatusCreated, h.Asset, v, gin.H{"files": files})
 }
 
 // pushQuery documents the upload's ?from=live and ?message=.

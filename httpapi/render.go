@@ -37,9 +37,12 @@ type renderResponse struct {
 }
 
 func (s *Server) renderPrompt(c *gin.Context) {
-	r, err := s.app.Render(c.Request.Context(), principal(c), c.Param("id"), func() (app.RenderRequest, error) {
-		return s.readRender(c)
-	})
+	req, err := s.readRender(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	r, err := handle(c).Render(c.Request.Context(), req)
 	s.writeRendered(c, &r, err)
 }
 
@@ -206,12 +209,12 @@ func (s *Server) writeRendered(c *gin.Context, r *app.Rendered, err error) {
 }
 
 func (s *Server) purgePromptCache(c *gin.Context) {
-	a, err := s.app.PurgePromptCache(c.Request.Context(), principal(c), c.Param("id"))
-	if err != nil {
+	h := handle(c)
+	if err := h.PurgePromptCache(c.Request.Context()); err != nil {
 		s.fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, gin.H{"purged": a.ID})
+	c.JSON(http.StatusOK, gin.H{"purged": h.Asset.ID})
 }
 
 func (s *Server) purgeAllCache(c *gin.Context) {

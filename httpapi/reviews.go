@@ -15,16 +15,16 @@ import (
 // Reviews of drafts (docs/reviews.md): thin doors into app/reviews.go.
 // reviewRoutes takes the asset route group and the kind, so the routes
 // are mounted wherever the asset routes are.
-func (s *Server) reviewRoutes(g *gin.RouterGroup, kind quire.Kind) {
-	g.POST("/versions/:version/reviews", s.openReview(kind))
-	g.GET("/reviews", s.listReviews(kind))
-	g.GET("/reviews/:number", s.getReview(kind))
-	g.POST("/reviews/:number/comments", s.commentReview(kind))
-	g.PATCH("/reviews/:number/comments/:commentID", s.updateComment(kind))
-	g.POST("/reviews/:number/approve", s.verdict(kind, quire.VerdictApprove))
-	g.POST("/reviews/:number/request-changes", s.verdict(kind, quire.VerdictRequestChanges))
-	g.POST("/reviews/:number/close", s.reviewState(kind, s.app.CloseReview))
-	g.POST("/reviews/:number/reopen", s.reviewState(kind, s.app.ReopenReview))
+func (s *Server) reviewRoutes(g *gin.RouterGroup) {
+	g.POST("/versions/:version/reviews", s.writes, s.openReview)
+	g.GET("/reviews", s.listReviews)
+	g.GET("/reviews/:number", s.getReview)
+	g.POST("/reviews/:number/comments", s.writes, s.commentReview)
+	g.PATCH("/reviews/:number/comments/:commentID", s.writes, s.updateComment)
+	g.POST("/reviews/:number/approve", s.writes, s.verdict(quire.VerdictApprove))
+	g.POST("/reviews/:number/request-changes", s.writes, s.verdict(quire.VerdictRequestChanges))
+	g.POST("/reviews/:number/close", s.reviewState((*app.Handle).CloseReview))
+	g.POST("/reviews/:number/reopen", s.reviewState((*app.Handle).ReopenReview))
 }
 
 // reviewAPIRoutes documents reviewRoutes and labelRoutes for both kinds.
@@ -130,119 +130,128 @@ func (s *Server) decodeOptional(c *gin.Context, v any) error {
 	return decodeJSON(b, v, false)
 }
 
-func (s *Server) openReview(kind quire.Kind) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		n, err := versionParam(c)
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		v, err := s.app.OpenReview(c.Request.Context(), principal(c), kind, c.Param("id"), n, func() (app.ReviewEdit, error) {
-			var req reviewRequest
-			err := s.decode(c, &req)
-			return app.ReviewEdit(req), err
-		})
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		c.JSON(http.StatusCreated, v)
+// bind decodes c's JSON body into v; a bad body has been answered when
+// it reports false.
+func (s *Server) bind(c *gin.Context, v any) bool {
+	if err := s.decode(c, v); err != nil {
+		s.fail(c, err)
+		return false
 	}
+	return true
 }
 
-func (s *Server) listReviews(kind quire.Kind) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		opts, err := listOptions(c)
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		all, err := s.app.Reviews(c.Request.Context(), principal(c), kind, c.Param("id"), quire.ReviewState(c.Query("state")))
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		pg, next, err := app.Page(all, opts)
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		c.JSON(http.StatusOK, gin.H{"reviews": pg, "next_cursor": next})
+// bindOptional is bind for a body that may be absent.
+func (s *Server) bindOptional(c *gin.Context, v any) bool {
+	if err := s.decodeOptional(c, v); err != nil {
+		s.fail(c, err)
+		return false
 	}
+	return true
 }
 
-func (s *Server) getReview(kind quire.Kind) gin.HandlerFunc {
+func (s *Server) openReview(c *gin.Context) {
+	n, err := versionParam(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	var req reviewRequest
+	if !s.bind(c, &req) {
+		return
+	}
+	v, err := handle(c).OpenReview(c.Request.Context(), n, app.ReviewEdit(req))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusCreated, v)
+}
+
+func (s *Server) listReviews(c *gin.Context) {
+	opts, err := listOptions(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	all, err := handle(c).Reviews(c.Request.Context(), quire.ReviewState(c.Query("state")))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	pg, next, err := app.Page(all, opts)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"reviews": pg, "next_cursor": next})
+}
+
+func (s *Server) getReview(c *gin.Context) {
+	num, err := reviewNumber(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	v, err := handle(c).Review(c.Request.Context(), num)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, v)
+}
+
+func (s *Server) commentReview(c *gin.Context) {
+	num, err := reviewNumber(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	var req commentRequest
+	if !s.bind(c, &req) {
+		return
+	}
+	cm, err := handle(c).Comment(c.Request.Context(), num, app.CommentEdit(req))
+	s.respond(c, http.StatusCreated, "comment", cm, err)
+}
+
+func (s *Server) updateComment(c *gin.Context) {
+	num, err := reviewNumber(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	var req commentPatchRequest
+	if !s.bind(c, &req) {
+		return
+	}
+	cm, err := handle(c).UpdateComment(c.Request.Context(), num, c.Param("commentID"), app.CommentPatch(req))
+	s.respond(c, http.StatusOK, "comment", cm, err)
+}
+
+func (s *Server) verdict(verdict string) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		num, err := reviewNumber(c)
 		if err != nil {
 			s.fail(c, err)
 			return
 		}
-		v, err := s.app.Review(c.Request.Context(), principal(c), kind, c.Param("id"), num)
-		if err != nil {
-			s.fail(c, err)
+		var req verdictRequest
+		if !s.bindOptional(c, &req) {
 			return
 		}
-		c.JSON(http.StatusOK, v)
-	}
-}
-
-func (s *Server) commentReview(kind quire.Kind) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		num, err := reviewNumber(c)
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		cm, err := s.app.Comment(c.Request.Context(), principal(c), kind, c.Param("id"), num, func() (app.CommentEdit, error) {
-			var req commentRequest
-			err := s.decode(c, &req)
-			return app.CommentEdit(req), err
-		})
-		s.respond(c, http.StatusCreated, "comment", cm, err)
-	}
-}
-
-func (s *Server) updateComment(kind quire.Kind) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		num, err := reviewNumber(c)
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		cm, err := s.app.UpdateComment(c.Request.Context(), principal(c), kind, c.Param("id"), num, c.Param("commentID"), func() (app.CommentPatch, error) {
-			var req commentPatchRequest
-			err := s.decode(c, &req)
-			return app.CommentPatch(req), err
-		})
-		s.respond(c, http.StatusOK, "comment", cm, err)
-	}
-}
-
-func (s *Server) verdict(kind quire.Kind, verdict string) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		num, err := reviewNumber(c)
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		v, err := s.app.Verdict(c.Request.Context(), principal(c), kind, c.Param("id"), num, verdict, func() (app.VerdictEdit, error) {
-			var req verdictRequest
-			err := s.decodeOptional(c, &req)
-			return app.VerdictEdit(req), err
-		})
+		v, err := handle(c).Verdict(c.Request.Context(), num, verdict, app.VerdictEdit(req))
 		s.respond(c, http.StatusCreated, "verdict", v, err)
 	}
 }
 
-func (s *Server) reviewState(kind quire.Kind, do func(ctx context.Context, p *quire.Principal, kind quire.Kind, ref string, num int) (*app.ReviewView, error)) gin.HandlerFunc {
+func (s *Server) reviewState(do func(h *app.Handle, ctx context.Context, num int) (*app.ReviewView, error)) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		num, err := s.bodylessAt(c, reviewNumber)
 		if err != nil {
 			s.fail(c, err)
 			return
 		}
-		v, err := do(c.Request.Context(), principal(c), kind, c.Param("id"), num)
+		v, err := do(handle(c), c.Request.Context(), num)
 		if err != nil {
 			s.fail(c, err)
 			return
@@ -253,24 +262,23 @@ func (s *Server) reviewState(kind quire.Kind, do func(ctx context.Context, p *qu
 
 // publishReviewed serves publish: an optional body carries an owner's
 // override of the review policy.
-func (s *Server) publishReviewed(kind quire.Kind) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		n, err := versionParam(c)
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		a, v, err := s.app.PublishVersionWith(c.Request.Context(), principal(c), kind, c.Param("id"), n, func() (app.PublishOptions, error) {
-			var req publishRequest
-			err := s.decodeOptional(c, &req)
-			return app.PublishOptions(req), err
-		})
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		s.writeVersion(c, http.StatusOK, a, v, nil)
+func (s *Server) publishReviewed(c *gin.Context) {
+	n, err := versionParam(c)
+	if err != nil {
+		s.fail(c, err)
+		return
 	}
+	var req publishRequest
+	if !s.bindOptional(c, &req) {
+		return
+	}
+	h := handle(c)
+	v, err := h.PublishVersion(c.Request.Context(), n, app.PublishOptions(req))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.writeVersion(c, http.StatusOK, h.Asset, v, nil)
 }
 
 // reviewLink is the API URL of review n of a, for the lines a push with

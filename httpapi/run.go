@@ -31,9 +31,12 @@ func (s *Server) runPrompt(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	run, err := s.app.RunPrompt(c.Request.Context(), principal(c), c.Param("id"), ref, func() (app.RunRequest, error) {
-		return s.readRun(c)
-	})
+	req, err := s.readRun(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	run, err := handle(c).RunPrompt(c.Request.Context(), ref, req)
 	s.respond(c, http.StatusOK, "run", run, err)
 }
 

@@ -205,16 +205,16 @@ func (s *Server) routes() *gin.Engine {
 // asset each by id or slug). Add a sub-resource of skills or prompts to
 // assetTree and it is served, and documented (openapi.go), at both.
 func (s *Server) mountAsset(g *gin.RouterGroup, kind quire.Kind) {
-	s.assetTree(g.Group("/"+kind.Plural()+"/:id"), kind)
+	s.assetTree(g.Group("/"+kind.Plural()+"/:id", s.openAsset(kind)), kind)
 	s.assetTree(g.Group("/projects/:projectID/"+kind.Plural()+"/:slug", s.scopedAsset(kind)), kind)
 }
 
 // assetTree registers everything under one asset, relative to it; c.Param("id")
 // is the asset (an id, or a slug when global), whichever the address.
 func (s *Server) assetTree(t *gin.RouterGroup, kind quire.Kind) {
-	s.assetRoutes(t, kind)  // assets.go
-	s.reviewRoutes(t, kind) // reviews.go
-	s.labelRoutes(t, kind)  // labels.go
+	s.assetRoutes(t)  // assets.go
+	s.reviewRoutes(t) // reviews.go
+	s.labelRoutes(t)  // labels.go
 	switch kind {
 	case quire.KindSkill:
 		s.skillRoutes(t)   // skills.go

@@ -17,10 +17,10 @@ import (
 // skillRoutes are a skill's drafts and files, relative to the skill.
 func (s *Server) skillRoutes(t *gin.RouterGroup) {
 	const v = "/versions"
-	t.POST(v, s.idempotent, s.createSkillVersion)
-	t.POST(v+"/upload", s.idempotent, s.uploadSkillVersion)
-	t.POST(v+"/:version/files", s.upsertFile)
-	t.PUT(v+"/:version/files", s.replaceFiles) // push.go
+	t.POST(v, s.writes, s.idempotent, s.createSkillVersion)
+	t.POST(v+"/upload", s.writes, s.idempotent, s.uploadSkillVersion)
+	t.POST(v+"/:version/files", s.writes, s.upsertFile)
+	t.PUT(v+"/:version/files", s.writes, s.replaceFiles) // push.go
 	t.GET(v+"/:version/files", s.listFiles)
 	t.GET(v+"/:version/files/*file_path", s.getFile)
 	t.DELETE(v+"/:version/files/*file_path", s.deleteFile)
@@ -32,8 +32,9 @@ func (s *Server) skillRoutes(t *gin.RouterGroup) {
 // with the commit as ETag; a matching If-None-Match is a 304 before any
 // file is read. Nothing live is 404.
 func (s *Server) liveSkill(c *gin.Context) {
-	ctx := c.Request.Context()
-	a, v, err := s.app.LiveVersion(ctx, principal(c), quire.KindSkill, c.Param("id"))
+	ctx, h := c.Request.Context(), handle(c)
+	a := h.Asset
+	v, err := h.LiveVersion(ctx)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -100,12 +101,13 @@ func (s *Server) createSkillVersion(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	a, v, err := s.app.CreateVersion(c.Request.Context(), principal(c), quire.KindSkill, c.Param("id"), base)
+	h := handle(c)
+	v, err := h.CreateVersion(c.Request.Context(), base)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	s.writeVersion(c, http.StatusCreated, a, v, nil)
+	s.writeVersion(c, http.StatusCreated, h.Asset, v, nil)
 }
 
 func isZip(c *gin.Context) bool {
@@ -114,37 +116,45 @@ func isZip(c *gin.Context) bool {
 }
 
 // uploadSkillVersion makes a new draft from an uploaded zip: the raw body,
-// or the "file" part of a multipart form, read once the caller is
-// authorized.
+// or the "file" part of a multipart form.
 func (s *Server) uploadSkillVersion(c *gin.Context) {
-	read := func() ([]byte, error) {
-		limit := s.limits.MaxVersionBytes + s.limits.MaxBody
-		var body io.Reader = http.MaxBytesReader(c.Writer, c.Request.Body, limit)
-		if strings.HasPrefix(c.GetHeader("Content-Type"), "multipart/form-data") {
-			c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, limit)
-			f, _, err := c.Request.FormFile("file")
-			if err != nil {
-				return nil, quire.Errorf(quire.EINVALID, "multipart upload needs a \"file\" part holding the zip")
-			}
-			defer f.Close()
-			body = f
-		}
-		var buf bytes.Buffer
-		if _, err := buf.ReadFrom(body); err != nil {
-			return nil, jsonError(err, limit)
-		}
-		return buf.Bytes(), nil
-	}
-	if c.Query("from") == "live" {
-		s.pushVersion(c, read) // push.go
-		return
-	}
-	a, v, n, err := s.app.UploadVersion(c.Request.Context(), principal(c), c.Param("id"), read)
+	zip, err := s.readZip(c)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	s.writeVersion(c, http.StatusCreated, a, v, gin.H{"files": n})
+	if c.Query("from") == "live" {
+		s.pushVersion(c, zip) // push.go
+		return
+	}
+	h := handle(c)
+	v, n, err := h.UploadVersion(c.Request.Context(), zip)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.writeVersion(c, http.StatusCreated, h.Asset, v, gin.H{"files": n})
+}
+
+// readZip reads an uploaded zip: the raw body, or the "file" part of a
+// multipart form.
+func (s *Server) readZip(c *gin.Context) ([]byte, error) {
+	limit := s.limits.MaxVersionBytes + s.limits.MaxBody
+	var body io.Reader = http.MaxBytesReader(c.Writer, c.Request.Body, limit)
+	if strings.HasPrefix(c.GetHeader("Content-Type"), "multipart/form-data") {
+		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, limit)
+		f, _, err := c.Request.FormFile("file")
+		if err != nil {
+			return nil, quire.Errorf(quire.EINVALID, "multipart upload needs a \"file\" part holding the zip")
+		}
+		defer f.Close()
+		body = f
+	}
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(body); err != nil {
+		return nil, jsonError(err, limit)
+	}
+	return buf.Bytes(), nil
 }
 
 type fileRequest struct {
@@ -186,12 +196,13 @@ func (s *Server) upsertFile(c *gin.Context) {
 			return
 		}
 	}
-	a, v, f, err := s.app.UpsertFile(c.Request.Context(), principal(c), c.Param("id"), n, w)
+	h := handle(c)
+	v, f, err := h.UpsertFile(c.Request.Context(), n, w)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	s.writeVersion(c, http.StatusOK, a, v, gin.H{"file": f})
+	s.writeVersion(c, http.StatusOK, h.Asset, v, gin.H{"file": f})
 }
 
 func (s *Server) listFiles(c *gin.Context) {
@@ -208,7 +219,7 @@ func (s *Server) listFiles(c *gin.Context) {
 	if c.Query("limit") == "" {
 		opts.Limit = 500
 	}
-	files, err := s.app.Files(c.Request.Context(), principal(c), c.Param("id"), n)
+	files, err := handle(c).Files(c.Request.Context(), n)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -233,7 +244,7 @@ func (s *Server) getFile(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	b, f, err := s.app.ReadFile(c.Request.Context(), principal(c), c.Param("id"), n, filePathParam(c))
+	b, f, err := handle(c).ReadFile(c.Request.Context(), n, filePathParam(c))
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -251,12 +262,13 @@ func (s *Server) deleteFile(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	a, v, err := s.app.DeleteFile(c.Request.Context(), principal(c), c.Param("id"), n, filePathParam(c), ifMatch(c))
+	h := handle(c)
+	v, err := h.DeleteFile(c.Request.Context(), n, filePathParam(c), ifMatch(c))
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	s.writeVersion(c, http.StatusOK, a, v, nil)
+	s.writeVersion(c, http.StatusOK, h.Asset, v, nil)
 }
 
 // downloadVersion answers a zip of the version (app.DownloadVersion).
@@ -270,12 +282,13 @@ func (s *Server) downloadVersion(c *gin.Context) {
 		s.fail(c, quire.Errorf(quire.EINVALID, "format must be zip"))
 		return
 	}
-	a, zip, err := s.app.DownloadVersion(c.Request.Context(), principal(c), c.Param("id"), n)
+	h := handle(c)
+	zip, err := h.DownloadVersion(c.Request.Context(), n)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
 	rawHeaders(c)
-	c.Header("Content-Disposition", `attachment; filename="`+a.Slug+"-v"+c.Param("version")+`.zip"`)
+	c.Header("Content-Disposition", `attachment; filename="`+h.Asset.Slug+"-v"+c.Param("version")+`.zip"`)
 	c.Data(http.StatusOK, "application/zip", zip)
 }

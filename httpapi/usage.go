@@ -34,7 +34,7 @@ func (s *Server) withLastUsed(ctx context.Context, keys ...*quire.APIKey) {
 
 // promptUsage answers the render counts and last use of a prompt's versions.
 func (s *Server) promptUsage(c *gin.Context) {
-	u, err := s.app.PromptUsage(c.Request.Context(), principal(c), c.Param("id"))
+	u, err := handle(c).PromptUsage(c.Request.Context())
 	if err != nil {
 		s.fail(c, err)
 		return

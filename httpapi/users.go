@@ -50,18 +50,24 @@ type userCreateRequest struct {
 	Disabled *bool           `json:"disabled"`
 }
 
-// userInput decodes the request body (a userRequest, or a
-// userCreateRequest on create) into a user edit, when app asks.
-func userInput[R userRequest | userCreateRequest](s *Server, c *gin.Context) app.Input[app.UserEdit] {
-	return func() (app.UserEdit, error) {
-		var req R
-		err := s.decode(c, &req)
-		return app.UserEdit(req), err
-	}
+// decodeUser decodes the request body (a userRequest, or a
+// userCreateRequest on create) into a user edit.
+func decodeUser[R userRequest | userCreateRequest](s *Server, c *gin.Context) (app.UserEdit, bool) {
+	var req R
+	ok := s.bind(c, &req)
+	return app.UserEdit(req), ok
 }
 
 func (s *Server) createUser(c *gin.Context) {
-	u, err := s.app.CreateUser(c.Request.Context(), principal(c), userInput[userCreateRequest](s, c))
+	if err := principal(c).CheckAdmin(); err != nil {
+		s.fail(c, err) // before the body is read
+		return
+	}
+	e, ok := decodeUser[userCreateRequest](s, c)
+	if !ok {
+		return
+	}
+	u, err := s.app.CreateUser(c.Request.Context(), principal(c), e)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -93,7 +99,15 @@ func (s *Server) getUser(c *gin.Context) {
 }
 
 func (s *Server) updateUser(c *gin.Context) {
-	up, err := s.app.UpdateUser(c.Request.Context(), principal(c), c.Param("userID"), userInput[userRequest](s, c))
+	if _, err := s.app.User(c.Request.Context(), principal(c), c.Param("userID")); err != nil {
+		s.fail(c, err) // before the body is read
+		return
+	}
+	e, ok := decodeUser[userRequest](s, c)
+	if !ok {
+		return
+	}
+	up, err := s.app.UpdateUser(c.Request.Context(), principal(c), c.Param("userID"), e)
 	if err != nil {
 		s.fail(c, err)
 		return

@@ -65,18 +65,24 @@ type webhookCreateRequest struct {
 	Active      *bool              `json:"active"`
 }
 
-// webhookInput decodes the request body (an app.WebhookInput, or a
-// webhookCreateRequest on create), when app asks.
-func webhookInput[R app.WebhookInput | webhookCreateRequest](s *Server, c *gin.Context) app.Input[app.WebhookInput] {
-	return func() (app.WebhookInput, error) {
-		var req R
-		err := s.decode(c, &req)
-		return app.WebhookInput(req), err
-	}
+// decodeWebhook decodes the request body (an app.WebhookInput, or a
+// webhookCreateRequest on create).
+func decodeWebhook[R app.WebhookInput | webhookCreateRequest](s *Server, c *gin.Context) (app.WebhookInput, bool) {
+	var req R
+	ok := s.bind(c, &req)
+	return app.WebhookInput(req), ok
 }
 
 func (s *Server) createWebhook(c *gin.Context) {
-	w, secret, err := s.app.CreateWebhook(c.Request.Context(), principal(c), c.Param("projectID"), webhookInput[webhookCreateRequest](s, c))
+	h, ok := s.openProject(c, quire.AccessAdmin)
+	if !ok {
+		return
+	}
+	in, ok := decodeWebhook[webhookCreateRequest](s, c)
+	if !ok {
+		return
+	}
+	w, secret, err := h.CreateWebhook(c.Request.Context(), in)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -85,7 +91,11 @@ func (s *Server) createWebhook(c *gin.Context) {
 }
 
 func (s *Server) listWebhooks(c *gin.Context) {
-	ws, err := s.app.Webhooks(c.Request.Context(), principal(c), c.Param("projectID"))
+	h, ok := s.openProject(c, quire.AccessAdmin)
+	if !ok {
+		return
+	}
+	ws, err := h.Webhooks(c.Request.Context())
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -98,7 +108,11 @@ func (s *Server) listWebhooks(c *gin.Context) {
 }
 
 func (s *Server) getWebhook(c *gin.Context) {
-	w, err := s.app.Webhook(c.Request.Context(), principal(c), c.Param("projectID"), c.Param("webhookID"))
+	h, ok := s.openProject(c, quire.AccessAdmin)
+	if !ok {
+		return
+	}
+	w, err := h.Webhook(c.Request.Context(), c.Param("webhookID"))
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -107,7 +121,15 @@ func (s *Server) getWebhook(c *gin.Context) {
 }
 
 func (s *Server) updateWebhook(c *gin.Context) {
-	w, err := s.app.UpdateWebhook(c.Request.Context(), principal(c), c.Param("projectID"), c.Param("webhookID"), webhookInput[app.WebhookInput](s, c))
+	h, ok := s.openProject(c, quire.AccessAdmin)
+	if !ok {
+		return
+	}
+	in, ok := decodeWebhook[app.WebhookInput](s, c)
+	if !ok {
+		return
+	}
+	w, err := h.UpdateWebhook(c.Request.Context(), c.Param("webhookID"), in)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -116,7 +138,11 @@ func (s *Server) updateWebhook(c *gin.Context) {
 }
 
 func (s *Server) deleteWebhook(c *gin.Context) {
-	if err := s.app.DeleteWebhook(c.Request.Context(), principal(c), c.Param("projectID"), c.Param("webhookID")); err != nil {
+	h, ok := s.openProject(c, quire.AccessAdmin)
+	if !ok {
+		return
+	}
+	if err := h.DeleteWebhook(c.Request.Context(), c.Param("webhookID")); err != nil {
 		s.fail(c, err)
 		return
 	}
@@ -124,7 +150,11 @@ func (s *Server) deleteWebhook(c *gin.Context) {
 }
 
 func (s *Server) rotateWebhookSecret(c *gin.Context) {
-	w, secret, err := s.app.RotateWebhookSecret(c.Request.Context(), principal(c), c.Param("projectID"), c.Param("webhookID"))
+	h, ok := s.openProject(c, quire.AccessAdmin)
+	if !ok {
+		return
+	}
+	w, secret, err := h.RotateWebhookSecret(c.Request.Context(), c.Param("webhookID"))
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -133,7 +163,11 @@ func (s *Server) rotateWebhookSecret(c *gin.Context) {
 }
 
 func (s *Server) pingWebhook(c *gin.Context) {
-	ev, err := s.app.PingWebhook(c.Request.Context(), principal(c), c.Param("projectID"), c.Param("webhookID"))
+	h, ok := s.openProject(c, quire.AccessAdmin)
+	if !ok {
+		return
+	}
+	ev, err := h.PingWebhook(c.Request.Context(), c.Param("webhookID"))
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -142,9 +176,16 @@ func (s *Server) pingWebhook(c *gin.Context) {
 }
 
 func (s *Server) listDeliveries(c *gin.Context) {
-	ds, next, err := s.app.WebhookDeliveries(c.Request.Context(), principal(c), c.Param("projectID"), c.Param("webhookID"), func() (quire.ListOptions, error) {
-		return listOptions(c)
-	})
+	h, ok := s.openProject(c, quire.AccessAdmin)
+	if !ok {
+		return
+	}
+	opts, err := listOptions(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ds, next, err := h.WebhookDeliveries(c.Request.Context(), c.Param("webhookID"), opts)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -153,7 +194,11 @@ func (s *Server) listDeliveries(c *gin.Context) {
 }
 
 func (s *Server) redeliver(c *gin.Context) {
-	if err := s.app.Redeliver(c.Request.Context(), principal(c), c.Param("projectID"), c.Param("webhookID"), c.Param("deliveryID")); err != nil {
+	h, ok := s.openProject(c, quire.AccessAdmin)
+	if !ok {
+		return
+	}
+	if err := h.Redeliver(c.Request.Context(), c.Param("webhookID"), c.Param("deliveryID")); err != nil {
 		s.fail(c, err)
 		return
 	}

@@ -310,7 +310,15 @@ func (s *Server) addTools() {
 			if err != nil {
 				return DraftOutput{}, err
 			}
-			_, v, err := s.app.DraftFrom(ctx, p, project, slug, in.From)
+			h, err := s.app.OpenNamed(ctx, p, project, slug, quire.AccessWrite)
+			if err != nil {
+				return DraftOutput{}, err
+			}
+			base := quire.Base{Live: true}
+			if in.From > 0 {
+				base = quire.Base{Version: in.From}
+			}
+			v, err := h.CreateVersion(ctx, base)
 			if err != nil {
 				return DraftOutput{}, err
 			}
@@ -325,7 +333,11 @@ func (s *Server) addTools() {
 			if err != nil {
 				return DraftOutput{}, err
 			}
-			_, v, f, err := s.app.UpsertProjectFile(ctx, p, project, slug, in.Version, app.FileWrite{Path: in.FilePath, Content: []byte(in.Content)})
+			h, err := s.app.OpenNamed(ctx, p, project, slug, quire.AccessWrite)
+			if err != nil {
+				return DraftOutput{}, err
+			}
+			v, f, err := h.UpsertFile(ctx, in.Version, app.FileWrite{Path: in.FilePath, Content: []byte(in.Content)})
 			if err != nil {
 				return DraftOutput{}, err
 			}
@@ -339,7 +351,11 @@ func (s *Server) addTools() {
 			if err != nil {
 				return ReviewOutput{}, err
 			}
-			_, rv, err := s.app.OpenProjectReview(ctx, p, project, slug, in.Version, in.Title, in.Description)
+			h, err := s.app.OpenNamed(ctx, p, project, slug, quire.AccessWrite)
+			if err != nil {
+				return ReviewOutput{}, err
+			}
+			rv, err := h.OpenReview(ctx, in.Version, app.ReviewEdit{Title: &in.Title, Description: &in.Description})
 			if err != nil {
 				return ReviewOutput{}, err
 			}

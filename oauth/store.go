@@ -199,6 +199,11 @@ func (s *store) add(ctx context.Context, kind, signature string, r fosite.Reques
 	if exp.IsZero() {
 		return errors.New("oauth: a token without an expiry")
 	}
+	// fosite stamps the expiry on the wall clock; tokens expire by
+	// s.now (Config.Now, the same clock but in tests): carry the
+	// lifetime over, or a token issued on a moved clock would be born
+	// expired (or live too long).
+	exp = exp.Add(time.Until(s.now()))
 	return s.update(ctx, r.GetID(), kind == quire.OAuthCode, func(g *quire.OAuthGrant) error {
 		tk := quire.OAuthToken{Kind: kind, Hash: signature, ExpiresAt: exp.UTC(), IssuedAt: s.now().UTC()}
 		if kind == quire.OAuthCode {

@@ -93,12 +93,10 @@ func (u *UI) revokeSession(w http.ResponseWriter, r *http.Request, s *session) {
 // the token appears once and is in no URL or history entry.
 func (u *UI) createKey(w http.ResponseWriter, r *http.Request, s *session) {
 	r.ParseForm()
-	nk, err := u.app.CreateAPIKey(r.Context(), s.p, func() (app.KeyEdit, error) {
-		return app.KeyEdit{
-			Name:       strings.TrimSpace(r.PostForm.Get("name")),
-			Scope:      quire.Scope(r.PostForm.Get("scope")),
-			ProjectIDs: r.PostForm["project"],
-		}, nil
+	nk, err := u.app.CreateAPIKey(r.Context(), s.p, app.KeyEdit{
+		Name:       strings.TrimSpace(r.PostForm.Get("name")),
+		Scope:      quire.Scope(r.PostForm.Get("scope")),
+		ProjectIDs: r.PostForm["project"],
 	})
 	if err != nil {
 		u.fail(w, r, s, err)

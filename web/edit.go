@@ -42,7 +42,7 @@ func (u *UI) newDraft(w http.ResponseWriter, r *http.Request, s *session) {
 		}
 		base = quire.Base{Version: n}
 	}
-	_, v, err := u.app.CreateVersion(r.Context(), s.p, ref.Kind, ref.Asset.ID, base)
+	v, err := ref.h.CreateVersion(r.Context(), base)
 	if err != nil {
 		u.fail(w, r, s, err)
 		return
@@ -56,12 +56,9 @@ func (u *UI) publish(w http.ResponseWriter, r *http.Request, s *session) {
 		u.fail(w, r, s, err)
 		return
 	}
-	_, _, err = u.app.PublishVersionWith(r.Context(), s.p, ref.Kind, ref.Asset.ID, n, func() (app.PublishOptions, error) {
-		var o app.PublishOptions
-		o.Override, o.Reason = overrideForm(r)
-		return o, nil
-	})
-	if err != nil {
+	var o app.PublishOptions
+	o.Override, o.Reason = overrideForm(r)
+	if _, err := ref.h.PublishVersion(r.Context(), n, o); err != nil {
 		u.fail(w, r, s, err)
 		return
 	}
@@ -89,7 +86,7 @@ func (u *UI) editPage(w http.ResponseWriter, r *http.Request, s *session) {
 	n := ver.Number
 	v := editView{assetRef: ref, Version: ver, Path: r.PathValue("path"), CSRF: s.csrf}
 	if v.Path != "" {
-		content, f, err := u.app.ReadFile(r.Context(), s.p, ref.Asset.ID, n, v.Path)
+		content, f, err := ref.h.ReadFile(r.Context(), n, v.Path)
 		if err != nil {
 			u.fail(w, r, s, err)
 			return
@@ -120,7 +117,7 @@ func (u *UI) saveFile(w http.ResponseWriter, r *http.Request, s *session) {
 	if r.PostFormValue("executable") == "on" {
 		mode = quire.ModeExecutable
 	}
-	_, _, f, err := u.app.UpsertFile(r.Context(), s.p, ref.Asset.ID, n, app.FileWrite{
+	_, f, err := ref.h.UpsertFile(r.Context(), n, app.FileWrite{
 		Path: path, Content: []byte(content), Message: strings.TrimSpace(r.PostFormValue("message")), IfMatch: r.PostFormValue("commit"), Mode: mode,
 	})
 	if err != nil {
@@ -136,7 +133,7 @@ func (u *UI) deleteFile(w http.ResponseWriter, r *http.Request, s *session) {
 		u.fail(w, r, s, err)
 		return
 	}
-	if _, _, err := u.app.DeleteFile(r.Context(), s.p, ref.Asset.ID, n, r.PostFormValue("path"), r.PostFormValue("commit")); err != nil {
+	if _, err := ref.h.DeleteFile(r.Context(), n, r.PostFormValue("path"), r.PostFormValue("commit")); err != nil {
 		u.fail(w, r, s, err)
 		return
 	}

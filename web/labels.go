@@ -27,16 +27,18 @@ func (u *UI) setLabel(w http.ResponseWriter, r *http.Request, s *session) {
 		u.fail(w, r, s, err)
 		return
 	}
-	_, err = u.app.SetLabel(r.Context(), s.p, ref.Kind, ref.Asset.ID, strings.TrimSpace(r.PostFormValue("name")), func() (app.LabelEdit, error) {
-		n, err := strconv.Atoi(r.PostFormValue("version"))
-		if err != nil || n < 1 {
-			return app.LabelEdit{}, quire.Errorf(quire.EINVALID, "version must be a version number")
-		}
-		e := app.LabelEdit{Version: &n}
-		e.Override, e.Reason = overrideForm(r)
-		return e, nil
-	})
-	if err != nil {
+	if err := ref.h.Need(quire.AccessWrite); err != nil {
+		u.fail(w, r, s, err) // before the form is read
+		return
+	}
+	n, err := strconv.Atoi(r.PostFormValue("version"))
+	if err != nil || n < 1 {
+		u.fail(w, r, s, quire.Errorf(quire.EINVALID, "version must be a version number"))
+		return
+	}
+	e := app.LabelEdit{Version: &n}
+	e.Override, e.Reason = overrideForm(r)
+	if _, err := ref.h.SetLabel(r.Context(), strings.TrimSpace(r.PostFormValue("name")), e); err != nil {
 		u.fail(w, r, s, err)
 		return
 	}
@@ -55,12 +57,9 @@ func (u *UI) deleteLabel(w http.ResponseWriter, r *http.Request, s *session) {
 		u.fail(w, r, s, err)
 		return
 	}
-	err = u.app.DeleteLabel(r.Context(), s.p, ref.Kind, ref.Asset.ID, r.PathValue("name"), func() (app.LabelDelete, error) {
-		var e app.LabelDelete
-		e.Override, e.Reason = overrideForm(r)
-		return e, nil
-	})
-	if err != nil {
+	var e app.LabelDelete
+	e.Override, e.Reason = overrideForm(r)
+	if err := ref.h.DeleteLabel(r.Context(), r.PathValue("name"), e); err != nil {
 		u.fail(w, r, s, err)
 		return
 	}
@@ -111,41 +110,51 @@ func (u *UI) savePrompt(w http.ResponseWriter, r *http.Request, s *session) {
 		u.fail(w, r, s, err)
 		return
 	}
-	_, _, err = u.app.UpdatePromptVersion(r.Context(), s.p, ref.Asset.ID, n, func() (app.PromptEdit, error) {
-		var e app.PromptEdit
-		model := strings.TrimSpace(r.PostFormValue("model"))
-		e.Model = &model
-		if r.PostFormValue("chat") == "1" {
-			var msgs []quire.Message
-			if err := json.Unmarshal([]byte(r.PostFormValue("messages")), &msgs); err != nil {
-				return e, quire.Errorf(quire.EINVALID, "messages must be a JSON array of {role, content}")
-			}
-			e.Messages = &msgs
-		} else {
-			t := strings.ReplaceAll(r.PostFormValue("template"), "\r\n", "\n")
-			e.Template = &t
-		}
-		params := strings.TrimSpace(r.PostFormValue("model_params"))
-		if params == "" {
-			params = "{}"
-		}
-		if !json.Valid([]byte(params)) {
-			return e, quire.Errorf(quire.EINVALID, "model parameters must be JSON")
-		}
-		e.ModelParams = json.RawMessage(params)
-		schema := strings.TrimSpace(r.PostFormValue("variables_schema"))
-		if schema == "" {
-			schema = "null"
-		}
-		if !json.Valid([]byte(schema)) {
-			return e, quire.Errorf(quire.EINVALID, "the variables schema must be JSON")
-		}
-		e.VariablesSchema = json.RawMessage(schema)
-		return e, nil
-	}, r.PostFormValue("commit"))
+	if err := ref.h.Need(quire.AccessWrite); err != nil {
+		u.fail(w, r, s, err) // before the form is read
+		return
+	}
+	e, err := promptForm(r)
+	if err == nil {
+		_, err = ref.h.UpdatePromptVersion(r.Context(), n, e, r.PostFormValue("commit"))
+	}
 	if err != nil {
 		u.fail(w, r, s, err)
 		return
 	}
 	http.Redirect(w, r, ref.Base()+"/v/"+strconv.Itoa(n), http.StatusSeeOther)
+}
+
+// promptForm reads the prompt edit form.
+func promptForm(r *http.Request) (app.PromptEdit, error) {
+	var e app.PromptEdit
+	model := strings.TrimSpace(r.PostFormValue("model"))
+	e.Model = &model
+	if r.PostFormValue("chat") == "1" {
+		var msgs []quire.Message
+		if err := json.Unmarshal([]byte(r.PostFormValue("messages")), &msgs); err != nil {
+			return e, quire.Errorf(quire.EINVALID, "messages must be a JSON array of {role, content}")
+		}
+		e.Messages = &msgs
+	} else {
+		t := strings.ReplaceAll(r.PostFormValue("template"), "\r\n", "\n")
+		e.Template = &t
+	}
+	params := strings.TrimSpace(r.PostFormValue("model_params"))
+	if params == "" {
+		params = "{}"
+	}
+	if !json.Valid([]byte(params)) {
+		return e, quire.Errorf(quire.EINVALID, "model parameters must be JSON")
+	}
+	e.ModelParams = json.RawMessage(params)
+	schema := strings.TrimSpace(r.PostFormValue("variables_schema"))
+	if schema == "" {
+		schema = "null"
+	}
+	if !json.Valid([]byte(schema)) {
+		return e, quire.Errorf(quire.EINVALID, "the variables schema must be JSON")
+	}
+	e.VariablesSchema = json.RawMessage(schema)
+	return e, nil
 }

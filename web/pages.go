@@ -30,6 +30,8 @@ type assetRef struct {
 	Asset   *quire.Asset
 	Kind    quire.Kind
 	Plural  string // the URL segment: skills, prompts
+	// h is the request's hold on the asset: the page's use cases.
+	h *app.Handle
 }
 
 // Base is the asset's UI path.
@@ -43,19 +45,19 @@ func (a assetRef) ClonePath() string {
 	return "/git/" + a.Project.Slug + "/" + a.Plural + "/" + a.Asset.Slug + ".git"
 }
 
-// resolve reads {project}/{kind}/{asset} from the path through
-// app.ProjectAsset: an asset the caller may not read is ENOTFOUND, as in
-// the API.
+// resolve opens {project}/{kind}/{asset} of the path (app.OpenIn), once
+// per request: an asset the caller may not read is ENOTFOUND, as in the
+// API.
 func (u *UI) resolve(r *http.Request, s *session, plural string) (assetRef, error) {
 	kind, ok := kindOf(plural)
 	if !ok {
 		return assetRef{}, quire.Errorf(quire.ENOTFOUND, "no such page")
 	}
-	as, pr, err := u.app.ProjectAsset(r.Context(), s.p, r.PathValue("project"), kind, r.PathValue("asset"), quire.AccessRead)
+	h, err := u.app.OpenIn(r.Context(), s.p, r.PathValue("project"), kind, r.PathValue("asset"), quire.AccessRead)
 	if err != nil {
 		return assetRef{}, err
 	}
-	return assetRef{Project: pr, Asset: as, Kind: kind, Plural: plural}, nil
+	return assetRef{Project: h.Project, Asset: h.Asset, Kind: kind, Plural: plural, h: h}, nil
 }
 
 type labelRow struct {
@@ -87,7 +89,7 @@ func (u *UI) assetPage(w http.ResponseWriter, r *http.Request, s *session) {
 	v := assetView{assetRef: ref, CSRF: s.csrf, Writer: access >= quire.AccessWrite, Owner: access >= quire.AccessAdmin}
 	cursor := r.URL.Query().Get("cursor")
 	var next string
-	_, v.Versions, next, err = u.app.Versions(ctx, s.p, ref.Kind, ref.Asset.ID, "", quire.ListOptions{Limit: listLimit, Cursor: cursor})
+	v.Versions, next, err = ref.h.Versions(ctx, "", quire.ListOptions{Limit: listLimit, Cursor: cursor})
 	if err != nil {
 		u.fail(w, r, s, err)
 		return
@@ -98,19 +100,19 @@ func (u *UI) assetPage(w http.ResponseWriter, r *http.Request, s *session) {
 	if cursor != "" {
 		v.Page.Prev = ref.Base() + "#versions-h"
 	}
-	if _, lv, err := u.app.LiveVersion(ctx, s.p, ref.Kind, ref.Asset.ID); err == nil {
+	if lv, err := ref.h.LiveVersion(ctx); err == nil {
 		v.Live = lv.Number
 	}
-	labels, err := u.app.Labels(ctx, s.p, ref.Kind, ref.Asset.ID)
+	labels, err := ref.h.Labels(ctx)
 	if err != nil && quire.ErrorCode(err) != quire.EUNAVAILABLE {
 		u.fail(w, r, s, err)
 		return
 	}
 	for _, l := range labels {
-		h, _ := u.app.LabelHistory(ctx, s.p, ref.Kind, ref.Asset.ID, l.Name)
+		h, _ := ref.h.LabelHistory(ctx, l.Name)
 		v.Labels = append(v.Labels, labelRow{Label: l, History: h, Protected: slices.Contains(ref.Project.Policy().ProtectedLabels, l.Name)})
 	}
-	v.Reviews, err = u.app.Reviews(ctx, s.p, ref.Kind, ref.Asset.ID, quire.ReviewOpen)
+	v.Reviews, err = ref.h.Reviews(ctx, quire.ReviewOpen)
 	if err != nil && quire.ErrorCode(err) != quire.EUNAVAILABLE {
 		u.fail(w, r, s, err)
 		return
@@ -135,7 +137,7 @@ func (u *UI) version(r *http.Request, s *session, plural string) (assetRef, *qui
 	if err != nil {
 		return assetRef{}, nil, err
 	}
-	_, ver, err := u.app.Version(r.Context(), s.p, ref.Kind, ref.Asset.ID, n)
+	ver, err := ref.h.Version(r.Context(), n)
 	return ref, ver, err
 }
 
@@ -188,12 +190,12 @@ func (u *UI) showVersion(w http.ResponseWriter, r *http.Request, s *session, plu
 	access := s.p.ProjectAccess(ref.Project)
 	v := versionView{assetRef: ref, Version: ver, Origin: origin(r, u.secure(r)), CSRF: s.csrf, Writer: access >= quire.AccessWrite, Owner: access >= quire.AccessAdmin}
 	if ver.State == quire.StateDraft {
-		if v.Publish, v.Review, err = u.app.Publishable(ctx, s.p, ref.Kind, ref.Asset.ID, n); err != nil {
+		if v.Publish, v.Review, err = ref.h.Publishable(ctx, n); err != nil {
 			u.fail(w, r, s, err)
 			return
 		}
 	}
-	if _, v.Versions, _, err = u.app.Versions(ctx, s.p, ref.Kind, ref.Asset.ID, "", quire.ListOptions{Limit: listLimit}); err != nil {
+	if v.Versions, _, err = ref.h.Versions(ctx, "", quire.ListOptions{Limit: listLimit}); err != nil {
 		u.fail(w, r, s, err)
 		return
 	}
@@ -210,7 +212,7 @@ func (u *UI) showVersion(w http.ResponseWriter, r *http.Request, s *session, plu
 		u.render(w, r, s, http.StatusOK, "version", ref.Asset.Name+" v"+strconv.Itoa(n), v)
 		return
 	}
-	if v.Files, err = u.app.Files(ctx, s.p, ref.Asset.ID, n); err != nil {
+	if v.Files, err = ref.h.Files(ctx, n); err != nil {
 		u.fail(w, r, s, err)
 		return
 	}
@@ -223,7 +225,7 @@ func (u *UI) showVersion(w http.ResponseWriter, r *http.Request, s *session, plu
 		}
 	}
 	if open != "" {
-		content, f, err := u.app.ReadFile(ctx, s.p, ref.Asset.ID, n, open)
+		content, f, err := ref.h.ReadFile(ctx, n, open)
 		if err != nil {
 			u.fail(w, r, s, err)
 			return
@@ -242,7 +244,7 @@ func (u *UI) rawFile(w http.ResponseWriter, r *http.Request, s *session) {
 		u.fail(w, r, s, err)
 		return
 	}
-	content, f, err := u.app.ReadFile(r.Context(), s.p, ref.Asset.ID, n, r.PathValue("path"))
+	content, f, err := ref.h.ReadFile(r.Context(), n, r.PathValue("path"))
 	if err != nil {
 		u.fail(w, r, s, err)
 		return
@@ -265,13 +267,13 @@ func (u *UI) zipDownload(w http.ResponseWriter, r *http.Request, s *session) {
 		u.fail(w, r, s, err)
 		return
 	}
-	as, zip, err := u.app.DownloadVersion(r.Context(), s.p, ref.Asset.ID, n)
+	zip, err := ref.h.DownloadVersion(r.Context(), n)
 	if err != nil {
 		u.fail(w, r, s, err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/zip")
-	w.Header().Set("Content-Disposition", attachment(as.Slug+"-v"+strconv.Itoa(n)+".zip"))
+	w.Header().Set("Content-Disposition", attachment(ref.Asset.Slug+"-v"+strconv.Itoa(n)+".zip"))
 	w.Write(zip)
 }
 
@@ -293,7 +295,7 @@ func (u *UI) diffPage(w http.ResponseWriter, r *http.Request, s *session) {
 		return
 	}
 	v := diffView{assetRef: ref, Split: r.URL.Query().Get("view") == "split"}
-	if _, v.Versions, _, err = u.app.Versions(ctx, s.p, ref.Kind, ref.Asset.ID, "", quire.ListOptions{Limit: listLimit}); err != nil {
+	if v.Versions, _, err = ref.h.Versions(ctx, "", quire.ListOptions{Limit: listLimit}); err != nil {
 		u.fail(w, r, s, err)
 		return
 	}
@@ -318,7 +320,7 @@ func (u *UI) diffPage(w http.ResponseWriter, r *http.Request, s *session) {
 		u.render(w, r, s, http.StatusOK, "diff", ref.Asset.Name+" diff", v)
 		return
 	}
-	diffs, err := u.app.Diff(ctx, s.p, ref.Kind, ref.Asset.ID, v.From, v.To)
+	diffs, err := ref.h.Diff(ctx, v.From, v.To)
 	if err != nil {
 		u.fail(w, r, s, err)
 		return

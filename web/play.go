@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -236,7 +237,7 @@ func (u *UI) play(w http.ResponseWriter, r *http.Request, s *session) {
 		return
 	}
 	v := playView{assetRef: ref, CSRF: s.csrf, CanRun: u.app.CanRun(), Writer: s.p.ProjectAccess(ref.Project) >= quire.AccessWrite}
-	if _, v.Versions, _, err = u.app.Versions(ctx, s.p, ref.Kind, ref.Asset.ID, "", quire.ListOptions{Limit: listLimit}); err != nil {
+	if v.Versions, _, err = ref.h.Versions(ctx, "", quire.ListOptions{Limit: listLimit}); err != nil {
 		u.fail(w, r, s, err)
 		return
 	}
@@ -244,7 +245,7 @@ func (u *UI) play(w http.ResponseWriter, r *http.Request, s *session) {
 	v.Version, _ = strconv.Atoi(r.FormValue("version"))
 	n := v.Version
 	if n == 0 {
-		if _, lv, err := u.app.LiveVersion(ctx, s.p, ref.Kind, ref.Asset.ID); err == nil {
+		if lv, err := ref.h.LiveVersion(ctx); err == nil {
 			n = lv.Number
 		}
 	}
@@ -255,21 +256,21 @@ func (u *UI) play(w http.ResponseWriter, r *http.Request, s *session) {
 		u.render(w, r, s, http.StatusOK, "play", title, v)
 		return
 	}
-	_, vars, err := u.app.PromptVariables(ctx, s.p, ref.Asset.ID, n)
+	vars, err := ref.h.PromptVariables(ctx, n)
 	if err != nil {
 		u.fail(w, r, s, err)
 		return
 	}
 	v.Required = vars.Required
 	v.Fields, v.Typed = fieldsOf(vars)
-	if v.Payloads, _, err = u.app.Payloads(ctx, s.p, ref.Asset.ID, func() (quire.ListOptions, error) { return quire.ListOptions{Limit: listLimit}, nil }); err != nil {
+	if v.Payloads, _, err = ref.h.Payloads(ctx, quire.ListOptions{Limit: listLimit}); err != nil {
 		u.fail(w, r, s, err)
 		return
 	}
 	if r.Method != http.MethodPost {
 		// A GET may name a payload to fill the form from.
 		if id := r.URL.Query().Get("payload"); id != "" {
-			pl, err := u.app.Payload(ctx, s.p, ref.Asset.ID, id)
+			pl, err := ref.h.Payload(ctx, id)
 			if err != nil {
 				u.fail(w, r, s, err)
 				return
@@ -291,15 +292,7 @@ func (u *UI) play(w http.ResponseWriter, r *http.Request, s *session) {
 	v.Extra = r.PostFormValue("extra")
 	status := http.StatusOK
 	if r.PostFormValue("action") == "save" {
-		pl, err := u.app.CreatePayload(ctx, s.p, ref.Asset.ID, func() (app.PayloadInput, error) {
-			m, err := v.variables()
-			if err != nil {
-				return app.PayloadInput{}, err
-			}
-			raw, _ := json.Marshal(m)
-			name := strings.TrimSpace(r.PostFormValue("payload_name"))
-			return app.PayloadInput{Variables: raw, Name: &name}, nil
-		})
+		pl, err := u.savePayload(ctx, r, ref.h, &v)
 		if err != nil {
 			status, v.Error = statusOf(err)
 		} else {
@@ -315,14 +308,11 @@ func (u *UI) play(w http.ResponseWriter, r *http.Request, s *session) {
 		u.render(w, r, s, v.runStatus(w), "play", title, v)
 		return
 	}
-	res, err := u.app.Render(ctx, s.p, ref.Asset.ID, func() (app.RenderRequest, error) {
-		m, err := v.variables()
-		if err != nil {
-			return app.RenderRequest{}, err
-		}
-		ver := n
-		return app.RenderRequest{Vars: render.VarsOf(m), Version: &ver}, nil
-	})
+	m, err := v.variables()
+	var res app.Rendered
+	if err == nil {
+		res, err = ref.h.Render(ctx, app.RenderRequest{Vars: render.VarsOf(m), Version: &n})
+	}
 	if err != nil {
 		// A render error (a missing variable, bad JSON) belongs beside
 		// the form, not on an error page.
@@ -333,9 +323,28 @@ func (u *UI) play(w http.ResponseWriter, r *http.Request, s *session) {
 	u.render(w, r, s, status, "play", title, v)
 }
 
+// savePayload saves the form's values as a payload named by the form.
+func (u *UI) savePayload(ctx context.Context, r *http.Request, h *app.Handle, v *playView) (*quire.Payload, error) {
+	if err := h.Need(quire.AccessWrite); err != nil {
+		return nil, err // before the form is read
+	}
+	m, err := v.variables()
+	if err != nil {
+		return nil, err
+	}
+	raw, _ := json.Marshal(m)
+	name := strings.TrimSpace(r.PostFormValue("payload_name"))
+	return h.CreatePayload(ctx, app.PayloadInput{Variables: raw, Name: &name})
+}
+
 // runs runs version n, and v.Compare beside it when set, with the form's
 // values; both calls go out at once, so the slower sets the wait.
 func (u *UI) runs(w http.ResponseWriter, r *http.Request, s *session, v *playView, n int) {
+	if err := v.h.Need(quire.AccessWrite); err != nil {
+		_, v.Error = statusOf(err) // before the form is read
+		v.runErr = []error{err}
+		return
+	}
 	m, err := v.variables()
 	if err != nil {
 		_, v.Error = statusOf(err)
@@ -352,9 +361,7 @@ func (u *UI) runs(w http.ResponseWriter, r *http.Request, s *session, v *playVie
 	var wg sync.WaitGroup
 	for i, num := range nums {
 		wg.Go(func() {
-			run, err := u.app.RunPrompt(r.Context(), s.p, v.Asset.ID, app.VersionRef{Number: num}, func() (app.RunRequest, error) {
-				return app.RunRequest{Vars: vars}, nil
-			})
+			run, err := v.h.RunPrompt(r.Context(), app.VersionRef{Number: num}, app.RunRequest{Vars: vars})
 			v.Runs[i], errs[i] = playRun{Version: num, Run: run}, err
 		})
 	}

@@ -64,9 +64,7 @@ func (u *UI) projectsPage(w http.ResponseWriter, r *http.Request, s *session) {
 }
 
 func (u *UI) createProject(w http.ResponseWriter, r *http.Request, s *session) {
-	pr, err := u.app.CreateProject(r.Context(), s.p, func() (app.MetaEdit, error) {
-		return metaForm(r), nil
-	})
+	pr, err := u.app.CreateProject(r.Context(), s.p, metaForm(r))
 	if err != nil {
 		u.fail(w, r, s, err)
 		return
@@ -156,22 +154,26 @@ func (u *UI) createAsset(w http.ResponseWriter, r *http.Request, s *session) {
 		return
 	}
 	ctx := r.Context()
-	pr, err := u.app.Project(ctx, s.p, r.PathValue("project"), quire.AccessRead)
+	ph, err := u.app.OpenProject(ctx, s.p, r.PathValue("project"), quire.AccessRead)
 	if err != nil {
 		u.fail(w, r, s, err)
 		return
 	}
-	as, err := u.app.CreateAsset(ctx, s.p, kind, pr.ID, func() (app.MetaEdit, error) { return metaForm(r), nil })
+	pr := ph.Project
+	as, err := ph.CreateAsset(ctx, kind, metaForm(r))
 	if err != nil {
 		u.fail(w, r, s, err)
 		return
 	}
 	base := Prefix + "p/" + pr.Slug + "/" + plural + "/" + as.Slug
+	h, err := u.app.OpenIn(ctx, s.p, pr.ID, kind, as.ID, quire.AccessWrite)
+	if err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
 	if kind == quire.KindPrompt {
-		_, v, err := u.app.CreatePromptVersion(ctx, s.p, as.ID, func() (app.NewPromptVersion, error) {
-			t := "Hello {{name}}!"
-			return app.NewPromptVersion{Base: quire.Base{Empty: true}, Edit: app.PromptEdit{Template: &t}}, nil
-		})
+		t := "Hello {{name}}!"
+		v, err := h.CreatePromptVersion(ctx, app.NewPromptVersion{Base: quire.Base{Empty: true}, Edit: app.PromptEdit{Template: &t}})
 		if err != nil {
 			u.fail(w, r, s, err)
 			return
@@ -179,7 +181,7 @@ func (u *UI) createAsset(w http.ResponseWriter, r *http.Request, s *session) {
 		http.Redirect(w, r, base+"/v/"+strconv.Itoa(v.Number)+"/edit", http.StatusSeeOther)
 		return
 	}
-	_, v, err := u.app.CreateVersion(ctx, s.p, kind, as.ID, quire.Base{Empty: true})
+	v, err := h.CreateVersion(ctx, quire.Base{Empty: true})
 	if err != nil {
 		u.fail(w, r, s, err)
 		return
@@ -194,7 +196,7 @@ func (u *UI) createAsset(w http.ResponseWriter, r *http.Request, s *session) {
 		desc = strconv.Quote(desc) // a YAML double-quoted string
 	}
 	manifest := "---\nname: " + as.Slug + "\ndescription: " + desc + "\n---\n\n# " + as.Name + "\n\nInstructions for the agent.\n"
-	if _, _, _, err := u.app.UpsertFile(ctx, s.p, as.ID, v.Number, app.FileWrite{Path: "SKILL.md", Content: []byte(manifest), Message: "Start SKILL.md"}); err != nil {
+	if _, _, err := h.UpsertFile(ctx, v.Number, app.FileWrite{Path: "SKILL.md", Content: []byte(manifest), Message: "Start SKILL.md"}); err != nil {
 		u.fail(w, r, s, err)
 		return
 	}
@@ -222,18 +224,19 @@ func (u *UI) settingsPage(w http.ResponseWriter, r *http.Request, s *session) {
 // gets the error app gives them (403 for a member, 404 for a stranger).
 func (u *UI) showSettings(w http.ResponseWriter, r *http.Request, s *session, secret string) {
 	ctx := r.Context()
-	pr, err := u.app.Project(ctx, s.p, r.PathValue("project"), quire.AccessAdmin)
+	ph, err := u.app.OpenProject(ctx, s.p, r.PathValue("project"), quire.AccessAdmin)
 	if err != nil {
 		u.fail(w, r, s, err)
 		return
 	}
+	pr := ph.Project
 	ov, err := u.app.ProjectOverview(ctx, s.p, pr.ID, app.OverviewOptions{Skills: quire.ListOptions{Limit: 1}, Prompts: quire.ListOptions{Limit: 1}})
 	if err != nil {
 		u.fail(w, r, s, err)
 		return
 	}
 	v := settingsView{Project: pr, Policy: pr.Policy(), Members: ov.Members, NewSecret: secret, CSRF: s.csrf, Events: webhookEvents}
-	if v.Webhooks, err = u.app.Webhooks(ctx, s.p, pr.ID); err != nil {
+	if v.Webhooks, err = ph.Webhooks(ctx); err != nil {
 		if quire.ErrorCode(err) != quire.EUNAVAILABLE {
 			u.fail(w, r, s, err)
 			return
@@ -252,25 +255,17 @@ var webhookEvents = []quire.EventType{
 // saveSettings sets the project's name, description, visibility and
 // review policy.
 func (u *UI) saveSettings(w http.ResponseWriter, r *http.Request, s *session) {
-	pr, err := u.app.UpdateProject(r.Context(), s.p, r.PathValue("project"), func() (app.ProjectEdit, error) {
-		e := app.ProjectEdit{MetaEdit: metaForm(r)}
-		e.Slug = nil
-		if vis := r.PostFormValue("visibility"); vis != "" {
-			e.Visibility = &vis
-		}
-		n, err := strconv.Atoi(strings.TrimSpace(r.PostFormValue("required_approvals")))
-		if err != nil {
-			return e, quire.Errorf(quire.EINVALID, "required approvals must be a number from 0 to 10")
-		}
-		dismiss := r.PostFormValue("dismiss_stale") == "on"
-		pol := quire.ReviewPolicy{
-			RequiredApprovals: n, AllowSelfApproval: r.PostFormValue("allow_self_approval") == "on",
-			DismissStale:    &dismiss,
-			ProtectedLabels: append([]string{}, strings.FieldsFunc(r.PostFormValue("protected_labels"), func(c rune) bool { return c == ',' || c == ' ' })...),
-		}
-		e.ReviewPolicy = &pol
-		return e, nil
-	})
+	ph, err := u.app.OpenProject(r.Context(), s.p, r.PathValue("project"), quire.AccessAdmin)
+	if err != nil {
+		u.fail(w, r, s, err) // before the form is read
+		return
+	}
+	e, err := settingsForm(r)
+	if err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
+	pr, err := ph.Update(r.Context(), e)
 	if err != nil {
 		u.fail(w, r, s, err)
 		return
@@ -278,10 +273,34 @@ func (u *UI) saveSettings(w http.ResponseWriter, r *http.Request, s *session) {
 	http.Redirect(w, r, Prefix+"p/"+pr.Slug+"/settings", http.StatusSeeOther)
 }
 
+// settingsForm reads the settings form.
+func settingsForm(r *http.Request) (app.ProjectEdit, error) {
+	e := app.ProjectEdit{MetaEdit: metaForm(r)}
+	e.Slug = nil
+	if vis := r.PostFormValue("visibility"); vis != "" {
+		e.Visibility = &vis
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(r.PostFormValue("required_approvals")))
+	if err != nil {
+		return e, quire.Errorf(quire.EINVALID, "required approvals must be a number from 0 to 10")
+	}
+	dismiss := r.PostFormValue("dismiss_stale") == "on"
+	pol := quire.ReviewPolicy{
+		RequiredApprovals: n, AllowSelfApproval: r.PostFormValue("allow_self_approval") == "on",
+		DismissStale:    &dismiss,
+		ProtectedLabels: append([]string{}, strings.FieldsFunc(r.PostFormValue("protected_labels"), func(c rune) bool { return c == ',' || c == ' ' })...),
+	}
+	e.ReviewPolicy = &pol
+	return e, nil
+}
+
 func (u *UI) putMember(w http.ResponseWriter, r *http.Request, s *session) {
-	_, pr, err := u.app.PutMember(r.Context(), s.p, r.PathValue("project"), func() (app.MemberEdit, error) {
-		return app.MemberEdit{Email: strings.TrimSpace(r.PostFormValue("email")), UserID: r.PostFormValue("user_id"), Role: quire.ProjectRole(r.PostFormValue("role"))}, nil
-	})
+	ph, err := u.app.OpenProject(r.Context(), s.p, r.PathValue("project"), quire.AccessAdmin)
+	if err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
+	_, pr, err := ph.PutMember(r.Context(), app.MemberEdit{Email: strings.TrimSpace(r.PostFormValue("email")), UserID: r.PostFormValue("user_id"), Role: quire.ProjectRole(r.PostFormValue("role"))})
 	if err != nil {
 		u.fail(w, r, s, err)
 		return
@@ -300,17 +319,17 @@ func (u *UI) deleteMember(w http.ResponseWriter, r *http.Request, s *session) {
 // createWebhook adds a webhook and shows the settings with its signing
 // secret, once (the page is no-store and the secret in no URL).
 func (u *UI) createWebhook(w http.ResponseWriter, r *http.Request, s *session) {
-	_, secret, err := u.app.CreateWebhook(r.Context(), s.p, r.PathValue("project"), func() (app.WebhookInput, error) {
-		url, desc := strings.TrimSpace(r.PostFormValue("url")), strings.TrimSpace(r.PostFormValue("description"))
-		var evs []quire.EventType
-		for _, e := range r.PostForm["events"] {
-			evs = append(evs, quire.EventType(e))
-		}
-		if evs == nil {
-			evs = []quire.EventType{}
-		}
-		return app.WebhookInput{URL: &url, Description: &desc, Events: &evs}, nil
-	})
+	ph, err := u.app.OpenProject(r.Context(), s.p, r.PathValue("project"), quire.AccessAdmin)
+	if err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
+	url, desc := strings.TrimSpace(r.PostFormValue("url")), strings.TrimSpace(r.PostFormValue("description"))
+	evs := []quire.EventType{}
+	for _, e := range r.PostForm["events"] {
+		evs = append(evs, quire.EventType(e))
+	}
+	_, secret, err := ph.CreateWebhook(r.Context(), app.WebhookInput{URL: &url, Description: &desc, Events: &evs})
 	if err != nil {
 		u.fail(w, r, s, err)
 		return
@@ -319,7 +338,12 @@ func (u *UI) createWebhook(w http.ResponseWriter, r *http.Request, s *session) {
 }
 
 func (u *UI) deleteWebhook(w http.ResponseWriter, r *http.Request, s *session) {
-	if err := u.app.DeleteWebhook(r.Context(), s.p, r.PathValue("project"), r.PathValue("id")); err != nil {
+	ph, err := u.app.OpenProject(r.Context(), s.p, r.PathValue("project"), quire.AccessAdmin)
+	if err != nil {
+		u.fail(w, r, s, err)
+		return
+	}
+	if err := ph.DeleteWebhook(r.Context(), r.PathValue("id")); err != nil {
 		u.fail(w, r, s, err)
 		return
 	}

@@ -33,10 +33,8 @@ func (u *UI) openReview(w http.ResponseWriter, r *http.Request, s *session) {
 		u.fail(w, r, s, err)
 		return
 	}
-	rv, err := u.app.OpenReview(r.Context(), s.p, ref.Kind, ref.Asset.ID, n, func() (app.ReviewEdit, error) {
-		title, desc := strings.TrimSpace(r.PostFormValue("title")), r.PostFormValue("description")
-		return app.ReviewEdit{Title: &title, Description: &desc}, nil
-	})
+	title, desc := strings.TrimSpace(r.PostFormValue("title")), r.PostFormValue("description")
+	rv, err := ref.h.OpenReview(r.Context(), n, app.ReviewEdit{Title: &title, Description: &desc})
 	if err != nil {
 		u.fail(w, r, s, err)
 		return
@@ -92,7 +90,7 @@ func (u *UI) reviewPage(w http.ResponseWriter, r *http.Request, s *session) {
 		u.fail(w, r, s, err)
 		return
 	}
-	rv, err := u.app.Review(ctx, s.p, ref.Kind, ref.Asset.ID, num)
+	rv, err := ref.h.Review(ctx, num)
 	if err != nil {
 		u.fail(w, r, s, err)
 		return
@@ -110,7 +108,7 @@ func (u *UI) reviewPage(w http.ResponseWriter, r *http.Request, s *session) {
 		v.Threads = append(v.Threads, thread{Comment: c})
 	}
 	if base := rv.Review.Base.Version; base > 0 {
-		diffs, err := u.app.Diff(ctx, s.p, ref.Kind, ref.Asset.ID, base, rv.Review.Version)
+		diffs, err := ref.h.Diff(ctx, base, rv.Review.Version)
 		if err == nil {
 			for _, d := range diffs {
 				v.Diff = append(v.Diff, parseDiff(d))
@@ -142,46 +140,44 @@ func (u *UI) reviewAction(w http.ResponseWriter, r *http.Request, s *session) {
 		u.fail(w, r, s, err)
 		return
 	}
-	kind, id := ref.Kind, ref.Asset.ID
+	h := ref.h
+	if err := h.Need(quire.AccessWrite); err != nil {
+		u.fail(w, r, s, err) // before the form is read
+		return
+	}
 	switch path := r.URL.Path; {
 	case strings.HasSuffix(path, "/resolve"):
 		resolved := r.PostFormValue("resolved") != "false"
-		_, err = u.app.UpdateComment(ctx, s.p, kind, id, num, r.PathValue("id"), func() (app.CommentPatch, error) {
-			return app.CommentPatch{Resolved: &resolved}, nil
-		})
+		_, err = h.UpdateComment(ctx, num, r.PathValue("id"), app.CommentPatch{Resolved: &resolved})
 	case strings.HasSuffix(path, "/comments"):
-		_, err = u.app.Comment(ctx, s.p, kind, id, num, func() (app.CommentEdit, error) {
-			body := strings.ReplaceAll(r.PostFormValue("body"), "\r\n", "\n")
-			e := app.CommentEdit{Body: &body, Path: strings.TrimSpace(r.PostFormValue("path")), Side: r.PostFormValue("side"), InReplyTo: r.PostFormValue("in_reply_to"), Case: strings.TrimSpace(r.PostFormValue("case"))}
-			if l := strings.TrimSpace(r.PostFormValue("line")); l != "" {
-				n, err := strconv.Atoi(l)
-				if err != nil {
-					return e, quire.Errorf(quire.EINVALID, "line must be a number")
-				}
-				e.Line = n
+		body := strings.ReplaceAll(r.PostFormValue("body"), "\r\n", "\n")
+		e := app.CommentEdit{Body: &body, Path: strings.TrimSpace(r.PostFormValue("path")), Side: r.PostFormValue("side"), InReplyTo: r.PostFormValue("in_reply_to"), Case: strings.TrimSpace(r.PostFormValue("case"))}
+		if l := strings.TrimSpace(r.PostFormValue("line")); l != "" {
+			if e.Line, err = strconv.Atoi(l); err != nil {
+				err = quire.Errorf(quire.EINVALID, "line must be a number")
+				break
 			}
-			return e, nil
-		})
+		}
+		_, err = h.Comment(ctx, num, e)
 	case strings.HasSuffix(path, "/verdict"):
 		verdict := r.PostFormValue("verdict")
 		if verdict != quire.VerdictApprove && verdict != quire.VerdictRequestChanges {
 			err = quire.Errorf(quire.EINVALID, "verdict must be approve or request_changes")
 			break
 		}
-		_, err = u.app.Verdict(ctx, s.p, kind, id, num, verdict, func() (app.VerdictEdit, error) {
-			// The head the page showed: a push since then makes the
-			// verdict 409 head_moved, never a verdict on unseen changes.
-			body := strings.ReplaceAll(r.PostFormValue("body"), "\r\n", "\n")
-			head := r.PostFormValue("commit")
-			if head == "" {
-				return app.VerdictEdit{}, quire.Errorf(quire.EINVALID, "the form lacks the head it showed: reload the page")
-			}
-			return app.VerdictEdit{Body: &body, Commit: head}, nil
-		})
+		// The head the page showed: a push since then makes the verdict
+		// 409 head_moved, never a verdict on unseen changes.
+		body := strings.ReplaceAll(r.PostFormValue("body"), "\r\n", "\n")
+		head := r.PostFormValue("commit")
+		if head == "" {
+			err = quire.Errorf(quire.EINVALID, "the form lacks the head it showed: reload the page")
+			break
+		}
+		_, err = h.Verdict(ctx, num, verdict, app.VerdictEdit{Body: &body, Commit: head})
 	case strings.HasSuffix(path, "/close"):
-		_, err = u.app.CloseReview(ctx, s.p, kind, id, num)
+		_, err = h.CloseReview(ctx, num)
 	case strings.HasSuffix(path, "/reopen"):
-		_, err = u.app.ReopenReview(ctx, s.p, kind, id, num)
+		_, err = h.ReopenReview(ctx, num)
 	}
 	if err != nil {
 		u.fail(w, r, s, err)

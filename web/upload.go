@@ -50,7 +50,7 @@ func (u *UI) upload(w http.ResponseWriter, r *http.Request, s *session) {
 		if dir != "" {
 			name = dir + "/" + name
 		}
-		_, ver, file, err := u.app.UpsertFile(r.Context(), s.p, ref.Asset.ID, n, app.FileWrite{Path: name, Content: content, IfMatch: commit, Message: "Upload " + name})
+		ver, file, err := ref.h.UpsertFile(r.Context(), n, app.FileWrite{Path: name, Content: content, IfMatch: commit, Message: "Upload " + name})
 		if err != nil {
 			u.fail(w, r, s, err)
 			return
