@@ -59,7 +59,6 @@ func TestTypeScriptOAuth(t *testing.T) {
 	t.Run("cimd-2025-11-25", func(t *testing.T) { typeScriptOAuth(t, node, dir, chrome, "legacy", true) })
 }
 
-
 // headless starts a headless Chromium and returns a tab's context.
 func headless(t *testing.T, bin string) context.Context {
 	t.Helper()

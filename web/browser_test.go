@@ -22,7 +22,6 @@ import (
 	"github.com/quire/quire/internal/testenv"
 )
 
-
 // axeSource is axe-core's script: QUIRE_TEST_AXE names it, else the copy
 // .ci/run installs into its npm cache; "" when neither is there.
 func axeSource(t *testing.T) string {
