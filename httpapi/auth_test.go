@@ -405,6 +405,7 @@ func TestAccess(t *testing.T) {
 // TestPasswordHashCost: passwords set through the API are bcrypt hashes
 // at the tuned cost, whether set at creation or changed later.
 func TestPasswordHashCost(t *testing.T) {
+	sequentialHeavy(t)
 	t.Parallel()
 	e := newEnv(t, testenv.Options{BcryptCost: httpapi.DefaultBcryptCost})
 	cost := func(email string) int {

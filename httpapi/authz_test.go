@@ -721,6 +721,7 @@ func (f *authzFixture) cell(t *testing.T, method string, row authzRow, c cred) {
 
 // TestAuthorizationMatrix asks every route as every kind of caller.
 func TestAuthorizationMatrix(t *testing.T) {
+	sequentialHeavy(t)
 	t.Parallel()
 	f := newAuthzFixture(t)
 

@@ -218,3 +218,16 @@ func sameRefs(t *testing.T, before, after map[string]string) {
 		}
 	}
 }
+
+// sequentialHeavy skips a test under the race detector: one that sends
+// thousands of requests one after another (the authorization matrix, the
+// Mustache spec) or whose cost is bcrypt's own. The detector finds
+// nothing in a single request sequence that the concurrency tests do
+// not, and makes these the slowest tests by minutes; make test runs them
+// without it (Makefile).
+func sequentialHeavy(t *testing.T) {
+	t.Helper()
+	if raceDetector {
+		t.Skip("sequential and heavy: make test runs it without -race")
+	}
+}

@@ -22,6 +22,7 @@ import (
 // partials (refused as cycles) and non-object data (cannot be posed).
 // The full spec runs: about 5 s.
 func TestMustacheSpecThroughAPI(t *testing.T) {
+	sequentialHeavy(t)
 	t.Parallel()
 	e := newEnv(t)
 	files, err := filepath.Glob("../render/testdata/spec/*.json")

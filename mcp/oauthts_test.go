@@ -54,26 +54,9 @@ func TestTypeScriptOAuth(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "client")); err != nil {
 		t.Skip("the TypeScript SDK v2 is not installed: run `npm ci` in mcp/testdata/interop2")
 	}
-	chrome := chromiumPath(t)
+	chrome := testenv.Chromium(t)
 	t.Run("dcr-2026-07-28", func(t *testing.T) { typeScriptOAuth(t, node, dir, chrome, "modern", false) })
 	t.Run("cimd-2025-11-25", func(t *testing.T) { typeScriptOAuth(t, node, dir, chrome, "legacy", true) })
-}
-
-// chromiumPath finds Debian's chromium, as web's browser tests do.
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	for _, p := range []string{os.Getenv("QUIRE_TEST_CHROMIUM"), "/usr/bin/chromium"} {
-		if p != "" {
-			if _, err := os.Stat(p); err == nil {
-				return p
-			}
-		}
-	}
-	if p, err := exec.LookPath("chromium"); err == nil {
-		return p
-	}
-	t.Skip("chromium is not installed (apt-get install chromium, or set QUIRE_TEST_CHROMIUM): the TypeScript SDK OAuth test is skipped")
-	return ""
 }
 
 // headless starts a headless Chromium and returns a tab's context.

@@ -8,7 +8,6 @@ import (
 	"image/color"
 	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -22,23 +21,6 @@ import (
 	"github.com/chromedp/chromedp/kb"
 	"github.com/quire/quire/internal/testenv"
 )
-
-// chromium finds Debian's chromium (.ci/run installs it).
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, p := range []string{os.Getenv("QUIRE_TEST_CHROMIUM"), "/usr/bin/chromium"} {
-		if p != "" {
-			if _, err := os.Stat(p); err == nil {
-				return p
-			}
-		}
-	}
-	if p, err := exec.LookPath("chromium"); err == nil {
-		return p
-	}
-	t.Skip("chromium is not installed (apt-get install chromium, or set QUIRE_TEST_CHROMIUM): skipping the browser test")
-	return ""
-}
 
 // axeSource is axe-core's script: QUIRE_TEST_AXE names it, else the copy
 // .ci/run installs into its npm cache; "" when neither is there.
@@ -80,7 +62,7 @@ type chrome struct {
 }
 
 func newChrome(t *testing.T) *chrome {
-	bin := chromium(t)
+	bin := testenv.Chromium(t)
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(bin),
 		chromedp.UserDataDir(t.TempDir()),
