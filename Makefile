@@ -18,14 +18,15 @@ SCALE_DATA ?= /tmp/quire-scale-data
 
 # make test is the test command (README, .ci/run): every package with the
 # race detector in -short mode; then without it what the detector only
-# slows: the crash tests (their servers are subprocesses, built without
-# -race unless QUIRE_CRASH_RACE=1), httpapi's sequential heavy tests
-# (sequentialHeavy skips them under -race), and the benchmark and scale
+# slows: the crash, high-availability and end-to-end tests (their servers
+# are subprocesses; the crash tests build them with -race when
+# QUIRE_CRASH_RACE=1), httpapi's and client's sequential heavy tests
+# (they skip themselves under -race), and the benchmark and scale
 # tools' own tests, since they measure.
 test:
-	go test -short -race -count=1 -timeout 30m $$(go list ./... | grep -v '/internal/crashtest$$')
-	go test -short -count=1 -timeout 30m ./internal/crashtest
-	go test -short -count=1 -timeout 30m -run 'TestAuthorizationMatrix|TestMustacheSpecThroughAPI|TestPasswordHashCost' ./httpapi
+	go test -short -race -count=1 -timeout 30m $$(go list ./... | grep -v -E '/internal/(crashtest|hatest|e2e)$$')
+	go test -short -count=1 -timeout 30m ./internal/crashtest ./internal/hatest ./internal/e2e
+	go test -short -count=1 -timeout 30m -run 'TestAuthorizationMatrix|TestMustacheSpecThroughAPI|TestPasswordHashCost|TestRenderMatchesServer' ./httpapi ./client
 	go test -count=1 -run 'TestQuickRun|TestGenerateAndMeasure' ./cmd/quire-bench ./cmd/quire-scale
 
 bench: bench-scale bench-fast
