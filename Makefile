@@ -20,13 +20,21 @@ SCALE_DATA ?= /tmp/quire-scale-data
 # race detector in -short mode; then without it what the detector only
 # slows: the crash, high-availability and end-to-end tests (their servers
 # are subprocesses; the crash tests build them with -race when
-# QUIRE_CRASH_RACE=1), httpapi's and client's sequential heavy tests
-# (they skip themselves under -race), and the benchmark and scale
+# QUIRE_CRASH_RACE=1), the sequential heavy tests of httpapi and client
+# and the tests web and mcp drive from another program (a browser, the
+# Inspector, the TypeScript SDK; all skip themselves under -race), and
+# the benchmark and scale
 # tools' own tests, since they measure.
 test:
 	go test -short -race -count=1 -timeout 30m $$(go list ./... | grep -v -E '/internal/(crashtest|hatest|e2e)$$')
-	go test -short -count=1 -timeout 30m ./internal/crashtest ./internal/hatest ./internal/e2e
-	go test -short -count=1 -timeout 30m -run 'TestAuthorizationMatrix|TestMustacheSpecThroughAPI|TestPasswordHashCost|TestRenderMatchesServer' ./httpapi ./client
+	@# The runs without -race share the machine: each waits mostly on
+	@# other programs (servers, browsers, node), so two at once finish
+	@# sooner than one after the other. Each one's output is printed whole.
+	@out=$$(mktemp -d); \
+	go test -short -count=1 -timeout 30m ./internal/crashtest ./internal/hatest ./internal/e2e >$$out/a 2>&1 & a=$$!; \
+	go test -short -count=1 -timeout 30m -run 'TestAuthorizationMatrix|TestMustacheSpecThroughAPI|TestPasswordHashCost|TestRenderMatchesServer|TestBrowser|TestBridge|TestInspectorCLI|TestTypeScript' ./httpapi ./client ./web ./mcp >$$out/b 2>&1 & b=$$!; \
+	wait $$a; ra=$$?; wait $$b; rb=$$?; cat $$out/a $$out/b; rm -rf $$out; \
+	test $$ra = 0 && test $$rb = 0
 	go test -count=1 -run 'TestQuickRun|TestGenerateAndMeasure' ./cmd/quire-bench ./cmd/quire-scale
 
 bench: bench-scale bench-fast

@@ -72,6 +72,7 @@ func bridge(t *testing.T, env []string, opts *sdk.ClientOptions, args ...string)
 }
 
 func TestBridge(t *testing.T) {
+	driverHeavy(t)
 	f := newFixture(t)
 	e := f.e
 	config := "QUIRE_CONFIG_DIR=" + t.TempDir()

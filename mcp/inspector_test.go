@@ -38,6 +38,7 @@ func inspector(t *testing.T) (node, cli string) {
 // file and a directory, lists and gets skills with digest verification,
 // and lists tools under --strict (schema portability) and calls one.
 func TestInspectorCLI(t *testing.T) {
+	driverHeavy(t)
 	node, cli := inspector(t)
 	f := newFixture(t)
 	// The same over `quire mcp`, the stdio bridge.

@@ -19,6 +19,7 @@ import (
 // seen on subscriptions/listen. It needs node and `npm ci` in
 // testdata/interop2 (.ci/run does both).
 func TestTypeScriptClientV2(t *testing.T) {
+	driverHeavy(t)
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Skip("node is not installed: the TypeScript SDK v2 interop test is skipped")

@@ -16,6 +16,7 @@ import (
 // against /mcp: an independent implementation must agree on the wire.
 // It needs node and `npm ci` in testdata/interop (.ci/run does both).
 func TestTypeScriptClient(t *testing.T) {
+	driverHeavy(t)
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Skip("node is not installed: the TypeScript SDK interop test is skipped")

@@ -46,6 +46,7 @@ import (
 // testdata/interop2 and chromium (.ci/run has all three); skipped, saying
 // which is missing, without them.
 func TestTypeScriptOAuth(t *testing.T) {
+	driverHeavy(t)
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Skip("node is not installed: the TypeScript SDK OAuth test is skipped")
@@ -404,5 +405,18 @@ func typeScriptOAuth(t *testing.T, node, dir, chrome, era string, cimd bool) {
 		if strings.Contains(e.Log.String(), secret[4:]) {
 			t.Error("the log holds a token")
 		}
+	}
+}
+
+// driverHeavy skips a test under the race detector: one whose client is
+// another program driving the server request by request (a browser, the
+// MCP Inspector, the TypeScript SDK, the stdio bridge). The detector
+// finds nothing in such a sequence that the concurrency tests do not,
+// and makes these the package's slowest tests; make test runs them
+// without it (Makefile).
+func driverHeavy(t *testing.T) {
+	t.Helper()
+	if raceDetector {
+		t.Skip("driven by another program, request by request: make test runs it without -race")
 	}
 }

@@ -301,6 +301,7 @@ func submit(action chromedp.Action[chromedp.Void]) chromedp.Action[chromedp.Void
 // may run (dialogs, exceptions and console errors fail the test). Every
 // main page is checked by axe-core and saved as a screenshot.
 func TestBrowserFlow(t *testing.T) {
+	driverHeavy(t)
 	f := newFixture(t)
 	c := newChrome(t)
 	e := f.e
@@ -544,6 +545,7 @@ func TestBrowserFlow(t *testing.T) {
 // verdict from a page loaded before a push refused rather than given to
 // a head the reviewer never saw.
 func TestBrowserReviewGate(t *testing.T) {
+	driverHeavy(t)
 	f := newFixture(t)
 	c := newChrome(t)
 	e := f.e

@@ -23,6 +23,7 @@ import (
 // lists the application, and revoking it there ends the token. A probe in
 // the client's name does not run.
 func TestBrowserOAuthConsent(t *testing.T) {
+	driverHeavy(t)
 	e := testenv.New(t)
 	c := newChrome(t)
 	codes := make(chan url.Values, 1)

@@ -123,6 +123,7 @@ func TestReviewCaseComment(t *testing.T) {
 // lands back on the review with the comment under that case, shown as
 // text.
 func TestBrowserReviewCaseComment(t *testing.T) {
+	driverHeavy(t)
 	f := evalFixture(t)
 	ann := payloadIDs(t, f)["ann"]
 	revID, _ := f.e.CreateUser("rev@example.com")

@@ -73,6 +73,7 @@ func TestReviewEvaluation(t *testing.T) {
 // <script> is text, the page passes axe-core, and it is saved as
 // review-evaluation.png (docs/ui has it).
 func TestBrowserReviewEvaluation(t *testing.T) {
+	driverHeavy(t)
 	f := evalFixture(t)
 	c := newChrome(t)
 	c.signIn(f.e.URL, testenv.AdminEmail, testenv.AdminPassword)

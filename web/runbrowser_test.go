@@ -17,6 +17,7 @@ import (
 // message beside the form. The page is checked by axe-core and saved
 // as playground-run.png (docs/ui has it).
 func TestBrowserPlaygroundRun(t *testing.T) {
+	driverHeavy(t)
 	f, prov := runFixture(t)
 	c := newChrome(t)
 	e := f.e
@@ -82,5 +83,18 @@ func TestBrowserPlaygroundRun(t *testing.T) {
 	defer c.mu.Unlock()
 	if len(c.alarms) > 0 {
 		t.Errorf("script ran in the page: %v", c.alarms)
+	}
+}
+
+// driverHeavy skips a test under the race detector: one whose client is
+// another program driving the server request by request (a browser, the
+// MCP Inspector, the TypeScript SDK, the stdio bridge). The detector
+// finds nothing in such a sequence that the concurrency tests do not,
+// and makes these the package's slowest tests; make test runs them
+// without it (Makefile).
+func driverHeavy(t *testing.T) {
+	t.Helper()
+	if raceDetector {
+		t.Skip("driven by another program, request by request: make test runs it without -race")
 	}
 }

@@ -1,0 +1,6 @@
+//go:build !race
+
+package web_test
+
+// raceDetector says the tests run with -race.
+const raceDetector = false
