@@ -48,9 +48,6 @@ func (a *App) handle(p *quire.Principal, as *quire.Asset, pr *quire.Project) *Ha
 	return &Handle{app: a, P: p, Asset: as, Project: pr}
 }
 
-// Access is the caller's access to the asset's project.
-func (h *Handle) Access() quire.Access { return h.P.ProjectAccess(h.Project) }
-
 // need checks the caller has want on the asset's project.
 func (h *Handle) need(want quire.Access) error { return h.P.CheckProject(h.Project, want) }
 
@@ -96,6 +93,3 @@ func (a *App) OpenProject(ctx context.Context, p *quire.Principal, ref string, w
 
 // need checks the caller has want on the project.
 func (h *ProjectHandle) need(want quire.Access) error { return h.P.CheckProject(h.Project, want) }
-
-// Need is need for a door's precondition (Handle.Need).
-func (h *ProjectHandle) Need(want quire.Access) error { return h.need(want) }
