@@ -68,6 +68,7 @@ func (f *badInputFixture) run(t *testing.T, cases []badCase) {
 
 func TestBadJSON(t *testing.T) {
 	t.Parallel()
+	sequentialHeavy(t)
 	e := newEnv(t)
 	f := newBadInputFixture(t, e)
 	files := f.vurl(3, "/files")
@@ -147,6 +148,7 @@ func TestBadJSON(t *testing.T) {
 
 func TestBadFilePaths(t *testing.T) {
 	t.Parallel()
+	sequentialHeavy(t)
 	e := newEnv(t)
 	f := newBadInputFixture(t, e)
 	var cases []badCase
@@ -210,6 +212,7 @@ func TestBadFilePaths(t *testing.T) {
 
 func TestBadVersionNumbers(t *testing.T) {
 	t.Parallel()
+	sequentialHeavy(t)
 	e := newEnv(t)
 	f := newBadInputFixture(t, e)
 	var cases []badCase
@@ -230,6 +233,7 @@ func TestBadVersionNumbers(t *testing.T) {
 
 func TestUnknownResources(t *testing.T) {
 	t.Parallel()
+	sequentialHeavy(t)
 	e := newEnv(t)
 	f := newBadInputFixture(t, e)
 	ghost := uuid.NewString()
@@ -308,6 +312,7 @@ func TestStateConflicts(t *testing.T) {
 // Agent Skills front matter rules, and a 422 lists every broken one.
 func TestSkillManifestRules(t *testing.T) {
 	t.Parallel()
+	sequentialHeavy(t)
 	e := newEnv(t)
 	f := newBadInputFixture(t, e)
 	long := strings.Repeat("a", 65)
@@ -377,6 +382,7 @@ func TestSkillManifestRules(t *testing.T) {
 
 func TestSizeLimits(t *testing.T) {
 	t.Parallel()
+	sequentialHeavy(t)
 	e := newEnv(t)
 	f := newBadInputFixture(t, e)
 	mib := 1 << 20

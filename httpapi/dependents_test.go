@@ -55,6 +55,7 @@ func TestPartialCap(t *testing.T) {
 // refused by the cap. BenchmarkDependentsWide measures the time.
 func TestDependentsWide(t *testing.T) {
 	t.Parallel()
+	sequentialHeavy(t)
 	e, _, wide, n := wideProject(t)
 	m := wantError(t, e.Do("POST", fmt.Sprintf("/v1/prompts/%s/versions/%d/publish", wide, n), e.Admin, nil), 422, "95001 distinct partials")
 	if get(t, m, "details", "limit") != float64(1000) {

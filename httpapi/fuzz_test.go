@@ -182,6 +182,7 @@ var hostileBodies = []string{
 }
 
 func FuzzWriteEndpoints(f *testing.F) {
+	sequentialHeavy(f)
 	e := testenv.New(f)
 	ctx := context.Background()
 	pid := e.CreateProject(e.Admin, "fz")

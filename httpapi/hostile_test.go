@@ -451,6 +451,7 @@ func multipartZip(t *testing.T, zip []byte) []byte {
 // TestHostileRequests sends the hostile table.
 func TestHostileRequests(t *testing.T) {
 	t.Parallel()
+	sequentialHeavy(t)
 	f := newHostileFixture(t)
 	root := f.e.Store.Root()
 	rows := hostileRows(t)

@@ -279,6 +279,7 @@ func TestRequestLimits(t *testing.T) {
 // operation). Every request schema with a required list is tried.
 func TestRequestRequired(t *testing.T) {
 	t.Parallel()
+	sequentialHeavy(t)
 	e := newEnv(t)
 	doc := servedDoc(t)
 	s := newSkill(t, e, "required")

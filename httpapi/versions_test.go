@@ -405,6 +405,7 @@ func zipOf(t *testing.T, files ...string) []byte {
 
 func TestUploadZip(t *testing.T) {
 	t.Parallel()
+	sequentialHeavy(t)
 	e := newEnv(t)
 	s := newSkill(t, e, "zipped")
 

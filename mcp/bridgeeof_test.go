@@ -13,6 +13,7 @@ import (
 // TestBridgeAnswersBeforeEOF: requests piped into `quire mcp` whose
 // input then ends are all answered before it exits, in both eras.
 func TestBridgeAnswersBeforeEOF(t *testing.T) {
+	driverHeavy(t)
 	f := newFixture(t)
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"pipe","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
 	for _, c := range []struct {
