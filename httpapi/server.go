@@ -283,6 +283,10 @@ func printable(s string) bool {
 // access log line: one middleware, so both read one clock.
 func (s *Server) observe(c *gin.Context) {
 	start := time.Now()
+	if m := c.Request.Method; m != http.MethodGet && m != http.MethodHead {
+		// A write's background work waits for its answer (app.InRequest).
+		c.Request = c.Request.WithContext(app.InRequest(c.Request.Context()))
+	}
 	s.http.inFlight.Inc()
 	defer s.http.inFlight.Dec()
 	c.Next()

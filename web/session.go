@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/quire/quire"
+	"github.com/quire/quire/app"
 )
 
 const (
@@ -77,6 +78,8 @@ func (u *UI) authed(h authedHandler) http.HandlerFunc {
 				u.renderError(w, r, s, http.StatusForbidden, "This form has expired or did not come from quire. Go back, reload the page and try again.")
 				return
 			}
+			// A write's background work waits for its answer.
+			r = r.WithContext(app.InRequest(r.Context()))
 		}
 		w.Header().Set("Cache-Control", "no-store")
 		h(w, r, s)
