@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/quire/quire"
@@ -96,6 +97,16 @@ func (w *world) state(t *testing.T) []string {
 	out := make([]string, len(vs))
 	for i, v := range vs {
 		out[i] = fmt.Sprintf("%d %s live=%t %.8s", v.Number, v.State, v.Live, v.Commit)
+	}
+	return out
+}
+
+// stateNoCommits is state without the commits, for a table to name.
+func (w *world) stateNoCommits(t *testing.T) []string {
+	t.Helper()
+	out := w.state(t)
+	for i, s := range out {
+		out[i] = s[:strings.LastIndexByte(s, ' ')]
 	}
 	return out
 }
