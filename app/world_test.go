@@ -85,6 +85,16 @@ func (w *world) open(t *testing.T, p *quire.Principal) *app.Handle {
 	return h
 }
 
+// user is the session of the world's user id.
+func (w *world) user(id string) *quire.Principal {
+	for _, p := range []*quire.Principal{w.owner, w.editor, w.alice, w.viewer, w.admin, w.stranger} {
+		if p.User.ID == id {
+			return p
+		}
+	}
+	panic("no user " + id)
+}
+
 // state is what the version store holds of the skill, for comparing
 // before and after a write: each version's number, state, liveness and
 // commit.
