@@ -136,17 +136,23 @@ func (s *Reviews) ReviewThread(_ context.Context, as *quire.Asset, num int) (*qu
 }
 
 // UpdateReview runs change on a copy of review num and keeps what it
-// leaves: the review, and the comments and verdicts it lists.
+// leaves: the review, and the comments and verdicts it lists. change
+// runs without the store's lock, as it reads the store (ReadAt); these
+// tests do not race review writes.
 func (s *Reviews) UpdateReview(_ context.Context, _ quire.Actor, as *quire.Asset, num int, change func(tx *quire.ReviewTx) error) (*quire.Review, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	r, err := s.review(as, num)
+	var rv quire.Review
+	var comments []*quire.Comment
+	if err == nil {
+		rv, comments = r.rv, slices.Clone(r.comments)
+	}
+	s.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
-	rv := r.rv
 	tx := &quire.ReviewTx{Review: &rv, Comment: func(id string) (*quire.Comment, error) {
-		for _, c := range r.comments {
+		for _, c := range comments {
 			if c.ID == id {
 				cc := *c
 				return &cc, nil
@@ -157,6 +163,8 @@ func (s *Reviews) UpdateReview(_ context.Context, _ quire.Actor, as *quire.Asset
 	if err := change(tx); err != nil {
 		return nil, err
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	rv.UpdatedAt = time.Now().UTC()
 	r.rv = rv
 	for _, c := range tx.Comments {
