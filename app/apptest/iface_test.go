@@ -14,3 +14,5 @@ var (
 	_ quire.LabelStore   = (*apptest.Reviews)(nil)
 	_ quire.EventLog     = (*apptest.Events)(nil)
 )
+
+var _ quire.DraftRefs = apptest.DraftRefs{}

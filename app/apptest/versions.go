@@ -453,3 +453,46 @@ func (v *Versions) LabelHistory(_ context.Context, as *quire.Asset, name string)
 	}
 	return append([]quire.LabelMove(nil), moves...), nil
 }
+
+// DraftRefs is a quire.DraftRefs of versions (number → state and
+// commit) and of which commit descends from which, for testing a push's
+// draft rule without a repository.
+type DraftRefs struct {
+	Versions map[int]DraftRef
+	// Parents maps a commit to its parent.
+	Parents map[string]string
+	// DraftErr and AncestorErr, when set, are what Draft and IsAncestor
+	// return: a repository that cannot be read.
+	DraftErr, AncestorErr error
+}
+
+// DraftRef is one version as DraftRefs holds it.
+type DraftRef struct {
+	State  quire.VersionState
+	Commit string
+}
+
+// Draft is version n's state and commit.
+func (r DraftRefs) Draft(n int) (quire.VersionState, string, error) {
+	if r.DraftErr != nil {
+		return "", "", r.DraftErr
+	}
+	d, ok := r.Versions[n]
+	if !ok {
+		return "", "", quire.Errorf(quire.ENOTFOUND, "version %d not found", n)
+	}
+	return d.State, d.Commit, nil
+}
+
+// IsAncestor reports whether old is new or one of its ancestors.
+func (r DraftRefs) IsAncestor(old, new string) (bool, error) {
+	if r.AncestorErr != nil {
+		return false, r.AncestorErr
+	}
+	for c := new; c != ""; c = r.Parents[c] {
+		if c == old {
+			return true, nil
+		}
+	}
+	return false, nil
+}
