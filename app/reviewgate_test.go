@@ -188,3 +188,48 @@ func (s step) run(t *testing.T, w *world) {
 		w.meta.AddUser(u)
 	}
 }
+
+// TestReviewPolicyIsTheOwners: only a project owner sets the review
+// policy, within its bounds; the project then reads with the policy's
+// defaults filled in.
+func TestReviewPolicyIsTheOwners(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, worldOpts{})
+	update := func(p *quire.Principal, pol quire.ReviewPolicy) error {
+		h, err := w.app.OpenProject(ctx, p, "demo", quire.AccessRead)
+		if err != nil {
+			return err
+		}
+		_, err = h.Update(ctx, app.ProjectEdit{ReviewPolicy: &pol})
+		return err
+	}
+	for _, tc := range []struct {
+		name string
+		p    *quire.Principal
+		pol  quire.ReviewPolicy
+		code quire.Code
+	}{
+		{"an editor", w.editor, quire.ReviewPolicy{RequiredApprovals: 1}, quire.EFORBIDDEN},
+		{"a viewer", w.viewer, quire.ReviewPolicy{RequiredApprovals: 1}, quire.EFORBIDDEN},
+		{"over 10 approvals", w.owner, quire.ReviewPolicy{RequiredApprovals: 11}, quire.EUNPROCESSABLE},
+		{"negative approvals", w.owner, quire.ReviewPolicy{RequiredApprovals: -1}, quire.EUNPROCESSABLE},
+		{"a bad protected label", w.owner, quire.ReviewPolicy{ProtectedLabels: []string{"Prod"}}, quire.EUNPROCESSABLE},
+	} {
+		if err := update(tc.p, tc.pol); code(err) != tc.code {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.code)
+		}
+	}
+	if pr, err := w.meta.Project(ctx, "demo"); err != nil || pr.ReviewPolicy != nil {
+		t.Fatalf("refused updates stored a policy: %+v, %v", pr.ReviewPolicy, err)
+	}
+	if err := update(w.owner, quire.ReviewPolicy{RequiredApprovals: 1}); err != nil {
+		t.Fatal(err)
+	}
+	pr, err := w.app.Project(ctx, w.viewer, "demo", quire.AccessRead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pol := pr.Policy(); pol.RequiredApprovals != 1 || pol.ProtectedLabels == nil || len(pol.ProtectedLabels) != 0 || !pol.Dismisses() || pol.AllowSelfApproval {
+		t.Errorf("policy as read: %+v", pol)
+	}
+}

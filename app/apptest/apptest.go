@@ -90,6 +90,19 @@ func (m *Meta) Project(_ context.Context, ref string) (*quire.Project, error) {
 	return nil, quire.Errorf(quire.ENOTFOUND, "project not found")
 }
 
+// UpdateProject stores a copy of pr in place of the project of its id.
+func (m *Meta) UpdateProject(_ context.Context, _ quire.Actor, pr *quire.Project) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.projects[pr.ID]; !ok {
+		return quire.Errorf(quire.ENOTFOUND, "project not found")
+	}
+	c := *pr
+	c.Members = append([]quire.Member(nil), pr.Members...)
+	m.projects[pr.ID] = &c
+	return nil
+}
+
 // FindAssets lists the assets of kind whose id or slug is ref.
 func (m *Meta) FindAssets(_ context.Context, kind quire.Kind, ref string) ([]*quire.Asset, error) {
 	m.mu.Lock()
