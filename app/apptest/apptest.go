@@ -1,9 +1,11 @@
 // Package apptest holds in-memory stores for testing app's use cases
 // without git, Redis or HTTP, as WTF Dial's mock package does: each keeps
-// its records in maps under a mutex and implements the root package's
-// interface it is named for. A method a test does not need is left to
-// the embedded interface, nil, so calling it panics: a test that reaches
-// it says at once which store it must fill in.
+// its records in maps (under a mutex, when it changes them), returns
+// copies, and implements the root package's interface it is named for:
+// Meta, Versions (and labels), Reviews, Events (the event log), and
+// DraftRefs (a push's view of a repository). A method a test does not
+// need is left to the embedded interface, nil, so calling it panics: a
+// test that reaches it says at once which store it must fill in.
 package apptest
 
 import (
