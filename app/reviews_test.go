@@ -24,8 +24,8 @@ func reviewWorld(t *testing.T) *world {
 // TestReviewAccess: viewers and read keys read reviews; editors comment
 // and give verdicts; closing and reopening is for the review's author or
 // a project owner; a comment's body is its author's to edit, and anyone
-// who may comment resolves it. Mirrors httpapi's TestReviewAccess at the
-// use case.
+// who may comment resolves it. (httpapi's authorization matrix keeps
+// each review route's status for each kind of caller.)
 func TestReviewAccess(t *testing.T) {
 	ctx := context.Background()
 	w := newWorld(t, worldOpts{})
