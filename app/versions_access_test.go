@@ -223,3 +223,37 @@ func TestSkillUseCasesOnAPrompt(t *testing.T) {
 		}
 	}
 }
+
+// TestPromptUseCasesOnASkill: the use cases only prompts have answer a
+// skill's handle as if no prompt of its id existed, even to its owner,
+// before any store is reached.
+func TestPromptUseCasesOnASkill(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, worldOpts{})
+	h := w.open(t, w.owner)
+	for name, err := range map[string]error{
+		"check":           func() error { _, err := h.CheckPromptVersion(ctx, 1); return err }(),
+		"dependents":      func() error { _, err := h.Dependents(ctx); return err }(),
+		"create payload":  func() error { _, err := h.CreatePayload(ctx, app.PayloadInput{}); return err }(),
+		"list payloads":   func() error { _, _, err := h.Payloads(ctx, quire.ListOptions{}); return err }(),
+		"read a payload":  func() error { _, err := h.Payload(ctx, "p"); return err }(),
+		"update payload":  func() error { _, err := h.UpdatePayload(ctx, "p", app.PayloadInput{}); return err }(),
+		"delete payload":  func() error { return h.DeletePayload(ctx, "p") }(),
+		"new version":     func() error { _, err := h.CreatePromptVersion(ctx, app.NewPromptVersion{}); return err }(),
+		"edit a version":  func() error { _, err := h.UpdatePromptVersion(ctx, 2, app.PromptEdit{}, ""); return err }(),
+		"variables":       func() error { _, err := h.PromptVariables(ctx, 1); return err }(),
+		"live commit":     func() error { _, err := h.LiveCommit(ctx); return err }(),
+		"live prompt":     func() error { _, err := h.LivePrompt(ctx, ""); return err }(),
+		"purge the cache": func() error { return h.PurgePromptCache(ctx) }(),
+		"render":          func() error { _, err := h.Render(ctx, app.RenderRequest{}); return err }(),
+		"run":             func() error { _, err := h.RunPrompt(ctx, app.VersionRef{Live: true}, app.RunRequest{}); return err }(),
+		"usage":           func() error { _, err := h.PromptUsage(ctx); return err }(),
+	} {
+		if code(err) != quire.ENOTFOUND {
+			t.Errorf("%s on a skill: %v, want not found", name, err)
+		}
+	}
+	if got := w.state(t); len(got) != 2 {
+		t.Errorf("the store holds %v", got)
+	}
+}
