@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/quire/quire"
 	"github.com/quire/quire/app"
@@ -156,10 +157,14 @@ func TestDraftUpdatesCoalesce(t *testing.T) {
 	ctx := context.Background()
 	w := newWorld(t, worldOpts{})
 	h := w.open(t, w.editor)
+	start := time.Now()
 	for _, name := range []string{"b.txt", "c.txt", "d.txt"} {
 		if _, _, err := h.UpsertFile(ctx, 2, app.FileWrite{Path: name, Content: []byte(name)}); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if time.Since(start) > 500*time.Millisecond {
+		t.Skip("three in-memory writes took over half the burst window: the machine is too busy to make a burst")
 	}
 	if got := types(w.events.Recorded(w.project.ID)); !slices.Equal(got, []quire.EventType{quire.EventVersionUpdated}) {
 		t.Fatalf("recorded %v, want the first update alone", got)
