@@ -335,61 +335,6 @@ func TestReviewBadInput(t *testing.T) {
 	f.fsck()
 }
 
-// TestReviewAccess: viewers and read keys read; editors act; closing is
-// for the author or an owner; the policy is the owner's.
-func TestReviewAccess(t *testing.T) {
-	f := newReviewFixture(t, nil)
-	e := f.e
-	n := f.draft(f.alice, map[string]string{"a.txt": "one\n"})
-	rp := "/v1/skills/pdf/reviews/1"
-	readKey := e.CreateKey(f.alice, "read")
-	wantError(t, e.Do("POST", fmt.Sprintf("/v1/skills/pdf/versions/%d/reviews", n), readKey, map[string]string{"title": "t"}), 403)
-	e.Must(201, "POST", fmt.Sprintf("/v1/skills/pdf/versions/%d/reviews", n), f.alice, map[string]string{"title": "t"})
-	_, stranger := e.CreateUser("dave@example.com")
-	for _, tc := range []struct {
-		name, token, method, path string
-		body                      any
-		status                    int
-	}{
-		{"viewer reads", f.carol, "GET", rp, nil, 200},
-		{"viewer lists", f.carol, "GET", "/v1/skills/pdf/reviews", nil, 200},
-		{"read key reads", readKey, "GET", rp, nil, 200},
-		{"stranger sees nothing", stranger, "GET", rp, nil, 404},
-		{"viewer cannot comment", f.carol, "POST", rp + "/comments", map[string]any{"body": "x"}, 403},
-		{"read key cannot comment", readKey, "POST", rp + "/comments", map[string]any{"body": "x"}, 403},
-		{"viewer cannot approve", f.carol, "POST", rp + "/approve", nil, 403},
-		{"viewer cannot move labels", f.carol, "PUT", "/v1/skills/pdf/labels/prod", map[string]any{"version": 1}, 403},
-		{"viewer reads labels", f.carol, "GET", "/v1/skills/pdf/labels", nil, 200},
-		{"editor cannot set the policy", f.bob, "PATCH", "/v1/projects/demo", map[string]any{"review_policy": map[string]any{"required_approvals": 1}}, 403},
-		{"editor cannot override", f.bob, "POST", "/v1/skills/pdf/versions/2/publish", map[string]any{"override": true, "reason": "x"}, 403},
-		{"other editor cannot close", f.bob, "POST", rp + "/close", nil, 403},
-		{"author closes", f.alice, "POST", rp + "/close", nil, 200},
-		{"closed twice", f.alice, "POST", rp + "/close", nil, 409},
-		{"verdict on a closed review", f.bob, "POST", rp + "/approve", nil, 409},
-		{"owner reopens", e.Admin, "POST", rp + "/reopen", nil, 200},
-		{"editor approves", f.bob, "POST", rp + "/approve", nil, 201},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r := e.Do(tc.method, tc.path, tc.token, tc.body)
-			if tc.status >= 400 {
-				wantError(t, r, tc.status)
-			} else if r.Status != tc.status {
-				t.Fatalf("status %d, want %d: %s", r.Status, tc.status, r.Body)
-			}
-		})
-	}
-	// A comment's body is its author's to edit; anyone who may comment
-	// resolves it.
-	id := get(t, e.Must(201, "POST", rp+"/comments", f.bob, map[string]any{"body": "x"}).JSON(t), "comment", "id").(string)
-	wantError(t, e.Do("PATCH", rp+"/comments/"+id, f.alice, map[string]any{"body": "y"}), 403, "author")
-	c := e.Must(200, "PATCH", rp+"/comments/"+id, f.bob, map[string]any{"body": "y"}).JSON(t)
-	if get(t, c, "comment", "body") != "y" {
-		t.Errorf("edited comment %v", c)
-	}
-	e.Must(200, "PATCH", rp+"/comments/"+id, f.alice, map[string]any{"resolved": true})
-	wantError(t, e.Do("PATCH", rp+"/comments/"+id, f.carol, map[string]any{"resolved": false}), 403)
-}
-
 // TestReviewLifecycle: deleting a draft closes its review, a new review
 // can then be opened on another draft, stale approvals count when the
 // policy keeps them, self-approval counts when allowed, and an owner's

@@ -1,15 +1,16 @@
 // Package apptest holds in-memory stores for testing app's use cases
 // without git, Redis or HTTP, as WTF Dial's mock package does: each keeps
-// its records in maps under a mutex and implements the root package's
-// interface it is named for. A method a test does not need is left to
-// the embedded interface, nil, so calling it panics: a test that reaches
-// it says at once which store it must fill in.
+// its records in maps (under a mutex, when it changes them), returns
+// copies, and implements the root package's interface it is named for:
+// Meta, Versions (and labels), Reviews, Events (the event log), and
+// DraftRefs (a push's view of a repository). A method a test does not
+// need is left to the embedded interface, nil, so calling it panics: a
+// test that reaches it says at once which store it must fill in.
 package apptest
 
 import (
 	"context"
 	"sync"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/quire/quire"
@@ -22,10 +23,37 @@ type Meta struct {
 	mu       sync.Mutex
 	projects map[string]*quire.Project
 	assets   []*quire.Asset
+	users    map[string]*quire.User
 }
 
 // NewMeta returns an empty Meta.
-func NewMeta() *Meta { return &Meta{projects: map[string]*quire.Project{}} }
+func NewMeta() *Meta {
+	return &Meta{projects: map[string]*quire.Project{}, users: map[string]*quire.User{}}
+}
+
+// AddUser stores u, giving it an id when it has none: the review policy
+// judges a verdict by its user's access as it is now.
+func (m *Meta) AddUser(u *quire.User) *quire.User {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if u.ID == "" {
+		u.ID = uuid.NewString()
+	}
+	m.users[u.ID] = u
+	return u
+}
+
+// User returns a copy of user id.
+func (m *Meta) User(_ context.Context, id string) (*quire.User, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	u, ok := m.users[id]
+	if !ok {
+		return nil, quire.Errorf(quire.ENOTFOUND, "user not found")
+	}
+	c := *u
+	return &c, nil
+}
 
 // AddProject stores pr, giving it an id when it has none.
 func (m *Meta) AddProject(pr *quire.Project) *quire.Project {
@@ -64,6 +92,19 @@ func (m *Meta) Project(_ context.Context, ref string) (*quire.Project, error) {
 	return nil, quire.Errorf(quire.ENOTFOUND, "project not found")
 }
 
+// UpdateProject stores a copy of pr in place of the project of its id.
+func (m *Meta) UpdateProject(_ context.Context, _ quire.Actor, pr *quire.Project) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.projects[pr.ID]; !ok {
+		return quire.Errorf(quire.ENOTFOUND, "project not found")
+	}
+	c := *pr
+	c.Members = append([]quire.Member(nil), pr.Members...)
+	m.projects[pr.ID] = &c
+	return nil
+}
+
 // FindAssets lists the assets of kind whose id or slug is ref.
 func (m *Meta) FindAssets(_ context.Context, kind quire.Kind, ref string) ([]*quire.Asset, error) {
 	m.mu.Lock()
@@ -78,95 +119,16 @@ func (m *Meta) FindAssets(_ context.Context, kind quire.Kind, ref string) ([]*qu
 	return out, nil
 }
 
-// Versions is a quire.VersionStore of version records, and the
-// quire.LabelStore app finds on it (as on gitstore's).
-type Versions struct {
-	quire.VersionStore
-
-	mu       sync.Mutex
-	versions map[string]map[int]*quire.Version // asset id → number
-	labels   map[string]map[string]int         // asset id → name → version
-	moves    map[string][]quire.LabelMove      // asset id + "/" + name, newest first
-}
-
-// NewVersions returns an empty Versions.
-func NewVersions() *Versions {
-	return &Versions{versions: map[string]map[int]*quire.Version{}, labels: map[string]map[string]int{}, moves: map[string][]quire.LabelMove{}}
-}
-
-// AddVersion stores version n of as in state.
-func (v *Versions) AddVersion(as *quire.Asset, n int, state quire.VersionState) *quire.Version {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if v.versions[as.ID] == nil {
-		v.versions[as.ID] = map[int]*quire.Version{}
+// Asset returns a copy of the asset of kind with id: the event log's
+// intents read it to tell whether a write landed.
+func (m *Meta) Asset(_ context.Context, kind quire.Kind, id string) (*quire.Asset, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, as := range m.assets {
+		if as.Kind == kind && as.ID == id {
+			c := *as
+			return &c, nil
+		}
 	}
-	ver := &quire.Version{Number: n, State: state, Commit: uuid.NewString()}
-	v.versions[as.ID][n] = ver
-	return ver
-}
-
-// Version returns version n of as.
-func (v *Versions) Version(_ context.Context, as *quire.Asset, n int) (*quire.Version, error) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	ver, ok := v.versions[as.ID][n]
-	if !ok {
-		return nil, quire.Errorf(quire.ENOTFOUND, "version %d not found", n)
-	}
-	c := *ver
-	return &c, nil
-}
-
-// SetLabel points name at published version n, as gitstore does.
-func (v *Versions) SetLabel(_ context.Context, by quire.Actor, as *quire.Asset, name string, n int, override string) (*quire.Label, error) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	ver, ok := v.versions[as.ID][n]
-	if !ok {
-		return nil, quire.Errorf(quire.ENOTFOUND, "version %d not found", n)
-	}
-	if ver.State != quire.StatePublished {
-		return nil, quire.Errorf(quire.ECONFLICT, "version %d is %s; only a published version can be labeled", n, ver.State)
-	}
-	if v.labels[as.ID] == nil {
-		v.labels[as.ID] = map[string]int{}
-	}
-	v.labels[as.ID][name] = n
-	key := as.ID + "/" + name
-	v.moves[key] = append([]quire.LabelMove{{Name: name, Version: n, Action: "set", Override: override, MovedAt: time.Now().UTC(), MovedBy: by.UserID}}, v.moves[key]...)
-	return &quire.Label{Name: name, Version: n}, nil
-}
-
-// DeleteLabel removes name.
-func (v *Versions) DeleteLabel(_ context.Context, by quire.Actor, as *quire.Asset, name, override string) error {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if _, ok := v.labels[as.ID][name]; !ok {
-		return quire.Errorf(quire.ENOTFOUND, "label %s not found", name)
-	}
-	delete(v.labels[as.ID], name)
-	return nil
-}
-
-// Labels lists the labels of as.
-func (v *Versions) Labels(_ context.Context, as *quire.Asset) ([]quire.Label, error) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	out := []quire.Label{}
-	for name, n := range v.labels[as.ID] {
-		out = append(out, quire.Label{Name: name, Version: n})
-	}
-	return out, nil
-}
-
-// LabelHistory lists the moves of name, newest first.
-func (v *Versions) LabelHistory(_ context.Context, as *quire.Asset, name string) ([]quire.LabelMove, error) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	moves, ok := v.moves[as.ID+"/"+name]
-	if !ok {
-		return nil, quire.Errorf(quire.ENOTFOUND, "label %s not found", name)
-	}
-	return append([]quire.LabelMove(nil), moves...), nil
+	return nil, quire.Errorf(quire.ENOTFOUND, "asset not found")
 }
