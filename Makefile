@@ -32,7 +32,7 @@ test:
 	@# sooner than one after the other. Each one's output is printed whole.
 	@out=$$(mktemp -d); \
 	go test -short -count=1 -timeout 30m ./internal/crashtest ./internal/hatest ./internal/e2e >$$out/a 2>&1 & a=$$!; \
-	go test -short -count=1 -timeout 30m -run '^(TestAuthorizationMatrix|TestMustacheSpecThroughAPI|TestPasswordHashCost|TestHostileRequests|TestBadJSON|TestBadFilePaths|TestBadVersionNumbers|TestUnknownResources|TestSkillManifestRules|TestSizeLimits|TestRequestRequired|TestDependentsWide|TestUploadZip|FuzzWriteEndpoints|TestRenderMatchesServer|TestBrowser.*|TestBridge.*|TestInspectorCLI|TestTypeScript.*)$$' ./httpapi ./client ./web ./mcp >$$out/b 2>&1 & b=$$!; \
+	go test -short -count=1 -timeout 30m -run '^(TestAuthorizationMatrix|TestMustacheSpecThroughAPI|TestPasswordHashCost|TestHostileRequests|TestBadJSON|TestBadFilePaths|TestBadVersionNumbers|TestUnknownResources|TestSkillManifestRules|TestSizeLimits|TestRequestRequired|TestDependentsWide|TestUploadZip|FuzzWriteEndpoints|TestGitPushRefusals|TestGitPushPathRefusals|TestGitPushHostileObjects|TestPushInflatedLimit|TestRenderMatchesServer|TestBrowser.*|TestBridge.*|TestInspectorCLI|TestTypeScript.*)$$' ./httpapi ./client ./web ./mcp >$$out/b 2>&1 & b=$$!; \
 	wait $$a; ra=$$?; wait $$b; rb=$$?; cat $$out/a $$out/b; rm -rf $$out; \
 	test $$ra = 0 && test $$rb = 0
 	go test -count=1 -run 'TestQuickRun|TestGenerateAndMeasure' ./cmd/quire-bench ./cmd/quire-scale

@@ -681,6 +681,7 @@ func mktree(f *gitFixture, w, line string) string {
 }
 
 func TestGitPushRefusals(t *testing.T) {
+	sequentialHeavy(t)
 	for _, tc := range pushRefusals {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newGitFixture(t)

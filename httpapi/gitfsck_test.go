@@ -169,6 +169,7 @@ var hostileObjects = []hostileObject{
 // refused whole, with git's message id, no ref moves, nothing is
 // installed, and git fsck --strict passes on the repository afterwards.
 func TestGitPushHostileObjects(t *testing.T) {
+	sequentialHeavy(t)
 	f := newGitFixture(t)
 	w := f.clone(f.e.Admin, "-b", "draft/2")
 	h := &hostileBuilder{f: f, w: w, head: f.g.must(w, "rev-parse", "HEAD")}

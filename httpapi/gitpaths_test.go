@@ -38,6 +38,7 @@ var pushPathRefusals = []pushRefusal{
 }
 
 func TestGitPushPathRefusals(t *testing.T) {
+	sequentialHeavy(t)
 	for _, tc := range pushPathRefusals {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newGitFixture(t)

@@ -222,7 +222,8 @@ func sameRefs(t *testing.T, before, after map[string]string) {
 // sequentialHeavy skips a test under the race detector: one that sends
 // thousands of requests one after another (the authorization matrix, the
 // Mustache spec, the hostile and bad-input tables, the write fuzzer's
-// seeds) or whose cost is bcrypt's or a zip's own. The detector finds
+// seeds, the tables of refused pushes by the git binary) or whose cost
+// is bcrypt's or a zip's own. The detector finds
 // nothing in a single request sequence that the concurrency tests do
 // not, and makes these the slowest tests by minutes; make test runs them
 // without it (Makefile; internal/archtest checks the two lists agree).

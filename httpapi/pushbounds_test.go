@@ -17,6 +17,7 @@ import (
 // lines; the draft does not move and nothing is kept.
 func TestPushInflatedLimit(t *testing.T) {
 	t.Parallel()
+	sequentialHeavy(t)
 	f := newGitFixture(t)
 	before := f.serverRefs()
 	dir := filepath.Join(t.TempDir(), "pdf")

@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/hex"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
@@ -66,6 +67,11 @@ type Config struct {
 	// OAuth, when set, is the authorization server of /mcp (oauth.go):
 	// its endpoints are served, and its access tokens admitted on /mcp.
 	OAuth *oauth.Server
+	// AccessLog, when set, receives the access log's lines directly,
+	// encoded as the Logger's JSON handler would (accesslog.go); it must
+	// be the writer that handler writes to, safe for concurrent use.
+	// Without it they go through the Logger.
+	AccessLog io.Writer
 }
 
 // Server is quire's HTTP API.
@@ -95,6 +101,10 @@ type Server struct {
 	idem    quire.IdempotencyStore
 	streams streams // open event streams (events.go)
 	oauth   *oauth.Server
+	// accessOut: see Config.AccessLog; accessJSON, a JSON handler over
+	// it for the lines appendJSON does not write.
+	accessOut  io.Writer
+	accessJSON slog.Handler
 }
 
 // New builds the API over the use cases a, and its routes.
@@ -104,9 +114,12 @@ func New(a *app.App, cfg Config) *Server {
 		app: a, log: cfg.Logger, limits: cfg.Limits, ready: cfg.Ready, git: cfg.Git, pipe: cfg.Pipeline,
 		metrics: cfg.Metrics, tracer: cfg.TracerProvider, prop: cfg.Propagator,
 		spansRecorded: cfg.SpansRecorded, trusted: cfg.TrustedProxies, idem: cfg.Idempotency,
-		mcp: cfg.MCP, ui: cfg.UI, oauth: cfg.OAuth,
+		mcp: cfg.MCP, ui: cfg.UI, oauth: cfg.OAuth, accessOut: cfg.AccessLog,
 	}
 	s.decoders.New = func() any { return jsontext.NewDecoder(bytes.NewBuffer(nil)) }
+	if s.accessOut != nil {
+		s.accessJSON = slog.NewJSONHandler(s.accessOut, nil)
+	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -297,36 +310,6 @@ func (s *Server) observe(c *gin.Context) {
 	}
 	s.measured(c, route, end.Sub(start))
 	s.accessLog(c, route, end, end.Sub(start))
-}
-
-// accessLog writes one structured line per request. It never logs headers
-// or bodies, so tokens and passwords cannot leak into it.
-func (s *Server) accessLog(c *gin.Context, route string, end time.Time, took time.Duration) {
-	if !s.log.Enabled(c.Request.Context(), slog.LevelInfo) {
-		return
-	}
-	attrs := make([]slog.Attr, 0, 12)
-	attrs = append(attrs,
-		slog.String("request_id", c.GetString(ctxRequestID)),
-		slog.String("method", c.Request.Method),
-		slog.String("route", route),
-		slog.Int("status", c.Writer.Status()),
-		slog.Duration("duration", took),
-		slog.Int("bytes", max(c.Writer.Size(), 0)),
-	)
-	attrs = appendTraceAttrs(c.Request.Context(), attrs)
-	if p, ok := c.Get(ctxPrincipal); ok {
-		pr := p.(*quire.Principal)
-		attrs = append(attrs, slog.String("principal_kind", pr.Kind()), slog.String("principal_id", pr.ID()), slog.String("user_id", pr.User.ID))
-	}
-	if len(c.Errors) > 0 && c.Writer.Status() >= 500 {
-		attrs = append(attrs, slog.String("error", c.Errors.Last().Error()))
-	}
-	// The handler directly, with no caller's pc: Logger.LogAttrs would
-	// walk the stack for a source location the line does not carry.
-	r := slog.NewRecord(end, slog.LevelInfo, "request", 0)
-	r.AddAttrs(attrs...)
-	s.log.Handler().Handle(c.Request.Context(), r)
 }
 
 // recover turns a panic into a 500 APIError, logged without a stack in the

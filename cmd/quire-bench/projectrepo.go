@@ -83,9 +83,10 @@ func projectRepoSection(ctx context.Context, c *config, r *report) error {
 	r.section("Project repository", fmt.Sprintf(`A publish of a new version of one skill, over HTTP, in a project of %d
 ten-file skills: on a server keeping the project's repository (docs/clients.md,
 "One repository per project") and on one that keeps none, %d publishes each,
-alternated. The view's change is applied after the answer, in order, by a
-background worker; "publish to view" is how long after the request began the
-project repository's main had moved (its ref read every 0.2 ms).`, skills, c.publishes))
+alternated. The view's change is applied by a background worker, in order,
+once the publish has answered (app.InRequest); "publish to view" is how long
+after the request began the project repository's main had moved (its ref read
+every 0.2 ms).`, skills, c.publishes))
 	p50w, p50o := pctl(with.lat, 50), pctl(without.lat, 50)
 	rows := []row{
 		{figure: "publish: p50", quire: ms(p50w), baseline: ms(p50o), ratio: ratio(p50w, p50o), goal: "≤ 1.30x", pass: ratio(p50w, p50o) <= 1.3},

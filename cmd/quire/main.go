@@ -323,7 +323,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Redis: c.Redis, RedisPrefix: c.RedisPrefix, SnapshotSessions: true,
 		RedisSentinelMaster: c.RedisSentinelMaster, RedisSentinelAddrs: splitList(c.RedisSentinelAddrs),
 		RedisCluster: splitList(c.RedisCluster), RedisPassword: c.RedisPassword,
-		Logger: m.log, Version: Version,
+		Logger: m.log, AccessLog: m.logw, Version: Version,
 		Tracing:    telemetry.TracingOptions{ServiceName: "quire", Version: Version},
 		SessionTTL: c.SessionTTL, BcryptCost: c.BcryptCost,
 		UsageKeyResolution: 30 * time.Second, UsageFlush: c.UsageFlush,

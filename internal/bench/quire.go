@@ -89,7 +89,7 @@ func Start(ctx context.Context, o Options) (q *Quire, err error) {
 	q.close = append(q.close, func() { logw.Close(); lf.Close(); os.Remove(lf.Name()) })
 	s, err := server.Build(ctx, server.Config{
 		Data: root, Redis: o.RedisURL, RedisPrefix: fmt.Sprintf("quire-bench:%d:", time.Now().UnixNano()), DeleteRedisKeys: true,
-		Logger:     slog.New(slog.NewJSONHandler(logw, nil)),
+		Logger: slog.New(slog.NewJSONHandler(logw, nil)), AccessLog: logw,
 		Version:    "bench",
 		Tracing:    telemetry.TracingOptions{ServiceName: "quire", Getenv: func(string) string { return "" }},
 		BcryptCost: bcrypt.MinCost, UsageKeyResolution: 30 * time.Second,

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -72,6 +73,10 @@ type Config struct {
 
 	// Logger receives every log line; nothing is logged when nil.
 	Logger *slog.Logger
+	// AccessLog, when set, is the writer Logger's JSON handler writes
+	// to: the API writes its access lines there directly, encoded as
+	// that handler would (httpapi.Config.AccessLog).
+	AccessLog io.Writer
 	// Version labels metrics (and spans, through Tracing).
 	Version string
 	// Tracing sets up OpenTelemetry (telemetry.NewTracing).
@@ -311,6 +316,7 @@ func Build(ctx context.Context, cfg Config) (s *Server, err error) {
 		Metrics: s.Metrics, TracerProvider: tr.Provider, Propagator: tr.Propagator, SpansRecorded: tr.Exporting != "",
 		Idempotency: cache.NewIdempotency(s.Redis), TrustedProxies: cfg.TrustedProxies,
 		MCP: s.MCP, UI: ui, OAuth: oa, StreamHeartbeat: cfg.Webhooks.Heartbeat, StreamMax: cfg.Webhooks.StreamMax,
+		AccessLog: cfg.AccessLog,
 	})
 
 	// Each project's repository is a view of its skills' live versions:

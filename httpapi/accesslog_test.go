@@ -1,0 +1,40 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+)
+
+// TestAccessLineIsSlogs: the access line written by hand is the line
+// slog's JSON handler writes for the same request, byte for byte, for
+// every shape of line and for strings that need escaping.
+func TestAccessLineIsSlogs(t *testing.T) {
+	end := time.Date(2026, 11, 28, 14, 5, 6, 789012345, time.FixedZone("x", 3600))
+	for _, l := range []accessLine{
+		{end: end, requestID: "abc", method: "POST", route: "/v1/prompts/:id/render", status: 200, bytes: 120, took: 41800 * time.Nanosecond},
+		{end: end.UTC(), requestID: `q"uo\te`, method: "GET", route: "unmatched", status: 404, took: time.Second},
+		{end: end, requestID: "r", method: "PUT", route: "/x", status: 500, bytes: 0, took: 1,
+			traceID: "4bf92f3577b34da6a3ce929d0e0e4736", spanID: "00f067aa0ba902b7",
+			kind: "api_key", principal: "k1", userID: "u1",
+			err: "boom: \"quoted\"\n\ttab\x01ctl <html> & \u2028sep\u2029 é \xff invalid"},
+		{end: end, requestID: "", method: "DELETE", route: "/y", status: 503, kind: "session", principal: "s", userID: "", err: "x"},
+		{end: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), requestID: "whole second", method: "HEAD", route: "/", status: 204},
+	} {
+		var want bytes.Buffer
+		logAccessLine(context.Background(), slog.NewJSONHandler(&want, nil), &l)
+		// As the server writes it: by hand, or through slog's handler
+		// over the same writer for a line with other than ASCII.
+		var got bytes.Buffer
+		s := &Server{log: slog.New(slog.NewJSONHandler(&got, nil)), accessOut: &got, accessJSON: slog.NewJSONHandler(&got, nil)}
+		s.writeLine(context.Background(), &l)
+		if got.String() != want.String() {
+			t.Errorf("access line\n got %s\nwant %s", got.Bytes(), want.Bytes())
+		}
+		if l.ascii() && !bytes.Equal(l.appendJSON(nil), want.Bytes()) {
+			t.Errorf("appendJSON\n got %s\nwant %s", l.appendJSON(nil), want.Bytes())
+		}
+	}
+}
