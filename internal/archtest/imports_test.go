@@ -1,6 +1,7 @@
 // Package archtest holds the tests that keep quire's package map true:
 // which package may import which (docs/architecture.md draws the same
-// map), and that every package says in its doc comment what it owns.
+// map), and that every package says in its doc comment what it owns;
+// and the one that keeps make test's split true (racesplit_test.go).
 package archtest
 
 import (
