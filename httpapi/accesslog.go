@@ -2,10 +2,8 @@ package httpapi
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"strconv"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -118,9 +116,6 @@ func (l *accessLine) appendJSON(b []byte) []byte {
 	return append(b, '}', '\n')
 }
 
-// lineBufs are the buffers lines are appended in.
-var lineBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
-
 // accessLog writes one structured line per request. It never logs headers
 // or bodies, so tokens and passwords cannot leak into it.
 func (s *Server) accessLog(c *gin.Context, route string, end time.Time, took time.Duration) {
@@ -142,7 +137,7 @@ func (s *Server) writeLine(ctx context.Context, l *accessLine) {
 		// only an error's text brings them, rarely.
 		logAccessLine(ctx, s.accessJSON, l)
 	default:
-		writeAccessLine(s.accessOut, l)
+		s.writeAccessLine(l)
 	}
 }
 
@@ -159,13 +154,17 @@ func (l *accessLine) ascii() bool {
 	return true
 }
 
-// writeAccessLine writes l to w in one call.
-func writeAccessLine(w io.Writer, l *accessLine) {
-	bp := lineBufs.Get().(*[]byte)
+// writeAccessLine writes l to the access log's writer in one call, from
+// a pooled buffer.
+func (s *Server) writeAccessLine(l *accessLine) {
+	bp, _ := s.lineBufs.Get().(*[]byte)
+	if bp == nil {
+		bp = new([]byte)
+	}
 	*bp = l.appendJSON((*bp)[:0])
-	w.Write(*bp) // a log line that cannot be written has nowhere to go
+	s.accessOut.Write(*bp) // a log line that cannot be written has nowhere to go
 	if cap(*bp) <= 4<<10 {
-		lineBufs.Put(bp)
+		s.lineBufs.Put(bp)
 	}
 }
 

@@ -105,6 +105,7 @@ type Server struct {
 	// it for the lines appendJSON does not write.
 	accessOut  io.Writer
 	accessJSON slog.Handler
+	lineBufs   sync.Pool // *[]byte the access lines are appended in
 }
 
 // New builds the API over the use cases a, and its routes.

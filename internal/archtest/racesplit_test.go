@@ -37,8 +37,17 @@ func TestRaceSkipsRunElsewhere(t *testing.T) {
 	}
 	run := regexp.MustCompile(m[1])
 
+	onLine := map[string]bool{} // the packages that run lists
+	for _, f := range strings.Fields(line) {
+		if strings.HasPrefix(f, "./") {
+			onLine[f] = true
+		}
+	}
+
+	// The test files of each package; a package's helpers may sit in
+	// another file than the tests that call them.
 	fset := token.NewFileSet()
-	skipping := 0
+	files := map[string][]*ast.File{}
 	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -53,45 +62,64 @@ func TestRaceSkipsRunElsewhere(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		// Functions of the file that read raceDetector, then the tests
-		// that read it or call one of them.
-		helpers := map[string]bool{}
-		for _, decl := range f.Decls {
-			if fn, ok := decl.(*ast.FuncDecl); ok && fn.Body != nil && uses(fn.Body, func(id string) bool { return id == "raceDetector" }) {
-				helpers[fn.Name.Name] = true
-			}
-		}
-		pkg := "./" + filepath.ToSlash(filepath.Dir(must(filepath.Rel(dir, path))))
-		for _, decl := range f.Decls {
-			fn, ok := decl.(*ast.FuncDecl)
-			if !ok || fn.Body == nil || !(strings.HasPrefix(fn.Name.Name, "Test") || strings.HasPrefix(fn.Name.Name, "Fuzz")) {
-				continue
-			}
-			onLine := strings.Contains(line, " "+pkg+" ") || strings.HasSuffix(strings.TrimSpace(strings.Split(line, ">")[0]), " "+pkg)
-			if !uses(fn.Body, func(id string) bool {
-				return id == "raceDetector" || id == "sequentialHeavy" || id == "driverHeavy" || helpers[id]
-			}) {
-				if onLine && run.MatchString(fn.Name.Name) {
-					t.Errorf("%s %s runs under -race and again without it: the Makefile's -run pattern matches it", pkg, fn.Name.Name)
-				}
-				continue
-			}
-			skipping++
-			if !run.MatchString(fn.Name.Name) {
-				t.Errorf("%s %s skips under -race but the Makefile's run without it does not match it (-run '%s')", pkg, fn.Name.Name, m[1])
-			}
-			if !onLine {
-				t.Errorf("%s %s skips under -race but its package is not on the Makefile's run without it", pkg, fn.Name.Name)
-			}
-		}
-		return nil
+		rel, err := filepath.Rel(dir, filepath.Dir(path))
+		pkg := "./" + filepath.ToSlash(rel)
+		files[pkg] = append(files[pkg], f)
+		return err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+
+	skipping := 0
+	for pkg, fs := range files {
+		// The functions that read raceDetector (the tests that skip, and
+		// helpers such as sequentialHeavy), then the tests that read it
+		// or call one of them.
+		skips := map[string]bool{"raceDetector": true}
+		for _, f := range fs {
+			for _, fn := range funcs(f) {
+				if uses(fn.Body, func(id string) bool { return id == "raceDetector" }) {
+					skips[fn.Name.Name] = true
+				}
+			}
+		}
+		for _, f := range fs {
+			for _, fn := range funcs(f) {
+				name := fn.Name.Name
+				if !strings.HasPrefix(name, "Test") && !strings.HasPrefix(name, "Fuzz") {
+					continue
+				}
+				if !uses(fn.Body, func(id string) bool { return skips[id] }) {
+					if onLine[pkg] && run.MatchString(name) {
+						t.Errorf("%s %s runs under -race and again without it: the Makefile's -run pattern matches it", pkg, name)
+					}
+					continue
+				}
+				skipping++
+				if !run.MatchString(name) {
+					t.Errorf("%s %s skips under -race but the Makefile's run without it does not match it (-run '%s')", pkg, name, m[1])
+				}
+				if !onLine[pkg] {
+					t.Errorf("%s %s skips under -race but its package is not on the Makefile's run without it", pkg, name)
+				}
+			}
+		}
+	}
 	if skipping == 0 {
 		t.Fatal("found no test that skips under -race: the check reads nothing")
 	}
+}
+
+// funcs are the functions with bodies that f declares.
+func funcs(f *ast.File) []*ast.FuncDecl {
+	var out []*ast.FuncDecl
+	for _, decl := range f.Decls {
+		if fn, ok := decl.(*ast.FuncDecl); ok && fn.Body != nil {
+			out = append(out, fn)
+		}
+	}
+	return out
 }
 
 // uses reports whether body names an identifier match accepts.
@@ -104,11 +132,4 @@ func uses(body *ast.BlockStmt, match func(string) bool) bool {
 		return !found
 	})
 	return found
-}
-
-func must[T any](v T, err error) T {
-	if err != nil {
-		panic(err)
-	}
-	return v
 }
