@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -59,6 +60,29 @@ func BenchmarkGetPromptRaw(b *testing.B) {
 		"ping": `{"jsonrpc":"2.0","id":7,"method":"ping"}`,
 	} {
 		b.Run(name, func(b *testing.B) { rawLoop(b, e.URL, key, cs.ID(), body) })
+	}
+}
+
+// BenchmarkGetPromptOAuth is BenchmarkGetPromptRaw's prompts/get with
+// an OAuth access token beside the same call with an API key: what the
+// token check adds (go test -bench GetPromptOAuth -cpuprofile).
+func BenchmarkGetPromptOAuth(b *testing.B) {
+	f := fixtureOn(b, testenv.New(b))
+	e := f.e
+	key := e.CreateKey(e.Admin, "read")
+	const redirect = "http://127.0.0.1:9/callback"
+	client := oauthClient(b, e, redirect)
+	verifier, challenge := pkce()
+	code := newBrowser(b, e).code(authorizeQuery(e, client, redirect, challenge, nil), "read")
+	tok := tokenRequest(b, e, url.Values{"grant_type": {"authorization_code"}, "code": {code}, "code_verifier": {verifier},
+		"client_id": {client}, "redirect_uri": {redirect}, "resource": {e.URL + "/mcp"}})
+	if tok.status != 200 {
+		b.Fatalf("token: %+v", tok)
+	}
+	const body = `{"jsonrpc":"2.0","id":7,"method":"prompts/get","params":{"name":"demo/greet","arguments":{"name":"Ann"}}}`
+	for _, c := range []struct{ name, token string }{{"key", key}, {"oauth", tok.AccessToken}} {
+		cs := connect(b, e, c.token, "2025-11-25", nil)
+		b.Run(c.name, func(b *testing.B) { rawLoop(b, e.URL, c.token, cs.ID(), body) })
 	}
 }
 
