@@ -1,9 +1,11 @@
 package mcp_test
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -136,4 +138,47 @@ func BenchmarkGetPromptSessions(b *testing.B) {
 			res.Body.Close()
 		}
 	})
+}
+
+// BenchmarkSessionlessGetPrompt is a sessionless (2026-07-28) prompts/get
+// in process: through the whole HTTP API (authentication, admission,
+// access log), beside the REST render of the same prompt; and through the
+// MCP server alone (authenticated as the API does it), with the fast path
+// (fastpath.go) and without it, which the API's own server cannot turn
+// off.
+func BenchmarkSessionlessGetPrompt(b *testing.B) {
+	f := fixtureOn(b, testenv.New(b))
+	e := f.e
+	key := e.CreateKey(e.Admin, "read")
+	rest := httptest.NewRequest("POST", "/v1/prompts/"+f.greet+"/render", strings.NewReader(`{"variables":{"name":"Ann"}}`))
+	rest.Header.Set("Authorization", "Bearer "+key)
+	rest.Header.Set("Content-Type", "application/json")
+	get := sessionlessGet{token: key}.request()
+	bodies := map[*http.Request][]byte{}
+	for _, r := range []*http.Request{rest, get} {
+		bodies[r], _ = io.ReadAll(r.Body)
+	}
+	fast, sdkOnly := twins(b, e, 0)
+	for _, c := range []struct {
+		name    string
+		handler http.Handler
+		request *http.Request
+	}{
+		{"api-fast", e.Server, get},
+		{"api-rest", e.Server, rest},
+		{"mcp-fast", fast, get},
+		{"mcp-sdk", sdkOnly, get},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				r := c.request.Clone(c.request.Context())
+				r.Body = io.NopCloser(bytes.NewReader(bodies[c.request]))
+				w := httptest.NewRecorder()
+				c.handler.ServeHTTP(w, r)
+				if w.Code != 200 || !strings.Contains(w.Body.String(), "Hello Ann") {
+					b.Fatalf("%d %s", w.Code, w.Body)
+				}
+			}
+		})
+	}
 }

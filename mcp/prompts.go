@@ -1,10 +1,11 @@
 package mcp
 
 import (
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/quire/quire/app"
-
 	"context"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/quire/quire"
+	"github.com/quire/quire/app"
 )
 
 // listPrompts answers prompts/list: the live prompts the caller can
@@ -47,9 +48,20 @@ func (s *Server) getPrompt(ctx context.Context, params *sdk.GetPromptParams) (*s
 	if err != nil {
 		return nil, err
 	}
-	as, r, err := s.app.RenderNamedArgs(ctx, p, params.Name, params.Arguments)
+	out, err := s.renderPrompt(ctx, p, params.Name, params.Arguments)
 	if err != nil {
 		return nil, s.fail(err)
+	}
+	return out, nil
+}
+
+// renderPrompt is getPrompt's work for caller p, with quire's error as it
+// is: the sessionless fast path (fastpath.go) hands a failure to the SDK,
+// which calls getPrompt again and answers (and logs) it once.
+func (s *Server) renderPrompt(ctx context.Context, p *quire.Principal, name string, args map[string]string) (*sdk.GetPromptResult, error) {
+	as, r, err := s.app.RenderNamedArgs(ctx, p, name, args)
+	if err != nil {
+		return nil, err
 	}
 	out := &sdk.GetPromptResult{Description: as.Description}
 	if r.Text != nil {

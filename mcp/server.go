@@ -40,6 +40,10 @@ type Options struct {
 	Logger *slog.Logger
 	// MaxBody bounds one request body (the SDK answers 413 above it).
 	MaxBody int64
+
+	// sdkOnly turns the sessionless prompts/get fast path off
+	// (fastpath.go), so tests can compare its answers with the SDK's.
+	sdkOnly bool
 }
 
 // Server is quire's MCP server: one SDK server for every session, whose
@@ -50,6 +54,11 @@ type Server struct {
 	http   http.Handler
 	log    *slog.Logger
 	notify sync.Mutex // one list_changed toggle at a time
+
+	// impl is the server's name and version, which the fast path writes
+	// in a result's _meta as the SDK does; maxBody is Options.MaxBody.
+	impl    *sdk.Implementation
+	maxBody int64
 
 	// mu guards what notify.go keeps to tell each session only of what
 	// its credential can see.
@@ -81,6 +90,7 @@ func New(a *app.App, o Options) *Server {
 	s := &Server{
 		app: a, log: o.Logger, subs: map[string]int{}, live: map[string]app.PromptState{},
 		callers: map[*sdk.ServerSession]*quire.Principal{}, owed: map[*sdk.ServerSession]bool{},
+		impl: &sdk.Implementation{Name: "quire", Version: o.Version}, maxBody: o.MaxBody,
 	}
 	caps := &sdk.ServerCapabilities{
 		Prompts:   &sdk.PromptCapabilities{ListChanged: true},
@@ -88,7 +98,7 @@ func New(a *app.App, o Options) *Server {
 		Tools:     &sdk.ToolCapabilities{},
 	}
 	caps.AddExtension(SkillsExtension, map[string]any{"directoryRead": true})
-	s.sdk = sdk.NewServer(&sdk.Implementation{Name: "quire", Version: o.Version}, &sdk.ServerOptions{
+	s.sdk = sdk.NewServer(s.impl, &sdk.ServerOptions{
 		Logger:             o.Logger,
 		Capabilities:       caps,
 		PageSize:           app.MaxAgentPage,
@@ -136,9 +146,15 @@ func New(a *app.App, o Options) *Server {
 	// handler checks that header against the version in the body's _meta
 	// and answers a mismatch as HeaderMismatch (-32020), where the session
 	// handler would answer "unsupported version".
+	//
+	// A sessionless prompts/get the SDK would answer with a result is
+	// answered before it (fastpath.go).
 	stream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost && (r.Header.Get("MCP-Protocol-Version") >= sessionlessSince ||
 			sessionlessCall(r.Header)) {
+			if !o.sdkOnly && s.servePromptGet(w, r) {
+				return
+			}
 			stateless.ServeHTTP(w, r)
 			return
 		}

@@ -1,0 +1,193 @@
+package mcp
+
+import (
+	"bytes"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/quire/quire"
+	"github.com/quire/quire/app"
+)
+
+// The sessionless prompts/get fast path (issue 32). The Go SDK v1.8.0's
+// stateless handler builds a server session for every 2026-07-28 request,
+// which makes a sessionless prompts/get cost about 2.5 times a REST render
+// (the SDK's own server/discover costs as much: docs/mcp.md, "Measured").
+// So quire answers that one hot call at the transport edge, on its happy
+// path only: a request the SDK would refuse, and one whose render fails,
+// goes to the SDK unchanged (its body put back), which answers it with
+// its own error. Only successes are written here, as the SDK writes them
+// (fastpath_test.go compares the two).
+//
+// Drop this file (and Options.sdkOnly) when an SDK release after v1.8.0
+// answers stateless calls without building a session per request.
+
+// servePromptGet answers r, a sessionless POST, if it is a prompts/get
+// the SDK would accept and whose render succeeds; otherwise it answers
+// nothing, leaves r's body to be read again, and reports false.
+func (s *Server) servePromptGet(w http.ResponseWriter, r *http.Request) bool {
+	h := r.Header
+	// The SDK transport's checks of a POST (streamable.go): JSON,
+	// accepting JSON and event streams, no Last-Event-ID, a version it
+	// supports; and no session: a sessionless call.
+	if h.Get("Mcp-Method") != "prompts/get" || h.Get("MCP-Protocol-Version") != sessionlessSince ||
+		h.Get("Mcp-Session-Id") != "" || len(h.Values("Last-Event-ID")) > 0 ||
+		!isJSON(h.Get("Content-Type")) || !acceptsJSONAndStream(h.Values("Accept")) {
+		return false
+	}
+	p := app.PrincipalFrom(r.Context())
+	if p == nil {
+		return false
+	}
+	body, ok := s.readBody(r)
+	if !ok {
+		return false
+	}
+	id, call, ok := decodePromptGet(body, h)
+	if !ok {
+		return false
+	}
+	// What withPrincipal, dispatch and modernResults do for the SDK,
+	// and what it adds to a 2026-07-28 result: the server's name.
+	res, err := s.renderPrompt(quire.WithReadScope(r.Context()), p, call.Params.Name, call.Params.Arguments)
+	if err != nil {
+		return false
+	}
+	res.Meta = sdk.Meta{sdk.MetaKeyServerInfo: s.impl}
+	result, err := withComplete(res)
+	if err != nil {
+		return false
+	}
+	out, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Result: result})
+	if err != nil {
+		return false
+	}
+	w.Header().Set("Cache-Control", "no-cache, no-transform")
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(out)
+	return true
+}
+
+// readBody reads r's body up to the SDK's limit and puts what it read
+// back in front of the rest, so the SDK reads the same bytes (and answers
+// 413 above its limit, or 400 for a body that fails to read).
+func (s *Server) readBody(r *http.Request) ([]byte, bool) {
+	rest := r.Body
+	var rd io.Reader = rest
+	if s.maxBody > 0 {
+		rd = io.LimitReader(rest, s.maxBody+1)
+	}
+	b, err := io.ReadAll(rd)
+	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(b), rest))
+	return b, err == nil && len(b) > 0 && (s.maxBody <= 0 || int64(len(b)) <= s.maxBody)
+}
+
+// promptGet is a prompts/get call as the SDK reads it, names matched
+// exactly. Members it does not name are kept in Unknown, and a call with
+// any goes to the SDK, which ignores most but refuses some (an error
+// member or an inputResponses of the wrong type).
+type promptGet struct {
+	JSONRPC string `json:"jsonrpc"`
+	ID      any    `json:"id"`
+	Method  string `json:"method"`
+	Params  struct {
+		Meta      map[string]any    `json:"_meta"`
+		Name      string            `json:"name"`
+		Arguments map[string]string `json:"arguments"`
+		Unknown   jsontext.Value    `json:",unknown"`
+	} `json:"params"`
+	Unknown jsontext.Value `json:",unknown"`
+}
+
+// clientCapabilities is the SDK's clientCapabilitiesV2, what it reads a
+// 2026-07-28 request's client capabilities into.
+type clientCapabilities struct {
+	sdk.ClientCapabilities
+	//lint:ignore SA1019 the SDK reads roots, deprecated or not
+	Roots *sdk.RootCapabilities `json:"roots,omitempty"`
+}
+
+// decodePromptGet reads body, a prompts/get call, in one pass, and
+// reports whether the SDK would accept it with these headers. Where the
+// SDK's decoder and jsonv2 differ, jsonv2 is the stricter (a name given
+// twice, invalid UTF-8, data after the value), and the call goes to the
+// SDK.
+func decodePromptGet(body []byte, h http.Header) (jsonrpc.ID, *promptGet, bool) {
+	// The SDK refuses JSON nested over 1000 deep: a body of fewer
+	// brackets, in strings or not, is not.
+	if bytes.Count(body, []byte("{"))+bytes.Count(body, []byte("[")) > 1000 {
+		return jsonrpc.ID{}, nil, false
+	}
+	var c promptGet
+	if jsonv2.Unmarshal(body, &c) != nil || len(c.Unknown) > 0 || len(c.Params.Unknown) > 0 ||
+		c.JSONRPC != "2.0" || c.Method != "prompts/get" {
+		return jsonrpc.ID{}, nil, false
+	}
+	// The SDK's own reading of an id: a number as an integer, or a string.
+	id, err := jsonrpc.MakeID(c.ID)
+	if err != nil || !id.IsValid() {
+		return jsonrpc.ID{}, nil, false
+	}
+	p := &c.Params
+	if p.Name == "" || p.Name != h.Get("Mcp-Name") {
+		return jsonrpc.ID{}, nil, false
+	}
+	// _meta names the version the header does, and the client's
+	// capabilities; its client info is optional, but must read if given.
+	version, _ := p.Meta[sdk.MetaKeyProtocolVersion].(string)
+	info, hasInfo := p.Meta[sdk.MetaKeyClientInfo]
+	if version != h.Get("MCP-Protocol-Version") || !decodes[clientCapabilities](p.Meta[sdk.MetaKeyClientCapabilities]) ||
+		hasInfo && !decodes[sdk.Implementation](info) {
+		return jsonrpc.ID{}, nil, false
+	}
+	return id, &c, true
+}
+
+// decodes reports whether v, a _meta value, reads as a T, as the SDK
+// checks it: encoded again and decoded into a T.
+func decodes[T any](v any) bool {
+	if v == nil {
+		return false
+	}
+	b, err := jsonv2.Marshal(v)
+	if err != nil {
+		return false
+	}
+	var t T
+	return jsonv2.Unmarshal(b, &t) == nil
+}
+
+// isJSON reports whether a Content-Type is JSON's, as the SDK asks.
+func isJSON(contentType string) bool {
+	if contentType == "application/json" {
+		return true
+	}
+	t, _, err := mime.ParseMediaType(contentType)
+	return err == nil && t == "application/json"
+}
+
+// acceptsJSONAndStream reports whether Accept headers name both JSON and
+// event streams (or wildcards that cover them), as the SDK asks of a POST.
+func acceptsJSONAndStream(accept []string) bool {
+	var json, stream bool
+	for _, v := range accept {
+		for t := range strings.SplitSeq(v, ",") {
+			base, _, _ := strings.Cut(t, ";")
+			switch strings.ToLower(strings.TrimSpace(base)) {
+			case "application/json", "application/*":
+				json = true
+			case "text/event-stream", "text/*":
+				stream = true
+			case "*/*":
+				json, stream = true, true
+			}
+		}
+	}
+	return json && stream
+}
