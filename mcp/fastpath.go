@@ -2,10 +2,12 @@ package mcp
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"mime"
 	"net/http"
 	"strings"
+	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -25,8 +27,16 @@ import (
 // its own error. Only successes are written here, as the SDK writes them
 // (fastpath_test.go compares the two).
 //
+// The same holds on a session (2025-11-25 and older): the SDK decodes a
+// call four times over, each into a fresh 32 KiB buffer, which makes
+// prompts/get cost about 1.5 times its own ping. So a session's
+// prompts/get is answered here too, under the same rule, once the SDK has
+// handled a request of that session (noteCaller records it: its caller,
+// its version; servePromptGetOnSession checks them as the SDK would).
+//
 // Drop this file (and Options.sdkOnly) when an SDK release after v1.8.0
-// answers stateless calls without building a session per request.
+// answers stateless calls without building a session per request and
+// decodes a call without a buffer per decode.
 
 // servePromptGet answers r, a sessionless POST, if it is a prompts/get
 // the SDK would accept and whose render succeeds; otherwise it answers
@@ -74,6 +84,115 @@ func (s *Server) servePromptGet(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
+// sdkEvery is how long a session's prompts/get may be answered here
+// after the SDK last handled one of the session's requests: the SDK ends
+// a session SessionTimeout after its last request it saw, so one request
+// a minute goes to it, and an active session stays open.
+const sdkEvery = time.Minute
+
+// fastSession is what the session fast path knows of a session the SDK
+// has handled a request of, since it was initialized.
+type fastSession struct {
+	ss *sdk.ServerSession
+	// user is the session's caller as the SDK names it (TokenInfo.UserID):
+	// the SDK refuses another caller's request on the session.
+	user string
+	// version is the MCP-Protocol-Version its requests name.
+	version string
+	// sdkAt is when the SDK last handled one of its requests.
+	sdkAt time.Time
+}
+
+// noteSession records a request of session ss the SDK is handling, made
+// by p with headers h, for the session fast path.
+func (s *Server) noteSession(ss *sdk.ServerSession, p *quire.Principal, h http.Header) {
+	v := h.Get("MCP-Protocol-Version")
+	if ss.ID() == "" || ss.InitializeParams() == nil || v == "" || v >= sessionlessSince {
+		return
+	}
+	fs := &fastSession{ss: ss, user: tokenUser(p), version: v, sdkAt: s.now()}
+	s.mu.Lock()
+	s.sessions[ss.ID()] = fs
+	s.mu.Unlock()
+}
+
+// forgetSession drops session id from the fast path: before the SDK ends
+// it on a DELETE, so no later request is answered for it.
+func (s *Server) forgetSession(id string) {
+	s.mu.Lock()
+	delete(s.sessions, id)
+	s.mu.Unlock()
+}
+
+// servePromptGetOnSession answers r, a POST on a session, if it is a
+// prompts/get the SDK would accept on that session and whose render
+// succeeds; otherwise it answers nothing, leaves r's body to be read
+// again, and reports false.
+func (s *Server) servePromptGetOnSession(w http.ResponseWriter, r *http.Request) bool {
+	h := r.Header
+	// The transport's checks, as for a sessionless call; and the
+	// session's: known, open, the same caller, the same version, and the
+	// SDK has seen it lately.
+	if m := h.Get("Mcp-Method"); m != "" && m != "prompts/get" || len(h.Values("Last-Event-ID")) > 0 ||
+		!isJSON(h.Get("Content-Type")) || !acceptsJSONAndStream(h.Values("Accept")) {
+		return false
+	}
+	p := app.PrincipalFrom(r.Context())
+	if p == nil {
+		return false
+	}
+	s.mu.Lock()
+	fs := s.sessions[h.Get("Mcp-Session-Id")]
+	s.mu.Unlock()
+	if fs == nil || fs.user != tokenUser(p) || h.Get("MCP-Protocol-Version") != fs.version || s.now().Sub(fs.sdkAt) >= sdkEvery {
+		return false
+	}
+	for k := range h {
+		// The SDK checks Mcp-Param-* headers against a tool call's
+		// arguments; a prompts/get has none to check them against.
+		if strings.HasPrefix(k, "Mcp-Param-") {
+			return false
+		}
+	}
+	body, ok := s.readBody(r)
+	// Most of a session's calls are not prompts/get: not decoded twice.
+	if !ok || !bytes.Contains(body, []byte(`"prompts/get"`)) {
+		return false
+	}
+	id, c, ok := decodeCall(body)
+	// _meta (a progress token, or a later version's triple) and the
+	// routing headers, when sent, are the SDK's to read.
+	if !ok || c.Params.Meta != nil || h.Get("Mcp-Name") != "" && h.Get("Mcp-Name") != c.Params.Name {
+		return false
+	}
+	res, err := s.renderPrompt(quire.WithReadScope(r.Context()), p, c.Params.Name, c.Params.Arguments)
+	if err != nil {
+		return false
+	}
+	result, err := json.Marshal(res)
+	if err != nil {
+		return false
+	}
+	out, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Result: result})
+	if err != nil {
+		return false
+	}
+	// What withPrincipal's noteCaller keeps: the session's caller as of
+	// its last request.
+	s.mu.Lock()
+	if _, open := s.callers[fs.ss]; open {
+		s.callers[fs.ss] = p
+	}
+	s.mu.Unlock()
+	w.Header().Set("Cache-Control", "no-cache, no-transform")
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(out)
+	return true
+}
+
+// tokenUser is the name the SDK binds a session to (TokenInfo.UserID).
+func tokenUser(p *quire.Principal) string { return p.Kind() + ":" + p.ID() }
+
 // readBody reads r's body up to the SDK's limit and puts what it read
 // back in front of the rest, so the SDK reads the same bytes (and answers
 // 413 above its limit, or 400 for a body that fails to read).
@@ -119,23 +238,12 @@ type clientCapabilities struct {
 // twice, invalid UTF-8, data after the value), and the call goes to the
 // SDK.
 func decodePromptGet(body []byte, h http.Header) (jsonrpc.ID, *promptGet, bool) {
-	// The SDK refuses JSON nested over 1000 deep: a body of fewer
-	// brackets, in strings or not, is not.
-	if bytes.Count(body, []byte("{"))+bytes.Count(body, []byte("[")) > 1000 {
-		return jsonrpc.ID{}, nil, false
-	}
-	var c promptGet
-	if jsonv2.Unmarshal(body, &c) != nil || len(c.Unknown) > 0 || len(c.Params.Unknown) > 0 ||
-		c.JSONRPC != "2.0" || c.Method != "prompts/get" {
-		return jsonrpc.ID{}, nil, false
-	}
-	// The SDK's own reading of an id: a number as an integer, or a string.
-	id, err := jsonrpc.MakeID(c.ID)
-	if err != nil || !id.IsValid() {
+	id, c, ok := decodeCall(body)
+	if !ok {
 		return jsonrpc.ID{}, nil, false
 	}
 	p := &c.Params
-	if p.Name == "" || p.Name != h.Get("Mcp-Name") {
+	if p.Name != h.Get("Mcp-Name") {
 		return jsonrpc.ID{}, nil, false
 	}
 	// _meta names the version the header does, and the client's
@@ -144,6 +252,28 @@ func decodePromptGet(body []byte, h http.Header) (jsonrpc.ID, *promptGet, bool) 
 	info, hasInfo := p.Meta[sdk.MetaKeyClientInfo]
 	if version != h.Get("MCP-Protocol-Version") || !decodes[clientCapabilities](p.Meta[sdk.MetaKeyClientCapabilities]) ||
 		hasInfo && !decodes[sdk.Implementation](info) {
+		return jsonrpc.ID{}, nil, false
+	}
+	return id, c, true
+}
+
+// decodeCall reads body, a prompts/get call of a name, in one pass: the
+// envelope as the SDK reads it; headers and _meta are the caller's to
+// check.
+func decodeCall(body []byte) (jsonrpc.ID, *promptGet, bool) {
+	// The SDK refuses JSON nested over 1000 deep: a body of fewer
+	// brackets, in strings or not, is not.
+	if bytes.Count(body, []byte("{"))+bytes.Count(body, []byte("[")) > 1000 {
+		return jsonrpc.ID{}, nil, false
+	}
+	var c promptGet
+	if jsonv2.Unmarshal(body, &c) != nil || len(c.Unknown) > 0 || len(c.Params.Unknown) > 0 ||
+		c.JSONRPC != "2.0" || c.Method != "prompts/get" || c.Params.Name == "" {
+		return jsonrpc.ID{}, nil, false
+	}
+	// The SDK's own reading of an id: a number as an integer, or a string.
+	id, err := jsonrpc.MakeID(c.ID)
+	if err != nil || !id.IsValid() {
 		return jsonrpc.ID{}, nil, false
 	}
 	return id, &c, true

@@ -22,19 +22,22 @@ import (
 // request's context.
 func twins(tb testing.TB, e *testenv.Env, maxBody int64) (fast, sdkOnly http.Handler) {
 	tb.Helper()
-	serve := func(o mcp.Options) http.Handler {
-		srv := mcp.New(e.App, o)
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			p, err := e.App.Authenticate(r.Context(), strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
-			if err != nil {
-				http.Error(w, err.Error(), http.StatusUnauthorized)
-				return
-			}
-			srv.ServeHTTP(w, r.WithContext(app.WithPrincipal(r.Context(), p)))
-		})
-	}
 	o := mcp.Options{Version: "test", MaxBody: maxBody}
-	return serve(o), serve(mcp.SDKOnly(o))
+	return behindAPI(e, o), behindAPI(e, mcp.SDKOnly(o))
+}
+
+// behindAPI is an MCP server over e's app with options o, behind what
+// the HTTP API does for /mcp.
+func behindAPI(e *testenv.Env, o mcp.Options) http.Handler {
+	srv := mcp.New(e.App, o)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := e.App.Authenticate(r.Context(), strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusUnauthorized)
+			return
+		}
+		srv.ServeHTTP(w, r.WithContext(app.WithPrincipal(r.Context(), p)))
+	})
 }
 
 // sessionlessGet is a 2026-07-28 prompts/get as a client of that revision

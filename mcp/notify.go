@@ -43,18 +43,24 @@ func (s *Server) noteCaller(req sdk.Request, method string, p *quire.Principal) 
 	if !ok || (ss.ID() == "" && method != methodListen) {
 		return
 	}
+	if ex := req.GetExtra(); ex != nil {
+		s.noteSession(ss, p, ex.Header)
+	}
 	s.mu.Lock()
 	_, known := s.callers[ss]
 	s.callers[ss] = p
 	s.mu.Unlock()
 	if !known {
 		// Forget the session when it ends, so an ended one is neither
-		// kept nor told anything.
+		// kept, told anything, nor answered on.
 		go func() {
 			ss.Wait()
 			s.mu.Lock()
 			delete(s.callers, ss)
 			delete(s.owed, ss)
+			if fs := s.sessions[ss.ID()]; fs != nil && fs.ss == ss {
+				delete(s.sessions, ss.ID())
+			}
 			s.mu.Unlock()
 		}()
 	}

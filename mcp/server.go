@@ -12,6 +12,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"net/http"
@@ -41,9 +42,13 @@ type Options struct {
 	// MaxBody bounds one request body (the SDK answers 413 above it).
 	MaxBody int64
 
-	// sdkOnly turns the sessionless prompts/get fast path off
-	// (fastpath.go), so tests can compare its answers with the SDK's.
-	sdkOnly bool
+	// sdkOnly turns the prompts/get fast path off (fastpath.go), so
+	// tests can compare its answers with the SDK's; sessionTimeout, when
+	// set, replaces the 30 minutes after which an idle session ends, and
+	// now the clock, for tests of the fast path's rule on it.
+	sdkOnly        bool
+	sessionTimeout time.Duration
+	now            func() time.Time
 }
 
 // Server is quire's MCP server: one SDK server for every session, whose
@@ -77,6 +82,11 @@ type Server struct {
 	// list_changed is due to.
 	callers map[*sdk.ServerSession]*quire.Principal
 	owed    map[*sdk.ServerSession]bool
+	// sessions are the open sessions the fast path may answer on, by id
+	// (fastpath.go).
+	sessions map[string]*fastSession
+	// now is the clock of the fast path's sdkEvery.
+	now func() time.Time
 }
 
 // principalKey carries the caller through the SDK's handlers.
@@ -90,7 +100,11 @@ func New(a *app.App, o Options) *Server {
 	s := &Server{
 		app: a, log: o.Logger, subs: map[string]int{}, live: map[string]app.PromptState{},
 		callers: map[*sdk.ServerSession]*quire.Principal{}, owed: map[*sdk.ServerSession]bool{},
+		sessions: map[string]*fastSession{}, now: o.now,
 		impl: &sdk.Implementation{Name: "quire", Version: o.Version}, maxBody: o.MaxBody,
+	}
+	if s.now == nil {
+		s.now = time.Now
 	}
 	caps := &sdk.ServerCapabilities{
 		Prompts:   &sdk.PromptCapabilities{ListChanged: true},
@@ -123,7 +137,7 @@ func New(a *app.App, o Options) *Server {
 		DisableLocalhostProtection: true,
 		// A session a client never ends (no DELETE) is dropped after
 		// this long without a request, so sessions cannot pile up.
-		SessionTimeout: 30 * time.Minute,
+		SessionTimeout: cmp.Or(o.sessionTimeout, 30*time.Minute),
 		// A POST's answer as one JSON body rather than an event stream:
 		// less work per call on the hot path (docs/mcp.md, Measured);
 		// notifications still stream (GET, subscriptions/listen).
@@ -158,6 +172,16 @@ func New(a *app.App, o Options) *Server {
 			stateless.ServeHTTP(w, r)
 			return
 		}
+		if id := r.Header.Get("Mcp-Session-Id"); id != "" && !o.sdkOnly {
+			switch r.Method {
+			case http.MethodPost:
+				if s.servePromptGetOnSession(w, r) {
+					return
+				}
+			case http.MethodDelete:
+				s.forgetSession(id)
+			}
+		}
 		sessions.ServeHTTP(w, r)
 	})
 	// The SDK binds each MCP session to the credential that opened it
@@ -167,7 +191,7 @@ func New(a *app.App, o Options) *Server {
 		if p == nil {
 			return nil, auth.ErrInvalidToken
 		}
-		return &auth.TokenInfo{UserID: p.Kind() + ":" + p.ID(), Extra: map[string]any{"principal": p}}, nil
+		return &auth.TokenInfo{UserID: tokenUser(p), Extra: map[string]any{"principal": p}}, nil
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(stream)
 	return s
 }
