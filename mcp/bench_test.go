@@ -158,7 +158,7 @@ func BenchmarkSessionlessGetPrompt(b *testing.B) {
 	for _, r := range []*http.Request{rest, get} {
 		bodies[r], _ = io.ReadAll(r.Body)
 	}
-	fast, sdkOnly := twins(b, e, 0)
+	fast, sdkOnly, _ := twins(b, e, 0)
 	for _, c := range []struct {
 		name    string
 		handler http.Handler

@@ -16,3 +16,6 @@ func SessionClock(o Options, timeout time.Duration, now func() time.Time) Option
 	o.sessionTimeout, o.now = timeout, now
 	return o
 }
+
+// FastAnswers is how many calls s's fast path has answered.
+func FastAnswers(s *Server) int64 { return s.fastAnswers.Load() }

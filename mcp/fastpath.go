@@ -81,6 +81,7 @@ func (s *Server) servePromptGet(w http.ResponseWriter, r *http.Request) bool {
 	w.Header().Set("Cache-Control", "no-cache, no-transform")
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(out)
+	s.fastAnswers.Add(1)
 	return true
 }
 
@@ -187,6 +188,7 @@ func (s *Server) servePromptGetOnSession(w http.ResponseWriter, r *http.Request)
 	w.Header().Set("Cache-Control", "no-cache, no-transform")
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(out)
+	s.fastAnswers.Add(1)
 	return true
 }
 

@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -85,8 +86,10 @@ type Server struct {
 	// sessions are the open sessions the fast path may answer on, by id
 	// (fastpath.go).
 	sessions map[string]*fastSession
-	// now is the clock of the fast path's sdkEvery.
-	now func() time.Time
+	// now is the clock of the fast path's sdkEvery; fastAnswers counts
+	// the calls it answered, for tests to tell who answered.
+	now         func() time.Time
+	fastAnswers atomic.Int64
 }
 
 // principalKey carries the caller through the SDK's handlers.
