@@ -65,37 +65,46 @@ func meta() map[string]any {
 }
 
 func (c sessionlessGet) request() *http.Request {
-	params := map[string]any{"name": "demo/greet", "arguments": map[string]any{"name": "Ann"}, "_meta": meta()}
-	for k, v := range c.params {
+	params := edited(map[string]any{"name": "demo/greet", "arguments": map[string]any{"name": "Ann"}, "_meta": meta()}, c.params)
+	h := map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "prompts/get"}
+	if n, ok := params["name"].(string); ok {
+		h["Mcp-Name"] = n
+	}
+	return post(c.token, cmp.Or(c.body, promptGetBody(c.id, params)), h, c.header)
+}
+
+// edited is params with edits made: a nil value removes its name.
+func edited(params, edits map[string]any) map[string]any {
+	for k, v := range edits {
 		if v == nil {
 			delete(params, k)
 		} else {
 			params[k] = v
 		}
 	}
-	body := c.body
-	if body == "" {
-		id := c.id
-		if id == nil {
-			id = 1
-		}
-		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "prompts/get", "params": params})
-		body = string(b)
-	}
+	return params
+}
+
+// promptGetBody is a prompts/get call of params with id (1 when nil).
+func promptGetBody(id any, params map[string]any) string {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": cmp.Or(id, any(1)), "method": "prompts/get", "params": params})
+	return string(b)
+}
+
+// post is a POST of body to /mcp as a host sends it, with token, the
+// headers h, and then edits to them ("" removes one).
+func post(token, body string, h, edits map[string]string) *http.Request {
 	r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
-	r.Header.Set("Authorization", "Bearer "+c.token)
+	r.Header.Set("Authorization", "Bearer "+token)
 	r.Header.Set("Content-Type", "application/json")
 	r.Header.Set("Accept", "application/json, text/event-stream")
-	r.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	r.Header.Set("Mcp-Method", "prompts/get")
-	if n, ok := params["name"].(string); ok {
-		r.Header.Set("Mcp-Name", n)
-	}
-	for k, v := range c.header {
-		if v == "" {
-			r.Header.Del(k)
-		} else {
-			r.Header.Set(k, v)
+	for _, m := range []map[string]string{h, edits} {
+		for k, v := range m {
+			if v == "" {
+				r.Header.Del(k)
+			} else {
+				r.Header.Set(k, v)
+			}
 		}
 	}
 	return r

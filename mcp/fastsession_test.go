@@ -22,23 +22,19 @@ const sessionVersion = "2025-11-25"
 // returns its id.
 func openSession(t testing.TB, h http.Handler, token string) string {
 	t.Helper()
-	post := func(session, body string) answer {
-		r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
-		r.Header.Set("Authorization", "Bearer "+token)
-		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("Accept", "application/json, text/event-stream")
+	send := func(session, body string) answer {
+		hdr := map[string]string{}
 		if session != "" {
-			r.Header.Set("Mcp-Session-Id", session)
-			r.Header.Set("MCP-Protocol-Version", sessionVersion)
+			hdr = map[string]string{"Mcp-Session-Id": session, "MCP-Protocol-Version": sessionVersion}
 		}
-		return serve(h, r)
+		return serve(h, post(token, body, hdr, nil))
 	}
-	a := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+sessionVersion+`","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	a := send("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+sessionVersion+`","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
 	id := a.header.Get("Mcp-Session-Id")
 	if a.status != 200 || id == "" {
 		t.Fatalf("initialize: %v", a)
 	}
-	if a := post(id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); a.status != 202 {
+	if a := send(id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); a.status != 202 {
 		t.Fatalf("notifications/initialized: %v", a)
 	}
 	return id
@@ -55,33 +51,9 @@ type sessionGet struct {
 }
 
 func (c sessionGet) request(session string) *http.Request {
-	params := map[string]any{"name": "demo/greet", "arguments": map[string]any{"name": "Ann"}}
-	for k, v := range c.params {
-		if v == nil {
-			delete(params, k)
-		} else {
-			params[k] = v
-		}
-	}
-	body := c.body
-	if body == "" {
-		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": cmp.Or[any](c.id, 1), "method": "prompts/get", "params": params})
-		body = string(b)
-	}
-	r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
-	r.Header.Set("Authorization", "Bearer "+c.token)
-	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set("Accept", "application/json, text/event-stream")
-	r.Header.Set("Mcp-Session-Id", session)
-	r.Header.Set("MCP-Protocol-Version", sessionVersion)
-	for k, v := range c.header {
-		if v == "" {
-			r.Header.Del(k)
-		} else {
-			r.Header.Set(k, v)
-		}
-	}
-	return r
+	params := edited(map[string]any{"name": "demo/greet", "arguments": map[string]any{"name": "Ann"}}, c.params)
+	h := map[string]string{"Mcp-Session-Id": session, "MCP-Protocol-Version": sessionVersion}
+	return post(c.token, cmp.Or(c.body, promptGetBody(c.id, params)), h, c.header)
 }
 
 // sessionTwins are a session of the same credential on each twin.
