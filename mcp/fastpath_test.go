@@ -305,17 +305,25 @@ func TestSessionlessFastPathRefusals(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			c.call.token = f.token(c.call.token)
 			fast, want := serve(f.fast, c.call.request()), serve(f.sdk, c.call.request())
-			var msg struct {
-				Error struct{ Code float64 }
-			}
-			json.Unmarshal(want.body, &msg)
-			if want.status != c.status || msg.Error.Code != c.code {
-				t.Errorf("the SDK answers %v, want status %d and code %v", want, c.status, c.code)
-			}
-			if d := differ(fast, want); d != "" {
-				t.Errorf("%s differs:\nfast %v\nsdk  %v", d, fast, want)
-			}
+			sameAsSDK(t, fast, want, c.status, c.code)
 		})
+	}
+}
+
+// sameAsSDK checks the SDK answered a case with status and JSON-RPC
+// error code (0: none), so the case tests what it says, and that the
+// fast path's answer is the same.
+func sameAsSDK(t *testing.T, fast, want answer, status int, code float64) {
+	t.Helper()
+	var msg struct {
+		Error struct{ Code float64 }
+	}
+	json.Unmarshal(want.body, &msg)
+	if want.status != status || msg.Error.Code != code {
+		t.Errorf("the SDK answers %v, want status %d and code %v", want, status, code)
+	}
+	if d := differ(fast, want); d != "" {
+		t.Errorf("%s differs:\nfast %v\nsdk  %v", d, fast, want)
 	}
 }
 

@@ -167,16 +167,7 @@ func TestSessionFastPathRefusals(t *testing.T) {
 				fs, ss = c.session, c.session
 			}
 			fast, want := serve(f.fast, c.call.request(fs)), serve(f.sdk, c.call.request(ss))
-			var msg struct {
-				Error struct{ Code float64 }
-			}
-			json.Unmarshal(want.body, &msg)
-			if want.status != c.status || msg.Error.Code != c.code {
-				t.Errorf("the SDK answers %v, want status %d and code %v", want, c.status, c.code)
-			}
-			if d := differ(fast, want); d != "" {
-				t.Errorf("%s differs:\nfast %v\nsdk  %v", d, fast, want)
-			}
+			sameAsSDK(t, fast, want, c.status, c.code)
 		})
 	}
 	// A session its host ended is ended for the fast path at once.
