@@ -43,12 +43,9 @@ import (
 // nothing, leaves r's body to be read again, and reports false.
 func (s *Server) servePromptGet(w http.ResponseWriter, r *http.Request) bool {
 	h := r.Header
-	// The SDK transport's checks of a POST (streamable.go): JSON,
-	// accepting JSON and event streams, no Last-Event-ID, a version it
-	// supports; and no session: a sessionless call.
+	// A version the SDK supports, and no session: a sessionless call.
 	if h.Get("Mcp-Method") != "prompts/get" || h.Get("MCP-Protocol-Version") != sessionlessSince ||
-		h.Get("Mcp-Session-Id") != "" || len(h.Values("Last-Event-ID")) > 0 ||
-		!isJSON(h.Get("Content-Type")) || !acceptsJSONAndStream(h.Values("Accept")) {
+		h.Get("Mcp-Session-Id") != "" || !postAccepted(h) {
 		return false
 	}
 	p := app.PrincipalFrom(r.Context())
@@ -71,9 +68,12 @@ func (s *Server) servePromptGet(w http.ResponseWriter, r *http.Request) bool {
 	}
 	res.Meta = sdk.Meta{sdk.MetaKeyServerInfo: s.impl}
 	result, err := withComplete(res)
-	if err != nil {
-		return false
-	}
+	return err == nil && s.answer(w, id, result)
+}
+
+// answer writes result, the encoded result of call id, as the SDK writes
+// a call's JSON answer, and reports whether it did.
+func (s *Server) answer(w http.ResponseWriter, id jsonrpc.ID, result []byte) bool {
 	out, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Result: result})
 	if err != nil {
 		return false
@@ -83,6 +83,13 @@ func (s *Server) servePromptGet(w http.ResponseWriter, r *http.Request) bool {
 	w.Write(out)
 	s.fastAnswers.Add(1)
 	return true
+}
+
+// postAccepted reports whether a POST's headers pass the SDK transport's
+// own checks (streamable.go): JSON, accepting JSON and event streams, no
+// Last-Event-ID.
+func postAccepted(h http.Header) bool {
+	return len(h.Values("Last-Event-ID")) == 0 && isJSON(h.Get("Content-Type")) && acceptsJSONAndStream(h.Values("Accept"))
 }
 
 // sdkEvery is how long a session's prompts/get may be answered here
@@ -134,8 +141,7 @@ func (s *Server) servePromptGetOnSession(w http.ResponseWriter, r *http.Request)
 	// The transport's checks, as for a sessionless call; and the
 	// session's: known, open, the same caller, the same version, and the
 	// SDK has seen it lately.
-	if m := h.Get("Mcp-Method"); m != "" && m != "prompts/get" || len(h.Values("Last-Event-ID")) > 0 ||
-		!isJSON(h.Get("Content-Type")) || !acceptsJSONAndStream(h.Values("Accept")) {
+	if m := h.Get("Mcp-Method"); m != "" && m != "prompts/get" || !postAccepted(h) {
 		return false
 	}
 	p := app.PrincipalFrom(r.Context())
@@ -171,11 +177,7 @@ func (s *Server) servePromptGetOnSession(w http.ResponseWriter, r *http.Request)
 		return false
 	}
 	result, err := json.Marshal(res)
-	if err != nil {
-		return false
-	}
-	out, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Result: result})
-	if err != nil {
+	if err != nil || !s.answer(w, id, result) {
 		return false
 	}
 	// What withPrincipal's noteCaller keeps: the session's caller as of
@@ -185,10 +187,6 @@ func (s *Server) servePromptGetOnSession(w http.ResponseWriter, r *http.Request)
 		s.callers[fs.ss] = p
 	}
 	s.mu.Unlock()
-	w.Header().Set("Cache-Control", "no-cache, no-transform")
-	w.Header().Set("Content-Type", "application/json")
-	w.Write(out)
-	s.fastAnswers.Add(1)
 	return true
 }
 

@@ -56,7 +56,7 @@ func (s *Server) getPrompt(ctx context.Context, params *sdk.GetPromptParams) (*s
 }
 
 // renderPrompt is getPrompt's work for caller p, with quire's error as it
-// is: the sessionless fast path (fastpath.go) hands a failure to the SDK,
+// is: the prompts/get fast path (fastpath.go) hands a failure to the SDK,
 // which calls getPrompt again and answers (and logs) it once.
 func (s *Server) renderPrompt(ctx context.Context, p *quire.Principal, name string, args map[string]string) (*sdk.GetPromptResult, error) {
 	as, r, err := s.app.RenderNamedArgs(ctx, p, name, args)

@@ -164,8 +164,8 @@ func New(a *app.App, o Options) *Server {
 	// and answers a mismatch as HeaderMismatch (-32020), where the session
 	// handler would answer "unsupported version".
 	//
-	// A sessionless prompts/get the SDK would answer with a result is
-	// answered before it (fastpath.go).
+	// A prompts/get the SDK would answer with a result, sessionless or
+	// on a session it has seen, is answered before it (fastpath.go).
 	stream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost && (r.Header.Get("MCP-Protocol-Version") >= sessionlessSince ||
 			sessionlessCall(r.Header)) {
