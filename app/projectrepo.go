@@ -27,7 +27,7 @@ import (
 // whole view made from the live versions when full.
 type projectJob struct {
 	ctx     context.Context
-	after   <-chan struct{} // applied once this is closed (see InRequest)
+	after   <-chan struct{} // applied once this is closed (see answered)
 	by      quire.Actor
 	project string
 	ch      quire.ProjectChange
@@ -121,22 +121,6 @@ func (a *App) applyProjectJob(job projectJob) error {
 	return err
 }
 
-// InRequest marks ctx as a request's that a door answers: background work
-// a use case starts on its behalf (a change of the project's repository)
-// waits until ctx ends, then answerSettle more, and at most maxAnswerWait.
-// net/http ends a request's context when its handler returns, just
-// before it writes the buffered answer to the connection; the settle
-// leaves that write, and the client's read, the cores. Started at once,
-// the work shared the CPU with the rest of the request and slowed its
-// answer: on two cores a publish took 1.3-1.9x as long with the project
-// repository as without it (issue 31); waiting for the context alone,
-// 1.1-1.5x; with the settle, 0.9-1.1x.
-func InRequest(ctx context.Context) context.Context {
-	return context.WithValue(ctx, inRequestKey{}, true)
-}
-
-type inRequestKey struct{}
-
 // maxAnswerWait bounds how long background work waits for a request's
 // answer: a request that streams, or a context that is not a request's
 // by mistake, holds the project's view back no longer than this.
@@ -147,9 +131,20 @@ const maxAnswerWait = time.Second
 const answerSettle = 2 * time.Millisecond
 
 // answered is what background work started for ctx waits on: its end
-// when it is a request's (InRequest), nothing otherwise.
+// when it is a request's (quire.InRequest), nothing otherwise.
+//
+// A request's background work (a change of the project's repository),
+// started by a use case for a context marked quire.InRequest, waits until
+// that context ends, then answerSettle more, and at most maxAnswerWait.
+// net/http ends a request's context when its handler returns, just
+// before it writes the buffered answer to the connection; the settle
+// leaves that write, and the client's read, the cores. Started at once,
+// the work shared the CPU with the rest of the request and slowed its
+// answer: on two cores a publish took 1.3-1.9x as long with the project
+// repository as without it (issue 31); waiting for the context alone,
+// 1.1-1.5x; with the settle, 0.9-1.1x.
 func answered(ctx context.Context) <-chan struct{} {
-	if ctx.Value(inRequestKey{}) == nil {
+	if !quire.IsInRequest(ctx) {
 		return nil
 	}
 	return ctx.Done()

@@ -47,7 +47,7 @@ func (m *viewMeta) Assets(context.Context, quire.Kind, string) ([]*quire.Asset, 
 }
 
 // TestProjectChangeAfterAnswer: a publish made in a request's context
-// (app.InRequest) changes the project's repository only once that
+// (quire.InRequest) changes the project's repository only once that
 // context ends -- once the door has answered -- and one made outside a
 // request at once.
 func TestProjectChangeAfterAnswer(t *testing.T) {
@@ -69,7 +69,7 @@ func TestProjectChangeAfterAnswer(t *testing.T) {
 		}
 	}
 
-	req, answer := context.WithCancel(app.InRequest(context.Background()))
+	req, answer := context.WithCancel(quire.InRequest(context.Background()))
 	publish(req)
 	select {
 	case ch := <-versions.applied:

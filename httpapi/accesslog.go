@@ -2,14 +2,13 @@ package httpapi
 
 import (
 	"context"
+	"encoding/hex"
 	"log/slog"
 	"strconv"
 	"time"
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
-	"github.com/go-json-experiment/json/jsontext"
-	"github.com/quire/quire"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -30,23 +29,23 @@ type accessLine struct {
 	route                   string
 	status, bytes           int
 	took                    time.Duration
-	traceID, spanID         string // "" when the request has no trace
-	kind, principal, userID string // "" when no one is signed in
-	err                     string // a 5xx's error, else ""
+	trace                   trace.SpanContext // not valid when the request has no trace
+	kind, principal, userID string            // "" when no one is signed in
+	err                     string            // a 5xx's error, else ""
 }
 
 // accessLineOf reads the line of the request c answered.
 func accessLineOf(c *gin.Context, route string, end time.Time, took time.Duration) accessLine {
 	l := accessLine{
-		end: end, requestID: c.GetString(ctxRequestID), method: c.Request.Method, route: route,
+		end: end, method: c.Request.Method, route: route,
 		status: c.Writer.Status(), bytes: max(c.Writer.Size(), 0), took: took,
 	}
-	if sc := trace.SpanContextFromContext(c.Request.Context()); sc.IsValid() {
-		l.traceID, l.spanID = sc.TraceID().String(), sc.SpanID().String()
-	}
-	if p, ok := c.Get(ctxPrincipal); ok {
-		pr := p.(*quire.Principal)
-		l.kind, l.principal, l.userID = pr.Kind(), pr.ID(), pr.User.ID
+	l.trace = trace.SpanContextFromContext(c.Request.Context())
+	if r := requestOf(c); r != nil {
+		l.requestID = r.id
+		if p := r.principal; p != nil {
+			l.kind, l.principal, l.userID = p.Kind(), p.ID(), p.User.ID
+		}
 	}
 	if len(c.Errors) > 0 && l.status >= 500 {
 		l.err = c.Errors.Last().Error()
@@ -65,8 +64,8 @@ func (l *accessLine) attrs() []slog.Attr {
 		slog.Duration("duration", l.took),
 		slog.Int("bytes", l.bytes),
 	)
-	if l.traceID != "" {
-		attrs = append(attrs, slog.String("trace_id", l.traceID), slog.String("span_id", l.spanID))
+	if l.trace.IsValid() {
+		attrs = append(attrs, slog.String("trace_id", l.trace.TraceID().String()), slog.String("span_id", l.trace.SpanID().String()))
 	}
 	if l.kind != "" {
 		attrs = append(attrs, slog.String("principal_kind", l.kind), slog.String("principal_id", l.principal), slog.String("user_id", l.userID))
@@ -87,7 +86,14 @@ func (l *accessLine) appendJSON(b []byte) []byte {
 		b = append(b, ',', '"')
 		b = append(b, k...)
 		b = append(b, '"', ':')
-		b, _ = jsontext.AppendQuote(b, v) // ASCII: no error
+		b = appendSlogString(b, v)
+	}
+	id := func(k string, v []byte) {
+		b = append(b, ',', '"')
+		b = append(b, k...)
+		b = append(b, '"', ':', '"')
+		b = hex.AppendEncode(b, v)
+		b = append(b, '"')
 	}
 	num := func(k string, v int64) {
 		b = append(b, ',', '"')
@@ -101,9 +107,10 @@ func (l *accessLine) appendJSON(b []byte) []byte {
 	num("status", int64(l.status))
 	num("duration", int64(l.took))
 	num("bytes", int64(l.bytes))
-	if l.traceID != "" {
-		str("trace_id", l.traceID)
-		str("span_id", l.spanID)
+	if l.trace.IsValid() {
+		tid, sid := l.trace.TraceID(), l.trace.SpanID()
+		id("trace_id", tid[:])
+		id("span_id", sid[:])
 	}
 	if l.kind != "" {
 		str("principal_kind", l.kind)
@@ -144,7 +151,7 @@ func (s *Server) writeLine(ctx context.Context, l *accessLine) {
 // ascii reports whether every string of l is ASCII, which appendJSON
 // quotes as slog does.
 func (l *accessLine) ascii() bool {
-	for _, v := range [...]string{l.requestID, l.method, l.route, l.traceID, l.spanID, l.kind, l.principal, l.userID, l.err} {
+	for _, v := range [...]string{l.requestID, l.method, l.route, l.kind, l.principal, l.userID, l.err} {
 		for i := 0; i < len(v); i++ {
 			if v[i] >= utf8.RuneSelf {
 				return false
@@ -175,4 +182,35 @@ func logAccessLine(ctx context.Context, h slog.Handler, l *accessLine) {
 	r := slog.NewRecord(l.end, slog.LevelInfo, "request", 0)
 	r.AddAttrs(l.attrs()...)
 	h.Handle(ctx, r)
+}
+
+// appendSlogString appends ASCII s quoted as slog's JSON handler quotes
+// it: '"' and '\\' escaped, \n, \r and \t by name, other control bytes
+// as \u00XX, everything else (<, > and & too) as it is. slog has no
+// function for it, and jsontext.AppendQuote names \b and \f.
+func appendSlogString(b []byte, s string) []byte {
+	const digits = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		default:
+			b = append(b, '\\', 'u', '0', '0', digits[c>>4], digits[c&0xF])
+		}
+		start = i + 1
+	}
+	return append(append(b, s[start:]...), '"')
 }

@@ -36,9 +36,6 @@ func (s *Server) assetRoutes(t *gin.RouterGroup) {
 	t.GET("/history", s.history)
 }
 
-// ctxAsset holds the request's app.Handle on its asset.
-const ctxAsset = "quire.asset"
-
 // openAsset opens the asset {id} (an id, or a slug naming one asset the
 // caller can see) for the caller, once per request: the handlers of its
 // tree read it with handle(c). An asset the caller cannot see is 404
@@ -70,13 +67,8 @@ func (s *Server) opened(c *gin.Context, h *app.Handle, err error) {
 		c.Abort()
 		return
 	}
-	c.Set(ctxAsset, h)
+	requestOf(c).handle = h
 	c.Next()
-}
-
-// handle is the request's hold on its asset (openAsset).
-func handle(c *gin.Context) *app.Handle {
-	return c.MustGet(ctxAsset).(*app.Handle)
 }
 
 // writes is the precondition of a route that changes its asset and reads

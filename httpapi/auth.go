@@ -18,11 +18,8 @@ const DefaultBcryptCost = app.DefaultBcryptCost
 // the bearer credential, count it against its request limit, record an
 // API key's use), or fails with 401 (429 over the limit, 503 when the
 // session store is down). The request reads stored metadata in one
-// quire.ReadScope (traceContext's, when it made one).
+// quire.ReadScope, its context's (begin).
 func (s *Server) authenticate(c *gin.Context) {
-	if quire.ReadScopeFrom(c.Request.Context()) == nil {
-		c.Request = c.Request.WithContext(quire.WithReadScope(c.Request.Context()))
-	}
 	if err := oneAuthorization(c.Request); err != nil {
 		s.fail(c, err)
 		return
@@ -32,7 +29,7 @@ func (s *Server) authenticate(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	c.Set(ctxPrincipal, p)
+	requestOf(c).principal = p
 	c.Next()
 }
 
@@ -50,15 +47,15 @@ func (s *Server) limitAddress(c *gin.Context) {
 // which one counts would be up to each party (quire reads the first, a
 // proxy in front may check the last), so none does.
 func oneAuthorization(r *http.Request) error {
-	if len(r.Header.Values("Authorization")) > 1 {
-		return quire.Errorf(quire.EINVALID, "send one Authorization header, not %d", len(r.Header.Values("Authorization")))
+	if n := len(r.Header["Authorization"]); n > 1 {
+		return quire.Errorf(quire.EINVALID, "send one Authorization header, not %d", n)
 	}
 	return nil
 }
 
 // bearer returns the token of an Authorization: Bearer header.
 func bearer(r *http.Request) string {
-	h := r.Header.Get("Authorization")
+	h := headerValue(r.Header, "Authorization")
 	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
 		return strings.TrimSpace(h[7:])
 	}

@@ -104,7 +104,7 @@ var anonymousPosts = map[string]bool{
 // anonymousAllowed reports whether a request without a credential may go
 // on as the anonymous principal.
 func anonymousAllowed(c *gin.Context) bool {
-	if c.GetHeader("Authorization") != "" {
+	if headerValue(c.Request.Header, "Authorization") != "" {
 		return false
 	}
 	path := globalPath(c.FullPath())

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 	"github.com/quire/quire"
@@ -51,8 +53,12 @@ func (em *encodedMemo[K, V]) store(k K, v V) {
 }
 
 // renderFrame is a render answer around its text: head ends with the
-// comma after "commit", tail starts at "model".
-type renderFrame struct{ head, tail []byte }
+// comma after "commit", tail starts at "model"; etag is the answer's ETag
+// header value, quoted.
+type renderFrame struct {
+	head, tail []byte
+	etag       []string
+}
 
 // renderKey names what a frame holds: the entity tag stands for the
 // commit (and so the model and its parameters) and the partials.
@@ -69,42 +75,91 @@ func (s *Server) writeRender(c *gin.Context, r *renderResponse, etag string) {
 	f, ok := s.frames.load(key)
 	if !ok {
 		var err error
-		if f, err = newRenderFrame(r); err != nil {
-			c.JSON(http.StatusOK, r)
+		if f, err = newRenderFrame(r, etag); err != nil {
+			s.renderJSON(c, r, etag)
 			return
 		}
 		s.frames.store(key, f)
 	}
-	var (
-		field string
-		body  []byte
-		err   error
-	)
+	bp := answers.Get().(*[]byte)
+	defer answers.Put(bp)
+	out := append((*bp)[:0], f.head...)
 	switch {
 	case r.Rendered != nil:
-		field = `"rendered":`
-		body, err = json.Marshal(*r.Rendered)
+		out = append(out, `"rendered":`...)
+		if q, ok := appendJSONString(out, *r.Rendered); ok {
+			out = q
+			break
+		}
+		body, err := json.Marshal(*r.Rendered)
+		if err != nil {
+			s.renderJSON(c, r, etag)
+			return
+		}
+		out = append(out, body...)
 	case len(r.Messages) > 0:
-		field = `"messages":`
-		body, err = json.Marshal(r.Messages)
+		body, err := json.Marshal(r.Messages)
+		if err != nil {
+			s.renderJSON(c, r, etag)
+			return
+		}
+		out = append(append(out, `"messages":`...), body...)
 	}
-	if err != nil {
-		c.JSON(http.StatusOK, r)
-		return
-	}
-	out := make([]byte, 0, len(f.head)+len(field)+len(body)+1+len(f.tail))
-	out = append(out, f.head...)
-	if field != "" {
-		out = append(append(append(out, field...), body...), ',')
+	if r.Rendered != nil || len(r.Messages) > 0 {
+		out = append(out, ',')
 	}
 	out = append(out, f.tail...)
-	c.Data(http.StatusOK, jsonMediaType, out)
+	writeEncoded(c, f.etag, out)
+	if cap(out) <= maxPooledAnswer {
+		*bp = out
+	}
+}
+
+// renderJSON writes r the long way, should the memo's not do.
+func (s *Server) renderJSON(c *gin.Context, r *renderResponse, etag string) {
+	c.Header("ETag", `"`+etag+`"`)
+	c.JSON(http.StatusOK, r)
+}
+
+// answers are the buffers render answers are put together in: the
+// answer is copied out by net/http before writeEncoded returns.
+var answers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// maxPooledAnswer bounds the buffers kept in answers.
+const maxPooledAnswer = 64 << 10
+
+// jsonTypeHeader is the Content-Type header of the answers writeEncoded
+// writes: one slice shared by all, which net/http only reads, rather than
+// one made per answer on the hot path.
+var jsonTypeHeader = []string{jsonMediaType}
+
+// bufferedAnswer is net/http's buffer before chunking
+// (bufferBeforeChunkingSize): an answer of at most this size, written
+// whole by a handler that then returns, gets its Content-Length from
+// net/http itself, without an allocation. A larger one is given it here.
+// TestAnswersCarryContentLength checks both sides of the line.
+const bufferedAnswer = 2048
+
+// writeEncoded writes body, encoded JSON, with status 200 and the
+// headers c.Data(200, jsonMediaType, body) writes, and ETag etag when it
+// is not nil. Nothing keeps body after it returns.
+func writeEncoded(c *gin.Context, etag []string, body []byte) {
+	h := c.Writer.Header()
+	h["Content-Type"] = jsonTypeHeader
+	if etag != nil {
+		h["Etag"] = etag
+	}
+	if len(body) > bufferedAnswer {
+		h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	}
+	c.Status(http.StatusOK)
+	c.Writer.Write(body)
 }
 
 // newRenderFrame encodes r without its text and cuts it before "model":
 // the fields before it are an id, a number and a commit id, which never
 // hold that text.
-func newRenderFrame(r *renderResponse) (renderFrame, error) {
+func newRenderFrame(r *renderResponse, etag string) (renderFrame, error) {
 	bare := *r
 	bare.Rendered, bare.Messages = nil, nil
 	b, err := json.Marshal(&bare)
@@ -115,7 +170,7 @@ func newRenderFrame(r *renderResponse) (renderFrame, error) {
 	if i < 0 {
 		return renderFrame{}, errNoFrame
 	}
-	return renderFrame{head: b[:i+1], tail: b[i+1:]}, nil
+	return renderFrame{head: b[:i+1], tail: b[i+1:], etag: []string{`"` + etag + `"`}}, nil
 }
 
 var errNoFrame = quire.Errorf(quire.EINTERNAL, "render answer without a model field")
@@ -133,7 +188,7 @@ type liveBody struct {
 func (s *Server) writeLive(c *gin.Context, a *quire.Asset, pv *quire.PromptVersion, listFiles func() ([]app.LiveFile, error)) {
 	key := liveKey{a.ID, pv.Version.Commit}
 	if lb, ok := s.lives.load(key); ok && lb.pv == pv {
-		c.Data(http.StatusOK, jsonMediaType, lb.body)
+		writeEncoded(c, nil, lb.body)
 		return
 	}
 	// A live version's files never change at its commit: listed (and
@@ -150,5 +205,49 @@ func (s *Server) writeLive(c *gin.Context, a *quire.Asset, pv *quire.PromptVersi
 		return
 	}
 	s.lives.store(key, liveBody{pv, body})
-	c.Data(http.StatusOK, jsonMediaType, body)
+	writeEncoded(c, nil, body)
+}
+
+// appendJSONString appends s quoted as encoding/json.Marshal quotes a
+// string (escaping <, > and & for HTML, \b and \f by name), and reports
+// true, when s is ASCII; for other text it reports false and the caller
+// marshals. A render's text is quoted on every answer: marshaling it
+// costs an allocation and a pass through reflection, and no library
+// appends a string with encoding/json's escapes (jsontext.AppendQuote
+// leaves <, > and & alone, and the answers must stay byte for byte
+// c.JSON's). TestAppendJSONString holds it to json.Marshal.
+func appendJSONString(dst []byte, s string) ([]byte, bool) {
+	const digits = "0123456789abcdef"
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return dst, false
+		}
+	}
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		switch b {
+		case '"', '\\':
+			dst = append(dst, '\\', b)
+		case '\b':
+			dst = append(dst, '\\', 'b')
+		case '\f':
+			dst = append(dst, '\\', 'f')
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', digits[b>>4], digits[b&0xF])
+		}
+		start = i + 1
+	}
+	return append(append(dst, s[start:]...), '"'), true
 }

@@ -2,7 +2,9 @@ package httpapi
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"net/http/httptest"
+	"strconv"
 	"testing"
 
 	"github.com/gin-gonic/gin"
@@ -41,6 +43,42 @@ func TestWriteRenderAsJSON(t *testing.T) {
 			if ct := w.Header().Get("Content-Type"); ct != jsonMediaType {
 				t.Fatalf("Content-Type %q", ct)
 			}
+			if et := w.Header().Get("ETag"); et != `"`+r.Commit+`"` {
+				t.Fatalf("ETag %q", et)
+			}
+		}
+	}
+}
+
+// TestAppendJSONString: an ASCII string is quoted byte for byte as
+// json.Marshal quotes it, every byte alone and in random strings; any
+// other is left to json.Marshal.
+func TestAppendJSONString(t *testing.T) {
+	check := func(s string) {
+		t.Helper()
+		want, _ := json.Marshal(s)
+		got, ok := appendJSONString([]byte("x"), s)
+		if !ok || string(got) != "x"+string(want) {
+			t.Fatalf("%q: got %s (%v), want %s", s, got, ok, want)
+		}
+	}
+	for b := range 0x80 {
+		check(string(rune(b)))
+		check("a" + string(rune(b)) + "z")
+	}
+	check("")
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		b := make([]byte, rng.IntN(40))
+		for i := range b {
+			b[i] = byte(rng.IntN(0x80))
+		}
+		check(string(b))
+	}
+	for _, s := range []string{"é", "a\u2028", "\u2028", "\xff", "ok \u00e9"} {
+		s, _ = strconv.Unquote(`"` + s + `"`)
+		if _, ok := appendJSONString(nil, s); ok {
+			t.Fatalf("%q: quoted, want it left to json.Marshal", s)
 		}
 	}
 }

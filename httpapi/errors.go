@@ -36,7 +36,7 @@ func (s *Server) fail(c *gin.Context, err error) {
 	}
 	if status := httpstatus.Of(code); status >= 500 {
 		attrs := []slog.Attr{
-			slog.String("request_id", c.GetString(ctxRequestID)),
+			slog.String("request_id", requestIDOf(c)),
 			slog.String("route", c.FullPath()),
 			slog.String("error", err.Error()),
 		}
@@ -52,7 +52,7 @@ func (s *Server) fail(c *gin.Context, err error) {
 // already) call it.
 func answer(c *gin.Context, err error, code quire.Code) {
 	status := httpstatus.Of(code)
-	body := APIError{Error: quire.ErrorMessage(err), Code: code, Details: quire.ErrorDetails(err), RequestID: c.GetString(ctxRequestID)}
+	body := APIError{Error: quire.ErrorMessage(err), Code: code, Details: quire.ErrorDetails(err), RequestID: requestIDOf(c)}
 	if code != quire.EINTERNAL && quire.ErrorCode(err) == quire.EINTERNAL {
 		body.Error = machineFault[code]
 	}

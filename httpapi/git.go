@@ -128,7 +128,7 @@ func (s *Server) serveGit(c *gin.Context) {
 		s.gitFail(c, err)
 		return
 	}
-	c.Set(ctxPrincipal, p)
+	requestOf(c).principal = p
 	a, pr, err := s.gitAsset(c, p, t)
 	if err != nil {
 		s.gitFail(c, err)

@@ -36,7 +36,7 @@ func (s *Server) decode(c *gin.Context, v any) error {
 // UTF-8: the JSON decoder would quietly turn it into U+FFFD, and a file
 // path the client never sent would be stored.
 func (s *Server) readBody(c *gin.Context) ([]byte, error) {
-	ctErr := jsonContentType(c.GetHeader("Content-Type"))
+	ctErr := jsonContentType(headerValue(c.Request.Header, "Content-Type"))
 	if ctErr != nil && c.Request.ContentLength > 0 {
 		return nil, ctErr // refused unread
 	}

@@ -78,9 +78,6 @@ func (s *Server) authenticateMCP(c *gin.Context) {
 		s.authenticate(c)
 		return
 	}
-	if quire.ReadScopeFrom(c.Request.Context()) == nil {
-		c.Request = c.Request.WithContext(quire.WithReadScope(c.Request.Context()))
-	}
 	p, err := s.pipe.AdmitWith(c.Request.Context(), c.ClientIP(), func(ctx context.Context) (*quire.Principal, error) {
 		g, err := s.oauth.Grant(ctx, tok, s.mcpResource(c.Request))
 		if err != nil {
@@ -92,7 +89,7 @@ func (s *Server) authenticateMCP(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	c.Set(ctxPrincipal, p)
+	requestOf(c).principal = p
 	c.Next()
 }
 

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -317,4 +318,33 @@ func TestRenderChat(t *testing.T) {
 	if st != 422 || fmt.Sprint(field(t, m, "details", "missing")) != "[company question]" {
 		t.Fatalf("chat missing: %d %v", st, m)
 	}
+}
+
+// TestAnswersCarryContentLength: a render and a live read answer with
+// Content-Length, not chunked, whatever their size: net/http gives an
+// answer that fits its buffer (2048 bytes) its length, and quire gives a
+// larger one its own (writeEncoded).
+func TestAnswersCarryContentLength(t *testing.T) {
+	e := testenv.New(t)
+	id := newPrompt(e, "length")
+	publishTemplate(e, id, "{{text}}")
+	base := len(renderOf(e, id, "").Body)
+	for _, size := range []int{0, 1, 2047 - base, 2048 - base, 2049 - base, 5000, 60000} {
+		r := renderOf(e, id, strings.Repeat("a", size))
+		if r.Status != 200 {
+			t.Fatalf("text of %d bytes: %d %s", size, r.Status, r.Body)
+		}
+		if got := r.Header.Get("Content-Length"); got != strconv.Itoa(len(r.Body)) {
+			t.Errorf("text of %d bytes: Content-Length %q, body of %d bytes", size, got, len(r.Body))
+		}
+	}
+	live := e.Must(200, "GET", "/v1/prompts/"+id+"/live", e.Admin, nil)
+	if got := live.Header.Get("Content-Length"); got != strconv.Itoa(len(live.Body)) {
+		t.Errorf("live read: Content-Length %q, body of %d bytes", got, len(live.Body))
+	}
+}
+
+func renderOf(e *testenv.Env, id, text string) *testenv.Response {
+	e.T.Helper()
+	return e.Do("POST", "/v1/prompts/"+id+"/render", e.Admin, obj{"variables": obj{"text": text}})
 }

@@ -201,7 +201,6 @@ func (s *Server) writeRendered(c *gin.Context, r *app.Rendered, err error) {
 		s.fail(c, err)
 		return
 	}
-	c.Header("ETag", `"`+r.ETag+`"`)
 	s.writeRender(c, &renderResponse{
 		PromptID: r.PromptID, Version: r.Version, Commit: r.Commit, Rendered: r.Text,
 		Messages: r.Messages, Model: r.Model, ModelParams: r.ModelParams, Partials: r.Partials,

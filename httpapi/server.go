@@ -159,12 +159,9 @@ func (s *Server) routes() *gin.Engine {
 	r.RedirectTrailingSlash = false
 	r.RedirectFixedPath = false
 	r.ContextWithFallback = true
-	r.Use(s.requestID)
-	switch {
-	case s.tracer != nil && s.spansRecorded:
+	r.Use(s.begin) // request.go
+	if s.tracer != nil && s.spansRecorded {
 		r.Use(s.traceRequests(), s.tagSpan)
-	case s.tracer != nil:
-		r.Use(s.traceContext())
 	}
 	r.Use(s.observe, s.recover)
 	r.NoRoute(func(c *gin.Context) {
@@ -251,26 +248,6 @@ func (s *Server) readyz(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"status": "ready"})
 }
 
-const (
-	ctxRequestID = "quire.request_id"
-	ctxPrincipal = "quire.principal"
-)
-
-// requestID takes X-Request-ID from the request (when sane) or makes one,
-// and echoes it in the response.
-func (s *Server) requestID(c *gin.Context) {
-	// The header's canonical spelling: net/http would make it again
-	// for every request (a copy: "X-Request-Id" is not one it interns).
-	const header = "X-Request-Id"
-	id := c.GetHeader(header)
-	if len(id) == 0 || len(id) > 128 || !printable(id) {
-		id = newRequestID()
-	}
-	c.Set(ctxRequestID, id)
-	c.Header(header, id)
-	c.Next()
-}
-
 // newRequestID is 24 random hex digits. An id names a request, it
 // guards nothing: math/rand/v2's generator (ChaCha8, seeded by the
 // runtime from the OS) is as unpredictable in practice and costs no
@@ -282,6 +259,17 @@ func newRequestID() string {
 	var out [24]byte
 	hex.Encode(out[:], b[:])
 	return string(out[:])
+}
+
+// headerValue is the first value of the request header key, given in
+// its canonical form, as net/http's server stores it: Header.Get would
+// make the name canonical again on every call, and the hot path reads
+// five headers per request.
+func headerValue(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 func printable(s string) bool {
@@ -297,10 +285,6 @@ func printable(s string) bool {
 // access log line: one middleware, so both read one clock.
 func (s *Server) observe(c *gin.Context) {
 	start := time.Now()
-	if m := c.Request.Method; m != http.MethodGet && m != http.MethodHead {
-		// A write's background work waits for its answer (app.InRequest).
-		c.Request = c.Request.WithContext(app.InRequest(c.Request.Context()))
-	}
 	s.http.inFlight.Inc()
 	defer s.http.inFlight.Dec()
 	c.Next()
@@ -321,7 +305,7 @@ func (s *Server) recover(c *gin.Context) {
 			if v == http.ErrAbortHandler {
 				panic(v)
 			}
-			s.log.Error("panic", "request_id", c.GetString(ctxRequestID), "panic", v)
+			s.log.Error("panic", "request_id", requestIDOf(c), "panic", v)
 			if !c.Writer.Written() {
 				answer(c, errPanic, quire.EINTERNAL) // logged just above
 			}
@@ -336,8 +320,3 @@ var (
 	errMethodNotAllowed = quire.Errorf(quire.EMETHOD, "method not allowed")
 	errPanic            = quire.Errorf(quire.EINTERNAL, "internal error")
 )
-
-// principal returns the authenticated caller.
-func principal(c *gin.Context) *quire.Principal {
-	return c.MustGet(ctxPrincipal).(*quire.Principal)
-}

@@ -5,9 +5,9 @@ import (
 	"encoding/binary"
 	"log/slog"
 	"math/rand/v2"
+	"net/http"
 
 	"github.com/gin-gonic/gin"
-	"github.com/quire/quire"
 	"go.opentelemetry.io/contrib/instrumentation/github.com/gin-gonic/gin/otelgin"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric/noop"
@@ -31,43 +31,32 @@ func (s *Server) traceRequests() gin.HandlerFunc {
 	)
 }
 
-// traceContext is traceRequests for a provider that records no span: it
-// continues the caller's trace (or starts one) so logs and child spans
-// carry trace ids, without the span otelgin (or the SDK's tracer) would
-// build for every request only to drop it. The request's span is a span
-// context of its own: the caller's trace id, or a new one, and a new span
-// id.
-func (s *Server) traceContext() gin.HandlerFunc {
-	prop := s.prop
-	if prop == nil {
-		prop = propagation.TraceContext{}
+// continueTrace is traceRequests for a provider that records no span
+// (begin calls it): it continues the caller's trace (or starts one) so
+// logs and child spans carry trace ids, without the span otelgin (or the
+// SDK's tracer) would build for every request only to drop it. The
+// request's span is a span context of its own: the caller's trace id, or
+// a new one, and a new span id.
+func (s *Server) continueTrace(ctx context.Context, h http.Header) context.Context {
+	var parent trace.SpanContext
+	// Canonical keys: no copy of the name per request.
+	if len(h["Traceparent"])+len(h["Baggage"]) > 0 {
+		prop := s.prop
+		if prop == nil {
+			prop = propagation.TraceContext{}
+		}
+		ctx = prop.Extract(ctx, propagation.HeaderCarrier(h))
+		parent = trace.SpanContextFromContext(ctx)
 	}
-	return func(c *gin.Context) {
-		if !traced(c.FullPath()) {
-			c.Next()
-			return
-		}
-		ctx := c.Request.Context()
-		var parent trace.SpanContext
-		// Canonical keys: no copy of the name per request.
-		if h := c.Request.Header; len(h["Traceparent"])+len(h["Baggage"]) > 0 {
-			ctx = prop.Extract(ctx, propagation.HeaderCarrier(c.Request.Header))
-			parent = trace.SpanContextFromContext(ctx)
-		}
-		cfg := trace.SpanContextConfig{TraceID: parent.TraceID(), TraceFlags: parent.TraceFlags()}
-		for !cfg.TraceID.IsValid() {
-			binary.LittleEndian.PutUint64(cfg.TraceID[:8], rand.Uint64())
-			binary.LittleEndian.PutUint64(cfg.TraceID[8:], rand.Uint64())
-		}
-		for !cfg.SpanID.IsValid() {
-			binary.LittleEndian.PutUint64(cfg.SpanID[:], rand.Uint64())
-		}
-		// The read scope authenticate would add too: one copy of the
-		// request, not two.
-		ctx = quire.WithReadScope(trace.ContextWithSpanContext(ctx, trace.NewSpanContext(cfg)))
-		c.Request = c.Request.WithContext(ctx)
-		c.Next()
+	cfg := trace.SpanContextConfig{TraceID: parent.TraceID(), TraceFlags: parent.TraceFlags()}
+	for !cfg.TraceID.IsValid() {
+		binary.LittleEndian.PutUint64(cfg.TraceID[:8], rand.Uint64())
+		binary.LittleEndian.PutUint64(cfg.TraceID[8:], rand.Uint64())
 	}
+	for !cfg.SpanID.IsValid() {
+		binary.LittleEndian.PutUint64(cfg.SpanID[:], rand.Uint64())
+	}
+	return trace.ContextWithSpanContext(ctx, trace.NewSpanContext(cfg))
 }
 
 // traced says whether requests to route are traced: probes and scrapes
@@ -83,7 +72,7 @@ func traced(route string) bool {
 // tagSpan puts the request id on the request's span, so a trace can be
 // found from a log line or a client's X-Request-ID and back.
 func (s *Server) tagSpan(c *gin.Context) {
-	trace.SpanFromContext(c.Request.Context()).SetAttributes(attribute.String("quire.request_id", c.GetString(ctxRequestID)))
+	trace.SpanFromContext(c.Request.Context()).SetAttributes(attribute.String("quire.request_id", requestIDOf(c)))
 	c.Next()
 }
 

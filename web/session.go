@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/quire/quire"
-	"github.com/quire/quire/app"
 )
 
 const (
@@ -79,7 +78,7 @@ func (u *UI) authed(h authedHandler) http.HandlerFunc {
 				return
 			}
 			// A write's background work waits for its answer.
-			r = r.WithContext(app.InRequest(r.Context()))
+			r = r.WithContext(quire.InRequest(r.Context()))
 		}
 		w.Header().Set("Cache-Control", "no-store")
 		h(w, r, s)

@@ -84,7 +84,7 @@ func projectRepoSection(ctx context.Context, c *config, r *report) error {
 ten-file skills: on a server keeping the project's repository (docs/clients.md,
 "One repository per project") and on one that keeps none, %d publishes each,
 alternated. The view's change is applied by a background worker, in order,
-once the publish has answered (app.InRequest); "publish to view" is how long
+once the publish has answered (quire.InRequest); "publish to view" is how long
 after the request began the project repository's main had moved (its ref read
 every 0.2 ms).`, skills, c.publishes))
 	p50w, p50o := pctl(with.lat, 50), pctl(without.lat, 50)
