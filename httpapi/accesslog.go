@@ -184,6 +184,17 @@ func logAccessLine(ctx context.Context, h slog.Handler, l *accessLine) {
 	h.Handle(ctx, r)
 }
 
+// slogPlain are the bytes appendSlogString copies as they are: all but
+// control bytes, '"' and '\\' (bytes from 0x80 on only reach it in a
+// line of ASCII, but are copied as before should that change).
+var slogPlain = func() [256]bool {
+	t := plainBytes(`"\\`)
+	for b := utf8.RuneSelf; b < len(t); b++ {
+		t[b] = true
+	}
+	return t
+}()
+
 // appendSlogString appends ASCII s quoted as slog's JSON handler quotes
 // it: '"' and '\\' escaped, \n, \r and \t by name, other control bytes
 // as \u00XX, everything else (<, > and & too) as it is. slog has no
@@ -194,7 +205,7 @@ func appendSlogString(b []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
+		if slogPlain[c] {
 			continue
 		}
 		b = append(b, s[start:i]...)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
@@ -76,7 +77,7 @@ func (s *Server) writeRender(c *gin.Context, r *renderResponse, etag string) {
 	if !ok {
 		var err error
 		if f, err = newRenderFrame(r, etag); err != nil {
-			s.renderJSON(c, r, etag)
+			s.renderJSON(c, *r, etag)
 			return
 		}
 		s.frames.store(key, f)
@@ -93,14 +94,14 @@ func (s *Server) writeRender(c *gin.Context, r *renderResponse, etag string) {
 		}
 		body, err := json.Marshal(*r.Rendered)
 		if err != nil {
-			s.renderJSON(c, r, etag)
+			s.renderJSON(c, *r, etag)
 			return
 		}
 		out = append(out, body...)
 	case len(r.Messages) > 0:
 		body, err := json.Marshal(r.Messages)
 		if err != nil {
-			s.renderJSON(c, r, etag)
+			s.renderJSON(c, *r, etag)
 			return
 		}
 		out = append(append(out, `"messages":`...), body...)
@@ -115,10 +116,11 @@ func (s *Server) writeRender(c *gin.Context, r *renderResponse, etag string) {
 	}
 }
 
-// renderJSON writes r the long way, should the memo's not do.
-func (s *Server) renderJSON(c *gin.Context, r *renderResponse, etag string) {
+// renderJSON writes r the long way, should the memo's not do. It takes
+// a copy, so that writeRender's r need not be on the heap.
+func (s *Server) renderJSON(c *gin.Context, r renderResponse, etag string) {
 	c.Header("ETag", `"`+etag+`"`)
-	c.JSON(http.StatusOK, r)
+	c.JSON(http.StatusOK, &r)
 }
 
 // answers are the buffers render answers are put together in: the
@@ -208,6 +210,18 @@ func (s *Server) writeLive(c *gin.Context, a *quire.Asset, pv *quire.PromptVersi
 	writeEncoded(c, nil, body)
 }
 
+// jsonPlain are the bytes appendJSONString copies as they are: ASCII but
+// control bytes, '"', '\\', '<', '>' and '&'.
+var jsonPlain = plainBytes(`"\\<>&`)
+
+// plainBytes marks the ASCII bytes from 0x20 on but those in quoted.
+func plainBytes(quoted string) (t [256]bool) {
+	for b := 0x20; b < utf8.RuneSelf; b++ {
+		t[b] = !strings.ContainsRune(quoted, rune(b))
+	}
+	return t
+}
+
 // appendJSONString appends s quoted as encoding/json.Marshal quotes a
 // string (escaping <, > and & for HTML, \b and \f by name), and reports
 // true, when s is ASCII; for other text it reports false and the caller
@@ -218,17 +232,16 @@ func (s *Server) writeLive(c *gin.Context, a *quire.Asset, pv *quire.PromptVersi
 // c.JSON's). TestAppendJSONString holds it to json.Marshal.
 func appendJSONString(dst []byte, s string) ([]byte, bool) {
 	const digits = "0123456789abcdef"
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return dst, false
-		}
-	}
+	n := len(dst)
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); i++ {
 		b := s[i]
-		if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
+		if jsonPlain[b] {
 			continue
+		}
+		if b >= utf8.RuneSelf {
+			return dst[:n], false
 		}
 		dst = append(dst, s[start:i]...)
 		switch b {

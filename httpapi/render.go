@@ -59,10 +59,14 @@ func (s *Server) renderPrompt(c *gin.Context) {
 // checks what checkJSON checks as it reads, and reading tokens from a
 // reused decoder costs a render about half what decoding into any did.
 func (s *Server) fastRender(b []byte) (app.RenderRequest, bool) {
-	dec := s.decoders.Get().(*jsontext.Decoder)
-	defer s.decoders.Put(dec)
-	// A bytes.Buffer is read in place, not copied into the decoder's own.
-	dec.Reset(bytes.NewBuffer(b))
+	rd := s.decoders.Get().(*renderDecoder)
+	defer s.decoders.Put(rd)
+	// A bytes.Buffer is read in place, not copied into the decoder's own;
+	// the pooled one holds b, so no Buffer is made per request.
+	rd.in = *bytes.NewBuffer(b)
+	defer func() { rd.in = bytes.Buffer{} }() // keeps no body alive in the pool
+	dec := rd.dec
+	dec.Reset(&rd.in)
 	req, err := readRenderTokens(dec)
 	if err != nil {
 		return app.RenderRequest{}, false
@@ -71,6 +75,12 @@ func (s *Server) fastRender(b []byte) (app.RenderRequest, bool) {
 		return app.RenderRequest{}, false
 	}
 	return req, true
+}
+
+// renderDecoder is fastRender's reused decoder and the buffer it reads.
+type renderDecoder struct {
+	dec *jsontext.Decoder
+	in  bytes.Buffer
 }
 
 // errLongWay stops fastRender on what only the long way can answer.

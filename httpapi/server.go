@@ -82,7 +82,7 @@ type Server struct {
 	ready  func(ctx context.Context) error
 	git    quire.GitService
 	engine *gin.Engine
-	// decoders are *jsontext.Decoder for fastRender, reused: a render
+	// decoders are *renderDecoder for fastRender, reused: a render
 	// body is smaller than a new decoder's buffers.
 	decoders sync.Pool
 
@@ -117,7 +117,7 @@ func New(a *app.App, cfg Config) *Server {
 		spansRecorded: cfg.SpansRecorded, trusted: cfg.TrustedProxies, idem: cfg.Idempotency,
 		mcp: cfg.MCP, ui: cfg.UI, oauth: cfg.OAuth, accessOut: cfg.AccessLog,
 	}
-	s.decoders.New = func() any { return jsontext.NewDecoder(bytes.NewBuffer(nil)) }
+	s.decoders.New = func() any { return &renderDecoder{dec: jsontext.NewDecoder(bytes.NewBuffer(nil))} }
 	if s.accessOut != nil {
 		s.accessJSON = slog.NewJSONHandler(s.accessOut, nil)
 	}
