@@ -24,7 +24,7 @@ func (s *Server) authenticate(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	p, err := s.pipe.Admit(c.Request.Context(), bearer(c.Request), c.ClientIP(), anonymousAllowed(c))
+	p, err := s.pipe.Admit(c.Request.Context(), bearer(c.Request), s.clientIP(c), anonymousAllowed(c))
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -36,7 +36,7 @@ func (s *Server) authenticate(c *gin.Context) {
 // limitAddress counts a request that takes no credential (sign-in)
 // against its client address's request limit.
 func (s *Server) limitAddress(c *gin.Context) {
-	if err := s.pipe.Allow(c.Request.Context(), nil, c.ClientIP()); err != nil {
+	if err := s.pipe.Allow(c.Request.Context(), nil, s.clientIP(c)); err != nil {
 		s.fail(c, err)
 		return
 	}
@@ -96,7 +96,7 @@ func (s *Server) login(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	l, err := s.app.Login(c.Request.Context(), req.Email, req.Password, c.ClientIP(), c.Request.UserAgent())
+	l, err := s.app.Login(c.Request.Context(), req.Email, req.Password, s.clientIP(c), c.Request.UserAgent())
 	if err != nil {
 		s.fail(c, err)
 		return

@@ -123,7 +123,7 @@ func (s *Server) serveGit(c *gin.Context) {
 		s.gitFail(c, quire.Errorf(quire.EUNAUTHORIZED, "missing credential: use a token as the password of HTTP Basic, or send Authorization: Bearer <token>"))
 		return
 	}
-	p, err := s.pipe.Admit(c.Request.Context(), token, c.ClientIP(), true) // git use counts like API use
+	p, err := s.pipe.Admit(c.Request.Context(), token, s.clientIP(c), true) // git use counts like API use
 	if err != nil {
 		s.gitFail(c, err)
 		return

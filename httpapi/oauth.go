@@ -78,7 +78,7 @@ func (s *Server) authenticateMCP(c *gin.Context) {
 		s.authenticate(c)
 		return
 	}
-	p, err := s.pipe.AdmitWith(c.Request.Context(), c.ClientIP(), func(ctx context.Context) (*quire.Principal, error) {
+	p, err := s.pipe.AdmitWith(c.Request.Context(), s.clientIP(c), func(ctx context.Context) (*quire.Principal, error) {
 		g, err := s.oauth.Grant(ctx, tok, s.mcpResource(c.Request))
 		if err != nil {
 			return nil, err

@@ -1,7 +1,9 @@
 package httpapi
 
 import (
+	"net"
 	"net/http"
+	"net/netip"
 
 	"github.com/gin-gonic/gin"
 	"github.com/quire/quire"
@@ -78,4 +80,21 @@ func principal(c *gin.Context) *quire.Principal {
 // handle is the request's hold on its asset (openAsset).
 func handle(c *gin.Context) *app.Handle {
 	return requestOf(c).handle
+}
+
+// clientIP is c.ClientIP(), the address a request limit counts against.
+// Where no proxy is trusted that is the peer's address, which net/http
+// has already written in canonical form in RemoteAddr; gin parses and
+// prints it again, an allocation on every request. An IPv4 address is
+// its own canonical form (netip refuses any other spelling); anything
+// else (IPv6, a RemoteAddr that is not host:port) goes to gin as before.
+func (s *Server) clientIP(c *gin.Context) string {
+	if len(s.trusted) == 0 {
+		if host, _, err := net.SplitHostPort(c.Request.RemoteAddr); err == nil {
+			if a, err := netip.ParseAddr(host); err == nil && a.Is4() {
+				return host
+			}
+		}
+	}
+	return c.ClientIP()
 }
