@@ -86,7 +86,7 @@ func (l *accessLine) appendJSON(b []byte) []byte {
 		b = append(b, ',', '"')
 		b = append(b, k...)
 		b = append(b, '"', ':')
-		b = appendSlogString(b, v)
+		b, _ = slogQuoting.append(b, v) // ASCII (ascii): always quoted
 	}
 	id := func(k string, v []byte) {
 		b = append(b, ',', '"')
@@ -182,46 +182,4 @@ func logAccessLine(ctx context.Context, h slog.Handler, l *accessLine) {
 	r := slog.NewRecord(l.end, slog.LevelInfo, "request", 0)
 	r.AddAttrs(l.attrs()...)
 	h.Handle(ctx, r)
-}
-
-// slogPlain are the bytes appendSlogString copies as they are: all but
-// control bytes, '"' and '\\' (bytes from 0x80 on only reach it in a
-// line of ASCII, but are copied as before should that change).
-var slogPlain = func() [256]bool {
-	t := plainBytes(`"\\`)
-	for b := utf8.RuneSelf; b < len(t); b++ {
-		t[b] = true
-	}
-	return t
-}()
-
-// appendSlogString appends ASCII s quoted as slog's JSON handler quotes
-// it: '"' and '\\' escaped, \n, \r and \t by name, other control bytes
-// as \u00XX, everything else (<, > and & too) as it is. slog has no
-// function for it, and jsontext.AppendQuote names \b and \f.
-func appendSlogString(b []byte, s string) []byte {
-	const digits = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if slogPlain[c] {
-			continue
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		default:
-			b = append(b, '\\', 'u', '0', '0', digits[c>>4], digits[c&0xF])
-		}
-		start = i + 1
-	}
-	return append(append(b, s[start:]...), '"')
 }

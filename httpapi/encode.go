@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
-	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 	"github.com/quire/quire"
@@ -88,7 +86,7 @@ func (s *Server) writeRender(c *gin.Context, r *renderResponse, etag string) {
 	switch {
 	case r.Rendered != nil:
 		out = append(out, `"rendered":`...)
-		if q, ok := appendJSONString(out, *r.Rendered); ok {
+		if q, ok := jsonQuoting.append(out, *r.Rendered); ok {
 			out = q
 			break
 		}
@@ -208,59 +206,4 @@ func (s *Server) writeLive(c *gin.Context, a *quire.Asset, pv *quire.PromptVersi
 	}
 	s.lives.store(key, liveBody{pv, body})
 	writeEncoded(c, nil, body)
-}
-
-// jsonPlain are the bytes appendJSONString copies as they are: ASCII but
-// control bytes, '"', '\\', '<', '>' and '&'.
-var jsonPlain = plainBytes(`"\\<>&`)
-
-// plainBytes marks the ASCII bytes from 0x20 on but those in quoted.
-func plainBytes(quoted string) (t [256]bool) {
-	for b := 0x20; b < utf8.RuneSelf; b++ {
-		t[b] = !strings.ContainsRune(quoted, rune(b))
-	}
-	return t
-}
-
-// appendJSONString appends s quoted as encoding/json.Marshal quotes a
-// string (escaping <, > and & for HTML, \b and \f by name), and reports
-// true, when s is ASCII; for other text it reports false and the caller
-// marshals. A render's text is quoted on every answer: marshaling it
-// costs an allocation and a pass through reflection, and no library
-// appends a string with encoding/json's escapes (jsontext.AppendQuote
-// leaves <, > and & alone, and the answers must stay byte for byte
-// c.JSON's). TestAppendJSONString holds it to json.Marshal.
-func appendJSONString(dst []byte, s string) ([]byte, bool) {
-	const digits = "0123456789abcdef"
-	n := len(dst)
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		b := s[i]
-		if jsonPlain[b] {
-			continue
-		}
-		if b >= utf8.RuneSelf {
-			return dst[:n], false
-		}
-		dst = append(dst, s[start:i]...)
-		switch b {
-		case '"', '\\':
-			dst = append(dst, '\\', b)
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		case '\f':
-			dst = append(dst, '\\', 'f')
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', digits[b>>4], digits[b&0xF])
-		}
-		start = i + 1
-	}
-	return append(append(dst, s[start:]...), '"'), true
 }

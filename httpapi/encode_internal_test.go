@@ -57,7 +57,7 @@ func TestAppendJSONString(t *testing.T) {
 	check := func(s string) {
 		t.Helper()
 		want, _ := json.Marshal(s)
-		got, ok := appendJSONString([]byte("x"), s)
+		got, ok := jsonQuoting.append([]byte("x"), s)
 		if !ok || string(got) != "x"+string(want) {
 			t.Fatalf("%q: got %s (%v), want %s", s, got, ok, want)
 		}
@@ -77,7 +77,7 @@ func TestAppendJSONString(t *testing.T) {
 	}
 	for _, s := range []string{"é", "a\u2028", "\u2028", "\xff", "ok \u00e9"} {
 		s, _ = strconv.Unquote(`"` + s + `"`)
-		if _, ok := appendJSONString(nil, s); ok {
+		if _, ok := jsonQuoting.append(nil, s); ok {
 			t.Fatalf("%q: quoted, want it left to json.Marshal", s)
 		}
 	}
