@@ -87,7 +87,7 @@ func (s *Server) writeRender(c *gin.Context, r *renderResponse, etag string) {
 	case r.Rendered != nil:
 		out = append(out, `"rendered":`...)
 		if q, ok := jsonQuoting.append(out, *r.Rendered); ok {
-			out = q
+			out = append(q, ',')
 			break
 		}
 		body, err := json.Marshal(*r.Rendered)
@@ -95,17 +95,14 @@ func (s *Server) writeRender(c *gin.Context, r *renderResponse, etag string) {
 			s.renderJSON(c, *r, etag)
 			return
 		}
-		out = append(out, body...)
+		out = append(append(out, body...), ',')
 	case len(r.Messages) > 0:
 		body, err := json.Marshal(r.Messages)
 		if err != nil {
 			s.renderJSON(c, *r, etag)
 			return
 		}
-		out = append(append(out, `"messages":`...), body...)
-	}
-	if r.Rendered != nil || len(r.Messages) > 0 {
-		out = append(out, ',')
+		out = append(append(append(out, `"messages":`...), body...), ',')
 	}
 	out = append(out, f.tail...)
 	writeEncoded(c, f.etag, out)

@@ -124,6 +124,9 @@ func New(a *app.App, cfg Config) *Server {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	if s.prop == nil {
+		s.prop = propagation.TraceContext{}
+	}
 	if s.limits == (quire.Limits{}) {
 		s.limits = quire.DefaultLimits()
 	}

@@ -19,13 +19,9 @@ import (
 // named by route template, continuing the caller's trace when a
 // traceparent header comes in. Probes and scrapes are not traced.
 func (s *Server) traceRequests() gin.HandlerFunc {
-	prop := s.prop
-	if prop == nil {
-		prop = propagation.TraceContext{}
-	}
 	return otelgin.Middleware("quire",
 		otelgin.WithTracerProvider(s.tracer),
-		otelgin.WithPropagators(prop),
+		otelgin.WithPropagators(s.prop),
 		otelgin.WithMeterProvider(noop.NewMeterProvider()), // metrics come from Prometheus
 		otelgin.WithGinFilter(func(c *gin.Context) bool { return traced(c.FullPath()) }),
 	)
@@ -41,11 +37,7 @@ func (s *Server) continueTrace(ctx context.Context, h http.Header) context.Conte
 	var parent trace.SpanContext
 	// Canonical keys: no copy of the name per request.
 	if len(h["Traceparent"])+len(h["Baggage"]) > 0 {
-		prop := s.prop
-		if prop == nil {
-			prop = propagation.TraceContext{}
-		}
-		ctx = prop.Extract(ctx, propagation.HeaderCarrier(h))
+		ctx = s.prop.Extract(ctx, propagation.HeaderCarrier(h))
 		parent = trace.SpanContextFromContext(ctx)
 	}
 	cfg := trace.SpanContextConfig{TraceID: parent.TraceID(), TraceFlags: parent.TraceFlags()}

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"mime"
@@ -62,7 +63,7 @@ func (s *Server) servePromptGet(w http.ResponseWriter, r *http.Request) bool {
 	}
 	// What withPrincipal, dispatch and modernResults do for the SDK,
 	// and what it adds to a 2026-07-28 result: the server's name.
-	res, err := s.renderPrompt(quire.WithReadScope(r.Context()), p, call.Params.Name, call.Params.Arguments)
+	res, err := s.renderPrompt(requestScope(r.Context()), p, call.Params.Name, call.Params.Arguments)
 	if err != nil {
 		return false
 	}
@@ -172,7 +173,7 @@ func (s *Server) servePromptGetOnSession(w http.ResponseWriter, r *http.Request)
 	if !ok || c.Params.Meta != nil || h.Get("Mcp-Name") != "" && h.Get("Mcp-Name") != c.Params.Name {
 		return false
 	}
-	res, err := s.renderPrompt(quire.WithReadScope(r.Context()), p, c.Params.Name, c.Params.Arguments)
+	res, err := s.renderPrompt(requestScope(r.Context()), p, c.Params.Name, c.Params.Arguments)
 	if err != nil {
 		return false
 	}
@@ -320,4 +321,15 @@ func acceptsJSONAndStream(accept []string) bool {
 		}
 	}
 	return json && stream
+}
+
+// requestScope is ctx with a read scope: the request's own, which the
+// API's begin made, or a new one where ctx has none. Unlike the SDK's
+// handlers (server.go), the fast path runs in the request's context, not
+// a session's, so a scope found there is this request's.
+func requestScope(ctx context.Context) context.Context {
+	if quire.ReadScopeFrom(ctx) != nil {
+		return ctx
+	}
+	return quire.WithReadScope(ctx)
 }
