@@ -187,18 +187,31 @@ func (s *Store) ApplyProjectChange(ctx context.Context, by quire.Actor, pr *quir
 	if err != nil {
 		return "", err
 	}
+	// The view's own entry: under the old slug for a rename.
+	had, kept := entries[ch.Slug]
 	if ch.OldSlug != "" {
+		had, kept = entries[ch.OldSlug]
 		delete(entries, ch.OldSlug)
 	}
 	delete(entries, ch.Slug)
 	db := w.r.Batch()
 	if h, ok := odb.ParseHash(ch.Commit); ok && ch.Skill != nil {
 		src, err := s.assetRepo(ch.Skill)
-		if err != nil {
+		switch {
+		case quire.ErrorCode(err) == quire.ENOTFOUND:
+			// The skill was deleted after this change was queued, and
+			// its removal is queued behind it: the view keeps its own
+			// entry, under the new slug for a rename (a rename does not
+			// change the live commit), and the removal takes it out.
+			if kept {
+				entries[ch.Slug] = had
+			}
+		case err != nil:
 			return "", err
-		}
-		if entries[ch.Slug], err = copyCommitTree(src, db, h); err != nil {
-			return "", err
+		default:
+			if entries[ch.Slug], err = copyCommitTree(src, db, h); err != nil {
+				return "", err
+			}
 		}
 	}
 	return s.commitView(&w, db, by, pr, entries, msg)

@@ -88,6 +88,74 @@ func TestProjectView(t *testing.T) {
 	}
 }
 
+// TestProjectViewSkillGone: the queue applies a skill's change after
+// its request answered, so the skill may be deleted by then (its removal
+// queued behind the change). A rename still moves the view's entry to
+// the new slug (a rename keeps the live commit); a publish of the gone
+// skill adds nothing; neither fails, and the removal then takes it out.
+func TestProjectViewSkillGone(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t)
+	a := newTestSkill(t, s)
+	pr, err := s.Project(ctx, a.ProjectID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &quire.Asset{ProjectID: pr.ID, Kind: quire.KindSkill, Name: "Review", Slug: "review"}
+	if err := s.CreateAsset(ctx, tester, b); err != nil {
+		t.Fatal(err)
+	}
+	var live string
+	for _, as := range []*quire.Asset{a, b} {
+		v, err := s.CreateVersion(ctx, tester, as, quire.Base{}, []quire.FileContent{{Path: "SKILL.md", Content: []byte("---\nname: " + as.Slug + "\ndescription: about " + as.Slug + "\n---\n")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, err = s.PublishVersion(ctx, tester, as, v.Number, nil); err != nil {
+			t.Fatal(err)
+		}
+		live = v.Commit
+	}
+	skills := []*quire.Asset{a, b}
+	if _, err := s.SyncProject(ctx, tester, pr, skills, "first"); err != nil {
+		t.Fatal(err)
+	}
+	path := s.RepoPath(quire.ProjectRepo(pr.ID))
+	before := gitCLI(t, path, "rev-parse", "main:skills/review")
+
+	// Renamed, then deleted, before the queue applies either change.
+	b.Slug = "code-review"
+	if err := s.RemoveRepository(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ApplyProjectChange(ctx, tester, pr, skills, quire.ProjectChange{Skill: b, Slug: "code-review", OldSlug: "review", Commit: live}, "Rename skill review to code-review"); err != nil {
+		t.Fatalf("rename of a deleted skill: %v", err)
+	}
+	if got := gitCLI(t, path, "ls-tree", "--name-only", "main", "skills/"); got != "skills/code-review\nskills/s" {
+		t.Fatalf("view after the rename:\n%s", got)
+	}
+	if got := gitCLI(t, path, "rev-parse", "main:skills/code-review"); got != before {
+		t.Errorf("the renamed entry is %s, want the view's own %s", got, before)
+	}
+	// A publish of the gone skill, queued before its deletion: nothing.
+	if c, err := s.ApplyProjectChange(ctx, tester, pr, skills, quire.ProjectChange{Skill: b, Slug: "code-review", Commit: live}, "Publish code-review v2"); err != nil || c != "" {
+		t.Fatalf("publish of a deleted skill: %q %v", c, err)
+	}
+	if got := gitCLI(t, path, "ls-tree", "--name-only", "main", "skills/"); got != "skills/code-review\nskills/s" {
+		t.Fatalf("view after the publish of a deleted skill:\n%s", got)
+	}
+	if _, err := s.ApplyProjectChange(ctx, tester, pr, skills, quire.ProjectChange{Skill: b, Slug: "code-review"}, "Delete skill code-review"); err != nil {
+		t.Fatal(err)
+	}
+	if got := gitCLI(t, path, "ls-tree", "--name-only", "main", "skills/"); got != "skills/s" {
+		t.Fatalf("view after the deletion:\n%s", got)
+	}
+	if got := gitCLI(t, path, "log", "--format=%s", "main"); got != "Delete skill code-review\nRename skill review to code-review\nfirst" {
+		t.Errorf("log:\n%s", got)
+	}
+	gitCLI(t, path, "fsck", "--strict")
+}
+
 // TestProjectViewStartupSkipsUnchanged: a sync (what start-up runs) does
 // not read a skill whose live commit is the one the view's entry was
 // copied from -- here its objects are moved away, as if unreadable --

@@ -66,6 +66,10 @@ func TestSlowClients(t *testing.T) {
 		perAddr = 250 // slow connections from each
 		perCap  = 200 // --max-conns-per-ip
 	)
+	// The header and body timeouts must outlast dialing 2,000
+	// connections and the checks made while they are held: on a loaded
+	// 2-core CI machine that took 4 s (a 4 s timeout closed them first).
+	const slowTimeout = "12s"
 	if _, err := exec.LookPath("prlimit"); err != nil {
 		t.Skip("prlimit (util-linux) is not on PATH")
 	}
@@ -79,7 +83,7 @@ func TestSlowClients(t *testing.T) {
 	cmd.Env = append(os.Environ(),
 		"QUIRE_TEST_SERVE=1", "QUIRE_ADDR=127.0.0.1:0", "QUIRE_METRICS_ADDR=127.0.0.1:0", "QUIRE_DATA="+data,
 		"QUIRE_ADMIN_EMAIL="+adminEmail, "QUIRE_ADMIN_PASSWORD="+adminPassword,
-		"QUIRE_READ_HEADER_TIMEOUT=4s", "QUIRE_BODY_TIMEOUT=4s", "QUIRE_IDLE_TIMEOUT=4s",
+		"QUIRE_READ_HEADER_TIMEOUT="+slowTimeout, "QUIRE_BODY_TIMEOUT="+slowTimeout, "QUIRE_IDLE_TIMEOUT=4s",
 		"QUIRE_MAX_CONNS_PER_IP="+strconv.Itoa(perCap), "QUIRE_MAX_CONNS=", "QUIRE_LOG_LEVEL=info", "QUIRE_REDIS=")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
