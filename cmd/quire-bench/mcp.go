@@ -173,10 +173,12 @@ an MCP call is the JSON-RPC request a host POSTs on its session. Goals
 (issue 32): prompts/get p50 within 1.3x of ping's on one session and
 calls/s at least 0.75x ping's at %d sessions; sessionless prompts/get
 p50 within 2x of REST's; the OAuth token adding at most 10%% to
-prompts/get's p50 against the API key. The REST ratios of session
-prompts/get are shown without a goal: the SDK's ping alone is above
-REST's (docs/mcp.md, Measured).`,
-		name, n, conns, c.dur, c.rounds, conns))
+prompts/get's p50 against the API key. Goals (issue 20): prompts/get
+on a session within 1.5x of the REST render, p50 on one session and
+calls/s at %d sessions (at least 0.67x REST's); the SDK's ping alone is
+about 1.4x REST's p50 and 0.4x its rate, so only prompts/get's answer at
+the transport edge meets them (docs/mcp.md, Measured).`,
+		name, n, conns, c.dur, c.rounds, conns, conns))
 	g50, g99, r50, r99, p50, p99, s50, s99, o50, o99 := pct(tGet, 50), pct(tGet, 99), pct(tRest, 50), pct(tRest, 99), pct(tPing, 50), pct(tPing, 99),
 		pct(tStateless, 50), pct(tStateless, 99), pct(tOAuth, 50), pct(tOAuth, 99)
 	d50 := pct(tDiscover, 50)
@@ -191,9 +193,10 @@ REST's (docs/mcp.md, Measured).`,
 		{figure: "prompts/get, sessionless (2026-07-28): p50", quire: ms(s50), baseline: ms(r50), ratio: float64(s50) / float64(r50), goal: "≤ 2.00x", pass: float64(s50) <= 2*float64(r50)},
 		{figure: "prompts/get, sessionless (2026-07-28): p99", quire: ms(s99), baseline: ms(r99), ratio: float64(s99) / float64(r99)},
 		{figure: "server/discover (the sessionless floor): p50", quire: ms(d50), baseline: ms(r50), ratio: float64(d50) / float64(r50)},
-		{figure: "prompts/get, one session: p50", quire: ms(g50), baseline: ms(r50), ratio: float64(g50) / float64(r50)},
+		{figure: "prompts/get, one session: p50", quire: ms(g50), baseline: ms(r50), ratio: float64(g50) / float64(r50), goal: "≤ 1.50x", pass: float64(g50) <= 1.5*float64(r50)},
+		{figure: "prompts/get, one session: p99", quire: ms(g99), baseline: ms(r99), ratio: float64(g99) / float64(r99)},
 		{figure: "ping (the SDK's floor), one session: p50", quire: ms(p50), baseline: ms(r50), ratio: float64(p50) / float64(r50)},
-		{figure: fmt.Sprintf("prompts/get, %d sessions: calls/s", conns), quire: fmt.Sprintf("%.0f", getRate.RPS), baseline: fmt.Sprintf("%.0f", restRate.RPS), ratio: getRate.RPS / restRate.RPS},
+		{figure: fmt.Sprintf("prompts/get, %d sessions: calls/s", conns), quire: fmt.Sprintf("%.0f", getRate.RPS), baseline: fmt.Sprintf("%.0f", restRate.RPS), ratio: getRate.RPS / restRate.RPS, goal: "≥ 0.67x", pass: getRate.RPS >= 0.67*restRate.RPS},
 		{figure: fmt.Sprintf("ping (the SDK's floor), %d sessions: calls/s", conns), quire: fmt.Sprintf("%.0f", pingRate.RPS), baseline: fmt.Sprintf("%.0f", restRate.RPS), ratio: pingRate.RPS / restRate.RPS},
 	})
 	r.table("API key", []row{
