@@ -13,6 +13,38 @@ import (
 	"github.com/quire/quire/gitstore/odb"
 )
 
+// viewProject makes the project of newTestSkill's skill "s" with a
+// second skill, slug, for the project view's tests.
+func viewProject(t *testing.T, s *Store, slug string) (pr *quire.Project, a, b *quire.Asset) {
+	t.Helper()
+	ctx := context.Background()
+	a = newTestSkill(t, s)
+	pr, err := s.Project(ctx, a.ProjectID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = &quire.Asset{ProjectID: pr.ID, Kind: quire.KindSkill, Name: strings.ToUpper(slug), Slug: slug}
+	if err := s.CreateAsset(ctx, tester, b); err != nil {
+		t.Fatal(err)
+	}
+	return pr, a, b
+}
+
+// publishSkill publishes a version of skill as whose SKILL.md has
+// description, and returns its commit.
+func publishSkill(t *testing.T, s *Store, as *quire.Asset, description string) string {
+	t.Helper()
+	ctx := context.Background()
+	v, err := s.CreateVersion(ctx, tester, as, quire.Base{}, []quire.FileContent{{Path: "SKILL.md", Content: []byte("---\nname: " + as.Slug + "\ndescription: " + description + "\n---\n")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err = s.PublishVersion(ctx, tester, as, v.Number, nil); err != nil {
+		t.Fatal(err)
+	}
+	return v.Commit
+}
+
 // TestProjectView: a change applied to the view keeps every other skill
 // as the view has it; SyncProject mends a view that drifted from the
 // live versions; both leave a repository git fsck accepts, each commit's
@@ -20,28 +52,9 @@ import (
 func TestProjectView(t *testing.T) {
 	ctx := context.Background()
 	s := newTestStore(t)
-	a := newTestSkill(t, s)
-	pr, err := s.Project(ctx, a.ProjectID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &quire.Asset{ProjectID: pr.ID, Kind: quire.KindSkill, Name: "B", Slug: "b"}
-	if err := s.CreateAsset(ctx, tester, b); err != nil {
-		t.Fatal(err)
-	}
-	publish := func(as *quire.Asset, content string) string {
-		t.Helper()
-		v, err := s.CreateVersion(ctx, tester, as, quire.Base{}, []quire.FileContent{{Path: "SKILL.md", Content: []byte("---\nname: " + as.Slug + "\ndescription: " + content + "\n---\n")}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if v, err = s.PublishVersion(ctx, tester, as, v.Number, nil); err != nil {
-			t.Fatal(err)
-		}
-		return v.Commit
-	}
-	a1 := publish(a, "a one")
-	publish(b, "b one")
+	pr, a, b := viewProject(t, s, "b")
+	a1 := publishSkill(t, s, a, "a one")
+	publishSkill(t, s, b, "b one")
 	skills := []*quire.Asset{a, b}
 	path := s.RepoPath(quire.ProjectRepo(pr.ID))
 	show := func() string {
@@ -57,7 +70,7 @@ func TestProjectView(t *testing.T) {
 	if c, err := s.SyncProject(ctx, tester, pr, skills, "again"); err != nil || c != "" {
 		t.Fatalf("second sync: %q %v", c, err)
 	}
-	a2 := publish(a, "a two")
+	a2 := publishSkill(t, s, a, "a two")
 	if _, err := s.ApplyProjectChange(ctx, tester, pr, skills, quire.ProjectChange{Skill: a, Slug: "s", Commit: a2}, "Publish s v2"); err != nil {
 		t.Fatal(err)
 	}
@@ -96,26 +109,9 @@ func TestProjectView(t *testing.T) {
 func TestProjectViewSkillGone(t *testing.T) {
 	ctx := context.Background()
 	s := newTestStore(t)
-	a := newTestSkill(t, s)
-	pr, err := s.Project(ctx, a.ProjectID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &quire.Asset{ProjectID: pr.ID, Kind: quire.KindSkill, Name: "Review", Slug: "review"}
-	if err := s.CreateAsset(ctx, tester, b); err != nil {
-		t.Fatal(err)
-	}
-	var live string
-	for _, as := range []*quire.Asset{a, b} {
-		v, err := s.CreateVersion(ctx, tester, as, quire.Base{}, []quire.FileContent{{Path: "SKILL.md", Content: []byte("---\nname: " + as.Slug + "\ndescription: about " + as.Slug + "\n---\n")}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if v, err = s.PublishVersion(ctx, tester, as, v.Number, nil); err != nil {
-			t.Fatal(err)
-		}
-		live = v.Commit
-	}
+	pr, a, b := viewProject(t, s, "review")
+	publishSkill(t, s, a, "about s")
+	live := publishSkill(t, s, b, "about review")
 	skills := []*quire.Asset{a, b}
 	if _, err := s.SyncProject(ctx, tester, pr, skills, "first"); err != nil {
 		t.Fatal(err)
@@ -163,27 +159,9 @@ func TestProjectViewSkillGone(t *testing.T) {
 func TestProjectViewStartupSkipsUnchanged(t *testing.T) {
 	ctx := context.Background()
 	s := newTestStore(t)
-	a := newTestSkill(t, s)
-	pr, err := s.Project(ctx, a.ProjectID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &quire.Asset{ProjectID: pr.ID, Kind: quire.KindSkill, Name: "B", Slug: "b"}
-	if err := s.CreateAsset(ctx, tester, b); err != nil {
-		t.Fatal(err)
-	}
-	publish := func(s *Store, as *quire.Asset, content string) {
-		t.Helper()
-		v, err := s.CreateVersion(ctx, tester, as, quire.Base{}, []quire.FileContent{{Path: "SKILL.md", Content: []byte("---\nname: " + as.Slug + "\ndescription: " + content + "\n---\n")}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err = s.PublishVersion(ctx, tester, as, v.Number, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	publish(s, a, "a one")
-	publish(s, b, "b one")
+	pr, a, b := viewProject(t, s, "b")
+	publishSkill(t, s, a, "a one")
+	publishSkill(t, s, b, "b one")
 	skills := []*quire.Asset{a, b}
 	if c, err := s.SyncProject(ctx, tester, pr, skills, "first"); err != nil || c == "" {
 		t.Fatalf("first sync: %q %v", c, err)
@@ -206,7 +184,7 @@ func TestProjectViewStartupSkipsUnchanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A publish the view missed (a crash before its change was applied).
-	publish(s2, a, "a two")
+	publishSkill(t, s2, a, "a two")
 	if c, err := s2.SyncProject(ctx, tester, pr, skills, "mend"); err != nil || c == "" {
 		t.Fatalf("sync after a missed publish: %q %v", c, err)
 	}
